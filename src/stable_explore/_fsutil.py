@@ -1,0 +1,133 @@
+"""Durable, atomic file-system steps: temp dirs beside a target, fsync, rename, sweeping.
+
+A build writes into ``.<target>.tmp-<host>-<pid>-<random>`` beside its target
+and renames it into place once everything is fsynced. A temp dir whose process
+is gone (killed, crashed) is swept the next time anything is built beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+_TMP_MARK = ".tmp-"
+_STALE_AFTER_SECONDS = 24 * 3600
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file's (or a directory's) contents to disk."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) if path.is_dir() else os.O_RDONLY
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_text_durably(path: Path, text: str) -> None:
+    """Write a file through a temp file beside it, fsync it, then rename it into place."""
+    tmp = path.with_name(f".{path.name}{_TMP_MARK}{uuid.uuid4().hex[:8]}")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_path(path.parent)
+
+
+def _tmp_prefix(target_name: str) -> str:
+    return f".{target_name}{_TMP_MARK}"
+
+
+def _owner_alive(dirname: str) -> bool:
+    """Whether the process that named this temp dir may still be writing it."""
+    try:
+        host, pid_text, _ = dirname.rsplit(_TMP_MARK, 1)[1].rsplit("-", 2)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return True  # another machine on a shared disk: leave it to the age rule
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        return exc.errno == errno.EPERM  # exists, owned by another user
+    return True
+
+
+def sweep_stale_temp_dirs(parent: Path) -> int:
+    """Remove temp dirs left in ``parent`` by processes that are gone. Returns how many."""
+    removed = 0
+    if not parent.is_dir():
+        return 0
+    now = time.time()
+    for entry in parent.iterdir():
+        if not entry.name.startswith(".") or _TMP_MARK not in entry.name:
+            continue
+        try:
+            age = now - entry.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if _owner_alive(entry.name) and age < _STALE_AFTER_SECONDS:
+            continue
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+@contextlib.contextmanager
+def temp_dir_beside(target: Path) -> Iterator[Path]:
+    """A fresh temp dir next to ``target``, removed on any error or interrupt."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temp_dirs(target.parent)
+    name = f"{_tmp_prefix(target.name)}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = target.parent / name
+    tmp.mkdir()
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if tmp.exists():
+        # The caller did not publish it (for example, identical content already existed).
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def publish_dir(tmp: Path, target: Path) -> None:
+    """Move a complete, fsynced temp dir to ``target``, replacing any old one.
+
+    Linux has no portable atomic exchange of two directories, so an existing
+    target is first renamed aside, then the new one renamed in, then the old
+    one deleted. Readers see the old or the new directory, except in the
+    instant between the two renames.
+    """
+    fsync_path(tmp)
+    old: Path | None = None
+    if target.exists():
+        old = (
+            target.parent / f"{_tmp_prefix(target.name)}{socket.gethostname()}-{os.getpid()}-old{uuid.uuid4().hex[:6]}"
+        )
+        target.rename(old)
+    try:
+        tmp.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    fsync_path(target.parent)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

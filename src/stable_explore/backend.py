@@ -1,0 +1,329 @@
+"""Random and sequential access to a directory of Arrow IPC shards.
+
+:class:`ArrowBackend` maps shards lazily (one memory map per shard, a bounded
+number open at once), routes global row numbers to (shard, record batch, row)
+through cumulative counts, and returns Arrow tables. It never decodes images:
+that is the dataset layer's job.
+
+Example
+-------
+>>> import tempfile, pathlib
+>>> from stable_explore import Features, Value
+>>> from stable_explore.cache import write_sharded_arrow_cache
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+>>> meta = write_sharded_arrow_cache(({"x": i} for i in range(10)), Features(x=Value("int64")), out, batch_size=4)
+>>> backend = ArrowBackend.from_meta(meta)
+>>> backend.take([9, 0, 9]).column("x").to_pylist()
+[9, 0, 9]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from stable_explore.cache import open_shard
+from stable_explore.errors import CacheCorruptionError
+
+if TYPE_CHECKING:
+    from stable_explore.cache import ShardedCacheMeta
+
+__all__ = ["ArrowBackend"]
+
+DEFAULT_MAX_OPEN_SHARDS = 128
+
+
+class _OpenShard:
+    """One memory-mapped shard and the row offsets of its record batches."""
+
+    __slots__ = ("batches", "offsets", "table")
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.batches = table.to_batches()
+        self.offsets = np.cumsum([0] + [b.num_rows for b in self.batches], dtype=np.int64)
+
+    def take(self, local: np.ndarray) -> pa.Table:
+        def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
+            batch = self.batches[batch_id]
+            run = _as_run(rows)
+            picked = batch.slice(run[0], run[1]) if run else batch.take(pa.array(rows))
+            return pa.Table.from_batches([picked])
+
+        return _gather(self.offsets, local, take_from_batch)
+
+
+def _as_run(rows: np.ndarray) -> tuple[int, int] | None:
+    """(start, length) when ``rows`` is one ascending run of consecutive ints."""
+    if rows.size == 1 or (rows.size > 1 and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1)):
+        return int(rows[0]), int(rows.size)
+    return None
+
+
+def _gather(offsets: np.ndarray, indices: np.ndarray, take_part: Callable[[int, np.ndarray], pa.Table]) -> pa.Table:
+    """Take ``indices`` (any order, duplicates allowed) from parts that start at ``offsets``.
+
+    Each part is asked once, for its own rows only, so nothing is copied but
+    the selected rows: unlike ``pa.Table.take`` on a many-chunk table, which
+    first concatenates every chunk of the column.
+    """
+    part_ids = np.searchsorted(offsets, indices, side="right") - 1
+    first = part_ids[0]
+    if np.all(part_ids == first):
+        return take_part(int(first), indices - offsets[first])
+    order = np.argsort(part_ids, kind="stable")
+    sorted_ids = part_ids[order]
+    bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
+    pieces = []
+    for group in np.split(order, bounds):
+        part = int(part_ids[group[0]])
+        pieces.append(take_part(part, indices[group] - offsets[part]))
+    combined = pa.concat_tables(pieces)
+    if np.all(np.diff(order) > 0):
+        return combined
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return combined.combine_chunks().take(pa.array(inverse))
+
+
+class ArrowBackend:
+    """Arrow-native access to sharded IPC files (or to one in-memory table).
+
+    Parameters
+    ----------
+    shard_paths, shard_row_counts:
+        The shard files in row order and their row counts (from the metadata,
+        so no shard is opened to learn the length).
+    table:
+        Instead of shards: an in-memory table.
+    schema:
+        The stored Arrow schema; needed only for a cache with zero shards.
+    max_open_shards:
+        How many shard memory maps stay open; the least recently used closes first.
+    validate:
+        Check each shard's Arrow structure in full when it is opened, so that
+        a damaged file raises ``CacheCorruptionError`` instead of crashing.
+    """
+
+    def __init__(
+        self,
+        *,
+        shard_paths: Sequence[Path | str] | None = None,
+        table: pa.Table | None = None,
+        shard_row_counts: Sequence[int] | None = None,
+        schema: pa.Schema | None = None,
+        max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
+        validate: bool = True,
+    ) -> None:
+        if (shard_paths is None) == (table is None):
+            msg = "ArrowBackend needs either shard_paths (with shard_row_counts) or table"
+            raise ValueError(msg)
+        self._table = table
+        self._schema = schema
+        self._validate = validate
+        self._max_open = max(1, int(max_open_shards))
+        self._lock = threading.Lock()
+        self._open: OrderedDict[int, _OpenShard] = OrderedDict()
+        if shard_paths is not None:
+            self._shard_paths: list[Path] | None = [Path(p) for p in shard_paths]
+            if shard_row_counts is None:
+                shard_row_counts = [open_shard(p, validate=validate).num_rows for p in self._shard_paths]
+            if len(shard_row_counts) != len(self._shard_paths):
+                msg = f"{len(self._shard_paths)} shard paths but {len(shard_row_counts)} row counts"
+                raise ValueError(msg)
+            self._counts = [int(c) for c in shard_row_counts]
+        else:
+            assert table is not None
+            self._shard_paths = None
+            self._counts = [table.num_rows]
+        self._offsets = np.cumsum([0, *self._counts], dtype=np.int64)
+
+    @classmethod
+    def from_meta(cls, meta: ShardedCacheMeta, **kwargs: Any) -> ArrowBackend:
+        """A backend over the cache that ``meta`` describes."""
+        schema = None
+        if meta.features is not None:
+            key_type = pa.string() if meta.key_type == "string" else pa.int64()
+            schema = meta.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+        return cls(shard_paths=meta.shard_paths, shard_row_counts=meta.shard_row_counts, schema=schema, **kwargs)
+
+    # -- size and shape ------------------------------------------------------
+
+    @property
+    def num_rows(self) -> int:
+        """Total rows, known without opening any shard."""
+        return int(self._offsets[-1])
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def num_shards(self) -> int:
+        return len(self._shard_paths) if self._shard_paths is not None else 0
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        return list(self._shard_paths or [])
+
+    @property
+    def shard_row_counts(self) -> list[int]:
+        return list(self._counts) if self._shard_paths is not None else []
+
+    @property
+    def shard_offsets(self) -> np.ndarray:
+        """First global row of each shard, plus the total at the end."""
+        return self._offsets.copy()
+
+    @property
+    def is_file_backed(self) -> bool:
+        return self._shard_paths is not None
+
+    @property
+    def cache_dir(self) -> Path | None:
+        return self._shard_paths[0].parent if self._shard_paths else None
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema (binary columns shown as large_binary, as read)."""
+        if self._table is not None:
+            return self._table.schema
+        if self._shard_paths:
+            return self._shard(0).table.schema
+        if self._schema is not None:
+            return self._schema
+        return pa.schema([])
+
+    @property
+    def table(self) -> pa.Table:
+        """Every shard as one table: zero-copy over the memory maps, but maps every shard."""
+        if self._table is not None:
+            return self._table
+        if not self._shard_paths:
+            return self._schema.empty_table() if self._schema is not None else pa.table({})
+        return pa.concat_tables([self._shard(i).table for i in range(self.num_shards)])
+
+    # -- access --------------------------------------------------------------
+
+    def _check(self, indices: np.ndarray) -> None:
+        if indices.size and (indices.min() < 0 or indices.max() >= self.num_rows):
+            bad = indices[(indices < 0) | (indices >= self.num_rows)][0]
+            msg = f"row index {int(bad)} is out of range for {self.num_rows} rows"
+            raise IndexError(msg)
+
+    def get_row(self, idx: int) -> dict[str, Any]:
+        """One row as a dict of Python values (images stay bytes)."""
+        self._check(np.array([idx], dtype=np.int64))
+        return self.slice(int(idx), 1).to_pylist()[0]
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> pa.Table:
+        """Rows at ``indices`` in that order (duplicates kept), copying only those rows."""
+        index_array = np.asarray(indices, dtype=np.int64).reshape(-1)
+        self._check(index_array)
+        if index_array.size == 0:
+            return self.schema.empty_table()
+        run = _as_run(index_array)
+        if run is not None:
+            return self.slice(*run)
+        if self._table is not None:
+            table = self._table
+            return _gather(np.array([0], dtype=np.int64), index_array, lambda _p, rows: table.take(pa.array(rows)))
+        return _gather(self._offsets, index_array, lambda part, rows: self._shard(part).take(rows))
+
+    def slice(self, start: int, length: int) -> pa.Table:
+        """Rows ``start`` .. ``start + length`` (clipped at the end), zero-copy."""
+        start = max(0, int(start))
+        stop = min(self.num_rows, start + max(0, int(length)))
+        if self._table is not None:
+            return self._table.slice(start, stop - start)
+        if stop <= start:
+            return self.schema.empty_table()
+        first = int(np.searchsorted(self._offsets, start, side="right") - 1)
+        last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
+        pieces = []
+        for shard_id in range(first, last + 1):
+            lo = max(start, int(self._offsets[shard_id])) - int(self._offsets[shard_id])
+            hi = min(stop, int(self._offsets[shard_id + 1])) - int(self._offsets[shard_id])
+            pieces.append(self._shard(shard_id).table.slice(lo, hi - lo))
+        return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One column over all shards (zero-copy, maps every shard)."""
+        if self._table is not None:
+            return self._table.column(name)
+        chunks = [self._shard(i).table.column(name) for i in range(self.num_shards)]
+        if not chunks:
+            return pa.chunked_array([], type=self.schema.field(name).type)
+        return pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type)
+
+    def iter_batches(
+        self,
+        shard_indices: Sequence[int] | None = None,
+        shuffle: bool = False,
+        seed: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Record batches shard by shard, optionally in a shuffled (seeded) shard order."""
+        if self._table is not None:
+            yield from self._table.to_batches()
+            return
+        order = list(range(self.num_shards) if shard_indices is None else shard_indices)
+        if shuffle:
+            np.random.default_rng(seed).shuffle(order)
+        for shard_id in order:
+            yield from self._shard(shard_id).batches
+
+    def close(self) -> None:
+        """Drop every open memory map (they reopen on the next access)."""
+        with self._lock:
+            self._open.clear()
+
+    # -- shards --------------------------------------------------------------
+
+    def _shard(self, shard_id: int) -> _OpenShard:
+        assert self._shard_paths is not None
+        with self._lock:
+            shard = self._open.get(shard_id)
+            if shard is not None:
+                self._open.move_to_end(shard_id)
+                return shard
+        opened = _OpenShard(open_shard(self._shard_paths[shard_id], validate=self._validate))
+        expected = self._counts[shard_id]
+        if opened.table.num_rows != expected:
+            path = self._shard_paths[shard_id]
+            msg = f"shard holds {opened.table.num_rows} rows, metadata says {expected}"
+            raise CacheCorruptionError(path, msg)
+        with self._lock:
+            self._open[shard_id] = opened
+            while len(self._open) > self._max_open:
+                self._open.popitem(last=False)
+        return opened
+
+    @property
+    def open_shard_count(self) -> int:
+        """How many shard memory maps are open now."""
+        return len(self._open)
+
+    # -- pickling: paths and counts only, for DataLoader workers -------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"max_open_shards": self._max_open, "validate": self._validate}
+        if self._shard_paths is not None:
+            state["shard_paths"] = [str(p) for p in self._shard_paths]
+            state["shard_row_counts"] = self._counts
+            if not self._shard_paths and self._schema is not None:
+                state["schema"] = self._schema
+        else:
+            state["table"] = self._table
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        where = f"{self.cache_dir}" if self.is_file_backed else "in-memory"
+        return f"ArrowBackend({self.num_rows} rows, {self.num_shards} shards, {where})"

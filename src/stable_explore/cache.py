@@ -1,0 +1,709 @@
+"""Generator -> directory of Arrow IPC shards, and reading that directory back safely.
+
+A cache directory holds ``shard-NNNNN.arrow`` files and ``_metadata.json``.
+The metadata keeps every field of seed 000's format version 1 (so caches stay
+readable by that reader) and adds the full ``features``, one content digest and
+byte size per shard, the key type and the compression. Every shard also stores
+two row columns: ``__key__`` (the generator's key, or the running index) and
+``__row_hash__`` (a 64-bit content hash), so versions can be diffed row by row
+without decoding images.
+
+Example
+-------
+>>> import tempfile, pathlib
+>>> from stable_explore import Features, Value
+>>> from stable_explore.cache import write_sharded_arrow_cache, read_sharded_cache_meta
+>>> home = pathlib.Path(tempfile.mkdtemp())
+>>> meta = write_sharded_arrow_cache(({"x": i} for i in range(5)), Features(x=Value("int64")), home / "c")
+>>> meta.num_rows, meta.num_shards
+(5, 1)
+>>> read_sharded_cache_meta(home / "c").shard_filenames
+['shard-00000.arrow']
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+from filelock import FileLock
+
+from stable_explore._fsutil import publish_dir, temp_dir_beside
+from stable_explore._hashing import FILE_HASH_ALGORITHM, format_digest, hash_file, new_file_hasher, row_hashes
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, EncodingError, SchemaError, UnsafePathError
+from stable_explore.schema import Features
+
+__all__ = [
+    "DEFAULT_SHARD_SIZE_BYTES",
+    "ShardedCacheMeta",
+    "VerifyReport",
+    "open_shard",
+    "read_shard",
+    "read_sharded_cache_meta",
+    "validate_sharded_cache",
+    "verify",
+    "write_sharded_arrow_cache",
+]
+
+CACHE_FORMAT_VERSION = 1
+FORMAT_NAME = "stable-explore"
+FORMAT_REVISION = 1
+SHARD_NAME_FMT = "shard-{:05d}.arrow"
+METADATA_FILE = "_metadata.json"
+DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024
+COMPRESSIONS = (None, "lz4", "zstd")
+_KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
+
+BatchCallback = Callable[[int, int], None]
+"""Called after each written batch with (rows in the batch, bytes written so far)."""
+
+
+@dataclass
+class ShardedCacheMeta:
+    """What ``_metadata.json`` says about a cache directory.
+
+    The first six fields are seed 000's; the rest are empty for a cache that
+    seed 000's writer produced.
+    """
+
+    cache_dir: Path
+    num_rows: int
+    num_shards: int
+    shard_filenames: list[str]
+    shard_row_counts: list[int]
+    schema_fingerprint: str
+    shard_hashes: list[str] | None = None
+    shard_sizes: list[int] | None = None
+    features: Features | None = None
+    key_type: str = "int64"
+    compression: str | None = None
+    raw: dict[str, Any] | None = None
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        """Absolute paths of the shard files, in row order."""
+        return [self.cache_dir / name for name in self.shard_filenames]
+
+    @property
+    def is_seed_v1(self) -> bool:
+        """True for a cache written by seed 000 (no row keys, hashes or features)."""
+        return self.shard_hashes is None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of shard files on disk."""
+        if self.shard_sizes is not None:
+            return sum(self.shard_sizes)
+        return sum(p.stat().st_size for p in self.shard_paths)
+
+
+# --- writing -------------------------------------------------------------------
+
+
+class _HashingFile(io.RawIOBase):
+    """A write-only file that digests every byte as it goes to disk (no second read)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._file = path.open("wb", buffering=0)
+        self.hasher = new_file_hasher()
+        self.size = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self.hasher.update(data)
+        written = self._file.write(data)
+        self.size += written or 0
+        return written or 0
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+        super().close()
+
+
+class _ShardSink:
+    """The open shard: an IPC file writer over a hashing file."""
+
+    def __init__(self, path: Path, schema: pa.Schema, compression: str | None) -> None:
+        self.path = path
+        self.raw = _HashingFile(path)
+        self.stream = pa.PythonFile(self.raw, mode="w")
+        options = ipc.IpcWriteOptions(compression=compression)
+        self.writer = ipc.new_file(self.stream, schema, options=options)
+        self.rows = 0
+        self.batch_bytes = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self.writer.write_batch(batch)
+        self.rows += batch.num_rows
+        self.batch_bytes += batch.nbytes
+
+    def close(self) -> tuple[int, str, int]:
+        """Close and fsync; returns (rows, digest, size on disk)."""
+        self.writer.close()
+        self.stream.close()
+        self.raw.close()
+        return self.rows, format_digest(self.raw.hasher), self.raw.size
+
+    def abort(self) -> None:
+        for closer in (self.writer.close, self.stream.close, self.raw.close):
+            try:
+                closer()
+            except Exception:  # noqa: BLE001, S112 - best effort while already failing
+                continue
+
+
+def _key_type_of(key: Any, index: int) -> str:
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return "int64"
+    if isinstance(key, str):
+        return "string"
+    msg = f"keys must be int or str, got {type(key).__name__} {key!r}"
+    raise EncodingError(msg, index=index)
+
+
+class _BatchEncoder:
+    """Turns buffered Python columns into one Arrow record batch with key and row-hash columns."""
+
+    def __init__(self, features: Features) -> None:
+        self.features = features
+        self.names = list(features)
+        self.key_type: str | None = None
+        self.schema: pa.Schema | None = None
+
+    def encode(self, columns: list[list[Any]], keys: list[Any], first_index: int) -> pa.RecordBatch:
+        arrays = []
+        for name, values in zip(self.names, columns, strict=True):
+            try:
+                arrays.append(self.features[name].encode_column(values))
+            except EncodingError as exc:
+                position = exc.index if exc.index is not None else 0
+                raise EncodingError(
+                    exc.reason, field=name, index=first_index + position, key=keys[position]
+                ) from exc.__cause__
+        arrays.append(self._key_array(keys, first_index))
+        arrays.append(pa.array(row_hashes(arrays[:-1]), type=pa.uint64()))
+        if self.schema is None:
+            key_type = _KEY_TYPES[self.key_type or "int64"]
+            self.schema = self.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _key_array(self, keys: list[Any], first_index: int) -> pa.Array:
+        if self.key_type is None:
+            self.key_type = _key_type_of(keys[0], first_index)
+        try:
+            return pa.array(keys, type=_KEY_TYPES[self.key_type])
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            for position, key in enumerate(keys):
+                if _key_type_of(key, first_index + position) != self.key_type:
+                    msg = (
+                        f"key {key!r} is a {type(key).__name__}, but earlier keys were "
+                        f"{'ints' if self.key_type == 'int64' else 'strings'}; use one key type for all rows"
+                    )
+                    raise EncodingError(msg, index=first_index + position, key=key) from None
+            raise
+
+
+def _split_item(item: Any, index: int) -> tuple[Any, Any]:
+    """(key, example) from a generator item: a ``(key, dict)`` pair or a plain dict."""
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            msg = f"expected a dict or a (key, dict) pair, got a tuple of length {len(item)}"
+            raise EncodingError(msg, index=index)
+        return item
+    return index, item
+
+
+def write_shards(
+    examples: Iterable[Any],
+    features: Features,
+    out_dir: Path,
+    *,
+    shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
+    batch_size: int = 1000,
+    compression: str | None = None,
+    on_batch: BatchCallback | None = None,
+) -> dict[str, Any]:
+    """Write shards into ``out_dir`` (which must be private to this call); return the metadata dict.
+
+    Memory stays at about one batch: rows are buffered column-wise, encoded and
+    hashed per batch, and the shard is streamed to disk.
+    """
+    if compression not in COMPRESSIONS:
+        msg = f"compression must be one of {COMPRESSIONS}, got {compression!r}"
+        raise ValueError(msg)
+    if batch_size < 1 or shard_size_bytes < 1:
+        msg = f"batch_size and shard_size_bytes must be positive, got {batch_size} and {shard_size_bytes}"
+        raise ValueError(msg)
+    encoder = _BatchEncoder(features)
+    names = encoder.names
+    feature_keys = features.keys()
+    columns: list[list[Any]] = [[] for _ in names]
+    appenders = list(zip((c.append for c in columns), names, strict=True))
+    keys: list[Any] = []
+    shard_names: list[str] = []
+    shard_rows: list[int] = []
+    shard_hashes: list[str] = []
+    shard_sizes: list[int] = []
+    sink: _ShardSink | None = None
+    index = 0
+
+    def close_shard() -> None:
+        nonlocal sink
+        assert sink is not None
+        rows, digest, size = sink.close()
+        shard_rows.append(rows)
+        shard_hashes.append(digest)
+        shard_sizes.append(size)
+        sink = None
+
+    def flush() -> None:
+        nonlocal sink
+        batch = encoder.encode(columns, keys, index - len(keys))
+        for column in columns:
+            column.clear()
+        keys.clear()
+        if sink is None:
+            name = SHARD_NAME_FMT.format(len(shard_names))
+            shard_names.append(name)
+            assert encoder.schema is not None
+            sink = _ShardSink(out_dir / name, encoder.schema, compression)
+        sink.write(batch)
+        if on_batch is not None:
+            on_batch(batch.num_rows, sum(shard_sizes) + sink.raw.size)
+        if sink.batch_bytes >= shard_size_bytes:
+            close_shard()
+
+    try:
+        for item in examples:
+            key, example = _split_item(item, index)
+            try:
+                same_fields = example.keys() == feature_keys
+            except AttributeError:
+                msg = f"expected a dict of field -> value, got {type(example).__name__}"
+                raise EncodingError(msg, index=index, key=key) from None
+            if not same_fields:
+                raise EncodingError(features.check_columns(example) or "fields differ", index=index, key=key)
+            keys.append(key)
+            for append, name in appenders:
+                append(example[name])
+            index += 1
+            if len(keys) >= batch_size:
+                flush()
+        if keys:
+            flush()
+        if sink is not None:
+            close_shard()
+    except BaseException:
+        if sink is not None:
+            sink.abort()
+        raise
+
+    return {
+        # seed 000, format version 1
+        "cache_format_version": CACHE_FORMAT_VERSION,
+        "schema_fingerprint": features.fingerprint(),
+        "num_rows": index,
+        "num_shards": len(shard_names),
+        "shard_row_counts": shard_rows,
+        "shard_filenames": shard_names,
+        "shard_size_target_bytes": shard_size_bytes,
+        # stable-explore additions
+        "format": FORMAT_NAME,
+        "format_revision": FORMAT_REVISION,
+        "features": features.to_dict(),
+        "shard_hashes": shard_hashes,
+        "shard_sizes": shard_sizes,
+        "key_type": encoder.key_type or "int64",
+        "compression": compression,
+    }
+
+
+def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
+    """Write ``_metadata.json`` (fsynced) into a cache directory being built."""
+    path = cache_dir / METADATA_FILE
+    with path.open("w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=2, sort_keys=True, allow_nan=False)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def lock_for(target: Path) -> FileLock:
+    """The file lock that guards building ``target`` (a file beside it)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(target.parent / f".{target.name}.lock"))
+
+
+def write_sharded_arrow_cache(
+    generator: Iterable[Any],
+    features: Features,
+    cache_dir: Path | str,
+    *,
+    shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
+    batch_size: int = 1000,
+    compression: str | None = None,
+    extra_metadata: Mapping[str, Any] | None = None,
+    on_batch: BatchCallback | None = None,
+) -> ShardedCacheMeta:
+    """Consume examples and publish them as a directory of Arrow IPC shards.
+
+    Parameters
+    ----------
+    generator:
+        Yields example dicts, or ``(key, dict)`` pairs; a plain dict's key is
+        its running index. Keys are all ints or all strings.
+    features:
+        The schema; every example must have exactly these fields.
+    cache_dir:
+        Where the cache is published. An existing cache there is replaced only
+        when the new one is complete.
+    shard_size_bytes:
+        Approximate in-memory bytes per shard before a new shard starts.
+    batch_size:
+        Rows per record batch; memory use is about one batch.
+    compression:
+        None, ``"lz4"`` or ``"zstd"`` (Arrow IPC buffer compression).
+    extra_metadata:
+        More fields for ``_metadata.json``.
+    on_batch:
+        Progress callback, called with (rows in batch, bytes written so far).
+
+    Returns
+    -------
+    ShardedCacheMeta
+
+    Raises
+    ------
+    EncodingError
+        A bad example, naming its index, key and field. Nothing is published.
+
+    Notes
+    -----
+    Shards go to a temp dir beside ``cache_dir``; files and directory are
+    fsynced, then renamed into place, all under a file lock. On any error or
+    KeyboardInterrupt the temp dir is removed and the old cache is untouched.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, ClassLabel
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "labels"
+    >>> rows = [("a", {"label": "cat"}), ("b", {"label": "dog"})]
+    >>> meta = write_sharded_arrow_cache(rows, Features(label=ClassLabel(names=["cat", "dog"])), out)
+    >>> meta.num_rows, meta.key_type
+    (2, 'string')
+    """
+    cache_dir = Path(cache_dir)
+    with lock_for(cache_dir), temp_dir_beside(cache_dir) as tmp:
+        meta = write_shards(
+            generator,
+            features,
+            tmp,
+            shard_size_bytes=shard_size_bytes,
+            batch_size=batch_size,
+            compression=compression,
+            on_batch=on_batch,
+        )
+        if extra_metadata:
+            meta.update(extra_metadata)
+        write_metadata(tmp, meta)
+        publish_dir(tmp, cache_dir)
+    return _meta_from_dict(cache_dir, meta)
+
+
+# --- reading -------------------------------------------------------------------
+
+
+def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
+    return CacheCorruptionError(path, reason)
+
+
+def _expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path) -> list[int]:
+    values = raw.get(field)
+    if (
+        not isinstance(values, list)
+        or len(values) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+    ):
+        msg = f"{field!r} must be a list of {length} non-negative ints, found {values!r:.200}"
+        raise _corrupt(path, msg)
+    return values
+
+
+def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path) -> str:
+    """Reject shard names that could point outside the cache directory."""
+    if not isinstance(name, str) or not name:
+        raise UnsafePathError(meta_path, f"shard file name must be a non-empty string, found {name!r}")
+    separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    if name in (".", "..") or any(s in name for s in separators) or "\x00" in name or Path(name).is_absolute():
+        raise UnsafePathError(meta_path, f"shard file name {name!r} is not a plain file name inside the cache")
+    resolved = (cache_dir / name).resolve()
+    if resolved.parent != cache_dir.resolve():
+        raise UnsafePathError(meta_path, f"shard file {name!r} resolves to {resolved}, outside {cache_dir}")
+    return name
+
+
+def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
+    """Read and check ``_metadata.json`` of a cache directory.
+
+    Checks that the file is valid JSON of the expected shape, that counts add
+    up, that every shard name is a plain file inside the directory, and that
+    every shard exists with the recorded size.
+
+    Raises
+    ------
+    CacheNotFoundError
+        No cache at ``cache_dir``.
+    CacheCorruptionError
+        The metadata or a shard does not match; the message names the file.
+    """
+    cache_dir = Path(cache_dir)
+    meta_path = cache_dir / METADATA_FILE
+    if not meta_path.is_file():
+        msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
+        raise CacheNotFoundError(msg)
+    try:
+        raw = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
+    if raw.get("cache_format_version") != CACHE_FORMAT_VERSION:
+        msg = f"unsupported cache_format_version {raw.get('cache_format_version')!r} (expected {CACHE_FORMAT_VERSION})"
+        raise _corrupt(meta_path, msg)
+    num_shards = raw.get("num_shards")
+    num_rows = raw.get("num_rows")
+    if not isinstance(num_shards, int) or not isinstance(num_rows, int) or num_shards < 0 or num_rows < 0:
+        raise _corrupt(
+            meta_path, f"num_shards and num_rows must be non-negative ints, found {num_shards!r}, {num_rows!r}"
+        )
+    names = raw.get("shard_filenames")
+    if not isinstance(names, list) or len(names) != num_shards:
+        raise _corrupt(meta_path, f"metadata claims {num_shards} shards but lists {names!r:.200}")
+    names = [_checked_shard_name(n, cache_dir, meta_path) for n in names]
+    if len(set(names)) != len(names):
+        raise _corrupt(meta_path, "a shard file is listed twice")
+    counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
+    if sum(counts) != num_rows:
+        raise _corrupt(meta_path, f"shard row counts add up to {sum(counts)}, but num_rows is {num_rows}")
+
+    hashes = raw.get("shard_hashes")
+    sizes = None
+    features = None
+    if hashes is not None:
+        if not isinstance(hashes, list) or len(hashes) != num_shards or not all(isinstance(h, str) for h in hashes):
+            raise _corrupt(meta_path, f"'shard_hashes' must list {num_shards} digests")
+        sizes = _expect_int_list(raw, "shard_sizes", num_shards, meta_path)
+        try:
+            features = Features.from_dict(raw.get("features"))  # type: ignore[arg-type]
+        except SchemaError as exc:
+            raise _corrupt(meta_path, f"'features' is not a valid schema: {exc}") from exc
+        if raw.get("key_type") not in _KEY_TYPES:
+            raise _corrupt(meta_path, f"'key_type' must be one of {list(_KEY_TYPES)}, found {raw.get('key_type')!r}")
+        if raw.get("compression") not in COMPRESSIONS:
+            raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
+
+    for position, name in enumerate(names):
+        path = cache_dir / name
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
+        if sizes is not None and size != sizes[position]:
+            raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
+
+    return _meta_from_dict(cache_dir, raw, names=names, features=features)
+
+
+def _meta_from_dict(
+    cache_dir: Path,
+    raw: Mapping[str, Any],
+    *,
+    names: list[str] | None = None,
+    features: Features | None = None,
+) -> ShardedCacheMeta:
+    if features is None and raw.get("features") is not None:
+        features = Features.from_dict(raw["features"])
+    return ShardedCacheMeta(
+        cache_dir=cache_dir,
+        num_rows=raw["num_rows"],
+        num_shards=raw["num_shards"],
+        shard_filenames=list(names if names is not None else raw["shard_filenames"]),
+        shard_row_counts=list(raw["shard_row_counts"]),
+        schema_fingerprint=raw.get("schema_fingerprint", ""),
+        shard_hashes=raw.get("shard_hashes"),
+        shard_sizes=raw.get("shard_sizes"),
+        features=features,
+        key_type=raw.get("key_type", "int64"),
+        compression=raw.get("compression"),
+        raw=dict(raw),
+    )
+
+
+def validate_sharded_cache(cache_dir: Path | str, features: Features) -> ShardedCacheMeta:
+    """Read a cache's metadata and check that it was written with ``features``.
+
+    For a cache with stored features the schema fingerprints are compared;
+    for a seed-v1 cache the shards' Arrow column types are.
+
+    Raises
+    ------
+    SchemaError
+        The cache holds a different schema; the message says how it differs.
+    """
+    meta = read_sharded_cache_meta(cache_dir)
+    if meta.features is not None:
+        if meta.features.fingerprint() != features.fingerprint():
+            msg = (
+                f"cache at {meta.cache_dir} was written with {meta.features!r}, not {features!r}; "
+                "rebuild it (force=True) or load it with its own features"
+            )
+            raise SchemaError(msg)
+        return meta
+    if meta.num_shards:
+        stored = open_shard(meta.shard_paths[0]).schema
+        expected = features.to_arrow_schema()
+        for arrow_field in expected:
+            if arrow_field.name not in stored.names:
+                msg = f"cache at {meta.cache_dir} has no column {arrow_field.name!r}; it has {stored.names}"
+                raise SchemaError(msg)
+            found = stored.field(arrow_field.name).type
+            if found != arrow_field.type and not _binary_compatible(found, arrow_field.type):
+                msg = (
+                    f"column {arrow_field.name!r} of {meta.cache_dir} is {found}, "
+                    f"but features expect {arrow_field.type}"
+                )
+                raise SchemaError(msg)
+    return meta
+
+
+def _binary_compatible(found: pa.DataType, expected: pa.DataType) -> bool:
+    binaries = (pa.binary(), pa.large_binary())
+    return found in binaries and expected in binaries
+
+
+def _upgrade_binary(table: pa.Table) -> pa.Table:
+    """Cast ``binary`` columns to ``large_binary`` so gathers past 2 GB cannot overflow 32-bit offsets."""
+    if not any(f.type == pa.binary() for f in table.schema):
+        return table
+    schema = pa.schema(
+        [pa.field(f.name, pa.large_binary()) if f.type == pa.binary() else f for f in table.schema],
+        metadata=table.schema.metadata,
+    )
+    return table.cast(schema)
+
+
+def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
+    """Memory-map one shard and return its table, zero-copy.
+
+    With ``validate`` (the default) the Arrow structure is checked in full
+    (offsets, lengths, UTF-8) so a damaged file raises instead of crashing a
+    compute kernel later. ``binary`` columns come back as ``large_binary``.
+
+    Raises
+    ------
+    CacheCorruptionError
+        The file is not a readable Arrow IPC file; the message names it.
+    """
+    path = Path(path)
+    try:
+        source = pa.memory_map(str(path), "r")
+        table = ipc.open_file(source).read_all()
+        if validate:
+            table.validate(full=True)
+    except FileNotFoundError:
+        raise _corrupt(path, "shard file is missing") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
+    return _upgrade_binary(table)
+
+
+def read_shard(shard_path: Path | str) -> pa.Table:
+    """Memory-map a single shard file and return its (validated) table."""
+    return open_shard(Path(shard_path))
+
+
+# --- verification --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What ``verify`` checked: all of it passed, or it would have raised."""
+
+    cache_dir: Path
+    num_shards: int
+    num_rows: int
+    nbytes: int
+    seconds: float
+    hashed: bool
+
+    def __str__(self) -> str:
+        how = f"{FILE_HASH_ALGORITHM} digests match" if self.hashed else "structure valid (seed-v1 cache: no digests)"
+        return (
+            f"ok: {self.num_shards} shard(s), {self.num_rows} rows, {self.nbytes} bytes; "
+            f"{how} ({self.seconds:.2f} s) - {self.cache_dir}"
+        )
+
+
+def verify(target: Any) -> VerifyReport:
+    """Re-hash every shard of a cache and check its structure.
+
+    Parameters
+    ----------
+    target:
+        A cache directory, or anything with a ``cache_dir`` attribute (a dataset).
+
+    Returns
+    -------
+    VerifyReport
+        A short report when all is well.
+
+    Raises
+    ------
+    CacheCorruptionError
+        Names the first shard (or metadata file) that does not match.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, Value
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
+    >>> verify(out).num_rows
+    3
+    """
+    cache_dir = Path(getattr(target, "cache_dir", target))
+    started = time.perf_counter()
+    meta = read_sharded_cache_meta(cache_dir)
+    for position, path in enumerate(meta.shard_paths):
+        if meta.shard_hashes is not None:
+            found = hash_file(path)
+            if found != meta.shard_hashes[position]:
+                msg = f"content digest {found} does not match the recorded {meta.shard_hashes[position]}"
+                raise _corrupt(path, msg)
+        table = open_shard(path)
+        if table.num_rows != meta.shard_row_counts[position]:
+            msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
+            raise _corrupt(path, msg)
+    return VerifyReport(
+        cache_dir=cache_dir,
+        num_shards=meta.num_shards,
+        num_rows=meta.num_rows,
+        nbytes=meta.nbytes,
+        seconds=time.perf_counter() - started,
+        hashed=meta.shard_hashes is not None,
+    )

@@ -1,0 +1,102 @@
+"""Every error stable-explore raises on purpose.
+
+Each class also subclasses the builtin a user would catch anyway
+(``ValueError``, ``FileNotFoundError``, ...), so ``except ValueError`` keeps
+working. Messages name the row (key and index), the field and the file, say
+what was expected and what was found, and how to fix it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CacheCorruptionError",
+    "CacheNotFoundError",
+    "EncodingError",
+    "SchemaError",
+    "StableExploreError",
+    "UnsafePathError",
+]
+
+
+class StableExploreError(Exception):
+    """Base class of every error raised by stable-explore."""
+
+
+class SchemaError(StableExploreError, ValueError):
+    """A feature definition, or a schema read from disk, is not valid."""
+
+
+class EncodingError(StableExploreError, ValueError):
+    """An example could not be encoded into its feature's Arrow type.
+
+    Attributes
+    ----------
+    field:
+        The field (column) whose value was rejected.
+    index:
+        The running index of the example in the source, when known.
+    key:
+        The example's key, when known.
+    reason:
+        What was expected and what was found.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        field: str | None = None,
+        index: int | None = None,
+        key: Any = None,
+    ) -> None:
+        self.reason = reason
+        self.field = field
+        self.index = index
+        self.key = key
+        super().__init__(self._compose())
+
+    def _compose(self) -> str:
+        where = []
+        if self.index is not None:
+            where.append(f"row {self.index}")
+        if self.key is not None:
+            where.append(f"key {self.key!r}")
+        if self.field is not None:
+            where.append(f"field {self.field!r}")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.reason}" if prefix else self.reason
+
+    def located(self, *, index: int | None = None, key: Any = None) -> EncodingError:
+        """Return a copy of this error that also names the row."""
+        return EncodingError(
+            self.reason,
+            field=self.field,
+            index=self.index if index is None else index,
+            key=self.key if key is None else key,
+        )
+
+
+class CacheNotFoundError(StableExploreError, FileNotFoundError):
+    """A cache directory, version or ref does not exist."""
+
+
+class CacheCorruptionError(StableExploreError, ValueError):
+    """A cache on disk is damaged: a shard or ``_metadata.json`` does not match.
+
+    Attributes
+    ----------
+    path:
+        The file that is damaged.
+    """
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class UnsafePathError(CacheCorruptionError):
+    """``_metadata.json`` names a shard file outside its cache directory."""
