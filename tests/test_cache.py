@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -108,7 +107,7 @@ def test_compressed_shards_round_trip(tmp_path: Path, pet_features, jpegs, compr
 
 
 def test_unknown_compression_is_refused(tmp_path: Path, pet_features, jpegs) -> None:
-    with pytest.raises(ValueError, match="compression"):
+    with pytest.raises(ValueError, match=r"compression"):
         build(tmp_path, pet_features, jpegs, 3, compression="gzip")
 
 
@@ -150,13 +149,13 @@ def test_missing_and_extra_fields_are_named(tmp_path: Path, pet_features, jpegs)
     rows = [{"image": jpegs[0], "label": 0, "score": 1.0, "name": "a"}, {"image": jpegs[0], "label": 0, "nme": "b"}]
     with pytest.raises(EncodingError, match=r"row 1, key 1: missing field\(s\) \['score', 'name'\].*\['nme'\]"):
         write_sharded_arrow_cache(rows, pet_features, tmp_path / "c")
-    with pytest.raises(EncodingError, match="row 0.*expected a dict"):
+    with pytest.raises(EncodingError, match=r"row 0.*expected a dict"):
         write_sharded_arrow_cache([[1, 2]], pet_features, tmp_path / "c")
 
 
 def test_mixed_key_types_are_refused(tmp_path: Path) -> None:
     rows = [(1, {"x": 1}), ("b", {"x": 2})]
-    with pytest.raises(EncodingError, match="row 1, key 'b'.*one key type"):
+    with pytest.raises(EncodingError, match=r"row 1, key 'b'.*one key type"):
         write_sharded_arrow_cache(rows, Features(x=Value("int64")), tmp_path / "c")
 
 
@@ -298,7 +297,7 @@ def test_tampered_metadata_paths_are_rejected(tmp_path: Path, pet_features, jpeg
     raw = json.loads(meta_path.read_text())
     for evil in ("../x", "/etc/passwd", "sub/shard.arrow", "..", "a\\b"):
         meta_path.write_text(json.dumps({**raw, "shard_filenames": [evil]}))
-        with pytest.raises(CacheCorruptionError, match="_metadata.json") as info:
+        with pytest.raises(CacheCorruptionError, match=r"_metadata\.json") as info:
             read_sharded_cache_meta(meta.cache_dir)
         assert info.value.path == meta_path
 
@@ -338,7 +337,7 @@ def test_garbled_metadata_json_and_missing_cache(tmp_path: Path, pet_features, j
         read_sharded_cache_meta(meta.cache_dir)
     with pytest.raises(CacheNotFoundError, match="no cache at"):
         read_sharded_cache_meta(tmp_path / "nowhere")
-    os.remove(meta.cache_dir / "_metadata.json")
+    (meta.cache_dir / "_metadata.json").unlink()
     with pytest.raises(FileNotFoundError):
         read_sharded_cache_meta(meta.cache_dir)
 
