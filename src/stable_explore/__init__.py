@@ -9,11 +9,13 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.cache import verify
+from stable_explore.api import build, datasets, gc, load, tag, verify, versions
+from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
     CacheNotFoundError,
     EncodingError,
+    FingerprintError,
     SchemaError,
     StableExploreError,
     UnsafePathError,
@@ -23,19 +25,30 @@ from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array3D",
-    "CacheCorruptionError",
-    "CacheNotFoundError",
-    "ClassLabel",
-    "EncodingError",
+    # schema
     "Features",
-    "Image",
-    "SchemaError",
-    "Sequence",
-    "StableExploreError",
-    "UnsafePathError",
     "Value",
+    "ClassLabel",
+    "Image",
+    "Array3D",
+    "Sequence",
     "Video",
-    "__version__",
+    # building, loading, the catalog
+    "build",
+    "load",
+    "datasets",
+    "versions",
+    "tag",
+    "gc",
     "verify",
+    "CachedDataset",
+    # errors
+    "StableExploreError",
+    "EncodingError",
+    "SchemaError",
+    "FingerprintError",
+    "CacheNotFoundError",
+    "CacheCorruptionError",
+    "UnsafePathError",
+    "__version__",
 ]

@@ -66,8 +66,14 @@ def _owner_alive(dirname: str) -> bool:
     return True
 
 
+def _bytes_under(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
 def sweep_stale_temp_dirs(parent: Path) -> int:
-    """Remove temp dirs left in ``parent`` by processes that are gone. Returns how many."""
+    """Remove temp dirs left in ``parent`` by processes that are gone. Returns the bytes freed."""
     removed = 0
     if not parent.is_dir():
         return 0
@@ -81,11 +87,12 @@ def sweep_stale_temp_dirs(parent: Path) -> int:
             continue
         if _owner_alive(entry.name) and age < _STALE_AFTER_SECONDS:
             continue
+        with contextlib.suppress(OSError):
+            removed += _bytes_under(entry)
         if entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)
         else:
             entry.unlink(missing_ok=True)
-        removed += 1
     return removed
 
 

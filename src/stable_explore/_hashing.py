@@ -125,3 +125,23 @@ def row_hashes(columns: list[pa.Array]) -> np.ndarray:
         for position, column in enumerate(columns):
             acc = _mix(acc ^ _column_hashes(column) ^ np.uint64(position + 1))
     return acc
+
+
+class ContentDigest:
+    """Digest of a dataset's rows (keys and row hashes, in order).
+
+    It does not depend on how rows are batched, sharded or compressed, so two
+    caches with the same rows in the same order have the same digest.
+    """
+
+    def __init__(self) -> None:
+        self._hasher = xxhash.xxh3_128()
+
+    def update(self, keys: pa.Array, hashes: np.ndarray) -> None:
+        pairs = np.empty((len(hashes), 2), dtype="<u8")
+        pairs[:, 0] = _column_hashes(keys)
+        pairs[:, 1] = hashes
+        self._hasher.update(pairs.tobytes())
+
+    def hexdigest(self) -> str:
+        return f"{FILE_HASH_ALGORITHM}:{self._hasher.hexdigest()}"

@@ -49,9 +49,11 @@ class _OpenShard:
         self.batches = table.to_batches()
         self.offsets = np.cumsum([0] + [b.num_rows for b in self.batches], dtype=np.int64)
 
-    def take(self, local: np.ndarray) -> pa.Table:
+    def take(self, local: np.ndarray, columns: list[str] | None = None) -> pa.Table:
         def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
             batch = self.batches[batch_id]
+            if columns is not None:
+                batch = batch.select(columns)
             run = _as_run(rows)
             picked = batch.slice(run[0], run[1]) if run else batch.take(pa.array(rows))
             return pa.Table.from_batches([picked])
@@ -221,35 +223,45 @@ class ArrowBackend:
         self._check(np.array([idx], dtype=np.int64))
         return self.slice(int(idx), 1).to_pylist()[0]
 
-    def take(self, indices: Sequence[int] | np.ndarray) -> pa.Table:
-        """Rows at ``indices`` in that order (duplicates kept), copying only those rows."""
+    def take(self, indices: Sequence[int] | np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows at ``indices`` in that order (duplicates kept), copying only those rows (and ``columns``)."""
         index_array = np.asarray(indices, dtype=np.int64).reshape(-1)
         self._check(index_array)
+        cols = list(columns) if columns is not None else None
         if index_array.size == 0:
-            return self.schema.empty_table()
+            return self._empty(cols)
         run = _as_run(index_array)
         if run is not None:
-            return self.slice(*run)
+            return self.slice(*run, columns=cols)
         if self._table is not None:
-            table = self._table
+            table = self._table if cols is None else self._table.select(cols)
             return _gather(np.array([0], dtype=np.int64), index_array, lambda _p, rows: table.take(pa.array(rows)))
-        return _gather(self._offsets, index_array, lambda part, rows: self._shard(part).take(rows))
+        return _gather(self._offsets, index_array, lambda part, rows: self._shard(part).take(rows, cols))
 
-    def slice(self, start: int, length: int) -> pa.Table:
+    def _empty(self, columns: list[str] | None) -> pa.Table:
+        schema = self.schema
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
+        return schema.empty_table()
+
+    def slice(self, start: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows ``start`` .. ``start + length`` (clipped at the end), zero-copy."""
         start = max(0, int(start))
         stop = min(self.num_rows, start + max(0, int(length)))
+        cols = list(columns) if columns is not None else None
         if self._table is not None:
-            return self._table.slice(start, stop - start)
+            table = self._table.slice(start, stop - start)
+            return table if cols is None else table.select(cols)
         if stop <= start:
-            return self.schema.empty_table()
+            return self._empty(cols)
         first = int(np.searchsorted(self._offsets, start, side="right") - 1)
         last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
         pieces = []
         for shard_id in range(first, last + 1):
             lo = max(start, int(self._offsets[shard_id])) - int(self._offsets[shard_id])
             hi = min(stop, int(self._offsets[shard_id + 1])) - int(self._offsets[shard_id])
-            pieces.append(self._shard(shard_id).table.slice(lo, hi - lo))
+            table = self._shard(shard_id).table
+            pieces.append((table if cols is None else table.select(cols)).slice(lo, hi - lo))
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def column(self, name: str) -> pa.ChunkedArray:

@@ -38,7 +38,14 @@ import pyarrow.ipc as ipc
 from filelock import FileLock
 
 from stable_explore._fsutil import publish_dir, temp_dir_beside
-from stable_explore._hashing import FILE_HASH_ALGORITHM, format_digest, hash_file, new_file_hasher, row_hashes
+from stable_explore._hashing import (
+    FILE_HASH_ALGORITHM,
+    ContentDigest,
+    format_digest,
+    hash_file,
+    new_file_hasher,
+    row_hashes,
+)
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, EncodingError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
 
@@ -184,6 +191,7 @@ class _BatchEncoder:
         self.names = list(features)
         self.key_type: str | None = None
         self.schema: pa.Schema | None = None
+        self.content = ContentDigest()
 
     def encode(self, columns: list[list[Any]], keys: list[Any], first_index: int) -> pa.RecordBatch:
         arrays = []
@@ -196,7 +204,9 @@ class _BatchEncoder:
                     exc.reason, field=name, index=first_index + position, key=keys[position]
                 ) from exc.__cause__
         arrays.append(self._key_array(keys, first_index))
-        arrays.append(pa.array(row_hashes(arrays[:-1]), type=pa.uint64()))
+        hashes = row_hashes(arrays[:-1])
+        self.content.update(arrays[-1], hashes)
+        arrays.append(pa.array(hashes, type=pa.uint64()))
         if self.schema is None:
             key_type = _KEY_TYPES[self.key_type or "int64"]
             self.schema = self.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
@@ -330,6 +340,7 @@ def write_shards(
         "shard_sizes": shard_sizes,
         "key_type": encoder.key_type or "int64",
         "compression": compression,
+        "content_digest": encoder.content.hexdigest(),
     }
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "CacheCorruptionError",
     "CacheNotFoundError",
     "EncodingError",
+    "FingerprintError",
     "SchemaError",
     "StableExploreError",
     "UnsafePathError",
@@ -77,6 +78,10 @@ class EncodingError(StableExploreError, ValueError):
             index=self.index if index is None else index,
             key=self.key if key is None else key,
         )
+
+
+class FingerprintError(StableExploreError, TypeError):
+    """A build source or argument cannot be fingerprinted, so a cache hit cannot be decided."""
 
 
 class CacheNotFoundError(StableExploreError, FileNotFoundError):

@@ -1,0 +1,110 @@
+"""The static HTML card of a dataset: header, schema, label counts, a strip of thumbnails.
+
+It is what a notebook shows without a live kernel (GitHub, nbviewer), so it
+is self-contained (inline thumbnails, inline styles) and escapes every piece
+of user text. It decodes only the few images of the strip.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+from stable_explore._images import data_uri, encode_thumbnail, open_thumbnail
+from stable_explore.schema import ClassLabel, Image
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+STRIP_LENGTH = 8
+THUMB_PX = 64
+_MAX_LABELS_SHOWN = 12
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _schema_rows(ds: CachedDataset) -> str:
+    rows = []
+    for name, feature in ds.features.items():
+        rows.append(f"<tr><td><code>{_esc(name)}</code></td><td>{_esc(repr(feature))}</td></tr>")
+    return "".join(rows)
+
+
+def _label_rows(ds: CachedDataset) -> tuple[str, str]:
+    label_column = next((n for n, f in ds.features.items() if isinstance(f, ClassLabel)), None)
+    if label_column is None or len(ds) == 0:
+        return "", ""
+    counts = ds.label_counts(label_column)
+    top = sorted(counts.items(), key=lambda item: -item[1])[:_MAX_LABELS_SHOWN]
+    peak = max((c for _, c in top), default=0) or 1
+    rows = "".join(
+        f"<tr><td>{_esc(label)}</td><td style='text-align:right'>{count:,}</td>"
+        f"<td><div style='background:#6a8fd6;height:8px;width:{int(120 * count / peak)}px'></div></td></tr>"
+        for label, count in top
+    )
+    more = len(counts) - len(top)
+    if more > 0:
+        rows += f"<tr><td colspan='3'>... {more} more classes</td></tr>"
+    return label_column, rows
+
+
+def _strip(ds: CachedDataset) -> str:
+    image_column = next((n for n, f in ds.features.items() if isinstance(f, Image)), None)
+    if image_column is None or len(ds) == 0:
+        return ""
+    head = ds[: min(STRIP_LENGTH, len(ds))]
+    table = head.to_arrow([image_column, *[n for n, f in ds.features.items() if isinstance(f, ClassLabel)][:1]])
+    label_feature = next((f for f in ds.features.values() if isinstance(f, ClassLabel)), None)
+    labels = table.column(1).to_pylist() if table.num_columns > 1 else [None] * table.num_rows
+    cells = []
+    for data, label in zip(table.column(0).to_pylist(), labels, strict=True):
+        caption = ""
+        if label is not None and label_feature is not None and 0 <= label < (label_feature.num_classes or 0):
+            caption = _esc(label_feature.int2str(label))
+        if data is None:
+            cells.append(f"<figure style='margin:2px'><div>(none)</div><figcaption>{caption}</figcaption></figure>")
+            continue
+        try:
+            thumb, mime = encode_thumbnail(open_thumbnail(data, THUMB_PX))
+            img = f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
+        except Exception:  # noqa: BLE001 - an unreadable image must not break the card
+            img = "<div style='color:#b00'>unreadable</div>"
+        style = "margin:2px;text-align:center;font-size:11px"
+        cells.append(f"<figure style='{style}'>{img}<figcaption>{caption}</figcaption></figure>")
+    return f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div>"
+
+
+def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
+    """The dataset's HTML card."""
+    rows_text = (
+        f"{summary['rows']:,} of {summary['total_rows']:,} rows (view)"
+        if summary["view"]
+        else f"{summary['rows']:,} rows"
+    )
+    description = ds.metadata.get("description") or ""
+    license_text = ds.metadata.get("license") or ""
+    label_column, label_rows = _label_rows(ds)
+    parts = [
+        "<div class='se-card' style='font-family:sans-serif;font-size:13px;border:1px solid #ccc;"
+        "border-radius:6px;padding:8px;max-width:900px'>",
+        f"<div><b>{_esc(summary['ref'])}</b> &middot; {_esc(rows_text)} &middot; "
+        f"{summary['shards']} shard(s) &middot; {_esc(summary['size'])}</div>",
+    ]
+    if description:
+        parts.append(f"<div style='color:#444;margin:4px 0'>{_esc(description[:500])}</div>")
+    if license_text:
+        parts.append(f"<div style='color:#666'>License: {_esc(license_text)}</div>")
+    parts.append(_strip(ds))
+    parts.append("<div style='display:flex;gap:24px;align-items:flex-start'>")
+    parts.append(
+        f"<table><thead><tr><th>column</th><th>type</th></tr></thead><tbody>{_schema_rows(ds)}</tbody></table>"
+    )
+    if label_rows:
+        parts.append(
+            f"<table><thead><tr><th>{_esc(label_column)}</th><th>rows</th><th></th></tr></thead>"
+            f"<tbody>{label_rows}</tbody></table>"
+        )
+    parts.append("</div></div>")
+    return "".join(parts)

@@ -1,0 +1,121 @@
+"""Fingerprints of build sources: a generator function's code and its arguments.
+
+A fingerprint decides a cache hit, so it must change whenever the data could,
+and be stable across processes: code is hashed from its source text, values
+by content. Anything we cannot hash faithfully is refused by name rather than
+hashed by identity (which would give false hits or constant misses).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import textwrap
+from collections.abc import Callable, Mapping
+from pathlib import PurePath
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from stable_explore._hashing import canonical_json
+from stable_explore.errors import FingerprintError
+
+_MAX_CONTAINER = 10_000
+
+
+def token(value: Any, name: str) -> Any:
+    """A JSON-able stand-in for ``value`` that is equal exactly when the values are.
+
+    Raises FingerprintError naming ``name`` for values that have no faithful token.
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return {"float": repr(value)}
+    if isinstance(value, bytes):
+        return {"bytes": xxhash.xxh3_128_hexdigest(value)}
+    if isinstance(value, PurePath):
+        return {"path": str(value)}
+    if isinstance(value, np.generic):
+        return {"np": str(value.dtype), "v": value.item() if value.dtype.kind != "f" else repr(value.item())}
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            raise FingerprintError(_advice(name, value, "a numpy array of Python objects"))
+        data = np.ascontiguousarray(value)
+        digest = xxhash.xxh3_128_hexdigest(data.tobytes())
+        return {"ndarray": str(data.dtype), "shape": list(data.shape), "xxh3": digest}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        if len(value) > _MAX_CONTAINER:
+            raise FingerprintError(_advice(name, value, f"a container of more than {_MAX_CONTAINER} items"))
+        items = [token(v, f"{name}[{i}]") for i, v in enumerate(value)]
+        if isinstance(value, (set, frozenset)):
+            items = sorted(items, key=canonical_json)
+        return {type(value).__name__: items}
+    if isinstance(value, Mapping):
+        if len(value) > _MAX_CONTAINER:
+            raise FingerprintError(_advice(name, value, f"a mapping of more than {_MAX_CONTAINER} items"))
+        pairs = [[token(k, f"{name} key"), token(v, f"{name}[{k!r}]")] for k, v in value.items()]
+        return {"dict": sorted(pairs, key=canonical_json)}
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and type(value).__module__.startswith("stable_explore"):
+        return {type(value).__name__: token(to_dict(), name)}
+    if inspect.isfunction(value):
+        return {"function": function_token(value)}
+    raise FingerprintError(_advice(name, value, f"a {type(value).__module__}.{type(value).__qualname__}"))
+
+
+def _advice(name: str, value: Any, what: str) -> str:
+    return (
+        f"cannot fingerprint {name} ({what}); stable-explore hashes numbers, strings, paths, "
+        "numpy arrays and small containers of these. Pass key=... (--key) to name this build yourself, "
+        "or force=True (--force) to rebuild"
+    )
+
+
+def function_token(function: Callable[..., Any], _seen: set[int] | None = None) -> Any:
+    """Token of a function: its source text (or bytecode) and the global values it reads.
+
+    Globals that are modules or classes count as code and are skipped; global
+    functions are followed; any other global is hashed by content, so editing
+    ``ROOT = "data/v2"`` in a notebook changes the fingerprint of a generator
+    that reads ``ROOT``.
+    """
+    seen = _seen if _seen is not None else set()
+    seen.add(id(function))
+    name = getattr(function, "__qualname__", repr(function))
+    code = getattr(function, "__code__", None)
+    try:
+        text = textwrap.dedent(inspect.getsource(function))
+    except (OSError, TypeError):
+        if code is None:
+            raise FingerprintError(_advice(f"the source {name}", function, "a callable without code")) from None
+        text = repr((code.co_code, code.co_consts, code.co_names))
+    globals_used: dict[str, Any] = {}
+    namespace = getattr(function, "__globals__", {})
+    for global_name in sorted(_global_names(code)) if code is not None else ():
+        if global_name not in namespace:
+            continue  # a builtin, or not defined yet
+        value = namespace[global_name]
+        if inspect.ismodule(value) or inspect.isclass(value) or inspect.isbuiltin(value):
+            continue
+        if inspect.isfunction(value):
+            if id(value) not in seen:
+                globals_used[global_name] = function_token(value, seen)
+            continue
+        globals_used[global_name] = token(value, f"global variable {global_name!r} read by {name}")
+    return {"source": hashlib.sha256(text.encode()).hexdigest()[:16], "globals": globals_used}
+
+
+def _global_names(code: Any) -> set[str]:
+    """Names a code object (and the code objects nested in it) may look up as globals."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _global_names(const)
+    return names
+
+
+def fingerprint_parts(parts: Mapping[str, Any]) -> str:
+    """One digest over named parts (each already tokenised)."""
+    return hashlib.sha256(canonical_json(dict(parts)).encode()).hexdigest()[:24]

@@ -1,0 +1,70 @@
+"""Thumbnails from stored image bytes (or image-shaped arrays), made cheaply.
+
+JPEGs are decoded at reduced scale with PIL's draft mode (the decoder skips
+most of the work), so a 64 px thumbnail of a 512 px JPEG costs a fraction of
+a full decode. PIL's decompression-bomb guard stays on.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from PIL import Image as PILImage
+
+
+def open_thumbnail(data: bytes | memoryview, size: int) -> PILImage.Image:
+    """A PIL image no larger than ``size`` x ``size``, in RGB or L (or RGBA if it has alpha)."""
+    from PIL import Image as PILImage
+
+    image = PILImage.open(io.BytesIO(data))
+    if image.format == "JPEG":
+        image.draft("RGB" if image.mode not in ("L",) else "L", (size, size))
+    image.thumbnail((size, size), PILImage.Resampling.BILINEAR, reducing_gap=2.0)
+    if image.mode not in ("RGB", "L", "RGBA"):
+        image = image.convert("RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB")
+    return image
+
+
+def array_thumbnail(array: np.ndarray, size: int) -> PILImage.Image:
+    """A thumbnail of an (H, W), (H, W, 1) or (H, W, 3) array, scaled to 0..255 if it is not uint8."""
+    from PIL import Image as PILImage
+
+    values = np.asarray(array)
+    if values.ndim == 3 and values.shape[2] == 1:
+        values = values[:, :, 0]
+    if values.dtype != np.uint8:
+        values = values.astype(np.float64)
+        low, high = float(np.nanmin(values)), float(np.nanmax(values))
+        scale = 255.0 / (high - low) if high > low else 0.0
+        values = np.nan_to_num((values - low) * scale).astype(np.uint8)
+    image = PILImage.fromarray(values)
+    image.thumbnail((size, size), PILImage.Resampling.NEAREST if max(values.shape[:2]) < size else PILImage.BILINEAR)
+    if max(image.size) < size:
+        factor = max(1, size // max(image.size))
+        image = image.resize((image.size[0] * factor, image.size[1] * factor), PILImage.Resampling.NEAREST)
+    return image
+
+
+def encode_thumbnail(image: PILImage.Image, *, quality: int = 80) -> tuple[bytes, str]:
+    """Encode a thumbnail for the page: JPEG, or PNG when it has alpha. Returns (bytes, MIME type)."""
+    buffer = io.BytesIO()
+    if image.mode == "RGBA":
+        image.save(buffer, format="PNG")
+        return buffer.getvalue(), "image/png"
+    image.save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue(), "image/jpeg"
+
+
+def data_uri(data: bytes, mime: str) -> str:
+    """An inline ``data:`` URI for an <img> tag."""
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def is_image_array_shape(shape: Any) -> bool:
+    """Whether an Array3D shape can be shown as an image: (H, W, 1) or (H, W, 3)."""
+    return len(shape) == 3 and shape[2] in (1, 3)

@@ -1,0 +1,85 @@
+"""A small read-only table for listings (versions, datasets): text, HTML and pandas views."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Table(Sequence[dict[str, Any]]):
+    """Rows of plain values with named columns; prints as text, renders as escaped HTML.
+
+    Example
+    -------
+    >>> t = Table(["name", "rows"], [{"name": "pets", "rows": 3}])
+    >>> print(t)
+    name  rows
+    pets     3
+    >>> t[0]["rows"]
+    3
+    """
+
+    def __init__(self, columns: Sequence[str], rows: Sequence[dict[str, Any]], *, title: str = "") -> None:
+        self.columns = list(columns)
+        self.rows = [dict(r) for r in rows]
+        self.title = title
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:  # type: ignore[override]
+        return self.rows[index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+    def column(self, name: str) -> list[Any]:
+        """The values of one column, top to bottom."""
+        return [row.get(name) for row in self.rows]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The table as a DataFrame (one column per column, in order)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=self.columns)
+
+    @staticmethod
+    def _cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, (list, tuple)):
+            return ", ".join(str(v) for v in value)
+        return str(value)
+
+    def __str__(self) -> str:
+        cells = [[self._cell(row.get(c)) for c in self.columns] for row in self.rows]
+        widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(self.columns)]
+        numeric = [bool(self.rows) and all(isinstance(r.get(c), (int, float)) for r in self.rows) for c in self.columns]
+
+        def line(values: list[str]) -> str:
+            parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)]
+            return "  ".join(parts).rstrip()
+
+        out = [self.title] if self.title else []
+        out.append(line(self.columns))
+        out.extend(line(r) for r in cells)
+        if not self.rows:
+            out.append("(none)")
+        return "\n".join(out)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{esc(self._cell(row.get(c)))}</td>" for c in self.columns) + "</tr>"
+            for row in self.rows
+        )
+        caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
+        return f'<table class="se-table">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'

@@ -1,0 +1,654 @@
+"""CachedDataset: one version of a cached dataset, its views, decoding and export.
+
+A dataset is a cheap handle: it holds the version's metadata, a lazily mapped
+backend and, for a view, the row numbers it covers. Indexing with an int
+decodes one row; indexing with a slice, list, array or mask returns a view
+that copies nothing. Row numbers of a view always refer to rows of the version
+it came from (``ds.base_rows()``), which is what edits use.
+
+Example
+-------
+>>> import tempfile
+>>> import stable_explore as se
+>>> home = tempfile.mkdtemp()
+>>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), size=se.Value("float32"))
+>>> rows = [{"label": "cat", "size": 1.0}, {"label": "dog", "size": 2.5}, {"label": "dog", "size": 3.0}]
+>>> ds = se.build(rows, features, name="pets", home=home, progress=False)
+>>> len(ds), ds[1]
+(3, {'label': 1, 'size': 2.5})
+>>> ds.label_counts()
+{'cat': 1, 'dog': 2}
+>>> ds[1:].to_pandas()["label"].tolist()
+['dog', 'dog']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stable_explore._units import format_size
+from stable_explore.backend import ArrowBackend
+from stable_explore.cache import ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
+from stable_explore.schema import Sequence as SequenceF
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CachedDataset", "Metadata"]
+
+FORMATS = ("pil", "numpy", "python", "arrow")
+IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
+_ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
+Rows = range | np.ndarray
+
+
+class Metadata(dict[str, Any]):
+    """A version's metadata: a plain dict, JSON-ready, with ``.DESCR``-style upper-case attributes."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.isupper() and name.lower() in self:
+            return self[name.lower()]
+        raise AttributeError(name)
+
+
+def _needs_decoding(feature: Any) -> bool:
+    if isinstance(feature, (Image, Array3D)):
+        return True
+    return isinstance(feature, SequenceF) and _needs_decoding(feature.feature)
+
+
+class CachedDataset:
+    """One version of a cached dataset (or a view of some of its rows).
+
+    Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import stable_explore as se
+    >>> ds = se.build([{"x": i} for i in range(10)], se.Features(x=se.Value("int64")),
+    ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
+    >>> view = ds[::2][1:3]
+    >>> [row["x"] for row in view], view.base_rows().tolist()
+    ([2, 4], [2, 4])
+    >>> ds.filter(lambda row: row["x"] > 7)["x"]
+    [8, 9]
+    """
+
+    def __init__(
+        self,
+        meta: ShardedCacheMeta,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        home: Path | None = None,
+        features: Features | None = None,
+        build_info: str | None = None,
+        backend: ArrowBackend | None = None,
+        rows: Rows | None = None,
+        format: str = "pil",
+    ) -> None:
+        self._meta = meta
+        self._backend = backend if backend is not None else ArrowBackend.from_meta(meta)
+        given = features or meta.features
+        if given is None:
+            given = Features.from_arrow_schema(self._backend.schema)
+        self._features = given
+        self._features_given = features is not None
+        self._name = name
+        self._version = version or (meta.raw or {}).get("version_id") or _seed_version(meta)
+        self._home = home
+        self.build_info = build_info
+        self._rows = rows
+        if format not in FORMATS:
+            msg = f"format must be one of {FORMATS}, got {format!r}"
+            raise ValueError(msg)
+        self._format = format
+
+    # -- identity ------------------------------------------------------------
+
+    @property
+    def name(self) -> str | None:
+        """The catalog name (None for a cache opened by path outside a catalog)."""
+        return self._name
+
+    @property
+    def version(self) -> str:
+        """The version id: a hash of what defines the content."""
+        return self._version
+
+    @property
+    def ref(self) -> str:
+        """``name@version``, what :func:`stable_explore.load` accepts."""
+        return f"{self._name}@{self._version}" if self._name else str(self.cache_dir)
+
+    @property
+    def features(self) -> Features:
+        """The schema, with class names, shapes and dtypes."""
+        return self._features
+
+    @property
+    def cache_dir(self) -> Path:
+        """The version's directory on disk."""
+        return self._meta.cache_dir
+
+    @property
+    def num_shards(self) -> int:
+        return self._meta.num_shards
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the version's shard files on disk (the whole version, also for a view)."""
+        return self._meta.nbytes
+
+    @property
+    def shard_row_counts(self) -> list[int]:
+        return list(self._meta.shard_row_counts)
+
+    @property
+    def is_view(self) -> bool:
+        """True when this covers a selection of the version's rows, not all of them."""
+        return self._rows is not None
+
+    @property
+    def metadata(self) -> Metadata:
+        """Description, license, hashes, lineage and the user's metadata, as one JSON-ready dict."""
+        raw = self._meta.raw or {}
+        ours = {
+            "description": raw.get("description"),
+            "license": raw.get("license"),
+            "hashes": {
+                "content": raw.get("content_digest"),
+                "shards": dict(zip(self._meta.shard_filenames, self._meta.shard_hashes or [], strict=False)),
+            },
+            "version_id": self._version,
+            "name": self._name,
+            "created_at": raw.get("created_at"),
+            "parent": raw.get("parent"),
+            "message": raw.get("message"),
+            "operations": raw.get("operations") or [],
+            "source_fingerprint": raw.get("source_fingerprint"),
+            "num_rows": self._meta.num_rows,
+        }
+        return Metadata({**(raw.get("metadata") or {}), **ours})
+
+    def __getattr__(self, name: str) -> Any:
+        # Easydata-style access: ds.DESCR, ds.LICENSE, ds.HASHES, ds.<USER_KEY>
+        if name.isupper():
+            metadata = self.metadata
+            if name == "DESCR":
+                return metadata.get("description")
+            if name.lower() in metadata:
+                return metadata[name.lower()]
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg)
+
+    # -- rows and views ------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._meta.num_rows if self._rows is None else len(self._rows)
+
+    def base_rows(self) -> np.ndarray:
+        """Row numbers, in the version this came from, of the rows this covers."""
+        if self._rows is None:
+            return np.arange(self._meta.num_rows, dtype=np.int64)
+        return np.asarray(self._rows, dtype=np.int64)
+
+    def _all_rows(self) -> Rows:
+        return range(self._meta.num_rows) if self._rows is None else self._rows
+
+    def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset:
+        clone = object.__new__(CachedDataset)
+        clone.__dict__.update(self.__dict__)
+        clone._rows = rows
+        clone._format = format or self._format
+        return clone
+
+    def _position(self, index: Any) -> int:
+        n = len(self)
+        position = int(index)
+        if position < 0:
+            position += n
+        if not 0 <= position < n:
+            msg = f"row {int(index)} is out of range for a dataset of {n} rows"
+            raise IndexError(msg)
+        return position
+
+    def _select(self, selection: Any) -> Rows:
+        """Turn a slice, list, array or boolean mask over this dataset into base rows."""
+        current = self._all_rows()
+        if isinstance(selection, slice):
+            return current[selection]
+        if isinstance(selection, range):
+            selection = np.asarray(selection, dtype=np.int64)
+        array = np.asarray(selection)
+        if array.dtype == bool:
+            if array.shape != (len(self),):
+                msg = f"a boolean mask must have one entry per row ({len(self)}), got shape {array.shape}"
+                raise IndexError(msg)
+            positions = np.flatnonzero(array)
+        elif array.size == 0:
+            positions = np.zeros(0, dtype=np.int64)
+        elif array.dtype.kind in "iu":
+            positions = array.astype(np.int64).reshape(-1)
+            n = len(self)
+            if positions.size and (positions.min() < -n or positions.max() >= n):
+                bad = positions[(positions < -n) | (positions >= n)][0]
+                msg = f"row {int(bad)} is out of range for a dataset of {n} rows"
+                raise IndexError(msg)
+            positions = np.where(positions < 0, positions + n, positions)
+        else:
+            msg = f"rows must be selected with ints, a slice, or a boolean mask, got {array.dtype} values"
+            raise TypeError(msg)
+        if isinstance(current, range):
+            return current.start + positions * current.step
+        return current[positions]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, (int, np.integer)):
+            return self._rows_at([self._base_row(key)])[0]
+        if isinstance(key, str):
+            return self.column(key)
+        return self._view(self._select(key))
+
+    def _base_row(self, index: Any) -> int:
+        position = self._position(index)
+        return position if self._rows is None else int(self._rows[position])
+
+    def __getitems__(self, indices: Sequence[int]) -> list[Any]:
+        """Batched row access (``torch.utils.data.DataLoader`` calls this)."""
+        return self._rows_at(self._select(list(indices)))
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self._iter_row_batches(1000):
+            yield from batch
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
+        """A view of the rows at ``indices`` (positions in this dataset), in that order."""
+        return self._view(self._select(indices))
+
+    def select(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
+        """Same as :meth:`take` (the name Hugging Face ``datasets`` uses)."""
+        return self.take(indices)
+
+    def head(self, n: int = 5) -> CachedDataset:
+        """A view of the first ``n`` rows."""
+        return self[:n]
+
+    def shuffle(self, seed: int | None = None) -> CachedDataset:
+        """A view of the rows in a random order (reproducible with ``seed``)."""
+        order = np.random.default_rng(seed).permutation(len(self))
+        return self._view(self._select(order))
+
+    def filter(self, function: Callable[[dict[str, Any]], bool] | None = None, /, **equals: Any) -> CachedDataset:
+        """A view of the rows that pass.
+
+        ``filter(label="cat")`` or ``filter(label=["cat", "dog"])`` compares
+        columns with Arrow compute (class names allowed for labels) and never
+        decodes images. ``filter(fn)`` calls ``fn`` on each decoded row.
+        """
+        rows = self.base_rows()
+        keep = np.ones(len(rows), dtype=bool)
+        for column, wanted in equals.items():
+            keep &= self._column_matches(column, wanted, rows)
+        if function is not None:
+            candidates = self._view(rows[keep])
+            mask = np.fromiter((bool(function(row)) for row in candidates), dtype=bool, count=len(candidates))
+            kept = rows[keep][mask]
+        else:
+            kept = rows[keep]
+        return self._view(kept)
+
+    def _column_matches(self, column: str, wanted: Any, rows: np.ndarray) -> np.ndarray:
+        if column not in self._features:
+            msg = f"no column {column!r}; columns are {list(self._features)}"
+            raise KeyError(msg)
+        feature = self._features[column]
+        values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+        if isinstance(feature, ClassLabel):
+            values = [feature.str2int(v) if isinstance(v, str) else int(v) for v in values]
+        data = self._column_arrow(column, rows)
+        return (
+            pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False).to_numpy(zero_copy_only=False)
+        )
+
+    def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
+        if rows is None:
+            rows = self.base_rows()
+        if self._rows is None and len(rows) == self._meta.num_rows:
+            chunked = self._backend.column(column)
+        else:
+            chunked = self._backend.take(rows, columns=[column]).column(column)
+        return chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
+
+    def keys(self) -> list[Any]:
+        """Each row's key (the generator's key, or its running index), in this dataset's order."""
+        if self._meta.is_seed_v1:
+            return self.base_rows().tolist()
+        return self._column_arrow(KEY_COLUMN).to_pylist()
+
+    def row_hashes(self) -> np.ndarray:
+        """Each row's 64-bit content hash, in this dataset's order."""
+        return self._column_arrow(HASH_COLUMN).to_numpy(zero_copy_only=False)
+
+    def shard_of(self, index: int) -> tuple[int, int]:
+        """(shard number, row within that shard) of row ``index`` of this dataset."""
+        base = self._base_row(index)
+        offsets = self._backend.shard_offsets
+        shard = int(np.searchsorted(offsets, base, side="right") - 1)
+        return shard, base - int(offsets[shard])
+
+    # -- decoding ------------------------------------------------------------
+
+    def with_format(self, format: str) -> CachedDataset:
+        """The same rows, decoded differently.
+
+        ``"pil"`` (default): images as PIL images, arrays as ndarrays.
+        ``"numpy"``: images as ndarrays too. ``"python"``: images stay encoded
+        bytes. ``"arrow"``: ``ds[i]`` and batches are ``pyarrow.Table``.
+        """
+        if format not in FORMATS:
+            msg = f"format must be one of {FORMATS}, got {format!r}"
+            raise ValueError(msg)
+        return self._view(self._rows, format=format)
+
+    @property
+    def format(self) -> str:
+        return self._format
+
+    def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:
+        if isinstance(rows, range) and rows.step == 1:
+            return self._backend.slice(rows.start, len(rows), columns=columns)
+        return self._backend.take(np.asarray(rows, dtype=np.int64), columns=columns)
+
+    def _feature_columns(self) -> list[str]:
+        return list(self._features)
+
+    def _decode_table(self, table: pa.Table) -> list[Any]:
+        if self._format == "arrow":
+            return [table.slice(i, 1) for i in range(table.num_rows)]
+        image_format = {"pil": "pil", "numpy": "numpy", "python": "bytes"}[self._format]
+        columns: dict[str, list[Any]] = {}
+        for name in self._feature_columns():
+            values = table.column(name).to_pylist()
+            feature = self._features[name]
+            if _needs_decoding(feature):
+                values = [feature.decode_value(v, image_format=image_format) for v in values]
+            columns[name] = values
+        if not columns:
+            return [{} for _ in range(table.num_rows)]
+        names = list(columns)
+        return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+    def _rows_at(self, rows: Rows) -> list[Any]:
+        return self._decode_table(self._table_of(rows, self._feature_columns()))
+
+    def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
+        rows = self._all_rows()
+        for start in range(0, len(rows), batch_size):
+            yield self._rows_at(rows[start : start + batch_size])
+
+    def iter(self, batch_size: int = 1000) -> Iterator[Any]:
+        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format)."""
+        rows = self._all_rows()
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start : start + batch_size]
+            if self._format == "arrow":
+                yield self._table_of(chunk, self._feature_columns())
+                continue
+            decoded = self._rows_at(chunk)
+            yield {name: [row[name] for row in decoded] for name in self._feature_columns()}
+
+    def column(self, name: str) -> list[Any]:
+        """One column's values for every row, decoded in the current format."""
+        if name not in self._features:
+            msg = f"no column {name!r}; columns are {list(self._features)}"
+            raise KeyError(msg)
+        feature = self._features[name]
+        values = self._column_arrow(name)
+        if self._format == "arrow":
+            return values  # type: ignore[return-value]
+        python = values.to_pylist()
+        if _needs_decoding(feature):
+            image_format = {"pil": "pil", "numpy": "numpy", "python": "bytes"}[self._format]
+            return [feature.decode_value(v, image_format=image_format) for v in python]
+        return python
+
+    # -- export --------------------------------------------------------------
+
+    def to_arrow(self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False) -> pa.Table:
+        """The rows as a ``pyarrow.Table`` (labels as ints; the features JSON is in the schema metadata)."""
+        wanted = list(columns) if columns is not None else self._feature_columns()
+        if with_row_columns and not self._meta.is_seed_v1:
+            wanted += [c for c in _ROW_COLUMNS if c not in wanted]
+        table = self._table_of(self._all_rows(), wanted)
+        return table.replace_schema_metadata(self._features.to_arrow_schema().metadata)
+
+    def to_pandas(
+        self,
+        images: str = "bytes",
+        *,
+        columns: Sequence[str] | None = None,
+        thumbnail_size: int = 128,
+        image_dir: str | Path | None = None,
+    ) -> pd.DataFrame:
+        """The rows as a pandas DataFrame, indexed by row number in the version.
+
+        Parameters
+        ----------
+        images:
+            ``"bytes"`` (encoded bytes, fastest), ``"pil"`` (PIL images),
+            ``"thumbnail"`` (PIL images at most ``thumbnail_size`` px),
+            ``"path"`` (image files written once under ``image_dir``), or
+            ``"drop"`` (no image columns).
+        columns:
+            Only these columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ClassLabel columns are ``Categorical`` of the class names.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": "b"}, {"label": "a"}], se.Features(label=se.ClassLabel(names=["a", "b"])),
+        ...               name="tiny", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.to_pandas()["label"].cat.categories.tolist()
+        ['a', 'b']
+        """
+        import pandas as pd
+
+        if images not in IMAGE_EXPORTS:
+            msg = f"images must be one of {IMAGE_EXPORTS}, got {images!r}"
+            raise ValueError(msg)
+        wanted = list(columns) if columns is not None else self._feature_columns()
+        unknown = [c for c in wanted if c not in self._features]
+        if unknown:
+            msg = f"no column(s) {unknown}; columns are {list(self._features)}"
+            raise KeyError(msg)
+        image_columns = [c for c in wanted if isinstance(self._features[c], Image)]
+        if images == "drop":
+            wanted = [c for c in wanted if c not in image_columns]
+        table = self._table_of(self._all_rows(), wanted)
+        categorical = {c: self._features[c] for c in wanted if isinstance(self._features[c], ClassLabel)}
+        plain = table.drop_columns(list(categorical)) if categorical else table
+        frame = plain.to_pandas(split_blocks=True, self_destruct=False)
+        for name, feature in categorical.items():
+            codes = table.column(name).fill_null(-1).to_numpy()
+            codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
+            frame[name] = pd.Categorical.from_codes(codes, categories=list(feature.names or ()))
+        frame = frame[wanted]
+        if images != "bytes" and images != "drop":
+            for name in image_columns:
+                frame[name] = self._export_images(table.column(name), images, thumbnail_size, image_dir, name)
+        frame.index = pd.Index(self.base_rows(), name="row")
+        return frame
+
+    def _export_images(self, column: pa.ChunkedArray, how: str, size: int, image_dir: Any, name: str) -> list[Any]:
+        from stable_explore._images import open_thumbnail
+        from stable_explore.schema import decode_image_bytes
+
+        values = column.to_pylist()
+        if how == "pil":
+            return [decode_image_bytes(v) if v is not None else None for v in values]
+        if how == "thumbnail":
+            return [open_thumbnail(v, size) if v is not None else None for v in values]
+        folder = Path(image_dir) if image_dir is not None else self._default_export_dir() / name
+        folder.mkdir(parents=True, exist_ok=True)
+        paths: list[Any] = []
+        for row, data in zip(self.base_rows().tolist(), values, strict=True):
+            if data is None:
+                paths.append(None)
+                continue
+            path = folder / f"{row:08d}{_extension_of(data)}"
+            if not path.exists():
+                tmp = path.with_name(f".{path.name}.tmp")
+                tmp.write_bytes(data)
+                tmp.replace(path)
+            paths.append(str(path))
+        return paths
+
+    def _default_export_dir(self) -> Path:
+        if self._home is not None and self._name:
+            return self._home / self._name / "exports" / self._version
+        return self.cache_dir.parent / f"{self.cache_dir.name}-exports"
+
+    def to_parquet(self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd") -> Path:
+        """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
+
+        Labels are stored as ints; the full features JSON is in the file's schema metadata.
+        """
+        import pyarrow.parquet as pq
+
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        rows = self._all_rows()
+        schema = self._features.to_arrow_schema()
+        try:
+            with pq.ParquetWriter(str(tmp), schema, compression=compression) as writer:
+                for start in range(0, len(rows), rows_per_group):
+                    chunk = self._table_of(rows[start : start + rows_per_group], list(self._features))
+                    writer.write_table(chunk.cast(schema), row_group_size=rows_per_group)
+            tmp.replace(target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return target
+
+    def label_counts(self, column: str | None = None) -> dict[str, int]:
+        """Rows per class name (every class listed, zeros included), from the label column alone."""
+        name = column or next((c for c, f in self._features.items() if isinstance(f, ClassLabel)), None)
+        if name is None or not isinstance(self._features.get(name), ClassLabel):
+            msg = f"no ClassLabel column {'named ' + repr(column) if column else 'in this dataset'}"
+            raise KeyError(msg)
+        feature = self._features[name]
+        assert isinstance(feature, ClassLabel)
+        values = self._column_arrow(name).to_numpy(zero_copy_only=False)
+        values = values[~np.isnan(values)].astype(np.int64) if values.dtype.kind == "f" else values
+        counts = np.bincount(
+            values[(values >= 0) & (values < (feature.num_classes or 0))], minlength=feature.num_classes
+        )
+        return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
+
+    # -- integrity -----------------------------------------------------------
+
+    def verify(self) -> Any:
+        """Re-hash every shard of this version (see :func:`stable_explore.verify`)."""
+        from stable_explore.cache import verify
+
+        return verify(self.cache_dir)
+
+    # -- pickling: references only -----------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        rows = self._rows
+        if isinstance(rows, np.ndarray):
+            rows = rows.astype(np.int64)
+        return {
+            "cache_dir": str(self.cache_dir),
+            "name": self._name,
+            "version": self._version,
+            "home": str(self._home) if self._home else None,
+            "features": self._features.to_dict() if self._features_given else None,
+            "rows": rows,
+            "format": self._format,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        meta = read_sharded_cache_meta(state["cache_dir"])
+        features = Features.from_dict(state["features"]) if state["features"] else None
+        self.__init__(  # type: ignore[misc]
+            meta,
+            name=state["name"],
+            version=state["version"],
+            home=Path(state["home"]) if state["home"] else None,
+            features=features,
+            rows=state["rows"],
+            format=state["format"],
+        )
+
+    # -- display -------------------------------------------------------------
+
+    def _summary(self) -> dict[str, Any]:
+        """The one cheap summary every repr is made from (no image is decoded)."""
+        total = self._meta.num_rows
+        return {
+            "ref": f"{self._name or self.cache_dir.name}@{self._version}",
+            "rows": len(self),
+            "total_rows": total,
+            "shards": self._meta.num_shards,
+            "size": format_size(self._meta.nbytes),
+            "view": self.is_view,
+        }
+
+    def __repr__(self) -> str:
+        s = self._summary()
+        rows = f"{s['rows']:,} of {s['total_rows']:,} rows (view)" if s["view"] else f"{s['rows']:,} rows"
+        shards = f"{s['shards']} shard" + ("" if s["shards"] == 1 else "s")
+        return f"CachedDataset({s['ref']}: {rows}, {shards}, {s['size']})"
+
+    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
+        s = self._summary()
+        yield "ref", s["ref"]
+        yield "rows", s["rows"]
+        yield "shards", s["shards"]
+        yield "size", s["size"]
+
+    def _repr_html_(self) -> str:
+        from stable_explore._card import dataset_card
+
+        return dataset_card(self, self._summary())
+
+
+def _extension_of(data: bytes) -> str:
+    head = bytes(data[:12])
+    if head.startswith(b"\xff\xd8\xff"):
+        return ".jpg"
+    if head.startswith(b"\x89PNG"):
+        return ".png"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return ".gif"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return ".webp"
+    if head.startswith(b"BM"):
+        return ".bmp"
+    if head.startswith((b"II*\x00", b"MM\x00*")):
+        return ".tiff"
+    return ".img"
+
+
+def _seed_version(meta: ShardedCacheMeta) -> str:
+    """A stable id for a cache without one (seed-v1 format): a hash of its metadata."""
+    from stable_explore._hashing import fingerprint
+
+    raw = dict(meta.raw or {})
+    return "v1-" + fingerprint({k: raw.get(k) for k in sorted(raw)}, 12)
