@@ -76,8 +76,9 @@ def _advice(name: str, value: Any, what: str) -> str:
 def function_token(function: Callable[..., Any], _seen: set[int] | None = None) -> Any:
     """Token of a function: its source text (or bytecode) and the global values it reads.
 
-    Globals that are modules or classes count as code and are skipped; global
-    functions are followed; any other global is hashed by content, so editing
+    Globals that are modules, classes or functions from other modules count as
+    code and are skipped; functions of the same module are followed; any other
+    global is hashed by content, so editing
     ``ROOT = "data/v2"`` in a notebook changes the fingerprint of a generator
     that reads ``ROOT``.
     """
@@ -100,7 +101,8 @@ def function_token(function: Callable[..., Any], _seen: set[int] | None = None) 
         if inspect.ismodule(value) or inspect.isclass(value) or inspect.isbuiltin(value):
             continue
         if inspect.isfunction(value):
-            if id(value) not in seen:
+            # Follow the user's own helpers; library functions count as code, like modules.
+            if id(value) not in seen and value.__module__ == getattr(function, "__module__", None):
                 globals_used[global_name] = function_token(value, seen)
             continue
         globals_used[global_name] = token(value, f"global variable {global_name!r} read by {name}")

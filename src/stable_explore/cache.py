@@ -348,7 +348,8 @@ def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
     """Write ``_metadata.json`` (fsynced) into a cache directory being built."""
     path = cache_dir / METADATA_FILE
     with path.open("w", encoding="utf-8") as f:
-        json.dump(meta, f, indent=2, sort_keys=True, allow_nan=False)
+        # key order kept: the order of "features" is the column order
+        json.dump(meta, f, indent=2, allow_nan=False)
         f.flush()
         os.fsync(f.fileno())
 

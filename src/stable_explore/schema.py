@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import json
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field, fields
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pyarrow as pa
 
-from stable_explore._hashing import canonical_json, fingerprint
+from stable_explore._hashing import fingerprint
 from stable_explore.errors import EncodingError, SchemaError
 
 if TYPE_CHECKING:
@@ -648,11 +649,12 @@ class Features(dict[str, Feature]):
         return cls({name: feature_from_dict(spec) for name, spec in data.items()})
 
     def fingerprint(self) -> str:
-        """Hash of the canonical JSON: changes when a class is renamed or a shape changes."""
-        return fingerprint(self.to_dict())
+        """Hash of the canonical JSON: changes when a class is renamed, a shape changes or columns move."""
+        return fingerprint({"columns": list(self), "features": self.to_dict()})
 
     def to_json(self) -> str:
-        return canonical_json(self.to_dict())
+        """Compact JSON that keeps the column order (``from_dict(json.loads(...))`` inverts it)."""
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
 
     def to_arrow_schema(self, *, with_row_columns: bool = False, key_type: pa.DataType | None = None) -> pa.Schema:
         """The Arrow schema of the stored columns (optionally with the key and row-hash columns)."""
@@ -667,8 +669,6 @@ class Features(dict[str, Feature]):
         """Features stored in a schema's metadata, or inferred from its types."""
         stored = (schema.metadata or {}).get(FEATURES_SCHEMA_KEY)
         if stored:
-            import json
-
             return cls.from_dict(json.loads(stored))
         inferred: dict[str, Feature] = {}
         for arrow_field in schema:
