@@ -24,6 +24,21 @@ from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext stable_explore``: register ``%stable_cache`` and ``%stable_ls`` (imports IPython only now)."""
+    from stable_explore.magic import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    """``%unload_ext stable_explore``."""
+    from stable_explore.magic import unload_ipython_extension as unload
+
+    unload(ipython)
+
+
 __all__ = [
     # schema
     "Features",

@@ -440,7 +440,7 @@ def explain_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
         return [f"source kind changed ({old.get('kind')} -> {new.get('kind')})"]
     changes = []
     if old.get("code") != new.get("code"):
-        changes.append("generator source changed")
+        changes.append("cell changed" if new.get("kind") == "cell" else "generator source changed")
     if old.get("key") != new.get("key"):
         changes.append(f"key changed ({old.get('key')!r} -> {new.get('key')!r})")
     for label, group in (("argument", "arguments"), ("variable", "globals"), ("variable", "variables")):
@@ -454,8 +454,6 @@ def explain_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
         changes.append("compression changed")
     if old.get("labels") != new.get("labels"):
         changes.append("description, license or metadata changed")
-    if old.get("cell") != new.get("cell"):
-        changes.append("cell changed")
     return changes
 
 

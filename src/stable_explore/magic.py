@@ -1,0 +1,319 @@
+"""``%stable_cache`` and ``%stable_ls``: the IPython front door over :func:`stable_explore.build`.
+
+Load with ``%load_ext stable_explore``. IPython is imported only here, so the
+package itself imports without it.
+
+Line form::
+
+    %stable_cache pets = pets("data/pets") --features features --description "Pets subset"
+
+Cell form (the body is the body of a generator, and sees the notebook's variables)::
+
+    %%stable_cache squares --features features
+    for i in range(n):
+        yield {"x": i * i}
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import linecache
+import shlex
+import textwrap
+import traceback
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from stable_explore.api import dataset_from_build
+from stable_explore.catalog import LATEST, Catalog, SourcePlan, build_version, check_name, plan_source
+from stable_explore.errors import StableExploreError
+from stable_explore.schema import Features
+
+__all__ = ["StableCacheError", "StableMagics", "load_ipython_extension"]
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+class StableCacheError(Exception):
+    """What ``%stable_cache`` raises: shown as a short message, not a traceback of our internals.
+
+    ``original`` is the user's own exception (from their generator), shown with
+    its traceback trimmed to their code.
+    """
+
+    def __init__(self, message: str, original: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.original = original
+
+
+def _split_options(text: str) -> tuple[str, str]:
+    """Split ``EXPR --opt ...`` at the first `` --name`` outside brackets and strings."""
+    depth = 0
+    quote: str | None = None
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+        elif char in "\"'":
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else char
+            i += len(quote)
+            continue
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and char.isspace() and text[i + 1 : i + 3] == "--" and text[i + 3 : i + 4].isalpha():
+            return text[:i].strip(), text[i + 1 :].strip()
+        i += 1
+    return text.strip(), ""
+
+
+def _raised_in_user_code(error: BaseException) -> bool:
+    """Whether the error came through the user's own code (their generator), not only ours."""
+    return any(
+        not frame.filename.startswith(_PACKAGE_DIR) and "site-packages" not in frame.filename
+        for frame in traceback.extract_tb(error.__traceback__)
+    )
+
+
+def _trimmed_traceback(error: BaseException) -> list[str]:
+    """The error's traceback without stable-explore's frames, ending at the user's own code."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_PACKAGE_DIR)]
+    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
+    lines += traceback.format_exception_only(type(error), error)
+    return [line.rstrip("\n") for line in "".join(lines).splitlines()]
+
+
+def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> list[str]:
+    """IPython custom-exception handler for StableCacheError."""
+    if isinstance(value, StableCacheError) and value.original is not None:
+        stb = [str(value), *_trimmed_traceback(value.original)]
+    else:
+        stb = [f"{etype.__name__}: {value}"]
+    shell._showtraceback(etype, value, stb)
+    return stb
+
+
+def _when(created_at: str | None) -> str:
+    if not created_at:
+        return "at an unknown time"
+    return created_at[:16].replace("T", " ") + " UTC"
+
+
+@magics_class
+class StableMagics(Magics):
+    """The ``%stable_cache`` / ``%%stable_cache`` and ``%stable_ls`` magics."""
+
+    @magic_arguments()
+    @argument("--features", "-f", metavar="F", help="the Features (a variable name or expression)")
+    @argument("--name", help="the dataset's name in the catalog (default: NAME)")
+    @argument("--description", help="stored as ds.DESCR; part of the version id")
+    @argument("--license", help="stored as ds.LICENSE; part of the version id")
+    @argument("--metadata", metavar="M", help="a variable holding a JSON-ready dict of metadata")
+    @argument("--tag", help="also point this tag at the version")
+    @argument("--force", action="store_true", help="build even if this source was built before")
+    @argument("--shard-size", default="256MB", help="target shard size, e.g. 256MB (default)")
+    @argument("--batch-size", type=int, default=1000, help="rows per record batch (default 1000)")
+    @argument("--compression", choices=["lz4", "zstd"], default=None, help="Arrow IPC buffer compression")
+    @argument("--key", help="an explicit cache key, for sources that cannot be fingerprinted")
+    @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
+    @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
+    @line_cell_magic
+    def stable_cache(self, line: str, cell: str | None = None) -> Any:
+        """Cache what a generator yields as a version of a dataset, or reuse the version it built before.
+
+        Line form: ``%stable_cache NAME = EXPR [options]``, where EXPR calls a
+        generator function (``pets("data/pets")``) or is any iterable. Cell form:
+        ``%%stable_cache NAME [options]``, whose body is the body of a
+        generator. The dataset is bound to NAME and displayed (end the line
+        with ``;`` to silence it).
+
+        A re-run is a cache hit when the generator's source (or the cell's
+        text), its arguments, the notebook variables it reads and the features
+        are unchanged; otherwise it rebuilds and says what changed.
+        """
+        text = line.rstrip()
+        silent = text.endswith(";")
+        if silent:
+            text = text[:-1].rstrip()
+        variable: str | None = None
+        args: Any = None
+        try:
+            if cell is None:
+                variable, expression, options = self._parse_line(text)
+            else:
+                variable, _, options = text.partition(" ")
+                variable, expression = variable.strip(), None
+                if not variable.isidentifier():
+                    msg = f"usage: %%stable_cache NAME [options]; {variable!r} is not a variable name"
+                    raise StableCacheError(msg)
+            # shlex, not IPython's arg_split, so that quotes are removed as in a shell
+            args = self.stable_cache.parser.parse_args(shlex.split(options))
+            ds = self._build(variable, expression, cell, args)
+        except (StableCacheError, UsageError):
+            raise
+        except KeyboardInterrupt:
+            raise self._interrupted(variable, args) from None
+        except StableExploreError as exc:
+            raise StableCacheError(str(exc)) from None
+        except Exception as exc:
+            if not _raised_in_user_code(exc):
+                raise  # our own failure: the full traceback is what a bug report needs
+            msg = f"the generator raised {type(exc).__name__}; nothing was saved"
+            raise StableCacheError(msg, original=exc) from None
+        assert variable is not None
+        self.shell.user_ns[variable] = ds
+        if not args.quiet:
+            print(self._summary_line(ds))
+        return None if silent else ds
+
+    def _parse_line(self, text: str) -> tuple[str, str, str]:
+        head, equals, rest = text.partition("=")
+        variable = head.strip()
+        if not equals or not variable.isidentifier() or rest.startswith("="):
+            msg = "usage: %stable_cache NAME = EXPR [--features F] [options]  (see %stable_cache?)"
+            raise StableCacheError(msg)
+        expression, options = _split_options(rest)
+        if not expression:
+            msg = f"nothing to cache: give an expression after '{variable} ='"
+            raise StableCacheError(msg)
+        return variable, expression, options
+
+    def _eval(self, expression: str) -> Any:
+        return eval(expression, self.shell.user_ns)  # noqa: S307 - the user's own notebook expression
+
+    def _features(self, args: Any) -> Features:
+        if not args.features:
+            msg = "pass --features F, where F is a stable_explore.Features describing each example"
+            raise StableCacheError(msg)
+        value = self._eval(args.features)
+        if not isinstance(value, Features):
+            msg = f"--features {args.features} is a {type(value).__name__}, not a stable_explore.Features"
+            raise StableCacheError(msg)
+        return value
+
+    def _build(self, variable: str, expression: str | None, cell: str | None, args: Any) -> Any:
+        name = check_name(args.name or variable)
+        features = self._features(args)
+        metadata = self._eval(args.metadata) if args.metadata else None
+        labels = {"description": args.description, "license": args.license, "metadata": dict(metadata or {})}
+        common = {"key": args.key, "compression": args.compression, "labels": labels}
+        call_args: tuple[Any, ...] = ()
+        call_kwargs: dict[str, Any] = {}
+        if cell is not None:
+            source: Any = self._cell_function(variable, cell)
+            plan = plan_source(source, features, **common)
+            if plan.parts is not None and plan.parts.get("kind") == "function":
+                plan = SourcePlan({**plan.parts, "kind": "cell", "function": name}, plan.fingerprint)
+        else:
+            assert expression is not None
+            source, call_args, call_kwargs = self._line_source(expression)
+            plan = plan_source(source, features, args=call_args, kwargs=call_kwargs, **common)
+        result = build_version(
+            Catalog(args.home),
+            name,
+            source,
+            features,
+            args=call_args,
+            kwargs=call_kwargs,
+            description=args.description,
+            license=args.license,
+            metadata=metadata,
+            shard_size=args.shard_size,
+            batch_size=args.batch_size,
+            compression=args.compression,
+            tag=args.tag,
+            force=args.force,
+            key=args.key,
+            progress=not args.quiet,
+            plan=plan,
+        )
+        return dataset_from_build(result)
+
+    def _line_source(self, expression: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+        """A generator function and its evaluated arguments when EXPR is such a call; else the iterable."""
+        try:
+            tree = ast.parse(expression, mode="eval").body
+        except SyntaxError as exc:
+            msg = f"cannot parse {expression!r}: {exc.msg}"
+            raise StableCacheError(msg) from None
+        if isinstance(tree, ast.Call) and not any(isinstance(a, ast.Starred) for a in tree.args):
+            function = self._eval(ast.unparse(tree.func))
+            if inspect.isfunction(function) and all(k.arg is not None for k in tree.keywords):
+                call_args = tuple(self._eval(ast.unparse(a)) for a in tree.args)
+                call_kwargs = {k.arg: self._eval(ast.unparse(k.value)) for k in tree.keywords if k.arg}
+                return function, call_args, call_kwargs
+        # a bare generator function (called with no arguments), or any iterable
+        return self._eval(expression), (), {}
+
+    def _cell_function(self, name: str, cell: str) -> Any:
+        """Compile the cell body as the body of a generator function over the notebook's namespace."""
+        body = textwrap.indent(textwrap.dedent(cell), "    ") or "    pass\n"
+        source = f"def {name}():\n{body}\n"
+        digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+        filename = f"<stable_cache {name} {digest}>"
+        # Registered so inspect.getsource and tracebacks can show the cell's lines.
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        try:
+            code = compile(source, filename, "exec")
+        except SyntaxError as exc:
+            msg = f"the cell is not valid Python: {exc.msg} (line {(exc.lineno or 1) - 1})"
+            raise StableCacheError(msg) from None
+        namespace = self.shell.user_ns
+        scratch: dict[str, Any] = {}
+        exec(code, namespace, scratch)  # noqa: S102 - defines the user's own generator
+        function = scratch[name]
+        if not inspect.isgeneratorfunction(function):
+            msg = "the cell body must yield examples (dicts, or (key, dict) pairs)"
+            raise StableCacheError(msg)
+        return function
+
+    def _interrupted(self, variable: str | None, args: Any) -> StableCacheError:
+        name = (getattr(args, "name", None) or variable) if args is not None else variable
+        kept = "no version existed before"
+        if name:
+            try:
+                catalog = Catalog(getattr(args, "home", None))
+                latest = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None
+            except (OSError, ValueError):
+                latest = None
+            if latest:
+                kept = f"{name}@{latest} is kept as the latest version"
+        return StableCacheError(f"interrupted: nothing was saved; {kept}")
+
+    @staticmethod
+    def _summary_line(ds: Any) -> str:
+        created = _when(ds.metadata.get("created_at"))
+        return f"{ds.ref}: {ds.build_info} · {len(ds):,} rows, built {created}"
+
+    @line_magic
+    def stable_ls(self, line: str) -> Any:
+        """List datasets (``%stable_ls``) or one dataset's versions (``%stable_ls NAME``)."""
+        from stable_explore.api import datasets, versions
+
+        name = line.strip()
+        return versions(name) if name else datasets()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics and the short error display (``%load_ext stable_explore``)."""
+    ipython.register_magics(StableMagics)
+    ipython.set_custom_exc((StableCacheError,), _show_error)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Drop the short error display (``%unload_ext stable_explore``)."""
+    ipython.set_custom_exc((), None)

@@ -1,0 +1,278 @@
+"""%stable_cache and %stable_ls in a real IPython shell, and in a notebook run end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("IPython", reason="IPython is in the test extras")
+
+from IPython.core.interactiveshell import InteractiveShell
+
+import stable_explore as se
+from stable_explore.magic import StableCacheError
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "home"
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def shell(home: Path) -> Iterator[InteractiveShell]:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "stable_explore")
+    ip.run_cell(
+        textwrap.dedent(
+            """
+            import stable_explore as se
+            features = se.Features(x=se.Value("int64"), word=se.Value("string"))
+            def words(n, prefix="w"):
+                words.runs.append(n)  # an attribute: a global list it reads would be part of its fingerprint
+                for i in range(n):
+                    yield f"k{i}", {"x": i, "word": f"{prefix}{i}"}
+            words.runs = []
+            """
+        )
+    )
+    yield ip
+    ip.run_line_magic("unload_ext", "stable_explore")
+    ip.reset()
+
+
+def run(ip: InteractiveShell, code: str, capsys: pytest.CaptureFixture[str]) -> tuple[object, str]:
+    result = ip.run_cell(code)
+    out = capsys.readouterr()
+    return result, out.out + out.err
+
+
+def test_line_form_builds_binds_and_displays(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    result, output = run(shell, "%stable_cache ws = words(5) --features features --quiet", capsys)
+    assert result.error_in_exec is None
+    ds = shell.user_ns["ws"]
+    assert isinstance(ds, se.CachedDataset)
+    assert result.result is ds
+    assert ds.name == "ws"
+    assert [row["word"] for row in ds] == ["w0", "w1", "w2", "w3", "w4"]
+    assert output.startswith("Out[")  # only the displayed result: no progress bar, no summary line
+    assert "built" not in output
+    result, output = run(shell, "%stable_cache ws = words(5) --features features", capsys)
+    assert result.result is not None
+    lines = [line for line in output.splitlines() if line.strip() and not line.startswith("Out[")]
+    assert len(lines) == 1
+    assert lines[0].startswith(f"ws@{ds.version}: reused: same source, arguments and features · 5 rows, built ")
+    assert shell.user_ns["words"].runs == [5]
+
+
+def test_semicolon_silences_the_display(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    result, output = run(shell, "%stable_cache ws = words(2) --features features --quiet;", capsys)
+    assert result.error_in_exec is None
+    assert result.result is None
+    assert output == ""
+    assert len(shell.user_ns["ws"]) == 2
+
+
+def test_misses_name_what_changed(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    _, first = run(shell, "%stable_cache ws = words(3) --features features", capsys)
+    assert "built: first build of ws" in first
+    assert "caching ws" in first  # the progress bar
+    _, changed = run(shell, "%stable_cache ws = words(4) --features features", capsys)
+    assert "rebuilt: argument 'n' changed" in changed
+    _, keyword = run(shell, "%stable_cache ws = words(4, prefix='v') --features features", capsys)
+    assert "rebuilt: argument 'prefix' changed" in keyword
+    assert shell.user_ns["ws"][0]["word"] == "v0"
+    shell.run_cell(
+        textwrap.dedent(
+            """
+            def words(n, prefix="w"):
+                for i in range(n):
+                    yield f"k{i}", {"x": i * 10, "word": f"{prefix}{i}"}
+            """
+        )
+    )
+    _, edited = run(shell, "%stable_cache ws = words(4, prefix='v') --features features", capsys)
+    assert "rebuilt: generator source changed" in edited
+    assert shell.user_ns["ws"][3]["x"] == 30
+    _, forced = run(shell, "%stable_cache ws = words(4, prefix='v') --features features --force --quiet;", capsys)
+    assert forced == ""
+    assert shell.user_ns["ws"].build_info.startswith("rebuilt: force=True")
+
+
+def test_cell_form_sees_variables_and_tracks_them(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_cell("n = 3\nstem = 'sq'")
+    cell = "for i in range(n):\n    yield {'x': i * i, 'word': f'{stem}{i}'}\n"
+    result = shell.run_cell_magic("stable_cache", "squares --features features --description 'Squares'", cell)
+    out = capsys.readouterr().out
+    assert "built: first build of squares" in out
+    assert [row["x"] for row in result] == [0, 1, 4]
+    assert shell.user_ns["squares"].DESCR == "Squares"
+    again = shell.run_cell_magic("stable_cache", "squares --features features --description 'Squares'", cell)
+    assert "reused" in capsys.readouterr().out
+    assert again.version == result.version
+    shell.run_cell("n = 4")
+    bigger = shell.run_cell_magic("stable_cache", "squares --features features --description 'Squares'", cell)
+    assert "rebuilt: variable 'n' changed" in capsys.readouterr().out
+    assert len(bigger) == 4
+    edited = cell.replace("i * i", "i * i * i")
+    cubes = shell.run_cell_magic("stable_cache", "squares --features features --description 'Squares'", edited)
+    assert "rebuilt: cell changed" in capsys.readouterr().out
+    assert cubes[3]["x"] == 27
+
+
+def test_keyed_pairs_in_a_cell_and_options(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    cell = "for i in range(4):\n    yield f'id-{i}', {'x': i, 'word': 'a'}\n"
+    ds = shell.run_cell_magic(
+        "stable_cache", "letters --features features --name letters-v1 --tag first --compression zstd", cell
+    )
+    assert ds.name == "letters-v1"
+    assert ds.keys() == ["id-0", "id-1", "id-2", "id-3"]
+    assert se.load("letters-v1@first").version == ds.version
+    assert shell.user_ns["letters"] is ds
+
+
+def test_unfingerprintable_variable_is_named(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_cell("class Thing: pass\nthing = Thing()")
+    result, output = run(shell, "%%stable_cache t --features features\nyield {'x': id(thing), 'word': 'a'}\n", capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert "global variable 'thing'" in output
+    assert "--key" in output
+    keyed, _ = run(
+        shell, "%%stable_cache t --features features --key v1\nyield {'x': id(thing), 'word': 'a'}\n", capsys
+    )
+    assert keyed.error_in_exec is None
+
+
+def test_bad_row_is_a_short_message_naming_row_key_and_field(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%stable_cache ws = words(2) --features features --quiet", capsys)
+    shell.run_cell(
+        textwrap.dedent(
+            """
+            def broken():
+                yield "good", {"x": 1, "word": "a"}
+                yield "bad", {"x": "one", "word": "b"}
+            """
+        )
+    )
+    result, output = run(shell, "%stable_cache ws = broken() --features features --quiet", capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert "row 1, key 'bad', field 'x': expected int64, got 'one' (str)" in output
+    assert "stable_explore/" not in output
+    assert len(output.strip().splitlines()) <= 3
+    assert len(shell.user_ns["ws"]) == 2  # the old binding and version stay
+
+
+def test_error_in_the_users_generator_ends_at_their_code(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = "for i in range(3):\n    yield {'x': 10 // (1 - i), 'word': 'a'}\n"
+    result, output = run(shell, f"%%stable_cache div --features features --quiet\n{cell}", capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert "ZeroDivisionError" in output
+    assert "10 // (1 - i)" in output
+    assert "stable_explore/" not in output
+
+
+def test_interrupt_saves_nothing_and_says_which_version_is_kept(
+    shell: InteractiveShell, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%stable_cache ws = words(3) --features features --quiet", capsys)
+    kept = shell.user_ns["ws"].version
+    shell.run_cell(
+        textwrap.dedent(
+            """
+            def stopped():
+                for i in range(5000):
+                    if i == 2500:
+                        raise KeyboardInterrupt
+                    yield {"x": i, "word": "a"}
+            """
+        )
+    )
+    result, output = run(shell, "%stable_cache ws = stopped() --features features --batch-size 500", capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert f"interrupted: nothing was saved; ws@{kept} is kept as the latest version" in output
+    assert se.load("ws").version == kept
+    leftovers = [p for p in home.rglob("*") if ".tmp-" in p.name]
+    assert leftovers == []
+
+
+def test_usage_errors(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = {
+        "%stable_cache words(3) --features features": "usage: %stable_cache NAME = EXPR",
+        "%stable_cache ws = words(3)": "pass --features F",
+        "%stable_cache ws = words(3) --features [1]": "is a list, not a stable_explore.Features",
+        "%%stable_cache nothing --features features\nx = 1\n": "must yield examples",
+        "%stable_cache ws = words(3) --features features --bogus": "UsageError: unrecognized arguments: --bogus",
+    }
+    for code, needle in cases.items():
+        result, output = run(shell, code, capsys)
+        assert result.error_in_exec is not None, code
+        assert needle in output, (code, output)
+        assert "Traceback" not in output, output
+
+
+def test_options_are_split_outside_strings_and_brackets(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%stable_cache ws = words(2, prefix='a --b') --features features --quiet", capsys)
+    assert shell.user_ns["ws"][1]["word"] == "a --b1"
+
+
+def test_iterable_expression_and_ls(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    result, output = run(
+        shell, "%stable_cache plain = [{'x': i, 'word': 'p'} for i in range(3)] --features features", capsys
+    )
+    assert result.error_in_exec is None
+    assert "plain iterable has no fingerprint" in output
+    listing = shell.run_line_magic("stable_ls", "")
+    assert [row["name"] for row in listing] == ["plain"]
+    versions = shell.run_line_magic("stable_ls", "plain")
+    assert len(versions) == 1
+
+
+def test_help_text_lists_the_options(shell: InteractiveShell) -> None:
+    doc = shell.find_line_magic("stable_cache").__doc__
+    for option in ("--features", "--name", "--force", "--shard-size", "--key", "--quiet", "--compression"):
+        assert option in doc
+    assert "NAME = EXPR" in doc
+
+
+def test_package_imports_without_ipython() -> None:
+    script = "import sys; sys.modules['IPython'] = None; import stable_explore; print('ok', 'IPython' in dir())"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok False"
+
+
+def test_notebook_run_end_to_end_hits_the_cache_on_the_second_run(tmp_path: Path, home: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext stable_explore\nimport stable_explore as se"),
+        nbformat.v4.new_code_cell(
+            "features = se.Features(x=se.Value('int64'))\ndef gen(n):\n    for i in range(n):\n        yield {'x': i}"
+        ),
+        nbformat.v4.new_code_cell("%stable_cache numbers = gen(100) --features features"),
+        nbformat.v4.new_code_cell("%stable_cache numbers = gen(100) --features features"),
+        nbformat.v4.new_code_cell("print(numbers.build_info, len(numbers))"),
+    ]
+    client = nbclient.NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()
+    text = lambda cell: "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")  # noqa: E731
+    assert "built: first build of numbers" in text(notebook.cells[2])
+    assert "reused: same source, arguments and features" in text(notebook.cells[3])
+    assert text(notebook.cells[4]).strip() == "reused: same source, arguments and features 100"
+    displayed = [o for o in notebook.cells[3].outputs if o.output_type == "execute_result"]
+    assert "text/html" in displayed[0]["data"]
