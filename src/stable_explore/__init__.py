@@ -9,7 +9,7 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.api import build, datasets, gc, load, tag, verify, versions
+from stable_explore.api import browse, build, datasets, gc, load, tag, verify, versions
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
@@ -56,6 +56,7 @@ __all__ = [
     "tag",
     "gc",
     "verify",
+    "browse",
     "CachedDataset",
     # errors
     "StableExploreError",

@@ -27,7 +27,17 @@ def open_thumbnail(data: bytes | memoryview, size: int) -> PILImage.Image:
     image.thumbnail((size, size), PILImage.Resampling.BILINEAR, reducing_gap=2.0)
     if image.mode not in ("RGB", "L", "RGBA"):
         image = image.convert("RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB")
-    return image
+    return _enlarge_tiny(image, size)
+
+
+def _enlarge_tiny(image: PILImage.Image, size: int) -> PILImage.Image:
+    """Scale a tiny image (an 8x8 digit) up by a whole factor, keeping its pixels sharp."""
+    from PIL import Image as PILImage
+
+    factor = size // max(1, max(image.size))
+    if factor < 2:
+        return image
+    return image.resize((image.size[0] * factor, image.size[1] * factor), PILImage.Resampling.NEAREST)
 
 
 def array_thumbnail(array: np.ndarray, size: int) -> PILImage.Image:
@@ -43,11 +53,8 @@ def array_thumbnail(array: np.ndarray, size: int) -> PILImage.Image:
         scale = 255.0 / (high - low) if high > low else 0.0
         values = np.nan_to_num((values - low) * scale).astype(np.uint8)
     image = PILImage.fromarray(values)
-    image.thumbnail((size, size), PILImage.Resampling.NEAREST if max(values.shape[:2]) < size else PILImage.BILINEAR)
-    if max(image.size) < size:
-        factor = max(1, size // max(image.size))
-        image = image.resize((image.size[0] * factor, image.size[1] * factor), PILImage.Resampling.NEAREST)
-    return image
+    image.thumbnail((size, size), PILImage.Resampling.BILINEAR)
+    return _enlarge_tiny(image, size)
 
 
 def encode_thumbnail(image: PILImage.Image, *, quality: int = 80) -> tuple[bytes, str]:

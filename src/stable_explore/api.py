@@ -22,7 +22,7 @@ from stable_explore.schema import Features
 if TYPE_CHECKING:
     from stable_explore._table import Table
 
-__all__ = ["build", "datasets", "gc", "load", "tag", "verify", "versions"]
+__all__ = ["browse", "build", "datasets", "gc", "load", "tag", "verify", "versions"]
 
 
 def _open(ref: VersionRef, *, build_info: str | None = None, features: Features | None = None) -> CachedDataset:
@@ -265,3 +265,9 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
             )
             raise CacheCorruptionError(cache_dir / "_metadata.json", msg)
     return report
+
+
+def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:
+    """The shard browser widget for a dataset or a ref (``se.browse("pets@clean")``); see ``CachedDataset.browse``."""
+    dataset = ref if isinstance(ref, CachedDataset) else load(ref, home=home)
+    return dataset.browse(**options)

@@ -559,6 +559,21 @@ class CachedDataset:
         )
         return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
 
+    # -- browsing ------------------------------------------------------------
+
+    def browse(self, *, page_size: int = 48, thumb_size: int = 128) -> Any:
+        """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
+
+        Needs the ``lab`` extra (anywidget). ``browser.selected`` and
+        ``browser.selection()`` hand the selected rows back to Python.
+        """
+        from stable_explore._optional import require
+
+        require("anywidget", "lab", "the shard browser")
+        from stable_explore.widgets.browser import ShardBrowser
+
+        return ShardBrowser(self, page_size=page_size, thumb_size=thumb_size)
+
     # -- integrity -----------------------------------------------------------
 
     def verify(self) -> Any:

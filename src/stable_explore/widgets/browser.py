@@ -1,0 +1,431 @@
+"""The shard browser: a paginated grid of thumbnails with label names, filters, detail view and selection.
+
+Small state lives in synced traitlets (page, filters, selection, class
+names); each page of thumbnails goes to the page as one custom message whose
+binary buffers are the encoded thumbnails, so nothing per thumbnail is a
+widget and no image lands in saved widget state. Thumbnails are made lazily,
+in the kernel, and kept in an LRU shared by every browser.
+
+All behaviour that is not drawing (which rows a filter keeps, what a click
+selects, what ``x`` flags) lives here, in Python, so it is tested without a
+browser and stays the same in every frontend.
+
+Example
+-------
+>>> import tempfile, stable_explore as se
+>>> ds = se.build([{"label": i % 2} for i in range(10)], se.Features(label=se.ClassLabel(names=["a", "b"])),
+...               name="ab", home=tempfile.mkdtemp(), progress=False)
+>>> browser = ds.browse(page_size=24)
+>>> browser.label_filter = [1]
+>>> browser.num_rows, browser.num_pages
+(5, 1)
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import numpy as np
+import pyarrow.compute as pc
+import traitlets as t
+
+from stable_explore._images import array_thumbnail, encode_thumbnail, is_image_array_shape, open_thumbnail
+from stable_explore._units import format_size
+from stable_explore.schema import Array3D, ClassLabel, Image, Value
+from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["ShardBrowser"]
+
+_STATIC = Path(__file__).parent / "static"
+PAGE_SIZES = (24, 48, 96, 192)
+DETAIL_MAX_PX = 1024
+_TEXT_LIMIT = 200
+_DISPLAYABLE = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8")
+
+
+def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ShardBrowser(anywidget.AnyWidget):
+    """Browse a dataset's shards as thumbnails with label names; select and flag rows.
+
+    Get one with ``ds.browse()`` or ``se.browse("name@version")``.
+
+    Attributes
+    ----------
+    selected:
+        Selected rows (positions in the browsed dataset), synced from the page.
+    flagged:
+        Rows marked with ``x`` or the flag button (issue: edits turn them into a version).
+    """
+
+    _esm = _STATIC / "browser.js"
+    _css = _STATIC / "browser.css"
+
+    title = t.Unicode("").tag(sync=True)
+    class_names = t.List(t.Unicode()).tag(sync=True)
+    label_column = t.Unicode("").tag(sync=True)
+    label_counts = t.List(t.Int()).tag(sync=True)
+    shards = t.List(t.Dict()).tag(sync=True)
+    columns = t.List(t.Unicode()).tag(sync=True)
+    has_images = t.Bool(False).tag(sync=True)
+    has_text = t.Bool(False).tag(sync=True)
+
+    shard = t.Int(-1).tag(sync=True)
+    label_filter = t.List(t.Int()).tag(sync=True)
+    search = t.Unicode("").tag(sync=True)
+    page_size = t.Int(48).tag(sync=True)
+    page = t.Int(0).tag(sync=True)
+    thumb_size = t.Int(128).tag(sync=True)
+
+    num_rows = t.Int(0).tag(sync=True)
+    num_pages = t.Int(1).tag(sync=True)
+    selected = t.List(t.Int()).tag(sync=True)
+    flagged = t.List(t.Int()).tag(sync=True)
+    status = t.Unicode("").tag(sync=True)
+
+    def __init__(
+        self,
+        dataset: CachedDataset,
+        *,
+        page_size: int = 48,
+        thumb_size: int = 128,
+        cache: ThumbnailCache | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self._ds = dataset
+        self._cache = cache if cache is not None else SHARED_CACHE
+        features = dataset.features
+        self._image_column = next((n for n, f in features.items() if isinstance(f, Image)), None)
+        if self._image_column is None:
+            self._image_column = next(
+                (n for n, f in features.items() if isinstance(f, Array3D) and is_image_array_shape(f.shape)), None
+            )
+        label = next((n for n, f in features.items() if isinstance(f, ClassLabel)), None)
+        self._text_columns = [
+            n for n, f in features.items() if isinstance(f, Value) and f.dtype in ("string", "large_string")
+        ]
+        self._base = dataset.base_rows()
+        self._labels: np.ndarray | None = None
+        self._shard_ids: np.ndarray | None = None
+        self._search_masks: dict[str, np.ndarray] = {}
+        self._rows = np.arange(len(dataset), dtype=np.int64)
+        self._anchor: int | None = None
+        self._ready = False  # traitlet observers wait until construction is done
+        offsets = np.cumsum([0, *dataset.shard_row_counts])
+        shards = []
+        for i, count in enumerate(dataset.shard_row_counts):
+            shards.append({"index": i, "start": int(offsets[i]), "stop": int(offsets[i + 1]), "rows": int(count)})
+        if page_size not in PAGE_SIZES:
+            msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
+            raise ValueError(msg)
+        super().__init__(
+            title=f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
+            f"{format_size(dataset.nbytes)}",
+            class_names=list(features[label].names or ()) if label else [],
+            label_column=label or "",
+            shards=shards,
+            columns=list(features),
+            has_images=self._image_column is not None,
+            has_text=bool(self._text_columns),
+            page_size=page_size,
+            thumb_size=thumb_size,
+            **kwargs,
+        )
+        self._ready = True
+        self._refilter(send=False)  # each view asks for its first page when it renders
+        self.on_msg(self._on_message)
+
+    # -- the dataset side ------------------------------------------------------
+
+    @property
+    def dataset(self) -> CachedDataset:
+        return self._ds
+
+    def selection(self) -> CachedDataset:
+        """The selected rows as a view of the dataset (in the order they were selected)."""
+        return self._ds.take(list(self.selected))
+
+    def flagged_rows(self) -> CachedDataset:
+        """The flagged rows as a view of the dataset."""
+        return self._ds.take(sorted(self.flagged))
+
+    def _label_array(self) -> np.ndarray:
+        if self._labels is None:
+            if not self.label_column:
+                self._labels = np.full(len(self._ds), -1, dtype=np.int64)
+            else:
+                column = self._ds.with_format("arrow").column(self.label_column)
+                self._labels = np.asarray(column.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        return self._labels
+
+    def _shard_array(self) -> np.ndarray:
+        if self._shard_ids is None:
+            starts = np.array([s["start"] for s in self.shards] + [2**62], dtype=np.int64)
+            self._shard_ids = np.searchsorted(starts, self._base, side="right") - 1
+        return self._shard_ids
+
+    def _search_mask(self, term: str) -> np.ndarray:
+        """Rows whose text fields contain ``term`` (case-insensitive), computed once per term."""
+        mask = self._search_masks.get(term)
+        if mask is None:
+            table = self._ds.to_arrow(columns=self._text_columns)
+            mask = np.zeros(len(self._ds), dtype=bool)
+            for name in self._text_columns:
+                hits = pc.match_substring(table.column(name), term, ignore_case=True).fill_null(False)
+                mask |= np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
+            if len(self._search_masks) > 16:
+                self._search_masks.clear()
+            self._search_masks[term] = mask
+        return mask
+
+    @t.observe("shard", "label_filter", "search", "page_size")
+    def _filters_changed(self, change: Any) -> None:
+        if self._ready:
+            self._refilter()
+
+    def _refilter(self, *, send: bool = True) -> None:
+        """Compute once per filter the rows it keeps (Arrow/numpy over whole columns, never per page)."""
+        keep = np.ones(len(self._ds), dtype=bool)
+        if self.shard >= 0:
+            keep &= self._shard_array() == self.shard
+        if self.search.strip() and self._text_columns:
+            keep &= self._search_mask(self.search.strip())
+        if self.label_column:
+            labels = self._label_array()
+            classes = len(self.class_names)
+            counted = labels[keep]
+            self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
+            if self.label_filter:
+                keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
+        self._rows = np.flatnonzero(keep)
+        self.num_rows = len(self._rows)
+        self.num_pages = max(1, -(-self.num_rows // self.page_size))
+        if self.page != 0:
+            self.page = 0  # the observer sends the page
+        elif send:
+            self.send_page()
+
+    @t.validate("page")
+    def _valid_page(self, proposal: Any) -> int:
+        return int(min(max(0, proposal["value"]), max(0, self.num_pages - 1)))
+
+    @t.observe("page")
+    def _page_changed(self, change: Any) -> None:
+        if self._ready:
+            self.send_page()
+
+    def page_rows(self, page: int | None = None) -> np.ndarray:
+        """Positions (in the dataset) of the rows on a page of the current filter."""
+        page = self.page if page is None else page
+        return self._rows[page * self.page_size : (page + 1) * self.page_size]
+
+    # -- messages ---------------------------------------------------------------
+
+    def page_message(self, page: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
+        """The page's content and thumbnail buffers: one message per page."""
+        rows = self.page_rows(page)
+        keys = self._ds.take(rows).keys() if len(rows) else []
+        labels = self._label_array()[rows].tolist() if len(rows) else []
+        shard_ids = self._shard_array()[rows].tolist() if len(rows) else []
+        buffers: list[bytes] = []
+        cells: list[dict[str, Any]] = []
+        thumbs = self._thumbnails(rows) if self._image_column else [None] * len(rows)
+        fields = self._field_texts(rows) if not self._image_column else [None] * len(rows)
+        for i, row in enumerate(rows.tolist()):
+            cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
+            thumb = thumbs[i]
+            if thumb is not None:
+                cell["buffer"] = len(buffers)
+                cell["mime"] = thumb[1]
+                buffers.append(thumb[0])
+            if fields[i] is not None:
+                cell["fields"] = fields[i]
+            cells.append(cell)
+        content = {
+            "type": "page",
+            "page": self.page if page is None else page,
+            "num_pages": self.num_pages,
+            "num_rows": self.num_rows,
+            "cells": cells,
+        }
+        return content, buffers
+
+    def send_page(self) -> None:
+        """Send the current page to every view of this widget."""
+        content, buffers = self.page_message()
+        self.send(content, buffers)
+
+    def _thumbnails(self, rows: np.ndarray) -> list[tuple[bytes, str] | None]:
+        size = self.thumb_size
+        version = self._ds.version
+        keys = [(version, int(self._base[r]), size) for r in rows.tolist()]
+        found = [self._cache.get(k) for k in keys]
+        missing = [i for i, item in enumerate(found) if item is None]
+        if missing:
+            assert self._image_column is not None
+            column = self._ds.take(rows[missing]).to_arrow(columns=[self._image_column]).column(0).to_pylist()
+            feature = self._ds.features[self._image_column]
+            for i, value in zip(missing, column, strict=True):
+                if value is None:
+                    continue
+                try:
+                    if isinstance(feature, Array3D):
+                        image = array_thumbnail(feature.decode_value(value), size)
+                    else:
+                        image = open_thumbnail(value, size)
+                    data, mime = encode_thumbnail(image)
+                except Exception:  # noqa: BLE001, S112 - a broken image shows as an empty cell, not a dead page
+                    continue
+                self._cache.put(keys[i], data, mime)
+                found[i] = (data, mime)
+        return found
+
+    def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
+        table = self._ds.take(rows).with_format("python")
+        return [{name: _text(value, 80) for name, value in row.items()} for row in table]
+
+    def detail_message(self, row: int) -> tuple[dict[str, Any], list[bytes]]:
+        """Every field of one row, its key and shard, and its image (bounded to DETAIL_MAX_PX)."""
+        row = int(row)
+        if not 0 <= row < len(self._ds):
+            msg = f"row {row} is out of range for {len(self._ds)} rows"
+            raise IndexError(msg)
+        view = self._ds.take([row])
+        stored = view.with_format("python")[0]
+        shard, shard_row = self._ds.shard_of(row)
+        fields = []
+        for name, value in stored.items():
+            feature = self._ds.features[name]
+            if isinstance(feature, Image):
+                shown = f"{len(value):,} bytes" if value is not None else "None"
+            elif isinstance(feature, Array3D):
+                shown = f"array {feature.shape} {feature.dtype}"
+            elif isinstance(feature, ClassLabel) and value is not None and 0 <= value < (feature.num_classes or 0):
+                shown = f"{feature.int2str(value)} ({value})"
+            else:
+                shown = _text(value, 2000)
+            fields.append([name, shown])
+        buffers: list[bytes] = []
+        content: dict[str, Any] = {
+            "type": "detail",
+            "row": row,
+            "key": _text(view.keys()[0], 200),
+            "shard": shard,
+            "shard_row": shard_row,
+            "base_row": int(self._base[row]),
+            "label": int(self._label_array()[row]),
+            "fields": fields,
+            "position": self._position_in_filter(row),
+        }
+        if self._image_column is not None and stored.get(self._image_column) is not None:
+            data, mime = self._detail_image(stored[self._image_column])
+            content["mime"] = mime
+            buffers.append(data)
+        return content, buffers
+
+    def _detail_image(self, value: Any) -> tuple[bytes, str]:
+        feature = self._ds.features[self._image_column or ""]
+        if isinstance(feature, Array3D):
+            return encode_thumbnail(array_thumbnail(feature.decode_value(value), 512), quality=90)
+        from PIL import Image as PILImage
+
+        with PILImage.open(io.BytesIO(value)) as image:
+            small_enough = max(image.size) <= DETAIL_MAX_PX
+        if small_enough and bytes(value[:4]).startswith(_DISPLAYABLE):
+            mime = {b"\xff\xd8": "image/jpeg", b"\x89P": "image/png", b"GI": "image/gif"}[bytes(value[:2])]
+            return bytes(value), mime
+        return encode_thumbnail(open_thumbnail(value, DETAIL_MAX_PX), quality=90)
+
+    def _position_in_filter(self, row: int) -> int:
+        """Where ``row`` stands in the current filter's row list, or -1."""
+        position = int(np.searchsorted(self._rows, row))
+        return position if position < len(self._rows) and self._rows[position] == row else -1
+
+    def neighbour(self, row: int, step: int) -> int:
+        """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
+        position = self._position_in_filter(row)
+        if position < 0:
+            return int(self._rows[0]) if len(self._rows) else row
+        return int(self._rows[min(max(0, position + step), len(self._rows) - 1)])
+
+    # -- selection --------------------------------------------------------------
+
+    def click(self, row: int, *, shift: bool = False, toggle: bool = False) -> None:
+        """What a click does: select one row; shift: a range in filter order; ctrl/cmd: toggle."""
+        row = int(row)
+        if shift and self._anchor is not None:
+            a = int(np.searchsorted(self._rows, self._anchor))
+            b = int(np.searchsorted(self._rows, row))
+            lo, hi = sorted((a, b))
+            span = self._rows[lo : hi + 1].tolist()
+            self.selected = list(dict.fromkeys([*self.selected, *span]))
+            return
+        self._anchor = row
+        if toggle:
+            current = list(self.selected)
+            self.selected = [r for r in current if r != row] if row in current else [*current, row]
+        else:
+            self.selected = [row]
+
+    def select_page(self) -> None:
+        """Add every row of the current page to the selection."""
+        self.selected = list(dict.fromkeys([*self.selected, *self.page_rows().tolist()]))
+
+    def clear_selection(self) -> None:
+        self.selected = []
+        self._anchor = None
+
+    def flag_selection(self) -> None:
+        """Flag the selected rows (or unflag them, if all are flagged already)."""
+        chosen = set(self.selected)
+        if not chosen:
+            return
+        flagged = set(self.flagged)
+        self.flagged = sorted(flagged - chosen) if chosen <= flagged else sorted(flagged | chosen)
+
+    def _on_message(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
+        kind = content.get("type")
+        try:
+            if kind == "refresh":
+                self.send_page()
+            elif kind == "detail":
+                row = int(content["row"])
+                if content.get("step"):
+                    row = self.neighbour(row, int(content["step"]))
+                reply, reply_buffers = self.detail_message(row)
+                self.send(reply, reply_buffers)
+            elif kind == "click":
+                self.click(int(content["row"]), shift=bool(content.get("shift")), toggle=bool(content.get("toggle")))
+            elif kind == "select_page":
+                self.select_page()
+            elif kind == "clear":
+                self.clear_selection()
+            elif kind == "flag":
+                self.flag_selection()
+        except Exception as exc:  # noqa: BLE001 - report in the widget rather than lose it in the kernel log
+            self.status = f"error: {type(exc).__name__}: {exc}"
+
+    # -- display ----------------------------------------------------------------
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        # Where no widget frontend runs (GitHub, nbviewer, a reopened notebook), the static card shows.
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):
+            data, metadata = bundle
+        else:
+            data, metadata = bundle or {}, {}
+        data = dict(data)
+        data["text/html"] = self._ds._repr_html_()
+        return data, metadata
+
+    def __repr__(self) -> str:
+        return f"ShardBrowser({self._ds!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"

@@ -1,0 +1,358 @@
+// The shard browser's view. It draws; the kernel decides (filters, selection, flags).
+// User text reaches the page through textContent only, never innerHTML.
+
+function h(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function labelColour(index) {
+  // golden-angle hues: neighbouring classes get distant colours; dark enough for white text
+  const hue = (index * 137.508) % 360;
+  return `hsl(${hue.toFixed(1)}, 62%, 36%)`;
+}
+
+function render({ model, el }) {
+  const urls = new Set();
+  const root = h("div", {
+    class: "se-browser",
+    "data-testid": "se-browser",
+    "data-lm-suppress-shortcuts": "true",
+    tabindex: "0",
+  });
+
+  // --- toolbar -------------------------------------------------------------
+  const title = h("div", { class: "se-title" });
+  const shardSelect = h("select", { "data-testid": "se-shard", title: "shard" });
+  const pageSizeSelect = h("select", { title: "rows per page" });
+  for (const size of [24, 48, 96, 192]) pageSizeSelect.append(h("option", { value: String(size), text: `${size} / page` }));
+  const prev = h("button", { "data-testid": "se-prev", title: "previous page (PageUp)", text: "‹ prev" });
+  const next = h("button", { "data-testid": "se-next", title: "next page (PageDown)", text: "next ›" });
+  const pageText = h("span", { "data-testid": "se-page", class: "se-page" });
+  const jump = h("input", { type: "number", min: "1", class: "se-jump", title: "go to page", placeholder: "page" });
+  const search = h("input", { type: "search", class: "se-search", placeholder: "search text…", title: "search string fields" });
+  const selectPage = h("button", { "data-testid": "se-select-page", title: "select every row of this page", text: "select page" });
+  const flag = h("button", { "data-testid": "se-flag", title: "flag the selection (x)", text: "flag (x)" });
+  const clear = h("button", { "data-testid": "se-clear", title: "clear the selection (Esc)", text: "clear" });
+  const labelBar = h("div", { class: "se-labels", "data-testid": "se-filter-label" });
+  const status = h("div", { class: "se-status", "data-testid": "se-status" });
+  const toolbar = h("div", { class: "se-toolbar" }, [
+    shardSelect, pageSizeSelect, prev, pageText, next, jump, search, selectPage, flag, clear,
+  ]);
+
+  // --- grid and detail -----------------------------------------------------
+  const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
+  const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
+  const body = h("div", { class: "se-body" }, [grid, detail]);
+  root.append(title, toolbar, labelBar, status, body);
+  el.append(root);
+
+  let cells = [];
+  let cursor = -1;
+  let detailRow = null;
+
+  function revokeAll() {
+    for (const url of urls) URL.revokeObjectURL(url);
+    urls.clear();
+  }
+
+  function classNames() {
+    return model.get("class_names") || [];
+  }
+
+  function drawTitle() {
+    title.textContent = model.get("title");
+  }
+
+  function drawShards() {
+    shardSelect.replaceChildren(h("option", { value: "-1", text: "all shards" }));
+    for (const shard of model.get("shards")) {
+      const text = `shard ${shard.index}: rows ${shard.start.toLocaleString()}–${(shard.stop - 1).toLocaleString()} (${shard.rows.toLocaleString()})`;
+      shardSelect.append(h("option", { value: String(shard.index), text }));
+    }
+    shardSelect.value = String(model.get("shard"));
+  }
+
+  function drawLabels() {
+    const names = classNames();
+    const counts = model.get("label_counts") || [];
+    const active = new Set(model.get("label_filter"));
+    labelBar.replaceChildren();
+    if (!names.length) return;
+    const all = h("button", { class: "se-chip" + (active.size ? "" : " se-on"), "data-class": "all", text: "all labels" });
+    all.addEventListener("click", () => { model.set("label_filter", []); model.save_changes(); });
+    labelBar.append(all);
+    names.forEach((name, index) => {
+      const chip = h("button", { class: "se-chip" + (active.has(index) ? " se-on" : ""), "data-class": String(index) });
+      chip.style.setProperty("--se-colour", labelColour(index));
+      chip.append(h("span", { class: "se-dot" }), h("span", { class: "se-chip-name", text: name }),
+        h("span", { class: "se-count", text: (counts[index] ?? 0).toLocaleString() }));
+      chip.addEventListener("click", (event) => {
+        const chosen = new Set(model.get("label_filter"));
+        if (event.ctrlKey || event.metaKey || event.shiftKey) {
+          if (chosen.has(index)) chosen.delete(index); else chosen.add(index);
+        } else if (chosen.size === 1 && chosen.has(index)) {
+          chosen.clear();
+        } else {
+          chosen.clear();
+          chosen.add(index);
+        }
+        model.set("label_filter", [...chosen].sort((a, b) => a - b));
+        model.save_changes();
+      });
+      labelBar.append(chip);
+    });
+  }
+
+  function drawPager() {
+    const page = model.get("page");
+    const pages = model.get("num_pages");
+    pageText.textContent = `page ${page + 1} of ${pages}`;
+    prev.disabled = page <= 0;
+    next.disabled = page >= pages - 1;
+    jump.max = String(pages);
+    pageSizeSelect.value = String(model.get("page_size"));
+  }
+
+  function drawStatus() {
+    const selected = model.get("selected").length;
+    const flagged = model.get("flagged").length;
+    const message = model.get("status");
+    status.textContent = `${model.get("num_rows").toLocaleString()} rows · ${selected} selected · ${flagged} flagged` +
+      (message ? ` · ${message}` : "");
+  }
+
+  function drawMarks() {
+    const selected = new Set(model.get("selected"));
+    const flagged = new Set(model.get("flagged"));
+    for (const cell of cells) {
+      const row = Number(cell.dataset.row);
+      cell.classList.toggle("se-selected", selected.has(row));
+      cell.classList.toggle("se-flagged", flagged.has(row));
+      cell.setAttribute("aria-selected", selected.has(row) ? "true" : "false");
+    }
+    drawStatus();
+  }
+
+  function setCursor(index) {
+    if (!cells.length) return;
+    cursor = Math.max(0, Math.min(cells.length - 1, index));
+    cells.forEach((cell, i) => cell.classList.toggle("se-cursor", i === cursor));
+    cells[cursor].scrollIntoView({ block: "nearest" });
+  }
+
+  function labelBadge(label) {
+    const names = classNames();
+    const badge = h("span", { class: "se-label", "data-testid": "se-label" });
+    if (label >= 0 && label < names.length) {
+      badge.textContent = names[label];
+      badge.style.background = labelColour(label);
+    } else {
+      badge.textContent = names.length ? "—" : "";
+      badge.classList.add("se-nolabel");
+    }
+    return badge;
+  }
+
+  function drawPage(msg, buffers) {
+    revokeAll();
+    const pending = [];
+    const hasImages = model.get("has_images");
+    grid.classList.toggle("se-table-mode", !hasImages);
+    grid.style.setProperty("--se-thumb", `${model.get("thumb_size")}px`);
+    cells = msg.cells.map((item) => {
+      const cell = h("figure", { class: "se-cell", "data-testid": "se-thumb", "data-row": String(item.row), title: `row ${item.row} · key ${item.key}` });
+      if (item.buffer !== undefined) {
+        const url = URL.createObjectURL(new Blob([buffers[item.buffer]], { type: item.mime }));
+        urls.add(url);
+        const img = h("img", { class: "se-img", alt: "", draggable: "false" });
+        img.src = url;
+        pending.push(img.decode().catch(() => undefined));
+        cell.append(img);
+      } else if (hasImages) {
+        cell.append(h("div", { class: "se-img se-missing", text: "no image" }));
+      }
+      if (item.fields) {
+        const table = h("table", { class: "se-fields" });
+        for (const [name, value] of Object.entries(item.fields)) {
+          table.append(h("tr", {}, [h("th", { text: name }), h("td", { text: value })]));
+        }
+        cell.append(table);
+      }
+      const caption = h("figcaption", {}, [
+        labelBadge(item.label),
+        h("span", { class: "se-rowid", text: `#${item.row}` }),
+        h("span", { class: "se-key", text: item.key }),
+      ]);
+      cell.append(caption);
+      cell.addEventListener("click", (event) => {
+        const shift = event.shiftKey;
+        const toggle = event.ctrlKey || event.metaKey;
+        model.send({ type: "click", row: item.row, shift, toggle });
+        cursor = cells.indexOf(cell);
+        if (!shift && !toggle) requestDetail(item.row, 0);
+        root.focus({ preventScroll: true });
+      });
+      return cell;
+    });
+    grid.replaceChildren(...cells);
+    grid.dataset.page = String(msg.page);
+    grid.dataset.ready = "";
+    Promise.all(pending).then(() => {
+      if (grid.dataset.page === String(msg.page)) grid.dataset.ready = `page-${msg.page}`;
+    });
+    if (cursor >= cells.length) cursor = cells.length - 1;
+    drawMarks();
+    drawPager();
+  }
+
+  function requestDetail(row, step) {
+    model.send({ type: "detail", row, step });
+  }
+
+  function drawDetail(msg, buffers) {
+    detailRow = msg.row;
+    const children = [];
+    const close = h("button", { class: "se-close", title: "close (Esc)", text: "×" });
+    close.addEventListener("click", closeDetail);
+    const back = h("button", { title: "previous row (←)", text: "‹" });
+    back.addEventListener("click", () => requestDetail(detailRow, -1));
+    const forward = h("button", { title: "next row (→)", text: "›" });
+    forward.addEventListener("click", () => requestDetail(detailRow, 1));
+    children.push(h("div", { class: "se-detail-bar" }, [back, forward,
+      h("span", { class: "se-detail-title", text: `row ${msg.row} · key ${msg.key} · shard ${msg.shard} (row ${msg.shard_row})` }),
+      close]));
+    if (buffers.length) {
+      const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
+      urls.add(url);
+      const img = h("img", { class: "se-detail-img", alt: "" });
+      img.src = url;
+      children.push(img);
+    }
+    children.push(labelBadge(msg.label));
+    const table = h("table", { class: "se-fields" });
+    for (const [name, value] of msg.fields) table.append(h("tr", {}, [h("th", { text: name }), h("td", { text: value })]));
+    children.push(table);
+    detail.replaceChildren(...children);
+    detail.hidden = false;
+    detail.dataset.row = String(msg.row);
+  }
+
+  function closeDetail() {
+    detail.hidden = true;
+    detail.replaceChildren();
+    detailRow = null;
+  }
+
+  function goPage(page) {
+    const pages = model.get("num_pages");
+    const target = Math.max(0, Math.min(pages - 1, page));
+    if (target !== model.get("page")) {
+      model.set("page", target);
+      model.save_changes();
+    }
+  }
+
+  // --- events ----------------------------------------------------------------
+  prev.addEventListener("click", () => goPage(model.get("page") - 1));
+  next.addEventListener("click", () => goPage(model.get("page") + 1));
+  jump.addEventListener("change", () => { if (jump.value) goPage(Number(jump.value) - 1); jump.value = ""; });
+  shardSelect.addEventListener("change", () => { model.set("shard", Number(shardSelect.value)); model.save_changes(); });
+  pageSizeSelect.addEventListener("change", () => { model.set("page_size", Number(pageSizeSelect.value)); model.save_changes(); });
+  let searchTimer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { model.set("search", search.value); model.save_changes(); }, 250);
+  });
+  selectPage.addEventListener("click", () => model.send({ type: "select_page" }));
+  flag.addEventListener("click", () => model.send({ type: "flag" }));
+  clear.addEventListener("click", () => model.send({ type: "clear" }));
+
+  root.addEventListener("keydown", (event) => {
+    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+    const columns = Math.max(1, Math.round(grid.clientWidth / ((cells[0]?.offsetWidth || 1) + 6)));
+    let handled = true;
+    switch (event.key) {
+      case "ArrowRight":
+      case "ArrowDown":
+        if (detailRow !== null) requestDetail(detailRow, 1);
+        else setCursor(cursor + (event.key === "ArrowDown" ? columns : 1));
+        break;
+      case "ArrowLeft":
+      case "ArrowUp":
+        if (detailRow !== null) requestDetail(detailRow, -1);
+        else setCursor(cursor - (event.key === "ArrowUp" ? columns : 1));
+        break;
+      case "PageDown": goPage(model.get("page") + 1); break;
+      case "PageUp": goPage(model.get("page") - 1); break;
+      case "Enter":
+        if (cursor >= 0 && cells[cursor]) {
+          const row = Number(cells[cursor].dataset.row);
+          model.send({ type: "click", row, shift: event.shiftKey, toggle: false });
+          requestDetail(row, 0);
+        }
+        break;
+      case " ":
+        if (cursor >= 0 && cells[cursor]) model.send({ type: "click", row: Number(cells[cursor].dataset.row), shift: false, toggle: true });
+        break;
+      case "x":
+      case "X":
+        model.send({ type: "flag" });
+        break;
+      case "Escape":
+        if (detailRow !== null) closeDetail(); else model.send({ type: "clear" });
+        break;
+      default:
+        handled = false;
+    }
+    if (handled) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
+  });
+
+  function onMessage(msg, buffers) {
+    if (msg.type === "page") drawPage(msg, buffers);
+    else if (msg.type === "detail") drawDetail(msg, buffers);
+  }
+
+  const listeners = [
+    ["msg:custom", onMessage],
+    ["change:title", drawTitle],
+    ["change:shards", drawShards],
+    ["change:shard", drawShards],
+    ["change:class_names", drawLabels],
+    ["change:label_counts", drawLabels],
+    ["change:label_filter", drawLabels],
+    ["change:page", drawPager],
+    ["change:num_pages", drawPager],
+    ["change:page_size", drawPager],
+    ["change:selected", drawMarks],
+    ["change:flagged", drawMarks],
+    ["change:num_rows", drawStatus],
+    ["change:status", drawStatus],
+  ];
+  for (const [event, handler] of listeners) model.on(event, handler);
+
+  drawTitle();
+  drawShards();
+  drawLabels();
+  drawPager();
+  drawStatus();
+  search.value = model.get("search");
+  model.send({ type: "refresh" });
+
+  return () => {
+    for (const [event, handler] of listeners) model.off(event, handler);
+    clearTimeout(searchTimer);
+    revokeAll();
+  };
+}
+
+export default { render };

@@ -1,0 +1,219 @@
+"""The shard browser's kernel side: paging, filters, shards, selection, flags, thumbnails, escaping."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image as PILImage
+
+import stable_explore as se
+from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
+
+pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
+
+from stable_explore.widgets import ShardBrowser  # noqa: E402
+from stable_explore.widgets._thumbs import ThumbnailCache  # noqa: E402
+from tests.conftest import NAMES, pet_rows  # noqa: E402
+
+
+@pytest.fixture
+def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
+    return se.build(
+        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
+    )
+
+
+def test_pages_are_one_message_with_one_buffer_per_thumbnail(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=48)
+    assert browser.num_rows == 300
+    assert browser.num_pages == 7
+    content, buffers = browser.page_message()
+    assert content["type"] == "page"
+    assert len(content["cells"]) == 48
+    assert len(buffers) == 48
+    first = content["cells"][0]
+    assert first == {"row": 0, "key": "pet-00000", "label": 0, "shard": 0, "buffer": 0, "mime": "image/jpeg"}
+    thumb = PILImage.open(io.BytesIO(buffers[0]))
+    assert thumb.format == "JPEG"
+    assert max(thumb.size) <= 128
+    browser.page = 6
+    content, buffers = browser.page_message()
+    assert [c["row"] for c in content["cells"]] == list(range(288, 300))
+    browser.page = 99
+    assert browser.page == 6  # clamped
+    # nothing image-like is in the synced state
+    state = {k: v for k, v in browser.get_state().items() if k not in ("_esm", "_css")}
+    assert all(not isinstance(v, (bytes, memoryview)) for v in state.values())
+    assert len(str(state)) < 5_000
+
+
+def test_label_filter_and_counts(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    assert browser.class_names == NAMES
+    assert browser.label_counts == [100, 100, 100]
+    browser.page = 2
+    browser.label_filter = [1]
+    assert browser.page == 0
+    assert browser.num_rows == 100
+    content, _ = browser.page_message()
+    assert {c["label"] for c in content["cells"]} == {1}
+    browser.label_filter = [0, 2]
+    assert browser.num_rows == 200
+
+
+def test_shard_choice_limits_rows_and_counts(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    assert [s["rows"] for s in browser.shards] == [50] * 6
+    browser.shard = 2
+    assert browser.num_rows == 50
+    content, _ = browser.page_message()
+    assert {c["shard"] for c in content["cells"]} == {2}
+    assert content["cells"][0]["row"] == 100
+    assert sum(browser.label_counts) == 50
+    browser.label_filter = [0]
+    assert browser.num_rows == len([i for i in range(100, 150) if i % 3 == 0])
+
+
+def test_text_search(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.search = "N29"
+    assert browser.num_rows == 11  # n29, n290..n299
+    browser.search = ""
+    assert browser.num_rows == 300
+
+
+def test_selection_clicks_and_flags(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.click(3)
+    assert browser.selected == [3]
+    browser.click(7, shift=True)
+    assert browser.selected == [3, 4, 5, 6, 7]
+    browser.click(10, toggle=True)
+    browser.click(4, toggle=True)
+    assert browser.selected == [3, 5, 6, 7, 10]
+    assert [row["name"] for row in browser.selection()] == ["n3", "n5", "n6", "n7", "n10"]
+    browser.flag_selection()
+    assert browser.flagged == [3, 5, 6, 7, 10]
+    browser.clear_selection()
+    browser.click(5)
+    browser.flag_selection()  # all selected already flagged: unflag
+    assert browser.flagged == [3, 6, 7, 10]
+    browser.select_page()
+    assert browser.selected[:3] == [5, 0, 1]
+    assert len(browser.selected) == 24
+    assert len(browser.flagged_rows()) == 4
+
+
+def test_shift_click_ranges_follow_the_filter_order(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.label_filter = [2]
+    browser.click(2)
+    browser.click(11, shift=True)
+    assert browser.selected == [2, 5, 8, 11]
+
+
+def test_messages_from_the_page_drive_the_same_logic(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser._on_message(browser, {"type": "click", "row": 4}, [])
+    browser._on_message(browser, {"type": "click", "row": 6, "shift": True}, [])
+    browser._on_message(browser, {"type": "flag"}, [])
+    assert browser.flagged == [4, 5, 6]
+    browser._on_message(browser, {"type": "clear"}, [])
+    assert browser.selected == []
+    browser._on_message(browser, {"type": "detail", "row": 10**9}, [])
+    assert "out of range" in browser.status
+
+
+def test_detail_view_has_every_field_and_the_full_image(pets: CachedDataset, jpegs: list[bytes]) -> None:
+    browser = pets.browse()
+    content, buffers = browser.detail_message(101)
+    assert content["key"] == "pet-00101"
+    assert (content["shard"], content["shard_row"]) == (2, 1)
+    assert dict(content["fields"])["label"] == "bird (2)"
+    assert dict(content["fields"])["name"] == "n101"
+    assert buffers == [jpegs[101 % len(jpegs)]]  # small enough: the original bytes
+    assert browser.neighbour(101, 1) == 102
+    assert browser.neighbour(299, 1) == 299
+    browser.label_filter = [2]
+    assert browser.neighbour(101, 1) == 104
+
+
+def test_large_images_are_bounded_in_the_detail_view(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    PILImage.new("RGB", (2000, 1500), (10, 20, 30)).save(buffer, format="JPEG")
+    ds = se.build([{"image": buffer.getvalue()}], Features(image=Image()), name="big", home=tmp_path, progress=False)
+    content, buffers = ds.browse().detail_message(0)
+    assert max(PILImage.open(io.BytesIO(buffers[0])).size) == 1024
+    assert content["mime"] == "image/jpeg"
+
+
+def test_thumbnails_are_cached_by_version_row_and_size(pets: CachedDataset) -> None:
+    cache = ThumbnailCache()
+    browser = ShardBrowser(pets, page_size=24, cache=cache)
+    assert len(cache) == 0  # nothing is made before a page is asked for
+    browser.page_message()
+    assert cache.misses == 24
+    browser.page_message()
+    assert cache.hits == 24
+    browser.thumb_size = 64
+    browser.page_message()
+    assert len(cache) == 48
+    small = ThumbnailCache(max_bytes=2000)
+    ShardBrowser(pets, page_size=24, cache=small).page_message()
+    assert 0 < small.nbytes <= 2000
+
+
+def test_datasets_without_images_show_fields(tmp_path: Path) -> None:
+    features = Features(label=ClassLabel(names=["a", "b"]), text=Value("string"), score=Value("float32"))
+    rows = [{"label": i % 2, "text": f"t{i}", "score": i / 4} for i in range(30)]
+    ds = se.build(rows, features, name="tab", home=tmp_path, progress=False)
+    browser = ds.browse(page_size=24)
+    assert not browser.has_images
+    content, buffers = browser.page_message()
+    assert buffers == []
+    assert content["cells"][1]["fields"] == {"label": "1", "text": "t1", "score": "0.25"}
+
+
+def test_image_shaped_arrays_show_as_images(tmp_path: Path) -> None:
+    features = Features(pixels=se.Array3D((8, 8, 1), "float32"), label=ClassLabel(num_classes=2))
+    rows = [{"pixels": np.full((8, 8, 1), i, dtype=np.float32), "label": i % 2} for i in range(5)]
+    ds = se.build(rows, features, name="arr", home=tmp_path, progress=False)
+    browser = ds.browse(page_size=24)
+    assert browser.has_images
+    _, buffers = browser.page_message()
+    assert len(buffers) == 5
+    assert PILImage.open(io.BytesIO(buffers[0])).size == (128, 128)  # tiny images are enlarged, sharp
+
+
+def test_class_names_are_data_not_markup(tmp_path: Path, jpegs: list[bytes]) -> None:
+    evil = "<script>alert('x')</script>"
+    features = Features(image=Image(), label=ClassLabel(names=[evil, "ok"]))
+    ds = se.build([{"image": jpegs[0], "label": 0}], features, name="evil", home=tmp_path, progress=False)
+    browser = ds.browse()
+    assert browser.class_names[0] == evil  # travels as data; the page sets it with textContent
+    data, _ = browser._repr_mimebundle_()
+    assert "<script>" not in data["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in data
+    script = (Path(se.__file__).parent / "widgets" / "static" / "browser.js").read_text()
+    assert "innerHTML" not in script.replace("never innerHTML", "")
+
+
+def test_page_size_is_checked_and_browse_by_ref(pets: CachedDataset) -> None:
+    with pytest.raises(ValueError, match="page_size"):
+        pets.browse(page_size=50)
+    browser = se.browse(f"pets@{pets.version[:6]}", home=pets.cache_dir.parents[2])
+    assert browser.num_rows == 300
+    assert "300 rows" in repr(browser)
+
+
+def test_browsing_a_view_selects_positions_in_the_view(pets: CachedDataset) -> None:
+    view = pets.filter(label="dog")
+    browser = view.browse(page_size=24)
+    assert browser.num_rows == 100
+    browser.click(0)
+    assert browser.selection()[0]["name"] == "n1"
+    content, _ = browser.page_message()
+    assert content["cells"][1]["key"] == "pet-00004"
