@@ -14,9 +14,9 @@ from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
 
 pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
 
-from stable_explore.widgets import ShardBrowser  # noqa: E402
-from stable_explore.widgets._thumbs import ThumbnailCache  # noqa: E402
-from tests.conftest import NAMES, pet_rows  # noqa: E402
+from stable_explore.widgets import ShardBrowser
+from stable_explore.widgets._thumbs import ThumbnailCache
+from tests.conftest import NAMES, pet_rows
 
 
 @pytest.fixture

@@ -232,6 +232,11 @@ function render({ model, el }) {
       const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
       urls.add(url);
       const img = h("img", { class: "se-detail-img", alt: "" });
+      img.addEventListener("load", () => {
+        // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
+        const factor = Math.floor(384 / Math.max(img.naturalWidth, img.naturalHeight, 1));
+        if (factor >= 2) img.style.width = `${img.naturalWidth * factor}px`;
+      });
       img.src = url;
       children.push(img);
     }

@@ -1,0 +1,175 @@
+"""A real JupyterLab on loopback and headless Chromium, for tests and benchmarks of the widgets.
+
+The recipe follows BROWSER_TESTS.md: settings that keep dialogs and news out
+of the way, a free port on 127.0.0.1, waiting for the notebook's kernel itself
+before "run all", and Debian's Chromium (never a downloaded browser).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _settings(root: Path) -> Path:
+    settings = root / "settings"
+    notification = settings / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False})
+    )
+    tracker = settings / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"autoStartDefaultKernel": True}))
+    return settings
+
+
+@contextmanager
+def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str]) -> Iterator[str]:
+    """Start JupyterLab serving ``notebooks``; yield its base URL; stop it at the end."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(root / "config"),
+        "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+        "JUPYTER_DATA_DIR": str(root / "data"),
+        **env_extra,
+    }
+    # the kernel must be this interpreter (where stable_explore is installed)
+    kernels = root / "data" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3",
+                "language": "python",
+            }
+        )
+    )
+    command = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+        f"--ServerApp.root_dir={notebooks}", f"--LabApp.workspaces_dir={root / 'workspaces'}",
+        f"--LabApp.user_settings_dir={_settings(root)}", "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
+    log = (root / "lab.log").open("w")
+    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                msg = f"JupyterLab did not start; log:\n{(root / 'lab.log').read_text()[-3000:]}"
+                raise RuntimeError(msg)
+            time.sleep(0.3)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=20)
+        log.close()
+
+
+def open_notebook(page: Any, url: str, name: str) -> None:
+    """Open a notebook and wait until its kernel is connected and idle."""
+    page.goto(f"{url}/lab/tree/{name}")
+    page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    page.wait_for_function(
+        """() => {
+            const widget = window.jupyterapp.shell.currentWidget;
+            const ctx = widget && widget.sessionContext;
+            const kernel = ctx && ctx.session && ctx.session.kernel;
+            return kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+        }""",
+        timeout=90_000,
+    )
+    page.evaluate(
+        """async () => {
+            const ctx = window.jupyterapp.shell.currentWidget.sessionContext;
+            await ctx.ready;
+            await ctx.session.kernel.info;
+        }"""
+    )
+
+
+def run_all(page: Any) -> None:
+    """Run every cell; send the command again if it did not start (BROWSER_TESTS.md)."""
+    for _ in range(3):
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        try:
+            page.wait_for_function(
+                """() => {
+                    const prompt = document.querySelector('.jp-Notebook .jp-Cell .jp-InputPrompt');
+                    return prompt && /\\[(\\*|\\d+)\\]/.test(prompt.textContent);
+                }""",
+                timeout=20_000,
+            )
+            return
+        except Exception:
+            continue
+    msg = "run-all did not start"
+    raise RuntimeError(msg)
+
+
+def run_cell(page: Any, index: int) -> str:
+    """Run one cell and return the text of its output once its prompt number has changed."""
+    before = page.evaluate(
+        f"() => document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-InputPrompt').textContent"
+    )
+    page.evaluate(
+        f"""() => {{
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = {index};
+            window.jupyterapp.commands.execute('notebook:run-cell');
+        }}"""
+    )
+    page.wait_for_function(
+        f"""(before) => {{
+            const prompt = document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-InputPrompt');
+            const text = prompt.textContent;
+            return /\\[\\d+\\]/.test(text) && text !== before;
+        }}""",
+        arg=before,
+        timeout=60_000,
+    )
+    return page.evaluate(
+        f"() => document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-OutputArea').innerText"
+    )
