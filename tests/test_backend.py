@@ -58,6 +58,9 @@ def test_take_across_shards_in_any_order_with_duplicates(numbered: ArrowBackend)
     table = numbered.take(random)
     assert xs(table) == random.tolist()
     assert table.column("blob").to_pylist()[:5] == [bytes([i % 256]) * (i % 7) for i in random[:5]]
+    many = rng.integers(0, 1000, 5000)  # past the sparse path: one take per record batch, then reordered
+    assert xs(numbered.take(many)) == many.tolist()
+    assert numbered.take(many, columns=["s"]).column("s").to_pylist()[:3] == [f"s{i}" for i in many[:3]]
     assert xs(numbered.take(np.array([], dtype=np.int64))) == []
     assert xs(numbered.take(range(10, 20))) == list(range(10, 20))
     with pytest.raises(IndexError):

@@ -23,11 +23,12 @@ Example
 
 from __future__ import annotations
 
-import io
 import json
+import operator
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,17 +38,15 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from filelock import FileLock
 
-from stable_explore._fsutil import publish_dir, temp_dir_beside
+from stable_explore._fsutil import fsync_path, publish_dir, temp_dir_beside
 from stable_explore._hashing import (
     FILE_HASH_ALGORITHM,
     ContentDigest,
-    format_digest,
     hash_file,
-    new_file_hasher,
     row_hashes,
 )
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, EncodingError, SchemaError, UnsafePathError
-from stable_explore.schema import Features
+from stable_explore.schema import Features, Image, Value
 
 __all__ = [
     "DEFAULT_SHARD_SIZE_BYTES",
@@ -116,62 +115,42 @@ class ShardedCacheMeta:
 # --- writing -------------------------------------------------------------------
 
 
-class _HashingFile(io.RawIOBase):
-    """A write-only file that digests every byte as it goes to disk (no second read)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self._file = path.open("wb", buffering=0)
-        self.hasher = new_file_hasher()
-        self.size = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        self.hasher.update(data)
-        written = self._file.write(data)
-        self.size += written or 0
-        return written or 0
-
-    def close(self) -> None:
-        if not self.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-        super().close()
-
-
 class _ShardSink:
-    """The open shard: an IPC file writer over a hashing file."""
+    """The open shard: an IPC file writer straight to disk (C++, no Python on the write path)."""
 
     def __init__(self, path: Path, schema: pa.Schema, compression: str | None) -> None:
         self.path = path
-        self.raw = _HashingFile(path)
-        self.stream = pa.PythonFile(self.raw, mode="w")
+        self.stream = pa.OSFile(str(path), "wb")
         options = ipc.IpcWriteOptions(compression=compression)
         self.writer = ipc.new_file(self.stream, schema, options=options)
         self.rows = 0
-        self.batch_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
         self.writer.write_batch(batch)
         self.rows += batch.num_rows
-        self.batch_bytes += batch.nbytes
 
-    def close(self) -> tuple[int, str, int]:
-        """Close and fsync; returns (rows, digest, size on disk)."""
+    def tell(self) -> int:
+        return int(self.stream.tell())
+
+    def close(self) -> tuple[int, int]:
+        """Close (not yet hashed or fsynced); returns (rows, size on disk)."""
         self.writer.close()
         self.stream.close()
-        self.raw.close()
-        return self.rows, format_digest(self.raw.hasher), self.raw.size
+        return self.rows, self.path.stat().st_size
 
     def abort(self) -> None:
-        for closer in (self.writer.close, self.stream.close, self.raw.close):
+        for closer in (self.writer.close, self.stream.close):
             try:
                 closer()
             except Exception:  # noqa: BLE001, S112 - best effort while already failing
                 continue
+
+
+def _seal_shard(path: Path) -> str:
+    """Digest a finished shard (read back from the page cache) and fsync it."""
+    digest = hash_file(path)
+    fsync_path(path)
+    return digest
 
 
 def _key_type_of(key: Any, index: int) -> str:
@@ -203,14 +182,25 @@ class _BatchEncoder:
                 raise EncodingError(
                     exc.reason, field=name, index=first_index + position, key=keys[position]
                 ) from exc.__cause__
+        stored_as_given = [values if self._stored_as_given(name, values) else None for name, values in
+                           zip(self.names, columns, strict=True)]  # fmt: skip
+        hashes = row_hashes(arrays, stored_as_given)
         arrays.append(self._key_array(keys, first_index))
-        hashes = row_hashes(arrays[:-1])
         self.content.update(arrays[-1], hashes)
         arrays.append(pa.array(hashes, type=pa.uint64()))
         if self.schema is None:
             key_type = _KEY_TYPES[self.key_type or "int64"]
             self.schema = self.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _stored_as_given(self, name: str, values: list[Any]) -> bool:
+        """Whether a column's stored bytes are exactly its Python values (so they can be hashed directly)."""
+        feature = self.features[name]
+        if isinstance(feature, Value):
+            return feature.dtype in ("string", "large_string", "binary", "large_binary")
+        if isinstance(feature, Image):
+            return set(map(type, values)) == {bytes}
+        return False
 
     def _key_array(self, keys: list[Any], first_index: int) -> pa.Array:
         if self.key_type is None:
@@ -226,6 +216,14 @@ class _BatchEncoder:
                     )
                     raise EncodingError(msg, index=first_index + position, key=key) from None
             raise
+
+
+def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:
+    """The error for an example whose fields do not match the features (or that is not a dict)."""
+    if not isinstance(example, Mapping):
+        msg = f"expected a dict of field -> value, got {type(example).__name__}"
+        return EncodingError(msg, index=index, key=key)
+    return EncodingError(features.check_columns(example) or "fields differ from the features", index=index, key=key)
 
 
 def _split_item(item: Any, index: int) -> tuple[Any, Any]:
@@ -261,56 +259,84 @@ def write_shards(
         raise ValueError(msg)
     encoder = _BatchEncoder(features)
     names = encoder.names
-    feature_keys = features.keys()
-    columns: list[list[Any]] = [[] for _ in names]
-    appenders = list(zip((c.append for c in columns), names, strict=True))
+    field_count = len(names)
+    # One C-level call fetches every field of an example; batches are transposed at flush.
+    fields_of: Callable[[Any], tuple[Any, ...]] = (
+        operator.itemgetter(*names) if field_count > 1 else (lambda example: (example[names[0]],))
+    )
+    pending: list[tuple[Any, ...]] = []
     keys: list[Any] = []
     shard_names: list[str] = []
     shard_rows: list[int] = []
     shard_hashes: list[str] = []
     shard_sizes: list[int] = []
     sink: _ShardSink | None = None
+    sink_bytes = 0  # in-memory bytes of the batches sent to the open shard
     index = 0
+    # Disk work runs beside the encoding: one thread writes batches in order (the IPC writer
+    # releases the GIL), another digests and fsyncs finished shards. At most one batch is in
+    # flight, so memory stays at about two batches.
+    writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-write")
+    sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-seal")
+    in_flight: tuple[Future[int], int] | None = None
+    sealed: list[Future[str]] = []
+
+    def settle() -> None:
+        """Wait for the batch in flight; report progress for it."""
+        nonlocal in_flight
+        if in_flight is None:
+            return
+        future, rows = in_flight
+        in_flight = None
+        written = future.result()
+        if on_batch is not None:
+            on_batch(rows, sum(shard_sizes) + written)
 
     def close_shard() -> None:
         nonlocal sink
         assert sink is not None
-        rows, digest, size = sink.close()
+        settle()
+        rows, size = sink.close()
         shard_rows.append(rows)
-        shard_hashes.append(digest)
         shard_sizes.append(size)
+        sealed.append(sealer.submit(_seal_shard, sink.path))
         sink = None
 
+    def write_batch(target: _ShardSink, batch: pa.RecordBatch) -> int:
+        target.write(batch)
+        return target.tell()
+
     def flush() -> None:
-        nonlocal sink
+        nonlocal sink, sink_bytes, in_flight
+        columns = [list(column) for column in zip(*pending, strict=True)] if field_count else []
         batch = encoder.encode(columns, keys, index - len(keys))
-        for column in columns:
-            column.clear()
+        pending.clear()
         keys.clear()
+        settle()
         if sink is None:
             name = SHARD_NAME_FMT.format(len(shard_names))
             shard_names.append(name)
             assert encoder.schema is not None
             sink = _ShardSink(out_dir / name, encoder.schema, compression)
-        sink.write(batch)
-        if on_batch is not None:
-            on_batch(batch.num_rows, sum(shard_sizes) + sink.raw.size)
-        if sink.batch_bytes >= shard_size_bytes:
+            sink_bytes = 0
+        in_flight = (writer_thread.submit(write_batch, sink, batch), batch.num_rows)
+        sink_bytes += batch.nbytes
+        if sink_bytes >= shard_size_bytes:
             close_shard()
 
     try:
         for item in examples:
-            key, example = _split_item(item, index)
+            if item.__class__ is tuple and len(item) == 2:
+                key, example = item
+            else:
+                key, example = _split_item(item, index)
             try:
-                same_fields = example.keys() == feature_keys
-            except AttributeError:
-                msg = f"expected a dict of field -> value, got {type(example).__name__}"
-                raise EncodingError(msg, index=index, key=key) from None
-            if not same_fields:
-                raise EncodingError(features.check_columns(example) or "fields differ", index=index, key=key)
+                if len(example) != field_count:
+                    raise KeyError
+                pending.append(fields_of(example))
+            except (KeyError, TypeError, AttributeError):
+                raise _field_error(example, features, index, key) from None
             keys.append(key)
-            for append, name in appenders:
-                append(example[name])
             index += 1
             if len(keys) >= batch_size:
                 flush()
@@ -318,10 +344,16 @@ def write_shards(
             flush()
         if sink is not None:
             close_shard()
+        shard_hashes.extend(future.result() for future in sealed)
     except BaseException:
+        if in_flight is not None:
+            in_flight[0].exception()  # let the write finish before the file is closed under it
         if sink is not None:
             sink.abort()
         raise
+    finally:
+        writer_thread.shutdown(wait=True)
+        sealer.shutdown(wait=True)
 
     return {
         # seed 000, format version 1

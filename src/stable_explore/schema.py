@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import itertools
 import json
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as SequenceABC
@@ -369,7 +370,12 @@ class Image(Feature):
 
     def encode_column(self, values: list[Any]) -> pa.Array:
         # Fast path: already-encoded bytes with a known header (the common bulk case).
-        if all(v.__class__ is bytes and _looks_like_image(v) for v in values):
+        try:
+            # bytes.startswith as the mapped function keeps the loop in C; non-bytes raise TypeError
+            fast = all(map(bytes.startswith, values, itertools.repeat(_IMAGE_MAGIC)))
+        except TypeError:
+            fast = False
+        if fast:
             return pa.array(values, type=pa.large_binary())
         return super().encode_column(values)
 
