@@ -151,9 +151,8 @@ def run_all(page: Any) -> None:
 
 def run_cell(page: Any, index: int) -> str:
     """Run one cell and return the text of its output once its prompt number has changed."""
-    before = page.evaluate(
-        f"() => document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-InputPrompt').textContent"
-    )
+    prompt = f"document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-InputPrompt')"
+    before = page.evaluate(f"() => {prompt}.textContent")
     page.evaluate(
         f"""() => {{
             const panel = window.jupyterapp.shell.currentWidget;
