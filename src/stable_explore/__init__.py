@@ -9,7 +9,7 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.api import browse, build, datasets, gc, load, tag, verify, versions
+from stable_explore.api import browse, build, compare, datasets, gc, load, tag, verify, versions
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
@@ -57,6 +57,7 @@ __all__ = [
     "gc",
     "verify",
     "browse",
+    "compare",
     "CachedDataset",
     # errors
     "StableExploreError",

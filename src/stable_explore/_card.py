@@ -108,3 +108,92 @@ def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
         )
     parts.append("</div></div>")
     return "".join(parts)
+
+
+def _thumb_img(data: bytes | None) -> str:
+    if data is None:
+        return "<div style='color:#888'>(none)</div>"
+    try:
+        thumb, mime = encode_thumbnail(open_thumbnail(data, THUMB_PX))
+    except Exception:  # noqa: BLE001 - an unreadable image must not break the card
+        return "<div style='color:#b00'>unreadable</div>"
+    return f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
+
+
+def _changed_strip(diff: Any) -> str:
+    """Before | after thumbnails of the first changed rows, with their changed fields."""
+    from stable_explore.diff import _HTML_CHANGED_ROWS, image_column
+
+    if diff._datasets is None or not diff.rows.changed:
+        return ""
+    left, right = diff._datasets
+    keys = diff.rows.changed[:_HTML_CHANGED_ROWS]
+    column = image_column(left.features) if image_column(left.features) == image_column(right.features) else None
+    before = after = [None] * len(keys)
+    if column is not None:
+        rows_a = [diff.rows.positions[k][0] for k in keys]
+        rows_b = [diff.rows.positions[k][1] for k in keys]
+        before = left.take(rows_a).to_arrow([column]).column(0).to_pylist()
+        after = right.take(rows_b).to_arrow([column]).column(0).to_pylist()
+    cells = []
+    for key, old, new in zip(keys, before, after, strict=True):
+        fields = diff.rows.changed_fields.get(key, {})
+        text = "; ".join(f"{_esc(f)}: {_esc(_plain(o))} → {_esc(_plain(n))}" for f, (o, n) in fields.items())
+        images = f"{_thumb_img(old)}<span style='padding:0 4px'>→</span>{_thumb_img(new)}" if column else ""
+        cells.append(
+            "<figure style='margin:4px;font-size:11px;border:1px solid #ddd;border-radius:4px;padding:4px'>"
+            f"<div style='display:flex;align-items:center'>{images}</div>"
+            f"<figcaption><b>{_esc(key)}</b><br>{text}</figcaption></figure>"
+        )
+    more = len(diff.rows.changed) - len(keys)
+    tail = f"<div>... {more} more changed rows</div>" if more > 0 else ""
+    return f"<div style='display:flex;flex-wrap:wrap'>{''.join(cells)}</div>{tail}"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    return str(value)
+
+
+def diff_card(diff: Any) -> str:
+    """The HTML of a Diff: summary, metadata, schema, label counts, relabels, changed rows side by side."""
+    parts = [
+        "<div class='se-diff' style='font-family:sans-serif;font-size:13px;border:1px solid #ccc;"
+        "border-radius:6px;padding:8px;max-width:1000px'>",
+        f"<div><b>{_esc(diff.a)}</b> → <b>{_esc(diff.b)}</b></div>",
+        f"<div style='margin:4px 0'>{_esc(diff.summary())}</div>",
+    ]
+    if diff.identical:
+        parts.append("</div>")
+        return "".join(parts)
+    if diff.metadata:
+        rows = "".join(
+            f"<tr><td>{_esc(name)}</td><td>{_esc(old)}</td><td>{_esc(new)}</td></tr>"
+            for name, (old, new) in sorted(diff.metadata.items())
+        )
+        parts.append(f"<table><tr><th>metadata</th><th>before</th><th>after</th></tr>{rows}</table>")
+    if diff.schema:
+        rows = "".join(f"<tr><td>{_esc(what)}</td><td>{_esc(items)}</td></tr>" for what, items in diff.schema.items())
+        parts.append(f"<table><tr><th>schema</th><th>change</th></tr>{rows}</table>")
+    for column, info in diff.labels.items():
+        names = list(dict.fromkeys([*info["before"], *info["after"]]))
+        rows = "".join(
+            f"<tr><td>{_esc(n)}</td><td style='text-align:right'>{info['before'].get(n, 0):,}</td>"
+            f"<td style='text-align:right'>{info['after'].get(n, 0):,}</td></tr>"
+            for n in names
+        )
+        parts.append(f"<table><tr><th>{_esc(column)}</th><th>before</th><th>after</th></tr>{rows}</table>")
+        if info["relabelled"]:
+            moves = "".join(
+                f"<tr><td>{_esc(old)}</td><td>{_esc(new)}</td><td style='text-align:right'>{count}</td></tr>"
+                for (old, new), count in sorted(info["relabelled"].items(), key=lambda item: -item[1])
+            )
+            parts.append(f"<table><tr><th>from</th><th>to</th><th>rows</th></tr>{moves}</table>")
+    if diff.rows.repeated_keys:
+        for side, keys in diff.rows.repeated_keys.items():
+            shown = ", ".join(_esc(k) for k in keys[:20])
+            parts.append(f"<div style='color:#b35900'>repeated keys in {_esc(side)}: {shown}</div>")
+    parts.append(_changed_strip(diff))
+    parts.append("</div>")
+    return "".join(parts)

@@ -22,7 +22,7 @@ from stable_explore.schema import Features
 if TYPE_CHECKING:
     from stable_explore._table import Table
 
-__all__ = ["browse", "build", "datasets", "gc", "load", "tag", "verify", "versions"]
+__all__ = ["browse", "build", "compare", "datasets", "gc", "load", "tag", "verify", "versions"]
 
 
 def _open(ref: VersionRef, *, build_info: str | None = None, features: Features | None = None) -> CachedDataset:
@@ -271,3 +271,10 @@ def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, *
     """The shard browser widget for a dataset or a ref (``se.browse("pets@clean")``); see ``CachedDataset.browse``."""
     dataset = ref if isinstance(ref, CachedDataset) else load(ref, home=home)
     return dataset.browse(**options)
+
+
+def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path | None = None) -> Any:
+    """The difference between two versions (datasets or refs); see :mod:`stable_explore.diff`."""
+    from stable_explore.diff import compare as compare_versions
+
+    return compare_versions(a, b, home=home)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -153,6 +154,133 @@ def _seal_shard(path: Path) -> str:
     return digest
 
 
+@dataclass
+class ShardList:
+    """The shards a :class:`ShardWriter` produced, in order."""
+
+    names: list[str]
+    rows: list[int]
+    sizes: list[int]
+    hashes: list[str]
+    bytes_written: int = 0
+    linked: int = 0
+
+
+class ShardWriter:
+    """Writes encoded record batches into numbered shards, rotating at a size target.
+
+    Disk work runs beside the caller: one thread writes batches in order (the
+    IPC writer releases the GIL) and another digests and fsyncs finished
+    shards. At most one batch is in flight, so memory stays at about two
+    batches. ``link`` adds an existing, unchanged shard file (a hard link, or
+    a copy where links are not possible) as the next shard.
+    """
+
+    def __init__(
+        self,
+        out_dir: Path,
+        schema: pa.Schema,
+        *,
+        shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
+        compression: str | None = None,
+        on_batch: BatchCallback | None = None,
+    ) -> None:
+        self.out_dir = out_dir
+        self.schema = schema
+        self.shard_size_bytes = shard_size_bytes
+        self.compression = compression
+        self.on_batch = on_batch
+        self.result = ShardList([], [], [], [])
+        self._hashes: list[Future[str] | str] = []
+        self._sink: _ShardSink | None = None
+        self._sink_bytes = 0
+        self._in_flight: tuple[Future[int], int] | None = None
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-write")
+        self._sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-seal")
+
+    def _next_name(self) -> str:
+        name = SHARD_NAME_FMT.format(len(self.result.names))
+        self.result.names.append(name)
+        return name
+
+    def _settle(self) -> None:
+        """Wait for the batch in flight; report progress for it."""
+        if self._in_flight is None:
+            return
+        future, rows = self._in_flight
+        self._in_flight = None
+        written = future.result()
+        if self.on_batch is not None:
+            self.on_batch(rows, sum(self.result.sizes) + written)
+
+    @staticmethod
+    def _write(sink: _ShardSink, batch: pa.RecordBatch) -> int:
+        sink.write(batch)
+        return sink.tell()
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        """Append a batch (of ``schema``) to the open shard; start a new shard past the size target."""
+        self._settle()
+        if self._sink is None:
+            self._sink = _ShardSink(self.out_dir / self._next_name(), self.schema, self.compression)
+            self._sink_bytes = 0
+        self._in_flight = (self._writer.submit(self._write, self._sink, batch), batch.num_rows)
+        self._sink_bytes += batch.nbytes
+        if self._sink_bytes >= self.shard_size_bytes:
+            self.close_shard()
+
+    def close_shard(self) -> None:
+        """Finish the open shard (if any); the next batch starts a new one."""
+        self._settle()
+        if self._sink is None:
+            return
+        rows, size = self._sink.close()
+        self.result.rows.append(rows)
+        self.result.sizes.append(size)
+        self.result.bytes_written += size
+        self._hashes.append(self._sealer.submit(_seal_shard, self._sink.path))
+        self._sink = None
+
+    def link(self, source: Path, *, rows: int, size: int, digest: str) -> None:
+        """Add an existing shard file, unchanged, as the next shard."""
+        self.close_shard()
+        target = self.out_dir / self._next_name()
+        try:
+            os.link(source, target)
+            self.result.linked += 1
+        except OSError:
+            shutil.copyfile(source, target)
+            self.result.bytes_written += size
+            self._hashes.append(self._sealer.submit(_seal_shard, target))
+        else:
+            self._hashes.append(digest)
+        self.result.rows.append(rows)
+        self.result.sizes.append(size)
+
+    def finish(self) -> ShardList:
+        """Close the last shard and wait for every digest and fsync."""
+        try:
+            self.close_shard()
+            self.result.hashes = [h if isinstance(h, str) else h.result() for h in self._hashes]
+        finally:
+            self._shutdown()
+        return self.result
+
+    def abort(self) -> None:
+        """Stop after a failure: let the write in flight end, close the open file."""
+        if self._in_flight is not None:
+            self._in_flight[0].exception()
+            self._in_flight = None
+        if self._sink is not None:
+            self._sink.abort()
+            self._sink = None
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._writer.shutdown(wait=True)
+        self._sealer.shutdown(wait=True)
+
+
 def _key_type_of(key: Any, index: int) -> str:
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return "int64"
@@ -266,63 +394,21 @@ def write_shards(
     )
     pending: list[tuple[Any, ...]] = []
     keys: list[Any] = []
-    shard_names: list[str] = []
-    shard_rows: list[int] = []
-    shard_hashes: list[str] = []
-    shard_sizes: list[int] = []
-    sink: _ShardSink | None = None
-    sink_bytes = 0  # in-memory bytes of the batches sent to the open shard
+    shards: ShardWriter | None = None  # made at the first batch, when the key type is known
     index = 0
-    # Disk work runs beside the encoding: one thread writes batches in order (the IPC writer
-    # releases the GIL), another digests and fsyncs finished shards. At most one batch is in
-    # flight, so memory stays at about two batches.
-    writer_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-write")
-    sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-seal")
-    in_flight: tuple[Future[int], int] | None = None
-    sealed: list[Future[str]] = []
-
-    def settle() -> None:
-        """Wait for the batch in flight; report progress for it."""
-        nonlocal in_flight
-        if in_flight is None:
-            return
-        future, rows = in_flight
-        in_flight = None
-        written = future.result()
-        if on_batch is not None:
-            on_batch(rows, sum(shard_sizes) + written)
-
-    def close_shard() -> None:
-        nonlocal sink
-        assert sink is not None
-        settle()
-        rows, size = sink.close()
-        shard_rows.append(rows)
-        shard_sizes.append(size)
-        sealed.append(sealer.submit(_seal_shard, sink.path))
-        sink = None
-
-    def write_batch(target: _ShardSink, batch: pa.RecordBatch) -> int:
-        target.write(batch)
-        return target.tell()
 
     def flush() -> None:
-        nonlocal sink, sink_bytes, in_flight
+        nonlocal shards
         columns = [list(column) for column in zip(*pending, strict=True)] if field_count else []
         batch = encoder.encode(columns, keys, index - len(keys))
         pending.clear()
         keys.clear()
-        settle()
-        if sink is None:
-            name = SHARD_NAME_FMT.format(len(shard_names))
-            shard_names.append(name)
+        if shards is None:
             assert encoder.schema is not None
-            sink = _ShardSink(out_dir / name, encoder.schema, compression)
-            sink_bytes = 0
-        in_flight = (writer_thread.submit(write_batch, sink, batch), batch.num_rows)
-        sink_bytes += batch.nbytes
-        if sink_bytes >= shard_size_bytes:
-            close_shard()
+            shards = ShardWriter(
+                out_dir, encoder.schema, shard_size_bytes=shard_size_bytes, compression=compression, on_batch=on_batch
+            )
+        shards.write(batch)
 
     try:
         for item in examples:
@@ -342,34 +428,27 @@ def write_shards(
                 flush()
         if keys:
             flush()
-        if sink is not None:
-            close_shard()
-        shard_hashes.extend(future.result() for future in sealed)
+        written = shards.finish() if shards is not None else ShardList([], [], [], [])
     except BaseException:
-        if in_flight is not None:
-            in_flight[0].exception()  # let the write finish before the file is closed under it
-        if sink is not None:
-            sink.abort()
+        if shards is not None:
+            shards.abort()
         raise
-    finally:
-        writer_thread.shutdown(wait=True)
-        sealer.shutdown(wait=True)
 
     return {
         # seed 000, format version 1
         "cache_format_version": CACHE_FORMAT_VERSION,
         "schema_fingerprint": features.fingerprint(),
         "num_rows": index,
-        "num_shards": len(shard_names),
-        "shard_row_counts": shard_rows,
-        "shard_filenames": shard_names,
+        "num_shards": len(written.names),
+        "shard_row_counts": written.rows,
+        "shard_filenames": written.names,
         "shard_size_target_bytes": shard_size_bytes,
         # stable-explore additions
         "format": FORMAT_NAME,
         "format_revision": FORMAT_REVISION,
         "features": features.to_dict(),
-        "shard_hashes": shard_hashes,
-        "shard_sizes": shard_sizes,
+        "shard_hashes": written.hashes,
+        "shard_sizes": written.sizes,
         "key_type": encoder.key_type or "int64",
         "compression": compression,
         "content_digest": encoder.content.hexdigest(),

@@ -559,6 +559,39 @@ class CachedDataset:
         )
         return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
 
+    # -- edits (lazy; see stable_explore.edits) --------------------------------
+
+    def drop(self, rows: Sequence[int] | int) -> Any:
+        """A draft without these rows; ``.save(message=...)`` writes it as a new version."""
+        from stable_explore.edits import Draft
+
+        return Draft(self).drop(rows)
+
+    def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Any:
+        """A draft with rows given new classes: ``ds.relabel({42: "dog"})``."""
+        from stable_explore.edits import Draft
+
+        return Draft(self).relabel(changes, column=column)
+
+    def set(self, row: int, field: str, value: Any) -> Any:
+        """A draft with one scalar field of one row changed."""
+        from stable_explore.edits import Draft
+
+        return Draft(self).set(row, field, value)
+
+    @property
+    def pending_edits(self) -> Any:
+        """Edits not yet saved: none, on a dataset (drafts have them)."""
+        from stable_explore.edits import PendingEdits
+
+        return PendingEdits()
+
+    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
+        """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one."""
+        from stable_explore.edits import Draft
+
+        return Draft(self).save(message, **options)
+
     # -- browsing ------------------------------------------------------------
 
     def browse(self, *, page_size: int = 48, thumb_size: int = 128) -> Any:

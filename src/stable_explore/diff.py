@@ -1,0 +1,444 @@
+"""Diff two versions (``se.compare``): O(1) when their ids match, otherwise metadata, schema, rows, labels and shards.
+
+Rows are matched by their stored key and compared by their stored content
+hash, so a diff never decodes an image; only the rows that changed are read
+to say which fields changed.
+
+Example
+-------
+>>> import tempfile, stable_explore as se
+>>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]))
+>>> ds = se.build([{"label": "cat"}] * 4, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+>>> fixed = ds.relabel({1: "dog"}).drop([3]).save(message="fix")
+>>> se.compare(ds, fixed).summary()
+'+0 -1 ~1 rows; label: cat->dog x1'
+>>> se.compare(ds, ds).identical
+True
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stable_explore.schema import ClassLabel, Features, Image
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["Diff", "compare"]
+
+_METADATA_FIELDS = ("description", "license", "metadata")
+_HTML_CHANGED_ROWS = 12
+
+
+@dataclass
+class RowDiff:
+    """Rows added, removed and changed, matched by key (repeated keys matched in order of appearance)."""
+
+    added: list[Any] = field(default_factory=list)
+    removed: list[Any] = field(default_factory=list)
+    changed: list[Any] = field(default_factory=list)
+    changed_fields: dict[Any, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    unchanged: int = 0
+    repeated_keys: dict[str, list[Any]] = field(default_factory=dict)
+    positions: dict[Any, tuple[int, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": _json_keys(self.added),
+            "removed": _json_keys(self.removed),
+            "changed": {
+                str(k): {f: [_jsonable(a), _jsonable(b)] for f, (a, b) in self.changed_fields.get(k, {}).items()}
+                for k in self.changed
+            },
+            "unchanged": self.unchanged,
+            "repeated_keys": {side: _json_keys(keys) for side, keys in self.repeated_keys.items()},
+        }
+
+
+@dataclass
+class Diff:
+    """The difference between two versions (``a`` -> ``b``).
+
+    Attributes
+    ----------
+    identical:
+        Same version id (decided without reading data), or same rows, schema and metadata.
+    metadata:
+        ``{field: (old, new)}`` for description, license and user metadata.
+    schema:
+        Columns added, removed or retyped; class names added, removed or renamed.
+    rows:
+        :class:`RowDiff`: added / removed / changed keys, and the fields that changed.
+    labels:
+        Per ClassLabel column: counts per class before and after, and a relabel
+        matrix ``{(old, new): count}``.
+    shards:
+        Shards that are byte-identical in both (by digest), and the rest.
+    """
+
+    a: str
+    b: str
+    identical: bool
+    metadata: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)
+    rows: RowDiff = field(default_factory=RowDiff)
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shards: dict[str, Any] = field(default_factory=dict)
+    _datasets: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+
+    def summary(self) -> str:
+        """One line: ``"+0 -5 ~10 rows; label: cat->dog x2 ..."``."""
+        if self.identical:
+            return f"identical ({self.a} == {self.b})"
+        parts = [f"+{len(self.rows.added)} -{len(self.rows.removed)} ~{len(self.rows.changed)} rows"]
+        for column, info in self.labels.items():
+            moves = sorted(info["relabelled"].items(), key=lambda item: (-item[1], item[0]))
+            if moves:
+                shown = ", ".join(f"{old}->{new} x{count}" for (old, new), count in moves[:5])
+                more = f", ... {len(moves) - 5} more" if len(moves) > 5 else ""
+                parts.append(f"{column}: {shown}{more}")
+        if self.schema:
+            parts.append("schema changed")
+        if self.metadata:
+            parts.append("metadata: " + ", ".join(sorted(self.metadata)))
+        if self.rows.repeated_keys:
+            parts.append("repeated keys in " + " and ".join(sorted(self.rows.repeated_keys)))
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, JSON-ready."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "identical": self.identical,
+            "summary": self.summary(),
+            "metadata": {k: [_jsonable(v[0]), _jsonable(v[1])] for k, v in self.metadata.items()},
+            "schema": _jsonable(self.schema),
+            "rows": self.rows.to_dict(),
+            "labels": {
+                column: {
+                    "before": info["before"],
+                    "after": info["after"],
+                    "relabelled": [[old, new, n] for (old, new), n in sorted(info["relabelled"].items())],
+                }
+                for column, info in self.labels.items()
+            },
+            "shards": self.shards,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per added, removed or changed row: key, change, positions, and old -> new per field."""
+        import pandas as pd
+
+        records = []
+        for kind, keys in (("added", self.rows.added), ("removed", self.rows.removed), ("changed", self.rows.changed)):
+            for key in keys:
+                row_a, row_b = self.rows.positions.get(key, (-1, -1))
+                record: dict[str, Any] = {"key": key, "change": kind, "row_a": row_a, "row_b": row_b}
+                fields = self.rows.changed_fields.get(key, {})
+                record["fields"] = ", ".join(fields)
+                for name, (old, new) in fields.items():
+                    record[f"{name}_a"] = "<bytes>" if isinstance(old, bytes) else old
+                    record[f"{name}_b"] = "<bytes>" if isinstance(new, bytes) else new
+                records.append(record)
+        return pd.DataFrame.from_records(records, columns=None if records else ["key", "change", "row_a", "row_b"])
+
+    def __repr__(self) -> str:
+        return f"Diff({self.a} -> {self.b}: {self.summary()})"
+
+    def __str__(self) -> str:
+        lines = [f"{self.a} -> {self.b}", self.summary()]
+        for name, (old, new) in sorted(self.metadata.items()):
+            lines.append(f"  metadata {name}: {old!r} -> {new!r}")
+        for what, items in self.schema.items():
+            lines.append(f"  schema {what}: {items}")
+        for column, info in self.labels.items():
+            changed = {k: (info["before"].get(k, 0), info["after"].get(k, 0)) for k in info["after"] | info["before"]}
+            moved = {k: v for k, v in changed.items() if v[0] != v[1]}
+            if moved:
+                lines.append(f"  {column} counts: " + ", ".join(f"{k} {a}->{b}" for k, (a, b) in sorted(moved.items())))
+        if self.shards:
+            lines.append(
+                f"  shards: {len(self.shards.get('identical', []))} identical, "
+                f"{len(self.shards.get('only_a', []))} only in a, {len(self.shards.get('only_b', []))} only in b"
+            )
+        for side, keys in self.rows.repeated_keys.items():
+            lines.append(f"  repeated keys in {side}: {keys[:10]}{' ...' if len(keys) > 10 else ''}")
+        for key in self.rows.changed[:20]:
+            fields = self.rows.changed_fields.get(key, {})
+            shown = ", ".join(f"{f}: {_short(o)} -> {_short(n)}" for f, (o, n) in fields.items())
+            lines.append(f"  ~ {key}: {shown}")
+        for key in self.rows.removed[:10]:
+            lines.append(f"  - {key}")
+        for key in self.rows.added[:10]:
+            lines.append(f"  + {key}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from stable_explore._card import diff_card
+
+        return diff_card(self)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    return value
+
+
+def _json_keys(keys: list[Any]) -> list[Any]:
+    return [k if isinstance(k, (int, str)) else str(k) for k in keys]
+
+
+# --- computing a diff ------------------------------------------------------------
+
+
+def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: Any = None) -> Diff:
+    """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> v1 = se.build([{"x": 1}, {"x": 2}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
+    >>> v2 = se.build([{"x": 1}, {"x": 3}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
+    >>> d = se.compare(v1, v2)
+    >>> d.rows.changed, d.rows.changed_fields[1]
+    ([1], {'x': (2, 3)})
+    """
+    from stable_explore.api import load
+
+    left = load(a, home=home) if isinstance(a, str) else a
+    right = load(b, home=home) if isinstance(b, str) else b
+    diff = Diff(left.ref, right.ref, identical=False, _datasets=(left, right))
+    if left.version == right.version and not left.is_view and not right.is_view:
+        diff.identical = True
+        return diff
+    diff.metadata = _metadata_diff(left, right)
+    diff.schema = _schema_diff(left.features, right.features)
+    diff.shards = _shard_diff(left, right)
+    diff.rows = _row_diff(left, right)
+    diff.labels = _label_diff(left, right, diff.rows)
+    diff.identical = not (diff.metadata or diff.schema or diff.rows.added or diff.rows.removed or diff.rows.changed)
+    return diff
+
+
+def _metadata_diff(a: CachedDataset, b: CachedDataset) -> dict[str, tuple[Any, Any]]:
+    raw_a = a._meta.raw or {}
+    raw_b = b._meta.raw or {}
+    out = {}
+    for name in _METADATA_FIELDS:
+        old, new = raw_a.get(name), raw_b.get(name)
+        if name == "metadata":
+            old, new = old or {}, new or {}
+        if old != new:
+            out[name] = (old, new)
+    return out
+
+
+def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    added = [n for n in b if n not in a]
+    removed = [n for n in a if n not in b]
+    retyped = {n: [repr(a[n]), repr(b[n])] for n in a if n in b and type(a[n]) is not type(b[n])}
+    if added:
+        out["columns_added"] = added
+    if removed:
+        out["columns_removed"] = removed
+    if retyped:
+        out["columns_retyped"] = retyped
+    for name in a:
+        old, new = a[name], b.get(name)
+        if isinstance(old, ClassLabel) and isinstance(new, ClassLabel) and old.names != new.names:
+            old_names, new_names = list(old.names or ()), list(new.names or ())
+            renamed = {
+                o: n
+                for o, n in zip(old_names, new_names, strict=False)
+                if o != n and o not in new_names and n not in old_names
+            }
+            change = {
+                "renamed": renamed,
+                "added": [n for n in new_names if n not in old_names and n not in renamed.values()],
+                "removed": [o for o in old_names if o not in new_names and o not in renamed],
+            }
+            out.setdefault("classes", {})[name] = {k: v for k, v in change.items() if v}
+        elif old != new and name not in retyped and new is not None:
+            out.setdefault("columns_changed", {})[name] = [repr(old), repr(new)]
+    return out
+
+
+def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
+    hashes_a = a._meta.shard_hashes or []
+    hashes_b = b._meta.shard_hashes or []
+    if not hashes_a or not hashes_b:
+        return {}
+    where_b = {h: i for i, h in enumerate(hashes_b)}
+    identical = [[i, where_b[h]] for i, h in enumerate(hashes_a) if h in where_b]
+    matched_b = {j for _, j in identical}
+    return {
+        "identical": identical,
+        "only_a": [i for i, h in enumerate(hashes_a) if h not in where_b],
+        "only_b": [j for j in range(len(hashes_b)) if j not in matched_b],
+    }
+
+
+def _keys_and_hashes(ds: CachedDataset) -> tuple[pa.Array, np.ndarray]:
+    if ds._meta.is_seed_v1:
+        keys = pa.array(ds.base_rows(), type=pa.int64())
+        from stable_explore._hashing import row_hashes
+
+        table = ds.to_arrow()
+        hashes = row_hashes([table.column(n).combine_chunks() for n in table.column_names])
+        return keys, hashes
+    keys = ds._column_arrow("__key__")
+    return keys, ds.row_hashes()
+
+
+def _occurrence_keys(keys: pa.Array) -> tuple[pa.Array, list[Any]]:
+    """Keys made unique by their occurrence number where a key repeats, and the repeated keys."""
+    counts = pc.value_counts(keys)
+    repeated_mask = pc.greater(counts.field("counts"), 1)
+    repeated = counts.field("values").filter(repeated_mask).to_pylist()
+    if not repeated:
+        return keys, []
+    seen: Counter[Any] = Counter()
+    unique = []
+    for key in keys.to_pylist():
+        seen[key] += 1
+        unique.append(f"{key}\x00{seen[key]}" if seen[key] > 1 else key)
+    return pa.array([str(k) for k in unique]), repeated
+
+
+def _row_diff(a: CachedDataset, b: CachedDataset) -> RowDiff:
+    keys_a, hashes_a = _keys_and_hashes(a)
+    keys_b, hashes_b = _keys_and_hashes(b)
+    diff = RowDiff()
+    match_a, repeated_a = _occurrence_keys(keys_a)
+    match_b, repeated_b = _occurrence_keys(keys_b)
+    if repeated_a:
+        diff.repeated_keys["a"] = repeated_a
+    if repeated_b:
+        diff.repeated_keys["b"] = repeated_b
+    if match_a.type != match_b.type:
+        match_a, match_b = match_a.cast(pa.string()), match_b.cast(pa.string())
+    # hash join in Arrow: where each key of b stands in a
+    in_a = pc.index_in(match_b, value_set=match_a).to_numpy(zero_copy_only=False)
+    present = ~np.isnan(in_a) if in_a.dtype.kind == "f" else np.ones(len(in_a), bool)
+    in_a_int = np.where(present, np.nan_to_num(in_a, nan=-1), -1).astype(np.int64)
+    b_rows = np.arange(len(match_b))
+    matched_b = b_rows[present]
+    matched_a = in_a_int[present]
+    same = hashes_a[matched_a] == hashes_b[matched_b]
+    original_a = keys_a.to_pylist() if (repeated_a or repeated_b) else None
+    original_b = keys_b.to_pylist() if (repeated_a or repeated_b) else None
+
+    def key_of(side: str, row: int) -> Any:
+        if side == "a":
+            return original_a[row] if original_a is not None else keys_a[row].as_py()
+        return original_b[row] if original_b is not None else keys_b[row].as_py()
+
+    found_in_b = np.zeros(len(match_a), dtype=bool)
+    found_in_b[matched_a] = True
+    diff.removed = [key_of("a", int(r)) for r in np.flatnonzero(~found_in_b)]
+    diff.added = [key_of("b", int(r)) for r in b_rows[~present]]
+    changed_a, changed_b = matched_a[~same], matched_b[~same]
+    diff.changed = [key_of("b", int(r)) for r in changed_b]
+    diff.unchanged = int(same.sum())
+    for key, ra, rb in zip(diff.changed, changed_a.tolist(), changed_b.tolist(), strict=True):
+        diff.positions[key] = (ra, rb)
+    for key, ra in zip(diff.removed, np.flatnonzero(~found_in_b).tolist(), strict=True):
+        diff.positions[key] = (ra, -1)
+    for key, rb in zip(diff.added, b_rows[~present].tolist(), strict=True):
+        diff.positions[key] = (-1, rb)
+    if len(changed_a):
+        diff.changed_fields = _changed_fields(a, b, changed_a, changed_b, diff.changed)
+    return diff
+
+
+def _changed_fields(
+    a: CachedDataset, b: CachedDataset, rows_a: np.ndarray, rows_b: np.ndarray, keys: list[Any]
+) -> dict[Any, dict[str, tuple[Any, Any]]]:
+    """Which fields differ in the changed rows (only those rows are read; images compared as bytes)."""
+    common = [n for n in a.features if n in b.features]
+    table_a = a.with_format("python").take(rows_a).to_arrow(common)
+    table_b = b.with_format("python").take(rows_b).to_arrow(common)
+    out: dict[Any, dict[str, tuple[Any, Any]]] = {key: {} for key in keys}
+    for name in common:
+        left = table_a.column(name).combine_chunks()
+        right = table_b.column(name).combine_chunks()
+        if left.type != right.type:
+            right = right.cast(left.type) if pa.types.is_integer(left.type) else right
+        differs = ~np.asarray(pc.equal(left, right).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+        both_null = np.asarray(pc.and_(left.is_null(), right.is_null()).to_numpy(zero_copy_only=False), dtype=bool)
+        differs &= ~both_null
+        if not differs.any():
+            continue
+        feature_a, feature_b = a.features[name], b.features[name]
+        for i in np.flatnonzero(differs).tolist():
+            old, new = left[i].as_py(), right[i].as_py()
+            old, new = _class_name(feature_a, old), _class_name(feature_b, new)
+            out[keys[i]][name] = (old, new)
+    return out
+
+
+def _class_name(feature: Any, value: Any) -> Any:
+    """A label's class name where the value is a valid class index, else the value itself."""
+    if isinstance(feature, ClassLabel) and isinstance(value, int) and 0 <= value < (feature.num_classes or 0):
+        return feature.int2str(value)
+    return value
+
+
+def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for name, feature in a.features.items():
+        if not isinstance(feature, ClassLabel) or not isinstance(b.features.get(name), ClassLabel):
+            continue
+        relabelled: Counter[tuple[Any, Any]] = Counter()
+        for key in rows.changed:
+            change = rows.changed_fields.get(key, {}).get(name)
+            if change is not None:
+                relabelled[change] += 1
+        out[name] = {
+            "before": a.label_counts(name) if len(a) else dict.fromkeys(feature.names or (), 0),
+            "after": b.label_counts(name) if len(b) else dict.fromkeys(b.features[name].names or (), 0),
+            "relabelled": dict(relabelled),
+        }
+    return out
+
+
+def image_column(features: Features) -> str | None:
+    """The first Image column, for thumbnails of changed rows."""
+    return next((n for n, f in features.items() if isinstance(f, Image)), None)
+
+
+def escape(value: Any) -> str:
+    return html.escape(str(value), quote=True)

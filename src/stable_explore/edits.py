@@ -1,0 +1,381 @@
+"""Edits -> a new version: drop, relabel and set rows lazily, then save, reusing unchanged shards.
+
+A :class:`Draft` is a dataset plus pending edits; nothing is written until
+``save``. Row numbers in a chain of edits always mean rows of the dataset the
+chain started from (positions in it, for a view), so ``drop`` then ``relabel``
+equals ``relabel`` then ``drop``. Saving writes the rows of that dataset, in
+its order, minus the dropped ones and with the changes applied. A shard whose
+rows all survive unchanged and in place is reused as a hard link (or a copy
+where links are impossible): relabelling 10 rows of a 10-shard cache writes
+about one shard.
+
+Example
+-------
+>>> import tempfile, stable_explore as se
+>>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]))
+>>> ds = se.build([{"label": "cat"}] * 4, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+>>> clean = ds.drop([0]).relabel({3: "dog"}).save(message="fix 3")
+>>> clean.label_counts(), clean.metadata["parent"] == ds.version
+({'cat': 2, 'dog': 1}, True)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from stable_explore._fsutil import temp_dir_beside
+from stable_explore._hashing import ContentDigest, row_hashes
+from stable_explore._units import format_size
+from stable_explore.cache import DEFAULT_SHARD_SIZE_BYTES, ShardWriter, open_shard, read_sharded_cache_meta
+from stable_explore.catalog import LATEST, Catalog, check_name
+from stable_explore.errors import EncodingError
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["Draft", "PendingEdits"]
+
+_CHUNK_ROWS = 1000
+
+
+@dataclass(frozen=True)
+class PendingEdits:
+    """What a draft will change, by row position in the dataset the chain started from."""
+
+    dropped: frozenset[int] = frozenset()
+    relabelled: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    values: Mapping[tuple[int, str], Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.dropped or self.relabelled or self.values)
+
+    def touched(self) -> set[int]:
+        """Rows whose content changes (not counting drops)."""
+        return set(self.relabelled) | {row for row, _ in self.values}
+
+    def summary(self) -> str:
+        parts = []
+        if self.dropped:
+            parts.append(f"drop {len(self.dropped)}")
+        if self.relabelled:
+            parts.append(f"relabel {len(self.relabelled)}")
+        if self.values:
+            parts.append(f"set {len(self.values)} value(s)")
+        return ", ".join(parts) or "no edits"
+
+    def __repr__(self) -> str:
+        return f"PendingEdits({self.summary()})"
+
+
+class Draft:
+    """A dataset with pending edits; ``save`` writes them as a new version.
+
+    Get one from ``ds.drop(...)``, ``ds.relabel(...)`` or ``ds.set(...)``;
+    each call returns a new draft, so a chain never changes an earlier one.
+    """
+
+    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None) -> None:
+        self._origin = origin
+        self._edits = edits or PendingEdits()
+
+    @property
+    def origin(self) -> CachedDataset:
+        """The dataset the chain started from."""
+        return self._origin
+
+    @property
+    def pending_edits(self) -> PendingEdits:
+        return self._edits
+
+    def __len__(self) -> int:
+        return len(self._origin) - len(self._edits.dropped)
+
+    def __repr__(self) -> str:
+        return f"Draft({self._origin.ref}: {self._edits.summary()}; {len(self):,} rows, unsaved)"
+
+    # -- chaining ----------------------------------------------------------------
+
+    def _rows(self, rows: Iterable[Any]) -> list[int]:
+        n = len(self._origin)
+        out = []
+        for row in rows:
+            position = int(row)
+            if not -n <= position < n:
+                msg = f"row {position} is out of range for {self._origin.ref} ({n} rows)"
+                raise IndexError(msg)
+            out.append(position % n)
+        return out
+
+    def drop(self, rows: Iterable[int] | int) -> Draft:
+        """Drop rows (positions in the dataset the chain started from)."""
+        chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else rows)
+        return Draft(self._origin, _replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
+
+    def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:
+        """Give rows a new class (a name or an index): ``relabel({42: "dog"})``."""
+        features = self._origin.features
+        name = column or next((c for c, f in features.items() if isinstance(f, ClassLabel)), None)
+        if name is None or not isinstance(features.get(name), ClassLabel):
+            msg = f"no ClassLabel column {'named ' + repr(column) if column else 'to relabel'}"
+            raise KeyError(msg)
+        feature = features[name]
+        assert isinstance(feature, ClassLabel)
+        relabelled = dict(self._edits.relabelled)
+        for row, label in changes.items():
+            (position,) = self._rows([row])
+            try:
+                relabelled[position] = (name, int(feature.encode_value(label)))
+            except EncodingError as exc:
+                raise EncodingError(exc.reason, field=name, index=position) from None
+        return Draft(self._origin, _replace(self._edits, relabelled=relabelled))
+
+    def set(self, row: int, field_name: str, value: Any) -> Draft:
+        """Set a scalar field (a Value or ClassLabel column) of one row."""
+        features = self._origin.features
+        if field_name not in features:
+            msg = f"no column {field_name!r}; columns are {list(features)}"
+            raise KeyError(msg)
+        feature = features[field_name]
+        if not isinstance(feature, (Value, ClassLabel)):
+            msg = f"set() changes scalar fields; {field_name!r} is {feature!r}"
+            raise TypeError(msg)
+        (position,) = self._rows([row])
+        try:
+            encoded = feature.encode_value(value)
+        except EncodingError as exc:
+            raise EncodingError(exc.reason, field=field_name, index=position) from None
+        if isinstance(feature, ClassLabel):
+            return self.relabel({position: encoded}, column=field_name)
+        values = dict(self._edits.values)
+        values[(position, field_name)] = encoded
+        return Draft(self._origin, _replace(self._edits, values=values))
+
+    # -- saving ------------------------------------------------------------------
+
+    def operations(self) -> list[dict[str, Any]]:
+        """The edits by row key, as recorded in the new version's metadata."""
+        keys = self._origin.keys()
+        features = self._origin.features
+        ops: list[dict[str, Any]] = []
+        if self._edits.dropped:
+            ops.append({"op": "drop", "keys": [keys[p] for p in sorted(self._edits.dropped)]})
+        if self._edits.relabelled:
+            by_column: dict[str, list[list[Any]]] = {}
+            old = {}
+            for column in {c for c, _ in self._edits.relabelled.values()}:
+                old[column] = self._origin.with_format("arrow").column(column).to_pylist()
+            for position, (column, new) in sorted(self._edits.relabelled.items()):
+                if position in self._edits.dropped:
+                    continue
+                feature = features[column]
+                assert isinstance(feature, ClassLabel)
+                was = old[column][position]
+                if was != new:  # relabelling a row to the class it has is not an edit
+                    by_column.setdefault(column, []).append([keys[position], _name(feature, was), _name(feature, new)])
+            ops.extend({"op": "relabel", "column": c, "changes": changes} for c, changes in by_column.items())
+        if self._edits.values:
+            changes = [
+                [keys[p], f, _jsonable(v)]
+                for (p, f), v in sorted(self._edits.values.items())
+                if p not in self._edits.dropped
+            ]
+            if changes:
+                ops.append({"op": "set", "changes": changes})
+        return ops
+
+    def save(
+        self,
+        message: str | None = None,
+        *,
+        tag: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        license: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> CachedDataset:
+        """Write the edited rows as a new version (its ``parent`` is the origin's version).
+
+        Unchanged shards are reused; ``ds.build_info`` of the result says how
+        many shards were written and how many bytes. Description, license and
+        metadata are inherited unless given.
+        """
+        from stable_explore.dataset import CachedDataset
+
+        origin = self._origin
+        target_name = check_name(name or origin.name or "")
+        if tag is not None:
+            check_name(tag, "tag")
+        catalog = Catalog(origin._home)
+        meta = origin._meta
+        raw_parent = dict(meta.raw or {})
+        kept = np.setdiff1d(np.arange(len(origin), dtype=np.int64), np.fromiter(self._edits.dropped, dtype=np.int64))
+        base = origin.base_rows()[kept]
+        features = origin.features
+        key_type = pa.string() if meta.key_type == "string" else pa.int64()
+        schema = features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+        shard_size = int(raw_parent.get("shard_size_target_bytes") or DEFAULT_SHARD_SIZE_BYTES)
+        with temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging:
+            writer = ShardWriter(staging, schema, shard_size_bytes=shard_size, compression=meta.compression)
+            try:
+                self._write_rows(writer, kept, base, schema)
+                shards = writer.finish()
+            except BaseException:
+                writer.abort()
+                raise
+            raw = {
+                key: raw_parent[key]
+                for key in ("cache_format_version", "format", "format_revision", "shard_size_target_bytes")
+                if key in raw_parent
+            }
+            raw.update(
+                {
+                    "cache_format_version": 1,
+                    "format": "stable-explore",
+                    "format_revision": 1,
+                    "schema_fingerprint": features.fingerprint(),
+                    "num_rows": len(kept),
+                    "num_shards": len(shards.names),
+                    "shard_row_counts": shards.rows,
+                    "shard_filenames": shards.names,
+                    "shard_size_target_bytes": shard_size,
+                    "features": features.to_dict(),
+                    "shard_hashes": shards.hashes,
+                    "shard_sizes": shards.sizes,
+                    "key_type": "string" if key_type == pa.string() else "int64",
+                    "compression": meta.compression,
+                    "content_digest": _content_digest(staging, shards.names),
+                    "name": target_name,
+                    "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
+                    "parent": origin.version,
+                    "operations": self.operations(),
+                    "source_fingerprint": None,
+                    "source": None,
+                    "description": description if description is not None else raw_parent.get("description"),
+                    "license": license if license is not None else raw_parent.get("license"),
+                    "metadata": dict(metadata) if metadata is not None else raw_parent.get("metadata") or {},
+                    "message": message,
+                }
+            )
+            ref, existed = catalog.publish(target_name, staging, raw)
+        catalog.write_ref(target_name, LATEST, ref.version_id)
+        if tag:
+            catalog.write_ref(target_name, tag, ref.version_id)
+        rewritten = len(shards.names) - shards.linked
+        written = f"wrote {rewritten} of {len(shards.names)} shard(s) ({format_size(shards.bytes_written)})"
+        info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked}"
+        if existed:
+            info += "; identical content: the existing version"
+        return CachedDataset(
+            read_sharded_cache_meta(ref.cache_dir),
+            name=target_name,
+            version=ref.version_id,
+            home=catalog.home,
+            build_info=info,
+        )
+
+    def _write_rows(self, writer: ShardWriter, kept: np.ndarray, base: np.ndarray, schema: pa.Schema) -> None:
+        """Link every shard that survives whole and unchanged; rewrite the rest in chunks."""
+        origin = self._origin
+        meta = origin._meta
+        offsets = np.cumsum([0, *meta.shard_row_counts])
+        touched = self._edits.touched()
+        touched_mask = np.isin(kept, np.fromiter(touched, dtype=np.int64)) if touched else np.zeros(len(kept), bool)
+        can_link = not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None
+        pending: list[int] = []
+        position = 0
+        while position < len(base):
+            first = int(base[position])
+            shard = int(np.searchsorted(offsets, first, side="right") - 1)
+            start, stop = int(offsets[shard]), int(offsets[shard + 1])
+            length = stop - start
+            whole = (
+                can_link
+                and first == start
+                and position + length <= len(base)
+                and int(base[position + length - 1]) == stop - 1
+                and np.array_equal(base[position : position + length], np.arange(start, stop))
+                and not touched_mask[position : position + length].any()
+            )
+            if whole:
+                self._rewrite(writer, pending, kept, base, schema)
+                pending = []
+                assert meta.shard_hashes is not None
+                assert meta.shard_sizes is not None
+                writer.link(
+                    meta.shard_paths[shard], rows=length, size=meta.shard_sizes[shard], digest=meta.shard_hashes[shard]
+                )
+                position += length
+                continue
+            pending.append(position)
+            position += 1
+            if len(pending) >= _CHUNK_ROWS:
+                self._rewrite(writer, pending, kept, base, schema)
+                pending = []
+        self._rewrite(writer, pending, kept, base, schema)
+
+    def _rewrite(
+        self, writer: ShardWriter, positions: list[int], kept: np.ndarray, base: np.ndarray, schema: pa.Schema
+    ) -> None:
+        """Write these output rows anew: read them, apply the edits, hash them again."""
+        if not positions:
+            return
+        origin = self._origin
+        rows = base[positions]
+        feature_names = list(origin.features)
+        table = origin._backend.take(rows, columns=feature_names)
+        arrays = [table.column(n).combine_chunks() for n in feature_names]
+        origin_positions = kept[positions]
+        for index, name in enumerate(feature_names):
+            changes = {}
+            for i, p in enumerate(origin_positions.tolist()):
+                if p in self._edits.relabelled and self._edits.relabelled[p][0] == name:
+                    changes[i] = self._edits.relabelled[p][1]
+                if (p, name) in self._edits.values:
+                    changes[i] = self._edits.values[(p, name)]
+            if changes:
+                values = arrays[index].to_pylist()
+                for i, value in changes.items():
+                    values[i] = value
+                arrays[index] = pa.array(values, type=arrays[index].type)
+        if origin._meta.is_seed_v1:
+            keys = pa.array(rows, type=pa.int64())
+        else:
+            keys = origin._backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()
+        hashes = pa.array(row_hashes(arrays), type=pa.uint64())
+        batch = pa.RecordBatch.from_arrays([*arrays, keys.cast(schema.field(KEY_COLUMN).type), hashes], schema=schema)
+        writer.write(batch)
+
+
+def _replace(edits: PendingEdits, **changes: Any) -> PendingEdits:
+    data = {"dropped": edits.dropped, "relabelled": edits.relabelled, "values": edits.values}
+    data.update(changes)
+    return PendingEdits(**data)
+
+
+def _name(feature: ClassLabel, value: Any) -> Any:
+    if isinstance(value, int) and 0 <= value < (feature.num_classes or 0):
+        return feature.int2str(value)
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def _content_digest(directory: Any, names: list[str]) -> str:
+    """The content digest of finished shards, from their key and row-hash columns only."""
+    digest = ContentDigest()
+    for name in names:
+        table = open_shard(directory / name)
+        for batch in table.select([KEY_COLUMN, HASH_COLUMN]).to_batches():
+            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
+    return digest.hexdigest()

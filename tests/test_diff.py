@@ -1,0 +1,177 @@
+"""se.compare and the command line: identical, relabel-only, drop-only, schema and metadata changes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import stable_explore as se
+from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
+from tests.conftest import pet_rows
+
+
+@pytest.fixture
+def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
+    return se.build(
+        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
+    )
+
+
+def home_of(ds: CachedDataset) -> Path:
+    return ds.cache_dir.parents[2]
+
+
+def test_identical_versions_are_decided_from_ids(pets: CachedDataset) -> None:
+    diff = se.compare(pets, se.load("pets", home=home_of(pets)))
+    assert diff.identical
+    assert diff.rows.changed == []
+    assert diff.summary().startswith("identical")
+    assert se.compare(f"pets@{pets.version[:6]}", "pets", home=home_of(pets)).identical
+
+
+def test_relabel_only(pets: CachedDataset) -> None:
+    fixed = pets.relabel({0: "dog", 3: "dog", 4: "cat"}).save(message="fix")
+    diff = se.compare(pets, fixed)
+    assert not diff.identical
+    assert diff.rows.added == []
+    assert diff.rows.removed == []
+    assert diff.rows.changed == ["pet-00000", "pet-00003", "pet-00004"]
+    assert diff.rows.changed_fields["pet-00003"] == {"label": ("cat", "dog")}
+    assert diff.rows.changed_fields["pet-00004"] == {"label": ("dog", "cat")}
+    assert diff.labels["label"]["relabelled"] == {("cat", "dog"): 2, ("dog", "cat"): 1}
+    assert diff.labels["label"]["before"] == {"cat": 100, "dog": 100, "bird": 100}
+    assert diff.labels["label"]["after"] == {"cat": 99, "dog": 101, "bird": 100}
+    assert diff.summary() == "+0 -0 ~3 rows; label: cat->dog x2, dog->cat x1"
+    assert len(diff.shards["identical"]) == 5
+    assert diff.shards["only_a"] == [0]
+    assert diff.metadata == {}
+    assert diff.schema == {}
+    frame = diff.to_pandas()
+    assert frame["key"].tolist() == ["pet-00000", "pet-00003", "pet-00004"]
+    assert frame["label_a"].tolist() == ["cat", "cat", "dog"]
+    assert frame["label_b"].tolist() == ["dog", "dog", "cat"]
+    data = json.loads(diff.to_json())
+    assert data["rows"]["changed"]["pet-00004"] == {"label": ["dog", "cat"]}
+
+
+def test_drop_only(pets: CachedDataset) -> None:
+    smaller = pets.drop(range(10, 15)).save()
+    diff = se.compare(pets, smaller)
+    assert diff.rows.removed == [f"pet-{i:05d}" for i in range(10, 15)]
+    assert diff.rows.added == []
+    assert diff.rows.changed == []
+    assert diff.summary() == "+0 -5 ~0 rows"
+    back = se.compare(smaller, pets)
+    assert back.rows.added == [f"pet-{i:05d}" for i in range(10, 15)]
+
+
+def test_changed_content_names_the_fields(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> None:
+    a = se.build(pet_rows(20, jpegs), pet_features, name="p", home=tmp_path, progress=False)
+
+    def edited():
+        for key, example in pet_rows(20, jpegs):
+            if key == "pet-00005":
+                example = {**example, "image": jpegs[40], "name": "changed"}
+            yield key, example
+
+    b = se.build(edited(), pet_features, name="p", home=tmp_path, progress=False)
+    diff = se.compare(a, b)
+    assert diff.rows.changed == ["pet-00005"]
+    fields = diff.rows.changed_fields["pet-00005"]
+    assert set(fields) == {"image", "name"}
+    assert fields["name"] == ("n5", "changed")
+    assert fields["image"] == (jpegs[5], jpegs[40])
+    assert "image: <" in str(diff)
+
+
+def test_schema_change_new_column_and_renamed_class(tmp_path: Path) -> None:
+    old = Features(label=ClassLabel(names=["cat", "dog"]), x=Value("int64"))
+    new = Features(label=ClassLabel(names=["cat", "hound"]), x=Value("int64"), note=Value("string"))
+    a = se.build([{"label": i % 2, "x": i} for i in range(6)], old, name="s", home=tmp_path, progress=False)
+    b = se.build(
+        [{"label": i % 2, "x": i, "note": "n"} for i in range(6)], new, name="s", home=tmp_path, progress=False
+    )
+    diff = se.compare(a, b)
+    assert diff.schema["columns_added"] == ["note"]
+    assert diff.schema["classes"]["label"] == {"renamed": {"dog": "hound"}}
+    assert "schema changed" in diff.summary()
+    assert len(diff.rows.changed) == 6  # every row has a new column
+    assert diff.labels["label"]["after"] == {"cat": 3, "hound": 3}
+
+
+def test_metadata_only_change_gives_a_new_id_and_the_same_rows(tmp_path: Path) -> None:
+    features = Features(x=Value("int64"))
+    rows = [{"x": i} for i in range(10)]
+    a = se.build(rows, features, name="m", home=tmp_path, progress=False, description="first")
+    b = se.build(rows, features, name="m", home=tmp_path, progress=False, description="second")
+    assert a.version != b.version
+    diff = se.compare(a, b)
+    assert not diff.identical
+    assert diff.metadata == {"description": ("first", "second")}
+    assert (diff.rows.added, diff.rows.removed, diff.rows.changed) == ([], [], [])
+    assert diff.rows.unchanged == 10
+    assert len(diff.shards["identical"]) == 1
+    assert diff.summary() == "+0 -0 ~0 rows; metadata: description"
+
+
+def test_repeated_keys_are_reported_and_matched_in_order(tmp_path: Path) -> None:
+    features = Features(x=Value("int64"))
+    a = se.build([("k", {"x": 1}), ("k", {"x": 2}), ("j", {"x": 3})], features, name="r", home=tmp_path, progress=False)
+    b = se.build([("k", {"x": 1}), ("k", {"x": 5}), ("j", {"x": 3})], features, name="r", home=tmp_path, progress=False)
+    diff = se.compare(a, b)
+    assert diff.rows.repeated_keys == {"a": ["k"], "b": ["k"]}
+    assert diff.rows.changed == ["k"]
+    assert diff.rows.changed_fields["k"] == {"x": (2, 5)}
+    assert "repeated keys in a and b" in diff.summary()
+    assert "repeated keys in a: ['k']" in str(diff)
+
+
+def test_html_shows_thumbnails_side_by_side_and_escapes(tmp_path: Path, jpegs: list[bytes]) -> None:
+    evil = "<img src=x onerror=alert(1)>"
+    features = Features(image=Image(), label=ClassLabel(names=[evil, "ok"]))
+    a = se.build([{"image": jpegs[i], "label": 0} for i in range(4)], features, name="h", home=tmp_path, progress=False)
+    b = a.relabel({1: "ok", 2: "ok"}).save(message=evil)
+    page = se.compare(a, b)._repr_html_()
+    assert evil not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert page.count("<img src='data:image/jpeg;base64,") == 4  # before and after, two changed rows
+    assert "→" in page
+
+
+def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "stable_explore.cli", "--home", str(home), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> None:
+    home = home_of(pets)
+    fixed = pets.relabel({0: "dog"}).drop([9]).save(message="fix", tag="clean")
+    done = run_cli(home, "diff", f"pets@{pets.version}", "pets@clean")
+    assert done.returncode == 0, done.stderr
+    assert "+0 -1 ~1 rows; label: cat->dog x1" in done.stdout
+    assert "~ pet-00000: label: 'cat' -> 'dog'" in done.stdout
+    assert "- pet-00009" in done.stdout
+    machine = json.loads(run_cli(home, "diff", f"pets@{pets.version}", "pets@clean", "--json").stdout)
+    assert machine["rows"]["removed"] == ["pet-00009"]
+    assert machine["labels"]["label"]["relabelled"] == [["cat", "dog", 1]]
+    listing = run_cli(home, "ls").stdout
+    assert "pets" in listing
+    assert fixed.version in listing
+    assert "fix" in run_cli(home, "ls", "pets").stdout
+    shown = run_cli(home, "show", "pets@clean").stdout
+    assert "labels: cat 98, dog 101, bird 100" in shown
+    assert f"parent: {pets.version}" in shown
+    assert "digests match" in run_cli(home, "verify", "pets").stdout
+    out = tmp_path / "export.parquet"
+    assert run_cli(home, "export", "pets@clean", "--to", str(out)).returncode == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).num_rows == 299
+    missing = run_cli(home, "show", "pets@nope")
+    assert missing.returncode == 1
+    assert "no version or tag 'nope'" in missing.stderr
+    assert "freed" in run_cli(home, "gc", "--keep", "1").stdout

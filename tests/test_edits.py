@@ -1,0 +1,165 @@
+"""Drafts: drop, relabel, set; saving new versions that reuse unchanged shards; lineage."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stable_explore as se
+from stable_explore import CachedDataset, EncodingError, Features
+from tests.conftest import NAMES, pet_rows
+
+
+@pytest.fixture
+def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
+    """300 rows in 6 shards of 50."""
+    return se.build(
+        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
+    )
+
+
+def test_drafts_are_lazy_and_chainable(pets: CachedDataset) -> None:
+    draft = pets.drop([3, 17]).relabel({42: "dog"}).set(44, "name", "renamed")
+    assert len(draft) == 298
+    edits = draft.pending_edits
+    assert edits.dropped == {3, 17}
+    assert edits.relabelled == {42: ("label", 1)}
+    assert edits.values == {(44, "name"): "renamed"}
+    assert "drop 2, relabel 1, set 1 value(s)" in repr(draft)
+    assert not pets.pending_edits
+    assert len(se.versions("pets", home=pets.cache_dir.parents[2])) == 1  # nothing written
+    # each call returns a new draft; the earlier one is unchanged
+    first = pets.drop([1])
+    first.drop([2])
+    assert first.pending_edits.dropped == {1}
+
+
+def test_drop_then_relabel_equals_relabel_then_drop(pets: CachedDataset) -> None:
+    one = pets.drop([3, 17]).relabel({42: "dog"}).save(message="a")
+    two = pets.relabel({42: "dog"}).drop([3, 17]).save(message="a")
+    assert one.version == two.version
+    assert len(one) == 298
+    keys = one.keys()
+    assert "pet-00003" not in keys
+    assert "pet-00017" not in keys
+    assert one[keys.index("pet-00042")]["label"] == 1
+
+
+def test_save_records_parent_operations_and_lineage(pets: CachedDataset) -> None:
+    home = pets.cache_dir.parents[2]
+    clean = pets.drop([3]).relabel({6: "bird", 7: "dog"}).save(message="remove blurry, fix 6", tag="clean")
+    meta = clean.metadata
+    assert meta["parent"] == pets.version
+    assert meta["message"] == "remove blurry, fix 6"
+    assert meta["operations"] == [
+        {"op": "drop", "keys": ["pet-00003"]},
+        {"op": "relabel", "column": "label", "changes": [["pet-00006", "cat", "bird"]]},
+    ]  # row 7 was a dog already: not an edit
+    assert se.load("pets@clean", home=home).version == clean.version
+    assert se.load("pets", home=home).version == clean.version
+    table = se.versions("pets", home=home)
+    assert table[0]["version"] == clean.version
+    assert table[0]["parent"] == pets.version
+    assert table[0]["message"] == "remove blurry, fix 6"
+    # loading the parent is the undo
+    undo = se.load(f"pets@{meta['parent']}", home=home)
+    assert len(undo) == 300
+    assert undo[6]["label"] == 0
+    assert se.verify(clean).num_rows == 299
+
+
+def test_unchanged_shards_are_reused_not_rewritten(pets: CachedDataset) -> None:
+    clean = pets.relabel({120: "dog", 121: "dog"}).save(message="two labels")
+    assert "wrote 1 of 6 shard(s)" in clean.build_info
+    assert "reused 5" in clean.build_info
+    old_files = pets.cache_dir
+    for i in (0, 1, 3, 4, 5):
+        new_file = clean.cache_dir / f"shard-{i:05d}.arrow"
+        assert os.path.samefile(new_file, old_files / f"shard-{i:05d}.arrow")  # a hard link
+    assert not os.path.samefile(clean.cache_dir / "shard-00002.arrow", old_files / "shard-00002.arrow")
+    assert clean.HASHES["shards"]["shard-00000.arrow"] == pets.HASHES["shards"]["shard-00000.arrow"]
+    # gc of the parent frees only what the child does not share
+    home = pets.cache_dir.parents[2]
+    freed = se.gc("pets", keep=0, home=home)
+    assert 0 < freed < pets.nbytes / 3
+    assert se.load("pets", home=home)[120]["label"] == 1
+
+
+def test_set_changes_a_scalar_and_checks_it(pets: CachedDataset) -> None:
+    saved = pets.set(5, "score", 99.5).set(6, "label", "bird").save()
+    assert saved[5]["score"] == 99.5
+    assert saved[6]["label"] == 2
+    with pytest.raises(EncodingError, match=r"row 5, field 'score': expected float32"):
+        pets.set(5, "score", "high")
+    with pytest.raises(TypeError, match="scalar"):
+        pets.set(5, "image", b"x")
+    with pytest.raises(KeyError, match="no column"):
+        pets.set(5, "nope", 1)
+    with pytest.raises(EncodingError, match=r"field 'label'.*unknown class 'cow'"):
+        pets.relabel({1: "cow"})
+    with pytest.raises(IndexError, match="out of range"):
+        pets.drop([300])
+
+
+def test_a_view_saves_its_own_rows_in_its_order(pets: CachedDataset) -> None:
+    birds = pets.filter(label="bird")
+    saved = birds.drop([0]).save(message="birds but the first")
+    assert len(saved) == 99
+    assert saved.label_counts() == {"cat": 0, "dog": 0, "bird": 99}
+    assert saved.keys()[0] == "pet-00005"
+    reordered = pets[[10, 5, 0]].save(message="three")
+    assert reordered.keys() == ["pet-00010", "pet-00005", "pet-00000"]
+    assert reordered.metadata["parent"] == pets.version
+
+
+def test_no_edits_gives_the_same_version(pets: CachedDataset) -> None:
+    same = pets.relabel({1: "dog"}).save()  # row 1 is a dog already
+    assert same.version == pets.version
+    assert "identical content" in same.build_info
+
+
+def test_dropping_everything_and_negative_rows(pets: CachedDataset) -> None:
+    last = pets.drop([-1]).save()
+    assert len(last) == 299
+    assert last.keys()[-1] == "pet-00298"
+    empty = pets.drop(range(300)).save(message="nothing left")
+    assert len(empty) == 0
+    assert empty.num_shards == 0
+
+
+def test_seed_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]) -> None:
+    import pyarrow as pa
+
+    from tests.conftest import write_seed_v1_cache
+
+    write_seed_v1_cache(
+        tmp_path / "seed",
+        [pa.table({"image": pa.array(jpegs[:5], pa.binary()), "label": pa.array([0, 1, 2, 1, 0], pa.int64())})],
+    )
+    features = Features(image=se.Image(), label=se.ClassLabel(names=NAMES))
+    seed = se.load(tmp_path / "seed", features=features)
+    with pytest.raises(ValueError, match="dataset name"):
+        seed.drop([0]).save()  # opened by path: it needs a name in a catalog
+    saved = seed.drop([0]).save(name="imported", message="import seed cache")
+    assert len(saved) == 4
+    assert saved.keys() == [1, 2, 3, 4]
+    assert saved.label_counts() == {"cat": 1, "dog": 2, "bird": 1}
+    assert se.verify(saved).num_rows == 4
+
+
+def test_interrupted_save_leaves_nothing(pets: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore import edits
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(edits.Draft, "_rewrite", boom)
+    with pytest.raises(KeyboardInterrupt):
+        pets.drop([3]).save()
+    versions_dir = pets.cache_dir.parent
+    assert sorted(p.name for p in versions_dir.iterdir() if not p.name.startswith(".")) == [pets.version]
+    assert [p for p in versions_dir.iterdir() if ".tmp-" in p.name] == []
+    assert np.array_equal(se.load("pets", home=pets.cache_dir.parents[2]).base_rows(), np.arange(300))
