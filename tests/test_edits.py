@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -78,8 +77,8 @@ def test_unchanged_shards_are_reused_not_rewritten(pets: CachedDataset) -> None:
     old_files = pets.cache_dir
     for i in (0, 1, 3, 4, 5):
         new_file = clean.cache_dir / f"shard-{i:05d}.arrow"
-        assert os.path.samefile(new_file, old_files / f"shard-{i:05d}.arrow")  # a hard link
-    assert not os.path.samefile(clean.cache_dir / "shard-00002.arrow", old_files / "shard-00002.arrow")
+        assert new_file.samefile(old_files / f"shard-{i:05d}.arrow")  # a hard link
+    assert not (clean.cache_dir / "shard-00002.arrow").samefile(old_files / "shard-00002.arrow")
     assert clean.HASHES["shards"]["shard-00000.arrow"] == pets.HASHES["shards"]["shard-00000.arrow"]
     # gc of the parent frees only what the child does not share
     home = pets.cache_dir.parents[2]
