@@ -68,8 +68,8 @@ TAKE_REPEATS = 20
 TAKE_WARMUP = 2
 OPEN_REPEATS = 3
 PANDAS_ROWS = 10_000
-PANDAS_REPEATS = 7
-QUICK_PANDAS_REPEATS = 5
+PANDAS_REPEATS = 15
+QUICK_PANDAS_REPEATS = 10
 PANDAS_WARMUP = 1
 
 FLAT_TARGET = 1.5
@@ -398,6 +398,9 @@ def print_header(sizes: tuple[int, int]) -> None:
         f"Python {platform.python_version()}, pyarrow {pa.__version__}, datasets {datasets.__version__}, "
         f"Pillow {PIL.__version__}, IPython {IPython.__version__}, stable-explore {stable_explore.__version__}"
     )
+    if hasattr(os, "getloadavg"):
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"load average at the end (1, 5, 15 min): {load}; other load on the machine shifts every figure")
 
 
 def print_hits(hits: HitResults) -> None:

@@ -217,3 +217,47 @@ def test_browsing_a_view_selects_positions_in_the_view(pets: CachedDataset) -> N
     assert browser.selection()[0]["name"] == "n1"
     content, _ = browser.page_message()
     assert content["cells"][1]["key"] == "pet-00004"
+
+
+def test_drop_flagged_relabel_selection_and_save(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.click(3)
+    browser.click(5, shift=True)
+    browser.flag_selection()
+    browser.drop_flagged()
+    assert browser.flagged == []
+    assert browser.dropped == [3, 4, 5]
+    browser.click(10)
+    browser.click(11, toggle=True)
+    browser.relabel_selection("bird")
+    assert browser.pending_labels == {"10": 2, "11": 2}
+    assert browser.pending == "drop 3, relabel 2"
+    assert browser.draft is not None
+    assert browser.draft.pending_edits.dropped == {3, 4, 5}
+    saved = browser.save("cleaned in the browser")
+    assert len(saved) == 297
+    assert saved.metadata["parent"] == pets.version
+    assert saved.metadata["message"] == "cleaned in the browser"
+    assert browser.dataset.version == saved.version  # the browser now shows the new version
+    assert browser.num_rows == 297
+    assert browser.pending == ""
+    assert browser.dropped == []
+    assert saved.ref in browser.status
+    keys = saved.keys()
+    assert saved[keys.index("pet-00010")]["label"] == 2
+    with pytest.raises(ValueError, match="no pending edits"):
+        browser.save("again")
+
+
+def test_edit_messages_from_the_page(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser._on_message(browser, {"type": "drop_flagged"}, [])
+    assert browser.status == "nothing flagged to drop"
+    browser._on_message(browser, {"type": "click", "row": 7}, [])
+    browser._on_message(browser, {"type": "relabel", "label": 0}, [])
+    assert browser.pending_labels == {"7": 0}
+    browser._on_message(browser, {"type": "discard"}, [])
+    assert browser.pending == ""
+    browser._on_message(browser, {"type": "relabel", "label": 2}, [])
+    browser._on_message(browser, {"type": "save", "message": "from the page"}, [])
+    assert browser.dataset.metadata["message"] == "from the page"

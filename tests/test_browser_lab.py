@@ -43,6 +43,8 @@ ds = se.build(digits, features, shard_size="64KB", progress=False)
 ds""",
     "browser = ds.browse(page_size=24)\nbrowser",
     "print('SELECTED', sorted(browser.selected), 'FLAGGED', sorted(browser.flagged))",
+    "latest = se.load('digits')\n"
+    "print('SAVED', len(latest), latest.metadata['message'], latest.metadata['operations'])",
 ]
 
 
@@ -164,3 +166,38 @@ def test_browser_pages_filters_details_and_selection(page: Any) -> None:
     output = run_cell(page, 2)
     chosen = sorted(rows[1:4])
     assert f"SELECTED {chosen} FLAGGED {chosen}" in output
+
+
+def test_cleaning_in_the_browser_saves_a_version(page: Any) -> None:
+    """Runs after the test above: the three flagged sevens are dropped, one row is relabelled, saved."""
+    widget = page.locator("[data-testid=se-browser]")
+    page.click("[data-testid=se-drop-flagged]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-pending]').textContent === 'pending: drop 3'", timeout=30_000
+    )
+    assert page.locator(".se-cell.se-dropped").count() == 3
+    rows = visible_rows(page)
+    target = rows[5]
+    page.click(f"[data-testid=se-thumb][data-row='{target}']")
+    page.select_option("[data-testid=se-relabel-class]", label="one")
+    page.click("[data-testid=se-relabel]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-pending]').textContent === 'pending: drop 3, relabel 1'",
+        timeout=30_000,
+    )
+    pending = page.locator(f"[data-testid=se-thumb][data-row='{target}'] [data-testid=se-pending-label]")
+    assert pending.inner_text() == "→ one"
+    ARTIFACTS.mkdir(exist_ok=True)
+    widget.screenshot(path=str(ARTIFACTS / "shard-browser-editing.png"))
+    page.fill("[data-testid=se-message]", "drop 3 blurry sevens <b>, fix one")
+    page.click("[data-testid=se-save]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-status]').textContent.includes('saved digits@')", timeout=60_000
+    )
+    # the new version is shown, still filtered to sevens: 179 - 3 dropped - 1 relabelled
+    assert page.locator("[data-testid=se-status]").inner_text().startswith("175 rows")
+    assert page.locator("[data-testid=se-page]").inner_text() == "page 1 of 8"
+    output = run_cell(page, 3)
+    assert "SAVED 1794 drop 3 blurry sevens <b>, fix one" in output
+    assert "'op': 'drop'" in output
+    assert "'seven', 'one'" in output

@@ -34,6 +34,7 @@ import traitlets as t
 
 from stable_explore._images import array_thumbnail, encode_thumbnail, is_image_array_shape, open_thumbnail
 from stable_explore._units import format_size
+from stable_explore.edits import Draft
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
@@ -64,7 +65,9 @@ class ShardBrowser(anywidget.AnyWidget):
     selected:
         Selected rows (positions in the browsed dataset), synced from the page.
     flagged:
-        Rows marked with ``x`` or the flag button (issue: edits turn them into a version).
+        Rows marked with ``x`` or the flag button; ``drop_flagged()`` (or the button) makes them a pending drop.
+    draft:
+        The pending edits; ``save(message)`` (or the save button) writes them as a new version.
     """
 
     _esm = _STATIC / "browser.js"
@@ -91,6 +94,9 @@ class ShardBrowser(anywidget.AnyWidget):
     selected = t.List(t.Int()).tag(sync=True)
     flagged = t.List(t.Int()).tag(sync=True)
     status = t.Unicode("").tag(sync=True)
+    dropped = t.List(t.Int()).tag(sync=True)
+    pending_labels = t.Dict().tag(sync=True)
+    pending = t.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -101,8 +107,21 @@ class ShardBrowser(anywidget.AnyWidget):
         cache: ThumbnailCache | None = None,
         **kwargs: Any,
     ) -> None:
-        self._ds = dataset
+        if page_size not in PAGE_SIZES:
+            msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
+            raise ValueError(msg)
         self._cache = cache if cache is not None else SHARED_CACHE
+        self._ready = False  # traitlet observers wait until construction is done
+        self._draft: Draft | None = None
+        state = self._open(dataset)
+        super().__init__(page_size=page_size, thumb_size=thumb_size, **state, **kwargs)
+        self._ready = True
+        self._refilter(send=False)  # each view asks for its first page when it renders
+        self.on_msg(self._on_message)
+
+    def _open(self, dataset: CachedDataset) -> dict[str, Any]:
+        """Point the browser at a dataset; returns the synced state that describes it."""
+        self._ds = dataset
         features = dataset.features
         self._image_column = next((n for n, f in features.items() if isinstance(f, Image)), None)
         if self._image_column is None:
@@ -119,30 +138,21 @@ class ShardBrowser(anywidget.AnyWidget):
         self._search_masks: dict[str, np.ndarray] = {}
         self._rows = np.arange(len(dataset), dtype=np.int64)
         self._anchor: int | None = None
-        self._ready = False  # traitlet observers wait until construction is done
         offsets = np.cumsum([0, *dataset.shard_row_counts])
-        shards = []
-        for i, count in enumerate(dataset.shard_row_counts):
-            shards.append({"index": i, "start": int(offsets[i]), "stop": int(offsets[i + 1]), "rows": int(count)})
-        if page_size not in PAGE_SIZES:
-            msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
-            raise ValueError(msg)
-        super().__init__(
-            title=f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
+        shards = [
+            {"index": i, "start": int(offsets[i]), "stop": int(offsets[i + 1]), "rows": int(count)}
+            for i, count in enumerate(dataset.shard_row_counts)
+        ]
+        return {
+            "title": f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
             f"{format_size(dataset.nbytes)}",
-            class_names=list(features[label].names or ()) if label else [],
-            label_column=label or "",
-            shards=shards,
-            columns=list(features),
-            has_images=self._image_column is not None,
-            has_text=bool(self._text_columns),
-            page_size=page_size,
-            thumb_size=thumb_size,
-            **kwargs,
-        )
-        self._ready = True
-        self._refilter(send=False)  # each view asks for its first page when it renders
-        self.on_msg(self._on_message)
+            "class_names": list(features[label].names or ()) if label else [],
+            "label_column": label or "",
+            "shards": shards,
+            "columns": list(features),
+            "has_images": self._image_column is not None,
+            "has_text": bool(self._text_columns),
+        }
 
     # -- the dataset side ------------------------------------------------------
 
@@ -392,6 +402,62 @@ class ShardBrowser(anywidget.AnyWidget):
         flagged = set(self.flagged)
         self.flagged = sorted(flagged - chosen) if chosen <= flagged else sorted(flagged | chosen)
 
+    # -- edits ------------------------------------------------------------------
+
+    @property
+    def draft(self) -> Draft | None:
+        """The pending edits made in the browser (None when there are none)."""
+        return self._draft
+
+    def _set_draft(self, draft: Draft | None) -> None:
+        self._draft = draft
+        edits = draft.pending_edits if draft is not None else None
+        self.dropped = sorted(edits.dropped) if edits else []
+        self.pending_labels = {str(r): c for r, (_, c) in sorted(edits.relabelled.items())} if edits else {}
+        self.pending = edits.summary() if edits else ""
+
+    def drop_flagged(self) -> None:
+        """Make a pending edit that drops every flagged row (``save`` writes it)."""
+        if not self.flagged:
+            self.status = "nothing flagged to drop"
+            return
+        base = self._draft or Draft(self._ds)
+        self._set_draft(base.drop(list(self.flagged)))
+        self.flagged = []
+
+    def relabel_selection(self, label: str | int) -> None:
+        """Make a pending edit that gives every selected row this class."""
+        if not self.label_column:
+            self.status = "this dataset has no ClassLabel column"
+            return
+        if not self.selected:
+            self.status = "select rows to relabel"
+            return
+        base = self._draft or Draft(self._ds)
+        self._set_draft(base.relabel(dict.fromkeys(self.selected, label), column=self.label_column))
+
+    def discard(self) -> None:
+        """Forget the pending edits."""
+        self._set_draft(None)
+
+    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
+        """Write the pending edits as a new version, and browse it. Returns the new version."""
+        if self._draft is None:
+            msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
+            raise ValueError(msg)
+        saved = self._draft.save(message, **options)
+        self._set_draft(None)
+        self.selected = []
+        self.flagged = []
+        state = self._open(saved)
+        with self.hold_trait_notifications():
+            for name, value in state.items():
+                setattr(self, name, value)
+            self.shard = -1
+        self._refilter()
+        self.status = f"saved {saved.ref} ({saved.build_info})"
+        return saved
+
     def _on_message(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
         kind = content.get("type")
         try:
@@ -411,6 +477,14 @@ class ShardBrowser(anywidget.AnyWidget):
                 self.clear_selection()
             elif kind == "flag":
                 self.flag_selection()
+            elif kind == "drop_flagged":
+                self.drop_flagged()
+            elif kind == "relabel":
+                self.relabel_selection(int(content["label"]))
+            elif kind == "discard":
+                self.discard()
+            elif kind == "save":
+                self.save(str(content.get("message") or "") or None)
         except Exception as exc:  # noqa: BLE001 - report in the widget rather than lose it in the kernel log
             self.status = f"error: {type(exc).__name__}: {exc}"
 

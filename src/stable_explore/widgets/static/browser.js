@@ -40,6 +40,14 @@ function render({ model, el }) {
   const selectPage = h("button", { "data-testid": "se-select-page", title: "select every row of this page", text: "select page" });
   const flag = h("button", { "data-testid": "se-flag", title: "flag the selection (x)", text: "flag (x)" });
   const clear = h("button", { "data-testid": "se-clear", title: "clear the selection (Esc)", text: "clear" });
+  const dropFlagged = h("button", { "data-testid": "se-drop-flagged", title: "make the flagged rows a pending drop", text: "drop flagged" });
+  const relabelTo = h("select", { "data-testid": "se-relabel-class", title: "class for the selection" });
+  const relabel = h("button", { "data-testid": "se-relabel", title: "relabel the selection as the chosen class", text: "relabel selection" });
+  const message = h("input", { type: "text", class: "se-message", "data-testid": "se-message", placeholder: "message for the new version" });
+  const save = h("button", { "data-testid": "se-save", title: "write the pending edits as a new version", text: "save version" });
+  const discard = h("button", { "data-testid": "se-discard", title: "forget the pending edits", text: "discard" });
+  const pendingText = h("span", { class: "se-pending", "data-testid": "se-pending" });
+  const editbar = h("div", { class: "se-toolbar se-editbar" }, [dropFlagged, relabelTo, relabel, message, save, discard, pendingText]);
   const labelBar = h("div", { class: "se-labels", "data-testid": "se-filter-label" });
   const status = h("div", { class: "se-status", "data-testid": "se-status" });
   const toolbar = h("div", { class: "se-toolbar" }, [
@@ -50,7 +58,7 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, toolbar, labelBar, status, body);
+  root.append(title, toolbar, editbar, labelBar, status, body);
   el.append(root);
 
   let cells = [];
@@ -77,6 +85,19 @@ function render({ model, el }) {
       shardSelect.append(h("option", { value: String(shard.index), text }));
     }
     shardSelect.value = String(model.get("shard"));
+  }
+
+  function drawRelabelChoices() {
+    const names = classNames();
+    relabelTo.replaceChildren(...names.map((name, index) => h("option", { value: String(index), text: name })));
+    relabelTo.disabled = relabel.disabled = !names.length;
+  }
+
+  function drawPending() {
+    const text = model.get("pending");
+    pendingText.textContent = text ? `pending: ${text}` : "no pending edits";
+    save.disabled = discard.disabled = !text;
+    drawMarks();
   }
 
   function drawLabels() {
@@ -131,10 +152,23 @@ function render({ model, el }) {
   function drawMarks() {
     const selected = new Set(model.get("selected"));
     const flagged = new Set(model.get("flagged"));
+    const dropped = new Set(model.get("dropped"));
+    const relabelled = model.get("pending_labels") || {};
+    const names = classNames();
     for (const cell of cells) {
       const row = Number(cell.dataset.row);
       cell.classList.toggle("se-selected", selected.has(row));
       cell.classList.toggle("se-flagged", flagged.has(row));
+      cell.classList.toggle("se-dropped", dropped.has(row));
+      const pendingLabel = cell.querySelector(".se-pending-label");
+      const target = relabelled[String(row)];
+      if (target !== undefined) {
+        pendingLabel.textContent = `→ ${names[target] ?? target}`;
+        pendingLabel.style.background = labelColour(target);
+        pendingLabel.hidden = false;
+      } else {
+        pendingLabel.hidden = true;
+      }
       cell.setAttribute("aria-selected", selected.has(row) ? "true" : "false");
     }
     drawStatus();
@@ -185,8 +219,10 @@ function render({ model, el }) {
         }
         cell.append(table);
       }
+      const pendingLabel = h("span", { class: "se-label se-pending-label", "data-testid": "se-pending-label", hidden: "" });
       const caption = h("figcaption", {}, [
         labelBadge(item.label),
+        pendingLabel,
         h("span", { class: "se-rowid", text: `#${item.row}` }),
         h("span", { class: "se-key", text: item.key }),
       ]);
@@ -278,6 +314,10 @@ function render({ model, el }) {
   selectPage.addEventListener("click", () => model.send({ type: "select_page" }));
   flag.addEventListener("click", () => model.send({ type: "flag" }));
   clear.addEventListener("click", () => model.send({ type: "clear" }));
+  dropFlagged.addEventListener("click", () => model.send({ type: "drop_flagged" }));
+  relabel.addEventListener("click", () => model.send({ type: "relabel", label: Number(relabelTo.value) }));
+  discard.addEventListener("click", () => model.send({ type: "discard" }));
+  save.addEventListener("click", () => { model.send({ type: "save", message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
@@ -333,6 +373,10 @@ function render({ model, el }) {
     ["change:shards", drawShards],
     ["change:shard", drawShards],
     ["change:class_names", drawLabels],
+    ["change:class_names", drawRelabelChoices],
+    ["change:pending", drawPending],
+    ["change:dropped", drawMarks],
+    ["change:pending_labels", drawMarks],
     ["change:label_counts", drawLabels],
     ["change:label_filter", drawLabels],
     ["change:page", drawPager],
@@ -348,6 +392,8 @@ function render({ model, el }) {
   drawTitle();
   drawShards();
   drawLabels();
+  drawRelabelChoices();
+  drawPending();
   drawPager();
   drawStatus();
   search.value = model.get("search");
