@@ -44,7 +44,12 @@ def main() -> None:
     print(f"sevens: {len(sevens)} rows; first keys {sevens.keys()[:3]}")
     frame = sevens[:5].to_pandas(images="thumbnail", thumbnail_size=16)
     print(frame[["label", "ink"]])
-    print(se.verify(ds))
+
+    clean = ds.drop([3, 17]).relabel({44: "one"}).save(message="drop two, fix 44")
+    print(f"\n{clean!r}\n  {clean.build_info}")
+    diff = se.compare(ds, clean)
+    print(diff)
+    print(se.verify(clean))
     print(se.versions("digits"))
 
 

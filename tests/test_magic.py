@@ -276,3 +276,35 @@ def test_notebook_run_end_to_end_hits_the_cache_on_the_second_run(tmp_path: Path
     assert text(notebook.cells[4]).strip() == "reused: same source, arguments and features 100"
     displayed = [o for o in notebook.cells[3].outputs if o.output_type == "execute_result"]
     assert "text/html" in displayed[0]["data"]
+
+
+def test_a_dataset_may_take_its_generators_name(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    # DESIGN's own example: %stable_cache pets = pets("data/pets"); the re-run must still find the function
+    shell.run_cell("def letters(n):\n    for i in range(n):\n        yield {'x': i, 'word': chr(97 + i)}")
+    first, _ = run(shell, "%stable_cache letters = letters(3) --features features --quiet", capsys)
+    assert first.error_in_exec is None
+    assert isinstance(shell.user_ns["letters"], se.CachedDataset)
+    again, output = run(shell, "%stable_cache letters = letters(3) --features features", capsys)
+    assert again.error_in_exec is None, output
+    assert "reused: same source, arguments and features" in output
+    _, output = run(shell, "%stable_cache letters = letters(4) --features features", capsys)
+    assert "rebuilt: argument 'n' changed" in output
+    assert [row["word"] for row in shell.user_ns["letters"]] == ["a", "b", "c", "d"]
+
+
+def test_a_generator_may_read_another_dataset(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    run(shell, "%stable_cache base = words(3) --features features --quiet", capsys)
+    cell = "for row in base:\n    yield {'x': row['x'] * 2, 'word': row['word']}\n"
+    derived = shell.run_cell_magic("stable_cache", "doubled --features features --quiet", cell)
+    assert [row["x"] for row in derived] == [0, 2, 4]
+    shell.run_cell_magic("stable_cache", "doubled --features features", cell)
+    assert "reused" in capsys.readouterr().out
+    run(shell, "%stable_cache base = words(4) --features features --quiet", capsys)
+    shell.run_cell_magic("stable_cache", "doubled --features features", cell)
+    assert "rebuilt: variable 'base' changed" in capsys.readouterr().out
+
+
+def test_an_expression_that_fails_is_named(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    result, output = run(shell, "%stable_cache ws = words(1 / 0) --features features", capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert "evaluating '1 / 0' raised ZeroDivisionError" in output

@@ -57,6 +57,9 @@ def token(value: Any, name: str) -> Any:
             raise FingerprintError(_advice(name, value, f"a mapping of more than {_MAX_CONTAINER} items"))
         pairs = [[token(k, f"{name} key"), token(v, f"{name}[{k!r}]")] for k, v in value.items()]
         return {"dict": sorted(pairs, key=canonical_json)}
+    own_token = getattr(value, "__stable_token__", None)
+    if callable(own_token):
+        return {type(value).__name__: own_token()}
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict) and type(value).__module__.startswith("stable_explore"):
         return {type(value).__name__: token(to_dict(), name)}
@@ -94,9 +97,10 @@ def function_token(function: Callable[..., Any], _seen: set[int] | None = None) 
         text = repr((code.co_code, code.co_consts, code.co_names))
     globals_used: dict[str, Any] = {}
     namespace = getattr(function, "__globals__", {})
+    own_name = getattr(function, "__name__", None)
     for global_name in sorted(_global_names(code)) if code is not None else ():
-        if global_name not in namespace:
-            continue  # a builtin, or not defined yet
+        if global_name not in namespace or global_name == own_name:
+            continue  # a builtin, not defined yet, or the function itself (possibly shadowed by its dataset)
         value = namespace[global_name]
         if inspect.ismodule(value) or inspect.isclass(value) or inspect.isbuiltin(value):
             continue

@@ -763,7 +763,7 @@ def read_shard(shard_path: Path | str) -> pa.Table:
 # --- verification --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class VerifyReport:
     """What ``verify`` checked: all of it passed, or it would have raised."""
 
@@ -780,6 +780,9 @@ class VerifyReport:
             f"ok: {self.num_shards} shard(s), {self.num_rows} rows, {self.nbytes} bytes; "
             f"{how} ({self.seconds:.2f} s) - {self.cache_dir}"
         )
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def verify(target: Any) -> VerifyReport:

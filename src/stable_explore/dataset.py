@@ -615,6 +615,13 @@ class CachedDataset:
 
         return verify(self.cache_dir)
 
+    def __stable_token__(self) -> dict[str, Any]:
+        """What identifies this data for a build fingerprint: the version, and the rows of a view."""
+        from stable_explore._hashing import fingerprint
+
+        rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
+        return {"version": self._version, "rows": rows}
+
     # -- pickling: references only -----------------------------------------
 
     def __getstate__(self) -> dict[str, Any]:

@@ -117,6 +117,10 @@ def _when(created_at: str | None) -> str:
 class StableMagics(Magics):
     """The ``%stable_cache`` / ``%%stable_cache`` and ``%stable_ls`` magics."""
 
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell, **kwargs)
+        self._shadowed: dict[str, Any] = {}
+
     @magic_arguments()
     @argument("--features", "-f", metavar="F", help="the Features (a variable name or expression)")
     @argument("--name", help="the dataset's name in the catalog (default: NAME)")
@@ -175,6 +179,10 @@ class StableMagics(Magics):
             msg = f"the generator raised {type(exc).__name__}; nothing was saved"
             raise StableCacheError(msg, original=exc) from None
         assert variable is not None
+        previous = self.shell.user_ns.get(variable)
+        if inspect.isfunction(previous):
+            # ``pets = pets("data")``: the dataset takes the function's name; keep the function for re-runs
+            self._shadowed[variable] = previous
         self.shell.user_ns[variable] = ds
         if not args.quiet:
             print(self._summary_line(ds))
@@ -193,7 +201,11 @@ class StableMagics(Magics):
         return variable, expression, options
 
     def _eval(self, expression: str) -> Any:
-        return eval(expression, self.shell.user_ns)  # noqa: S307 - the user's own notebook expression
+        try:
+            return eval(expression, self.shell.user_ns)  # noqa: S307 - the user's own notebook expression
+        except Exception as exc:  # noqa: BLE001 - any error in the user's expression is theirs to see
+            msg = f"evaluating {expression!r} raised {type(exc).__name__}; nothing was cached"
+            raise StableCacheError(msg, original=exc) from None
 
     def _features(self, args: Any) -> Features:
         if not args.features:
@@ -251,13 +263,23 @@ class StableMagics(Magics):
             msg = f"cannot parse {expression!r}: {exc.msg}"
             raise StableCacheError(msg) from None
         if isinstance(tree, ast.Call) and not any(isinstance(a, ast.Starred) for a in tree.args):
-            function = self._eval(ast.unparse(tree.func))
+            function = self._function_named(tree.func)
             if inspect.isfunction(function) and all(k.arg is not None for k in tree.keywords):
                 call_args = tuple(self._eval(ast.unparse(a)) for a in tree.args)
                 call_kwargs = {k.arg: self._eval(ast.unparse(k.value)) for k in tree.keywords if k.arg}
                 return function, call_args, call_kwargs
         # a bare generator function (called with no arguments), or any iterable
-        return self._eval(expression), (), {}
+        value = self._eval(expression)
+        if isinstance(tree, ast.Name) and not inspect.isfunction(value) and tree.id in self._shadowed:
+            return self._shadowed[tree.id], (), {}
+        return value, (), {}
+
+    def _function_named(self, node: ast.expr) -> Any:
+        """Evaluate the called expression; ``pets = pets(...)`` re-run finds the function the dataset shadows."""
+        value = self._eval(ast.unparse(node))
+        if isinstance(node, ast.Name) and not inspect.isfunction(value) and node.id in self._shadowed:
+            return self._shadowed[node.id]
+        return value
 
     def _cell_function(self, name: str, cell: str) -> Any:
         """Compile the cell body as the body of a generator function over the notebook's namespace."""

@@ -1,0 +1,164 @@
+"""Benchmark: saving edits as versions and comparing versions, against raw pyarrow and Hugging Face ``datasets``.
+
+Workload: N rows (default 100,000) of a 64x64 JPEG, a class label (10 names), a float and a string, cached in
+shards of about 32 MB (so the cache has ~10 shards).
+
+* save after relabelling 10 rows: ours (``ds.relabel({...}).save()``) against HF ``Dataset.map`` that relabels
+  the same rows (HF writes a new cache file for the whole table), in seconds and bytes written;
+* compare identical versions (the version ids match: no data read);
+* compare a version with 1% of rows relabelled and 0.1% dropped: ours ``se.compare`` (keys and row hashes, then
+  the changed rows only) against raw pyarrow doing the same join itself (``Table.join`` on key, comparing the
+  stored row hashes) over the very same shard files.
+
+Targets (informational; the exit status is always 0): identical compare <= 5 ms; 1%/0.1% compare <= 300 ms;
+saving 10 relabelled rows writes <= 2 shards.
+
+Run::
+
+    python benchmarks/bench_versions.py           # 100k rows
+    python benchmarks/bench_versions.py --quick   # 10k rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_cache import LABEL_NAMES, keyed_rows, make_jpegs, our_features
+
+
+def median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def hf_relabel(n: int, jpegs: list[bytes], rows: list[int], work: Path) -> tuple[float, int]:
+    """HF: build the same table, then relabel rows with Dataset.map; seconds and bytes the map wrote."""
+    os.environ.update(HF_DATASETS_OFFLINE="1", HF_HUB_OFFLINE="1", HF_HOME=str(work / "hf-home"))
+    import datasets
+
+    datasets.disable_progress_bars()
+    features = datasets.Features(
+        {
+            "image": datasets.Image(),
+            "label": datasets.ClassLabel(names=LABEL_NAMES),
+            "score": datasets.Value("float32"),
+            "caption": datasets.Value("string"),
+            "key": datasets.Value("string"),
+        }
+    )
+
+    def generate() -> Any:
+        for key, example in keyed_rows(n, jpegs):
+            yield {**example, "image": {"bytes": example["image"], "path": None}, "key": key}
+
+    ds = datasets.Dataset.from_generator(generate, features=features, cache_dir=str(work / "hf-cache"))
+    ds = ds.cast_column("image", datasets.Image(decode=False))
+    targets = set(rows)
+    before = dir_bytes(work / "hf-cache")
+    start = time.perf_counter()
+
+    def relabel(batch: dict[str, list[Any]], indices: list[int]) -> dict[str, list[Any]]:
+        batch["label"] = [1 if i in targets else v for i, v in zip(indices, batch["label"], strict=True)]
+        return batch
+
+    mapped = ds.map(relabel, with_indices=True, batched=True, load_from_cache_file=False)
+    seconds = time.perf_counter() - start
+    assert mapped[rows[0]]["label"] == 1
+    return seconds, dir_bytes(work / "hf-cache") - before
+
+
+def raw_compare(paths_a: list[Path], paths_b: list[Path]) -> int:
+    """Raw pyarrow: read key and row-hash columns of both, join on key, count changed rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.ipc as ipc
+
+    def load(paths: list[Path]) -> Any:
+        tables = [ipc.open_file(pa.memory_map(str(p))).read_all().select(["__key__", "__row_hash__"]) for p in paths]
+        return pa.concat_tables(tables)
+
+    a, b = load(paths_a), load(paths_b).rename_columns(["__key__", "hash_b"])
+    joined = a.join(b, "__key__", join_type="inner")
+    return int(pc.sum(pc.not_equal(joined["__row_hash__"], joined["hash_b"])).as_py() or 0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rows", type=int)
+    args = parser.parse_args()
+    n = args.rows or (10_000 if args.quick else 100_000)
+    repeats = 5 if args.quick else 15
+    import stable_explore as se
+
+    work = Path(tempfile.mkdtemp(prefix="bench-versions-"))
+    try:
+        jpegs = make_jpegs()
+        home = work / "home"
+        start = time.perf_counter()
+        ds = se.build(keyed_rows(n, jpegs), our_features(), name="bench", home=home, progress=False, shard_size="32MB")
+        print(f"stable-explore versions benchmark: {n:,} rows, {ds.num_shards} shards, built in "
+              f"{time.perf_counter() - start:.1f} s")  # fmt: skip
+        rng = np.random.default_rng(7)
+
+        print("\nSAVE after relabelling 10 rows")
+        ten = sorted(rng.choice(n, 10, replace=False).tolist())
+        start = time.perf_counter()
+        saved = ds.relabel(dict.fromkeys(ten, LABEL_NAMES[1])).save(message="ten")
+        ours_s = time.perf_counter() - start
+        new_files = [p for p in saved.cache_dir.glob("*.arrow") if p.stat().st_nlink == 1]
+        ours_bytes = sum(p.stat().st_size for p in new_files)
+        hf_s, hf_bytes = hf_relabel(n, jpegs, ten, work)
+        print(f"  ours: {ours_s * 1000:8.1f} ms, {len(new_files)} of {saved.num_shards} shards written, "
+              f"{ours_bytes / 2**20:7.1f} MB  ({saved.build_info})")  # fmt: skip
+        print(f"  HF Dataset.map: {hf_s * 1000:8.1f} ms, {hf_bytes / 2**20:7.1f} MB written")
+        print(f"  ours/HF time {ours_s / hf_s:.2f}x, bytes {ours_bytes / max(hf_bytes, 1):.3f}x")
+        print(f"  target: <= 2 shards written: {'PASS' if len(new_files) <= 2 else 'MISS'}")
+
+        print("\nCOMPARE identical versions (same id: no data read)")
+        same = se.load("bench", home=home)
+        identical_ms = median_ms(lambda: se.compare(saved, same), repeats * 4)
+        print(f"  ours: {identical_ms:.3f} ms   target <= 5 ms: {'PASS' if identical_ms <= 5 else 'MISS'}")
+
+        print("\nCOMPARE after relabelling 1% and dropping 0.1%")
+        relabel_rows = rng.choice(n, n // 100, replace=False)
+        drop_rows = np.setdiff1d(rng.choice(n, n // 1000, replace=False), relabel_rows)
+        labels = ds.with_format("arrow").column("label").to_numpy()
+        changes = {int(r): int((labels[r] + 1) % len(LABEL_NAMES)) for r in relabel_rows}
+        edited = ds.relabel(changes).drop(drop_rows.tolist()).save(message="1% relabel, 0.1% drop")
+        diff = se.compare(ds, edited)
+        assert len(diff.rows.changed) == len(relabel_rows), (len(diff.rows.changed), len(relabel_rows))
+        assert len(diff.rows.removed) == len(drop_rows)
+        ours_ms = median_ms(lambda: se.compare(ds, edited), repeats)
+        raw_ms = median_ms(lambda: raw_compare(ds._meta.shard_paths, edited._meta.shard_paths), repeats)
+        print(f"  ours se.compare: {ours_ms:8.1f} ms  ({diff.summary()[:90]})")
+        print(f"  raw pyarrow join on key + row hash only: {raw_ms:8.1f} ms")
+        print(f"  ours/raw {ours_ms / raw_ms:.2f}x (ours also reads the changed rows to name fields, label counts)")
+        print(f"  target <= 300 ms: {'PASS' if ours_ms <= 300 else 'MISS'}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
