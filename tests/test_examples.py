@@ -39,7 +39,7 @@ def test_quickstart_notebook_runs_end_to_end(tmp_path: Path, monkeypatch: pytest
 
     assert "built: first build of digits" in text(code[2])
     assert "reused: same source, arguments and features" in text(code[3])
-    widget = [o for o in code[4].outputs if o.output_type == "execute_result"][0]
+    widget = next(o for o in code[4].outputs if o.output_type == "execute_result")
     assert "application/vnd.jupyter.widget-view+json" in widget["data"]
     assert "text/html" in widget["data"]  # the static card, for viewers without a kernel
     assert "saved: drop 2, relabel 1" in text(code[5])
