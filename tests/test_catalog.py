@@ -322,3 +322,28 @@ def test_library_functions_a_generator_calls_count_as_code(home: Path) -> None:
 
     se.build(encoded, NUM_FEATURES, args=(3,), home=home, progress=False)
     assert se.build(encoded, NUM_FEATURES, args=(3,), home=home, progress=False).build_info.startswith("reused")
+
+
+def test_closure_variables_are_part_of_the_fingerprint(home: Path) -> None:
+    def make(prefix):
+        def tagged(n):
+            for i in range(n):
+                yield {"x": i, "s": f"{prefix}{i}"}
+
+        return tagged
+
+    se.build(make("a"), NUM_FEATURES, name="closure", args=(2,), home=home, progress=False)
+    assert se.build(
+        make("a"), NUM_FEATURES, name="closure", args=(2,), home=home, progress=False
+    ).build_info.startswith("reused")
+    changed = se.build(make("b"), NUM_FEATURES, name="closure", args=(2,), home=home, progress=False)
+    assert changed.build_info == "rebuilt: variable 'prefix' changed"
+    assert changed[1]["s"] == "b1"
+
+
+def test_a_hit_on_the_latest_version_writes_nothing(home: Path) -> None:
+    se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    ref = home / "numbers" / "refs" / "latest"
+    before = ref.stat().st_mtime_ns
+    se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    assert ref.stat().st_mtime_ns == before

@@ -95,22 +95,31 @@ def function_token(function: Callable[..., Any], _seen: set[int] | None = None) 
         if code is None:
             raise FingerprintError(_advice(f"the source {name}", function, "a callable without code")) from None
         text = repr((code.co_code, code.co_consts, code.co_names))
-    globals_used: dict[str, Any] = {}
     namespace = getattr(function, "__globals__", {})
     own_name = getattr(function, "__name__", None)
+    read: dict[str, Any] = {}
     for global_name in sorted(_global_names(code)) if code is not None else ():
-        if global_name not in namespace or global_name == own_name:
-            continue  # a builtin, not defined yet, or the function itself (possibly shadowed by its dataset)
-        value = namespace[global_name]
+        if global_name in namespace and global_name != own_name:
+            read[global_name] = namespace[global_name]  # not: builtins, undefined names, the function itself
+    # variables captured from an enclosing function are inputs just like globals
+    for cell_name, cell in zip(
+        getattr(code, "co_freevars", ()), getattr(function, "__closure__", None) or (), strict=False
+    ):
+        try:
+            read[cell_name] = cell.cell_contents
+        except ValueError:
+            continue  # a cell not filled yet
+    values_used: dict[str, Any] = {}
+    for value_name, value in read.items():
         if inspect.ismodule(value) or inspect.isclass(value) or inspect.isbuiltin(value):
             continue
         if inspect.isfunction(value):
             # Follow the user's own helpers; library functions count as code, like modules.
             if id(value) not in seen and value.__module__ == getattr(function, "__module__", None):
-                globals_used[global_name] = function_token(value, seen)
+                values_used[value_name] = function_token(value, seen)
             continue
-        globals_used[global_name] = token(value, f"global variable {global_name!r} read by {name}")
-    return {"source": hashlib.sha256(text.encode()).hexdigest()[:16], "globals": globals_used}
+        values_used[value_name] = token(value, f"global variable {value_name!r} read by {name}")
+    return {"source": hashlib.sha256(text.encode()).hexdigest()[:16], "globals": values_used}
 
 
 def _global_names(code: Any) -> set[str]:

@@ -501,7 +501,8 @@ def build_version(
     previous = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None
 
     def reuse(version_id: str, why: str) -> BuildResult:
-        catalog.write_ref(name, LATEST, version_id)
+        if previous != version_id:  # a hit on the latest version writes nothing
+            catalog.write_ref(name, LATEST, version_id)
         if tag:
             catalog.write_ref(name, tag, version_id)
         ref = catalog._ref(name, version_id)

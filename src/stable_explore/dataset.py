@@ -199,6 +199,8 @@ class CachedDataset:
         """Row numbers, in the version this came from, of the rows this covers."""
         if self._rows is None:
             return np.arange(self._meta.num_rows, dtype=np.int64)
+        if isinstance(self._rows, range):
+            return np.arange(self._rows.start, self._rows.stop, self._rows.step, dtype=np.int64)
         return np.asarray(self._rows, dtype=np.int64)
 
     def _all_rows(self) -> Rows:
@@ -477,19 +479,23 @@ class CachedDataset:
         image_columns = [c for c in wanted if isinstance(self._features[c], Image)]
         if images == "drop":
             wanted = [c for c in wanted if c not in image_columns]
-        table = self._table_of(self._all_rows(), wanted)
-        categorical = {c: self._features[c] for c in wanted if isinstance(self._features[c], ClassLabel)}
-        plain = table.drop_columns(list(categorical)) if categorical else table
-        frame = plain.to_pandas(split_blocks=True, self_destruct=False)
-        for name, feature in categorical.items():
-            codes = table.column(name).fill_null(-1).to_numpy()
-            codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
-            frame[name] = pd.Categorical.from_codes(codes, categories=list(feature.names or ()))
-        frame = frame[wanted]
-        if images != "bytes" and images != "drop":
+        rows = self._all_rows()
+        table = self._table_of(rows, wanted)
+        frame = table.to_pandas(split_blocks=True, self_destruct=False)
+        for name in wanted:
+            feature = self._features[name]
+            if isinstance(feature, ClassLabel):
+                # assigning replaces the int column in place: the column order stays as asked
+                codes = table.column(name).fill_null(-1).to_numpy()
+                codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
+                frame[name] = pd.Categorical.from_codes(codes, categories=list(feature.names or ()))
+        if images not in ("bytes", "drop"):
             for name in image_columns:
                 frame[name] = self._export_images(table.column(name), images, thumbnail_size, image_dir, name)
-        frame.index = pd.Index(self.base_rows(), name="row")
+        if isinstance(rows, range):
+            frame.index = pd.RangeIndex(rows.start, rows.stop, rows.step, name="row")
+        else:
+            frame.index = pd.Index(np.asarray(rows, dtype=np.int64), name="row")
         return frame
 
     def _export_images(self, column: pa.ChunkedArray, how: str, size: int, image_dir: Any, name: str) -> list[Any]:
