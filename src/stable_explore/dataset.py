@@ -488,7 +488,7 @@ class CachedDataset:
                 # assigning replaces the int column in place: the column order stays as asked
                 codes = table.column(name).fill_null(-1).to_numpy()
                 codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
-                frame[name] = pd.Categorical.from_codes(codes, categories=list(feature.names or ()))
+                frame[name] = _categorical(pd, codes, feature)
         if images not in ("bytes", "drop"):
             for name in image_columns:
                 frame[name] = self._export_images(table.column(name), images, thumbnail_size, image_dir, name)
@@ -688,6 +688,15 @@ class CachedDataset:
         from stable_explore._card import dataset_card
 
         return dataset_card(self, self._summary())
+
+
+def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
+    """Codes (already clamped to -1 .. n-1) as a pandas Categorical of the class names."""
+    dtype = pd.CategoricalDtype(list(feature.names or ()), ordered=False)
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
+    except TypeError:
+        return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
 def _extension_of(data: bytes) -> str:
