@@ -3,21 +3,22 @@
 1. Kernel side (this process, no browser): building thumbnails for the page. Per 64 thumbnails through
    ``ShardBrowser._thumbnails(rows)`` (64 rows, exactly what a page of 64 costs), and per page through
    ``page_message(page)`` at page sizes 48 and 96 (thumbnails plus keys, labels and the cell dicts).
-   Sources: 64x64 JPEG rows and 512x512 JPEG rows (decoded in PIL draft mode). Cold = a fresh
-   ``ThumbnailCache()`` for every run, on a different page each time; warm = the same call again with the
-   cache filled. Median over several pages (after one discarded warm-up call); cold runs also show where
-   the time goes (read the image bytes, open + decode + resize, encode), timed separately on the same rows.
-   Default thumbnail size (128 px).
+   Sources: 64x64 JPEG rows (256 distinct, ~2 KB) and 512x512 JPEG rows (64 distinct, ~76 KB; decoded in
+   PIL draft mode), quality 90, gradient plus noise. Cold = a fresh ``ThumbnailCache()`` for every run, on
+   a different page each time; warm = the same call again with the cache filled. Median over 15 pages (5
+   with ``--quick``) after one discarded warm-up call, with the fastest run beside it; cold runs also show
+   where the time goes (read the image bytes, open + decode + resize, encode), timed separately on the
+   same rows. Default thumbnail size (128 px).
 
 2. Browser side: JupyterLab on 127.0.0.1 (started and stopped here) and Debian's Chromium, headless, driven
    by Playwright. A notebook builds an N-row cache (64x64 JPEG rows: 256 distinct JPEGs cycled, ClassLabel
    with 10 names) and shows ``ds.browse(page_size=48)``. Instrumentation: an init script counts blob
-   object URLs (created, revoked, live) and stamps the first one created after each action, which is when
-   the widget starts drawing the page message; the notebook wraps the browser's ``page_message`` and
-   ``send_page`` to log kernel-side times (to a file, outside the timed work). Each measurement runs in
-   the page: ``element.click()``, wait (MutationObserver) for the grid to be rebuilt and then for
-   ``data-ready="page-N"`` (every image decoded), then two animation frames (painted); it then checks that
-   every ``img`` in the grid is ``complete`` with ``naturalWidth > 0``.
+   object URLs (created, revoked, live) and stamps the first one created (or ``img.src`` set) after each
+   action, which is when the widget starts drawing the page message; the notebook wraps the browser's
+   ``page_message`` and ``send_page`` to log kernel-side times (to a file, outside the timed work). Each
+   measurement runs in the page: ``element.click()``, wait (MutationObserver) for the grid to be rebuilt
+   and then for ``data-ready="page-N"`` (every image decoded), then two animation frames (painted); it then
+   checks that every ``img`` in the grid is ``complete`` with ``naturalWidth > 0``.
 
    (a) next page: a click on "next" to the new page painted, page size 48 (20 pages, after 2 warm-up
        clicks) and 96 (10 pages), on pages the kernel has not made thumbnails for yet; then "previous"
@@ -36,8 +37,9 @@ JPEGs <= 15 ms, cold from 512x512 JPEGs <= 60 ms, warm <= 3 ms; next page painte
 
 Run::
 
-    python benchmarks/bench_browser.py            # 100k-row cache, a few minutes
-    python benchmarks/bench_browser.py --quick    # 10k-row cache, fewer repeats, under 2 minutes
+    python benchmarks/bench_browser.py              # 100k-row cache, 1-2 minutes on 2 cores
+    python benchmarks/bench_browser.py --quick      # 10k-row cache, fewer repeats, about a minute
+    python benchmarks/bench_browser.py --no-browser # kernel side only, seconds
 
 Needs the ``lab`` and test extras (anywidget, jupyterlab, playwright) and /usr/bin/chromium; never
 downloads a browser.
@@ -305,16 +307,23 @@ browser.send_page = _timed_send_page
 browser
 """
 
-# Counts blob object URLs and stamps the first one made after each action (the widget's drawPage makes
-# one per thumbnail, first thing after the page message arrives).
+# Counts blob object URLs, and stamps the first object URL made or img.src set after each action: the
+# widget's drawPage does both for its first cell, right after the page message arrives (whichever way
+# it hands the bytes to the img).
 INSTRUMENT_JS = """
 (() => {
-  const bench = { created: 0, revoked: 0, live: new Set(), firstCreate: null };
+  const bench = { created: 0, revoked: 0, live: new Set(), firstDraw: null };
+  const stamp = () => { if (bench.firstDraw === null) bench.firstDraw = performance.now(); };
   const create = URL.createObjectURL.bind(URL);
   const revoke = URL.revokeObjectURL.bind(URL);
+  const src = Object.getOwnPropertyDescriptor(HTMLImageElement.prototype, "src");
+  Object.defineProperty(HTMLImageElement.prototype, "src", {
+    ...src,
+    set(value) { stamp(); src.set.call(this, value); },
+  });
   URL.createObjectURL = (object) => {
+    stamp();
     const url = create(object);
-    if (bench.firstCreate === null) bench.firstCreate = performance.now();
     bench.created += 1;
     bench.live.add(url);
     return url;
@@ -352,7 +361,7 @@ async ({ action, ready, timeoutMs }) => {
   const target = document.querySelector(action.selector);
   if (!target) throw new Error(`no element ${action.selector}`);
   if (target.disabled) throw new Error(`${action.selector} is disabled`);
-  bench.firstCreate = null;
+  bench.firstDraw = null;
   const started = performance.now();
   if (action.kind === "click") {
     target.click();
@@ -372,7 +381,7 @@ async ({ action, ready, timeoutMs }) => {
   const labels = [...grid.querySelectorAll("[data-testid=se-label]")].map((e) => e.textContent);
   return {
     total: painted - started,
-    arrived: bench.firstCreate === null ? null : bench.firstCreate - started,
+    arrived: bench.firstDraw === null ? null : bench.firstDraw - started,
     drawn: drawn - started,
     ready: readyAt - started,
     cells: grid.querySelectorAll("[data-testid=se-thumb]").length,
@@ -760,7 +769,13 @@ def _breakdown_line(name: str, actions: list[Action]) -> str:
     page_message = _med([k.get("page_message_ms", float("nan")) for k in kernel])
     send = _med([k["send_page_ms"] for k in kernel])
     misses = _med([k["misses"] for k in kernel])
-    others = _med([a.result["arrived"] - a.kernel[0]["send_page_ms"] for a in actions if len(a.kernel) == 1])
+    others = _med(
+        [
+            a.result["arrived"] - a.kernel[0]["send_page_ms"]
+            for a in actions
+            if len(a.kernel) == 1 and a.result["arrived"] is not None
+        ]
+    )
     arrived, drawn, ready, total = med("arrived"), med("drawn"), med("ready"), med("total")
     return (
         f"{name:<14}{page_message:>8.1f}{send - page_message:>7.1f}{others:>8.1f}{arrived:>9.1f}"
@@ -794,9 +809,10 @@ def print_browser(run: BrowserRun) -> None:
     print("kernel page = page_message() in the kernel; send = serialising + sending the message (send_page minus")
     print("page_message); other = the rest until the page starts drawing: the click's comm message to the kernel,")
     print("trait sync and observers, websocket and server hops both ways, the frontend's message decoding;")
-    print("arrive = action -> first blob URL of the page; draw = the page's drawPage (a Blob and an object URL per")
-    print("thumbnail, the cells) and the image requests its img.src settings queue (microtasks that run before the")
-    print("grid's MutationObserver); decode = until data-ready (every img.decode() resolved); paint = 2 frames;")
+    print("arrive = action -> first object URL or img.src of the page; draw = the page's drawPage (a Blob and an")
+    print("object URL per thumbnail, the cells) and the image requests its img.src settings queue (microtasks that")
+    print("run before the grid's MutationObserver); decode = until data-ready (every img.decode() resolved);")
+    print("paint = 2 animation frames;")
     print("misses = thumbnails the kernel had to make for the page (ThumbnailCache misses)")
 
 

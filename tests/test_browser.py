@@ -261,3 +261,50 @@ def test_edit_messages_from_the_page(pets: CachedDataset) -> None:
     browser._on_message(browser, {"type": "relabel", "label": 2}, [])
     browser._on_message(browser, {"type": "save", "message": "from the page"}, [])
     assert browser.dataset.metadata["message"] == "from the page"
+
+
+def test_the_next_page_is_prefetched_after_a_page_is_sent(pets: CachedDataset) -> None:
+    cache = ThumbnailCache()
+    browser = ShardBrowser(pets, page_size=24, cache=cache)
+    browser.send_page()
+    assert browser._prefetched is not None
+    browser._prefetched.result(timeout=30)
+    misses = cache.misses
+    browser.page = 1  # sends page 1: every thumbnail is already made
+    assert cache.misses == misses
+    assert cache.hits >= 24
+
+
+def test_small_web_images_are_sent_as_stored_and_large_ones_shrunk(tmp_path: Path, jpegs: list[bytes]) -> None:
+    from stable_explore._images import thumbnail_bytes
+
+    assert thumbnail_bytes(jpegs[0], 128) == (jpegs[0], "image/jpeg")
+    big = io.BytesIO()
+    PILImage.new("RGB", (600, 300), (200, 10, 10)).save(big, format="JPEG")
+    data, mime = thumbnail_bytes(big.getvalue(), 128)
+    assert mime == "image/jpeg"
+    assert PILImage.open(io.BytesIO(data)).size == (128, 64)
+    # a photo taken sideways (EXIF orientation 6) is turned upright, as browsers show it
+    exif = PILImage.Exif()
+    exif[0x0112] = 6
+    sideways = io.BytesIO()
+    PILImage.new("RGB", (100, 50), (0, 0, 255)).save(sideways, format="JPEG", exif=exif.tobytes())
+    data, _ = thumbnail_bytes(sideways.getvalue(), 128)
+    assert PILImage.open(io.BytesIO(data)).size == (50, 100)
+    cmyk = io.BytesIO()
+    PILImage.new("CMYK", (20, 20)).save(cmyk, format="JPEG")
+    data, _ = thumbnail_bytes(cmyk.getvalue(), 128)
+    assert PILImage.open(io.BytesIO(data)).mode == "RGB"  # re-encoded: browsers differ on CMYK JPEGs
+
+
+def test_large_sources_are_decoded_on_several_threads(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    photos = []
+    for _ in range(12):
+        buffer = io.BytesIO()
+        PILImage.fromarray(rng.integers(0, 255, (256, 256, 3), dtype=np.uint8)).save(buffer, format="JPEG")
+        photos.append(buffer.getvalue())
+    ds = se.build([{"image": p} for p in photos], Features(image=Image()), name="big", home=tmp_path, progress=False)
+    content, buffers = ShardBrowser(ds, page_size=24, cache=ThumbnailCache(), prefetch=False).page_message()
+    assert len(buffers) == 12
+    assert all(max(PILImage.open(io.BytesIO(b)).size) == 128 for b in buffers)

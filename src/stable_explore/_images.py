@@ -17,14 +17,44 @@ if TYPE_CHECKING:
     from PIL import Image as PILImage
 
 
+_PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png"}
+_WEB_MODES = ("RGB", "L", "RGBA", "LA", "P")
+_ORIENTATION = 0x0112
+
+
+def thumbnail_bytes(data: bytes | memoryview, size: int) -> tuple[bytes, str]:
+    """Encoded thumbnail bytes and MIME type for a page.
+
+    An image already no larger than ``size`` in a format and mode every
+    browser shows (JPEG, PNG) is sent as stored: nothing to decode or encode.
+    """
+    from PIL import Image as PILImage
+
+    image = PILImage.open(io.BytesIO(data))  # reads the header only
+    orientation = image.getexif().get(_ORIENTATION, 1) if image.format == "JPEG" else 1
+    if image.format in _PASS_THROUGH and image.mode in _WEB_MODES and max(image.size) <= size and orientation == 1:
+        return bytes(data), _PASS_THROUGH[image.format]
+    return encode_thumbnail(_shrink(image, size, orientation))
+
+
 def open_thumbnail(data: bytes | memoryview, size: int) -> PILImage.Image:
     """A PIL image no larger than ``size`` x ``size``, in RGB or L (or RGBA if it has alpha)."""
     from PIL import Image as PILImage
 
     image = PILImage.open(io.BytesIO(data))
+    orientation = image.getexif().get(_ORIENTATION, 1) if image.format == "JPEG" else 1
+    return _shrink(image, size, orientation)
+
+
+def _shrink(image: PILImage.Image, size: int, orientation: int = 1) -> PILImage.Image:
+    from PIL import Image as PILImage
+    from PIL import ImageOps
+
     if image.format == "JPEG":
         image.draft("RGB" if image.mode not in ("L",) else "L", (size, size))
     image.thumbnail((size, size), PILImage.Resampling.BILINEAR, reducing_gap=2.0)
+    if orientation != 1:
+        image = ImageOps.exif_transpose(image) or image  # as browsers show photos taken sideways
     if image.mode not in ("RGB", "L", "RGBA"):
         image = image.convert("RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB")
     return _enlarge_tiny(image, size)

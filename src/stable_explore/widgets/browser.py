@@ -24,6 +24,8 @@ Example
 from __future__ import annotations
 
 import io
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +34,13 @@ import numpy as np
 import pyarrow.compute as pc
 import traitlets as t
 
-from stable_explore._images import array_thumbnail, encode_thumbnail, is_image_array_shape, open_thumbnail
+from stable_explore._images import (
+    array_thumbnail,
+    encode_thumbnail,
+    is_image_array_shape,
+    open_thumbnail,
+    thumbnail_bytes,
+)
 from stable_explore._units import format_size
 from stable_explore.edits import Draft
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
@@ -53,6 +61,42 @@ _DISPLAYABLE = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8")
 def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_BIG_SOURCE_BYTES = 16 * 1024
+_pools: dict[str, ThreadPoolExecutor] = {}
+
+
+def _pool(kind: str) -> ThreadPoolExecutor:
+    """One kernel-wide pool per kind, made on first use.
+
+    ``decode``: PIL releases the GIL while it decodes, so large JPEGs decode in parallel.
+    ``prefetch``: one thread that makes the next page's thumbnails; separate from the decoders so
+    a prefetch waiting on decodes can never hold the threads those decodes need.
+    """
+    if kind not in _pools:
+        workers = min(4, os.cpu_count() or 1) if kind == "decode" else 1
+        _pools[kind] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"stable-explore-{kind}")
+    return _pools[kind]
+
+
+def _one_thumbnail(value: Any, feature: Any, size: int) -> tuple[bytes, str] | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(feature, Array3D):
+            return encode_thumbnail(array_thumbnail(feature.decode_value(value), size))
+        return thumbnail_bytes(value, size)
+    except Exception:  # noqa: BLE001 - a broken image shows as an empty cell, not a dead page
+        return None
+
+
+def _make_thumbnails(values: list[Any], feature: Any, size: int) -> list[tuple[bytes, str] | None]:
+    """Thumbnails of stored values; large sources are decoded on several threads."""
+    sizes = [len(v) for v in values if v is not None]
+    if len(values) >= 8 and sizes and sum(sizes) / len(sizes) >= _BIG_SOURCE_BYTES and (os.cpu_count() or 1) > 1:
+        return list(_pool("decode").map(_one_thumbnail, values, [feature] * len(values), [size] * len(values)))
+    return [_one_thumbnail(v, feature, size) for v in values]
 
 
 class ShardBrowser(anywidget.AnyWidget):
@@ -105,8 +149,11 @@ class ShardBrowser(anywidget.AnyWidget):
         page_size: int = 48,
         thumb_size: int = 128,
         cache: ThumbnailCache | None = None,
+        prefetch: bool = True,
         **kwargs: Any,
     ) -> None:
+        self.prefetch = prefetch
+        self._prefetched: Future[Any] | None = None
         if page_size not in PAGE_SIZES:
             msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
             raise ValueError(msg)
@@ -270,9 +317,10 @@ class ShardBrowser(anywidget.AnyWidget):
         return content, buffers
 
     def send_page(self) -> None:
-        """Send the current page to every view of this widget."""
+        """Send the current page to every view of this widget, then prefetch the next one."""
         content, buffers = self.page_message()
         self.send(content, buffers)
+        self._prefetch_next()
 
     def _thumbnails(self, rows: np.ndarray) -> list[tuple[bytes, str] | None]:
         size = self.thumb_size
@@ -284,20 +332,19 @@ class ShardBrowser(anywidget.AnyWidget):
             assert self._image_column is not None
             column = self._ds.take(rows[missing]).to_arrow(columns=[self._image_column]).column(0).to_pylist()
             feature = self._ds.features[self._image_column]
-            for i, value in zip(missing, column, strict=True):
-                if value is None:
-                    continue
-                try:
-                    if isinstance(feature, Array3D):
-                        image = array_thumbnail(feature.decode_value(value), size)
-                    else:
-                        image = open_thumbnail(value, size)
-                    data, mime = encode_thumbnail(image)
-                except Exception:  # noqa: BLE001, S112 - a broken image shows as an empty cell, not a dead page
-                    continue
-                self._cache.put(keys[i], data, mime)
-                found[i] = (data, mime)
+            made = _make_thumbnails(column, feature, size)
+            for i, thumb in zip(missing, made, strict=True):
+                if thumb is not None:
+                    self._cache.put(keys[i], *thumb)
+                    found[i] = thumb
         return found
+
+    def _prefetch_next(self) -> None:
+        """Make the next page's thumbnails in the background, so "next" finds them ready."""
+        if not self.prefetch or self._image_column is None or self.page + 1 >= self.num_pages:
+            return
+        rows = self.page_rows(self.page + 1)
+        self._prefetched = _pool("prefetch").submit(self._thumbnails, rows)
 
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
         table = self._ds.take(rows).with_format("python")

@@ -12,6 +12,20 @@ function h(tag, attrs = {}, children = []) {
   return node;
 }
 
+function toDataUrl(view, mime) {
+  // data: URLs are decoded in the page process; Blob + object URLs cost two IPC round trips per image
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  let encoded;
+  if (typeof bytes.toBase64 === "function") {
+    encoded = bytes.toBase64();
+  } else {
+    let binary = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    encoded = btoa(binary);
+  }
+  return `data:${mime};base64,${encoded}`;
+}
+
 function labelColour(index) {
   // golden-angle hues: neighbouring classes get distant colours; dark enough for white text
   const hue = (index * 137.508) % 360;
@@ -203,11 +217,12 @@ function render({ model, el }) {
     cells = msg.cells.map((item) => {
       const cell = h("figure", { class: "se-cell", "data-testid": "se-thumb", "data-row": String(item.row), title: `row ${item.row} · key ${item.key}` });
       if (item.buffer !== undefined) {
-        const url = URL.createObjectURL(new Blob([buffers[item.buffer]], { type: item.mime }));
-        urls.add(url);
         const img = h("img", { class: "se-img", alt: "", draggable: "false" });
-        img.src = url;
-        pending.push(img.decode().catch(() => undefined));
+        img.src = toDataUrl(buffers[item.buffer], item.mime);
+        pending.push(img.decode().then(() => {
+          // a small stored image (an 8x8 digit) is scaled up with its pixels kept sharp
+          if (Math.max(img.naturalWidth, img.naturalHeight) * 2 <= model.get("thumb_size")) img.classList.add("se-pixelated");
+        }).catch(() => undefined));
         cell.append(img);
       } else if (hasImages) {
         cell.append(h("div", { class: "se-img se-missing", text: "no image" }));
