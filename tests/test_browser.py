@@ -305,6 +305,6 @@ def test_large_sources_are_decoded_on_several_threads(tmp_path: Path) -> None:
         PILImage.fromarray(rng.integers(0, 255, (256, 256, 3), dtype=np.uint8)).save(buffer, format="JPEG")
         photos.append(buffer.getvalue())
     ds = se.build([{"image": p} for p in photos], Features(image=Image()), name="big", home=tmp_path, progress=False)
-    content, buffers = ShardBrowser(ds, page_size=24, cache=ThumbnailCache(), prefetch=False).page_message()
+    _, buffers = ShardBrowser(ds, page_size=24, cache=ThumbnailCache(), prefetch=False).page_message()
     assert len(buffers) == 12
     assert all(max(PILImage.open(io.BytesIO(b)).size) == 128 for b in buffers)
