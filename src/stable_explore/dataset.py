@@ -690,9 +690,15 @@ class CachedDataset:
         return dataset_card(self, self._summary())
 
 
+_CATEGORY_DTYPES: dict[tuple[str, ...], Any] = {}
+
+
 def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
     """Codes (already clamped to -1 .. n-1) as a pandas Categorical of the class names."""
-    dtype = pd.CategoricalDtype(list(feature.names or ()), ordered=False)
+    names = tuple(feature.names or ())
+    dtype = _CATEGORY_DTYPES.get(names)
+    if dtype is None:  # building one checks the names for uniqueness: worth doing once per label set
+        dtype = _CATEGORY_DTYPES[names] = pd.CategoricalDtype(list(names), ordered=False)
     try:
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
     except TypeError:
