@@ -268,7 +268,7 @@ def test_the_next_page_is_prefetched_after_a_page_is_sent(pets: CachedDataset) -
     browser = ShardBrowser(pets, page_size=24, cache=cache)
     browser.send_page()
     assert browser._prefetched is not None
-    browser._prefetched.result(timeout=30)
+    browser._prefetched[1].result(timeout=30)
     misses = cache.misses
     browser.page = 1  # sends page 1: every thumbnail is already made
     assert cache.misses == misses

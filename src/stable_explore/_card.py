@@ -131,8 +131,8 @@ def _changed_strip(diff: Any) -> str:
     column = image_column(left.features) if image_column(left.features) == image_column(right.features) else None
     before = after = [None] * len(keys)
     if column is not None:
-        rows_a = [diff.rows.positions[k][0] for k in keys]
-        rows_b = [diff.rows.positions[k][1] for k in keys]
+        rows_a = [a for a, _ in diff.rows.changed_rows[: len(keys)]]
+        rows_b = [b for _, b in diff.rows.changed_rows[: len(keys)]]
         before = left.take(rows_a).to_arrow([column]).column(0).to_pylist()
         after = right.take(rows_b).to_arrow([column]).column(0).to_pylist()
     cells = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
@@ -29,14 +30,16 @@ def token(value: Any, name: str) -> Any:
 
     Raises FingerprintError naming ``name`` for values that have no faithful token.
     """
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, int)):
         return value
+    if isinstance(value, str):
+        return _with_file_state(value, value)
     if isinstance(value, float):
         return {"float": repr(value)}
     if isinstance(value, bytes):
         return {"bytes": xxhash.xxh3_128_hexdigest(value)}
     if isinstance(value, PurePath):
-        return {"path": str(value)}
+        return _with_file_state({"path": str(value)}, str(value))
     if isinstance(value, np.generic):
         return {"np": str(value.dtype), "v": value.item() if value.dtype.kind != "f" else repr(value.item())}
     if isinstance(value, np.ndarray):
@@ -111,6 +114,9 @@ def function_token(function: Callable[..., Any], _seen: set[int] | None = None) 
             continue  # a cell not filled yet
     values_used: dict[str, Any] = {}
     for value_name, value in read.items():
+        if inspect.isclass(value) and value.__module__ == getattr(function, "__module__", None):
+            values_used[value_name] = _class_token(value)  # a helper class defined beside the generator
+            continue
         if inspect.ismodule(value) or inspect.isclass(value) or inspect.isbuiltin(value):
             continue
         if inspect.isfunction(value):
@@ -120,6 +126,30 @@ def function_token(function: Callable[..., Any], _seen: set[int] | None = None) 
             continue
         values_used[value_name] = token(value, f"global variable {value_name!r} read by {name}")
     return {"source": hashlib.sha256(text.encode()).hexdigest()[:16], "globals": values_used}
+
+
+def _class_token(cls: type) -> str:
+    """Hash of a class's source text (its methods are code the generator runs)."""
+    try:
+        text = inspect.getsource(cls)
+    except (OSError, TypeError):
+        text = repr(sorted((k, repr(v)) for k, v in vars(cls).items() if not k.startswith("__")))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _with_file_state(token_value: Any, text: str) -> Any:
+    """A string or path that names an existing file or folder also carries its modification time.
+
+    So ``pets("data/pets")`` rebuilds after files are added to or removed from ``data/pets``
+    (a folder's time changes then), and after a named file is rewritten.
+    """
+    if not text or len(text) > 4096 or "\x00" in text or "\n" in text:
+        return token_value
+    try:
+        stat = os.stat(text)  # noqa: PTH116 - the text may be a relative path, a URL or anything else
+    except (OSError, ValueError):
+        return token_value
+    return {"value": token_value, "mtime_ns": stat.st_mtime_ns, "size": stat.st_size}
 
 
 def _global_names(code: Any) -> set[str]:

@@ -50,15 +50,19 @@ def _tmp_prefix(target_name: str) -> str:
     return f".{target_name}{_TMP_MARK}"
 
 
-def _owner_alive(dirname: str) -> bool:
-    """Whether the process that named this temp dir may still be writing it."""
+def _owner(dirname: str) -> tuple[str, int] | None:
+    """(host, pid) from a temp dir's name, or None if the name is not one of ours."""
     try:
         host, pid_text, _ = dirname.rsplit(_TMP_MARK, 1)[1].rsplit("-", 2)
-        pid = int(pid_text)
+        return host, int(pid_text)
     except ValueError:
-        return False
+        return None
+
+
+def _owner_alive(host: str, pid: int) -> bool:
+    """Whether the process that named a temp dir may still be writing it."""
     if host != socket.gethostname():
-        return True  # another machine on a shared disk: leave it to the age rule
+        return True  # another machine on a shared disk: only the age rule applies
     try:
         os.kill(pid, 0)
     except OSError as exc:
@@ -81,12 +85,16 @@ def sweep_stale_temp_dirs(parent: Path) -> int:
     for entry in parent.iterdir():
         if not entry.name.startswith(".") or _TMP_MARK not in entry.name:
             continue
+        owner = _owner(entry.name)
+        if owner is None:
+            continue  # not a name we make: never ours to delete
         try:
             age = now - entry.stat().st_mtime
         except FileNotFoundError:
             continue
-        if _owner_alive(entry.name) and age < _STALE_AFTER_SECONDS:
-            continue
+        local = owner[0] == socket.gethostname()
+        if _owner_alive(*owner) and (local or age < _STALE_AFTER_SECONDS):
+            continue  # a live local builder is never swept, however slow
         with contextlib.suppress(OSError):
             removed += _bytes_under(entry)
         if entry.is_dir():

@@ -208,8 +208,8 @@ class ShardWriter:
         if self._in_flight is None:
             return
         future, rows = self._in_flight
+        written = future.result()  # an interrupt here leaves the batch marked in flight, for abort()
         self._in_flight = None
-        written = future.result()
         if self.on_batch is not None:
             self.on_batch(rows, sum(self.result.sizes) + written)
 
@@ -267,10 +267,9 @@ class ShardWriter:
         return self.result
 
     def abort(self) -> None:
-        """Stop after a failure: let the write in flight end, close the open file."""
-        if self._in_flight is not None:
-            self._in_flight[0].exception()
-            self._in_flight = None
+        """Stop after a failure: let the writer thread finish, then close the open file under nobody."""
+        self._writer.shutdown(wait=True)  # no write may still be running when the file is closed
+        self._in_flight = None
         if self._sink is not None:
             self._sink.abort()
             self._sink = None
@@ -385,6 +384,9 @@ def write_shards(
     if batch_size < 1 or shard_size_bytes < 1:
         msg = f"batch_size and shard_size_bytes must be positive, got {batch_size} and {shard_size_bytes}"
         raise ValueError(msg)
+    if not features:
+        msg = "features must have at least one column"
+        raise SchemaError(msg)
     encoder = _BatchEncoder(features)
     names = encoder.names
     field_count = len(names)

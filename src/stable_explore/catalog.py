@@ -18,9 +18,12 @@ import contextlib
 import datetime as dt
 import errno
 import inspect
+import json
 import os
 import re
 import shutil
+import socket
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,8 +258,15 @@ class Catalog:
         raw["version_id"] = version_id
         target = self.version_dir(name, version_id)
         if (target / METADATA_FILE).is_file():
-            return self._ref(name, version_id), True
+            try:
+                read_sharded_cache_meta(target)
+                return self._ref(name, version_id), True
+            except CacheCorruptionError:
+                _remove_dir(target)  # a damaged copy of this content: replace it with the good one
+        elif target.exists():
+            _remove_dir(target)  # a leftover without metadata (an interrupted delete): not a version
         write_metadata(staging, raw)
+        fsync_path(staging)  # the directory entries must be durable before the rename publishes them
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             staging.rename(target)
@@ -337,20 +347,24 @@ class Catalog:
                 raise CacheNotFoundError(msg)
             freed += sweep_stale_temp_dirs(versions)
             protected = set(self.refs(dataset).values())
-            by_age = sorted(
-                self.version_ids(dataset),
-                key=lambda v: (self.version_raw(dataset, v).get("created_at", ""), v),
-                reverse=True,
-            )
+            by_age = sorted(self.version_ids(dataset), key=lambda v: (self._created_at(dataset, v), v), reverse=True)
             protected.update(by_age[:keep])
             for version_id in by_age:
                 if version_id in protected:
                     continue
                 target = self.version_dir(dataset, version_id)
                 freed += _unique_bytes(target)
-                shutil.rmtree(target)
+                _remove_dir(target)
             self._drop_dangling_sources(dataset)
         return freed
+
+    def _created_at(self, name: str, version_id: str) -> str:
+        """When a version was made, read leniently: a damaged version must not stop gc of the others."""
+        try:
+            raw = json.loads((self.version_dir(name, version_id) / METADATA_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return ""
+        return str(raw.get("created_at", "")) if isinstance(raw, dict) else ""
 
     def _drop_dangling_sources(self, name: str) -> None:
         root = self._sources_dir(name)
@@ -362,6 +376,16 @@ class Catalog:
                 continue
             if path.read_text(encoding="utf-8").strip() not in live:
                 path.unlink(missing_ok=True)
+
+
+def _remove_dir(directory: Path) -> None:
+    """Delete a version directory: first renamed to a temp name (one atomic step), then removed.
+
+    An interrupted delete leaves a temp dir that the next sweep finishes, never a half-deleted version.
+    """
+    doomed = directory.parent / f".{directory.name}.tmp-{socket.gethostname()}-{os.getpid()}-gc{uuid.uuid4().hex[:6]}"
+    directory.rename(doomed)
+    shutil.rmtree(doomed, ignore_errors=True)
 
 
 def _unique_bytes(directory: Path) -> int:
@@ -415,6 +439,7 @@ def plan_source(
         code = function_token(source)
         try:
             bound = inspect.signature(source).bind(*args, **(kwargs or {}))
+            bound.apply_defaults()  # a default read from a notebook variable is an input too
         except TypeError as exc:
             msg = f"{getattr(source, '__name__', source)} cannot take these arguments: {exc}"
             raise TypeError(msg) from exc

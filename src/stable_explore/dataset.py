@@ -24,6 +24,8 @@ Example
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +37,7 @@ import pyarrow.compute as pc
 from stable_explore._units import format_size
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.errors import SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
 from stable_explore.schema import Sequence as SequenceF
 
@@ -97,6 +100,12 @@ class CachedDataset:
     ) -> None:
         self._meta = meta
         self._backend = backend if backend is not None else ArrowBackend.from_meta(meta)
+        if features is not None and meta.features is not None and features.fingerprint() != meta.features.fingerprint():
+            msg = (
+                f"{meta.cache_dir} stores its own features {meta.features!r}; features= is only for caches "
+                f"that do not (seed-v1), and {features!r} differs"
+            )
+            raise SchemaError(msg)
         given = features or meta.features
         if given is None:
             given = Features.from_arrow_schema(self._backend.schema)
@@ -507,7 +516,9 @@ class CachedDataset:
             return [decode_image_bytes(v) if v is not None else None for v in values]
         if how == "thumbnail":
             return [open_thumbnail(v, size) if v is not None else None for v in values]
-        folder = Path(image_dir) if image_dir is not None else self._default_export_dir() / name
+        # one folder per version and column, so exports of other columns or versions never collide
+        root = Path(image_dir) if image_dir is not None else self._default_export_dir()
+        folder = root / self._version / name if image_dir is not None else root / name
         folder.mkdir(parents=True, exist_ok=True)
         paths: list[Any] = []
         for row, data in zip(self.base_rows().tolist(), values, strict=True):
@@ -515,8 +526,8 @@ class CachedDataset:
                 paths.append(None)
                 continue
             path = folder / f"{row:08d}{_extension_of(data)}"
-            if not path.exists():
-                tmp = path.with_name(f".{path.name}.tmp")
+            if not path.exists():  # versions are immutable: a file written once stays right
+                tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
                 tmp.write_bytes(data)
                 tmp.replace(path)
             paths.append(str(path))
@@ -723,8 +734,15 @@ def _extension_of(data: bytes) -> str:
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:
-    """A stable id for a cache without one (seed-v1 format): a hash of its metadata."""
+    """An id for a cache that has none (seed-v1 format): its folder and the identity of its files.
+
+    A seed cache records nothing about its content, so the id follows the files themselves
+    (inode, size, modification time): two caches, or one cache rewritten in place, differ.
+    """
     from stable_explore._hashing import fingerprint
 
-    raw = dict(meta.raw or {})
-    return "v1-" + fingerprint({k: raw.get(k) for k in sorted(raw)}, 12)
+    files = []
+    for path in meta.shard_paths:
+        stat = path.stat()
+        files.append([path.name, stat.st_ino, stat.st_size, stat.st_mtime_ns])
+    return "v1-" + fingerprint({"dir": str(meta.cache_dir.resolve()), "files": files}, 12)

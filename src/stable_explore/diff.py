@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import html
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.schema import ClassLabel, Features, Image
+from stable_explore.schema import ClassLabel, Features, Image, class_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +50,11 @@ class RowDiff:
     changed_fields: dict[Any, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
     unchanged: int = 0
     repeated_keys: dict[str, list[Any]] = field(default_factory=dict)
-    positions: dict[Any, tuple[int, int]] = field(default_factory=dict)
+    # (row in a, row in b) for each entry of added, removed and changed, in the same order
+    # (-1 where a side has no such row); lists, so repeated keys keep their own rows
+    added_rows: list[tuple[int, int]] = field(default_factory=list)
+    removed_rows: list[tuple[int, int]] = field(default_factory=list)
+    changed_rows: list[tuple[int, int]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -145,9 +148,13 @@ class Diff:
         import pandas as pd
 
         records = []
-        for kind, keys in (("added", self.rows.added), ("removed", self.rows.removed), ("changed", self.rows.changed)):
-            for key in keys:
-                row_a, row_b = self.rows.positions.get(key, (-1, -1))
+        groups = (
+            ("added", self.rows.added, self.rows.added_rows),
+            ("removed", self.rows.removed, self.rows.removed_rows),
+            ("changed", self.rows.changed, self.rows.changed_rows),
+        )
+        for kind, keys, rows in groups:
+            for key, (row_a, row_b) in zip(keys, rows, strict=True):
                 record: dict[str, Any] = {"key": key, "change": kind, "row_a": row_a, "row_b": row_b}
                 fields = self.rows.changed_fields.get(key, {})
                 record["fields"] = ", ".join(fields)
@@ -240,7 +247,8 @@ def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: Any = None)
     left = load(a, home=home) if isinstance(a, str) else a
     right = load(b, home=home) if isinstance(b, str) else b
     diff = Diff(left.ref, right.ref, identical=False, _datasets=(left, right))
-    if left.version == right.version and not left.is_view and not right.is_view:
+    has_ids = all((ds._meta.raw or {}).get("content_digest") for ds in (left, right))
+    if has_ids and left.version == right.version and not left.is_view and not right.is_view:
         diff.identical = True
         return diff
     diff.metadata = _metadata_diff(left, right)
@@ -269,7 +277,11 @@ def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
     out: dict[str, Any] = {}
     added = [n for n in b if n not in a]
     removed = [n for n in a if n not in b]
-    retyped = {n: [repr(a[n]), repr(b[n])] for n in a if n in b and type(a[n]) is not type(b[n])}
+    retyped = {
+        n: [repr(a[n]), repr(b[n])]
+        for n in a
+        if n in b and a[n] != b[n] and not (isinstance(a[n], ClassLabel) and isinstance(b[n], ClassLabel))
+    }
     if added:
         out["columns_added"] = added
     if removed:
@@ -291,8 +303,6 @@ def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
                 "removed": [o for o in old_names if o not in new_names and o not in renamed],
             }
             out.setdefault("classes", {})[name] = {k: v for k, v in change.items() if v}
-        elif old != new and name not in retyped and new is not None:
-            out.setdefault("columns_changed", {})[name] = [repr(old), repr(new)]
     return out
 
 
@@ -373,12 +383,9 @@ def _row_diff(a: CachedDataset, b: CachedDataset) -> RowDiff:
     changed_a, changed_b = matched_a[~same], matched_b[~same]
     diff.changed = [key_of("b", int(r)) for r in changed_b]
     diff.unchanged = int(same.sum())
-    for key, ra, rb in zip(diff.changed, changed_a.tolist(), changed_b.tolist(), strict=True):
-        diff.positions[key] = (ra, rb)
-    for key, ra in zip(diff.removed, np.flatnonzero(~found_in_b).tolist(), strict=True):
-        diff.positions[key] = (ra, -1)
-    for key, rb in zip(diff.added, b_rows[~present].tolist(), strict=True):
-        diff.positions[key] = (-1, rb)
+    diff.changed_rows = list(zip(changed_a.tolist(), changed_b.tolist(), strict=True))
+    diff.removed_rows = [(ra, -1) for ra in np.flatnonzero(~found_in_b).tolist()]
+    diff.added_rows = [(-1, rb) for rb in b_rows[~present].tolist()]
     if len(changed_a):
         diff.changed_fields = _changed_fields(a, b, changed_a, changed_b, diff.changed)
     return diff
@@ -396,7 +403,11 @@ def _changed_fields(
         left = table_a.column(name).combine_chunks()
         right = table_b.column(name).combine_chunks()
         if left.type != right.type:
-            right = right.cast(left.type) if pa.types.is_integer(left.type) else right
+            # a retyped column (reported under .schema) is compared value by value as Python objects
+            for i, (old, new) in enumerate(zip(left.to_pylist(), right.to_pylist(), strict=True)):
+                if old != new:
+                    out[keys[i]][name] = (old, new)
+            continue
         differs = ~np.asarray(pc.equal(left, right).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
         both_null = np.asarray(pc.and_(left.is_null(), right.is_null()).to_numpy(zero_copy_only=False), dtype=bool)
         differs &= ~both_null
@@ -405,16 +416,9 @@ def _changed_fields(
         feature_a, feature_b = a.features[name], b.features[name]
         for i in np.flatnonzero(differs).tolist():
             old, new = left[i].as_py(), right[i].as_py()
-            old, new = _class_name(feature_a, old), _class_name(feature_b, new)
+            old, new = class_name(feature_a, old), class_name(feature_b, new)
             out[keys[i]][name] = (old, new)
     return out
-
-
-def _class_name(feature: Any, value: Any) -> Any:
-    """A label's class name where the value is a valid class index, else the value itself."""
-    if isinstance(feature, ClassLabel) and isinstance(value, int) and 0 <= value < (feature.num_classes or 0):
-        return feature.int2str(value)
-    return value
 
 
 def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, dict[str, Any]]:
@@ -438,7 +442,3 @@ def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, 
 def image_column(features: Features) -> str | None:
     """The first Image column, for thumbnails of changed rows."""
     return next((n for n, f in features.items() if isinstance(f, Image)), None)
-
-
-def escape(value: Any) -> str:
-    return html.escape(str(value), quote=True)

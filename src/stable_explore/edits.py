@@ -35,7 +35,7 @@ from stable_explore._units import format_size
 from stable_explore.cache import DEFAULT_SHARD_SIZE_BYTES, ShardWriter, open_shard, read_sharded_cache_meta
 from stable_explore.catalog import LATEST, Catalog, check_name
 from stable_explore.errors import EncodingError
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -131,7 +131,11 @@ class Draft:
         for row, label in changes.items():
             (position,) = self._rows([row])
             try:
-                relabelled[position] = (name, int(feature.encode_value(label)))
+                code = feature.encode_value(label)
+                if code is None:
+                    msg = "expected a class name or index, got None"
+                    raise EncodingError(msg)
+                relabelled[position] = (name, int(code))
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=name, index=position) from None
         return Draft(self._origin, _replace(self._edits, relabelled=relabelled))
@@ -178,7 +182,9 @@ class Draft:
                 assert isinstance(feature, ClassLabel)
                 was = old[column][position]
                 if was != new:  # relabelling a row to the class it has is not an edit
-                    by_column.setdefault(column, []).append([keys[position], _name(feature, was), _name(feature, new)])
+                    by_column.setdefault(column, []).append(
+                        [keys[position], class_name(feature, was), class_name(feature, new)]
+                    )
             ops.extend({"op": "relabel", "column": c, "changes": changes} for c, changes in by_column.items())
         if self._edits.values:
             changes = [
@@ -229,11 +235,7 @@ class Draft:
             except BaseException:
                 writer.abort()
                 raise
-            raw = {
-                key: raw_parent[key]
-                for key in ("cache_format_version", "format", "format_revision", "shard_size_target_bytes")
-                if key in raw_parent
-            }
+            raw: dict[str, Any] = {}
             raw.update(
                 {
                     "cache_format_version": 1,
@@ -357,12 +359,6 @@ def _replace(edits: PendingEdits, **changes: Any) -> PendingEdits:
     data = {"dropped": edits.dropped, "relabelled": edits.relabelled, "values": edits.values}
     data.update(changes)
     return PendingEdits(**data)
-
-
-def _name(feature: ClassLabel, value: Any) -> Any:
-    if isinstance(value, int) and 0 <= value < (feature.num_classes or 0):
-        return feature.int2str(value)
-    return value
 
 
 def _jsonable(value: Any) -> Any:

@@ -21,6 +21,7 @@ import hashlib
 import inspect
 import linecache
 import shlex
+import sysconfig
 import textwrap
 import traceback
 from pathlib import Path
@@ -81,10 +82,18 @@ def _split_options(text: str) -> tuple[str, str]:
     return text.strip(), ""
 
 
+_NOT_USER_CODE = (
+    _PACKAGE_DIR,
+    sysconfig.get_paths()["stdlib"],
+    sysconfig.get_paths()["purelib"],
+    sysconfig.get_paths()["platlib"],
+)
+
+
 def _raised_in_user_code(error: BaseException) -> bool:
-    """Whether the error came through the user's own code (their generator), not only ours."""
+    """Whether the error came through the user's own code (their generator), not only ours or a library's."""
     return any(
-        not frame.filename.startswith(_PACKAGE_DIR) and "site-packages" not in frame.filename
+        not frame.filename.startswith(_NOT_USER_CODE) and "site-packages" not in frame.filename
         for frame in traceback.extract_tb(error.__traceback__)
     )
 

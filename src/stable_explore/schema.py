@@ -277,8 +277,8 @@ class ClassLabel(Feature):
     def encode_value(self, value: Any) -> Any:
         if value is None:
             return None
-        if isinstance(value, bool):
-            raise EncodingError(self._unknown_message(value))
+        if isinstance(value, (bool, np.bool_, float, np.floating)):
+            raise EncodingError(self._unknown_message(value))  # 1.0 or True would pass as 1 by hashing
         try:
             return self._lookup[value]
         except (KeyError, TypeError):
@@ -288,10 +288,12 @@ class ClassLabel(Feature):
 
     def encode_column(self, values: list[Any]) -> pa.Array:
         lookup = self._lookup
+        # floats and bools would hash like ints (1.0 == True == 1): they take the slow path, which refuses them
+        if not set(map(type, values)) <= _LABEL_FAST_TYPES:
+            return super().encode_column(values)
         try:
-            # True would hash like 1; routing bools to a missing key sends them to the slow path's error.
-            codes = [lookup[v] if v.__class__ is not bool else lookup[None] for v in values]
-        except (KeyError, TypeError):
+            codes = [lookup[v] for v in values]
+        except KeyError:
             return super().encode_column(values)
         return pa.array(codes, type=pa.int64())
 
@@ -303,6 +305,8 @@ class ClassLabel(Feature):
         shown = names if len(names) <= 10 else [*names[:10], f"... {len(names) - 10} more"]
         return f"ClassLabel(names={shown!r})"
 
+
+_LABEL_FAST_TYPES = {str, int, np.str_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
 
 # Leading bytes of the image formats PIL reads; anything else is checked by opening it.
 _IMAGE_MAGIC = (
@@ -594,6 +598,13 @@ class Video(Feature):
 _FEATURE_TYPES: dict[str, type[Feature]] = {
     cls._type_name: cls for cls in (Value, ClassLabel, Image, Array3D, Sequence, Video)
 }
+
+
+def class_name(feature: Any, value: Any) -> Any:
+    """A label's class name where ``feature`` is a ClassLabel and ``value`` a valid index; else ``value``."""
+    if isinstance(feature, ClassLabel) and isinstance(value, int) and 0 <= value < (feature.num_classes or 0):
+        return feature.int2str(value)
+    return value
 
 
 def feature_from_dict(data: Mapping[str, Any]) -> Feature:

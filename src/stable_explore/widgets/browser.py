@@ -153,7 +153,7 @@ class ShardBrowser(anywidget.AnyWidget):
         **kwargs: Any,
     ) -> None:
         self.prefetch = prefetch
-        self._prefetched: Future[Any] | None = None
+        self._prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
         if page_size not in PAGE_SIZES:
             msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
             raise ValueError(msg)
@@ -322,17 +322,24 @@ class ShardBrowser(anywidget.AnyWidget):
         self.send(content, buffers)
         self._prefetch_next()
 
-    def _thumbnails(self, rows: np.ndarray) -> list[tuple[bytes, str] | None]:
-        size = self.thumb_size
-        version = self._ds.version
-        keys = [(version, int(self._base[r]), size) for r in rows.tolist()]
+    def _snapshot(self) -> tuple[Any, np.ndarray, int]:
+        """What thumbnails are made from, taken together on the kernel's thread (save() swaps them)."""
+        return self._ds, self._base, self.thumb_size
+
+    def _thumbnails(
+        self, rows: np.ndarray, snapshot: tuple[Any, np.ndarray, int] | None = None
+    ) -> list[tuple[bytes, str] | None]:
+        ds, base, size = snapshot or self._snapshot()
+        pending = self._prefetched
+        if snapshot is None and pending is not None and pending[0] == (ds.version, size, rows.tobytes()):
+            pending[1].result()  # the prefetch is making exactly these: wait rather than decode twice
+        keys = [(ds.version, int(base[r]), size) for r in rows.tolist()]
         found = [self._cache.get(k) for k in keys]
         missing = [i for i, item in enumerate(found) if item is None]
-        if missing:
-            assert self._image_column is not None
-            column = self._ds.take(rows[missing]).to_arrow(columns=[self._image_column]).column(0).to_pylist()
-            feature = self._ds.features[self._image_column]
-            made = _make_thumbnails(column, feature, size)
+        image_column = self._image_column if self._image_column in ds.features else None
+        if missing and image_column is not None:
+            column = ds.take(rows[missing]).to_arrow(columns=[image_column]).column(0).to_pylist()
+            made = _make_thumbnails(column, ds.features[image_column], size)
             for i, thumb in zip(missing, made, strict=True):
                 if thumb is not None:
                     self._cache.put(keys[i], *thumb)
@@ -344,7 +351,9 @@ class ShardBrowser(anywidget.AnyWidget):
         if not self.prefetch or self._image_column is None or self.page + 1 >= self.num_pages:
             return
         rows = self.page_rows(self.page + 1)
-        self._prefetched = _pool("prefetch").submit(self._thumbnails, rows)
+        snapshot = self._snapshot()
+        key = (snapshot[0].version, snapshot[2], rows.tobytes())
+        self._prefetched = (key, _pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
         table = self._ds.take(rows).with_format("python")
@@ -492,6 +501,7 @@ class ShardBrowser(anywidget.AnyWidget):
         if self._draft is None:
             msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
             raise ValueError(msg)
+        was_view = self._ds.is_view
         saved = self._draft.save(message, **options)
         self._set_draft(None)
         self.selected = []
@@ -503,6 +513,8 @@ class ShardBrowser(anywidget.AnyWidget):
             self.shard = -1
         self._refilter()
         self.status = f"saved {saved.ref} ({saved.build_info})"
+        if was_view:
+            self.status += f"; it holds only the {len(saved):,} rows of the view that was browsed"
         return saved
 
     def _on_message(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
