@@ -377,3 +377,22 @@ def test_progress_callback_reports_rows_and_bytes(tmp_path: Path, pet_features, 
     build(tmp_path, pet_features, jpegs, 250, batch_size=100, on_batch=lambda rows, nbytes: seen.append((rows, nbytes)))
     assert [rows for rows, _ in seen] == [100, 100, 50]
     assert seen[-1][1] > seen[0][1] > 0
+
+
+def test_row_segments_are_checked_against_their_shards(tmp_path: Path, pet_features, jpegs) -> None:
+    meta = build(tmp_path, pet_features, jpegs, 100, batch_size=50, shard_size_bytes=1)
+    meta_path = meta.cache_dir / "_metadata.json"
+    raw = json.loads(meta_path.read_text())
+    segmented = {**raw, "cache_format_version": 2, "row_segments": [[1, 10, 40], [0, 0, 50]], "num_rows": 90}
+    meta_path.write_text(json.dumps(segmented))
+    again = read_sharded_cache_meta(meta.cache_dir)
+    backend = ArrowBackend.from_meta(again)
+    assert backend.num_rows == 90
+    assert backend.take([0, 39, 40]).column("name").to_pylist() == ["n60", "n99", "n0"]
+    for bad in ([[2, 0, 1]], [[0, 40, 20]], [[0, -1, 5]], [[0, 0, 0]], "x"):
+        meta_path.write_text(json.dumps({**segmented, "row_segments": bad}))
+        with pytest.raises(CacheCorruptionError, match=r"row segment|row_segments"):
+            read_sharded_cache_meta(meta.cache_dir)
+    meta_path.write_text(json.dumps({**segmented, "num_rows": 91}))
+    with pytest.raises(CacheCorruptionError, match="add up"):
+        read_sharded_cache_meta(meta.cache_dir)

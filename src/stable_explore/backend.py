@@ -101,12 +101,16 @@ class ArrowBackend:
     Parameters
     ----------
     shard_paths, shard_row_counts:
-        The shard files in row order and their row counts (from the metadata,
-        so no shard is opened to learn the length).
+        The shard files and their row counts (from the metadata, so no shard
+        is opened to learn the length).
     table:
         Instead of shards: an in-memory table.
     schema:
         The stored Arrow schema; needed only for a cache with zero shards.
+    segments:
+        The rows in order as ``(shard index, first row, count)`` runs, for a
+        version that reuses parts of shards; default: every shard whole, in order.
+        Positions, ``num_shards`` and ``shard_row_counts`` are then about runs.
     max_open_shards:
         How many shard memory maps stay open; the least recently used closes first.
     validate:
@@ -121,6 +125,7 @@ class ArrowBackend:
         table: pa.Table | None = None,
         shard_row_counts: Sequence[int] | None = None,
         schema: pa.Schema | None = None,
+        segments: Sequence[tuple[int, int, int]] | None = None,
         max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
         validate: bool = True,
     ) -> None:
@@ -133,18 +138,24 @@ class ArrowBackend:
         self._max_open = max(1, int(max_open_shards))
         self._lock = threading.Lock()
         self._open: OrderedDict[int, _OpenShard] = OrderedDict()
+        self._segments = [tuple(int(v) for v in run) for run in segments] if segments is not None else None
         if shard_paths is not None:
-            self._shard_paths: list[Path] | None = [Path(p) for p in shard_paths]
+            self._files: list[Path] | None = [Path(p) for p in shard_paths]
             if shard_row_counts is None:
-                shard_row_counts = [open_shard(p, validate=validate).num_rows for p in self._shard_paths]
-            if len(shard_row_counts) != len(self._shard_paths):
-                msg = f"{len(self._shard_paths)} shard paths but {len(shard_row_counts)} row counts"
+                shard_row_counts = [open_shard(p, validate=validate).num_rows for p in self._files]
+            if len(shard_row_counts) != len(self._files):
+                msg = f"{len(self._files)} shard paths but {len(shard_row_counts)} row counts"
                 raise ValueError(msg)
-            self._counts = [int(c) for c in shard_row_counts]
+            self._file_counts = [int(c) for c in shard_row_counts]
+            runs = self._segments or [(i, 0, c) for i, c in enumerate(self._file_counts)]
         else:
             assert table is not None
-            self._shard_paths = None
-            self._counts = [table.num_rows]
+            self._files = None
+            self._file_counts = [table.num_rows]
+            runs = [(0, 0, table.num_rows)]
+        self._part_file = np.array([r[0] for r in runs], dtype=np.int64)
+        self._part_start = np.array([r[1] for r in runs], dtype=np.int64)
+        self._counts = [r[2] for r in runs]
         self._offsets = np.cumsum([0, *self._counts], dtype=np.int64)
 
     @classmethod
@@ -154,7 +165,13 @@ class ArrowBackend:
         if meta.features is not None:
             key_type = pa.string() if meta.key_type == "string" else pa.int64()
             schema = meta.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
-        return cls(shard_paths=meta.shard_paths, shard_row_counts=meta.shard_row_counts, schema=schema, **kwargs)
+        return cls(
+            shard_paths=meta.shard_paths,
+            shard_row_counts=meta.shard_row_counts,
+            schema=schema,
+            segments=meta.row_segments,
+            **kwargs,
+        )
 
     # -- size and shape ------------------------------------------------------
 
@@ -168,48 +185,72 @@ class ArrowBackend:
 
     @property
     def num_shards(self) -> int:
-        return len(self._shard_paths) if self._shard_paths is not None else 0
+        """Shards (runs of a shard, for a segmented version) in row order."""
+        return len(self._counts) if self._files is not None else 0
 
     @property
     def shard_paths(self) -> list[Path]:
-        return list(self._shard_paths or [])
+        """The file of each shard (run), in row order."""
+        if self._files is None:
+            return []
+        return [self._files[i] for i in self._part_file.tolist()]
 
     @property
     def shard_row_counts(self) -> list[int]:
-        return list(self._counts) if self._shard_paths is not None else []
+        return list(self._counts) if self._files is not None else []
+
+    @property
+    def files(self) -> list[Path]:
+        """The shard files (each listed once)."""
+        return list(self._files or [])
+
+    @property
+    def runs(self) -> list[tuple[int, int, int]]:
+        """The rows in order as (file index, first row in the file, row count) runs."""
+        return list(zip(self._part_file.tolist(), self._part_start.tolist(), self._counts, strict=True))
 
     @property
     def shard_offsets(self) -> np.ndarray:
-        """First global row of each shard, plus the total at the end."""
+        """First global row of each shard (run), plus the total at the end."""
         return self._offsets.copy()
 
     @property
     def is_file_backed(self) -> bool:
-        return self._shard_paths is not None
+        return self._files is not None
 
     @property
     def cache_dir(self) -> Path | None:
-        return self._shard_paths[0].parent if self._shard_paths else None
+        return self._files[0].parent if self._files else None
 
     @property
     def schema(self) -> pa.Schema:
         """The Arrow schema (binary columns shown as large_binary, as read)."""
         if self._table is not None:
             return self._table.schema
-        if self._shard_paths:
-            return self._shard(0).table.schema
+        if self._files:
+            return self._file(0).table.schema
         if self._schema is not None:
             return self._schema
         return pa.schema([])
+
+    def _part_table(self, part: int, columns: list[str] | None = None) -> pa.Table:
+        """The rows of one shard (run), zero-copy."""
+        if self._table is not None:
+            table = self._table
+        else:
+            table = self._file(int(self._part_file[part])).table
+            if self._segments is not None:
+                table = table.slice(int(self._part_start[part]), self._counts[part])
+        return table if columns is None else table.select(columns)
 
     @property
     def table(self) -> pa.Table:
         """Every shard as one table: zero-copy over the memory maps, but maps every shard."""
         if self._table is not None:
             return self._table
-        if not self._shard_paths:
+        if not self._files:
             return self._schema.empty_table() if self._schema is not None else pa.table({})
-        return pa.concat_tables([self._shard(i).table for i in range(self.num_shards)])
+        return pa.concat_tables([self._part_table(i) for i in range(self.num_shards)])
 
     # -- access --------------------------------------------------------------
 
@@ -239,7 +280,11 @@ class ArrowBackend:
             return _gather(np.array([0], dtype=np.int64), index_array, lambda _p, rows: table.take(pa.array(rows)))
         if index_array.size <= _SPARSE_TAKE_LIMIT:
             return self._take_sparse(index_array, cols)
-        return _gather(self._offsets, index_array, lambda part, rows: self._shard(part).take(rows, cols))
+
+        def take_part(part: int, rows: np.ndarray) -> pa.Table:
+            return self._file(int(self._part_file[part])).take(rows + self._part_start[part], cols)
+
+        return _gather(self._offsets, index_array, take_part)
 
     def _take_sparse(self, indices: np.ndarray, columns: list[str] | None) -> pa.Table:
         """Few rows: one zero-copy 1-row slice each, in the requested order, then one compacting copy.
@@ -247,16 +292,17 @@ class ArrowBackend:
         For a few hundred scattered rows this beats a ``take`` per record batch,
         which pays a kernel dispatch per batch touched and a reordering pass.
         """
-        shard_ids = np.searchsorted(self._offsets, indices, side="right") - 1
-        local = indices - self._offsets[shard_ids]
+        parts = np.searchsorted(self._offsets, indices, side="right") - 1
+        files = self._part_file[parts]
+        local = indices - self._offsets[parts] + self._part_start[parts]
         batch_ids = np.empty_like(local)
-        opened = {shard_id: self._shard(shard_id) for shard_id in np.unique(shard_ids).tolist()}
-        for shard_id, shard in opened.items():
-            where = shard_ids == shard_id
+        opened = {file_id: self._file(file_id) for file_id in np.unique(files).tolist()}
+        for file_id, shard in opened.items():
+            where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
         slices = []
-        for shard_id, batch_id, row in zip(shard_ids.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
-            shard = opened[shard_id]
+        for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
+            shard = opened[file_id]
             slices.append(shard.batches[batch_id].slice(row - int(shard.offsets[batch_id]), 1))
         table = pa.Table.from_batches(slices)
         if columns is not None:
@@ -282,18 +328,17 @@ class ArrowBackend:
         first = int(np.searchsorted(self._offsets, start, side="right") - 1)
         last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
         pieces = []
-        for shard_id in range(first, last + 1):
-            lo = max(start, int(self._offsets[shard_id])) - int(self._offsets[shard_id])
-            hi = min(stop, int(self._offsets[shard_id + 1])) - int(self._offsets[shard_id])
-            table = self._shard(shard_id).table
-            pieces.append((table if cols is None else table.select(cols)).slice(lo, hi - lo))
+        for part in range(first, last + 1):
+            lo = max(start, int(self._offsets[part])) - int(self._offsets[part])
+            hi = min(stop, int(self._offsets[part + 1])) - int(self._offsets[part])
+            pieces.append(self._part_table(part, cols).slice(lo, hi - lo))
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One column over all shards (zero-copy, maps every shard)."""
         if self._table is not None:
             return self._table.column(name)
-        chunks = [self._shard(i).table.column(name) for i in range(self.num_shards)]
+        chunks = [self._part_table(i, [name]).column(0) for i in range(self.num_shards)]
         if not chunks:
             return pa.chunked_array([], type=self.schema.field(name).type)
         return pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type)
@@ -311,31 +356,34 @@ class ArrowBackend:
         order = list(range(self.num_shards) if shard_indices is None else shard_indices)
         if shuffle:
             np.random.default_rng(seed).shuffle(order)
-        for shard_id in order:
-            yield from self._shard(shard_id).batches
+        for part in order:
+            if self._segments is None:
+                yield from self._file(int(self._part_file[part])).batches
+            else:
+                yield from self._part_table(part).to_batches()
 
     def close(self) -> None:
         """Drop every open memory map (they reopen on the next access)."""
         with self._lock:
             self._open.clear()
 
-    # -- shards --------------------------------------------------------------
+    # -- shard files ---------------------------------------------------------
 
-    def _shard(self, shard_id: int) -> _OpenShard:
-        assert self._shard_paths is not None
+    def _file(self, file_id: int) -> _OpenShard:
+        assert self._files is not None
         with self._lock:
-            shard = self._open.get(shard_id)
+            shard = self._open.get(file_id)
             if shard is not None:
-                self._open.move_to_end(shard_id)
+                self._open.move_to_end(file_id)
                 return shard
-        opened = _OpenShard(open_shard(self._shard_paths[shard_id], validate=self._validate))
-        expected = self._counts[shard_id]
+        opened = _OpenShard(open_shard(self._files[file_id], validate=self._validate))
+        expected = self._file_counts[file_id]
         if opened.table.num_rows != expected:
-            path = self._shard_paths[shard_id]
+            path = self._files[file_id]
             msg = f"shard holds {opened.table.num_rows} rows, metadata says {expected}"
             raise CacheCorruptionError(path, msg)
         with self._lock:
-            self._open[shard_id] = opened
+            self._open[file_id] = opened
             while len(self._open) > self._max_open:
                 self._open.popitem(last=False)
         return opened
@@ -349,10 +397,11 @@ class ArrowBackend:
 
     def __getstate__(self) -> dict[str, Any]:
         state: dict[str, Any] = {"max_open_shards": self._max_open, "validate": self._validate}
-        if self._shard_paths is not None:
-            state["shard_paths"] = [str(p) for p in self._shard_paths]
-            state["shard_row_counts"] = self._counts
-            if not self._shard_paths and self._schema is not None:
+        if self._files is not None:
+            state["shard_paths"] = [str(p) for p in self._files]
+            state["shard_row_counts"] = self._file_counts
+            state["segments"] = self._segments
+            if not self._files and self._schema is not None:
                 state["schema"] = self._schema
         else:
             state["table"] = self._table

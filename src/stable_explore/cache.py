@@ -62,6 +62,7 @@ __all__ = [
 ]
 
 CACHE_FORMAT_VERSION = 1
+SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
 FORMAT_NAME = "stable-explore"
 FORMAT_REVISION = 1
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
@@ -94,6 +95,18 @@ class ShardedCacheMeta:
     key_type: str = "int64"
     compression: str | None = None
     raw: dict[str, Any] | None = None
+    row_segments: list[tuple[int, int, int]] | None = None
+
+    @property
+    def segments(self) -> list[tuple[int, int, int]]:
+        """The rows in order, as (shard index, first row in that shard, row count) runs.
+
+        Format version 1 reads every shard whole; version 2 (an edited version that reuses
+        parts of its parent's shards) lists the runs explicitly.
+        """
+        if self.row_segments is not None:
+            return list(self.row_segments)
+        return [(i, 0, count) for i, count in enumerate(self.shard_row_counts)]
 
     @property
     def shard_paths(self) -> list[Path]:
@@ -173,7 +186,7 @@ class ShardWriter:
     IPC writer releases the GIL) and another digests and fsyncs finished
     shards. At most one batch is in flight, so memory stays at about two
     batches. ``link`` adds an existing, unchanged shard file (a hard link, or
-    a copy where links are not possible) as the next shard.
+    a copy where links are not possible) as another shard.
     """
 
     def __init__(
@@ -190,18 +203,21 @@ class ShardWriter:
         self.shard_size_bytes = shard_size_bytes
         self.compression = compression
         self.on_batch = on_batch
-        self.result = ShardList([], [], [], [])
-        self._hashes: list[Future[str] | str] = []
+        self.bytes_written = 0
+        self.linked = 0
+        self._names: list[str] = []
+        self._shards: dict[int, tuple[int, int, Future[str] | str]] = {}  # index -> (rows, size, digest)
         self._sink: _ShardSink | None = None
+        self._sink_index = -1
         self._sink_bytes = 0
+        self._sink_rows = 0
         self._in_flight: tuple[Future[int], int] | None = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-write")
         self._sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-seal")
 
-    def _next_name(self) -> str:
-        name = SHARD_NAME_FMT.format(len(self.result.names))
-        self.result.names.append(name)
-        return name
+    def _next_name(self) -> int:
+        self._names.append(SHARD_NAME_FMT.format(len(self._names)))
+        return len(self._names) - 1
 
     def _settle(self) -> None:
         """Wait for the batch in flight; report progress for it."""
@@ -211,19 +227,28 @@ class ShardWriter:
         written = future.result()  # an interrupt here leaves the batch marked in flight, for abort()
         self._in_flight = None
         if self.on_batch is not None:
-            self.on_batch(rows, sum(self.result.sizes) + written)
+            self.on_batch(rows, self.bytes_written + written)
 
     @staticmethod
     def _write(sink: _ShardSink, batch: pa.RecordBatch) -> int:
         sink.write(batch)
         return sink.tell()
 
+    def next_row(self) -> tuple[int, int]:
+        """(shard index, row in that shard) where the next written row will land."""
+        if self._sink is None:
+            return len(self._names), 0
+        return self._sink_index, self._sink_rows
+
     def write(self, batch: pa.RecordBatch) -> None:
         """Append a batch (of ``schema``) to the open shard; start a new shard past the size target."""
         self._settle()
         if self._sink is None:
-            self._sink = _ShardSink(self.out_dir / self._next_name(), self.schema, self.compression)
+            self._sink_index = self._next_name()
+            self._sink = _ShardSink(self.out_dir / self._names[self._sink_index], self.schema, self.compression)
             self._sink_bytes = 0
+            self._sink_rows = 0
+        self._sink_rows += batch.num_rows
         self._in_flight = (self._writer.submit(self._write, self._sink, batch), batch.num_rows)
         self._sink_bytes += batch.nbytes
         if self._sink_bytes >= self.shard_size_bytes:
@@ -235,36 +260,44 @@ class ShardWriter:
         if self._sink is None:
             return
         rows, size = self._sink.close()
-        self.result.rows.append(rows)
-        self.result.sizes.append(size)
-        self.result.bytes_written += size
-        self._hashes.append(self._sealer.submit(_seal_shard, self._sink.path))
+        self.bytes_written += size
+        self._shards[self._sink_index] = (rows, size, self._sealer.submit(_seal_shard, self._sink.path))
         self._sink = None
 
-    def link(self, source: Path, *, rows: int, size: int, digest: str) -> None:
-        """Add an existing shard file, unchanged, as the next shard."""
-        self.close_shard()
-        target = self.out_dir / self._next_name()
+    def link(self, source: Path, *, rows: int, size: int, digest: str) -> int:
+        """Add an existing shard file, unchanged, as another shard; returns its index.
+
+        The open shard stays open: rows written later keep filling it.
+        """
+        index = self._next_name()
+        target = self.out_dir / self._names[index]
         try:
             os.link(source, target)
-            self.result.linked += 1
         except OSError:
             shutil.copyfile(source, target)
-            self.result.bytes_written += size
-            self._hashes.append(self._sealer.submit(_seal_shard, target))
+            self.bytes_written += size
+            self._shards[index] = (rows, size, self._sealer.submit(_seal_shard, target))
         else:
-            self._hashes.append(digest)
-        self.result.rows.append(rows)
-        self.result.sizes.append(size)
+            self.linked += 1
+            self._shards[index] = (rows, size, digest)
+        return index
 
     def finish(self) -> ShardList:
         """Close the last shard and wait for every digest and fsync."""
         try:
             self.close_shard()
-            self.result.hashes = [h if isinstance(h, str) else h.result() for h in self._hashes]
+            entries = [self._shards[i] for i in range(len(self._names))]
+            hashes = [h if isinstance(h, str) else h.result() for _, _, h in entries]
         finally:
             self._shutdown()
-        return self.result
+        return ShardList(
+            names=list(self._names),
+            rows=[rows for rows, _, _ in entries],
+            sizes=[size for _, size, _ in entries],
+            hashes=hashes,
+            bytes_written=self.bytes_written,
+            linked=self.linked,
+        )
 
     def abort(self) -> None:
         """Stop after a failure: let the writer thread finish, then close the open file under nobody."""
@@ -607,8 +640,10 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
-    if raw.get("cache_format_version") != CACHE_FORMAT_VERSION:
-        msg = f"unsupported cache_format_version {raw.get('cache_format_version')!r} (expected {CACHE_FORMAT_VERSION})"
+    version = raw.get("cache_format_version")
+    if version not in (CACHE_FORMAT_VERSION, SEGMENTED_FORMAT_VERSION):
+        expected = f"{CACHE_FORMAT_VERSION} or {SEGMENTED_FORMAT_VERSION}"
+        msg = f"unsupported cache_format_version {version!r} (expected {expected})"
         raise _corrupt(meta_path, msg)
     num_shards = raw.get("num_shards")
     num_rows = raw.get("num_rows")
@@ -623,8 +658,10 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     if len(set(names)) != len(names):
         raise _corrupt(meta_path, "a shard file is listed twice")
     counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
-    if sum(counts) != num_rows:
-        raise _corrupt(meta_path, f"shard row counts add up to {sum(counts)}, but num_rows is {num_rows}")
+    segments = _checked_segments(raw, counts, meta_path) if version == SEGMENTED_FORMAT_VERSION else None
+    total = sum(length for _, _, length in segments) if segments is not None else sum(counts)
+    if total != num_rows:
+        raise _corrupt(meta_path, f"shard row counts add up to {total}, but num_rows is {num_rows}")
 
     hashes = raw.get("shard_hashes")
     sizes = None
@@ -654,6 +691,20 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     return _meta_from_dict(cache_dir, raw, names=names, features=features)
 
 
+def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
+    """Check ``row_segments``: each run names a listed shard and stays inside its rows."""
+    segments = raw.get("row_segments")
+    if not isinstance(segments, list):
+        raise _corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
+    checked = []
+    for run in segments:
+        ok = isinstance(run, list) and len(run) == 3 and all(type(v) is int for v in run)
+        if not ok or not (0 <= run[0] < len(counts) and run[1] >= 0 and 0 < run[2] <= counts[run[0]] - run[1]):
+            raise _corrupt(meta_path, f"row segment {run!r:.100} is not [shard, start, count] inside a listed shard")
+        checked.append((run[0], run[1], run[2]))
+    return checked
+
+
 def _meta_from_dict(
     cache_dir: Path,
     raw: Mapping[str, Any],
@@ -676,6 +727,7 @@ def _meta_from_dict(
         key_type=raw.get("key_type", "int64"),
         compression=raw.get("compression"),
         raw=dict(raw),
+        row_segments=[tuple(run) for run in raw["row_segments"]] if raw.get("row_segments") is not None else None,
     )
 
 

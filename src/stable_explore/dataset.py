@@ -150,7 +150,8 @@ class CachedDataset:
 
     @property
     def num_shards(self) -> int:
-        return self._meta.num_shards
+        """Shards in row order (for an edited version that reuses parts of shards: the runs)."""
+        return self._backend.num_shards
 
     @property
     def nbytes(self) -> int:
@@ -159,7 +160,7 @@ class CachedDataset:
 
     @property
     def shard_row_counts(self) -> list[int]:
-        return list(self._meta.shard_row_counts)
+        return self._backend.shard_row_counts
 
     @property
     def is_view(self) -> bool:
@@ -677,7 +678,7 @@ class CachedDataset:
             "ref": f"{self._name or self.cache_dir.name}@{self._version}",
             "rows": len(self),
             "total_rows": total,
-            "shards": self._meta.num_shards,
+            "shards": self._backend.num_shards,
             "size": format_size(self._meta.nbytes),
             "view": self.is_view,
         }

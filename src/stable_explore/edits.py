@@ -32,7 +32,13 @@ import pyarrow as pa
 from stable_explore._fsutil import temp_dir_beside
 from stable_explore._hashing import ContentDigest, row_hashes
 from stable_explore._units import format_size
-from stable_explore.cache import DEFAULT_SHARD_SIZE_BYTES, ShardWriter, open_shard, read_sharded_cache_meta
+from stable_explore.cache import (
+    DEFAULT_SHARD_SIZE_BYTES,
+    SEGMENTED_FORMAT_VERSION,
+    ShardWriter,
+    open_shard,
+    read_sharded_cache_meta,
+)
 from stable_explore.catalog import LATEST, Catalog, check_name
 from stable_explore.errors import EncodingError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
@@ -43,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["Draft", "PendingEdits"]
 
 _CHUNK_ROWS = 1000
+_MIN_LINKED_ROWS = 256  # shorter unchanged runs are copied: thousands of tiny runs would slow every read
 
 
 @dataclass(frozen=True)
@@ -230,15 +237,18 @@ class Draft:
         with temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging:
             writer = ShardWriter(staging, schema, shard_size_bytes=shard_size, compression=meta.compression)
             try:
-                self._write_rows(writer, kept, base, schema)
+                segments = self._write_rows(writer, kept, base, schema)
                 shards = writer.finish()
             except BaseException:
                 writer.abort()
                 raise
-            raw: dict[str, Any] = {}
+            whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
+            # format 1 (what seed 000 reads) whenever every shard is used whole and in order
+            segmented = segments != whole
+            raw: dict[str, Any] = {"row_segments": segments} if segmented else {}
             raw.update(
                 {
-                    "cache_format_version": 1,
+                    "cache_format_version": SEGMENTED_FORMAT_VERSION if segmented else 1,
                     "format": "stable-explore",
                     "format_revision": 1,
                     "schema_fingerprint": features.fingerprint(),
@@ -252,7 +262,7 @@ class Draft:
                     "shard_sizes": shards.sizes,
                     "key_type": "string" if key_type == pa.string() else "int64",
                     "compression": meta.compression,
-                    "content_digest": _content_digest(staging, shards.names),
+                    "content_digest": _content_digest(staging, shards.names, segments),
                     "name": target_name,
                     "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
                     "parent": origin.version,
@@ -270,8 +280,8 @@ class Draft:
         if tag:
             catalog.write_ref(target_name, tag, ref.version_id)
         rewritten = len(shards.names) - shards.linked
-        written = f"wrote {rewritten} of {len(shards.names)} shard(s) ({format_size(shards.bytes_written)})"
-        info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked}"
+        written = f"wrote {rewritten} new shard(s) ({format_size(shards.bytes_written)})"
+        info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked} of the parent's"
         if existed:
             info += "; identical content: the existing version"
         return CachedDataset(
@@ -282,45 +292,70 @@ class Draft:
             build_info=info,
         )
 
-    def _write_rows(self, writer: ShardWriter, kept: np.ndarray, base: np.ndarray, schema: pa.Schema) -> None:
-        """Link every shard that survives whole and unchanged; rewrite the rest in chunks."""
-        origin = self._origin
-        meta = origin._meta
-        offsets = np.cumsum([0, *meta.shard_row_counts])
+    def _write_rows(
+        self, writer: ShardWriter, kept: np.ndarray, base: np.ndarray, schema: pa.Schema
+    ) -> list[list[int]]:
+        """Write the output rows; return them as [shard, start, count] runs of the new version.
+
+        A long run of rows that survives unchanged and in order is kept where it is: its
+        parent shard file is linked once and the run points into it. Everything else (edited
+        rows, short runs of a reordered view) is written anew, in chunks.
+        """
+        if len(base) == 0:
+            return []
+        backend = self._origin._backend
+        meta = self._origin._meta
+        can_link = not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None
+        offsets = backend.shard_offsets
+        runs = backend.runs
+        files = backend.files
         touched = self._edits.touched()
         touched_mask = np.isin(kept, np.fromiter(touched, dtype=np.int64)) if touched else np.zeros(len(kept), bool)
-        can_link = not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None
+        part_of = np.searchsorted(offsets, base, side="right") - 1
+        follows = np.zeros(len(base), dtype=bool)
+        follows[1:] = (np.diff(base) == 1) & (part_of[1:] == part_of[:-1])
+        starts = np.flatnonzero(~follows | touched_mask | np.r_[False, touched_mask[:-1]])
+        segments: list[list[int]] = []
+        linked: dict[int, int] = {}
         pending: list[int] = []
-        position = 0
-        while position < len(base):
-            first = int(base[position])
-            shard = int(np.searchsorted(offsets, first, side="right") - 1)
-            start, stop = int(offsets[shard]), int(offsets[shard + 1])
-            length = stop - start
-            whole = (
-                can_link
-                and first == start
-                and position + length <= len(base)
-                and int(base[position + length - 1]) == stop - 1
-                and np.array_equal(base[position : position + length], np.arange(start, stop))
-                and not touched_mask[position : position + length].any()
-            )
-            if whole:
-                self._rewrite(writer, pending, kept, base, schema)
-                pending = []
-                assert meta.shard_hashes is not None
-                assert meta.shard_sizes is not None
-                writer.link(
-                    meta.shard_paths[shard], rows=length, size=meta.shard_sizes[shard], digest=meta.shard_hashes[shard]
-                )
-                position += length
-                continue
-            pending.append(position)
-            position += 1
-            if len(pending) >= _CHUNK_ROWS:
-                self._rewrite(writer, pending, kept, base, schema)
-                pending = []
-        self._rewrite(writer, pending, kept, base, schema)
+
+        def add(shard: int, start: int, count: int) -> None:
+            last = segments[-1] if segments else None
+            if last is not None and last[0] == shard and last[1] + last[2] == start:
+                last[2] += count
+            else:
+                segments.append([shard, start, count])
+
+        def flush() -> None:
+            for chunk_start in range(0, len(pending), _CHUNK_ROWS):
+                chunk = pending[chunk_start : chunk_start + _CHUNK_ROWS]
+                shard, row = writer.next_row()
+                self._rewrite(writer, chunk, kept, base, schema)
+                add(shard, row, len(chunk))
+            pending.clear()
+
+        for begin, end in zip(starts.tolist(), [*starts.tolist()[1:], len(base)], strict=True):
+            part = int(part_of[begin])
+            file_id, file_start, part_rows = runs[part]
+            whole_part = end - begin == part_rows
+            if can_link and not touched_mask[begin] and (end - begin >= _MIN_LINKED_ROWS or whole_part):
+                flush()
+                if file_id not in linked:
+                    assert meta.shard_hashes is not None
+                    assert meta.shard_sizes is not None
+                    linked[file_id] = writer.link(
+                        files[file_id],
+                        rows=meta.shard_row_counts[file_id],
+                        size=meta.shard_sizes[file_id],
+                        digest=meta.shard_hashes[file_id],
+                    )
+                add(linked[file_id], file_start + int(base[begin] - offsets[part]), end - begin)
+            else:
+                pending.extend(range(begin, end))
+                if len(pending) >= _CHUNK_ROWS:
+                    flush()
+        flush()
+        return segments
 
     def _rewrite(
         self, writer: ShardWriter, positions: list[int], kept: np.ndarray, base: np.ndarray, schema: pa.Schema
@@ -367,11 +402,14 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _content_digest(directory: Any, names: list[str]) -> str:
-    """The content digest of finished shards, from their key and row-hash columns only."""
+def _content_digest(directory: Any, names: list[str], segments: list[list[int]]) -> str:
+    """The content digest of the new version's rows, from the key and row-hash columns only."""
     digest = ContentDigest()
-    for name in names:
-        table = open_shard(directory / name)
-        for batch in table.select([KEY_COLUMN, HASH_COLUMN]).to_batches():
+    tables: dict[int, pa.Table] = {}
+    for shard, start, count in segments:
+        if shard not in tables:
+            tables[shard] = open_shard(directory / names[shard], validate=False).select([KEY_COLUMN, HASH_COLUMN])
+            tables[shard].validate(full=True)  # only the two small columns need checking here
+        for batch in tables[shard].slice(start, count).to_batches():
             digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
     return digest.hexdigest()
