@@ -308,3 +308,11 @@ def test_an_expression_that_fails_is_named(shell: InteractiveShell, capsys: pyte
     result, output = run(shell, "%stable_cache ws = words(1 / 0) --features features", capsys)
     assert isinstance(result.error_in_exec, StableCacheError)
     assert "evaluating '1 / 0' raised ZeroDivisionError" in output
+
+
+def test_ls_takes_a_home(shell: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = tmp_path / "elsewhere"
+    se.build([{"x": 1, "word": "a"}], shell.user_ns["features"], name="far", home=other, progress=False)
+    listing = shell.run_line_magic("stable_ls", f"--home {other}")
+    assert [row["name"] for row in listing] == ["far"]
+    assert len(shell.run_line_magic("stable_ls", f"far --home {other}")) == 1

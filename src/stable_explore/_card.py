@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
 STRIP_LENGTH = 8
+CHANGED_ROWS_SHOWN = 12
 THUMB_PX = 64
 _MAX_LABELS_SHOWN = 12
 
@@ -33,7 +34,7 @@ def _schema_rows(ds: CachedDataset) -> str:
 
 
 def _label_rows(ds: CachedDataset) -> tuple[str, str]:
-    label_column = next((n for n, f in ds.features.items() if isinstance(f, ClassLabel)), None)
+    label_column = ds.features.first_of(ClassLabel)
     if label_column is None or len(ds) == 0:
         return "", ""
     counts = ds.label_counts(label_column)
@@ -51,7 +52,7 @@ def _label_rows(ds: CachedDataset) -> tuple[str, str]:
 
 
 def _strip(ds: CachedDataset) -> str:
-    image_column = next((n for n, f in ds.features.items() if isinstance(f, Image)), None)
+    image_column = ds.features.first_of(Image)
     if image_column is None or len(ds) == 0:
         return ""
     head = ds[: min(STRIP_LENGTH, len(ds))]
@@ -122,13 +123,13 @@ def _thumb_img(data: bytes | None) -> str:
 
 def _changed_strip(diff: Any) -> str:
     """Before | after thumbnails of the first changed rows, with their changed fields."""
-    from stable_explore.diff import _HTML_CHANGED_ROWS, image_column
-
     if diff._datasets is None or not diff.rows.changed:
         return ""
     left, right = diff._datasets
-    keys = diff.rows.changed[:_HTML_CHANGED_ROWS]
-    column = image_column(left.features) if image_column(left.features) == image_column(right.features) else None
+    keys = diff.rows.changed[:CHANGED_ROWS_SHOWN]
+    column = left.features.first_of(Image)
+    if column != right.features.first_of(Image):
+        column = None
     before = after = [None] * len(keys)
     if column is not None:
         rows_a = [a for a, _ in diff.rows.changed_rows[: len(keys)]]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from PIL import Image as PILImage
 
 
-_PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png"}
+_PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png"}  # by PIL's format name, after it read the header
 _WEB_MODES = ("RGB", "L", "RGBA", "LA", "P")
 _ORIENTATION = 0x0112
 

@@ -469,25 +469,55 @@ def write_shards(
             shards.abort()
         raise
 
-    return {
+    return shard_metadata(
+        features,
+        written,
+        num_rows=index,
+        shard_size_bytes=shard_size_bytes,
+        key_type=encoder.key_type or "int64",
+        compression=compression,
+        content_digest=encoder.content.hexdigest(),
+    )
+
+
+def shard_metadata(
+    features: Features,
+    shards: ShardList,
+    *,
+    num_rows: int,
+    shard_size_bytes: int,
+    key_type: str,
+    compression: str | None,
+    content_digest: str,
+    segments: list[list[int]] | None = None,
+) -> dict[str, Any]:
+    """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
+
+    Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
+    for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
+    """
+    meta: dict[str, Any] = {
         # seed 000, format version 1
-        "cache_format_version": CACHE_FORMAT_VERSION,
+        "cache_format_version": SEGMENTED_FORMAT_VERSION if segments is not None else CACHE_FORMAT_VERSION,
         "schema_fingerprint": features.fingerprint(),
-        "num_rows": index,
-        "num_shards": len(written.names),
-        "shard_row_counts": written.rows,
-        "shard_filenames": written.names,
+        "num_rows": num_rows,
+        "num_shards": len(shards.names),
+        "shard_row_counts": shards.rows,
+        "shard_filenames": shards.names,
         "shard_size_target_bytes": shard_size_bytes,
         # stable-explore additions
         "format": FORMAT_NAME,
         "format_revision": FORMAT_REVISION,
         "features": features.to_dict(),
-        "shard_hashes": written.hashes,
-        "shard_sizes": written.sizes,
-        "key_type": encoder.key_type or "int64",
+        "shard_hashes": shards.hashes,
+        "shard_sizes": shards.sizes,
+        "key_type": key_type,
         "compression": compression,
-        "content_digest": encoder.content.hexdigest(),
+        "content_digest": content_digest,
     }
+    if segments is not None:
+        meta["row_segments"] = segments
+    return meta
 
 
 def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore._imageformats import sniff
 from stable_explore._units import format_size
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import ShardedCacheMeta, read_sharded_cache_meta
@@ -526,7 +527,8 @@ class CachedDataset:
             if data is None:
                 paths.append(None)
                 continue
-            path = folder / f"{row:08d}{_extension_of(data)}"
+            kind = sniff(data)
+            path = folder / f"{row:08d}{kind.extension if kind else '.img'}"
             if not path.exists():  # versions are immutable: a file written once stays right
                 tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
                 tmp.write_bytes(data)
@@ -564,7 +566,7 @@ class CachedDataset:
 
     def label_counts(self, column: str | None = None) -> dict[str, int]:
         """Rows per class name (every class listed, zeros included), from the label column alone."""
-        name = column or next((c for c, f in self._features.items() if isinstance(f, ClassLabel)), None)
+        name = column or self._features.first_of(ClassLabel)
         if name is None or not isinstance(self._features.get(name), ClassLabel):
             msg = f"no ClassLabel column {'named ' + repr(column) if column else 'in this dataset'}"
             raise KeyError(msg)
@@ -715,23 +717,6 @@ def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
     except TypeError:
         return pd.Categorical.from_codes(codes, dtype=dtype)
-
-
-def _extension_of(data: bytes) -> str:
-    head = bytes(data[:12])
-    if head.startswith(b"\xff\xd8\xff"):
-        return ".jpg"
-    if head.startswith(b"\x89PNG"):
-        return ".png"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return ".gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return ".webp"
-    if head.startswith(b"BM"):
-        return ".bmp"
-    if head.startswith((b"II*\x00", b"MM\x00*")):
-        return ".tiff"
-    return ".img"
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:

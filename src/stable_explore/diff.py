@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.schema import ClassLabel, Features, Image, class_name
+from stable_explore.schema import ClassLabel, Features, class_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["Diff", "compare"]
 
 _METADATA_FIELDS = ("description", "license", "metadata")
-_HTML_CHANGED_ROWS = 12
 
 
 @dataclass
@@ -437,8 +436,3 @@ def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, 
             "relabelled": dict(relabelled),
         }
     return out
-
-
-def image_column(features: Features) -> str | None:
-    """The first Image column, for thumbnails of changed rows."""
-    return next((n for n, f in features.items() if isinstance(f, Image)), None)

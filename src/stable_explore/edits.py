@@ -34,10 +34,10 @@ from stable_explore._hashing import ContentDigest, row_hashes
 from stable_explore._units import format_size
 from stable_explore.cache import (
     DEFAULT_SHARD_SIZE_BYTES,
-    SEGMENTED_FORMAT_VERSION,
     ShardWriter,
     open_shard,
     read_sharded_cache_meta,
+    shard_metadata,
 )
 from stable_explore.catalog import LATEST, Catalog, check_name
 from stable_explore.errors import EncodingError
@@ -128,7 +128,7 @@ class Draft:
     def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:
         """Give rows a new class (a name or an index): ``relabel({42: "dog"})``."""
         features = self._origin.features
-        name = column or next((c for c, f in features.items() if isinstance(f, ClassLabel)), None)
+        name = column or features.first_of(ClassLabel)
         if name is None or not isinstance(features.get(name), ClassLabel):
             msg = f"no ClassLabel column {'named ' + repr(column) if column else 'to relabel'}"
             raise KeyError(msg)
@@ -245,24 +245,18 @@ class Draft:
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
             # format 1 (what seed 000 reads) whenever every shard is used whole and in order
             segmented = segments != whole
-            raw: dict[str, Any] = {"row_segments": segments} if segmented else {}
+            raw = shard_metadata(
+                features,
+                shards,
+                num_rows=len(kept),
+                shard_size_bytes=shard_size,
+                key_type="string" if key_type == pa.string() else "int64",
+                compression=meta.compression,
+                content_digest=_content_digest(staging, shards.names, segments),
+                segments=segments if segmented else None,
+            )
             raw.update(
                 {
-                    "cache_format_version": SEGMENTED_FORMAT_VERSION if segmented else 1,
-                    "format": "stable-explore",
-                    "format_revision": 1,
-                    "schema_fingerprint": features.fingerprint(),
-                    "num_rows": len(kept),
-                    "num_shards": len(shards.names),
-                    "shard_row_counts": shards.rows,
-                    "shard_filenames": shards.names,
-                    "shard_size_target_bytes": shard_size,
-                    "features": features.to_dict(),
-                    "shard_hashes": shards.hashes,
-                    "shard_sizes": shards.sizes,
-                    "key_type": "string" if key_type == pa.string() else "int64",
-                    "compression": meta.compression,
-                    "content_digest": _content_digest(staging, shards.names, segments),
                     "name": target_name,
                     "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
                     "parent": origin.version,

@@ -330,13 +330,16 @@ class StableMagics(Magics):
         created = _when(ds.metadata.get("created_at"))
         return f"{ds.ref}: {ds.build_info} · {len(ds):,} rows, built {created}"
 
+    @magic_arguments()
+    @argument("name", nargs="?", help="a dataset: list its versions")
+    @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     @line_magic
     def stable_ls(self, line: str) -> Any:
         """List datasets (``%stable_ls``) or one dataset's versions (``%stable_ls NAME``)."""
         from stable_explore.api import datasets, versions
 
-        name = line.strip()
-        return versions(name) if name else datasets()
+        args = self.stable_ls.parser.parse_args(shlex.split(line))
+        return versions(args.name, home=args.home) if args.name else datasets(home=args.home)
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -30,6 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore._hashing import fingerprint
+from stable_explore._imageformats import SIGNATURES, sniff
 from stable_explore.errors import EncodingError, SchemaError
 
 if TYPE_CHECKING:
@@ -308,24 +309,6 @@ class ClassLabel(Feature):
 
 _LABEL_FAST_TYPES = {str, int, np.str_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
 
-# Leading bytes of the image formats PIL reads; anything else is checked by opening it.
-_IMAGE_MAGIC = (
-    b"\xff\xd8\xff",  # JPEG
-    b"\x89PNG\r\n\x1a\n",
-    b"GIF87a",
-    b"GIF89a",
-    b"BM",
-    b"II*\x00",  # TIFF little-endian
-    b"MM\x00*",  # TIFF big-endian
-)
-
-
-def _looks_like_image(data: bytes | memoryview) -> bool:
-    head = bytes(data[:12])
-    if head.startswith(_IMAGE_MAGIC):
-        return True
-    return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
-
 
 @dataclass(frozen=True, repr=False)
 class Image(Feature):
@@ -376,7 +359,7 @@ class Image(Feature):
         # Fast path: already-encoded bytes with a known header (the common bulk case).
         try:
             # bytes.startswith as the mapped function keeps the loop in C; non-bytes raise TypeError
-            fast = all(map(bytes.startswith, values, itertools.repeat(_IMAGE_MAGIC)))
+            fast = all(map(bytes.startswith, values, itertools.repeat(SIGNATURES)))
         except TypeError:
             fast = False
         if fast:
@@ -385,7 +368,7 @@ class Image(Feature):
 
     @staticmethod
     def _checked_bytes(data: bytes) -> bytes:
-        if _looks_like_image(data):
+        if sniff(data) is not None:
             return data
         from PIL import Image as PILImage
         from PIL import UnidentifiedImageError
@@ -693,6 +676,10 @@ class Features(dict[str, Feature]):
                 continue
             inferred[arrow_field.name] = _infer_feature(arrow_field.type)
         return cls(inferred)
+
+    def first_of(self, kind: type[Feature] | tuple[type[Feature], ...]) -> str | None:
+        """The name of the first column of a feature type (``features.first_of(ClassLabel)``), or None."""
+        return next((name for name, feature in self.items() if isinstance(feature, kind)), None)
 
     def check_columns(self, example: Mapping[str, Any]) -> str | None:
         """A message naming missing or extra fields of ``example``, or None if it fits."""

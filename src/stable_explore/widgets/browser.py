@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow.compute as pc
 import traitlets as t
 
+from stable_explore._imageformats import sniff
 from stable_explore._images import (
     array_thumbnail,
     encode_thumbnail,
@@ -55,7 +56,6 @@ _STATIC = Path(__file__).parent / "static"
 PAGE_SIZES = (24, 48, 96, 192)
 DETAIL_MAX_PX = 1024
 _TEXT_LIMIT = 200
-_DISPLAYABLE = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8")
 
 
 def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
@@ -170,12 +170,12 @@ class ShardBrowser(anywidget.AnyWidget):
         """Point the browser at a dataset; returns the synced state that describes it."""
         self._ds = dataset
         features = dataset.features
-        self._image_column = next((n for n, f in features.items() if isinstance(f, Image)), None)
+        self._image_column = features.first_of(Image)
         if self._image_column is None:
             self._image_column = next(
                 (n for n, f in features.items() if isinstance(f, Array3D) and is_image_array_shape(f.shape)), None
             )
-        label = next((n for n, f in features.items() if isinstance(f, ClassLabel)), None)
+        label = features.first_of(ClassLabel)
         self._text_columns = [
             n for n, f in features.items() if isinstance(f, Value) and f.dtype in ("string", "large_string")
         ]
@@ -406,9 +406,9 @@ class ShardBrowser(anywidget.AnyWidget):
 
         with PILImage.open(io.BytesIO(value)) as image:
             small_enough = max(image.size) <= DETAIL_MAX_PX
-        if small_enough and bytes(value[:4]).startswith(_DISPLAYABLE):
-            mime = {b"\xff\xd8": "image/jpeg", b"\x89P": "image/png", b"GI": "image/gif"}[bytes(value[:2])]
-            return bytes(value), mime
+        kind = sniff(value)
+        if small_enough and kind is not None and kind.browser:
+            return bytes(value), kind.mime
         return encode_thumbnail(open_thumbnail(value, DETAIL_MAX_PX), quality=90)
 
     def _position_in_filter(self, row: int) -> int:
@@ -507,10 +507,13 @@ class ShardBrowser(anywidget.AnyWidget):
         self.selected = []
         self.flagged = []
         state = self._open(saved)
-        with self.hold_trait_notifications():
+        self._ready = False  # one refilter (and one page) for all these changes, not one each
+        try:
             for name, value in state.items():
                 setattr(self, name, value)
             self.shard = -1
+        finally:
+            self._ready = True
         self._refilter()
         self.status = f"saved {saved.ref} ({saved.build_info})"
         if was_view:
