@@ -91,9 +91,8 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
             bits = numbers.astype(np.int64).view(np.uint64)
         out = _mix(bits + np.uint64(len(str(t))))
     elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
-        out = _hash_python_bytes(values) if values is not None and not array.null_count else None
-        if out is None:
-            out = _hash_buffers(array)
+        quick = _hash_python_bytes(values) if values is not None and not array.null_count else None
+        out = quick if quick is not None else _hash_buffers(array)
     else:
         # Nested values (lists, structs): canonical JSON of the Python value.
         digest = xxhash.xxh3_64_intdigest

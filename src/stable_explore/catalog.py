@@ -286,7 +286,7 @@ class Catalog:
         tags_of: dict[str, list[str]] = {}
         for tag, version_id in refs.items():
             tags_of.setdefault(version_id, []).append(tag)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for version_id in self.version_ids(name):
             try:
                 meta = read_sharded_cache_meta(self.version_dir(name, version_id))

@@ -266,7 +266,7 @@ class CachedDataset:
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, (int, np.integer)):
-            return self._rows_at([self._base_row(key)])[0]
+            return self._rows_at(np.array([self._base_row(key)], dtype=np.int64))[0]
         if isinstance(key, str):
             return self.column(key)
         return self._view(self._select(key))
@@ -419,7 +419,7 @@ class CachedDataset:
             decoded = self._rows_at(chunk)
             yield {name: [row[name] for row in decoded] for name in self._feature_columns()}
 
-    def column(self, name: str) -> list[Any]:
+    def column(self, name: str) -> Any:
         """One column's values for every row, decoded in the current format."""
         if name not in self._features:
             msg = f"no column {name!r}; columns are {list(self._features)}"
@@ -427,7 +427,7 @@ class CachedDataset:
         feature = self._features[name]
         values = self._column_arrow(name)
         if self._format == "arrow":
-            return values  # type: ignore[return-value]
+            return values
         python = values.to_pylist()
         if _needs_decoding(feature):
             image_format = {"pil": "pil", "numpy": "numpy", "python": "bytes"}[self._format]
@@ -574,9 +574,8 @@ class CachedDataset:
         assert isinstance(feature, ClassLabel)
         values = self._column_arrow(name).to_numpy(zero_copy_only=False)
         values = values[~np.isnan(values)].astype(np.int64) if values.dtype.kind == "f" else values
-        counts = np.bincount(
-            values[(values >= 0) & (values < (feature.num_classes or 0))], minlength=feature.num_classes
-        )
+        classes = feature.num_classes or 0
+        counts = np.bincount(values[(values >= 0) & (values < classes)], minlength=classes)
         return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
 
     # -- edits (lazy; see stable_explore.edits) --------------------------------

@@ -432,7 +432,7 @@ def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, 
                 relabelled[change] += 1
         out[name] = {
             "before": a.label_counts(name) if len(a) else dict.fromkeys(feature.names or (), 0),
-            "after": b.label_counts(name) if len(b) else dict.fromkeys(b.features[name].names or (), 0),
+            "after": b.label_counts(name) if len(b) else dict.fromkeys(getattr(b.features[name], "names", ()), 0),
             "relabelled": dict(relabelled),
         }
     return out

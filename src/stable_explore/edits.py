@@ -384,10 +384,18 @@ class Draft:
         writer.write(batch)
 
 
-def _replace(edits: PendingEdits, **changes: Any) -> PendingEdits:
-    data = {"dropped": edits.dropped, "relabelled": edits.relabelled, "values": edits.values}
-    data.update(changes)
-    return PendingEdits(**data)
+def _replace(
+    edits: PendingEdits,
+    *,
+    dropped: frozenset[int] | None = None,
+    relabelled: Mapping[int, tuple[str, int]] | None = None,
+    values: Mapping[tuple[int, str], Any] | None = None,
+) -> PendingEdits:
+    return PendingEdits(
+        dropped=edits.dropped if dropped is None else dropped,
+        relabelled=edits.relabelled if relabelled is None else relabelled,
+        values=edits.values if values is None else values,
+    )
 
 
 def _jsonable(value: Any) -> Any:

@@ -188,11 +188,11 @@ class StableMagics(Magics):
             msg = f"the generator raised {type(exc).__name__}; nothing was saved"
             raise StableCacheError(msg, original=exc) from None
         assert variable is not None
-        previous = self.shell.user_ns.get(variable)
+        previous = self._namespace.get(variable)
         if inspect.isfunction(previous):
             # ``pets = pets("data")``: the dataset takes the function's name; keep the function for re-runs
             self._shadowed[variable] = previous
-        self.shell.user_ns[variable] = ds
+        self._namespace[variable] = ds
         if not args.quiet:
             print(self._summary_line(ds))
         return None if silent else ds
@@ -209,9 +209,14 @@ class StableMagics(Magics):
             raise StableCacheError(msg)
         return variable, expression, options
 
+    @property
+    def _namespace(self) -> dict[str, Any]:
+        assert self.shell is not None, "the magics are registered on a shell"
+        return self.shell.user_ns
+
     def _eval(self, expression: str) -> Any:
         try:
-            return eval(expression, self.shell.user_ns)  # noqa: S307 - the user's own notebook expression
+            return eval(expression, self._namespace)  # noqa: S307 - the user's own notebook expression
         except Exception as exc:  # noqa: BLE001 - any error in the user's expression is theirs to see
             msg = f"evaluating {expression!r} raised {type(exc).__name__}; nothing was cached"
             raise StableCacheError(msg, original=exc) from None
@@ -303,7 +308,7 @@ class StableMagics(Magics):
         except SyntaxError as exc:
             msg = f"the cell is not valid Python: {exc.msg} (line {(exc.lineno or 1) - 1})"
             raise StableCacheError(msg) from None
-        namespace = self.shell.user_ns
+        namespace = self._namespace
         scratch: dict[str, Any] = {}
         exec(code, namespace, scratch)  # noqa: S102 - defines the user's own generator
         function = scratch[name]

@@ -62,8 +62,10 @@ _VALUE_TYPES: dict[str, pa.DataType] = {
     "large_binary": pa.large_binary(),
 }
 _VALUE_ALIASES = {"float": "float32", "double": "float64", "int": "int64", "str": "string", "boolean": "bool"}
-_ARRAY_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-_ARRAY_DTYPES += ("float16", "float32", "float64")
+_ARRAY_DTYPES = (
+    *("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+    *("float16", "float32", "float64"),
+)
 
 
 def _describe(value: Any) -> str:

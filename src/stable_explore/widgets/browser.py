@@ -193,7 +193,7 @@ class ShardBrowser(anywidget.AnyWidget):
         return {
             "title": f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
             f"{format_size(dataset.nbytes)}",
-            "class_names": list(features[label].names or ()) if label else [],
+            "class_names": list(getattr(features[label], "names", None) or ()) if label else [],
             "label_column": label or "",
             "shards": shards,
             "columns": list(features),
