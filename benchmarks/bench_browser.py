@@ -67,6 +67,9 @@ from typing import Any
 
 import numpy as np
 
+from _report import rule as _rule
+from _report import verdict as _verdict
+
 REPO = Path(__file__).resolve().parents[1]
 LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 SEED = 1234
@@ -688,16 +691,6 @@ def _load() -> str:
 
 
 LOAD_AT_START = _load()
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def _rule(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
 
 
 def _p90(values: list[float]) -> float:

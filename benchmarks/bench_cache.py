@@ -60,6 +60,11 @@ from typing import Any
 
 import numpy as np
 
+from _report import mb as _mb
+from _report import ms as _ms
+from _report import rule as _rule
+from _report import verdict as _verdict
+
 LABEL_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 NUM_JPEGS = 512
 IMAGE_SIDE = 64
@@ -542,24 +547,6 @@ def _checked(total: int, expected: int) -> int:
 
 
 # --- report ------------------------------------------------------------------------
-
-
-def _mb(nbytes: float) -> str:
-    return f"{nbytes / MB:,.1f} MB"
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.2f} ms"
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def _rule(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
 
 
 def print_header(n: int, small: int, repeats: int, writes: dict[str, WriteRuns]) -> None:

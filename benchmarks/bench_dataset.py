@@ -56,6 +56,9 @@ from typing import Any
 
 import numpy as np
 
+from _report import ms as _ms
+from _report import rule as _rule
+from _report import verdict as _verdict
 from bench_cache import LABEL_NAMES, NUM_JPEGS, _set_offline_env, hf_features, keyed_rows, make_jpegs, our_features
 
 SEED = 1234
@@ -363,20 +366,6 @@ def _check_same_frame(ours: Any, raw: Any) -> None:
 def _expect(ok: bool, message: str) -> None:
     if not ok:
         raise AssertionError(message)
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000:,.2f} ms"
-
-
-def _verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def _rule(title: str) -> None:
-    print()
-    print(title)
-    print("-" * len(title))
 
 
 def print_header(sizes: tuple[int, int]) -> None:
