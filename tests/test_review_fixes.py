@@ -151,3 +151,14 @@ def test_aborting_a_writer_waits_for_the_write_in_flight(tmp_path: Path) -> None
     writer.abort()  # must not close the file under the running write
     assert writer._sink is None
     assert not writer._writer._threads or all(not t.is_alive() for t in writer._writer._threads)
+
+
+def test_a_damaged_image_names_its_row_and_field_when_decoded(tmp_path: Path, jpegs: list[bytes]) -> None:
+    from stable_explore import CacheCorruptionError
+
+    broken = jpegs[0][:40]  # a JPEG header with no image data: accepted by the fast check at write time
+    ds = se.build([{"image": jpegs[1]}, {"image": broken}], Features(image=Image()), name="b", home=tmp_path,
+                  progress=False)  # fmt: skip
+    assert ds[0]["image"].size == (16, 16)
+    with pytest.raises(CacheCorruptionError, match=r"row 1 .*field 'image'"):
+        ds.with_format("numpy")[1]

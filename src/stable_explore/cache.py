@@ -1,8 +1,8 @@
 """Generator -> directory of Arrow IPC shards, and reading that directory back safely.
 
 A cache directory holds ``shard-NNNNN.arrow`` files and ``_metadata.json``.
-The metadata keeps every field of seed 000's format version 1 (so caches stay
-readable by that reader) and adds the full ``features``, one content digest and
+The metadata keeps every field of seed 000's format version 1 (so that reader
+lists and reads our shards; its schema-fingerprint check differs) and adds the full ``features``, one content digest and
 byte size per shard, the key type and the compression. Every shard also stores
 two row columns: ``__key__`` (the generator's key, or the running index) and
 ``__row_hash__`` (a 64-bit content hash), so versions can be diffed row by row

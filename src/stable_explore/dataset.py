@@ -38,7 +38,7 @@ from stable_explore._imageformats import sniff
 from stable_explore._units import format_size
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.errors import SchemaError
+from stable_explore.errors import CacheCorruptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
 from stable_explore.schema import Sequence as SequenceF
 
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["CachedDataset", "Metadata"]
 
 FORMATS = ("pil", "numpy", "python", "arrow")
+_IMAGE_FORMATS = {"pil": "pil", "numpy": "numpy", "python": "bytes"}  # how each format returns images
 IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
 _ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
 Rows = range | np.ndarray
@@ -384,24 +385,33 @@ class CachedDataset:
     def _feature_columns(self) -> list[str]:
         return list(self._features)
 
-    def _decode_table(self, table: pa.Table) -> list[Any]:
+    def _decode_table(self, table: pa.Table, rows: Rows | None = None) -> list[Any]:
         if self._format == "arrow":
             return [table.slice(i, 1) for i in range(table.num_rows)]
-        image_format = {"pil": "pil", "numpy": "numpy", "python": "bytes"}[self._format]
+        image_format = _IMAGE_FORMATS[self._format]
         columns: dict[str, list[Any]] = {}
         for name in self._feature_columns():
             values = table.column(name).to_pylist()
             feature = self._features[name]
             if _needs_decoding(feature):
-                values = [feature.decode_value(v, image_format=image_format) for v in values]
+                values = [self._decoded(feature, name, v, image_format, i, rows) for i, v in enumerate(values)]
             columns[name] = values
         if not columns:
             return [{} for _ in range(table.num_rows)]
         names = list(columns)
         return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
+    def _decoded(self, feature: Any, name: str, value: Any, image_format: str, i: int, rows: Rows | None) -> Any:
+        """Decode one stored value; a damaged one raises an error naming its row, field and cache."""
+        try:
+            return feature.decode_value(value, image_format=image_format)
+        except (OSError, ValueError, SyntaxError) as exc:
+            row = int(rows[i]) if rows is not None else i
+            msg = f"row {row} (in {self.ref}), field {name!r}: the stored value cannot be decoded: {exc}"
+            raise CacheCorruptionError(self.cache_dir, msg) from exc
+
     def _rows_at(self, rows: Rows) -> list[Any]:
-        return self._decode_table(self._table_of(rows, self._feature_columns()))
+        return self._decode_table(self._table_of(rows, self._feature_columns()), rows)
 
     def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
         rows = self._all_rows()
@@ -430,8 +440,8 @@ class CachedDataset:
             return values
         python = values.to_pylist()
         if _needs_decoding(feature):
-            image_format = {"pil": "pil", "numpy": "numpy", "python": "bytes"}[self._format]
-            return [feature.decode_value(v, image_format=image_format) for v in python]
+            image_format = _IMAGE_FORMATS[self._format]
+            return [self._decoded(feature, name, v, image_format, i, self._all_rows()) for i, v in enumerate(python)]
         return python
 
     # -- export --------------------------------------------------------------
