@@ -50,8 +50,8 @@ def _settings(root: Path) -> Path:
 
 
 @contextmanager
-def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str]) -> Iterator[str]:
-    """Start JupyterLab serving ``notebooks``; yield its base URL; stop it at the end."""
+def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab") -> Iterator[str]:
+    """Start JupyterLab (or Notebook 7, ``app="notebook"``) serving ``notebooks``; yield its base URL; stop it."""
     port = free_port()
     env = {
         **os.environ,
@@ -73,13 +73,23 @@ def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str]) -> Itera
         )
     )
     command = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+        sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-        f"--ServerApp.root_dir={notebooks}", f"--LabApp.workspaces_dir={root / 'workspaces'}",
-        f"--LabApp.user_settings_dir={_settings(root)}", "--LabApp.expose_app_in_browser=True",
-        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--ServerApp.root_dir={notebooks}",
     ]  # fmt: skip
+    settings = _settings(root)
+    if app == "lab":
+        command += [
+            f"--LabApp.workspaces_dir={root / 'workspaces'}", f"--LabApp.user_settings_dir={settings}",
+            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]  # fmt: skip
+    else:
+        command += [
+            f"--JupyterNotebookApp.workspaces_dir={root / 'workspaces'}",
+            f"--JupyterNotebookApp.user_settings_dir={settings}", "--JupyterNotebookApp.expose_app_in_browser=True",
+        ]  # fmt: skip
     log = (root / "lab.log").open("w")
     server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -107,9 +117,9 @@ def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str]) -> Itera
         log.close()
 
 
-def open_notebook(page: Any, url: str, name: str) -> None:
+def open_notebook(page: Any, url: str, name: str, *, app: str = "lab") -> None:
     """Open a notebook and wait until its kernel is connected and idle."""
-    page.goto(f"{url}/lab/tree/{name}")
+    page.goto(f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}")
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     page.wait_for_function(

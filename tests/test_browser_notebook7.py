@@ -1,0 +1,64 @@
+"""The shard browser also works in Notebook 7 (the classic interface, built on JupyterLab's components)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
+pytest.importorskip("notebook", reason="Notebook 7 is in the test extras")
+
+CELLS = [
+    "import numpy as np, stable_explore as se\n"
+    "features = se.Features(image=se.Image(), label=se.ClassLabel(names=['dark', 'light']))\n"
+    "rows = [{'image': np.full((8, 8), 30 + 3 * i, dtype=np.uint8), 'label': i % 2} for i in range(60)]\n"
+    "ds = se.build(rows, features, name='tiles', progress=False)",
+    "browser = ds.browse(page_size=24)\nbrowser",
+]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    root = tmp_path_factory.mktemp("nb7")
+    notebooks = root / "notebooks"
+    notebooks.mkdir()
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in CELLS]
+    notebook = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (notebooks / "tiles.ipynb").write_text(json.dumps(notebook))
+    with (
+        jupyter_lab(root, notebooks, {"STABLE_EXPLORE_HOME": str(root / "home")}, app="notebook") as url,
+        playwright_api.sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1300, "height": 1000})
+        tab = context.new_page()
+        open_notebook(tab, url, "tiles.ipynb", app="notebook")
+        run_all(tab)
+        yield tab
+        context.close()
+        browser.close()
+
+
+def test_thumbnails_labels_and_paging_in_notebook_7(page: Any) -> None:
+    page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=120_000)
+    rows = [int(r) for r in page.eval_on_selector_all("[data-testid=se-thumb]", "els => els.map(e => e.dataset.row)")]
+    assert rows == list(range(24))
+    assert page.locator("[data-testid=se-label]").all_inner_texts()[:2] == ["dark", "light"]
+    page.click("[data-testid=se-next]")
+    page.wait_for_selector("[data-testid=se-grid][data-ready='page-1']", timeout=60_000)
+    assert page.locator("[data-testid=se-page]").inner_text() == "page 2 of 3"
