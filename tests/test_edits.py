@@ -231,3 +231,10 @@ def test_a_segmented_version_reads_edits_pickles_and_browses(big_shards: CachedD
     assert browser.num_rows == 1998
     browser.shard = second.num_shards - 1
     assert browser.num_rows == second.shard_row_counts[-1]
+
+
+def test_saving_shows_progress(big_shards: CachedDataset, capsys: pytest.CaptureFixture[str]) -> None:
+    big_shards.relabel({10: "bird"}).save(message="with a bar")
+    err = capsys.readouterr().err
+    assert "saving big" in err
+    assert "2.00k" in err or "2000" in err

@@ -559,7 +559,7 @@ def build_version(
         total = len(examples) if hasattr(examples, "__len__") else None
         with (
             temp_dir_beside(catalog.versions_dir(name) / "staging") as staging,
-            _progress_bar(progress, name, total) as on_batch,
+            progress_bar(progress, name, total) as on_batch,
         ):
             raw = write_shards(
                 examples,
@@ -594,14 +594,16 @@ def build_version(
 
 
 @contextlib.contextmanager
-def _progress_bar(enabled: bool, name: str, total: int | None) -> Iterator[Callable[[int, int], None] | None]:
+def progress_bar(
+    enabled: bool, name: str, total: int | None, *, verb: str = "caching"
+) -> Iterator[Callable[[int, int], None] | None]:
     """A tqdm.auto bar (a widget in notebooks, text in terminals) fed by the writer's batch callback."""
     if not enabled:
         yield None
         return
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, unit=" rows", unit_scale=True, desc=f"caching {name}", dynamic_ncols=True)
+    bar = tqdm(total=total, unit=" rows", unit_scale=True, desc=f"{verb} {name}", dynamic_ncols=True)
 
     def on_batch(rows: int, nbytes: int) -> None:
         bar.set_postfix_str(f"{format_size(nbytes)} written", refresh=False)

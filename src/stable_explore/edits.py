@@ -22,7 +22,7 @@ Example
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from stable_explore.cache import (
     read_sharded_cache_meta,
     shard_metadata,
 )
-from stable_explore.catalog import LATEST, Catalog, check_name
+from stable_explore.catalog import LATEST, Catalog, check_name, progress_bar
 from stable_explore.errors import EncodingError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
 
@@ -212,12 +212,14 @@ class Draft:
         description: str | None = None,
         license: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        progress: bool = True,
     ) -> CachedDataset:
         """Write the edited rows as a new version (its ``parent`` is the origin's version).
 
-        Unchanged shards are reused; ``ds.build_info`` of the result says how
-        many shards were written and how many bytes. Description, license and
-        metadata are inherited unless given.
+        Unchanged runs of shards are reused; ``ds.build_info`` of the result says
+        how many shards were written and how many bytes. Description, license and
+        metadata are inherited unless given. ``progress`` shows a bar of the rows
+        placed (reused rows count at once).
         """
         from stable_explore.dataset import CachedDataset
 
@@ -234,10 +236,15 @@ class Draft:
         key_type = pa.string() if meta.key_type == "string" else pa.int64()
         schema = features.to_arrow_schema(with_row_columns=True, key_type=key_type)
         shard_size = int(raw_parent.get("shard_size_target_bytes") or DEFAULT_SHARD_SIZE_BYTES)
-        with temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging:
-            writer = ShardWriter(staging, schema, shard_size_bytes=shard_size, compression=meta.compression)
+        with (
+            temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging,
+            progress_bar(progress, target_name, len(kept), verb="saving") as on_rows,
+        ):
+            writer = ShardWriter(
+                staging, schema, shard_size_bytes=shard_size, compression=meta.compression, on_batch=on_rows
+            )
             try:
-                segments = self._write_rows(writer, kept, base, schema)
+                segments = self._write_rows(writer, kept, base, schema, on_rows)
                 shards = writer.finish()
             except BaseException:
                 writer.abort()
@@ -287,7 +294,12 @@ class Draft:
         )
 
     def _write_rows(
-        self, writer: ShardWriter, kept: np.ndarray, base: np.ndarray, schema: pa.Schema
+        self,
+        writer: ShardWriter,
+        kept: np.ndarray,
+        base: np.ndarray,
+        schema: pa.Schema,
+        on_rows: Callable[[int, int], None] | None = None,
     ) -> list[list[int]]:
         """Write the output rows; return them as [shard, start, count] runs of the new version.
 
@@ -344,6 +356,8 @@ class Draft:
                         digest=meta.shard_hashes[file_id],
                     )
                 add(linked[file_id], file_start + int(base[begin] - offsets[part]), end - begin)
+                if on_rows is not None:
+                    on_rows(end - begin, writer.bytes_written)
             else:
                 pending.extend(range(begin, end))
                 if len(pending) >= _CHUNK_ROWS:

@@ -502,7 +502,7 @@ class ShardBrowser(anywidget.AnyWidget):
             msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
             raise ValueError(msg)
         was_view = self._ds.is_view
-        saved = self._draft.save(message, **options)
+        saved = self._draft.save(message, **{"progress": False, **options})
         self._set_draft(None)
         self.selected = []
         self.flagged = []
