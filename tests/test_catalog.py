@@ -347,3 +347,19 @@ def test_a_hit_on_the_latest_version_writes_nothing(home: Path) -> None:
     before = ref.stat().st_mtime_ns
     se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
     assert ref.stat().st_mtime_ns == before
+
+
+def test_gc_counts_only_bytes_it_frees_from_an_interrupted_save(home: Path) -> None:
+    import os
+    import socket
+
+    ds = se.build(numbers, NUM_FEATURES, args=(300,), home=home, progress=False)
+    versions = home / "numbers" / "versions"
+    stale = versions / f".staging.tmp-{socket.gethostname()}-999999-dead"
+    stale.mkdir()
+    (stale / "new.arrow").write_bytes(b"x" * 1000)
+    os.link(ds.cache_dir / "shard-00000.arrow", stale / "linked.arrow")  # still the parent's
+    freed = se.gc(home=home)
+    assert freed == 1000
+    assert not stale.exists()
+    assert se.verify(ds).num_rows == 300

@@ -238,3 +238,42 @@ def test_saving_shows_progress(big_shards: CachedDataset, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "saving big" in err
     assert "2.00k" in err or "2000" in err
+
+
+def test_verify_catches_a_tampered_row_segment(big_shards: CachedDataset) -> None:
+    import json
+
+    saved = big_shards.relabel({10: "cat"}).save()
+    assert "digests match" in str(se.verify(saved))
+    meta_path = saved.cache_dir / "_metadata.json"
+    raw = json.loads(meta_path.read_text())
+    run = next(r for r in raw["row_segments"] if r[1] > 0)
+    run[1] -= 1  # the same run one row earlier: same lengths, different rows
+    meta_path.write_text(json.dumps(raw))
+    with pytest.raises(se.CacheCorruptionError, match=r"rows .* give"):
+        se.verify(saved.cache_dir)
+
+
+def test_row_segments_only_count_in_format_2(big_shards: CachedDataset, tmp_path: Path) -> None:
+    import json
+
+    from stable_explore.cache import read_sharded_cache_meta
+
+    meta_path = big_shards.cache_dir / "_metadata.json"
+    raw = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**raw, "row_segments": [[0, 400, 10]]}))  # format 1: ignored
+    assert read_sharded_cache_meta(big_shards.cache_dir).row_segments is None
+    assert len(se.load(big_shards.cache_dir)) == 2000
+    empty = {**raw, "cache_format_version": 2, "row_segments": [], "num_rows": 0}
+    meta_path.write_text(json.dumps(empty))
+    reloaded = se.load(big_shards.cache_dir)
+    assert len(reloaded) == 0
+    assert reloaded._backend.num_rows == 0
+
+
+def test_compare_counts_only_whole_unchanged_files_as_identical(big_shards: CachedDataset) -> None:
+    saved = big_shards.drop([5, 1500]).save()
+    shards = se.compare(big_shards, saved).shards
+    assert shards["identical"] == []  # both parent files are still used, but not whole
+    relabelled_second = big_shards.relabel({1500: "bird"}).save()
+    assert se.compare(big_shards, relabelled_second).shards["identical"] == [[0, 0]]

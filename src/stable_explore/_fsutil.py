@@ -71,9 +71,9 @@ def _owner_alive(host: str, pid: int) -> bool:
 
 
 def _bytes_under(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+    """Bytes that deleting ``path`` frees: files hard-linked elsewhere (a parent's shards) do not count."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
+    return sum(stat.st_size for stat in (f.stat() for f in files) if stat.st_nlink <= 1)
 
 
 def sweep_stale_temp_dirs(parent: Path) -> int:

@@ -147,7 +147,9 @@ class ArrowBackend:
                 msg = f"{len(self._files)} shard paths but {len(shard_row_counts)} row counts"
                 raise ValueError(msg)
             self._file_counts = [int(c) for c in shard_row_counts]
-            runs = self._segments or [(i, 0, c) for i, c in enumerate(self._file_counts)]
+            runs = (
+                self._segments if self._segments is not None else [(i, 0, c) for i, c in enumerate(self._file_counts)]
+            )
         else:
             assert table is not None
             self._files = None

@@ -47,7 +47,7 @@ from stable_explore._hashing import (
     row_hashes,
 )
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, EncodingError, SchemaError, UnsafePathError
-from stable_explore.schema import Features, Image, Value
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Image, Value
 
 __all__ = [
     "DEFAULT_SHARD_SIZE_BYTES",
@@ -718,7 +718,7 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
-    return _meta_from_dict(cache_dir, raw, names=names, features=features)
+    return _meta_from_dict(cache_dir, raw, names=names, features=features, segments=segments)
 
 
 def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
@@ -741,6 +741,7 @@ def _meta_from_dict(
     *,
     names: list[str] | None = None,
     features: Features | None = None,
+    segments: list[tuple[int, int, int]] | None = None,
 ) -> ShardedCacheMeta:
     if features is None and raw.get("features") is not None:
         features = Features.from_dict(raw["features"])
@@ -757,7 +758,8 @@ def _meta_from_dict(
         key_type=raw.get("key_type", "int64"),
         compression=raw.get("compression"),
         raw=dict(raw),
-        row_segments=[tuple(run) for run in raw["row_segments"]] if raw.get("row_segments") is not None else None,
+        # format 1 reads every shard whole, whatever else the file says
+        row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
     )
 
 
@@ -847,6 +849,25 @@ def read_shard(shard_path: Path | str) -> pa.Table:
 # --- verification --------------------------------------------------------------
 
 
+def content_digest_of(meta: ShardedCacheMeta) -> str:
+    """The content digest of a cache's rows in order, read from the key and row-hash columns only."""
+    return content_digest_of_files(meta.shard_paths, meta.segments)
+
+
+def content_digest_of_files(paths: list[Path], segments: Iterable[Iterable[int]]) -> str:
+    """The content digest of the rows that ``segments`` (shard, start, count) pick from ``paths``."""
+    digest = ContentDigest()
+    tables: dict[int, pa.Table] = {}
+    for shard, start, count in segments:
+        if shard not in tables:
+            table = open_shard(paths[shard], validate=False).select([KEY_COLUMN, HASH_COLUMN])
+            table.validate(full=True)  # only the two small columns are read here
+            tables[shard] = table
+        for batch in tables[shard].slice(start, count).to_batches():
+            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True, repr=False)
 class VerifyReport:
     """What ``verify`` checked: all of it passed, or it would have raised."""
@@ -909,6 +930,12 @@ def verify(target: Any) -> VerifyReport:
         if table.num_rows != meta.shard_row_counts[position]:
             msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
             raise _corrupt(path, msg)
+    recorded = (meta.raw or {}).get("content_digest")
+    if recorded is not None:
+        found = content_digest_of(meta)
+        if found != recorded:
+            msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
+            raise _corrupt(cache_dir / METADATA_FILE, msg)
     return VerifyReport(
         cache_dir=cache_dir,
         num_shards=meta.num_shards,

@@ -305,18 +305,28 @@ def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
     return out
 
 
+def _whole_files(ds: CachedDataset) -> dict[str, int]:
+    """Digest -> file index for the shard files a version reads whole, exactly once."""
+    meta = ds._meta
+    hashes = meta.shard_hashes or []
+    uses: dict[int, list[tuple[int, int]]] = {}
+    for shard, start, count in meta.segments:
+        uses.setdefault(shard, []).append((start, count))
+    return {hashes[i]: i for i, used in uses.items() if i < len(hashes) and used == [(0, meta.shard_row_counts[i])]}
+
+
 def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
-    hashes_a = a._meta.shard_hashes or []
-    hashes_b = b._meta.shard_hashes or []
-    if not hashes_a or not hashes_b:
+    """Shard files both versions read whole and unchanged (by digest); the others of each side."""
+    if not a._meta.shard_hashes or not b._meta.shard_hashes:
         return {}
-    where_b = {h: i for i, h in enumerate(hashes_b)}
-    identical = [[i, where_b[h]] for i, h in enumerate(hashes_a) if h in where_b]
+    whole_a, whole_b = _whole_files(a), _whole_files(b)
+    identical = sorted([i, whole_b[h]] for h, i in whole_a.items() if h in whole_b)
+    matched_a = {i for i, _ in identical}
     matched_b = {j for _, j in identical}
     return {
         "identical": identical,
-        "only_a": [i for i, h in enumerate(hashes_a) if h not in where_b],
-        "only_b": [j for j in range(len(hashes_b)) if j not in matched_b],
+        "only_a": [i for i in range(len(a._meta.shard_hashes)) if i not in matched_a],
+        "only_b": [j for j in range(len(b._meta.shard_hashes)) if j not in matched_b],
     }
 
 

@@ -30,18 +30,18 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore._fsutil import temp_dir_beside
-from stable_explore._hashing import ContentDigest, row_hashes
+from stable_explore._hashing import row_hashes
 from stable_explore._units import format_size
 from stable_explore.cache import (
     DEFAULT_SHARD_SIZE_BYTES,
     ShardWriter,
-    open_shard,
+    content_digest_of_files,
     read_sharded_cache_meta,
     shard_metadata,
 )
 from stable_explore.catalog import LATEST, Catalog, check_name, progress_bar
 from stable_explore.errors import EncodingError
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
+from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -259,7 +259,7 @@ class Draft:
                 shard_size_bytes=shard_size,
                 key_type="string" if key_type == pa.string() else "int64",
                 compression=meta.compression,
-                content_digest=_content_digest(staging, shards.names, segments),
+                content_digest=content_digest_of_files([staging / n for n in shards.names], segments),
                 segments=segments if segmented else None,
             )
             raw.update(
@@ -416,16 +416,3 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return value
-
-
-def _content_digest(directory: Any, names: list[str], segments: list[list[int]]) -> str:
-    """The content digest of the new version's rows, from the key and row-hash columns only."""
-    digest = ContentDigest()
-    tables: dict[int, pa.Table] = {}
-    for shard, start, count in segments:
-        if shard not in tables:
-            tables[shard] = open_shard(directory / names[shard], validate=False).select([KEY_COLUMN, HASH_COLUMN])
-            tables[shard].validate(full=True)  # only the two small columns need checking here
-        for batch in tables[shard].slice(start, count).to_batches():
-            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
-    return digest.hexdigest()
