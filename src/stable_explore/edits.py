@@ -343,8 +343,10 @@ class Draft:
         for begin, end in zip(starts.tolist(), [*starts.tolist()[1:], len(base)], strict=True):
             part = int(part_of[begin])
             file_id, file_start, part_rows = runs[part]
-            whole_part = end - begin == part_rows
-            if can_link and not touched_mask[begin] and (end - begin >= _MIN_LINKED_ROWS or whole_part):
+            # a whole small file is still linked; a short piece of one is copied, so that repeated
+            # edits merge short runs back into new files instead of piling them up
+            whole_file = end - begin == part_rows and file_start == 0 and part_rows == meta.shard_row_counts[file_id]
+            if can_link and not touched_mask[begin] and (end - begin >= _MIN_LINKED_ROWS or whole_file):
                 flush()
                 if file_id not in linked:
                     assert meta.shard_hashes is not None
