@@ -125,7 +125,7 @@ def main() -> None:
         print("\nSAVE after relabelling 10 rows")
         ten = sorted(rng.choice(n, 10, replace=False).tolist())
         start = time.perf_counter()
-        saved = ds.relabel(dict.fromkeys(ten, LABEL_NAMES[1])).save(message="ten")
+        saved = ds.relabel(dict.fromkeys(ten, LABEL_NAMES[1])).save(message="ten", progress=False)
         ours_s = time.perf_counter() - start
         new_files = [p for p in saved.cache_dir.glob("*.arrow") if p.stat().st_nlink == 1]
         ours_bytes = sum(p.stat().st_size for p in new_files)
@@ -148,7 +148,7 @@ def main() -> None:
         drop_rows = np.setdiff1d(rng.choice(n, n // 1000, replace=False), relabel_rows)
         labels = ds.with_format("arrow").column("label").to_numpy()
         changes = {int(r): int((labels[r] + 1) % len(LABEL_NAMES)) for r in relabel_rows}
-        edited = ds.relabel(changes).drop(drop_rows.tolist()).save(message="1% relabel, 0.1% drop")
+        edited = ds.relabel(changes).drop(drop_rows.tolist()).save(message="1% relabel, 0.1% drop", progress=False)
         diff = se.compare(ds, edited)
         assert len(diff.rows.changed) == len(relabel_rows), (len(diff.rows.changed), len(relabel_rows))
         assert len(diff.rows.removed) == len(drop_rows)
