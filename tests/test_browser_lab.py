@@ -7,14 +7,13 @@ selects three cells and proves the kernel sees them, and saves a screenshot.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, run_cell
+from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, run_cell, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -53,17 +52,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("lab")
     notebooks = root / "notebooks"
     notebooks.mkdir()
-    cells = [
-        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
-        for source in [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), *NOTEBOOK_CELLS[1:]]
-    ]
-    notebook = {
-        "cells": cells,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (notebooks / "browse.ipynb").write_text(json.dumps(notebook))
+    write_notebook(notebooks / "browse.ipynb", [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), *NOTEBOOK_CELLS[1:]])
     with jupyter_lab(root, notebooks, {"STABLE_EXPLORE_HOME": str(root / "home")}) as url:
         yield url
 

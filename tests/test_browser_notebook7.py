@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all
+from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -32,14 +31,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("nb7")
     notebooks = root / "notebooks"
     notebooks.mkdir()
-    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in CELLS]
-    notebook = {
-        "cells": cells,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (notebooks / "tiles.ipynb").write_text(json.dumps(notebook))
+    write_notebook(notebooks / "tiles.ipynb", CELLS)
     with (
         jupyter_lab(root, notebooks, {"STABLE_EXPLORE_HOME": str(root / "home")}, app="notebook") as url,
         playwright_api.sync_playwright() as playwright,

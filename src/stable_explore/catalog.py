@@ -419,19 +419,16 @@ def plan_source(
     key: str | None = None,
     compression: str | None = None,
     labels: Mapping[str, Any] | None = None,
-    extra: Mapping[str, Any] | None = None,
 ) -> SourcePlan:
     """Fingerprint a build: explicit ``key``, or a generator function's code and arguments.
 
-    A plain iterable has no fingerprint (it always builds). ``extra`` adds
-    parts that the caller knows (the magic adds the cell's variables).
+    A plain iterable has no fingerprint (it always builds).
     """
-    common = {
+    common: dict[str, Any] = {
         "features": features.fingerprint(),
         "compression": compression,
         # description, license and user metadata shape the version id, so a hit must match them too
         "labels": fingerprint(dict(labels or {})),
-        **(extra or {}),
     }
     if key is not None:
         parts = {"kind": "key", "key": str(key), **common}
@@ -468,7 +465,7 @@ def explain_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
         changes.append("cell changed" if new.get("kind") == "cell" else "generator source changed")
     if old.get("key") != new.get("key"):
         changes.append(f"key changed ({old.get('key')!r} -> {new.get('key')!r})")
-    for label, group in (("argument", "arguments"), ("variable", "globals"), ("variable", "variables")):
+    for label, group in (("argument", "arguments"), ("variable", "globals")):
         before, after = old.get(group) or {}, new.get(group) or {}
         for item in sorted(set(before) | set(after)):
             if before.get(item) != after.get(item):
