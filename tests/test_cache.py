@@ -10,10 +10,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from stable_explore import CacheCorruptionError, CacheNotFoundError, EncodingError, Features, SchemaError, Value, verify
+from stable_explore._hashing import hash_file
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import (
     ShardedCacheMeta,
@@ -59,6 +61,20 @@ def test_layout_and_metadata_keep_seed_fields_and_add_ours(tmp_path: Path, pet_f
     assert raw["key_type"] == "string"
     # nothing but the published directory and its lock is left beside it
     assert sorted(p.name for p in tmp_path.iterdir()) == [".pets.lock", "pets"]
+
+
+def test_shard_digests_streamed_while_writing_match_the_files(tmp_path: Path) -> None:
+    # ~2.4 MB per batch of incompressible bytes: each shard is digested in several steps while it is
+    # written, and the recorded digest must still be the digest of the whole file as it lies on disk.
+    rng = np.random.default_rng(7)
+    blobs = [rng.bytes(24_000) for _ in range(16)]
+    features = Features(blob=Value("binary"), n=Value("int64"))
+    rows = ({"blob": blobs[i % 16], "n": i} for i in range(2_000))
+    meta = write_sharded_arrow_cache(rows, features, tmp_path / "c", batch_size=100, shard_size_bytes=20 * 2**20)
+    assert meta.num_shards == 3
+    assert meta.shard_hashes == [hash_file(p) for p in meta.shard_paths]
+    assert meta.shard_sizes == [p.stat().st_size for p in meta.shard_paths]
+    assert verify(tmp_path / "c").hashed
 
 
 def test_rows_keep_keys_and_content_hashes(tmp_path: Path, pet_features, jpegs) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,17 +107,29 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
 
 
 def _hash_python_bytes(values: list[Any]) -> np.ndarray | None:
-    """Digests of a list of bytes or str (as UTF-8), or None if it holds anything else."""
+    """Digests of a list of bytes-like values or str (as UTF-8), or None if it holds anything else."""
     digest = xxhash.xxh3_64_intdigest
-    kinds = set(map(type, values))
-    # map() keeps the loop in C; a Python-level loop costs several times more per value
-    if kinds <= {bytes}:
-        return np.fromiter(map(digest, values), dtype=np.uint64, count=len(values))
-    if kinds <= {str}:
-        return np.fromiter(map(digest, map(str.encode, values)), dtype=np.uint64, count=len(values))
-    if kinds <= {str, bytes}:
+    count = len(values)
+    # map() keeps the loop in C; a value of the wrong kind raises TypeError at once, so no
+    # separate pass over the types is needed. The likelier kind (from the first value) goes first.
+    first_str = bool(values) and isinstance(values[0], str)
+    attempts = (_digest_strs, _digest_bytes) if first_str else (_digest_bytes, _digest_strs)
+    for attempt in attempts:
+        try:
+            return attempt(digest, values, count)
+        except (TypeError, ValueError, BufferError):
+            continue
+    if all(isinstance(v, (str, bytes)) for v in values):
         return np.array([digest(v) if v.__class__ is bytes else digest(v.encode()) for v in values], dtype=np.uint64)
     return None
+
+
+def _digest_bytes(digest: Callable[[Any], int], values: list[Any], count: int) -> np.ndarray:
+    return np.fromiter(map(digest, values), dtype=np.uint64, count=count)
+
+
+def _digest_strs(digest: Callable[[Any], int], values: list[Any], count: int) -> np.ndarray:
+    return np.fromiter(map(digest, map(str.encode, values)), dtype=np.uint64, count=count)
 
 
 def _hash_buffers(array: pa.Array) -> np.ndarray:

@@ -39,15 +39,17 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from filelock import FileLock
 
-from stable_explore._fsutil import fsync_path, publish_dir, temp_dir_beside
+from stable_explore._fsutil import fsync_path, publish_dir, start_writeback, temp_dir_beside
 from stable_explore._hashing import (
     FILE_HASH_ALGORITHM,
     ContentDigest,
+    format_digest,
     hash_file,
+    new_file_hasher,
     row_hashes,
 )
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, EncodingError, SchemaError, UnsafePathError
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Image, Value
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features
 
 __all__ = [
     "DEFAULT_SHARD_SIZE_BYTES",
@@ -129,35 +131,80 @@ class ShardedCacheMeta:
 # --- writing -------------------------------------------------------------------
 
 
+_DIGEST_STEP = 8 * 1024 * 1024  # digest and start writeback of each shard in steps of this many bytes
+_DIGEST_CHUNK = 4 * 1024 * 1024
+
+
 class _ShardSink:
-    """The open shard: an IPC file writer straight to disk (C++, no Python on the write path)."""
+    """The open shard: an IPC file writer straight to disk (C++, no Python on the write path).
+
+    Used by one thread at a time. Every few megabytes it digests the bytes just
+    written (read back through a second handle while they are still in the page
+    cache) and asks the kernel to start writing them to disk. Closing the shard
+    then leaves only the last stretch to hash, and little for ``fsync`` to wait for.
+    """
 
     def __init__(self, path: Path, schema: pa.Schema, compression: str | None) -> None:
         self.path = path
         self.stream = pa.OSFile(str(path), "wb")
-        options = ipc.IpcWriteOptions(compression=compression)
-        self.writer = ipc.new_file(self.stream, schema, options=options)
+        try:
+            self.reader = path.open("rb", buffering=0)
+            options = ipc.IpcWriteOptions(compression=compression)
+            self.writer = ipc.new_file(self.stream, schema, options=options)
+        except BaseException:
+            self.stream.close()
+            raise
         self.rows = 0
+        self.hasher = new_file_hasher()
+        self.hashed = 0  # bytes digested (and handed to the kernel's writeback) so far
+        self.buffer = bytearray(_DIGEST_CHUNK)
 
-    def write(self, batch: pa.RecordBatch) -> None:
+    def write(self, batch: pa.RecordBatch) -> int:
+        """Append a batch; returns the file's size so far."""
         self.writer.write_batch(batch)
         self.rows += batch.num_rows
+        end = int(self.stream.tell())
+        if end - self.hashed >= _DIGEST_STEP:
+            self._catch_up(end)
+        return end
 
-    def tell(self) -> int:
-        return int(self.stream.tell())
+    def _catch_up(self, end: int) -> None:
+        """Digest bytes ``[hashed, end)`` and start their writeback."""
+        start = self.hashed
+        view = memoryview(self.buffer)
+        while self.hashed < end:
+            count = self.reader.readinto(view[: min(len(view), end - self.hashed)])
+            if not count:
+                msg = f"{self.path} is shorter than what was written to it"
+                raise OSError(msg)
+            self.hasher.update(view[:count])
+            self.hashed += count
+        start_writeback(self.stream.fileno(), start, end - start)
 
-    def close(self) -> tuple[int, int]:
-        """Close (not yet hashed or fsynced); returns (rows, size on disk)."""
+    def close(self) -> tuple[int, int, str]:
+        """Close (not yet fsynced); returns (rows, size on disk, digest of the file)."""
         self.writer.close()
+        size = int(self.stream.tell())
+        self._catch_up(size)
         self.stream.close()
-        return self.rows, self.path.stat().st_size
+        self.reader.close()
+        on_disk = self.path.stat().st_size
+        if on_disk != size:
+            msg = f"{self.path} is {on_disk} bytes on disk, but {size} were written"
+            raise OSError(msg)
+        return self.rows, size, format_digest(self.hasher)
 
     def abort(self) -> None:
-        for closer in (self.writer.close, self.stream.close):
+        for closer in (self.writer.close, self.stream.close, self.reader.close):
             try:
                 closer()
             except Exception:  # noqa: BLE001, S112 - best effort while already failing
                 continue
+
+
+def _fsync_returning(path: Path, digest: str) -> str:
+    fsync_path(path)
+    return digest
 
 
 def _seal_shard(path: Path) -> str:
@@ -229,11 +276,6 @@ class ShardWriter:
         if self.on_batch is not None:
             self.on_batch(rows, self.bytes_written + written)
 
-    @staticmethod
-    def _write(sink: _ShardSink, batch: pa.RecordBatch) -> int:
-        sink.write(batch)
-        return sink.tell()
-
     def next_row(self) -> tuple[int, int]:
         """(shard index, row in that shard) where the next written row will land."""
         if self._sink is None:
@@ -249,7 +291,7 @@ class ShardWriter:
             self._sink_bytes = 0
             self._sink_rows = 0
         self._sink_rows += batch.num_rows
-        self._in_flight = (self._writer.submit(self._write, self._sink, batch), batch.num_rows)
+        self._in_flight = (self._writer.submit(self._sink.write, batch), batch.num_rows)
         self._sink_bytes += batch.nbytes
         if self._sink_bytes >= self.shard_size_bytes:
             self.close_shard()
@@ -259,9 +301,9 @@ class ShardWriter:
         self._settle()
         if self._sink is None:
             return
-        rows, size = self._sink.close()
+        rows, size, digest = self._sink.close()
         self.bytes_written += size
-        self._shards[self._sink_index] = (rows, size, self._sealer.submit(_seal_shard, self._sink.path))
+        self._shards[self._sink_index] = (rows, size, self._sealer.submit(_fsync_returning, self._sink.path, digest))
         self._sink = None
 
     def link(self, source: Path, *, rows: int, size: int, digest: str) -> int:
@@ -334,17 +376,18 @@ class _BatchEncoder:
 
     def encode(self, columns: list[list[Any]], keys: list[Any], first_index: int) -> pa.RecordBatch:
         arrays = []
+        hashable: list[list[Any] | None] = []  # per column, the values whose bytes were stored as they are
         for name, values in zip(self.names, columns, strict=True):
             try:
-                arrays.append(self.features[name].encode_column(values))
+                array, as_given = self.features[name].encode_batch(values)
             except EncodingError as exc:
                 position = exc.index if exc.index is not None else 0
                 raise EncodingError(
                     exc.reason, field=name, index=first_index + position, key=keys[position]
                 ) from exc.__cause__
-        stored_as_given = [values if self._stored_as_given(name, values) else None for name, values in
-                           zip(self.names, columns, strict=True)]  # fmt: skip
-        hashes = row_hashes(arrays, stored_as_given)
+            arrays.append(array)
+            hashable.append(values if as_given else None)
+        hashes = row_hashes(arrays, hashable)
         arrays.append(self._key_array(keys, first_index))
         self.content.update(arrays[-1], hashes)
         arrays.append(pa.array(hashes, type=pa.uint64()))
@@ -352,15 +395,6 @@ class _BatchEncoder:
             key_type = _KEY_TYPES[self.key_type or "int64"]
             self.schema = self.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-
-    def _stored_as_given(self, name: str, values: list[Any]) -> bool:
-        """Whether a column's stored bytes are exactly its Python values (so they can be hashed directly)."""
-        feature = self.features[name]
-        if isinstance(feature, Value):
-            return feature.dtype in ("string", "large_string", "binary", "large_binary")
-        if isinstance(feature, Image):
-            return set(map(type, values)) == {bytes}
-        return False
 
     def _key_array(self, keys: list[Any], first_index: int) -> pa.Array:
         if self.key_type is None:

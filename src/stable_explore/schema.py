@@ -96,6 +96,10 @@ class Feature:
     def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
         return value
 
+    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
+        """Encode one batch; also say whether the stored bytes are exactly ``values`` (then they hash as they are)."""
+        return self.encode_column(values), False
+
     def encode_column(self, values: list[Any]) -> pa.Array:
         """Encode one batch of values. Raises EncodingError with ``index`` = position in ``values``."""
         encoded = []
@@ -165,6 +169,9 @@ class Value(Feature):
             msg = f"expected {self.dtype}, got {_describe(value)}"
             raise EncodingError(msg) from exc
         return value
+
+    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
+        return self.encode_column(values), self.dtype in _TEXT_AND_BINARY
 
     def encode_column(self, values: list[Any]) -> pa.Array:
         t = self.arrow_type
@@ -295,7 +302,7 @@ class ClassLabel(Feature):
         if not set(map(type, values)) <= _LABEL_FAST_TYPES:
             return super().encode_column(values)
         try:
-            codes = [lookup[v] for v in values]
+            codes = list(map(lookup.__getitem__, values))
         except KeyError:
             return super().encode_column(values)
         return pa.array(codes, type=pa.int64())
@@ -309,6 +316,7 @@ class ClassLabel(Feature):
         return f"ClassLabel(names={shown!r})"
 
 
+_TEXT_AND_BINARY = frozenset({"string", "large_string", "binary", "large_binary"})
 _LABEL_FAST_TYPES = {str, int, np.str_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
 
 
@@ -357,7 +365,7 @@ class Image(Feature):
         msg = f"expected image bytes, a path, a PIL image or a numpy array, got {_describe(value)}"
         raise EncodingError(msg)
 
-    def encode_column(self, values: list[Any]) -> pa.Array:
+    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
         # Fast path: already-encoded bytes with a known header (the common bulk case).
         try:
             # bytes.startswith as the mapped function keeps the loop in C; non-bytes raise TypeError
@@ -365,8 +373,11 @@ class Image(Feature):
         except TypeError:
             fast = False
         if fast:
-            return pa.array(values, type=pa.large_binary())
-        return super().encode_column(values)
+            return pa.array(values, type=pa.large_binary()), True
+        return super().encode_column(values), False
+
+    def encode_column(self, values: list[Any]) -> pa.Array:
+        return self.encode_batch(values)[0]
 
     @staticmethod
     def _checked_bytes(data: bytes) -> bytes:
