@@ -84,16 +84,18 @@ MEMORY_TARGET_MB = 32.0
 DEFAULT_ROWS = 200_000
 QUICK_ROWS = 20_000
 
-WRITERS = ("raw", "ours", "hf", "ours-nofsync")
+WRITERS = ("raw", "ours", "hf", "plain", "ours-nofsync", "ours-nowrite")
 READERS = ("raw", "ours", "hf")
 MEMORY_WRITERS = ("raw", "ours", "hf")
-WRITE_REPEATS = 5
+WRITE_REPEATS = 7
 QUICK_WRITE_REPEATS = 2
 NAMES = {
     "raw": "raw pyarrow IPC",
     "ours": "stable-explore",
     "hf": "HF datasets",
+    "plain": "plain: raw + keys + row hashes",
     "ours-nofsync": "stable-explore, fsync off (ref)",
+    "ours-nowrite": "stable-explore, no files (ref)",
 }
 MB = 1024 * 1024
 
@@ -187,6 +189,56 @@ def write_raw(n: int, jpegs: list[bytes], out_dir: Path) -> list[Path]:
     return [path]
 
 
+def write_plain(n: int, jpegs: list[bytes], out_dir: Path) -> list[Path]:
+    """The issue's "plain Python writer with keys and row hashes": raw plus a key column and our row hashes.
+
+    No input checks, no shard digests, no fsync, no atomic publish: the least any writer with keys
+    and row hashes does, with the same row-hash function as ours.
+    """
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    from stable_explore._hashing import row_hashes
+
+    schema = pa.schema(
+        [
+            ("image", pa.large_binary()),
+            ("label", pa.int64()),
+            ("score", pa.float32()),
+            ("caption", pa.string()),
+            ("__key__", pa.string()),
+            ("__row_hash__", pa.uint64()),
+        ]
+    )
+    names = schema.names[:4]
+    types = [f.type for f in schema][:4]
+    columns: list[list[Any]] = [[] for _ in names]
+    keys: list[str] = []
+    appenders = list(zip((c.append for c in columns), names, strict=True))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "plain.arrow"
+    with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, schema) as writer:
+
+        def flush() -> None:
+            arrays = [pa.array(values, type=t) for values, t in zip(columns, types, strict=True)]
+            hashes = row_hashes(arrays, [columns[0], None, None, columns[3]])
+            arrays += [pa.array(keys, type=pa.string()), pa.array(hashes, type=pa.uint64())]
+            writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=schema))
+            for values in columns:
+                values.clear()
+            keys.clear()
+
+        for key, row in keyed_rows(n, jpegs):
+            keys.append(key)
+            for append, name in appenders:
+                append(row[name])
+            if len(keys) == BATCH_SIZE:
+                flush()
+        if keys:
+            flush()
+    return [path]
+
+
 def our_features() -> Any:
     from stable_explore import ClassLabel, Features, Image, Value
 
@@ -235,17 +287,29 @@ def _no_fsync(fd: int) -> None:
     del fd
 
 
+def _drop_batch(self: Any, batch: Any) -> None:
+    del self, batch
+
+
 def _prepare_writer(kind: str) -> Callable[[int, list[bytes], Path], list[Path]]:
     """Import what the writer needs (so imports are outside the measurement) and return it."""
     import pyarrow.ipc  # noqa: F401
 
     if kind == "raw":
         return write_raw
-    if kind in ("ours", "ours-nofsync"):
-        import stable_explore.cache  # noqa: F401
+    if kind == "plain":
+        import stable_explore._hashing
+
+        return write_plain
+    if kind in ("ours", "ours-nofsync", "ours-nowrite"):
+        import stable_explore.cache
 
         if kind == "ours-nofsync":
             os.fsync = _no_fsync  # reference run only: what the writer costs without durability
+        if kind == "ours-nowrite":
+            # reference run only: batches are encoded, checked and hashed, then dropped (no files at all),
+            # so this is our Python work alone, the floor for any way of writing the files
+            stable_explore.cache.ShardWriter.write = _drop_batch  # type: ignore[method-assign]
         return write_ours
     if kind == "hf":
         import datasets
@@ -592,12 +656,17 @@ def print_writes(n: int, small: int, writes: dict[str, WriteRuns]) -> None:
         f"{_verdict(vs_raw >= WRITE_TARGET)}"
     )
     print(f"ours / HF datasets rows/s:  {writes['ours'].rate / writes['hf'].rate:.2f}x")
-    nofsync = writes["ours-nofsync"]
-    fsync_share = 1 - nofsync.best / writes["ours"].best
-    fsync_note = (
-        f"fsync ~ {fsync_share:.0%} of our best write time" if fsync_share > 0 else "fsync cost is within noise"
-    )
-    print(f"(ref) ours with os.fsync stubbed / raw rows/s: {nofsync.rate / writes['raw'].rate:.2f}x ({fsync_note})")
+    print()
+    print("where the time goes (best runs; rows/s as a fraction of raw's, so 1.00x = as fast as raw):")
+    for kind, what in (
+        ("plain", "raw + a key column + our row hashes, nothing else"),
+        ("ours-nowrite", "ours, batches encoded, checked and hashed, then dropped"),
+        ("ours-nofsync", "ours with os.fsync stubbed"),
+        ("ours", "ours as shipped"),
+    ):
+        print(f"  {writes[kind].rate / writes['raw'].rate:>5.2f}x  {what}")
+    print("  (plain has no input checks, shard digests, fsync or atomic publish; 'no files' is a floor for ours:")
+    print("   no way of writing the shards can make the whole write faster than that run)")
     print("CPU s = user + system CPU time of the writing process (raw and HF leave their data in the page cache;")
     print("        ours also waits for fsync); os.sync() runs between writes, outside the timing")
     method = writes["ours"].runs[0]["memory_method"]
