@@ -5,15 +5,18 @@ a float32 and a string. 512 distinct JPEGs are encoded with PIL before any timin
 the label, float and string make every row distinct.
 
 Writes (each in a fresh subprocess, after a 200-row warm-up write so that lazy imports are not counted,
-and after ``os.sync()`` so that no run pays for an earlier run's dirty pages; 5 interleaved runs per
+and after ``os.sync()`` so that no run pays for an earlier run's dirty pages; 7 interleaved runs per
 writer, 2 with ``--quick``; ratios use each writer's fastest run, the one least disturbed by other load):
 
 * raw pyarrow: the generator's dicts gathered into Python lists per 1000 rows, one ``pa.array`` per
   column, written with ``pyarrow.ipc.new_file``. This is the floor: the Python work any generator forces,
   and nothing else (no keys, row hashes, checks, fsync or atomic publish).
 * ours: ``write_sharded_arrow_cache`` with keys ``f"row-{i}"`` (``__key__`` and ``__row_hash__`` columns
-  are added by the writer), default shard size, ``batch_size=1000``. A run with ``os.fsync`` stubbed
-  out is shown for reference only, to separate durability cost from CPU cost.
+  are added by the writer), default shard size, ``batch_size=1000``.
+* references, to show where the time goes: "plain" is raw plus a key column and our row hashes and
+  nothing else (no input checks, shard digests, fsync or atomic publish); ours with ``os.fsync``
+  stubbed out; and ours with every batch encoded, checked and hashed but then dropped (no files), the
+  floor under any way of writing the shards.
 * HF: ``datasets.Dataset.from_generator`` with ``datasets.Image()`` and ``ClassLabel`` features, offline
   (HF_* variables point at temp dirs), progress bars off; images passed as ``{"bytes": ..., "path": None}``.
 
