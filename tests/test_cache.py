@@ -220,6 +220,33 @@ def test_sigkill_of_a_writer_leaves_the_old_cache_readable_and_is_swept(tmp_path
     assert [p for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE")
+def test_a_full_disk_names_the_shard_and_keeps_the_old_cache(tmp_path: Path, pet_features, jpegs) -> None:
+    old = build(tmp_path, pet_features, jpegs, 9)
+    # A file-size limit makes the kernel refuse writes past 2 MB (EFBIG), as a full disk would (ENOSPC).
+    script = textwrap.dedent(
+        f"""
+        import resource, signal
+        from stable_explore.cache import write_sharded_arrow_cache
+        from stable_explore import Features, Value
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))
+        rows = ({{"blob": bytes([i % 251]) * 50_000, "n": i}} for i in range(200))
+        try:
+            write_sharded_arrow_cache(rows, Features(blob=Value("binary"), n=Value("int64")), {str(old.cache_dir)!r})
+        except OSError as exc:
+            print(type(exc).__name__, exc)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "File too large" in proc.stdout
+    assert "shard-00000.arrow" in proc.stdout  # the error names the file it could not write
+    assert [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name] == []
+    assert read_sharded_cache_meta(old.cache_dir).num_rows == 9
+    verify(old.cache_dir)
+
+
 def test_rebuild_replaces_the_old_cache_whole(tmp_path: Path, pet_features, jpegs) -> None:
     build(tmp_path, pet_features, jpegs, 50, batch_size=10, shard_size_bytes=1)
     meta = build(tmp_path, pet_features, jpegs, 12)

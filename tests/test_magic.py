@@ -205,6 +205,39 @@ def test_interrupt_saves_nothing_and_says_which_version_is_kept(
     assert leftovers == []
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="needs RLIMIT_FSIZE")
+def test_a_full_disk_is_one_line_and_keeps_the_latest_version(home: Path) -> None:
+    # In a child process: a file-size limit makes the kernel refuse writes past 1 MB (EFBIG), as a full disk would.
+    script = textwrap.dedent(
+        """
+        import resource, signal
+        from IPython.core.interactiveshell import InteractiveShell
+        ip = InteractiveShell.instance()
+        ip.run_line_magic("load_ext", "stable_explore")
+        ip.run_cell('import stable_explore as se; features = se.Features(blob=se.Value("binary"))')
+        ip.run_cell("def blobs(n, size):\\n    for i in range(n):\\n        yield {'blob': bytes([i % 251]) * size}")
+        ip.run_cell("%stable_cache small = blobs(3, 10) --features features --name b --quiet")
+        kept = ip.user_ns["small"].version
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
+        result = ip.run_cell("%stable_cache big = blobs(100, 50_000) --features features --name b --quiet")
+        print("ERROR-TYPE", type(result.error_in_exec).__name__)
+        print("KEPT", kept)
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "ERROR-TYPE StableCacheError" in output
+    kept = output.split("KEPT ")[1].split()[0]
+    assert "could not write the cache: [Errno 27] File too large: " in output
+    assert "shard-00000.arrow" in output
+    assert f"nothing was saved; b@{kept} is kept as the latest version" in output
+    assert "Traceback" not in output  # the machine's state, not a bug: no stack of our frames
+    assert se.load("b").version == kept
+    assert [p for p in home.rglob("*") if ".tmp-" in p.name] == []
+
+
 def test_usage_errors(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     cases = {
         "%stable_cache words(3) --features features": "usage: %stable_cache NAME = EXPR",

@@ -157,8 +157,11 @@ class _DigestingFile:
         self.hasher.update(data)
         view = memoryview(data).cast("B")
         done = 0
-        while done < len(view):
-            done += os.write(self.fd, view[done:])
+        try:
+            while done < len(view):
+                done += os.write(self.fd, view[done:])
+        except OSError as exc:  # a full disk, a quota: say which file could not be written
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
         self.position += done
         if self.position - self.requested >= _WRITEBACK_STEP:
             self.on_writeback(self.path, self.requested, self.position - self.requested)

@@ -90,12 +90,18 @@ _NOT_USER_CODE = (
 )
 
 
+def _is_library_frame(filename: str) -> bool:
+    return (
+        filename.startswith(_NOT_USER_CODE)
+        or "site-packages" in filename
+        or filename.endswith((".pyx", ".pxi"))  # Cython frames (pyarrow's) carry relative paths
+        or filename.startswith("<frozen")
+    )
+
+
 def _raised_in_user_code(error: BaseException) -> bool:
     """Whether the error came through the user's own code (their generator), not only ours or a library's."""
-    return any(
-        not frame.filename.startswith(_NOT_USER_CODE) and "site-packages" not in frame.filename
-        for frame in traceback.extract_tb(error.__traceback__)
-    )
+    return any(not _is_library_frame(frame.filename) for frame in traceback.extract_tb(error.__traceback__))
 
 
 def _trimmed_traceback(error: BaseException) -> list[str]:
@@ -183,6 +189,10 @@ class StableMagics(Magics):
         except StableExploreError as exc:
             raise StableCacheError(str(exc)) from None
         except Exception as exc:
+            if isinstance(exc, OSError) and exc.errno is not None and not _raised_in_user_code(exc):
+                # a full disk, a quota, a read-only home: the machine's state, not a bug; one line says it
+                msg = f"could not write the cache: {exc}; {self._kept(variable, args)}"
+                raise StableCacheError(msg) from None
             if not _raised_in_user_code(exc):
                 raise  # our own failure: the full traceback is what a bug report needs
             msg = f"the generator raised {type(exc).__name__}; nothing was saved"
@@ -318,6 +328,11 @@ class StableMagics(Magics):
         return function
 
     def _interrupted(self, variable: str | None, args: Any) -> StableCacheError:
+        return StableCacheError(f"interrupted: {self._kept(variable, args)}")
+
+    @staticmethod
+    def _kept(variable: str | None, args: Any) -> str:
+        """What a failed build left: nothing new, and which version is still the latest."""
         name = (getattr(args, "name", None) or variable) if args is not None else variable
         kept = "no version existed before"
         if name:
@@ -328,7 +343,7 @@ class StableMagics(Magics):
                 latest = None
             if latest:
                 kept = f"{name}@{latest} is kept as the latest version"
-        return StableCacheError(f"interrupted: nothing was saved; {kept}")
+        return f"nothing was saved; {kept}"
 
     @staticmethod
     def _summary_line(ds: Any) -> str:
