@@ -6,7 +6,8 @@ the label, float and string make every row distinct.
 
 Writes (each in a fresh subprocess, after a 200-row warm-up write so that lazy imports are not counted,
 and after ``os.sync()`` so that no run pays for an earlier run's dirty pages; 7 interleaved runs per
-writer, 2 with ``--quick``; ratios use each writer's fastest run, the one least disturbed by other load):
+writer, the order rotating each round, 2 with ``--quick``; ratios use each writer's fastest run, the one
+least disturbed by other load, and are also given paired within each round):
 
 * raw pyarrow: the generator's dicts gathered into Python lists per 1000 rows, one ``pa.array`` per
   column, written with ``pyarrow.ipc.new_file``. This is the floor: the Python work any generator forces,
@@ -660,7 +661,7 @@ def print_writes(n: int, small: int, writes: dict[str, WriteRuns]) -> None:
         f"{_verdict(vs_raw >= WRITE_TARGET)}"
     )
     print(
-        f"  paired by round (raw and ours run back to back): median {statistics.median(paired):.2f}x, "
+        f"  paired by round (raw and ours in the same round): median {statistics.median(paired):.2f}x, "
         f"range {min(paired):.2f}x to {max(paired):.2f}x"
     )
     print(f"ours / HF datasets rows/s:  {writes['ours'].rate / writes['hf'].rate:.2f}x")
@@ -698,7 +699,7 @@ def print_writes(n: int, small: int, writes: dict[str, WriteRuns]) -> None:
 
 def _paired_ratios(raw: WriteRuns, ours: WriteRuns) -> list[float]:
     """raw time / our time within each round: the two ran seconds apart, so a slow spell of the machine
-    (this one has them) slows both and mostly cancels out, unlike in a ratio of separate medians."""
+    (this one has them, lasting minutes) slows both and mostly cancels out."""
     return [r["seconds"] / o["seconds"] for r, o in zip(raw.runs, ours.runs, strict=True)]
 
 
@@ -776,10 +777,15 @@ def _set_offline_env(root: Path) -> None:
 
 
 def run_writes(root: Path, n: int, small: int, repeats: int) -> dict[str, WriteRuns]:
-    """Timing runs (interleaved, so drift hits every writer alike), then memory runs at N/10 and N."""
+    """Timing runs (interleaved, so drift hits every writer alike), then memory runs at N/10 and N.
+
+    The order rotates each round, so no writer always runs first (right after the previous round's
+    writes) or last.
+    """
     writes = {kind: WriteRuns(kind) for kind in WRITERS}
     for rep in range(repeats):
-        for kind in WRITERS:
+        shift = rep % len(WRITERS)
+        for kind in WRITERS[shift:] + WRITERS[:shift]:
             out = root / f"write-{kind}-{rep}"
             writes[kind].runs.append(spawn_write(kind, n, out))
             if rep < repeats - 1 or kind not in READERS:  # keep the last cache of each reader for the reads
