@@ -16,12 +16,15 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import io
 import itertools
 import json
+import os
 from collections.abc import Iterable, Mapping
 from collections.abc import Sequence as SequenceABC
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -102,16 +105,21 @@ class Feature:
 
     def encode_column(self, values: list[Any]) -> pa.Array:
         """Encode one batch of values. Raises EncodingError with ``index`` = position in ``values``."""
+        encoded = self._encode_values(values)
+        try:
+            return pa.array(encoded, type=self.arrow_type)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            raise _first_bad_element(encoded, self.arrow_type, exc) from exc
+
+    def _encode_values(self, values: list[Any], start: int = 0) -> list[Any]:
+        """``encode_value`` of each value; an error is located at ``start`` + its position."""
         encoded = []
         for position, value in enumerate(values):
             try:
                 encoded.append(self.encode_value(value))
             except EncodingError as exc:
-                raise exc.located(index=position) from exc.__cause__
-        try:
-            return pa.array(encoded, type=self.arrow_type)
-        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-            raise _first_bad_element(encoded, self.arrow_type, exc) from exc
+                raise exc.located(index=start + position) from exc.__cause__
+        return encoded
 
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name}
@@ -316,6 +324,8 @@ class ClassLabel(Feature):
         return f"ClassLabel(names={shown!r})"
 
 
+_MAX_ENCODE_THREADS = 8
+_THREADED_MIN_IMAGES = 16  # below this a batch of images is encoded in the calling thread
 _TEXT_AND_BINARY = frozenset({"string", "large_string", "binary", "large_binary"})
 _LABEL_FAST_TYPES = {str, int, np.str_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
 
@@ -378,6 +388,30 @@ class Image(Feature):
 
     def encode_column(self, values: list[Any]) -> pa.Array:
         return self.encode_batch(values)[0]
+
+    def _encode_values(self, values: list[Any], start: int = 0) -> list[Any]:
+        # Arrays and PIL images are compressed by PIL, which releases the GIL while it works: a batch of
+        # them is shared out among threads (about 2x faster for 256-pixel photos on 2 cores). The result
+        # is the same bytes, and an error names the first bad row, as in one thread.
+        workers = min(os.cpu_count() or 1, _MAX_ENCODE_THREADS)
+        arrays = sum(isinstance(v, np.ndarray) for v in values)
+        pil_images = [v for v in values if _is_pil_image(v)]
+        shared = len(set(map(id, pil_images))) < len(pil_images)  # one PIL image must not be saved by two threads
+        if workers < 2 or arrays + len(pil_images) < _THREADED_MIN_IMAGES or shared:
+            return super()._encode_values(values, start)
+        for image in pil_images:
+            with contextlib.suppress(Exception):
+                image.load()  # lazily opened files are read here, once; a failure is reported by encode_value
+        size = -(-len(values) // (workers * 4))
+        encode_part = super()._encode_values  # bound here: zero-argument super() fails inside a comprehension
+        with ThreadPoolExecutor(workers, thread_name_prefix="stable-explore-encode") as pool:
+            parts = [pool.submit(encode_part, values[i : i + size], start + i) for i in range(0, len(values), size)]
+            try:
+                return [item for part in parts for item in part.result()]  # the first bad row, in order, raises
+            except BaseException:
+                for part in parts:
+                    part.cancel()
+                raise
 
     @staticmethod
     def _checked_bytes(data: bytes) -> bytes:
