@@ -326,6 +326,8 @@ class ClassLabel(Feature):
 
 _MAX_ENCODE_THREADS = 8
 _THREADED_MIN_IMAGES = 16  # below this a batch of images is encoded in the calling thread
+_ENCODE_CHUNK = 16  # images per task
+_THREADED_MIN_PIXEL_BYTES = 4096  # mean bytes of pixels per image (e.g. 37x37 RGB) for threads to pay off
 _TEXT_AND_BINARY = frozenset({"string", "large_string", "binary", "large_binary"})
 _LABEL_FAST_TYPES = {str, int, np.str_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
 
@@ -394,15 +396,18 @@ class Image(Feature):
         # them is shared out among threads (about 2x faster for 256-pixel photos on 2 cores). The result
         # is the same bytes, and an error names the first bad row, as in one thread.
         workers = min(os.cpu_count() or 1, _MAX_ENCODE_THREADS)
-        arrays = sum(isinstance(v, np.ndarray) for v in values)
+        arrays = [v for v in values if isinstance(v, np.ndarray)]
         pil_images = [v for v in values if _is_pil_image(v)]
+        count = len(arrays) + len(pil_images)
+        pixel_bytes = sum(a.nbytes for a in arrays) + sum(i.width * i.height * len(i.getbands()) for i in pil_images)
         shared = len(set(map(id, pil_images))) < len(pil_images)  # one PIL image must not be saved by two threads
-        if workers < 2 or arrays + len(pil_images) < _THREADED_MIN_IMAGES or shared:
+        # small images (8x8 digits) encode faster than threads can be handed them
+        if workers < 2 or count < _THREADED_MIN_IMAGES or pixel_bytes < count * _THREADED_MIN_PIXEL_BYTES or shared:
             return super()._encode_values(values, start)
         for image in pil_images:
             with contextlib.suppress(Exception):
                 image.load()  # lazily opened files are read here, once; a failure is reported by encode_value
-        size = -(-len(values) // (workers * 4))
+        size = min(_ENCODE_CHUNK, -(-len(values) // workers))  # small chunks: Ctrl-C waits for one at most
         encode_part = super()._encode_values  # bound here: zero-argument super() fails inside a comprehension
         with ThreadPoolExecutor(workers, thread_name_prefix="stable-explore-encode") as pool:
             parts = [pool.submit(encode_part, values[i : i + size], start + i) for i in range(0, len(values), size)]
