@@ -238,6 +238,24 @@ def test_a_full_disk_is_one_line_and_keeps_the_latest_version(home: Path) -> Non
     assert [p for p in home.rglob("*") if ".tmp-" in p.name] == []
 
 
+def test_a_missing_input_file_is_not_called_a_cache_write_failure(
+    shell: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The OSError comes from reading the input (through builtins, no frame of the user's),
+    # not from writing the cache: it must not be reported as a full disk.
+    (tmp_path / "ok.json").write_text('{"x": 1, "word": "a"}')
+    shell.user_ns["paths"] = [str(tmp_path / "ok.json"), str(tmp_path / "missing.json")]
+    code = (
+        "import json, pathlib\n"
+        "%stable_cache d = map(json.loads, map(pathlib.Path.read_text, map(pathlib.Path, paths))) "
+        "--features features --key k1"
+    )
+    result, output = run(shell, code, capsys)
+    assert isinstance(result.error_in_exec, FileNotFoundError)
+    assert "missing.json" in output
+    assert "could not write the cache" not in output
+
+
 def test_usage_errors(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     cases = {
         "%stable_cache words(3) --features features": "usage: %stable_cache NAME = EXPR",

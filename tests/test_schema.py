@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from PIL import Image as PILImage
 
 from stable_explore import Array3D, ClassLabel, EncodingError, Features, Image, SchemaError, Sequence, Value, Video
+from stable_explore.schema import _usable_cpus
 from tests.conftest import jpeg_bytes
 
 ALL_TYPES = Features(
@@ -155,9 +155,10 @@ def test_a_batch_of_arrays_and_pil_images_encodes_as_one_at_a_time(tmp_path: Pat
     for i, array in enumerate(arrays[:20]):
         paths.append(tmp_path / f"{i}.jpg")
         PILImage.fromarray(array).save(paths[-1], quality=85)
-    lazy = [PILImage.open(p) for p in paths]  # opened lazily: read once, before any thread saves them
+    one_at_a_time = [Image().encode_value(v) for v in [*arrays, *(PILImage.open(p) for p in paths)]]
+    one_at_a_time += [Image().encode_value(v) for v in (jpeg_bytes(1), str(paths[0]))]
+    lazy = [PILImage.open(p) for p in paths]  # opened lazily, never loaded: read once, before any thread saves them
     batch = [*arrays, *lazy, jpeg_bytes(1), str(paths[0])]
-    one_at_a_time = [Image().encode_value(v) for v in batch]
     threads: set[str] = set()
 
     class Recording(Image):
@@ -166,11 +167,13 @@ def test_a_batch_of_arrays_and_pil_images_encodes_as_one_at_a_time(tmp_path: Pat
             return super().encode_value(value)
 
     assert Recording().encode_column(batch).to_pylist() == one_at_a_time
-    if (os.cpu_count() or 1) > 1:
+    if _usable_cpus() > 1:
         assert threads
         assert all(name.startswith("stable-explore-encode") for name in threads)
-    same_image_twice = [lazy[0]] * 20  # a shared PIL object is encoded in one thread
-    assert Image().encode_column(same_image_twice).to_pylist() == [one_at_a_time[40]] * 20
+    threads.clear()
+    same_image_twice = [lazy[0]] * 20  # a shared PIL object is encoded in one thread: this one
+    assert Recording().encode_column(same_image_twice).to_pylist() == [one_at_a_time[40]] * 20
+    assert threads == {threading.current_thread().name}
 
 
 def test_a_bad_image_in_a_large_batch_names_the_first_bad_row() -> None:

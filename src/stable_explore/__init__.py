@@ -14,6 +14,7 @@ from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
     CacheNotFoundError,
+    CacheWriteError,
     EncodingError,
     FingerprintError,
     SchemaError,
@@ -66,6 +67,7 @@ __all__ = [
     "FingerprintError",
     "CacheNotFoundError",
     "CacheCorruptionError",
+    "CacheWriteError",
     "UnsafePathError",
     "__version__",
 ]

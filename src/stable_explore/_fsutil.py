@@ -169,6 +169,11 @@ def _sync_file_range() -> Any:
     return function
 
 
+def writeback_supported() -> bool:
+    """Whether :func:`start_writeback` does anything here (Linux)."""
+    return _sync_file_range() is not None
+
+
 def start_writeback(fd: int, offset: int, length: int) -> None:
     """Ask the kernel to start writing a range of a file to disk, without waiting for it (Linux only).
 

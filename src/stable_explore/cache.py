@@ -23,12 +23,14 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import operator
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +41,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from filelock import FileLock
 
-from stable_explore._fsutil import fsync_path, publish_dir, start_writeback, temp_dir_beside
+from stable_explore._fsutil import fsync_path, publish_dir, start_writeback, temp_dir_beside, writeback_supported
 from stable_explore._hashing import (
     FILE_HASH_ALGORITHM,
     ContentDigest,
@@ -48,7 +50,14 @@ from stable_explore._hashing import (
     new_file_hasher,
     row_hashes,
 )
-from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, EncodingError, SchemaError, UnsafePathError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    CacheNotFoundError,
+    CacheWriteError,
+    EncodingError,
+    SchemaError,
+    UnsafePathError,
+)
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features
 
 __all__ = [
@@ -131,6 +140,20 @@ class ShardedCacheMeta:
 # --- writing -------------------------------------------------------------------
 
 
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """Turn a file-system failure while writing ``path`` into a CacheWriteError that names it."""
+    try:
+        yield
+    except CacheWriteError:
+        raise
+    except OSError as exc:
+        if exc.errno is None:
+            msg = f"{path}: {exc}"
+            raise CacheWriteError(msg) from exc
+        raise CacheWriteError(exc.errno, exc.strerror, str(path)) from exc
+
+
 _WRITEBACK_STEP = 8 * 1024 * 1024  # ask the kernel to start writing each shard to disk in steps of this size
 
 WritebackRequest = Callable[[Path, int, int], None]
@@ -146,7 +169,8 @@ class _DigestingFile:
 
     def __init__(self, path: Path, on_writeback: WritebackRequest) -> None:
         self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
+        with _writing(path):
+            self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
         self.hasher = new_file_hasher()
         self.position = 0
         self.requested = 0  # bytes handed to the kernel's writeback so far
@@ -157,11 +181,12 @@ class _DigestingFile:
         self.hasher.update(data)
         view = memoryview(data).cast("B")
         done = 0
-        try:
+        with _writing(self.path):  # a full disk, a quota: say which file could not be written
             while done < len(view):
-                done += os.write(self.fd, view[done:])
-        except OSError as exc:  # a full disk, a quota: say which file could not be written
-            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+                count = os.write(self.fd, view[done:])
+                if count == 0:  # never for a regular file; some FUSE file systems could loop forever
+                    raise OSError(errno.EIO, "the file system accepted no bytes")
+                done += count
         self.position += done
         if self.position - self.requested >= _WRITEBACK_STEP:
             self.on_writeback(self.path, self.requested, self.position - self.requested)
@@ -212,7 +237,7 @@ class _ShardSink:
         on_disk = self.path.stat().st_size
         if on_disk != size:
             msg = f"{self.path} is {on_disk} bytes on disk, but {size} were written"
-            raise OSError(msg)
+            raise CacheWriteError(msg)
         return self.rows, size, format_digest(self.file.hasher)
 
     def abort(self) -> None:
@@ -235,15 +260,15 @@ def _start_writeback_of(path: Path, offset: int, length: int) -> None:
 
 
 def _fsync_returning(path: Path, digest: str) -> str:
-    fsync_path(path)
+    with _writing(path):  # a delayed allocation or a network file system may report a full disk only here
+        fsync_path(path)
     return digest
 
 
 def _seal_shard(path: Path) -> str:
     """Digest a finished shard (read back from the page cache) and fsync it."""
     digest = hash_file(path)
-    fsync_path(path)
-    return digest
+    return _fsync_returning(path, digest)
 
 
 @dataclass
@@ -300,7 +325,8 @@ class ShardWriter:
         return len(self._names) - 1
 
     def _request_writeback(self, path: Path, offset: int, length: int) -> None:
-        self._sealer.submit(_start_writeback_of, path, offset, length)
+        if writeback_supported():
+            self._sealer.submit(_start_writeback_of, path, offset, length)
 
     def next_row(self) -> tuple[int, int]:
         """(shard index, row in that shard) where the next written row will land."""
@@ -343,7 +369,8 @@ class ShardWriter:
         try:
             os.link(source, target)
         except OSError:
-            shutil.copyfile(source, target)
+            with _writing(target):
+                shutil.copyfile(source, target)
             self.bytes_written += size
             self._shards[index] = (rows, size, self._sealer.submit(_seal_shard, target))
         else:
@@ -358,7 +385,7 @@ class ShardWriter:
             entries = [self._shards[i] for i in range(len(self._names))]
             hashes = [h if isinstance(h, str) else h.result() for _, _, h in entries]
         finally:
-            self._sealer.shutdown(wait=True)
+            self._sealer.shutdown(wait=True, cancel_futures=True)  # after a failure, queued fsyncs are moot
         return ShardList(
             names=list(self._names),
             rows=[rows for rows, _, _ in entries],
@@ -373,7 +400,7 @@ class ShardWriter:
         if self._sink is not None:
             self._sink.abort()
             self._sink = None
-        self._sealer.shutdown(wait=True)
+        self._sealer.shutdown(wait=True, cancel_futures=True)
 
 
 def _key_type_of(key: Any, index: int) -> str:
@@ -578,7 +605,7 @@ def shard_metadata(
 def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
     """Write ``_metadata.json`` (fsynced) into a cache directory being built."""
     path = cache_dir / METADATA_FILE
-    with path.open("w", encoding="utf-8") as f:
+    with _writing(path), path.open("w", encoding="utf-8") as f:
         # key order kept: the order of "features" is the column order
         json.dump(meta, f, indent=2, allow_nan=False)
         f.flush()

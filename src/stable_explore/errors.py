@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "CacheCorruptionError",
     "CacheNotFoundError",
+    "CacheWriteError",
     "EncodingError",
     "FingerprintError",
     "SchemaError",
@@ -86,6 +87,13 @@ class FingerprintError(StableExploreError, TypeError):
 
 class CacheNotFoundError(StableExploreError, FileNotFoundError):
     """A cache directory, version or ref does not exist."""
+
+
+class CacheWriteError(StableExploreError, OSError):
+    """Writing a cache failed on the file system (a full disk, a quota, an I/O error); nothing was published.
+
+    ``errno``, ``strerror`` and ``filename`` are those of the failed call, with the file that could not be written.
+    """
 
 
 class CacheCorruptionError(StableExploreError, ValueError):

@@ -33,7 +33,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from stable_explore.api import dataset_from_build
 from stable_explore.catalog import LATEST, Catalog, SourcePlan, build_version, check_name, plan_source
-from stable_explore.errors import StableExploreError
+from stable_explore.errors import CacheWriteError, StableExploreError
 from stable_explore.schema import Features
 
 __all__ = ["StableCacheError", "StableMagics", "load_ipython_extension"]
@@ -186,13 +186,13 @@ class StableMagics(Magics):
             raise
         except KeyboardInterrupt:
             raise self._interrupted(variable, args) from None
+        except CacheWriteError as exc:
+            # a full disk, a quota, a read-only home: the machine's state, not a bug; one line says it
+            msg = f"could not write the cache: {exc}; {self._kept(variable, args)}"
+            raise StableCacheError(msg) from None
         except StableExploreError as exc:
             raise StableCacheError(str(exc)) from None
         except Exception as exc:
-            if isinstance(exc, OSError) and exc.errno is not None and not _raised_in_user_code(exc):
-                # a full disk, a quota, a read-only home: the machine's state, not a bug; one line says it
-                msg = f"could not write the cache: {exc}; {self._kept(variable, args)}"
-                raise StableCacheError(msg) from None
             if not _raised_in_user_code(exc):
                 raise  # our own failure: the full traceback is what a bug report needs
             msg = f"the generator raised {type(exc).__name__}; nothing was saved"
