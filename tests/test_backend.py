@@ -67,6 +67,20 @@ def test_take_across_shards_in_any_order_with_duplicates(numbered: ArrowBackend)
         numbered.take([1, 5000])
 
 
+@pytest.mark.parametrize("count", [3_000, 9_000])  # under and over half of each shard's rows
+def test_large_takes_keep_order_and_duplicates(tmp_path: Path, count: int) -> None:
+    features = Features(x=Value("int64"), word=Value("string"))
+    rows = ({"x": i, "word": f"w{i}"} for i in range(10_000))
+    meta = write_sharded_arrow_cache(rows, features, tmp_path / "c", batch_size=500, shard_size_bytes=60_000)
+    assert meta.num_shards >= 2
+    backend = ArrowBackend.from_meta(read_sharded_cache_meta(tmp_path / "c"))
+    indices = np.random.default_rng(count).integers(0, 10_000, size=count)  # any order, with repeats
+    table = backend.take(indices)
+    assert xs(table) == indices.tolist()
+    assert table.column("word").to_pylist() == [f"w{i}" for i in indices]
+    assert backend.take(indices, columns=["word"]).column_names == ["word"]
+
+
 def test_take_copies_only_the_selected_rows(tmp_path: Path) -> None:
     features = Features(blob=Value("binary"))
     rows = ({"blob": bytes(10_000)} for _ in range(2000))
