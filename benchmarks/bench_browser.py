@@ -416,7 +416,8 @@ WIDGET_OR_ERROR_JS = """
 """
 
 
-def write_notebook(path: Path, rows: int, log: Path) -> None:
+def notebook_cells(rows: int, log: Path) -> list[str]:
+    """The benchmark notebook's two cells: build the cache, then browse it with the kernel-side log on."""
     build = BUILD_CELL.format(
         make_jpegs=inspect.getsource(make_jpegs).rstrip(),
         jpegs=NOTEBOOK_JPEGS,
@@ -424,17 +425,7 @@ def write_notebook(path: Path, rows: int, log: Path) -> None:
         names=LABEL_NAMES,
         rows=rows,
     )
-    cells = [
-        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
-        for source in (build, BROWSE_CELL.format(log=str(log)))
-    ]
-    notebook = {
-        "cells": cells,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    path.write_text(json.dumps(notebook))
+    return [build, BROWSE_CELL.format(log=str(log))]
 
 
 # --- browser side: measurements --------------------------------------------------------
@@ -641,7 +632,7 @@ def run_browser(root: Path, rows: int, quick: bool) -> BrowserRun:
     notebooks = root / "notebooks"
     notebooks.mkdir()
     log = root / "kernel-log.jsonl"
-    write_notebook(notebooks / "bench.ipynb", rows, log)
+    lab.write_notebook(notebooks / "bench.ipynb", notebook_cells(rows, log))
     run = BrowserRun(rows)
     env = {"STABLE_EXPLORE_HOME": str(root / "home"), "IPYTHONDIR": str(root / "ipython")}
     started = time.perf_counter()

@@ -174,6 +174,33 @@ def run_all(page: Any) -> None:
     raise RuntimeError(msg)
 
 
+@contextmanager
+def notebook_in_chromium(
+    root: Path, name: str, cells: list[str], *, app: str = "lab", viewport: tuple[int, int] = (1400, 1000)
+) -> Iterator[Any]:
+    """A notebook of ``cells`` served from ``root`` (its own STABLE_EXPLORE_HOME there), opened in headless
+    Chromium and run to the end; yields the Playwright page. Server and browser stop on exit."""
+    from playwright.sync_api import sync_playwright
+
+    notebooks = root / "notebooks"
+    notebooks.mkdir()
+    write_notebook(notebooks / name, cells)
+    with (
+        jupyter_lab(root, notebooks, {"STABLE_EXPLORE_HOME": str(root / "home")}, app=app) as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        try:
+            page = context.new_page()
+            open_notebook(page, url, name, app=app)
+            run_all(page)
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
 def run_cell(page: Any, index: int) -> str:
     """Run one cell and return the text of its output once its prompt number has changed."""
     prompt = f"document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-InputPrompt')"

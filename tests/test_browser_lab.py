@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, run_cell, write_notebook
+from tests.lab import CHROMIUM, notebook_in_chromium, run_cell
 
 pytestmark = pytest.mark.browser
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
+pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 DIGIT_NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
@@ -48,26 +48,10 @@ ds""",
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("lab")
-    notebooks = root / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "browse.ipynb", [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), *NOTEBOOK_CELLS[1:]])
-    with jupyter_lab(root, notebooks, {"STABLE_EXPLORE_HOME": str(root / "home")}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def page(lab: str) -> Iterator[Any]:
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        open_notebook(page, lab, "browse.ipynb")
-        run_all(page)
+def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    cells = [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), *NOTEBOOK_CELLS[1:]]
+    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "browse.ipynb", cells) as page:
         yield page
-        context.close()
-        browser.close()
 
 
 def expected_labels(rows: list[int]) -> list[str]:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, write_notebook
+from tests.lab import CHROMIUM, notebook_in_chromium
 
 pytestmark = pytest.mark.browser
 
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
+pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
 pytest.importorskip("notebook", reason="Notebook 7 is in the test extras")
 
 CELLS = [
@@ -29,21 +29,8 @@ CELLS = [
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("nb7")
-    notebooks = root / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "tiles.ipynb", CELLS)
-    with (
-        jupyter_lab(root, notebooks, {"STABLE_EXPLORE_HOME": str(root / "home")}, app="notebook") as url,
-        playwright_api.sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1300, "height": 1000})
-        tab = context.new_page()
-        open_notebook(tab, url, "tiles.ipynb", app="notebook")
-        run_all(tab)
-        yield tab
-        context.close()
-        browser.close()
+    with notebook_in_chromium(root, "tiles.ipynb", CELLS, app="notebook", viewport=(1300, 1000)) as page:
+        yield page
 
 
 def test_thumbnails_labels_and_paging_in_notebook_7(page: Any) -> None:

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.cache import VerifyReport, read_sharded_cache_meta
 from stable_explore.cache import verify as verify_cache_dir
-from stable_explore.catalog import BuildResult, Catalog, VersionRef, build_version, check_name, version_id_of
+from stable_explore.catalog import BuildResult, Catalog, VersionRef, build_version, version_id_of
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.schema import Features
 
 if TYPE_CHECKING:
     from stable_explore._table import Table
+    from stable_explore.schema import Features
 
 __all__ = ["browse", "build", "compare", "datasets", "gc", "load", "tag", "verify", "versions"]
 
@@ -115,12 +115,11 @@ def build(
         if not callable(source) or not name or name == "<lambda>":
             msg = "name= is required unless source is a named generator function"
             raise TypeError(msg)
-    check_name(name)
-    result = build_version(
+    result = build_version(  # checks the name and the features
         Catalog(home),
         name,
         source,
-        features if isinstance(features, Features) else Features(features),
+        features,
         args=tuple(args),
         kwargs=kwargs,
         description=description,

@@ -140,6 +140,13 @@ class ShardedCacheMeta:
 # --- writing -------------------------------------------------------------------
 
 
+def _write_error(exc: OSError, path: Path) -> CacheWriteError:
+    """The CacheWriteError, naming ``path``, for a file-system failure while writing it."""
+    if exc.errno is None:
+        return CacheWriteError(f"{path}: {exc}")
+    return CacheWriteError(exc.errno, exc.strerror, str(path))
+
+
 @contextlib.contextmanager
 def _writing(path: Path) -> Iterator[None]:
     """Turn a file-system failure while writing ``path`` into a CacheWriteError that names it."""
@@ -148,10 +155,7 @@ def _writing(path: Path) -> Iterator[None]:
     except CacheWriteError:
         raise
     except OSError as exc:
-        if exc.errno is None:
-            msg = f"{path}: {exc}"
-            raise CacheWriteError(msg) from exc
-        raise CacheWriteError(exc.errno, exc.strerror, str(path)) from exc
+        raise _write_error(exc, path) from exc
 
 
 _WRITEBACK_STEP = 8 * 1024 * 1024  # ask the kernel to start writing each shard to disk in steps of this size
@@ -181,12 +185,14 @@ class _DigestingFile:
         self.hasher.update(data)
         view = memoryview(data).cast("B")
         done = 0
-        with _writing(self.path):  # a full disk, a quota: say which file could not be written
+        try:  # not _writing(): this runs for every buffer of every batch
             while done < len(view):
                 count = os.write(self.fd, view[done:])
                 if count == 0:  # never for a regular file; some FUSE file systems could loop forever
                     raise OSError(errno.EIO, "the file system accepted no bytes")
                 done += count
+        except OSError as exc:  # a full disk, a quota: say which file could not be written
+            raise _write_error(exc, self.path) from exc
         self.position += done
         if self.position - self.requested >= _WRITEBACK_STEP:
             self.on_writeback(self.path, self.requested, self.position - self.requested)

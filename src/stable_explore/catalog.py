@@ -483,7 +483,7 @@ def build_version(
     catalog: Catalog,
     name: str,
     source: Any,
-    features: Features,
+    features: Features | Mapping[str, Any],
     *,
     args: tuple[Any, ...] = (),
     kwargs: Mapping[str, Any] | None = None,
