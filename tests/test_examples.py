@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 
 def test_demo_runs_twice_and_the_second_run_is_a_hit(tmp_path: Path) -> None:
     env = {**os.environ, "STABLE_EXPLORE_HOME": str(tmp_path / "home")}
-    command = [sys.executable, str(EXAMPLES / "demo.py")]
+    command = [sys.executable, str(NOTEBOOKS / "demo.py")]
     first = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "built: first build of digits" in first.stdout
@@ -30,7 +30,7 @@ def test_quickstart_notebook_runs_end_to_end(tmp_path: Path, monkeypatch: pytest
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "home"))
-    notebook = nbformat.read(EXAMPLES / "quickstart.ipynb", as_version=4)
+    notebook = nbformat.read(NOTEBOOKS / "01_quickstart.ipynb", as_version=4)
     nbclient.NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
 

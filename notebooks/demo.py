@@ -2,7 +2,7 @@
 
 Run it twice: the second run is a cache hit that returns in milliseconds.
 
-    python examples/demo.py
+    python notebooks/demo.py
 """
 
 from __future__ import annotations
