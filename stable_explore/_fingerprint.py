@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from stable_explore._hashing import canonical_json
+from stable_explore._canonical import canonical_json
 from stable_explore.errors import FingerprintError
 
 _MAX_CONTAINER = 10_000

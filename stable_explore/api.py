@@ -12,11 +12,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.cache import VerifyReport, read_sharded_cache_meta
-from stable_explore.cache import verify as verify_cache_dir
 from stable_explore.catalog import BuildResult, Catalog, VersionRef, build_version, version_id_of
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.format import read_sharded_cache_meta
+from stable_explore.storage.verify import VerifyReport
+from stable_explore.storage.verify import verify as verify_cache_dir
 
 if TYPE_CHECKING:
     from stable_explore._table import Table

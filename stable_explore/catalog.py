@@ -31,19 +31,15 @@ from typing import Any
 
 from filelock import FileLock
 
+from stable_explore._canonical import canonical_json, fingerprint
 from stable_explore._fingerprint import fingerprint_parts, function_token, token
-from stable_explore._fsutil import fsync_path, sweep_stale_temp_dirs, temp_dir_beside, write_text_durably
-from stable_explore._hashing import canonical_json, fingerprint
 from stable_explore._table import Table
 from stable_explore._units import format_size, parse_size
-from stable_explore.cache import (
-    METADATA_FILE,
-    read_sharded_cache_meta,
-    write_metadata,
-    write_shards,
-)
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.schema import Features
+from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.fsutil import fsync_path, sweep_stale_temp_dirs, temp_dir_beside, write_text_durably
+from stable_explore.storage.writer import write_metadata, write_shards
 
 __all__ = ["Catalog", "BuildResult", "VersionRef", "resolve_home", "version_id_of"]
 

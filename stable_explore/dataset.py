@@ -34,13 +34,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore._imageformats import sniff
 from stable_explore._units import format_size
-from stable_explore.backend import ArrowBackend
-from stable_explore.cache import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.errors import CacheCorruptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
 from stable_explore.schema import Sequence as SequenceF
+from stable_explore.schema.image_formats import sniff
+from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.reader import ArrowBackend
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -640,13 +640,13 @@ class CachedDataset:
 
     def verify(self) -> Any:
         """Re-hash every shard of this version (see :func:`stable_explore.verify`)."""
-        from stable_explore.cache import verify
+        from stable_explore.storage.verify import verify
 
         return verify(self.cache_dir)
 
     def __stable_token__(self) -> dict[str, Any]:
         """What identifies this data for a build fingerprint: the version, and the rows of a view."""
-        from stable_explore._hashing import fingerprint
+        from stable_explore._canonical import fingerprint
 
         rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
         return {"version": self._version, "rows": rows}
@@ -734,7 +734,7 @@ def _seed_version(meta: ShardedCacheMeta) -> str:
     A seed cache records nothing about its content, so the id follows the files themselves
     (inode, size, modification time): two caches, or one cache rewritten in place, differ.
     """
-    from stable_explore._hashing import fingerprint
+    from stable_explore._canonical import fingerprint
 
     files = []
     for path in meta.shard_paths:

@@ -29,19 +29,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore._fsutil import temp_dir_beside
-from stable_explore._hashing import row_hashes
 from stable_explore._units import format_size
-from stable_explore.cache import (
-    DEFAULT_SHARD_SIZE_BYTES,
-    ShardWriter,
-    content_digest_of_files,
-    read_sharded_cache_meta,
-    shard_metadata,
-)
 from stable_explore.catalog import LATEST, Catalog, check_name, progress_bar
 from stable_explore.errors import EncodingError
 from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
+from stable_explore.storage.fsutil import temp_dir_beside
+from stable_explore.storage.hashing import row_hashes
+from stable_explore.storage.shards import ShardWriter
+from stable_explore.storage.verify import content_digest_of_files
+from stable_explore.storage.writer import shard_metadata
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset

@@ -15,7 +15,6 @@ import pyarrow as pa
 import pytest
 
 from stable_explore import CacheCorruptionError, CacheNotFoundError, EncodingError, Features, SchemaError, Value, verify
-from stable_explore._hashing import hash_file
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import (
     ShardedCacheMeta,
@@ -25,6 +24,7 @@ from stable_explore.cache import (
     validate_sharded_cache,
     write_sharded_arrow_cache,
 )
+from stable_explore.storage.hashing import hash_file
 from tests.conftest import NAMES, pet_rows, write_seed_v1_cache
 
 REPO = Path(__file__).resolve().parents[1]

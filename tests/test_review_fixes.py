@@ -13,7 +13,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import ClassLabel, EncodingError, Features, Image, SchemaError, Value
-from stable_explore.cache import ShardWriter
+from stable_explore.storage.shards import ShardWriter
 from tests.conftest import NAMES, write_seed_v1_cache
 
 NUM = Features(x=Value("int64"))
@@ -148,7 +148,7 @@ def test_repeated_keys_keep_their_own_rows(tmp_path: Path) -> None:
 def test_aborting_a_writer_closes_its_file_and_its_queued_writebacks_do_not_fail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stable_explore import cache
+    from stable_explore.storage import shards as cache
 
     calls: list[BaseException | None] = []
     original = cache._start_writeback_of

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image as PILImage
 
 from stable_explore import Array3D, ClassLabel, EncodingError, Features, Image, SchemaError, Sequence, Value, Video
-from stable_explore.schema import _usable_cpus
+from stable_explore.schema.image_codec import usable_cpus
 from tests.conftest import jpeg_bytes
 
 ALL_TYPES = Features(
@@ -167,7 +167,7 @@ def test_a_batch_of_arrays_and_pil_images_encodes_as_one_at_a_time(tmp_path: Pat
             return super().encode_value(value)
 
     assert Recording().encode_column(batch).to_pylist() == one_at_a_time
-    if _usable_cpus() > 1:
+    if usable_cpus() > 1:
         assert threads
         assert all(name.startswith("stable-explore-encode") for name in threads)
     threads.clear()

@@ -34,7 +34,6 @@ import numpy as np
 import pyarrow.compute as pc
 import traitlets as t
 
-from stable_explore._imageformats import sniff
 from stable_explore._images import (
     array_thumbnail,
     encode_thumbnail,
@@ -45,6 +44,7 @@ from stable_explore._images import (
 from stable_explore._units import format_size
 from stable_explore.edits import Draft
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
+from stable_explore.schema.image_formats import sniff
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:

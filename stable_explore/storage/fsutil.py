@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from stable_explore.errors import CacheWriteError
+
 _TMP_MARK = ".tmp-"
 _STALE_AFTER_SECONDS = 24 * 3600
 
@@ -183,3 +185,21 @@ def start_writeback(fd: int, offset: int, length: int) -> None:
     function = _sync_file_range()
     if function is not None and length > 0:
         function(fd, offset, length, _SYNC_FILE_RANGE_WRITE)  # a failure only means fsync does all the work
+
+
+def write_error(exc: OSError, path: Path) -> CacheWriteError:
+    """The CacheWriteError, naming ``path``, for a file-system failure while writing it."""
+    if exc.errno is None:
+        return CacheWriteError(f"{path}: {exc}")
+    return CacheWriteError(exc.errno, exc.strerror, str(path))
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn a file-system failure while writing ``path`` into a CacheWriteError that names it."""
+    try:
+        yield
+    except CacheWriteError:
+        raise
+    except OSError as exc:
+        raise write_error(exc, path) from exc

@@ -1,4 +1,4 @@
-"""Hashes: canonical JSON fingerprints, whole-file digests and per-row hashes.
+"""Hashes: whole-file digests, per-row hashes and the content digest of a version's rows.
 
 Row hashes are computed column-wise with numpy so that hashing a batch costs
 one vectorised pass per column instead of Python work per row.
@@ -6,9 +6,7 @@ one vectorised pass per column instead of Python work per row.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,18 +15,10 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
+from stable_explore._canonical import canonical_json
+
 FILE_HASH_ALGORITHM = "xxh3_128"
 _READ_CHUNK = 4 * 1024 * 1024
-
-
-def canonical_json(obj: Any) -> str:
-    """Serialise ``obj`` to JSON with sorted keys and no whitespace."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def fingerprint(obj: Any, length: int = 16) -> str:
-    """SHA-256 hex prefix of the canonical JSON of ``obj``."""
-    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:length]
 
 
 def new_file_hasher() -> Any:

@@ -1,0 +1,80 @@
+"""The base of every feature type, and the helpers their error messages share."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from stable_explore.errors import EncodingError
+
+__all__ = ["Feature", "describe", "first_bad_element"]
+
+
+def describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+class Feature:
+    """Base class of feature types.
+
+    Subclasses define ``arrow_type``, ``encode_value`` (one Python value to an
+    Arrow-compatible one) and ``decode_value`` (the stored value back to what
+    users get). ``encode_column`` encodes a whole batch; subclasses override it
+    with a vectorised path where one exists.
+    """
+
+    _type_name: ClassVar[str]
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        raise NotImplementedError
+
+    def encode_value(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
+        return value
+
+    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
+        """Encode one batch; also say whether the stored bytes are exactly ``values`` (then they hash as they are)."""
+        return self.encode_column(values), False
+
+    def encode_column(self, values: list[Any]) -> pa.Array:
+        """Encode one batch of values. Raises EncodingError with ``index`` = position in ``values``."""
+        encoded = self._encode_values(values)
+        try:
+            return pa.array(encoded, type=self.arrow_type)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+            raise first_bad_element(encoded, self.arrow_type, exc) from exc
+
+    def _encode_values(self, values: list[Any], start: int = 0) -> list[Any]:
+        """``encode_value`` of each value; an error is located at ``start`` + its position."""
+        encoded = []
+        for position, value in enumerate(values):
+            try:
+                encoded.append(self.encode_value(value))
+            except EncodingError as exc:
+                raise exc.located(index=start + position) from exc.__cause__
+        return encoded
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"_type": self._type_name}
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.init)  # type: ignore[arg-type]
+        return f"{type(self).__name__}({body})"
+
+
+def first_bad_element(values: list[Any], arrow_type: pa.DataType, exc: BaseException) -> EncodingError:
+    """Find which element made a whole-column conversion fail, for the message."""
+    for position, value in enumerate(values):
+        try:
+            pa.array([value], type=arrow_type)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as inner:
+            return EncodingError(f"expected {arrow_type}, got {describe(value)}: {inner}", index=position)
+    return EncodingError(f"could not build an Arrow {arrow_type} column: {exc}")

@@ -1,0 +1,115 @@
+"""Image bytes in and out: PNG/JPEG encoding of arrays and PIL images (on threads for big batches), decoding."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from stable_explore.errors import EncodingError
+
+if TYPE_CHECKING:
+    from PIL import Image as PILImage
+
+__all__ = ["decode_image_bytes", "encode_array_as_png", "encode_in_threads", "encode_pil", "is_pil_image"]
+
+_MAX_ENCODE_THREADS = 8
+_THREADED_MIN_IMAGES = 16  # below this a batch of images is encoded in the calling thread
+_ENCODE_CHUNK = 16  # images per task
+_THREADED_MIN_PIXEL_BYTES = 4096  # mean bytes of pixels per image (e.g. 37x37 RGB) for threads to pay off
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity, e.g. under taskset), not all the machine has."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on macOS or Windows
+        return os.cpu_count() or 1
+
+
+def is_pil_image(value: Any) -> bool:
+    module = type(value).__module__
+    if not module.startswith("PIL."):
+        return False
+    from PIL import Image as PILImage
+
+    return isinstance(value, PILImage.Image)
+
+
+def decode_image_bytes(data: bytes | memoryview) -> PILImage.Image:
+    """Open stored image bytes as a PIL image (lazily; PIL's bomb guard applies)."""
+    from PIL import Image as PILImage
+
+    return PILImage.open(io.BytesIO(data))
+
+
+def encode_pil(image: PILImage.Image) -> bytes:
+    fmt = image.format
+    buffer = io.BytesIO()
+    try:
+        if fmt == "JPEG":
+            # "keep" reuses the source's quantisation tables: no second generation loss.
+            image.save(buffer, format="JPEG", quality="keep", subsampling="keep")
+        elif fmt in ("PNG", "WEBP", "GIF", "TIFF"):
+            image.save(buffer, format=fmt)
+        else:
+            image.save(buffer, format="PNG")
+    except (OSError, ValueError, KeyError) as exc:
+        msg = f"cannot encode PIL image (mode {image.mode}, size {image.size}, format {fmt}): {exc}"
+        raise EncodingError(msg) from exc
+    return buffer.getvalue()
+
+
+def encode_array_as_png(array: np.ndarray) -> bytes:
+    from PIL import Image as PILImage
+
+    ok_shape = array.ndim == 2 or (array.ndim == 3 and array.shape[2] in (1, 3, 4))
+    if not ok_shape or array.dtype not in (np.uint8, np.bool_, np.uint16):
+        msg = (
+            "expected a uint8 array of shape (H, W), (H, W, 1), (H, W, 3) or (H, W, 4), "
+            f"got {array.dtype} {array.shape}"
+        )
+        raise EncodingError(msg)
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    buffer = io.BytesIO()
+    PILImage.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+EncodePart = Callable[[list[Any], int], list[Any]]
+"""Encodes a run of values one by one; its second argument is the row of the first, for error messages."""
+
+
+def encode_in_threads(values: list[Any], start: int, encode_part: EncodePart) -> list[Any]:
+    """Encode ``values`` with ``encode_part``, shared out among threads when the batch is worth it.
+
+    The result is the same bytes as one thread gives, and an error names the first bad row in order.
+    Small images (8x8 digits) encode faster than threads can be handed them, so only batches of at
+    least ``_THREADED_MIN_IMAGES`` arrays or PIL images with enough pixels go to threads.
+    """
+    workers = min(usable_cpus(), _MAX_ENCODE_THREADS)
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    pil_images = [v for v in values if is_pil_image(v)]
+    count = len(arrays) + len(pil_images)
+    pixel_bytes = sum(a.nbytes for a in arrays) + sum(i.width * i.height * len(i.getbands()) for i in pil_images)
+    shared = len(set(map(id, pil_images))) < len(pil_images)  # one PIL image must not be saved by two threads
+    if workers < 2 or count < _THREADED_MIN_IMAGES or pixel_bytes < count * _THREADED_MIN_PIXEL_BYTES or shared:
+        return encode_part(values, start)
+    for image in pil_images:
+        with contextlib.suppress(Exception):
+            image.load()  # lazily opened files are read here, once; a failure is reported by encode_value
+    size = min(_ENCODE_CHUNK, -(-len(values) // workers))  # small chunks: Ctrl-C waits for one at most
+    with ThreadPoolExecutor(workers, thread_name_prefix="stable-explore-encode") as pool:
+        parts = [pool.submit(encode_part, values[i : i + size], start + i) for i in range(0, len(values), size)]
+        try:
+            return [item for part in parts for item in part.result()]  # the first bad row, in order, raises
+        except BaseException:
+            for part in parts:
+                part.cancel()
+            raise

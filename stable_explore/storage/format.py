@@ -1,0 +1,327 @@
+"""The on-disk format of one version: ``_metadata.json``, its checks, and opening a shard safely.
+
+A version's directory holds ``shard-NNNNN.arrow`` files (Arrow IPC) and ``_metadata.json``.
+The metadata keeps every field of seed 000's format version 1 (so that reader lists and reads
+our shards) and adds the full ``features``, one content digest and byte size per shard, the key
+type and the compression. Format 2 adds ``row_segments``, for a version whose rows are runs of
+shards. Every shard also stores two row columns: ``__key__`` (the generator's key, or the running
+index) and ``__row_hash__`` (a 64-bit content hash), so versions can be diffed row by row without
+decoding images.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
+from stable_explore.schema import Features
+
+__all__ = [
+    "COMPRESSIONS",
+    "DEFAULT_SHARD_SIZE_BYTES",
+    "METADATA_FILE",
+    "ShardedCacheMeta",
+    "open_shard",
+    "read_shard",
+    "read_sharded_cache_meta",
+    "validate_sharded_cache",
+]
+
+CACHE_FORMAT_VERSION = 1
+SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
+FORMAT_NAME = "stable-explore"
+FORMAT_REVISION = 1
+SHARD_NAME_FMT = "shard-{:05d}.arrow"
+METADATA_FILE = "_metadata.json"
+DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024
+COMPRESSIONS = (None, "lz4", "zstd")
+KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
+
+
+@dataclass
+class ShardedCacheMeta:
+    """What ``_metadata.json`` says about a cache directory.
+
+    The first six fields are seed 000's; the rest are empty for a cache that
+    seed 000's writer produced.
+    """
+
+    cache_dir: Path
+    num_rows: int
+    num_shards: int
+    shard_filenames: list[str]
+    shard_row_counts: list[int]
+    schema_fingerprint: str
+    shard_hashes: list[str] | None = None
+    shard_sizes: list[int] | None = None
+    features: Features | None = None
+    key_type: str = "int64"
+    compression: str | None = None
+    raw: dict[str, Any] | None = None
+    row_segments: list[tuple[int, int, int]] | None = None
+
+    @property
+    def segments(self) -> list[tuple[int, int, int]]:
+        """The rows in order, as (shard index, first row in that shard, row count) runs.
+
+        Format version 1 reads every shard whole; version 2 (an edited version that reuses
+        parts of its parent's shards) lists the runs explicitly.
+        """
+        if self.row_segments is not None:
+            return list(self.row_segments)
+        return [(i, 0, count) for i, count in enumerate(self.shard_row_counts)]
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        """Absolute paths of the shard files, in row order."""
+        return [self.cache_dir / name for name in self.shard_filenames]
+
+    @property
+    def is_seed_v1(self) -> bool:
+        """True for a cache written by seed 000 (no row keys, hashes or features)."""
+        return self.shard_hashes is None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of shard files on disk."""
+        if self.shard_sizes is not None:
+            return sum(self.shard_sizes)
+        return sum(p.stat().st_size for p in self.shard_paths)
+
+
+def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
+    return CacheCorruptionError(path, reason)
+
+
+def _expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path) -> list[int]:
+    values = raw.get(field)
+    if (
+        not isinstance(values, list)
+        or len(values) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+    ):
+        msg = f"{field!r} must be a list of {length} non-negative ints, found {values!r:.200}"
+        raise _corrupt(path, msg)
+    return values
+
+
+def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path) -> str:
+    """Reject shard names that could point outside the cache directory."""
+    if not isinstance(name, str) or not name:
+        raise UnsafePathError(meta_path, f"shard file name must be a non-empty string, found {name!r}")
+    separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    if name in (".", "..") or any(s in name for s in separators) or "\x00" in name or Path(name).is_absolute():
+        raise UnsafePathError(meta_path, f"shard file name {name!r} is not a plain file name inside the cache")
+    resolved = (cache_dir / name).resolve()
+    if resolved.parent != cache_dir.resolve():
+        raise UnsafePathError(meta_path, f"shard file {name!r} resolves to {resolved}, outside {cache_dir}")
+    return name
+
+
+def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
+    """Read and check ``_metadata.json`` of a cache directory.
+
+    Checks that the file is valid JSON of the expected shape, that counts add
+    up, that every shard name is a plain file inside the directory, and that
+    every shard exists with the recorded size.
+
+    Raises
+    ------
+    CacheNotFoundError
+        No cache at ``cache_dir``.
+    CacheCorruptionError
+        The metadata or a shard does not match; the message names the file.
+    """
+    cache_dir = Path(cache_dir)
+    meta_path = cache_dir / METADATA_FILE
+    if not meta_path.is_file():
+        msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
+        raise CacheNotFoundError(msg)
+    try:
+        raw = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
+    version = raw.get("cache_format_version")
+    if version not in (CACHE_FORMAT_VERSION, SEGMENTED_FORMAT_VERSION):
+        expected = f"{CACHE_FORMAT_VERSION} or {SEGMENTED_FORMAT_VERSION}"
+        msg = f"unsupported cache_format_version {version!r} (expected {expected})"
+        raise _corrupt(meta_path, msg)
+    num_shards = raw.get("num_shards")
+    num_rows = raw.get("num_rows")
+    if not isinstance(num_shards, int) or not isinstance(num_rows, int) or num_shards < 0 or num_rows < 0:
+        raise _corrupt(
+            meta_path, f"num_shards and num_rows must be non-negative ints, found {num_shards!r}, {num_rows!r}"
+        )
+    names = raw.get("shard_filenames")
+    if not isinstance(names, list) or len(names) != num_shards:
+        raise _corrupt(meta_path, f"metadata claims {num_shards} shards but lists {names!r:.200}")
+    names = [_checked_shard_name(n, cache_dir, meta_path) for n in names]
+    if len(set(names)) != len(names):
+        raise _corrupt(meta_path, "a shard file is listed twice")
+    counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
+    segments = _checked_segments(raw, counts, meta_path) if version == SEGMENTED_FORMAT_VERSION else None
+    total = sum(length for _, _, length in segments) if segments is not None else sum(counts)
+    if total != num_rows:
+        raise _corrupt(meta_path, f"shard row counts add up to {total}, but num_rows is {num_rows}")
+
+    hashes = raw.get("shard_hashes")
+    sizes = None
+    features = None
+    if hashes is not None:
+        if not isinstance(hashes, list) or len(hashes) != num_shards or not all(isinstance(h, str) for h in hashes):
+            raise _corrupt(meta_path, f"'shard_hashes' must list {num_shards} digests")
+        sizes = _expect_int_list(raw, "shard_sizes", num_shards, meta_path)
+        try:
+            features = Features.from_dict(raw.get("features"))  # type: ignore[arg-type]
+        except SchemaError as exc:
+            raise _corrupt(meta_path, f"'features' is not a valid schema: {exc}") from exc
+        if raw.get("key_type") not in KEY_TYPES:
+            raise _corrupt(meta_path, f"'key_type' must be one of {list(KEY_TYPES)}, found {raw.get('key_type')!r}")
+        if raw.get("compression") not in COMPRESSIONS:
+            raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
+
+    for position, name in enumerate(names):
+        path = cache_dir / name
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
+        if sizes is not None and size != sizes[position]:
+            raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
+
+    return meta_from_dict(cache_dir, raw, names=names, features=features, segments=segments)
+
+
+def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
+    """Check ``row_segments``: each run names a listed shard and stays inside its rows."""
+    segments = raw.get("row_segments")
+    if not isinstance(segments, list):
+        raise _corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
+    checked = []
+    for run in segments:
+        ok = isinstance(run, list) and len(run) == 3 and all(type(v) is int for v in run)
+        if not ok or not (0 <= run[0] < len(counts) and run[1] >= 0 and 0 < run[2] <= counts[run[0]] - run[1]):
+            raise _corrupt(meta_path, f"row segment {run!r:.100} is not [shard, start, count] inside a listed shard")
+        checked.append((run[0], run[1], run[2]))
+    return checked
+
+
+def meta_from_dict(
+    cache_dir: Path,
+    raw: Mapping[str, Any],
+    *,
+    names: list[str] | None = None,
+    features: Features | None = None,
+    segments: list[tuple[int, int, int]] | None = None,
+) -> ShardedCacheMeta:
+    if features is None and raw.get("features") is not None:
+        features = Features.from_dict(raw["features"])
+    return ShardedCacheMeta(
+        cache_dir=cache_dir,
+        num_rows=raw["num_rows"],
+        num_shards=raw["num_shards"],
+        shard_filenames=list(names if names is not None else raw["shard_filenames"]),
+        shard_row_counts=list(raw["shard_row_counts"]),
+        schema_fingerprint=raw.get("schema_fingerprint", ""),
+        shard_hashes=raw.get("shard_hashes"),
+        shard_sizes=raw.get("shard_sizes"),
+        features=features,
+        key_type=raw.get("key_type", "int64"),
+        compression=raw.get("compression"),
+        raw=dict(raw),
+        # format 1 reads every shard whole, whatever else the file says
+        row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
+    )
+
+
+def validate_sharded_cache(cache_dir: Path | str, features: Features) -> ShardedCacheMeta:
+    """Read a cache's metadata and check that it was written with ``features``.
+
+    For a cache with stored features the schema fingerprints are compared;
+    for a seed-v1 cache the shards' Arrow column types are.
+
+    Raises
+    ------
+    SchemaError
+        The cache holds a different schema; the message says how it differs.
+    """
+    meta = read_sharded_cache_meta(cache_dir)
+    if meta.features is not None:
+        if meta.features.fingerprint() != features.fingerprint():
+            msg = (
+                f"cache at {meta.cache_dir} was written with {meta.features!r}, not {features!r}; "
+                "rebuild it (force=True) or load it with its own features"
+            )
+            raise SchemaError(msg)
+        return meta
+    if meta.num_shards:
+        stored = open_shard(meta.shard_paths[0]).schema
+        expected = features.to_arrow_schema()
+        for arrow_field in expected:
+            if arrow_field.name not in stored.names:
+                msg = f"cache at {meta.cache_dir} has no column {arrow_field.name!r}; it has {stored.names}"
+                raise SchemaError(msg)
+            found = stored.field(arrow_field.name).type
+            if found != arrow_field.type and not _binary_compatible(found, arrow_field.type):
+                msg = (
+                    f"column {arrow_field.name!r} of {meta.cache_dir} is {found}, "
+                    f"but features expect {arrow_field.type}"
+                )
+                raise SchemaError(msg)
+    return meta
+
+
+def _binary_compatible(found: pa.DataType, expected: pa.DataType) -> bool:
+    binaries = (pa.binary(), pa.large_binary())
+    return found in binaries and expected in binaries
+
+
+def _upgrade_binary(table: pa.Table) -> pa.Table:
+    """Cast ``binary`` columns to ``large_binary`` so gathers past 2 GB cannot overflow 32-bit offsets."""
+    if not any(f.type == pa.binary() for f in table.schema):
+        return table
+    schema = pa.schema(
+        [pa.field(f.name, pa.large_binary()) if f.type == pa.binary() else f for f in table.schema],
+        metadata=table.schema.metadata,
+    )
+    return table.cast(schema)
+
+
+def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
+    """Memory-map one shard and return its table, zero-copy.
+
+    With ``validate`` (the default) the Arrow structure is checked in full
+    (offsets, lengths, UTF-8) so a damaged file raises instead of crashing a
+    compute kernel later. ``binary`` columns come back as ``large_binary``.
+
+    Raises
+    ------
+    CacheCorruptionError
+        The file is not a readable Arrow IPC file; the message names it.
+    """
+    path = Path(path)
+    try:
+        source = pa.memory_map(str(path), "r")
+        table = ipc.open_file(source).read_all()
+        if validate:
+            table.validate(full=True)
+    except FileNotFoundError:
+        raise _corrupt(path, "shard file is missing") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
+    return _upgrade_binary(table)
+
+
+def read_shard(shard_path: Path | str) -> pa.Table:
+    """Memory-map a single shard file and return its (validated) table."""
+    return open_shard(Path(shard_path))

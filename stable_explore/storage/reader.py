@@ -1,0 +1,425 @@
+"""Random and sequential access to a directory of Arrow IPC shards.
+
+:class:`ArrowBackend` maps shards lazily (one memory map per shard, a bounded
+number open at once), routes global row numbers to (shard, record batch, row)
+through cumulative counts, and returns Arrow tables. It never decodes images:
+that is the dataset layer's job.
+
+Example
+-------
+>>> import tempfile, pathlib
+>>> from stable_explore import Features, Value
+>>> from stable_explore.storage.writer import write_sharded_arrow_cache
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+>>> meta = write_sharded_arrow_cache(({"x": i} for i in range(10)), Features(x=Value("int64")), out, batch_size=4)
+>>> backend = ArrowBackend.from_meta(meta)
+>>> backend.take([9, 0, 9]).column("x").to_pylist()
+[9, 0, 9]
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.format import open_shard
+
+if TYPE_CHECKING:
+    from stable_explore.storage.format import ShardedCacheMeta
+
+__all__ = ["ArrowBackend"]
+
+DEFAULT_MAX_OPEN_SHARDS = 128
+_SPARSE_TAKE_LIMIT = 2048
+_DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half of its rows
+
+
+class _OpenShard:
+    """One memory-mapped shard and the row offsets of its record batches."""
+
+    __slots__ = ("batches", "offsets", "table")
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        self.batches = table.to_batches()
+        self.offsets = np.cumsum([0] + [b.num_rows for b in self.batches], dtype=np.int64)
+
+    def take(self, local: np.ndarray, columns: list[str] | None = None) -> pa.Table:
+        if len(self.batches) > 1 and local.size * _DENSE_TAKE_FRACTION >= self.offsets[-1]:
+            # A large share of the shard: one take over the whole shard beats a take per batch plus a
+            # reordering pass. Arrow first joins the shard's chunks, a transient copy of at most
+            # _DENSE_TAKE_FRACTION times the rows returned.
+            table = self.table if columns is None else self.table.select(columns)
+            return table.take(pa.array(local))
+
+        def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
+            batch = self.batches[batch_id]
+            if columns is not None:
+                batch = batch.select(columns)
+            run = _as_run(rows)
+            picked = batch.slice(run[0], run[1]) if run else batch.take(pa.array(rows))
+            return pa.Table.from_batches([picked])
+
+        return _gather(self.offsets, local, take_from_batch)
+
+
+def _as_run(rows: np.ndarray) -> tuple[int, int] | None:
+    """(start, length) when ``rows`` is one ascending run of consecutive ints."""
+    if rows.size == 1 or (rows.size > 1 and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1)):
+        return int(rows[0]), int(rows.size)
+    return None
+
+
+def _gather(offsets: np.ndarray, indices: np.ndarray, take_part: Callable[[int, np.ndarray], pa.Table]) -> pa.Table:
+    """Take ``indices`` (any order, duplicates allowed) from parts that start at ``offsets``.
+
+    Each part is asked once, for its own rows only, so nothing is copied but
+    the selected rows: unlike ``pa.Table.take`` on a many-chunk table, which
+    first concatenates every chunk of the column.
+    """
+    part_ids = np.searchsorted(offsets, indices, side="right") - 1
+    first = part_ids[0]
+    if np.all(part_ids == first):
+        return take_part(int(first), indices - offsets[first])
+    order = np.argsort(part_ids, kind="stable")
+    sorted_ids = part_ids[order]
+    bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
+    pieces = []
+    for group in np.split(order, bounds):
+        part = int(part_ids[group[0]])
+        pieces.append(take_part(part, indices[group] - offsets[part]))
+    combined = pa.concat_tables(pieces)
+    if np.all(np.diff(order) > 0):
+        return combined
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    return combined.combine_chunks().take(pa.array(inverse))
+
+
+class ArrowBackend:
+    """Arrow-native access to sharded IPC files (or to one in-memory table).
+
+    Parameters
+    ----------
+    shard_paths, shard_row_counts:
+        The shard files and their row counts (from the metadata, so no shard
+        is opened to learn the length).
+    table:
+        Instead of shards: an in-memory table.
+    schema:
+        The stored Arrow schema; needed only for a cache with zero shards.
+    segments:
+        The rows in order as ``(shard index, first row, count)`` runs, for a
+        version that reuses parts of shards; default: every shard whole, in order.
+        Positions, ``num_shards`` and ``shard_row_counts`` are then about runs.
+    max_open_shards:
+        How many shard memory maps stay open; the least recently used closes first.
+    validate:
+        Check each shard's Arrow structure in full when it is opened, so that
+        a damaged file raises ``CacheCorruptionError`` instead of crashing.
+    """
+
+    def __init__(
+        self,
+        *,
+        shard_paths: Sequence[Path | str] | None = None,
+        table: pa.Table | None = None,
+        shard_row_counts: Sequence[int] | None = None,
+        schema: pa.Schema | None = None,
+        segments: Sequence[tuple[int, int, int]] | None = None,
+        max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
+        validate: bool = True,
+    ) -> None:
+        if (shard_paths is None) == (table is None):
+            msg = "ArrowBackend needs either shard_paths (with shard_row_counts) or table"
+            raise ValueError(msg)
+        self._table = table
+        self._schema = schema
+        self._validate = validate
+        self._max_open = max(1, int(max_open_shards))
+        self._lock = threading.Lock()
+        self._open: OrderedDict[int, _OpenShard] = OrderedDict()
+        self._segments = [tuple(int(v) for v in run) for run in segments] if segments is not None else None
+        if shard_paths is not None:
+            self._files: list[Path] | None = [Path(p) for p in shard_paths]
+            if shard_row_counts is None:
+                shard_row_counts = [open_shard(p, validate=validate).num_rows for p in self._files]
+            if len(shard_row_counts) != len(self._files):
+                msg = f"{len(self._files)} shard paths but {len(shard_row_counts)} row counts"
+                raise ValueError(msg)
+            self._file_counts = [int(c) for c in shard_row_counts]
+            runs = (
+                self._segments if self._segments is not None else [(i, 0, c) for i, c in enumerate(self._file_counts)]
+            )
+        else:
+            assert table is not None
+            self._files = None
+            self._file_counts = [table.num_rows]
+            runs = [(0, 0, table.num_rows)]
+        self._part_file = np.array([r[0] for r in runs], dtype=np.int64)
+        self._part_start = np.array([r[1] for r in runs], dtype=np.int64)
+        self._counts = [r[2] for r in runs]
+        self._offsets = np.cumsum([0, *self._counts], dtype=np.int64)
+
+    @classmethod
+    def from_meta(cls, meta: ShardedCacheMeta, **kwargs: Any) -> ArrowBackend:
+        """A backend over the cache that ``meta`` describes."""
+        schema = None
+        if meta.features is not None:
+            key_type = pa.string() if meta.key_type == "string" else pa.int64()
+            schema = meta.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+        return cls(
+            shard_paths=meta.shard_paths,
+            shard_row_counts=meta.shard_row_counts,
+            schema=schema,
+            segments=meta.row_segments,
+            **kwargs,
+        )
+
+    # -- size and shape ------------------------------------------------------
+
+    @property
+    def num_rows(self) -> int:
+        """Total rows, known without opening any shard."""
+        return int(self._offsets[-1])
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def num_shards(self) -> int:
+        """Shards (runs of a shard, for a segmented version) in row order."""
+        return len(self._counts) if self._files is not None else 0
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        """The file of each shard (run), in row order."""
+        if self._files is None:
+            return []
+        return [self._files[i] for i in self._part_file.tolist()]
+
+    @property
+    def shard_row_counts(self) -> list[int]:
+        return list(self._counts) if self._files is not None else []
+
+    @property
+    def files(self) -> list[Path]:
+        """The shard files (each listed once)."""
+        return list(self._files or [])
+
+    @property
+    def runs(self) -> list[tuple[int, int, int]]:
+        """The rows in order as (file index, first row in the file, row count) runs."""
+        return list(zip(self._part_file.tolist(), self._part_start.tolist(), self._counts, strict=True))
+
+    @property
+    def shard_offsets(self) -> np.ndarray:
+        """First global row of each shard (run), plus the total at the end."""
+        return self._offsets.copy()
+
+    @property
+    def is_file_backed(self) -> bool:
+        return self._files is not None
+
+    @property
+    def cache_dir(self) -> Path | None:
+        return self._files[0].parent if self._files else None
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema (binary columns shown as large_binary, as read)."""
+        if self._table is not None:
+            return self._table.schema
+        if self._files:
+            return self._file(0).table.schema
+        if self._schema is not None:
+            return self._schema
+        return pa.schema([])
+
+    def _part_table(self, part: int, columns: list[str] | None = None) -> pa.Table:
+        """The rows of one shard (run), zero-copy."""
+        if self._table is not None:
+            table = self._table
+        else:
+            table = self._file(int(self._part_file[part])).table
+            if self._segments is not None:
+                table = table.slice(int(self._part_start[part]), self._counts[part])
+        return table if columns is None else table.select(columns)
+
+    @property
+    def table(self) -> pa.Table:
+        """Every shard as one table: zero-copy over the memory maps, but maps every shard."""
+        if self._table is not None:
+            return self._table
+        if not self._files:
+            return self._schema.empty_table() if self._schema is not None else pa.table({})
+        return pa.concat_tables([self._part_table(i) for i in range(self.num_shards)])
+
+    # -- access --------------------------------------------------------------
+
+    def _check(self, indices: np.ndarray) -> None:
+        if indices.size and (indices.min() < 0 or indices.max() >= self.num_rows):
+            bad = indices[(indices < 0) | (indices >= self.num_rows)][0]
+            msg = f"row index {int(bad)} is out of range for {self.num_rows} rows"
+            raise IndexError(msg)
+
+    def get_row(self, idx: int) -> dict[str, Any]:
+        """One row as a dict of Python values (images stay bytes)."""
+        self._check(np.array([idx], dtype=np.int64))
+        return self.slice(int(idx), 1).to_pylist()[0]
+
+    def take(self, indices: Sequence[int] | np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows at ``indices`` in that order (duplicates kept), copying only those rows (and ``columns``)."""
+        index_array = np.asarray(indices, dtype=np.int64).reshape(-1)
+        self._check(index_array)
+        cols = list(columns) if columns is not None else None
+        if index_array.size == 0:
+            return self._empty(cols)
+        run = _as_run(index_array)
+        if run is not None:
+            return self.slice(*run, columns=cols)
+        if self._table is not None:
+            table = self._table if cols is None else self._table.select(cols)
+            return _gather(np.array([0], dtype=np.int64), index_array, lambda _p, rows: table.take(pa.array(rows)))
+        if index_array.size <= _SPARSE_TAKE_LIMIT:
+            return self._take_sparse(index_array, cols)
+
+        def take_part(part: int, rows: np.ndarray) -> pa.Table:
+            return self._file(int(self._part_file[part])).take(rows + self._part_start[part], cols)
+
+        return _gather(self._offsets, index_array, take_part)
+
+    def _take_sparse(self, indices: np.ndarray, columns: list[str] | None) -> pa.Table:
+        """Few rows: one zero-copy 1-row slice each, in the requested order, then one compacting copy.
+
+        For a few hundred scattered rows this beats a ``take`` per record batch,
+        which pays a kernel dispatch per batch touched and a reordering pass.
+        """
+        parts = np.searchsorted(self._offsets, indices, side="right") - 1
+        files = self._part_file[parts]
+        local = indices - self._offsets[parts] + self._part_start[parts]
+        batch_ids = np.empty_like(local)
+        opened = {file_id: self._file(file_id) for file_id in np.unique(files).tolist()}
+        for file_id, shard in opened.items():
+            where = files == file_id
+            batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
+        slices = []
+        for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
+            shard = opened[file_id]
+            slices.append(shard.batches[batch_id].slice(row - int(shard.offsets[batch_id]), 1))
+        table = pa.Table.from_batches(slices)
+        if columns is not None:
+            table = table.select(columns)
+        return table.combine_chunks()
+
+    def _empty(self, columns: list[str] | None) -> pa.Table:
+        schema = self.schema
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
+        return schema.empty_table()
+
+    def slice(self, start: int, length: int, columns: Sequence[str] | None = None) -> pa.Table:
+        """Rows ``start`` .. ``start + length`` (clipped at the end), zero-copy."""
+        start = max(0, int(start))
+        stop = min(self.num_rows, start + max(0, int(length)))
+        cols = list(columns) if columns is not None else None
+        if self._table is not None:
+            table = self._table.slice(start, stop - start)
+            return table if cols is None else table.select(cols)
+        if stop <= start:
+            return self._empty(cols)
+        first = int(np.searchsorted(self._offsets, start, side="right") - 1)
+        last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
+        pieces = []
+        for part in range(first, last + 1):
+            lo = max(start, int(self._offsets[part])) - int(self._offsets[part])
+            hi = min(stop, int(self._offsets[part + 1])) - int(self._offsets[part])
+            pieces.append(self._part_table(part, cols).slice(lo, hi - lo))
+        return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One column over all shards (zero-copy, maps every shard)."""
+        if self._table is not None:
+            return self._table.column(name)
+        chunks = [self._part_table(i, [name]).column(0) for i in range(self.num_shards)]
+        if not chunks:
+            return pa.chunked_array([], type=self.schema.field(name).type)
+        return pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type)
+
+    def iter_batches(
+        self,
+        shard_indices: Sequence[int] | None = None,
+        shuffle: bool = False,
+        seed: int | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Record batches shard by shard, optionally in a shuffled (seeded) shard order."""
+        if self._table is not None:
+            yield from self._table.to_batches()
+            return
+        order = list(range(self.num_shards) if shard_indices is None else shard_indices)
+        if shuffle:
+            np.random.default_rng(seed).shuffle(order)
+        for part in order:
+            if self._segments is None:
+                yield from self._file(int(self._part_file[part])).batches
+            else:
+                yield from self._part_table(part).to_batches()
+
+    def close(self) -> None:
+        """Drop every open memory map (they reopen on the next access)."""
+        with self._lock:
+            self._open.clear()
+
+    # -- shard files ---------------------------------------------------------
+
+    def _file(self, file_id: int) -> _OpenShard:
+        assert self._files is not None
+        with self._lock:
+            shard = self._open.get(file_id)
+            if shard is not None:
+                self._open.move_to_end(file_id)
+                return shard
+        opened = _OpenShard(open_shard(self._files[file_id], validate=self._validate))
+        expected = self._file_counts[file_id]
+        if opened.table.num_rows != expected:
+            path = self._files[file_id]
+            msg = f"shard holds {opened.table.num_rows} rows, metadata says {expected}"
+            raise CacheCorruptionError(path, msg)
+        with self._lock:
+            self._open[file_id] = opened
+            while len(self._open) > self._max_open:
+                self._open.popitem(last=False)
+        return opened
+
+    @property
+    def open_shard_count(self) -> int:
+        """How many shard memory maps are open now."""
+        return len(self._open)
+
+    # -- pickling: paths and counts only, for DataLoader workers -------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"max_open_shards": self._max_open, "validate": self._validate}
+        if self._files is not None:
+            state["shard_paths"] = [str(p) for p in self._files]
+            state["shard_row_counts"] = self._file_counts
+            state["segments"] = self._segments
+            if not self._files and self._schema is not None:
+                state["schema"] = self._schema
+        else:
+            state["table"] = self._table
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        where = f"{self.cache_dir}" if self.is_file_backed else "in-memory"
+        return f"ArrowBackend({self.num_rows} rows, {self.num_shards} shards, {where})"

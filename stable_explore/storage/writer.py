@@ -1,0 +1,339 @@
+"""Examples -> encoded record batches -> shards and ``_metadata.json``: the build's writing path.
+
+Example
+-------
+>>> import tempfile, pathlib
+>>> from stable_explore import Features, Value
+>>> from stable_explore.storage.writer import write_sharded_arrow_cache
+>>> meta = write_sharded_arrow_cache(({"x": i} for i in range(5)), Features(x=Value("int64")),
+...                                  pathlib.Path(tempfile.mkdtemp()) / "c")
+>>> meta.num_rows, meta.shard_filenames
+(5, ['shard-00000.arrow'])
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+from filelock import FileLock
+
+from stable_explore.errors import EncodingError, SchemaError
+from stable_explore.storage.format import (
+    CACHE_FORMAT_VERSION,
+    COMPRESSIONS,
+    DEFAULT_SHARD_SIZE_BYTES,
+    FORMAT_NAME,
+    FORMAT_REVISION,
+    KEY_TYPES,
+    METADATA_FILE,
+    SEGMENTED_FORMAT_VERSION,
+    ShardedCacheMeta,
+    meta_from_dict,
+)
+from stable_explore.storage.fsutil import publish_dir, temp_dir_beside, writing
+from stable_explore.storage.hashing import ContentDigest, row_hashes
+from stable_explore.storage.shards import BatchCallback, ShardList, ShardWriter
+
+if TYPE_CHECKING:
+    from stable_explore.schema import Features
+
+__all__ = ["shard_metadata", "write_metadata", "write_shards", "write_sharded_arrow_cache"]
+
+
+def _key_type_of(key: Any, index: int) -> str:
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        return "int64"
+    if isinstance(key, str):
+        return "string"
+    msg = f"keys must be int or str, got {type(key).__name__} {key!r}"
+    raise EncodingError(msg, index=index)
+
+
+class _BatchEncoder:
+    """Turns buffered Python columns into one Arrow record batch with key and row-hash columns."""
+
+    def __init__(self, features: Features) -> None:
+        self.features = features
+        self.names = list(features)
+        self.key_type: str | None = None
+        self.schema: pa.Schema | None = None
+        self.content = ContentDigest()
+
+    def encode(self, columns: list[list[Any]], keys: list[Any], first_index: int) -> pa.RecordBatch:
+        arrays = []
+        hashable: list[list[Any] | None] = []  # per column, the values whose bytes were stored as they are
+        for name, values in zip(self.names, columns, strict=True):
+            try:
+                array, as_given = self.features[name].encode_batch(values)
+            except EncodingError as exc:
+                position = exc.index if exc.index is not None else 0
+                raise EncodingError(
+                    exc.reason, field=name, index=first_index + position, key=keys[position]
+                ) from exc.__cause__
+            arrays.append(array)
+            hashable.append(values if as_given else None)
+        hashes = row_hashes(arrays, hashable)
+        arrays.append(self._key_array(keys, first_index))
+        self.content.update(arrays[-1], hashes)
+        arrays.append(pa.array(hashes, type=pa.uint64()))
+        if self.schema is None:
+            key_type = KEY_TYPES[self.key_type or "int64"]
+            self.schema = self.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _key_array(self, keys: list[Any], first_index: int) -> pa.Array:
+        if self.key_type is None:
+            self.key_type = _key_type_of(keys[0], first_index)
+        try:
+            return pa.array(keys, type=KEY_TYPES[self.key_type])
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            for position, key in enumerate(keys):
+                if _key_type_of(key, first_index + position) != self.key_type:
+                    msg = (
+                        f"key {key!r} is a {type(key).__name__}, but earlier keys were "
+                        f"{'ints' if self.key_type == 'int64' else 'strings'}; use one key type for all rows"
+                    )
+                    raise EncodingError(msg, index=first_index + position, key=key) from None
+            raise
+
+
+def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:
+    """The error for an example whose fields do not match the features (or that is not a dict)."""
+    if not isinstance(example, Mapping):
+        msg = f"expected a dict of field -> value, got {type(example).__name__}"
+        return EncodingError(msg, index=index, key=key)
+    return EncodingError(features.check_columns(example) or "fields differ from the features", index=index, key=key)
+
+
+def _split_item(item: Any, index: int) -> tuple[Any, Any]:
+    """(key, example) from a generator item: a ``(key, dict)`` pair or a plain dict."""
+    if isinstance(item, tuple):
+        if len(item) != 2:
+            msg = f"expected a dict or a (key, dict) pair, got a tuple of length {len(item)}"
+            raise EncodingError(msg, index=index)
+        return item
+    return index, item
+
+
+def write_shards(
+    examples: Iterable[Any],
+    features: Features,
+    out_dir: Path,
+    *,
+    shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
+    batch_size: int = 1000,
+    compression: str | None = None,
+    on_batch: BatchCallback | None = None,
+) -> dict[str, Any]:
+    """Write shards into ``out_dir`` (which must be private to this call); return the metadata dict.
+
+    Memory stays at about one batch: rows are buffered column-wise, encoded and
+    hashed per batch, and the shard is streamed to disk.
+    """
+    if compression not in COMPRESSIONS:
+        msg = f"compression must be one of {COMPRESSIONS}, got {compression!r}"
+        raise ValueError(msg)
+    if batch_size < 1 or shard_size_bytes < 1:
+        msg = f"batch_size and shard_size_bytes must be positive, got {batch_size} and {shard_size_bytes}"
+        raise ValueError(msg)
+    if not features:
+        msg = "features must have at least one column"
+        raise SchemaError(msg)
+    encoder = _BatchEncoder(features)
+    names = encoder.names
+    field_count = len(names)
+    # One C-level call fetches every field of an example; batches are transposed at flush.
+    fields_of: Callable[[Any], tuple[Any, ...]] = (
+        operator.itemgetter(*names) if field_count > 1 else (lambda example: (example[names[0]],))
+    )
+    pending: list[tuple[Any, ...]] = []
+    keys: list[Any] = []
+    shards: ShardWriter | None = None  # made at the first batch, when the key type is known
+    index = 0
+
+    def flush() -> None:
+        nonlocal shards
+        columns = [list(column) for column in zip(*pending, strict=True)] if field_count else []
+        batch = encoder.encode(columns, keys, index - len(keys))
+        pending.clear()
+        keys.clear()
+        if shards is None:
+            assert encoder.schema is not None
+            shards = ShardWriter(
+                out_dir, encoder.schema, shard_size_bytes=shard_size_bytes, compression=compression, on_batch=on_batch
+            )
+        shards.write(batch)
+
+    try:
+        for item in examples:
+            if item.__class__ is tuple and len(item) == 2:
+                key, example = item
+            else:
+                key, example = _split_item(item, index)
+            try:
+                if len(example) != field_count:
+                    raise KeyError
+                pending.append(fields_of(example))
+            except (KeyError, TypeError, AttributeError):
+                raise _field_error(example, features, index, key) from None
+            keys.append(key)
+            index += 1
+            if len(keys) >= batch_size:
+                flush()
+        if keys:
+            flush()
+        written = shards.finish() if shards is not None else ShardList([], [], [], [])
+    except BaseException:
+        if shards is not None:
+            shards.abort()
+        raise
+
+    return shard_metadata(
+        features,
+        written,
+        num_rows=index,
+        shard_size_bytes=shard_size_bytes,
+        key_type=encoder.key_type or "int64",
+        compression=compression,
+        content_digest=encoder.content.hexdigest(),
+    )
+
+
+def shard_metadata(
+    features: Features,
+    shards: ShardList,
+    *,
+    num_rows: int,
+    shard_size_bytes: int,
+    key_type: str,
+    compression: str | None,
+    content_digest: str,
+    segments: list[list[int]] | None = None,
+) -> dict[str, Any]:
+    """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
+
+    Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
+    for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
+    """
+    meta: dict[str, Any] = {
+        # seed 000, format version 1
+        "cache_format_version": SEGMENTED_FORMAT_VERSION if segments is not None else CACHE_FORMAT_VERSION,
+        "schema_fingerprint": features.fingerprint(),
+        "num_rows": num_rows,
+        "num_shards": len(shards.names),
+        "shard_row_counts": shards.rows,
+        "shard_filenames": shards.names,
+        "shard_size_target_bytes": shard_size_bytes,
+        # stable-explore additions
+        "format": FORMAT_NAME,
+        "format_revision": FORMAT_REVISION,
+        "features": features.to_dict(),
+        "shard_hashes": shards.hashes,
+        "shard_sizes": shards.sizes,
+        "key_type": key_type,
+        "compression": compression,
+        "content_digest": content_digest,
+    }
+    if segments is not None:
+        meta["row_segments"] = segments
+    return meta
+
+
+def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
+    """Write ``_metadata.json`` (fsynced) into a cache directory being built."""
+    path = cache_dir / METADATA_FILE
+    with writing(path), path.open("w", encoding="utf-8") as f:
+        # key order kept: the order of "features" is the column order
+        json.dump(meta, f, indent=2, allow_nan=False)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def lock_for(target: Path) -> FileLock:
+    """The file lock that guards building ``target`` (a file beside it)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(target.parent / f".{target.name}.lock"))
+
+
+def write_sharded_arrow_cache(
+    generator: Iterable[Any],
+    features: Features,
+    cache_dir: Path | str,
+    *,
+    shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
+    batch_size: int = 1000,
+    compression: str | None = None,
+    extra_metadata: Mapping[str, Any] | None = None,
+    on_batch: BatchCallback | None = None,
+) -> ShardedCacheMeta:
+    """Consume examples and publish them as a directory of Arrow IPC shards.
+
+    Parameters
+    ----------
+    generator:
+        Yields example dicts, or ``(key, dict)`` pairs; a plain dict's key is
+        its running index. Keys are all ints or all strings.
+    features:
+        The schema; every example must have exactly these fields.
+    cache_dir:
+        Where the cache is published. An existing cache there is replaced only
+        when the new one is complete.
+    shard_size_bytes:
+        Approximate in-memory bytes per shard before a new shard starts.
+    batch_size:
+        Rows per record batch; memory use is about one batch.
+    compression:
+        None, ``"lz4"`` or ``"zstd"`` (Arrow IPC buffer compression).
+    extra_metadata:
+        More fields for ``_metadata.json``.
+    on_batch:
+        Progress callback, called with (rows in batch, bytes written so far).
+
+    Returns
+    -------
+    ShardedCacheMeta
+
+    Raises
+    ------
+    EncodingError
+        A bad example, naming its index, key and field. Nothing is published.
+
+    Notes
+    -----
+    Shards go to a temp dir beside ``cache_dir``; files and directory are
+    fsynced, then renamed into place, all under a file lock. On any error or
+    KeyboardInterrupt the temp dir is removed and the old cache is untouched.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, ClassLabel
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "labels"
+    >>> rows = [("a", {"label": "cat"}), ("b", {"label": "dog"})]
+    >>> meta = write_sharded_arrow_cache(rows, Features(label=ClassLabel(names=["cat", "dog"])), out)
+    >>> meta.num_rows, meta.key_type
+    (2, 'string')
+    """
+    cache_dir = Path(cache_dir)
+    with lock_for(cache_dir), temp_dir_beside(cache_dir) as tmp:
+        meta = write_shards(
+            generator,
+            features,
+            tmp,
+            shard_size_bytes=shard_size_bytes,
+            batch_size=batch_size,
+            compression=compression,
+            on_batch=on_batch,
+        )
+        if extra_metadata:
+            meta.update(extra_metadata)
+        write_metadata(tmp, meta)
+        publish_dir(tmp, cache_dir)
+    return meta_from_dict(cache_dir, meta)
