@@ -210,7 +210,7 @@ def kernel_case(name: str, ds: Any, jpeg_kb: float, repeats: int) -> KernelCase:
 
 def cold_stages(ds: Any, repeats: int) -> dict[str, float]:
     """The widget's cold path split in its steps, per 64 thumbnails (medians over the same pages)."""
-    from stable_explore._images import encode_thumbnail, open_thumbnail
+    from stable_explore.display.images import encode_thumbnail, open_thumbnail
 
     size = 128
     read, decode, encode = [], [], []

@@ -12,16 +12,29 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.catalog import BuildResult, Catalog, VersionRef, build_version, version_id_of
+from stable_explore.catalog import (
+    DATASET_COLUMNS,
+    VERSION_COLUMNS,
+    BuildOptions,
+    BuildResult,
+    Catalog,
+    VersionRef,
+    build_version,
+    collect_garbage,
+    dataset_rows,
+    version_rows,
+)
 from stable_explore.dataset import CachedDataset
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.display.progress import progress_bar
+from stable_explore.display.table import listing_table
 from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
 
 if TYPE_CHECKING:
-    from stable_explore._table import Table
+    from stable_explore.display.table import Table
     from stable_explore.schema import Features
+    from stable_explore.versioning.compare import Diff
 
 __all__ = ["browse", "build", "compare", "datasets", "gc", "load", "tag", "verify", "versions"]
 
@@ -116,23 +129,26 @@ def build(
         if not callable(source) or not name or name == "<lambda>":
             msg = "name= is required unless source is a named generator function"
             raise TypeError(msg)
-    result = build_version(  # checks the name and the features
-        Catalog(home),
-        name,
-        source,
-        features,
-        args=tuple(args),
-        kwargs=kwargs,
+    options = BuildOptions(
         description=description,
         license=license,
-        metadata=metadata,
+        metadata=metadata or {},
         shard_size=shard_size,
         batch_size=batch_size,
         compression=compression,
         tag=tag,
         force=force,
         key=key,
-        progress=progress,
+    )
+    result = build_version(  # checks the name and the features
+        Catalog(home),
+        name,
+        source,
+        features,
+        options,
+        args=tuple(args),
+        kwargs=kwargs,
+        progress=progress_bar if progress else None,
     )
     return dataset_from_build(result)
 
@@ -174,13 +190,12 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
     if _is_path(ref):
         path = Path(ref).expanduser()
         meta = read_sharded_cache_meta(path)
-        raw = meta.raw or {}
-        name = raw.get("name") if isinstance(raw.get("name"), str) else None
+        name = meta.version_metadata.name
         in_catalog = path.resolve().parent.name == "versions"
         return CachedDataset(
             meta,
             name=name,
-            version=raw.get("version_id"),
+            version=meta.version_metadata.version_id,
             home=path.resolve().parents[2] if in_catalog and name else None,
             features=features,
         )
@@ -189,19 +204,21 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
 
 def datasets(home: str | Path | None = None) -> Table:
     """Every dataset in the catalog: name, latest version, rows, size, versions, tags."""
-    return Catalog(home).datasets_table()
+    catalog = Catalog(home)
+    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.home}")
 
 
 def versions(name: str, home: str | Path | None = None) -> Table:
     """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags."""
     catalog = Catalog(home)
     catalog.resolve(name)  # a clear error for an unknown name
-    return catalog.versions_table(name.partition("@")[0])
+    dataset = name.partition("@")[0]
+    return listing_table(VERSION_COLUMNS, version_rows(catalog, dataset), title=f"versions of {dataset}")
 
 
 def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = None) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id."""
-    catalog = Catalog(home if home is not None or isinstance(dataset, str) else _home_of(dataset))
+    catalog = Catalog(home if home is not None or isinstance(dataset, str) else dataset.home)
     if isinstance(dataset, str):
         ref = catalog.resolve(dataset)
         name, version_id = ref.name, ref.version_id
@@ -217,16 +234,12 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     return version_id
 
 
-def _home_of(dataset: CachedDataset) -> Path | None:
-    return dataset._home
-
-
 def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None) -> int:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
     A tagged version (``latest`` included) is never deleted.
     """
-    return Catalog(home).gc(name, keep=keep)
+    return collect_garbage(Catalog(home), name, keep=keep)
 
 
 def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None) -> VerifyReport:
@@ -248,23 +261,10 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
     1
     """
     if isinstance(target, CachedDataset):
-        cache_dir = target.cache_dir
-    elif isinstance(target, str) and not _is_path(target):
-        cache_dir = Catalog(home).resolve(target).cache_dir
-    else:
-        cache_dir = Path(target)
-    report = verify_cache_dir(cache_dir)
-    raw = read_sharded_cache_meta(cache_dir).raw or {}
-    recorded = raw.get("version_id")
-    if recorded is not None:
-        expected = version_id_of(raw)
-        if recorded != expected or (cache_dir.parent.name == "versions" and cache_dir.name != recorded):
-            msg = (
-                f"version id {recorded} (directory {cache_dir.name}) does not match the content "
-                f"and labels recorded in the metadata, which give {expected}"
-            )
-            raise CacheCorruptionError(cache_dir / "_metadata.json", msg)
-    return report
+        return target.verify()
+    if isinstance(target, str) and not _is_path(target):
+        return verify_cache_dir(Catalog(home).resolve(target).cache_dir)
+    return verify_cache_dir(Path(target))
 
 
 def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:
@@ -273,8 +273,26 @@ def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, *
     return dataset.browse(**options)
 
 
-def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path | None = None) -> Any:
-    """The difference between two versions (datasets or refs); see :mod:`stable_explore.diff`."""
-    from stable_explore.diff import compare as compare_versions
+def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path | None = None) -> Diff:
+    """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
 
-    return compare_versions(a, b, home=home)
+    Identical versions compare in O(1) by id; otherwise the diff lists metadata,
+    schema, rows (added / removed / changed, matched by key) and label changes.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> features = se.Features(x=se.Value("int64"))
+    >>> v1 = se.build([{"x": 1}, {"x": 2}], features, name="n", home=home, progress=False)
+    >>> v2 = se.build([{"x": 1}, {"x": 3}], features, name="n", home=home, progress=False)
+    >>> se.compare(v1, v2).summary()
+    '+0 -0 ~1 rows'
+    >>> se.compare("n", v2, home=home).identical
+    True
+    """
+    from stable_explore.versioning.compare import compare as compare_versions
+
+    left = load(a, home=home) if isinstance(a, str) else a
+    right = load(b, home=home) if isinstance(b, str) else b
+    return compare_versions(left, right)

@@ -45,6 +45,10 @@ from stable_explore.storage.reader import ArrowBackend
 if TYPE_CHECKING:
     import pandas as pd
 
+    from stable_explore.storage.verify import VerifyReport
+    from stable_explore.versioning.edits import Draft, PendingEdits
+    from stable_explore.widgets.browser import ShardBrowser
+
 __all__ = ["CachedDataset", "Metadata"]
 
 FORMATS = ("pil", "numpy", "python", "arrow")
@@ -114,7 +118,7 @@ class CachedDataset:
         self._features = given
         self._features_given = features is not None
         self._name = name
-        self._version = version or (meta.raw or {}).get("version_id") or _seed_version(meta)
+        self._version = version or meta.version_metadata.version_id or _seed_version(meta)
         self._home = home
         self.build_info = build_info
         self._rows = rows
@@ -151,6 +155,21 @@ class CachedDataset:
         return self._meta.cache_dir
 
     @property
+    def home(self) -> Path | None:
+        """The catalog home this version lives in (None for a cache opened by path outside a catalog)."""
+        return self._home
+
+    @property
+    def cache_meta(self) -> ShardedCacheMeta:
+        """The version's checked ``_metadata.json`` (shards, features, its record); shared, read-only."""
+        return self._meta
+
+    @property
+    def backend(self) -> ArrowBackend:
+        """The shard reader behind this dataset (shared by its views)."""
+        return self._backend
+
+    @property
     def num_shards(self) -> int:
         """Shards in row order (for an edited version that reuses parts of shards: the runs)."""
         return self._backend.num_shards
@@ -172,24 +191,24 @@ class CachedDataset:
     @property
     def metadata(self) -> Metadata:
         """Description, license, hashes, lineage and the user's metadata, as one JSON-ready dict."""
-        raw = self._meta.raw or {}
+        record = self._meta.version_metadata
         ours = {
-            "description": raw.get("description"),
-            "license": raw.get("license"),
+            "description": record.description,
+            "license": record.license,
             "hashes": {
-                "content": raw.get("content_digest"),
+                "content": record.content_digest,
                 "shards": dict(zip(self._meta.shard_filenames, self._meta.shard_hashes or [], strict=False)),
             },
             "version_id": self._version,
             "name": self._name,
-            "created_at": raw.get("created_at"),
-            "parent": raw.get("parent"),
-            "message": raw.get("message"),
-            "operations": raw.get("operations") or [],
-            "source_fingerprint": raw.get("source_fingerprint"),
+            "created_at": record.created_at,
+            "parent": record.parent,
+            "message": record.message,
+            "operations": [dict(op) for op in record.operations],
+            "source_fingerprint": record.source_fingerprint,
             "num_rows": self._meta.num_rows,
         }
-        return Metadata({**(raw.get("metadata") or {}), **ours})
+        return Metadata({**record.metadata, **ours})
 
     def __getattr__(self, name: str) -> Any:
         # Easydata-style access: ds.DESCR, ds.LICENSE, ds.HASHES, ds.<USER_KEY>
@@ -332,6 +351,10 @@ class CachedDataset:
         return (
             pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False).to_numpy(zero_copy_only=False)
         )
+
+    def arrow_column(self, column: str) -> pa.Array:
+        """One stored column of this dataset's rows, in order, as Arrow (``__key__`` and ``__row_hash__`` too)."""
+        return self._column_arrow(column)
 
     def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
         if rows is None:
@@ -520,7 +543,7 @@ class CachedDataset:
         return frame
 
     def _export_images(self, column: pa.ChunkedArray, how: str, size: int, image_dir: Any, name: str) -> list[Any]:
-        from stable_explore._images import open_thumbnail
+        from stable_explore.display.images import open_thumbnail
         from stable_explore.schema import decode_image_bytes
 
         values = column.to_pylist()
@@ -588,42 +611,42 @@ class CachedDataset:
         counts = np.bincount(values[(values >= 0) & (values < classes)], minlength=classes)
         return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
 
-    # -- edits (lazy; see stable_explore.edits) --------------------------------
+    # -- edits (lazy; see stable_explore.versioning.edits) --------------------------------
 
-    def drop(self, rows: Sequence[int] | int) -> Any:
+    def drop(self, rows: Sequence[int] | int) -> Draft:
         """A draft without these rows; ``.save(message=...)`` writes it as a new version."""
-        from stable_explore.edits import Draft
+        from stable_explore.versioning.edits import Draft
 
         return Draft(self).drop(rows)
 
-    def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Any:
+    def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Draft:
         """A draft with rows given new classes: ``ds.relabel({42: "dog"})``."""
-        from stable_explore.edits import Draft
+        from stable_explore.versioning.edits import Draft
 
         return Draft(self).relabel(changes, column=column)
 
-    def set(self, row: int, field: str, value: Any) -> Any:
+    def set(self, row: int, field: str, value: Any) -> Draft:
         """A draft with one scalar field of one row changed."""
-        from stable_explore.edits import Draft
+        from stable_explore.versioning.edits import Draft
 
         return Draft(self).set(row, field, value)
 
     @property
-    def pending_edits(self) -> Any:
+    def pending_edits(self) -> PendingEdits:
         """Edits not yet saved: none, on a dataset (drafts have them)."""
-        from stable_explore.edits import PendingEdits
+        from stable_explore.versioning.edits import PendingEdits
 
         return PendingEdits()
 
     def save(self, message: str | None = None, **options: Any) -> CachedDataset:
         """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one."""
-        from stable_explore.edits import Draft
+        from stable_explore.versioning.edits import Draft
 
         return Draft(self).save(message, **options)
 
     # -- browsing ------------------------------------------------------------
 
-    def browse(self, *, page_size: int = 48, thumb_size: int = 128) -> Any:
+    def browse(self, *, page_size: int = 48, thumb_size: int = 128) -> ShardBrowser:
         """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
 
         Needs the ``lab`` extra (anywidget). ``browser.selected`` and
@@ -638,8 +661,8 @@ class CachedDataset:
 
     # -- integrity -----------------------------------------------------------
 
-    def verify(self) -> Any:
-        """Re-hash every shard of this version (see :func:`stable_explore.verify`)."""
+    def verify(self) -> VerifyReport:
+        """Re-hash every shard of this version and check its id (the same check as :func:`stable_explore.verify`)."""
         from stable_explore.storage.verify import verify
 
         return verify(self.cache_dir)
@@ -708,7 +731,7 @@ class CachedDataset:
         yield "size", s["size"]
 
     def _repr_html_(self) -> str:
-        from stable_explore._card import dataset_card
+        from stable_explore.display.card import dataset_card
 
         return dataset_card(self, self._summary())
 

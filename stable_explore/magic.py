@@ -32,7 +32,8 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from stable_explore.api import dataset_from_build
-from stable_explore.catalog import LATEST, Catalog, SourcePlan, build_version, check_name, plan_source
+from stable_explore.catalog import LATEST, BuildOptions, Catalog, build_version, check_name, plan_source
+from stable_explore.display.progress import progress_bar
 from stable_explore.errors import CacheWriteError, StableExploreError
 from stable_explore.schema import Features
 
@@ -245,37 +246,36 @@ class StableMagics(Magics):
         name = check_name(args.name or variable)
         features = self._features(args)
         metadata = self._eval(args.metadata) if args.metadata else None
-        labels = {"description": args.description, "license": args.license, "metadata": dict(metadata or {})}
-        common = {"key": args.key, "compression": args.compression, "labels": labels}
-        call_args: tuple[Any, ...] = ()
-        call_kwargs: dict[str, Any] = {}
-        if cell is not None:
-            source: Any = self._cell_function(variable, cell)
-            plan = plan_source(source, features, **common)
-            if plan.parts is not None and plan.parts.get("kind") == "function":
-                plan = SourcePlan({**plan.parts, "kind": "cell", "function": name}, plan.fingerprint)
-        else:
-            assert expression is not None
-            source, call_args, call_kwargs = self._line_source(expression)
-            plan = plan_source(source, features, args=call_args, kwargs=call_kwargs, **common)
-        result = build_version(
-            Catalog(args.home),
-            name,
-            source,
-            features,
-            args=call_args,
-            kwargs=call_kwargs,
+        options = BuildOptions(
             description=args.description,
             license=args.license,
-            metadata=metadata,
+            metadata=metadata or {},
             shard_size=args.shard_size,
             batch_size=args.batch_size,
             compression=args.compression,
             tag=args.tag,
             force=args.force,
             key=args.key,
-            progress=not args.quiet,
+        )
+        call_args: tuple[Any, ...] = ()
+        call_kwargs: dict[str, Any] = {}
+        if cell is not None:
+            source: Any = self._cell_function(variable, cell)
+            plan = plan_source(source, features, options).as_cell(name)
+        else:
+            assert expression is not None
+            source, call_args, call_kwargs = self._line_source(expression)
+            plan = plan_source(source, features, options, args=call_args, kwargs=call_kwargs)
+        result = build_version(
+            Catalog(args.home),
+            name,
+            source,
+            features,
+            options,
+            args=call_args,
+            kwargs=call_kwargs,
             plan=plan,
+            progress=None if args.quiet else progress_bar,
         )
         return dataset_from_build(result)
 

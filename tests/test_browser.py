@@ -276,7 +276,7 @@ def test_the_next_page_is_prefetched_after_a_page_is_sent(pets: CachedDataset) -
 
 
 def test_small_web_images_are_sent_as_stored_and_large_ones_shrunk(tmp_path: Path, jpegs: list[bytes]) -> None:
-    from stable_explore._images import thumbnail_bytes
+    from stable_explore.display.images import thumbnail_bytes
 
     assert thumbnail_bytes(jpegs[0], 128) == (jpegs[0], "image/jpeg")
     big = io.BytesIO()

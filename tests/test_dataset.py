@@ -232,7 +232,7 @@ def test_reprs_are_cheap_and_escaped(tmp_path: Path, jpegs: list[bytes]) -> None
 
 
 def test_html_card_decodes_only_the_strip(pets: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stable_explore import _card
+    from stable_explore.display import card as _card
 
     calls = []
     original = _card.open_thumbnail

@@ -150,7 +150,7 @@ def test_seed_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]
 
 
 def test_interrupted_save_leaves_nothing(pets: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stable_explore import edits
+    from stable_explore.versioning import edits
 
     def boom(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt

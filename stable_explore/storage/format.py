@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,12 @@ import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
+from stable_explore.storage.metadata import VersionMetadata, version_id_of
 
 __all__ = [
     "COMPRESSIONS",
+    "VersionMetadata",
+    "version_id_of",
     "DEFAULT_SHARD_SIZE_BYTES",
     "METADATA_FILE",
     "ShardedCacheMeta",
@@ -67,6 +70,15 @@ class ShardedCacheMeta:
     compression: str | None = None
     raw: dict[str, Any] | None = None
     row_segments: list[tuple[int, int, int]] | None = None
+    version_metadata: VersionMetadata = field(default_factory=VersionMetadata)
+    shard_size_target_bytes: int | None = None
+
+    @property
+    def implied_version_id(self) -> str | None:
+        """The version id this metadata's content fields give (None for a seed-v1 cache, which has none)."""
+        if self.is_seed_v1:
+            return None
+        return version_id_of(self.raw or {})
 
     @property
     def segments(self) -> list[tuple[int, int, int]]:
@@ -239,9 +251,15 @@ def meta_from_dict(
         key_type=raw.get("key_type", "int64"),
         compression=raw.get("compression"),
         raw=dict(raw),
+        version_metadata=VersionMetadata.from_json(raw, cache_dir / METADATA_FILE),
+        shard_size_target_bytes=_optional_size(raw.get("shard_size_target_bytes")),
         # format 1 reads every shard whole, whatever else the file says
         row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
     )
+
+
+def _optional_size(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def validate_sharded_cache(cache_dir: Path | str, features: Features) -> ShardedCacheMeta:

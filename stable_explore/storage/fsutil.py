@@ -76,7 +76,7 @@ def _owner_alive(host: str, pid: int) -> bool:
     return True
 
 
-def _bytes_under(path: Path) -> int:
+def bytes_freed_by_removing(path: Path) -> int:
     """Bytes that deleting ``path`` frees: files hard-linked elsewhere (a parent's shards) do not count."""
     files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
     return sum(stat.st_size for stat in (f.stat() for f in files) if stat.st_nlink <= 1)
@@ -102,7 +102,7 @@ def sweep_stale_temp_dirs(parent: Path) -> int:
         if _owner_alive(*owner) and (local or age < _STALE_AFTER_SECONDS):
             continue  # a live local builder is never swept, however slow
         with contextlib.suppress(OSError):
-            removed += _bytes_under(entry)
+            removed += bytes_freed_by_removing(entry)
         if entry.is_dir():
             shutil.rmtree(entry, ignore_errors=True)
         else:

@@ -72,7 +72,7 @@ class VerifyReport:
 
 
 def verify(target: Any) -> VerifyReport:
-    """Re-hash every shard of a cache and check its structure.
+    """Re-hash every shard of a cache, check its structure, its rows' digest and its version id.
 
     Parameters
     ----------
@@ -112,12 +112,13 @@ def verify(target: Any) -> VerifyReport:
         if table.num_rows != meta.shard_row_counts[position]:
             msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
             raise CacheCorruptionError(path, msg)
-    recorded = (meta.raw or {}).get("content_digest")
+    recorded = meta.version_metadata.content_digest
     if recorded is not None:
         found = content_digest_of(meta)
         if found != recorded:
             msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
             raise CacheCorruptionError(cache_dir / METADATA_FILE, msg)
+    _check_version_id(meta)
     return VerifyReport(
         cache_dir=cache_dir,
         num_shards=meta.num_shards,
@@ -126,3 +127,18 @@ def verify(target: Any) -> VerifyReport:
         seconds=time.perf_counter() - started,
         hashed=meta.shard_hashes is not None,
     )
+
+
+def _check_version_id(meta: ShardedCacheMeta) -> None:
+    """The recorded version id (and the directory's name, inside a catalog) must be what the content implies."""
+    recorded = meta.version_metadata.version_id
+    if recorded is None:
+        return
+    expected = meta.implied_version_id
+    cache_dir = meta.cache_dir
+    if recorded != expected or (cache_dir.parent.name == "versions" and cache_dir.name != recorded):
+        msg = (
+            f"version id {recorded} (directory {cache_dir.name}) does not match the content "
+            f"and labels recorded in the metadata, which give {expected}"
+        )
+        raise CacheCorruptionError(cache_dir / METADATA_FILE, msg)

@@ -34,17 +34,17 @@ import numpy as np
 import pyarrow.compute as pc
 import traitlets as t
 
-from stable_explore._images import (
+from stable_explore._units import format_size
+from stable_explore.display.images import (
     array_thumbnail,
     encode_thumbnail,
     is_image_array_shape,
     open_thumbnail,
     thumbnail_bytes,
 )
-from stable_explore._units import format_size
-from stable_explore.edits import Draft
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.schema.image_formats import sniff
+from stable_explore.versioning.edits import Draft
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:

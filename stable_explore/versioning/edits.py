@@ -21,7 +21,7 @@ Example
 
 from __future__ import annotations
 
-import datetime as dt
+import contextlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,12 +30,14 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore._units import format_size
-from stable_explore.catalog import LATEST, Catalog, check_name, progress_bar
+from stable_explore.catalog import Catalog, check_name, publish_version
+from stable_explore.display.progress import saving_bar
 from stable_explore.errors import EncodingError
 from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
 from stable_explore.storage.hashing import row_hashes
+from stable_explore.storage.metadata import VersionMetadata
 from stable_explore.storage.shards import ShardWriter
 from stable_explore.storage.verify import content_digest_of_files
 from stable_explore.storage.writer import shard_metadata
@@ -224,18 +226,18 @@ class Draft:
         target_name = check_name(name or origin.name or "")
         if tag is not None:
             check_name(tag, "tag")
-        catalog = Catalog(origin._home)
-        meta = origin._meta
-        raw_parent = dict(meta.raw or {})
+        catalog = Catalog(origin.home)
+        meta = origin.cache_meta
+        parent = meta.version_metadata
         kept = np.setdiff1d(np.arange(len(origin), dtype=np.int64), np.fromiter(self._edits.dropped, dtype=np.int64))
         base = origin.base_rows()[kept]
         features = origin.features
         key_type = pa.string() if meta.key_type == "string" else pa.int64()
         schema = features.to_arrow_schema(with_row_columns=True, key_type=key_type)
-        shard_size = int(raw_parent.get("shard_size_target_bytes") or DEFAULT_SHARD_SIZE_BYTES)
+        shard_size = meta.shard_size_target_bytes or DEFAULT_SHARD_SIZE_BYTES
         with (
             temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging,
-            progress_bar(progress, target_name, len(kept), verb="saving") as on_rows,
+            saving_bar(target_name, len(kept)) if progress else contextlib.nullcontext() as on_rows,
         ):
             writer = ShardWriter(
                 staging, schema, shard_size_bytes=shard_size, compression=meta.compression, on_batch=on_rows
@@ -249,7 +251,7 @@ class Draft:
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
             # format 1 (what seed 000 reads) whenever every shard is used whole and in order
             segmented = segments != whole
-            raw = shard_metadata(
+            shard_fields = shard_metadata(
                 features,
                 shards,
                 num_rows=len(kept),
@@ -259,24 +261,16 @@ class Draft:
                 content_digest=content_digest_of_files([staging / n for n in shards.names], segments),
                 segments=segments if segmented else None,
             )
-            raw.update(
-                {
-                    "name": target_name,
-                    "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"),
-                    "parent": origin.version,
-                    "operations": self.operations(),
-                    "source_fingerprint": None,
-                    "source": None,
-                    "description": description if description is not None else raw_parent.get("description"),
-                    "license": license if license is not None else raw_parent.get("license"),
-                    "metadata": dict(metadata) if metadata is not None else raw_parent.get("metadata") or {},
-                    "message": message,
-                }
+            record = VersionMetadata(
+                parent=origin.version,
+                operations=tuple(self.operations()),
+                description=description if description is not None else parent.description,
+                license=license if license is not None else parent.license,
+                metadata=dict(metadata) if metadata is not None else dict(parent.metadata),
+                message=message,
             )
-            ref, existed = catalog.publish(target_name, staging, raw)
-        catalog.write_ref(target_name, LATEST, ref.version_id)
-        if tag:
-            catalog.write_ref(target_name, tag, ref.version_id)
+            published = publish_version(catalog, target_name, staging, shard_fields, record, tag=tag)
+        ref, existed = published.ref, published.existed
         rewritten = len(shards.names) - shards.linked
         written = f"wrote {rewritten} new shard(s) ({format_size(shards.bytes_written)})"
         info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked} of the parent's"
@@ -306,8 +300,8 @@ class Draft:
         """
         if len(base) == 0:
             return []
-        backend = self._origin._backend
-        meta = self._origin._meta
+        backend = self._origin.backend
+        meta = self._origin.cache_meta
         can_link = not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None
         offsets = backend.shard_offsets
         runs = backend.runs
@@ -373,7 +367,7 @@ class Draft:
         origin = self._origin
         rows = base[positions]
         feature_names = list(origin.features)
-        table = origin._backend.take(rows, columns=feature_names)
+        table = origin.backend.take(rows, columns=feature_names)
         arrays = [table.column(n).combine_chunks() for n in feature_names]
         origin_positions = kept[positions]
         for index, name in enumerate(feature_names):
@@ -388,10 +382,10 @@ class Draft:
                 for i, value in changes.items():
                     values[i] = value
                 arrays[index] = pa.array(values, type=arrays[index].type)
-        if origin._meta.is_seed_v1:
+        if origin.cache_meta.is_seed_v1:
             keys = pa.array(rows, type=pa.int64())
         else:
-            keys = origin._backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()
+            keys = origin.backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()
         hashes = pa.array(row_hashes(arrays), type=pa.uint64())
         batch = pa.RecordBatch.from_arrays([*arrays, keys.cast(schema.field(KEY_COLUMN).type), hashes], schema=schema)
         writer.write(batch)

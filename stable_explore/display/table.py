@@ -6,6 +6,8 @@ import html
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from stable_explore._units import format_size
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -83,3 +85,19 @@ class Table(Sequence[dict[str, Any]]):
         )
         caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
         return f'<table class="se-table">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def listing_table(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, title: str = "") -> Table:
+    """A catalog listing as a :class:`Table`: a ``bytes`` column is shown as a readable ``size``.
+
+    Each row keeps its ``bytes`` for code that sums or sorts them.
+
+    Example
+    -------
+    >>> print(listing_table(["name", "bytes"], [{"name": "pets", "bytes": 2048}]))
+    name  size
+    pets  2.0 KB
+    """
+    shown = ["size" if column == "bytes" else column for column in columns]
+    sized = [{**row, "size": format_size(row["bytes"])} if "bytes" in row else dict(row) for row in rows]
+    return Table(shown, sized, title=title)

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.schema import ClassLabel, Features, class_name
+from stable_explore.schema import KEY_COLUMN, ClassLabel, Features, class_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -195,7 +195,7 @@ class Diff:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from stable_explore._card import diff_card
+        from stable_explore.display.card import diff_card
 
         return diff_card(self)
 
@@ -228,8 +228,8 @@ def _json_keys(keys: list[Any]) -> list[Any]:
 # --- computing a diff ------------------------------------------------------------
 
 
-def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: Any = None) -> Diff:
-    """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
+def compare(a: CachedDataset, b: CachedDataset) -> Diff:
+    """The difference from version (or view) ``a`` to ``b``; ``se.compare`` also takes refs such as ``"pets@clean"``.
 
     Examples
     --------
@@ -237,16 +237,13 @@ def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: Any = None)
     >>> home = tempfile.mkdtemp()
     >>> v1 = se.build([{"x": 1}, {"x": 2}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
     >>> v2 = se.build([{"x": 1}, {"x": 3}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
-    >>> d = se.compare(v1, v2)
+    >>> d = compare(v1, v2)
     >>> d.rows.changed, d.rows.changed_fields[1]
     ([1], {'x': (2, 3)})
     """
-    from stable_explore.api import load
-
-    left = load(a, home=home) if isinstance(a, str) else a
-    right = load(b, home=home) if isinstance(b, str) else b
+    left, right = a, b
     diff = Diff(left.ref, right.ref, identical=False, _datasets=(left, right))
-    has_ids = all((ds._meta.raw or {}).get("content_digest") for ds in (left, right))
+    has_ids = all(ds.cache_meta.version_metadata.content_digest for ds in (left, right))
     if has_ids and left.version == right.version and not left.is_view and not right.is_view:
         diff.identical = True
         return diff
@@ -260,13 +257,12 @@ def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: Any = None)
 
 
 def _metadata_diff(a: CachedDataset, b: CachedDataset) -> dict[str, tuple[Any, Any]]:
-    raw_a = a._meta.raw or {}
-    raw_b = b._meta.raw or {}
+    record_a, record_b = a.cache_meta.version_metadata, b.cache_meta.version_metadata
     out = {}
     for name in _METADATA_FIELDS:
-        old, new = raw_a.get(name), raw_b.get(name)
+        old, new = getattr(record_a, name), getattr(record_b, name)
         if name == "metadata":
-            old, new = old or {}, new or {}
+            old, new = dict(old), dict(new)
         if old != new:
             out[name] = (old, new)
     return out
@@ -307,7 +303,7 @@ def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
 
 def _whole_files(ds: CachedDataset) -> dict[str, int]:
     """Digest -> file index for the shard files a version reads whole, exactly once."""
-    meta = ds._meta
+    meta = ds.cache_meta
     hashes = meta.shard_hashes or []
     uses: dict[int, list[tuple[int, int]]] = {}
     for shard, start, count in meta.segments:
@@ -317,7 +313,7 @@ def _whole_files(ds: CachedDataset) -> dict[str, int]:
 
 def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
     """Shard files both versions read whole and unchanged (by digest); the others of each side."""
-    if not a._meta.shard_hashes or not b._meta.shard_hashes:
+    if not a.cache_meta.shard_hashes or not b.cache_meta.shard_hashes:
         return {}
     whole_a, whole_b = _whole_files(a), _whole_files(b)
     identical = sorted([i, whole_b[h]] for h, i in whole_a.items() if h in whole_b)
@@ -325,20 +321,20 @@ def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
     matched_b = {j for _, j in identical}
     return {
         "identical": identical,
-        "only_a": [i for i in range(len(a._meta.shard_hashes)) if i not in matched_a],
-        "only_b": [j for j in range(len(b._meta.shard_hashes)) if j not in matched_b],
+        "only_a": [i for i in range(len(a.cache_meta.shard_hashes)) if i not in matched_a],
+        "only_b": [j for j in range(len(b.cache_meta.shard_hashes)) if j not in matched_b],
     }
 
 
 def _keys_and_hashes(ds: CachedDataset) -> tuple[pa.Array, np.ndarray]:
-    if ds._meta.is_seed_v1:
+    if ds.cache_meta.is_seed_v1:
         keys = pa.array(ds.base_rows(), type=pa.int64())
         from stable_explore.storage.hashing import row_hashes
 
         table = ds.to_arrow()
         hashes = row_hashes([table.column(n).combine_chunks() for n in table.column_names])
         return keys, hashes
-    keys = ds._column_arrow("__key__")
+    keys = ds.arrow_column(KEY_COLUMN)
     return keys, ds.row_hashes()
 
 

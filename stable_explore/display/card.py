@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from stable_explore._images import data_uri, encode_thumbnail, open_thumbnail
+from stable_explore.display.images import data_uri, encode_thumbnail, open_thumbnail
 from stable_explore.schema import ClassLabel, Image
 
 if TYPE_CHECKING:

@@ -1,0 +1,38 @@
+"""The catalog: names -> versions under one home, refs and tags, cache decisions, builds, publishing, gc.
+
+Nothing here imports the dataset, display or UI layers; those call down into these modules.
+"""
+
+from __future__ import annotations
+
+from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version
+from stable_explore.catalog.catalog import Catalog, VersionRef
+from stable_explore.catalog.gc import collect_garbage
+from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_rows, version_rows
+from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, resolve_home
+from stable_explore.catalog.options import BuildOptions
+from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
+from stable_explore.catalog.publish import Published, publish_version
+
+__all__ = [
+    "DATASET_COLUMNS",
+    "HOME_ENV",
+    "LATEST",
+    "VERSION_COLUMNS",
+    "BuildOptions",
+    "BuildResult",
+    "Catalog",
+    "ProgressFactory",
+    "Published",
+    "SourcePlan",
+    "VersionRef",
+    "build_version",
+    "check_name",
+    "collect_garbage",
+    "dataset_rows",
+    "explain_changes",
+    "plan_source",
+    "publish_version",
+    "resolve_home",
+    "version_rows",
+]

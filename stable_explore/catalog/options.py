@@ -1,0 +1,85 @@
+"""``BuildOptions``: every choice a build takes besides its source, checked once, shared by ``se.build`` and the magic.
+
+Example
+-------
+>>> options = BuildOptions(description="digits", shard_size="64MB", tag="raw")
+>>> options.shard_size_bytes, options.descriptive["description"]
+(67108864, 'digits')
+>>> BuildOptions(batch_size=0)
+Traceback (most recent call last):
+...
+ValueError: batch_size must be a positive int, got 0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stable_explore._canonical import canonical_json
+from stable_explore._units import parse_size
+from stable_explore.catalog.names import check_name
+from stable_explore.storage.format import COMPRESSIONS
+
+__all__ = ["BuildOptions"]
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How to build a version: what it records, how its shards are written, and how the cache decides.
+
+    Attributes
+    ----------
+    description, license, metadata:
+        Stored with the version and part of its id (``metadata`` must be JSON-ready).
+    shard_size, batch_size, compression:
+        Shard target (bytes, or a string such as ``"256MB"``), rows per record batch, and
+        ``None`` / ``"lz4"`` / ``"zstd"``.
+    tag:
+        Also point this tag at the version.
+    force:
+        Build even when this source built a version before.
+    key:
+        An explicit cache key, instead of fingerprinting the source.
+    message:
+        A note stored with the version (shown by ``se.versions``).
+    """
+
+    description: str | None = None
+    license: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    shard_size: int | str = "256MB"
+    batch_size: int = 1000
+    compression: str | None = None
+    tag: str | None = None
+    force: bool = False
+    key: str | None = None
+    message: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "metadata", dict(self.metadata or {}))
+        try:
+            canonical_json(self.metadata)
+        except (TypeError, ValueError) as exc:
+            msg = f"metadata must be JSON-serialisable (str, numbers, lists, dicts): {exc}"
+            raise TypeError(msg) from exc
+        if self.tag is not None:
+            check_name(self.tag, "tag")
+        if self.compression not in COMPRESSIONS:
+            msg = f"compression must be one of {COMPRESSIONS}, got {self.compression!r}"
+            raise ValueError(msg)
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+            msg = f"batch_size must be a positive int, got {self.batch_size!r}"
+            raise ValueError(msg)
+        parse_size(self.shard_size)  # a clear error now, not after the generator ran
+
+    @property
+    def shard_size_bytes(self) -> int:
+        """``shard_size`` in bytes."""
+        return parse_size(self.shard_size)
+
+    @property
+    def descriptive(self) -> dict[str, Any]:
+        """The fields that describe the data without changing its rows: description, license, metadata."""
+        return {"description": self.description, "license": self.license, "metadata": dict(self.metadata)}

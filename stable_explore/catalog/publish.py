@@ -1,0 +1,124 @@
+"""Publishing: a complete staging directory becomes a named, immutable version, and refs move to it.
+
+Every way a version is made (a build, a saved edit, later a pull or a parallel build) ends in
+:func:`publish_version`: the version's own record is added to the shard metadata, the id is
+computed from the content, ``_metadata.json`` is written and fsynced, the directory is renamed
+into ``versions/`` (one atomic step), and ``latest`` (and a tag, if asked) move to it.
+
+Example
+-------
+>>> import tempfile
+>>> from stable_explore import Features, Value
+>>> from stable_explore.catalog import Catalog
+>>> from stable_explore.storage.fsutil import temp_dir_beside
+>>> from stable_explore.storage.metadata import VersionMetadata
+>>> from stable_explore.storage.writer import write_shards
+>>> catalog = Catalog(tempfile.mkdtemp())
+>>> with temp_dir_beside(catalog.versions_dir("nums") / "staging") as staging:
+...     shards = write_shards(({"x": i} for i in range(3)), Features(x=Value("int64")), staging)
+...     published = publish_version(catalog, "nums", staging, shards, VersionMetadata(message="first"))
+>>> published.existed, catalog.read_ref("nums", "latest") == published.ref.version_id
+(False, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import os
+import shutil
+import socket
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.catalog.names import LATEST, check_name
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.fsutil import fsync_path
+from stable_explore.storage.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.writer import write_metadata
+
+if TYPE_CHECKING:
+    from stable_explore.catalog.catalog import Catalog, VersionRef
+
+__all__ = ["Published", "publish_version", "remove_version_dir"]
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published version, and whether identical content was already there (then nothing new was written)."""
+
+    ref: VersionRef
+    existed: bool
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def publish_version(
+    catalog: Catalog,
+    name: str,
+    staging: Path,
+    shard_fields: dict[str, Any],
+    record: VersionMetadata,
+    *,
+    tag: str | None = None,
+) -> Published:
+    """Publish ``staging`` (shards written, no metadata yet) as a version of ``name``; move ``latest`` and ``tag``.
+
+    ``shard_fields`` are the shard metadata the writer returned; ``record`` is the version's own
+    record (its name and time are filled in here). The staging dir must be private to the caller;
+    when identical content already exists it is left for the caller to remove.
+    """
+    check_name(name)
+    if tag is not None:
+        check_name(tag, "tag")
+    record = replace(record, name=name, created_at=record.created_at or _now())
+    fields = {**shard_fields, **record.to_json()}
+    version_id = version_id_of(fields)
+    fields["version_id"] = version_id
+    ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+    catalog.write_ref(name, LATEST, version_id)
+    if tag:
+        catalog.write_ref(name, tag, version_id)
+    return Published(ref, existed)
+
+
+def _move_into_place(
+    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
+) -> tuple[VersionRef, bool]:
+    target = catalog.version_dir(name, version_id)
+    if (target / METADATA_FILE).is_file():
+        try:
+            read_sharded_cache_meta(target)
+            return catalog.ref(name, version_id), True
+        except CacheCorruptionError:
+            remove_version_dir(target)  # a damaged copy of this content: replace it with the good one
+    elif target.exists():
+        remove_version_dir(target)  # a leftover without metadata (an interrupted delete): not a version
+    write_metadata(staging, fields)
+    fsync_path(staging)  # the directory entries must be durable before the rename publishes them
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        staging.rename(target)
+    except OSError as exc:
+        if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+            raise
+        return catalog.ref(name, version_id), True  # another process published the same content
+    with contextlib.suppress(OSError):
+        fsync_path(target.parent)
+    return catalog.ref(name, version_id), False
+
+
+def remove_version_dir(directory: Path) -> None:
+    """Delete a version directory: first renamed to a temp name (one atomic step), then removed.
+
+    An interrupted delete leaves a temp dir that the next sweep finishes, never a half-deleted version.
+    """
+    doomed = directory.parent / f".{directory.name}.tmp-{socket.gethostname()}-{os.getpid()}-gc{uuid.uuid4().hex[:6]}"
+    directory.rename(doomed)
+    shutil.rmtree(doomed, ignore_errors=True)

@@ -1,0 +1,5 @@
+"""Rendering helpers: the dataset and diff cards, listing tables, thumbnails, progress bars.
+
+They take plain values or duck-typed objects and never open shard files; the
+dataset and versions layers call them to render themselves.
+"""

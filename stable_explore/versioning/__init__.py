@@ -1,0 +1,8 @@
+"""Versions from versions: edits saved as a new version (``Draft``), and the difference of two versions (``Diff``)."""
+
+from __future__ import annotations
+
+from stable_explore.versioning.compare import Diff, RowDiff, compare
+from stable_explore.versioning.edits import Draft, PendingEdits
+
+__all__ = ["Diff", "Draft", "PendingEdits", "RowDiff", "compare"]
