@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from stable_explore.errors import MissingDependencyError
+
 
 def require(module: str, extra: str, purpose: str) -> ModuleType:
     """Import ``module`` or raise ImportError saying which ``pip install`` provides it."""
@@ -12,4 +14,4 @@ def require(module: str, extra: str, purpose: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         msg = f"{purpose} needs {module}: pip install 'stable-explore[{extra}]'"
-        raise ImportError(msg) from exc
+        raise MissingDependencyError(msg) from exc

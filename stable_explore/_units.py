@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
+
 _UNITS = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 
@@ -20,18 +22,18 @@ def parse_size(size: int | str) -> int:
     """Bytes from an int or a string such as ``"256MB"``, ``"64 kb"``, ``"1.5GiB"`` (powers of 1024)."""
     if isinstance(size, bool):
         msg = f"a size must be a number of bytes or a string like '256MB', got {size!r}"
-        raise TypeError(msg)
+        raise InvalidArgumentTypeError(msg)
     if isinstance(size, int):
         value = size
     else:
         match = _PATTERN.match(str(size))
         if not match:
             msg = f"a size must be a number of bytes or a string like '256MB', got {size!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
     if value <= 0:
         msg = f"a size must be positive, got {size!r}"
-        raise ValueError(msg)
+        raise InvalidOptionError(msg)
     return value
 
 

@@ -27,6 +27,7 @@ from stable_explore.catalog import (
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
+from stable_explore.errors import InvalidArgumentTypeError, InvalidNameError, NotInCatalogError
 from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
@@ -128,7 +129,7 @@ def build(
         name = getattr(source, "__name__", None)
         if not callable(source) or not name or name == "<lambda>":
             msg = "name= is required unless source is a named generator function"
-            raise TypeError(msg)
+            raise InvalidArgumentTypeError(msg)
     options = BuildOptions(
         description=description,
         license=license,
@@ -217,19 +218,39 @@ def versions(name: str, home: str | Path | None = None) -> Table:
 
 
 def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = None) -> str:
-    """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id."""
-    catalog = Catalog(home if home is not None or isinstance(dataset, str) else dataset.home)
+    """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
+
+    Raises
+    ------
+    InvalidNameError
+        ``tag`` is not a plain name, or is ``latest`` (builds and saves move that one).
+    NotInCatalogError
+        The dataset was opened by path outside a catalog (and no ``home`` was given).
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
+    >>> se.tag(ds, "reviewed") == ds.version == se.load("one@reviewed", home=home).version
+    True
+    """
+    if tag == "latest":
+        msg = "'latest' is set by builds and saves; choose another tag name"
+        raise InvalidNameError(msg)
     if isinstance(dataset, str):
+        catalog = Catalog(home)
         ref = catalog.resolve(dataset)
         name, version_id = ref.name, ref.version_id
     else:
+        if home is None and dataset.home is None:
+            msg = f"only versions in a catalog can be tagged; {dataset.cache_dir} was opened by path outside one"
+            raise NotInCatalogError(msg)
+        catalog = Catalog(home if home is not None else dataset.home)
         name, version_id = dataset.name, dataset.version
     if name is None:
         msg = "only versions in a catalog can be tagged (this one was opened by path)"
-        raise ValueError(msg)
-    if tag == "latest":
-        msg = "'latest' is set by builds and saves; choose another tag name"
-        raise ValueError(msg)
+        raise NotInCatalogError(msg)
     catalog.write_ref(name, tag, version_id)
     return version_id
 

@@ -35,7 +35,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore._units import format_size
-from stable_explore.errors import CacheCorruptionError, SchemaError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    ColumnNotFoundError,
+    InvalidArgumentTypeError,
+    InvalidOptionError,
+    RowIndexError,
+    SchemaError,
+)
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
 from stable_explore.schema import Sequence as SequenceF
 from stable_explore.schema.image_formats import sniff
@@ -124,7 +131,7 @@ class CachedDataset:
         self._rows = rows
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         self._format = format
 
     # -- identity ------------------------------------------------------------
@@ -251,7 +258,7 @@ class CachedDataset:
             position += n
         if not 0 <= position < n:
             msg = f"row {int(index)} is out of range for a dataset of {n} rows"
-            raise IndexError(msg)
+            raise RowIndexError(msg)
         return position
 
     def _select(self, selection: Any) -> Rows:
@@ -265,7 +272,7 @@ class CachedDataset:
         if array.dtype == bool:
             if array.shape != (len(self),):
                 msg = f"a boolean mask must have one entry per row ({len(self)}), got shape {array.shape}"
-                raise IndexError(msg)
+                raise RowIndexError(msg)
             positions = np.flatnonzero(array)
         elif array.size == 0:
             positions = np.zeros(0, dtype=np.int64)
@@ -275,11 +282,11 @@ class CachedDataset:
             if positions.size and (positions.min() < -n or positions.max() >= n):
                 bad = positions[(positions < -n) | (positions >= n)][0]
                 msg = f"row {int(bad)} is out of range for a dataset of {n} rows"
-                raise IndexError(msg)
+                raise RowIndexError(msg)
             positions = np.where(positions < 0, positions + n, positions)
         else:
             msg = f"rows must be selected with ints, a slice, or a boolean mask, got {array.dtype} values"
-            raise TypeError(msg)
+            raise InvalidArgumentTypeError(msg)
         if isinstance(current, range):
             return current.start + positions * current.step
         return current[positions]
@@ -342,7 +349,7 @@ class CachedDataset:
     def _column_matches(self, column: str, wanted: Any, rows: np.ndarray) -> np.ndarray:
         if column not in self._features:
             msg = f"no column {column!r}; columns are {list(self._features)}"
-            raise KeyError(msg)
+            raise ColumnNotFoundError(msg)
         feature = self._features[column]
         values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
         if isinstance(feature, ClassLabel):
@@ -393,7 +400,7 @@ class CachedDataset:
         """
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         return self._view(self._rows, format=format)
 
     @property
@@ -456,7 +463,7 @@ class CachedDataset:
         """One column's values for every row, decoded in the current format."""
         if name not in self._features:
             msg = f"no column {name!r}; columns are {list(self._features)}"
-            raise KeyError(msg)
+            raise ColumnNotFoundError(msg)
         feature = self._features[name]
         values = self._column_arrow(name)
         if self._format == "arrow":
@@ -514,12 +521,12 @@ class CachedDataset:
 
         if images not in IMAGE_EXPORTS:
             msg = f"images must be one of {IMAGE_EXPORTS}, got {images!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         wanted = list(columns) if columns is not None else self._feature_columns()
         unknown = [c for c in wanted if c not in self._features]
         if unknown:
             msg = f"no column(s) {unknown}; columns are {list(self._features)}"
-            raise KeyError(msg)
+            raise ColumnNotFoundError(msg)
         image_columns = [c for c in wanted if isinstance(self._features[c], Image)]
         if images == "drop":
             wanted = [c for c in wanted if c not in image_columns]
@@ -602,7 +609,7 @@ class CachedDataset:
         name = column or self._features.first_of(ClassLabel)
         if name is None or not isinstance(self._features.get(name), ClassLabel):
             msg = f"no ClassLabel column {'named ' + repr(column) if column else 'in this dataset'}"
-            raise KeyError(msg)
+            raise ColumnNotFoundError(msg)
         feature = self._features[name]
         assert isinstance(feature, ClassLabel)
         values = self._column_arrow(name).to_numpy(zero_copy_only=False)

@@ -15,9 +15,17 @@ __all__ = [
     "CacheCorruptionError",
     "CacheNotFoundError",
     "CacheWriteError",
+    "ColumnNotFoundError",
     "EncodingError",
     "FingerprintError",
+    "InvalidArgumentTypeError",
+    "InvalidNameError",
+    "InvalidOptionError",
+    "MissingDependencyError",
+    "NotInCatalogError",
+    "RowIndexError",
     "SchemaError",
+    "StableCacheError",
     "StableExploreError",
     "UnsafePathError",
 ]
@@ -113,3 +121,43 @@ class CacheCorruptionError(StableExploreError, ValueError):
 
 class UnsafePathError(CacheCorruptionError):
     """``_metadata.json`` names a shard file outside its cache directory."""
+
+
+class InvalidNameError(StableExploreError, ValueError):
+    """A dataset name, tag or version id is not a plain name (letters, digits, ``.``, ``_``, ``-``), or is reserved."""
+
+
+class InvalidOptionError(StableExploreError, ValueError):
+    """An option's value is not one stable-explore accepts; the message lists what it accepts."""
+
+
+class InvalidArgumentTypeError(StableExploreError, TypeError):
+    """An argument has the wrong type (for example metadata that is not JSON-ready); the message says what fits."""
+
+
+class ColumnNotFoundError(StableExploreError, KeyError):
+    """A column that the dataset does not have; the message lists the columns it has."""
+
+    def __str__(self) -> str:
+        # KeyError shows its argument's repr (extra quotes); this message is meant to be read as it is
+        return str(self.args[0]) if self.args else ""
+
+
+class RowIndexError(StableExploreError, IndexError):
+    """A row number outside the dataset (or view); the message gives the valid range."""
+
+
+class NotInCatalogError(StableExploreError, ValueError):
+    """An operation that needs a catalog (tagging, saving under a name) on a version opened by path."""
+
+
+class MissingDependencyError(StableExploreError, ImportError):
+    """An optional package is not installed; the message names the ``pip install`` that provides it."""
+
+
+class StableCacheError(StableExploreError):
+    """``%stable_cache`` failed: the message says why in one line (the original error, if any, is chained)."""
+
+    def __init__(self, message: str, original: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.original = original

@@ -34,24 +34,12 @@ from IPython.core.magic_arguments import argument, magic_arguments
 from stable_explore.api import dataset_from_build
 from stable_explore.catalog import LATEST, BuildOptions, Catalog, build_version, check_name, plan_source
 from stable_explore.display.progress import progress_bar
-from stable_explore.errors import CacheWriteError, StableExploreError
+from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
 
 __all__ = ["StableCacheError", "StableMagics", "load_ipython_extension"]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
-
-
-class StableCacheError(Exception):
-    """What ``%stable_cache`` raises: shown as a short message, not a traceback of our internals.
-
-    ``original`` is the user's own exception (from their generator), shown with
-    its traceback trimmed to their code.
-    """
-
-    def __init__(self, message: str, original: BaseException | None = None) -> None:
-        super().__init__(message)
-        self.original = original
 
 
 def _split_options(text: str) -> tuple[str, str]:

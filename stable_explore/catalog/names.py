@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from stable_explore.errors import InvalidNameError
+
 __all__ = ["HOME_ENV", "LATEST", "NAME_PATTERN", "check_name", "resolve_home"]
 
 HOME_ENV = "STABLE_EXPLORE_HOME"
@@ -37,5 +39,5 @@ def check_name(name: Any, what: str = "dataset name") -> str:
             f"{what} must start with a letter or digit and use only letters, digits, '.', '_' and '-' "
             f"(at most 128 characters), got {name!r}"
         )
-        raise ValueError(msg)
+        raise InvalidNameError(msg)
     return name

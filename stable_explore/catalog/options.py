@@ -8,7 +8,7 @@ Example
 >>> BuildOptions(batch_size=0)
 Traceback (most recent call last):
 ...
-ValueError: batch_size must be a positive int, got 0
+stable_explore.errors.InvalidOptionError: batch_size must be a positive int, got 0
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 from stable_explore._canonical import canonical_json
 from stable_explore._units import parse_size
 from stable_explore.catalog.names import check_name
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 from stable_explore.storage.format import COMPRESSIONS
 
 __all__ = ["BuildOptions"]
@@ -63,15 +64,15 @@ class BuildOptions:
             canonical_json(self.metadata)
         except (TypeError, ValueError) as exc:
             msg = f"metadata must be JSON-serialisable (str, numbers, lists, dicts): {exc}"
-            raise TypeError(msg) from exc
+            raise InvalidArgumentTypeError(msg) from exc
         if self.tag is not None:
             check_name(self.tag, "tag")
         if self.compression not in COMPRESSIONS:
             msg = f"compression must be one of {COMPRESSIONS}, got {self.compression!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             msg = f"batch_size must be a positive int, got {self.batch_size!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         parse_size(self.shard_size)  # a clear error now, not after the generator ran
 
     @property

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore._canonical import fingerprint
 from stable_explore.catalog.fingerprint import fingerprint_parts, function_token, token
+from stable_explore.errors import InvalidArgumentTypeError
 
 if TYPE_CHECKING:
     from stable_explore.catalog.options import BuildOptions
@@ -73,7 +74,7 @@ def plan_source(
             bound.apply_defaults()  # a default read from a notebook variable is an input too
         except TypeError as exc:
             msg = f"{getattr(source, '__name__', source)} cannot take these arguments: {exc}"
-            raise TypeError(msg) from exc
+            raise InvalidArgumentTypeError(msg) from exc
         arguments = {arg: fingerprint(token(value, f"argument {arg!r}")) for arg, value in bound.arguments.items()}
         parts = {
             "kind": "function",

@@ -123,9 +123,9 @@ def _thumb_img(data: bytes | None) -> str:
 
 def _changed_strip(diff: Any) -> str:
     """Before | after thumbnails of the first changed rows, with their changed fields."""
-    if diff._datasets is None or not diff.rows.changed:
+    if diff.datasets is None or not diff.rows.changed:
         return ""
-    left, right = diff._datasets
+    left, right = diff.datasets
     keys = diff.rows.changed[:CHANGED_ROWS_SHOWN]
     column = left.features.first_of(Image)
     if column != right.features.first_of(Image):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowIndexError
 from stable_explore.storage.format import open_shard
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ class ArrowBackend:
     ) -> None:
         if (shard_paths is None) == (table is None):
             msg = "ArrowBackend needs either shard_paths (with shard_row_counts) or table"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         self._table = table
         self._schema = schema
         self._validate = validate
@@ -153,7 +153,7 @@ class ArrowBackend:
                 shard_row_counts = [open_shard(p, validate=validate).num_rows for p in self._files]
             if len(shard_row_counts) != len(self._files):
                 msg = f"{len(self._files)} shard paths but {len(shard_row_counts)} row counts"
-                raise ValueError(msg)
+                raise InvalidOptionError(msg)
             self._file_counts = [int(c) for c in shard_row_counts]
             runs = (
                 self._segments if self._segments is not None else [(i, 0, c) for i, c in enumerate(self._file_counts)]
@@ -268,7 +268,7 @@ class ArrowBackend:
         if indices.size and (indices.min() < 0 or indices.max() >= self.num_rows):
             bad = indices[(indices < 0) | (indices >= self.num_rows)][0]
             msg = f"row index {int(bad)} is out of range for {self.num_rows} rows"
-            raise IndexError(msg)
+            raise RowIndexError(msg)
 
     def get_row(self, idx: int) -> dict[str, Any]:
         """One row as a dict of Python values (images stay bytes)."""

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 from filelock import FileLock
 
-from stable_explore.errors import EncodingError, SchemaError
+from stable_explore.errors import EncodingError, InvalidOptionError, SchemaError
 from stable_explore.storage.format import (
     CACHE_FORMAT_VERSION,
     COMPRESSIONS,
@@ -139,10 +139,10 @@ def write_shards(
     """
     if compression not in COMPRESSIONS:
         msg = f"compression must be one of {COMPRESSIONS}, got {compression!r}"
-        raise ValueError(msg)
+        raise InvalidOptionError(msg)
     if batch_size < 1 or shard_size_bytes < 1:
         msg = f"batch_size and shard_size_bytes must be positive, got {batch_size} and {shard_size_bytes}"
-        raise ValueError(msg)
+        raise InvalidOptionError(msg)
     if not features:
         msg = "features must have at least one column"
         raise SchemaError(msg)

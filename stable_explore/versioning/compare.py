@@ -97,7 +97,7 @@ class Diff:
     rows: RowDiff = field(default_factory=RowDiff)
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
     shards: dict[str, Any] = field(default_factory=dict)
-    _datasets: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+    datasets: tuple[CachedDataset, CachedDataset] | None = field(default=None, repr=False, compare=False)
 
     def summary(self) -> str:
         """One line: ``"+0 -5 ~10 rows; label: cat->dog x2 ..."``."""
@@ -242,7 +242,7 @@ def compare(a: CachedDataset, b: CachedDataset) -> Diff:
     ([1], {'x': (2, 3)})
     """
     left, right = a, b
-    diff = Diff(left.ref, right.ref, identical=False, _datasets=(left, right))
+    diff = Diff(left.ref, right.ref, identical=False, datasets=(left, right))
     has_ids = all(ds.cache_meta.version_metadata.content_digest for ds in (left, right))
     if has_ids and left.version == right.version and not left.is_view and not right.is_view:
         diff.identical = True

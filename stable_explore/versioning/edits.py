@@ -32,7 +32,7 @@ import pyarrow as pa
 from stable_explore._units import format_size
 from stable_explore.catalog import Catalog, check_name, publish_version
 from stable_explore.display.progress import saving_bar
-from stable_explore.errors import EncodingError
+from stable_explore.errors import ColumnNotFoundError, EncodingError, InvalidArgumentTypeError, RowIndexError
 from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
@@ -115,7 +115,7 @@ class Draft:
             position = int(row)
             if not -n <= position < n:
                 msg = f"row {position} is out of range for {self._origin.ref} ({n} rows)"
-                raise IndexError(msg)
+                raise RowIndexError(msg)
             out.append(position % n)
         return out
 
@@ -130,7 +130,7 @@ class Draft:
         name = column or features.first_of(ClassLabel)
         if name is None or not isinstance(features.get(name), ClassLabel):
             msg = f"no ClassLabel column {'named ' + repr(column) if column else 'to relabel'}"
-            raise KeyError(msg)
+            raise ColumnNotFoundError(msg)
         feature = features[name]
         assert isinstance(feature, ClassLabel)
         relabelled = dict(self._edits.relabelled)
@@ -151,11 +151,11 @@ class Draft:
         features = self._origin.features
         if field_name not in features:
             msg = f"no column {field_name!r}; columns are {list(features)}"
-            raise KeyError(msg)
+            raise ColumnNotFoundError(msg)
         feature = features[field_name]
         if not isinstance(feature, (Value, ClassLabel)):
             msg = f"set() changes scalar fields; {field_name!r} is {feature!r}"
-            raise TypeError(msg)
+            raise InvalidArgumentTypeError(msg)
         (position,) = self._rows([row])
         try:
             encoded = feature.encode_value(value)

@@ -42,6 +42,7 @@ from stable_explore.display.images import (
     open_thumbnail,
     thumbnail_bytes,
 )
+from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.schema.image_formats import sniff
 from stable_explore.versioning.edits import Draft
@@ -156,7 +157,7 @@ class ShardBrowser(anywidget.AnyWidget):
         self._prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
         if page_size not in PAGE_SIZES:
             msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         self._cache = cache if cache is not None else SHARED_CACHE
         self._ready = False  # traitlet observers wait until construction is done
         self._draft: Draft | None = None
@@ -364,7 +365,7 @@ class ShardBrowser(anywidget.AnyWidget):
         row = int(row)
         if not 0 <= row < len(self._ds):
             msg = f"row {row} is out of range for {len(self._ds)} rows"
-            raise IndexError(msg)
+            raise RowIndexError(msg)
         view = self._ds.take([row])
         stored = view.with_format("python")[0]
         shard, shard_row = self._ds.shard_of(row)
@@ -500,7 +501,7 @@ class ShardBrowser(anywidget.AnyWidget):
         """Write the pending edits as a new version, and browse it. Returns the new version."""
         if self._draft is None:
             msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         was_view = self._ds.is_view
         saved = self._draft.save(message, **{"progress": False, **options})
         self._set_draft(None)
