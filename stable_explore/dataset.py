@@ -320,7 +320,8 @@ class CachedDataset:
 
     def head(self, n: int = 5) -> CachedDataset:
         """A view of the first ``n`` rows."""
-        return self[:n]
+        view: CachedDataset = self[:n]
+        return view
 
     def shuffle(self, seed: int | None = None) -> CachedDataset:
         """A view of the rows in a random order (reproducible with ``seed``)."""
@@ -355,9 +356,9 @@ class CachedDataset:
         if isinstance(feature, ClassLabel):
             values = [feature.str2int(v) if isinstance(v, str) else int(v) for v in values]
         data = self._column_arrow(column, rows)
-        return (
-            pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False).to_numpy(zero_copy_only=False)
-        )
+        matches = pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False)
+        mask: np.ndarray = matches.to_numpy(zero_copy_only=False)
+        return mask
 
     def arrow_column(self, column: str) -> pa.Array:
         """One stored column of this dataset's rows, in order, as Arrow (``__key__`` and ``__row_hash__`` too)."""
@@ -375,12 +376,15 @@ class CachedDataset:
     def keys(self) -> list[Any]:
         """Each row's key (the generator's key, or its running index), in this dataset's order."""
         if self._meta.is_seed_v1:
-            return self.base_rows().tolist()
-        return self._column_arrow(KEY_COLUMN).to_pylist()
+            keys: list[Any] = self.base_rows().tolist()
+            return keys
+        stored: list[Any] = self._column_arrow(KEY_COLUMN).to_pylist()
+        return stored
 
     def row_hashes(self) -> np.ndarray:
         """Each row's 64-bit content hash, in this dataset's order."""
-        return self._column_arrow(HASH_COLUMN).to_numpy(zero_copy_only=False)
+        hashes: np.ndarray = self._column_arrow(HASH_COLUMN).to_numpy(zero_copy_only=False)
+        return hashes
 
     def shard_of(self, index: int) -> tuple[int, int]:
         """(shard number, row within that shard) of row ``index`` of this dataset."""

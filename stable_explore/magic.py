@@ -211,7 +211,8 @@ class StableMagics(Magics):
     @property
     def _namespace(self) -> dict[str, Any]:
         assert self.shell is not None, "the magics are registered on a shell"
-        return self.shell.user_ns
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
 
     def _eval(self, expression: str) -> Any:
         try:

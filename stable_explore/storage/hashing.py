@@ -58,7 +58,8 @@ def _mix(x: np.ndarray) -> np.ndarray:
     x = x * _MUL1
     x = x ^ (x >> np.uint64(27))
     x = x * _MUL2
-    return x ^ (x >> np.uint64(31))
+    mixed: np.ndarray = x ^ (x >> np.uint64(31))
+    return mixed
 
 
 def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarray:

@@ -222,7 +222,8 @@ class ArrowBackend:
     @property
     def shard_offsets(self) -> np.ndarray:
         """First global row of each shard (run), plus the total at the end."""
-        return self._offsets.copy()
+        offsets: np.ndarray = self._offsets.copy()
+        return offsets
 
     @property
     def is_file_backed(self) -> bool:
@@ -273,7 +274,8 @@ class ArrowBackend:
     def get_row(self, idx: int) -> dict[str, Any]:
         """One row as a dict of Python values (images stay bytes)."""
         self._check(np.array([idx], dtype=np.int64))
-        return self.slice(int(idx), 1).to_pylist()[0]
+        row: dict[str, Any] = self.slice(int(idx), 1).to_pylist()[0]
+        return row
 
     def take(self, indices: Sequence[int] | np.ndarray, columns: Sequence[str] | None = None) -> pa.Table:
         """Rows at ``indices`` in that order (duplicates kept), copying only those rows (and ``columns``)."""
