@@ -178,8 +178,13 @@ class CachedDataset:
 
     @property
     def num_shards(self) -> int:
-        """Shards in row order (for an edited version that reuses parts of shards: the runs)."""
-        return self._backend.num_shards
+        """Shard files of the version (an edited version may share some with its parent)."""
+        return self._meta.num_shards
+
+    @property
+    def num_segments(self) -> int:
+        """Segments: runs of consecutive rows of one shard file, in row order (one per shard in format 1)."""
+        return self._backend.num_segments
 
     @property
     def nbytes(self) -> int:
@@ -188,7 +193,20 @@ class CachedDataset:
 
     @property
     def shard_row_counts(self) -> list[int]:
-        return self._backend.shard_row_counts
+        """Rows of the version in each shard file, by shard index."""
+        counts = [0] * self._meta.num_shards
+        for shard, _, rows in self._backend.segments:
+            counts[shard] += rows
+        return counts
+
+    def shard_ids(self) -> np.ndarray:
+        """The shard file each row of this dataset is stored in, in this dataset's order."""
+        segments = self._backend.segments
+        per_segment = np.array([shard for shard, _, _ in segments], dtype=np.int64)
+        offsets = self._backend.segment_offsets
+        segment = np.searchsorted(offsets, self.base_rows(), side="right") - 1
+        ids: np.ndarray = per_segment[segment] if len(per_segment) else np.zeros(0, dtype=np.int64)
+        return ids
 
     @property
     def is_view(self) -> bool:
@@ -387,11 +405,12 @@ class CachedDataset:
         return hashes
 
     def shard_of(self, index: int) -> tuple[int, int]:
-        """(shard number, row within that shard) of row ``index`` of this dataset."""
+        """(shard file, row within that file) where row ``index`` of this dataset is stored."""
         base = self._base_row(index)
-        offsets = self._backend.shard_offsets
-        shard = int(np.searchsorted(offsets, base, side="right") - 1)
-        return shard, base - int(offsets[shard])
+        offsets = self._backend.segment_offsets
+        segment = int(np.searchsorted(offsets, base, side="right") - 1)
+        shard, start, _ = self._backend.segments[segment]
+        return shard, start + base - int(offsets[segment])
 
     # -- decoding ------------------------------------------------------------
 
@@ -723,7 +742,7 @@ class CachedDataset:
             "ref": f"{self._name or self.cache_dir.name}@{self._version}",
             "rows": len(self),
             "total_rows": total,
-            "shards": self._backend.num_shards,
+            "shards": self._meta.num_shards,
             "size": format_size(self._meta.nbytes),
             "view": self.is_view,
         }

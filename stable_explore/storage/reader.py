@@ -77,24 +77,24 @@ def _as_run(rows: np.ndarray) -> tuple[int, int] | None:
     return None
 
 
-def _gather(offsets: np.ndarray, indices: np.ndarray, take_part: Callable[[int, np.ndarray], pa.Table]) -> pa.Table:
-    """Take ``indices`` (any order, duplicates allowed) from parts that start at ``offsets``.
+def _gather(offsets: np.ndarray, indices: np.ndarray, take_segment: Callable[[int, np.ndarray], pa.Table]) -> pa.Table:
+    """Take ``indices`` (any order, duplicates allowed) from segments that start at ``offsets``.
 
-    Each part is asked once, for its own rows only, so nothing is copied but
+    Each segment is asked once, for its own rows only, so nothing is copied but
     the selected rows: unlike ``pa.Table.take`` on a many-chunk table, which
     first concatenates every chunk of the column.
     """
-    part_ids = np.searchsorted(offsets, indices, side="right") - 1
-    first = part_ids[0]
-    if np.all(part_ids == first):
-        return take_part(int(first), indices - offsets[first])
-    order = np.argsort(part_ids, kind="stable")
-    sorted_ids = part_ids[order]
+    segment_ids = np.searchsorted(offsets, indices, side="right") - 1
+    first = segment_ids[0]
+    if np.all(segment_ids == first):
+        return take_segment(int(first), indices - offsets[first])
+    order = np.argsort(segment_ids, kind="stable")
+    sorted_ids = segment_ids[order]
     bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
     pieces = []
     for group in np.split(order, bounds):
-        part = int(part_ids[group[0]])
-        pieces.append(take_part(part, indices[group] - offsets[part]))
+        segment = int(segment_ids[group[0]])
+        pieces.append(take_segment(segment, indices[group] - offsets[segment]))
     combined = pa.concat_tables(pieces)
     if np.all(np.diff(order) > 0):
         return combined
@@ -116,9 +116,9 @@ class ArrowBackend:
     schema:
         The stored Arrow schema; needed only for a cache with zero shards.
     segments:
-        The rows in order as ``(shard index, first row, count)`` runs, for a
+        The rows in order as ``(shard index, first row, count)`` segments, for a
         version that reuses parts of shards; default: every shard whole, in order.
-        Positions, ``num_shards`` and ``shard_row_counts`` are then about runs.
+        Seed 001's ``num_shards`` and ``shard_row_counts`` then count segments.
     max_open_shards:
         How many shard memory maps stay open; the least recently used closes first.
     validate:
@@ -155,18 +155,18 @@ class ArrowBackend:
                 msg = f"{len(self._files)} shard paths but {len(shard_row_counts)} row counts"
                 raise InvalidOptionError(msg)
             self._file_counts = [int(c) for c in shard_row_counts]
-            runs = (
+            segment_list = (
                 self._segments if self._segments is not None else [(i, 0, c) for i, c in enumerate(self._file_counts)]
             )
         else:
             assert table is not None
             self._files = None
             self._file_counts = [table.num_rows]
-            runs = [(0, 0, table.num_rows)]
-        self._part_file = np.array([r[0] for r in runs], dtype=np.int64)
-        self._part_start = np.array([r[1] for r in runs], dtype=np.int64)
-        self._counts = [r[2] for r in runs]
-        self._offsets = np.cumsum([0, *self._counts], dtype=np.int64)
+            segment_list = [(0, 0, table.num_rows)]
+        self._segment_shard = np.array([r[0] for r in segment_list], dtype=np.int64)
+        self._segment_start = np.array([r[1] for r in segment_list], dtype=np.int64)
+        self._segment_rows = [r[2] for r in segment_list]
+        self._offsets = np.cumsum([0, *self._segment_rows], dtype=np.int64)
 
     @classmethod
     def from_meta(cls, meta: ShardedCacheMeta, **kwargs: Any) -> ArrowBackend:
@@ -194,36 +194,52 @@ class ArrowBackend:
         return self.num_rows
 
     @property
-    def num_shards(self) -> int:
-        """Shards (runs of a shard, for a segmented version) in row order."""
-        return len(self._counts) if self._files is not None else 0
+    def num_segments(self) -> int:
+        """Segments (runs of consecutive rows of one shard file) in row order; one per shard in format 1."""
+        return len(self._segment_rows) if self._files is not None else 0
 
     @property
-    def shard_paths(self) -> list[Path]:
-        """The file of each shard (run), in row order."""
-        if self._files is None:
-            return []
-        return [self._files[i] for i in self._part_file.tolist()]
+    def segments(self) -> list[tuple[int, int, int]]:
+        """The rows in order as (shard file index, first row in that file, row count) segments."""
+        return list(zip(self._segment_shard.tolist(), self._segment_start.tolist(), self._segment_rows, strict=True))
 
     @property
-    def shard_row_counts(self) -> list[int]:
-        return list(self._counts) if self._files is not None else []
+    def segment_row_counts(self) -> list[int]:
+        """Rows in each segment, in row order."""
+        return list(self._segment_rows) if self._files is not None else []
 
     @property
-    def files(self) -> list[Path]:
-        """The shard files (each listed once)."""
+    def segment_offsets(self) -> np.ndarray:
+        """First row of each segment, plus the total at the end."""
+        offsets: np.ndarray = self._offsets.copy()
+        return offsets
+
+    @property
+    def shard_files(self) -> list[Path]:
+        """The shard files, each listed once, by shard index."""
         return list(self._files or [])
 
     @property
-    def runs(self) -> list[tuple[int, int, int]]:
-        """The rows in order as (file index, first row in the file, row count) runs."""
-        return list(zip(self._part_file.tolist(), self._part_start.tolist(), self._counts, strict=True))
+    def num_shards(self) -> int:
+        """Seed 001's name for :attr:`num_segments` (the same as the number of shard files in format 1)."""
+        return self.num_segments
+
+    @property
+    def shard_row_counts(self) -> list[int]:
+        """Seed 001's name for :attr:`segment_row_counts`."""
+        return self.segment_row_counts
 
     @property
     def shard_offsets(self) -> np.ndarray:
-        """First global row of each shard (run), plus the total at the end."""
-        offsets: np.ndarray = self._offsets.copy()
-        return offsets
+        """Seed 001's name for :attr:`segment_offsets`."""
+        return self.segment_offsets
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        """The shard file of each segment, in row order (seed 001's name)."""
+        if self._files is None:
+            return []
+        return [self._files[i] for i in self._segment_shard.tolist()]
 
     @property
     def is_file_backed(self) -> bool:
@@ -244,14 +260,14 @@ class ArrowBackend:
             return self._schema
         return pa.schema([])
 
-    def _part_table(self, part: int, columns: list[str] | None = None) -> pa.Table:
+    def _segment_table(self, segment: int, columns: list[str] | None = None) -> pa.Table:
         """The rows of one shard (run), zero-copy."""
         if self._table is not None:
             table = self._table
         else:
-            table = self._file(int(self._part_file[part])).table
+            table = self._file(int(self._segment_shard[segment])).table
             if self._segments is not None:
-                table = table.slice(int(self._part_start[part]), self._counts[part])
+                table = table.slice(int(self._segment_start[segment]), self._segment_rows[segment])
         return table if columns is None else table.select(columns)
 
     @property
@@ -261,7 +277,7 @@ class ArrowBackend:
             return self._table
         if not self._files:
             return self._schema.empty_table() if self._schema is not None else pa.table({})
-        return pa.concat_tables([self._part_table(i) for i in range(self.num_shards)])
+        return pa.concat_tables([self._segment_table(i) for i in range(self.num_shards)])
 
     # -- access --------------------------------------------------------------
 
@@ -293,10 +309,10 @@ class ArrowBackend:
         if index_array.size <= _SPARSE_TAKE_LIMIT:
             return self._take_sparse(index_array, cols)
 
-        def take_part(part: int, rows: np.ndarray) -> pa.Table:
-            return self._file(int(self._part_file[part])).take(rows + self._part_start[part], cols)
+        def take_segment(segment: int, rows: np.ndarray) -> pa.Table:
+            return self._file(int(self._segment_shard[segment])).take(rows + self._segment_start[segment], cols)
 
-        return _gather(self._offsets, index_array, take_part)
+        return _gather(self._offsets, index_array, take_segment)
 
     def _take_sparse(self, indices: np.ndarray, columns: list[str] | None) -> pa.Table:
         """Few rows: one zero-copy 1-row slice each, in the requested order, then one compacting copy.
@@ -304,9 +320,9 @@ class ArrowBackend:
         For a few hundred scattered rows this beats a ``take`` per record batch,
         which pays a kernel dispatch per batch touched and a reordering pass.
         """
-        parts = np.searchsorted(self._offsets, indices, side="right") - 1
-        files = self._part_file[parts]
-        local = indices - self._offsets[parts] + self._part_start[parts]
+        segment_ids = np.searchsorted(self._offsets, indices, side="right") - 1
+        files = self._segment_shard[segment_ids]
+        local = indices - self._offsets[segment_ids] + self._segment_start[segment_ids]
         batch_ids = np.empty_like(local)
         opened = {file_id: self._file(file_id) for file_id in np.unique(files).tolist()}
         for file_id, shard in opened.items():
@@ -340,17 +356,17 @@ class ArrowBackend:
         first = int(np.searchsorted(self._offsets, start, side="right") - 1)
         last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
         pieces = []
-        for part in range(first, last + 1):
-            lo = max(start, int(self._offsets[part])) - int(self._offsets[part])
-            hi = min(stop, int(self._offsets[part + 1])) - int(self._offsets[part])
-            pieces.append(self._part_table(part, cols).slice(lo, hi - lo))
+        for segment in range(first, last + 1):
+            lo = max(start, int(self._offsets[segment])) - int(self._offsets[segment])
+            hi = min(stop, int(self._offsets[segment + 1])) - int(self._offsets[segment])
+            pieces.append(self._segment_table(segment, cols).slice(lo, hi - lo))
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One column over all shards (zero-copy, maps every shard)."""
         if self._table is not None:
             return self._table.column(name)
-        chunks = [self._part_table(i, [name]).column(0) for i in range(self.num_shards)]
+        chunks = [self._segment_table(i, [name]).column(0) for i in range(self.num_shards)]
         if not chunks:
             return pa.chunked_array([], type=self.schema.field(name).type)
         return pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type)
@@ -368,11 +384,11 @@ class ArrowBackend:
         order = list(range(self.num_shards) if shard_indices is None else shard_indices)
         if shuffle:
             np.random.default_rng(seed).shuffle(order)
-        for part in order:
+        for segment in order:
             if self._segments is None:
-                yield from self._file(int(self._part_file[part])).batches
+                yield from self._file(int(self._segment_shard[segment])).batches
             else:
-                yield from self._part_table(part).to_batches()
+                yield from self._segment_table(segment).to_batches()
 
     def close(self) -> None:
         """Drop every open memory map (they reopen on the next access)."""

@@ -303,9 +303,9 @@ class Draft:
         backend = self._origin.backend
         meta = self._origin.cache_meta
         can_link = not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None
-        offsets = backend.shard_offsets
-        runs = backend.runs
-        files = backend.files
+        offsets = backend.segment_offsets
+        segments_of_origin = backend.segments
+        files = backend.shard_files
         touched = self._edits.touched()
         touched_mask = np.isin(kept, np.fromiter(touched, dtype=np.int64)) if touched else np.zeros(len(kept), bool)
         part_of = np.searchsorted(offsets, base, side="right") - 1
@@ -333,7 +333,7 @@ class Draft:
 
         for begin, end in zip(starts.tolist(), [*starts.tolist()[1:], len(base)], strict=True):
             part = int(part_of[begin])
-            file_id, file_start, part_rows = runs[part]
+            file_id, file_start, part_rows = segments_of_origin[part]
             # a whole small file is still linked; a short piece of one is copied, so that repeated
             # edits merge short runs back into new files instead of piling them up
             whole_file = end - begin == part_rows and file_start == 0 and part_rows == meta.shard_row_counts[file_id]

@@ -186,11 +186,19 @@ class ShardBrowser(anywidget.AnyWidget):
         self._search_masks: dict[str, np.ndarray] = {}
         self._rows = np.arange(len(dataset), dtype=np.int64)
         self._anchor: int | None = None
-        offsets = np.cumsum([0, *dataset.shard_row_counts])
-        shards = [
-            {"index": i, "start": int(offsets[i]), "stop": int(offsets[i + 1]), "rows": int(count)}
-            for i, count in enumerate(dataset.shard_row_counts)
-        ]
+        self._shard_ids = dataset.shard_ids()
+        shards = []
+        if len(self._base):
+            counts = np.bincount(self._shard_ids)
+            first = np.full(len(counts), np.iinfo(np.int64).max, dtype=np.int64)
+            last = np.full(len(counts), -1, dtype=np.int64)
+            np.minimum.at(first, self._shard_ids, self._base)
+            np.maximum.at(last, self._shard_ids, self._base)
+            for shard in np.flatnonzero(counts).tolist():
+                entry: dict[str, Any] = {"index": shard, "rows": int(counts[shard])}
+                if last[shard] - first[shard] + 1 == counts[shard]:  # one run of rows: say which
+                    entry.update(start=int(first[shard]), stop=int(last[shard]) + 1)
+                shards.append(entry)
         return {
             "title": f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
             f"{format_size(dataset.nbytes)}",
@@ -227,8 +235,7 @@ class ShardBrowser(anywidget.AnyWidget):
 
     def _shard_array(self) -> np.ndarray:
         if self._shard_ids is None:
-            starts = np.array([s["start"] for s in self.shards] + [2**62], dtype=np.int64)
-            self._shard_ids = np.searchsorted(starts, self._base, side="right") - 1
+            self._shard_ids = self._ds.shard_ids()
         return self._shard_ids
 
     def _search_mask(self, term: str) -> np.ndarray:

@@ -95,7 +95,9 @@ function render({ model, el }) {
   function drawShards() {
     shardSelect.replaceChildren(h("option", { value: "-1", text: "all shards" }));
     for (const shard of model.get("shards")) {
-      const text = `shard ${shard.index}: rows ${shard.start.toLocaleString()}–${(shard.stop - 1).toLocaleString()} (${shard.rows.toLocaleString()})`;
+      const text = shard.start === undefined
+        ? `shard ${shard.index}: ${shard.rows.toLocaleString()} rows`
+        : `shard ${shard.index}: rows ${shard.start.toLocaleString()}–${(shard.stop - 1).toLocaleString()} (${shard.rows.toLocaleString()})`;
       shardSelect.append(h("option", { value: String(shard.index), text }));
     }
     shardSelect.value = String(model.get("shard"));
