@@ -96,7 +96,7 @@ def listing_table(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, tit
     -------
     >>> print(listing_table(["name", "bytes"], [{"name": "pets", "bytes": 2048}]))
     name  size
-    pets  2.0 KB
+    pets  2.0 KiB
     """
     shown = ["size" if column == "bytes" else column for column in columns]
     sized = [{**row, "size": format_size(row["bytes"])} if "bytes" in row else dict(row) for row in rows]

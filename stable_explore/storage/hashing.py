@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from stable_explore._canonical import canonical_json
+from stable_explore._canonical import canonical_json, json_value
 
 FILE_HASH_ALGORITHM = "xxh3_128"
 _READ_CHUNK = 4 * 1024 * 1024
@@ -89,7 +89,7 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
         # Nested values (lists, structs): canonical JSON of the Python value.
         digest = xxhash.xxh3_64_intdigest
         out = np.fromiter(
-            (digest(canonical_json(_jsonable(v)).encode()) for v in array.to_pylist()), dtype=np.uint64, count=n
+            (digest(canonical_json(json_value(v)).encode()) for v in array.to_pylist()), dtype=np.uint64, count=n
         )
     if array.null_count:
         valid = array.is_valid().to_numpy(zero_copy_only=False)
@@ -133,18 +133,6 @@ def _hash_buffers(array: pa.Array) -> np.ndarray:
     data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
     digest = xxhash.xxh3_64_intdigest
     return np.array([digest(data[a:b]) for a, b in itertools.pairwise(bounds)], dtype=np.uint64)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return repr(value)  # NaN and infinities have no JSON form
-    return value
 
 
 def row_hashes(columns: list[pa.Array], values: list[list[Any] | None] | None = None) -> np.ndarray:

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore._canonical import json_value
 from stable_explore.schema import KEY_COLUMN, ClassLabel, Features, class_name
 
 if TYPE_CHECKING:
@@ -208,17 +209,7 @@ def _short(value: Any) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (np.integer, np.floating)):
-        return value.item()
-    return value
+    return json_value(value, bytes_as="size")
 
 
 def _json_keys(keys: list[Any]) -> list[Any]:

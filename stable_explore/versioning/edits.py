@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._canonical import json_value
 from stable_explore._units import format_size
 from stable_explore.catalog import Catalog, check_name, publish_version
 from stable_explore.display.progress import saving_bar
@@ -194,7 +195,7 @@ class Draft:
             ops.extend({"op": "relabel", "column": c, "changes": changes} for c, changes in by_column.items())
         if self._edits.values:
             changes = [
-                [keys[p], f, _jsonable(v)]
+                [keys[p], f, json_value(v)]
                 for (p, f), v in sorted(self._edits.values.items())
                 if p not in self._edits.dropped
             ]
@@ -403,9 +404,3 @@ def _replace(
         relabelled=edits.relabelled if relabelled is None else relabelled,
         values=edits.values if values is None else values,
     )
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
