@@ -24,8 +24,6 @@ Example
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +43,6 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
 from stable_explore.schema import Sequence as SequenceF
-from stable_explore.schema.image_formats import sniff
 from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.reader import ArrowBackend
 
@@ -60,7 +57,6 @@ __all__ = ["CachedDataset", "Metadata"]
 
 FORMATS = ("pil", "numpy", "python", "arrow")
 _IMAGE_FORMATS = {"pil": "pil", "numpy": "numpy", "python": "bytes"}  # how each format returns images
-IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
 _ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
 Rows = range | np.ndarray
 
@@ -540,92 +536,48 @@ class CachedDataset:
         >>> ds.to_pandas()["label"].cat.categories.tolist()
         ['a', 'b']
         """
-        import pandas as pd
+        from stable_explore._export import to_pandas
 
-        if images not in IMAGE_EXPORTS:
-            msg = f"images must be one of {IMAGE_EXPORTS}, got {images!r}"
-            raise InvalidOptionError(msg)
         wanted = list(columns) if columns is not None else self._feature_columns()
         unknown = [c for c in wanted if c not in self._features]
         if unknown:
             msg = f"no column(s) {unknown}; columns are {list(self._features)}"
             raise ColumnNotFoundError(msg)
-        image_columns = [c for c in wanted if isinstance(self._features[c], Image)]
-        if images == "drop":
-            wanted = [c for c in wanted if c not in image_columns]
         rows = self._all_rows()
-        table = self._table_of(rows, wanted)
-        frame = table.to_pandas(split_blocks=True, self_destruct=False)
-        for name in wanted:
-            feature = self._features[name]
-            if isinstance(feature, ClassLabel):
-                # assigning replaces the int column in place: the column order stays as asked
-                codes = table.column(name).fill_null(-1).to_numpy()
-                codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
-                frame[name] = _categorical(pd, codes, feature)
-        if images not in ("bytes", "drop"):
-            for name in image_columns:
-                frame[name] = self._export_images(table.column(name), images, thumbnail_size, image_dir, name)
-        if isinstance(rows, range):
-            frame.index = pd.RangeIndex(rows.start, rows.stop, rows.step, name="row")
-        else:
-            frame.index = pd.Index(np.asarray(rows, dtype=np.int64), name="row")
-        return frame
-
-    def _export_images(self, column: pa.ChunkedArray, how: str, size: int, image_dir: Any, name: str) -> list[Any]:
-        from stable_explore.display.images import open_thumbnail
-        from stable_explore.schema import decode_image_bytes
-
-        values = column.to_pylist()
-        if how == "pil":
-            return [decode_image_bytes(v) if v is not None else None for v in values]
-        if how == "thumbnail":
-            return [open_thumbnail(v, size) if v is not None else None for v in values]
-        # one folder per version and column, so exports of other columns or versions never collide
-        root = Path(image_dir) if image_dir is not None else self._default_export_dir()
-        folder = root / self._version / name if image_dir is not None else root / name
-        folder.mkdir(parents=True, exist_ok=True)
-        paths: list[Any] = []
-        for row, data in zip(self.base_rows().tolist(), values, strict=True):
-            if data is None:
-                paths.append(None)
-                continue
-            kind = sniff(data)
-            path = folder / f"{row:08d}{kind.extension if kind else '.img'}"
-            if not path.exists():  # versions are immutable: a file written once stays right
-                tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-                tmp.write_bytes(data)
-                tmp.replace(path)
-            paths.append(str(path))
-        return paths
-
-    def _default_export_dir(self) -> Path:
-        if self._home is not None and self._name:
-            return self._home / self._name / "exports" / self._version
-        return self.cache_dir.parent / f"{self.cache_dir.name}-exports"
+        return to_pandas(
+            self,
+            lambda names: self._table_of(rows, names),
+            rows,
+            images=images,
+            columns=wanted,
+            thumbnail_size=thumbnail_size,
+            image_dir=image_dir,
+        )
 
     def to_parquet(self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd") -> Path:
         """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
 
         Labels are stored as ints; the full features JSON is in the file's schema metadata.
-        """
-        import pyarrow.parquet as pq
 
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
+        Examples
+        --------
+        >>> import tempfile, pathlib, pyarrow.parquet as pq, stable_explore as se
+        >>> home = pathlib.Path(tempfile.mkdtemp())
+        >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n", home=home,
+        ...               progress=False)
+        >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
+        [1, 2, 3]
+        """
+        from stable_explore._export import to_parquet
+
         rows = self._all_rows()
-        schema = self._features.to_arrow_schema()
-        try:
-            with pq.ParquetWriter(str(tmp), schema, compression=compression) as writer:
-                for start in range(0, len(rows), rows_per_group):
-                    chunk = self._table_of(rows[start : start + rows_per_group], list(self._features))
-                    writer.write_table(chunk.cast(schema), row_group_size=rows_per_group)
-            tmp.replace(target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return target
+        chunks = (
+            self._table_of(rows[start : start + rows_per_group], list(self._features))
+            for start in range(0, len(rows), rows_per_group)
+        )
+        return to_parquet(
+            Path(path), chunks, self._features.to_arrow_schema(), rows_per_group=rows_per_group, compression=compression
+        )
 
     def label_counts(self, column: str | None = None) -> dict[str, int]:
         """Rows per class name (every class listed, zeros included), from the label column alone."""
@@ -764,21 +716,6 @@ class CachedDataset:
         from stable_explore.display.card import dataset_card
 
         return dataset_card(self, self._summary())
-
-
-_CATEGORY_DTYPES: dict[tuple[str, ...], Any] = {}
-
-
-def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
-    """Codes (already clamped to -1 .. n-1) as a pandas Categorical of the class names."""
-    names = tuple(feature.names or ())
-    dtype = _CATEGORY_DTYPES.get(names)
-    if dtype is None:  # building one checks the names for uniqueness: worth doing once per label set
-        dtype = _CATEGORY_DTYPES[names] = pd.CategoricalDtype(list(names), ordered=False)
-    try:
-        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
-    except TypeError:
-        return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:

@@ -37,19 +37,31 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
-def write_text_durably(path: Path, text: str) -> None:
-    """Write a file through a temp file beside it, fsync it, then rename it into place."""
-    tmp = path.with_name(f".{path.name}{_TMP_MARK}{uuid.uuid4().hex[:8]}")
+@contextlib.contextmanager
+def replacing(path: Path, *, durable: bool = True) -> Iterator[Path]:
+    """Write a file through a temp file beside it, renamed over ``path`` only when the block succeeds.
+
+    The temp name is unique per call, so two writers of one path never clobber each other's
+    half-written file; readers see the old file or the new one. With ``durable`` the file is
+    fsynced before the rename and the directory after it.
+    """
+    tmp = path.with_name(f".{path.name}{_TMP_MARK}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     try:
-        with tmp.open("w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+        yield tmp
+        if durable:
+            fsync_path(tmp)
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    fsync_path(path.parent)
+    if durable:
+        fsync_path(path.parent)
+
+
+def write_text_durably(path: Path, text: str) -> None:
+    """Write a small text file atomically and durably (see :func:`replacing`)."""
+    with replacing(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def _tmp_prefix(target_name: str) -> str:

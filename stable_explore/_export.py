@@ -1,0 +1,128 @@
+"""Exporting a dataset's rows: to pandas (labels as names, images as bytes, PIL, thumbnails or files) and to Parquet.
+
+The dataset hands over its rows as Arrow tables; this module turns them into what the
+user asked for. Files are written through :func:`stable_explore.storage.fsutil.replacing`,
+so two exports of one path never clobber each other's half-written file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from stable_explore.errors import InvalidOptionError
+from stable_explore.schema import ClassLabel, Image, decode_image_bytes
+from stable_explore.schema.image_formats import sniff
+from stable_explore.storage.fsutil import replacing
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["IMAGE_EXPORTS", "to_pandas", "to_parquet"]
+
+IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
+
+_CATEGORY_DTYPES: dict[tuple[str, ...], Any] = {}
+
+
+def to_pandas(
+    ds: CachedDataset,
+    table_of: Callable[[list[str]], pa.Table],
+    rows: range | np.ndarray,
+    *,
+    images: str,
+    columns: list[str],
+    thumbnail_size: int,
+    image_dir: str | Path | None,
+) -> pd.DataFrame:
+    """``ds.to_pandas``: ``table_of(columns)`` gives the rows, ``rows`` their numbers in the version (the index)."""
+    import pandas as pd
+
+    if images not in IMAGE_EXPORTS:
+        msg = f"images must be one of {IMAGE_EXPORTS}, got {images!r}"
+        raise InvalidOptionError(msg)
+    features = ds.features
+    image_columns = [c for c in columns if isinstance(features[c], Image)]
+    wanted = [c for c in columns if c not in image_columns] if images == "drop" else list(columns)
+    table = table_of(wanted)
+    frame = table.to_pandas(split_blocks=True, self_destruct=False)
+    for name in wanted:
+        feature = features[name]
+        if isinstance(feature, ClassLabel):
+            # assigning replaces the int column in place: the column order stays as asked
+            codes = table.column(name).fill_null(-1).to_numpy()
+            codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
+            frame[name] = _categorical(pd, codes, feature)
+    if images not in ("bytes", "drop"):
+        for name in image_columns:
+            frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)
+    if isinstance(rows, range):
+        frame.index = pd.RangeIndex(rows.start, rows.stop, rows.step, name="row")
+    else:
+        frame.index = pd.Index(np.asarray(rows, dtype=np.int64), name="row")
+    return frame
+
+
+def _export_images(
+    ds: CachedDataset, column: pa.ChunkedArray, how: str, size: int, image_dir: str | Path | None, name: str
+) -> list[Any]:
+    from stable_explore.display.images import open_thumbnail
+
+    values = column.to_pylist()
+    if how == "pil":
+        return [decode_image_bytes(v) if v is not None else None for v in values]
+    if how == "thumbnail":
+        return [open_thumbnail(v, size) if v is not None else None for v in values]
+    # one folder per version and column, so exports of other columns or versions never collide
+    root = Path(image_dir) if image_dir is not None else _default_export_dir(ds)
+    folder = root / ds.version / name if image_dir is not None else root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: list[Any] = []
+    for row, data in zip(ds.base_rows().tolist(), values, strict=True):
+        if data is None:
+            paths.append(None)
+            continue
+        kind = sniff(data)
+        path = folder / f"{row:08d}{kind.extension if kind else '.img'}"
+        if not path.exists():  # versions are immutable: a file written once stays right
+            with replacing(path, durable=False) as tmp:
+                tmp.write_bytes(data)
+        paths.append(str(path))
+    return paths
+
+
+def _default_export_dir(ds: CachedDataset) -> Path:
+    if ds.home is not None and ds.name:
+        return ds.home / ds.name / "exports" / ds.version
+    return ds.cache_dir.parent / f"{ds.cache_dir.name}-exports"
+
+
+def to_parquet(
+    target: Path, chunks: Iterable[pa.Table], schema: pa.Schema, *, rows_per_group: int, compression: str
+) -> Path:
+    """Write ``chunks`` (tables of ``schema``'s columns) to one Parquet file, replacing ``target`` only when done."""
+    import pyarrow.parquet as pq
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with replacing(target, durable=False) as tmp, pq.ParquetWriter(str(tmp), schema, compression=compression) as writer:
+        for chunk in chunks:
+            writer.write_table(chunk.cast(schema), row_group_size=rows_per_group)
+    return target
+
+
+def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
+    """Codes (already clamped to -1 .. n-1) as a pandas Categorical of the class names."""
+    names = tuple(feature.names or ())
+    dtype = _CATEGORY_DTYPES.get(names)
+    if dtype is None:  # building one checks the names for uniqueness: worth doing once per label set
+        dtype = _CATEGORY_DTYPES[names] = pd.CategoricalDtype(list(names), ordered=False)
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
+    except TypeError:
+        return pd.Categorical.from_codes(codes, dtype=dtype)
