@@ -120,7 +120,7 @@ class CacheCorruptionError(StableExploreError, ValueError):
 
 
 class UnsafePathError(CacheCorruptionError):
-    """``_metadata.json`` names a shard file outside its cache directory."""
+    """A path or storage key that could reach outside its folder (for example a shard name in ``_metadata.json``)."""
 
 
 class InvalidNameError(StableExploreError, ValueError):

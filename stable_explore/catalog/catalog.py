@@ -13,13 +13,15 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from stable_explore.catalog.names import LATEST, NAME_PATTERN, check_name, resolve_home
 from stable_explore.errors import CacheNotFoundError
 from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.fsutil import write_text_durably
+from stable_explore.storage.local import LocalStore
+
+if TYPE_CHECKING:
+    from stable_explore.storage.protocol import Store
 
 __all__ = ["Catalog", "VersionRef"]
 
@@ -47,6 +49,7 @@ class Catalog:
 
     def __init__(self, home: str | Path | None = None) -> None:
         self.home = resolve_home(home)
+        self.store: Store = LocalStore(self.home)
 
     # -- paths ---------------------------------------------------------------
 
@@ -65,49 +68,64 @@ class Catalog:
     def sources_dir(self, name: str) -> Path:
         return self.dataset_dir(name) / "sources"
 
+    @staticmethod
+    def _ref_key(name: str, tag: str) -> str:
+        return f"{check_name(name)}/refs/{check_name(tag, 'tag')}"
+
+    @staticmethod
+    def _source_key(name: str, source_fingerprint: str) -> str:
+        return f"{check_name(name)}/sources/{check_name(source_fingerprint, 'source fingerprint')}"
+
     # -- listing -------------------------------------------------------------
 
     def names(self) -> list[str]:
-        """Every dataset name with at least one version, sorted."""
-        if not self.home.is_dir():
-            return []
-        return sorted(p.name for p in self.home.iterdir() if (p / "versions").is_dir() and NAME_PATTERN.match(p.name))
+        """Every dataset name with at least one version directory, sorted."""
+        return [n for n in self.store.list_dir("") if NAME_PATTERN.match(n) and self.store.list_dir(f"{n}/versions")]
 
     def version_ids(self, name: str) -> list[str]:
-        """Published version ids of ``name`` (directories with metadata), unsorted."""
-        root = self.versions_dir(name)
-        if not root.is_dir():
-            return []
-        return [p.name for p in root.iterdir() if not p.name.startswith(".") and (p / METADATA_FILE).is_file()]
+        """Published version ids of ``name`` (directories with metadata), sorted."""
+        prefix = f"{check_name(name)}/versions"
+        return [
+            v
+            for v in self.store.list_dir(prefix)
+            if not v.startswith(".") and self.store.exists(f"{prefix}/{v}/{METADATA_FILE}")
+        ]
 
     def refs(self, name: str) -> dict[str, str]:
         """Tag -> version id for ``name`` (``latest`` included)."""
-        root = self.refs_dir(name)
-        if not root.is_dir():
-            return {}
         found = {}
-        for path in sorted(root.iterdir()):
-            if path.name.startswith("."):
+        for tag in self.store.list_dir(f"{check_name(name)}/refs"):
+            if tag.startswith("."):
                 continue
-            found[path.name] = path.read_text(encoding="utf-8").strip()
+            text = self.store.read_text(self._ref_key(name, tag))
+            if text is not None:
+                found[tag] = text.strip()
         return found
 
     def read_ref(self, name: str, tag: str) -> str | None:
-        path = self.refs_dir(name) / check_name(tag, "tag")
-        try:
-            return path.read_text(encoding="utf-8").strip() or None
-        except FileNotFoundError:
-            return None
+        text = self.store.read_text(self._ref_key(name, tag))
+        return (text or "").strip() or None
 
     def write_ref(self, name: str, tag: str, version_id: str) -> None:
         """Point ``tag`` at a version (atomically)."""
-        check_name(tag, "tag")
-        if version_id not in self.version_ids(name):
-            msg = f"{name}@{version_id} does not exist; versions: {sorted(self.version_ids(name))}"
+        key = self._ref_key(name, tag)
+        self._check_version(name, version_id)
+        self.store.write_text(key, version_id + "\n")
+
+    def swap_ref(self, name: str, tag: str, expected: str | None, version_id: str) -> bool:
+        """Point ``tag`` at a version only if it still points at ``expected`` (None: only if unset).
+
+        False (and nothing changed) when another process moved it first: the caller re-reads and decides.
+        """
+        key = self._ref_key(name, tag)
+        self._check_version(name, version_id)
+        before = None if expected is None else expected + "\n"
+        return self.store.swap(key, before, version_id + "\n")
+
+    def _check_version(self, name: str, version_id: str) -> None:
+        if not self.store.exists(f"{check_name(name)}/versions/{check_name(version_id, 'version id')}/{METADATA_FILE}"):
+            msg = f"{name}@{version_id} does not exist; versions: {self.version_ids(name)}"
             raise CacheNotFoundError(msg)
-        root = self.refs_dir(name)
-        root.mkdir(parents=True, exist_ok=True)
-        write_text_durably(root / tag, version_id + "\n")
 
     def version_meta(self, name: str, version_id: str) -> ShardedCacheMeta:
         """The checked ``_metadata.json`` of one version."""
@@ -148,22 +166,18 @@ class Catalog:
 
     def lookup_source(self, name: str, source_fingerprint: str) -> str | None:
         """The version a source fingerprint built, if that version still exists."""
-        path = self.sources_dir(name) / source_fingerprint
-        try:
-            version_id = path.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
+        text = self.store.read_text(self._source_key(name, source_fingerprint))
+        version_id = (text or "").strip()
+        if not version_id:
             return None
-        return version_id if (self.version_dir(name, version_id) / METADATA_FILE).is_file() else None
+        return version_id if self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}") else None
 
     def record_source(self, name: str, source_fingerprint: str, version_id: str) -> None:
-        root = self.sources_dir(name)
-        root.mkdir(parents=True, exist_ok=True)
-        write_text_durably(root / source_fingerprint, version_id + "\n")
+        """Remember that this source built ``version_id``."""
+        self.store.write_text(self._source_key(name, source_fingerprint), version_id + "\n")
 
     @contextlib.contextmanager
     def build_lock(self, name: str, key: str) -> Iterator[None]:
         """Held while building ``key``, so concurrent builders of one source build once."""
-        root = self.dataset_dir(name)
-        root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(root / f".build-{key}.lock")):
+        with self.store.lock(f"{check_name(name)}/.build-{check_name(key, 'build key')}.lock"):
             yield

@@ -37,6 +37,11 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def temp_path_beside(path: Path) -> Path:
+    """A fresh temp name next to ``path`` that names its owner (host, pid), so a sweep can tell if it is stale."""
+    return path.with_name(f"{_tmp_prefix(path.name)}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
 @contextlib.contextmanager
 def replacing(path: Path, *, durable: bool = True) -> Iterator[Path]:
     """Write a file through a temp file beside it, renamed over ``path`` only when the block succeeds.
@@ -45,7 +50,7 @@ def replacing(path: Path, *, durable: bool = True) -> Iterator[Path]:
     half-written file; readers see the old file or the new one. With ``durable`` the file is
     fsynced before the rename and the directory after it.
     """
-    tmp = path.with_name(f".{path.name}{_TMP_MARK}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = temp_path_beside(path)
     try:
         yield tmp
         if durable:
@@ -127,8 +132,7 @@ def temp_dir_beside(target: Path) -> Iterator[Path]:
     """A fresh temp dir next to ``target``, removed on any error or interrupt."""
     target.parent.mkdir(parents=True, exist_ok=True)
     sweep_stale_temp_dirs(target.parent)
-    name = f"{_tmp_prefix(target.name)}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = target.parent / name
+    tmp = temp_path_beside(target)
     tmp.mkdir()
     try:
         yield tmp

@@ -1,0 +1,16 @@
+"""Test helpers for stable-explore and code built on it: tiny caches, a seed-v1 writer, the store test suite.
+
+Example
+-------
+>>> import tempfile
+>>> from stable_explore.testing import tiny_dataset
+>>> ds = tiny_dataset(tempfile.mkdtemp(), rows=6)
+>>> len(ds), ds.label_counts()
+(6, {'cat': 2, 'dog': 2, 'bird': 2})
+"""
+
+from __future__ import annotations
+
+from stable_explore.testing.caches import TINY_NAMES, tiny_dataset, tiny_features, write_seed_v1_cache
+
+__all__ = ["TINY_NAMES", "tiny_dataset", "tiny_features", "write_seed_v1_cache"]

@@ -1,0 +1,70 @@
+"""Tiny caches for tests and examples: a labelled image dataset in a temporary home, and seed 000's on-disk layout."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from stable_explore.schema import ClassLabel, Features, Image, Value
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["TINY_NAMES", "tiny_dataset", "tiny_features", "write_seed_v1_cache"]
+
+TINY_NAMES = ["cat", "dog", "bird"]
+
+
+def tiny_features() -> Features:
+    """An image, a label of :data:`TINY_NAMES`, a float score and a string name."""
+    return Features(image=Image(), label=ClassLabel(names=TINY_NAMES), score=Value("float32"), name=Value("string"))
+
+
+def _png(seed: int, size: int) -> bytes:
+    from PIL import Image as PILImage
+
+    pixels = np.random.default_rng(seed).integers(0, 255, (size, size, 3), dtype=np.uint8)
+    buffer = io.BytesIO()
+    PILImage.fromarray(pixels).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def tiny_dataset(home: str | Path, *, rows: int = 12, name: str = "tiny", image_size: int = 8) -> CachedDataset:
+    """Build a small labelled image dataset in ``home`` (keys ``row-00000``...; labels cycle through the names)."""
+    from stable_explore.api import build
+
+    examples = [
+        (
+            f"row-{i:05d}",
+            {"image": _png(i, image_size), "label": TINY_NAMES[i % 3], "score": i / 2, "name": f"n{i}"},
+        )
+        for i in range(rows)
+    ]
+    return build(examples, tiny_features(), name=name, home=home, progress=False)
+
+
+def write_seed_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:
+    """A cache exactly as seed 000's writer lays it out: shards and version-1 metadata only (no keys or digests)."""
+    cache_dir.mkdir(parents=True)
+    names = []
+    for i, table in enumerate(tables):
+        name = f"shard-{i:05d}.arrow"
+        with pa.OSFile(str(cache_dir / name), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        names.append(name)
+    meta = {
+        "cache_format_version": 1,
+        "schema_fingerprint": "0123456789abcdef",
+        "num_rows": sum(t.num_rows for t in tables),
+        "num_shards": len(tables),
+        "shard_row_counts": [t.num_rows for t in tables],
+        "shard_filenames": names,
+        "shard_size_target_bytes": 256 * 1024 * 1024,
+    }
+    (cache_dir / "_metadata.json").write_text(json.dumps(meta, indent=2))
