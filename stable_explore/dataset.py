@@ -32,17 +32,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore._decoding import FORMATS, decode_table, decode_values
+from stable_explore._selection import Rows, position_of, select_rows
 from stable_explore._units import format_size
 from stable_explore.errors import (
-    CacheCorruptionError,
     ColumnNotFoundError,
-    InvalidArgumentTypeError,
     InvalidOptionError,
-    RowIndexError,
     SchemaError,
 )
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Array3D, ClassLabel, Features, Image
-from stable_explore.schema import Sequence as SequenceF
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.reader import ArrowBackend
 
@@ -55,10 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CachedDataset", "Metadata"]
 
-FORMATS = ("pil", "numpy", "python", "arrow")
-_IMAGE_FORMATS = {"pil": "pil", "numpy": "numpy", "python": "bytes"}  # how each format returns images
 _ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
-Rows = range | np.ndarray
 
 
 class Metadata(dict[str, Any]):
@@ -68,12 +63,6 @@ class Metadata(dict[str, Any]):
         if name.isupper() and name.lower() in self:
             return self[name.lower()]
         raise AttributeError(name)
-
-
-def _needs_decoding(feature: Any) -> bool:
-    if isinstance(feature, (Image, Array3D)):
-        return True
-    return isinstance(feature, SequenceF) and _needs_decoding(feature.feature)
 
 
 class CachedDataset:
@@ -265,45 +254,9 @@ class CachedDataset:
         clone._format = format or self._format
         return clone
 
-    def _position(self, index: Any) -> int:
-        n = len(self)
-        position = int(index)
-        if position < 0:
-            position += n
-        if not 0 <= position < n:
-            msg = f"row {int(index)} is out of range for a dataset of {n} rows"
-            raise RowIndexError(msg)
-        return position
-
     def _select(self, selection: Any) -> Rows:
         """Turn a slice, list, array or boolean mask over this dataset into base rows."""
-        current = self._all_rows()
-        if isinstance(selection, slice):
-            return current[selection]
-        if isinstance(selection, range):
-            selection = np.asarray(selection, dtype=np.int64)
-        array = np.asarray(selection)
-        if array.dtype == bool:
-            if array.shape != (len(self),):
-                msg = f"a boolean mask must have one entry per row ({len(self)}), got shape {array.shape}"
-                raise RowIndexError(msg)
-            positions = np.flatnonzero(array)
-        elif array.size == 0:
-            positions = np.zeros(0, dtype=np.int64)
-        elif array.dtype.kind in "iu":
-            positions = array.astype(np.int64).reshape(-1)
-            n = len(self)
-            if positions.size and (positions.min() < -n or positions.max() >= n):
-                bad = positions[(positions < -n) | (positions >= n)][0]
-                msg = f"row {int(bad)} is out of range for a dataset of {n} rows"
-                raise RowIndexError(msg)
-            positions = np.where(positions < 0, positions + n, positions)
-        else:
-            msg = f"rows must be selected with ints, a slice, or a boolean mask, got {array.dtype} values"
-            raise InvalidArgumentTypeError(msg)
-        if isinstance(current, range):
-            return current.start + positions * current.step
-        return current[positions]
+        return select_rows(self._all_rows(), selection)
 
     def __getitem__(self, key: Any) -> Any:
         if isinstance(key, (int, np.integer)):
@@ -313,7 +266,7 @@ class CachedDataset:
         return self._view(self._select(key))
 
     def _base_row(self, index: Any) -> int:
-        position = self._position(index)
+        position = position_of(index, len(self))
         return position if self._rows is None else int(self._rows[position])
 
     def __getitems__(self, indices: Sequence[int]) -> list[Any]:
@@ -435,29 +388,7 @@ class CachedDataset:
         return list(self._features)
 
     def _decode_table(self, table: pa.Table, rows: Rows | None = None) -> list[Any]:
-        if self._format == "arrow":
-            return [table.slice(i, 1) for i in range(table.num_rows)]
-        image_format = _IMAGE_FORMATS[self._format]
-        columns: dict[str, list[Any]] = {}
-        for name in self._feature_columns():
-            values = table.column(name).to_pylist()
-            feature = self._features[name]
-            if _needs_decoding(feature):
-                values = [self._decoded(feature, name, v, image_format, i, rows) for i, v in enumerate(values)]
-            columns[name] = values
-        if not columns:
-            return [{} for _ in range(table.num_rows)]
-        names = list(columns)
-        return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
-
-    def _decoded(self, feature: Any, name: str, value: Any, image_format: str, i: int, rows: Rows | None) -> Any:
-        """Decode one stored value; a damaged one raises an error naming its row, field and cache."""
-        try:
-            return feature.decode_value(value, image_format=image_format)
-        except (OSError, ValueError, SyntaxError) as exc:
-            row = int(rows[i]) if rows is not None else i
-            msg = f"row {row} (in {self.ref}), field {name!r}: the stored value cannot be decoded: {exc}"
-            raise CacheCorruptionError(self.cache_dir, msg) from exc
+        return decode_table(table, self._features, self._format, rows, where=(self.ref, self.cache_dir))
 
     def _rows_at(self, rows: Rows) -> list[Any]:
         return self._decode_table(self._table_of(rows, self._feature_columns()), rows)
@@ -487,11 +418,9 @@ class CachedDataset:
         values = self._column_arrow(name)
         if self._format == "arrow":
             return values
-        python = values.to_pylist()
-        if _needs_decoding(feature):
-            image_format = _IMAGE_FORMATS[self._format]
-            return [self._decoded(feature, name, v, image_format, i, self._all_rows()) for i, v in enumerate(python)]
-        return python
+        return decode_values(
+            feature, name, values.to_pylist(), self._format, self._all_rows(), where=(self.ref, self.cache_dir)
+        )
 
     # -- export --------------------------------------------------------------
 
