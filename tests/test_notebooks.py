@@ -143,6 +143,9 @@ def check_versions_and_diffs(ran: Ran) -> None:
     assert "(identical content: reusing the existing version)" in same
     assert "same version id: True" in same
     assert f"identical: True - identical (digits@{version[1]} == digits@{version[1]})" in same
+    described = ran.stdout("described = se.build(")
+    assert "rebuilt: description, license or metadata changed" in described
+    assert "+0 -0 ~0 rows; metadata: description" in described
     lineage = ran.stdout("while version is not None").splitlines()
     assert [line.split(" - ")[1] for line in lineage] == [
         "zero the ink of the first row",
@@ -158,12 +161,11 @@ def check_versions_and_diffs(ran: Ran) -> None:
     assert "removed: ['digit-0000', 'digit-0001']" in changed
     assert "'digit-0010': {'label': ('zero', 'seven')}" in changed
     assert "text/html" in ran.result('diff = se.compare("digits@raw", "digits")')
-    assert "+0 -0 ~0 rows; metadata: description" in ran.stdout("described = se.build(")
     collected = ran.stdout('se.gc("digits", keep=1)')
     freed = re.search(r"freed ([\d,]+) bytes", collected)
     assert freed is not None
     assert int(freed[1].replace(",", "")) > 0
-    assert "tweaked still there: False" in collected
+    assert "described still there: False" in collected
     verified = ran.stdout('se.verify("digits@clean")')
     assert "xxh3_128 digests match" in verified
     assert re.search(
