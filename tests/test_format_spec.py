@@ -1,0 +1,298 @@
+"""docs/format.md is true: a reader written from that page alone reads and checks what stable-explore writes.
+
+The reader below uses only json, hashlib, struct, xxhash and pyarrow's IPC reader (no stable_explore code);
+each step cites the section of docs/format.md it follows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+import xxhash
+from PIL import Image as PILImage
+
+import stable_explore as se
+
+MASK = (1 << 64) - 1
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+
+
+# --- a reader written from docs/format.md ------------------------------------------------------------
+
+
+def canonical_json(value: Any) -> str:
+    """'Version id': keys sorted at every level, no white space, non-ASCII as itself."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def resolve(home: Path, name: str, wanted: str = "latest") -> Path:
+    """'The catalog': a tag names a version; otherwise the one version whose id starts with ``wanted``."""
+    versions = home / name / "versions"
+    ids = [p.name for p in versions.iterdir() if not p.name.startswith(".") and (p / "_metadata.json").is_file()]
+    ref = home / name / "refs" / wanted
+    if ref.is_file() and ref.read_text().strip() in ids:
+        return versions / ref.read_text().strip()
+    (match,) = [i for i in ids if i.startswith(wanted)]
+    return versions / match
+
+
+def mix(x: int) -> int:
+    """'Row hashes': the SplitMix64 finaliser on unsigned 64-bit integers."""
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & MASK
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & MASK
+    return x ^ (x >> 31)
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return repr(value)
+    return value
+
+
+def value_hash(value: Any, arrow_type: pa.DataType) -> int:
+    """'Row hashes': one value's 64-bit hash."""
+    if value is None:
+        return 0x9E3779B97F4A7C15
+    length = len(str(arrow_type))
+    if pa.types.is_boolean(arrow_type) or pa.types.is_integer(arrow_type):
+        return mix((int(value) + length) & MASK)
+    if pa.types.is_floating(arrow_type):
+        number = float(value)
+        number = 0.0 if number == 0 else (math.nan if math.isnan(number) else number)
+        bits = struct.unpack("<Q", struct.pack("<d", number))[0]
+        return mix((bits + length) & MASK)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return xxhash.xxh3_64_intdigest(value.encode())
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return xxhash.xxh3_64_intdigest(value)
+    return xxhash.xxh3_64_intdigest(canonical_json(jsonable(value)).encode())
+
+
+def row_hash(row: dict[str, Any], schema: pa.Schema, columns: list[str]) -> int:
+    accumulator = 0x243F6A8885A308D3
+    for position, column in enumerate(columns):
+        accumulator = mix(accumulator ^ value_hash(row[column], schema.field(column).type) ^ (position + 1))
+    return accumulator
+
+
+def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
+    """Check a version folder as 'Fields ...', 'Shards', 'Content digest' and 'Version id' say; return its rows."""
+    meta = json.loads((folder / "_metadata.json").read_text(encoding="utf-8"))
+    assert meta["format"] == "stable-explore"
+    assert meta["version_id"] == folder.name
+    files = []
+    for name, digest, size in zip(meta["shard_filenames"], meta["shard_hashes"], meta["shard_sizes"], strict=True):
+        assert "/" not in name
+        assert not name.startswith(".")
+        data = (folder / name).read_bytes()
+        assert len(data) == size
+        assert digest == "xxh3_128:" + xxhash.xxh3_128_hexdigest(data)
+        table = ipc.open_file(pa.BufferReader(data)).read_all()  # the IPC file format, with its footer
+        assert json.loads(table.schema.metadata[b"stable_explore.features"]) == meta["features"]
+        files.append(table)
+    assert [t.num_rows for t in files] == meta["shard_row_counts"]
+    if meta["cache_format_version"] == 2:
+        segments = meta["row_segments"]
+    else:
+        assert meta["cache_format_version"] == 1
+        segments = [[i, 0, count] for i, count in enumerate(meta["shard_row_counts"])]
+    parts = [files[shard].slice(start, count) for shard, start, count in segments]
+    rows = pa.concat_tables(parts) if parts else None
+    assert sum(count for _, _, count in segments) == meta["num_rows"]
+    assert rows is not None
+    assert rows.schema.names == [*meta["features"], "__key__", "__row_hash__"]
+
+    keys = rows.column("__key__").to_pylist()
+    hashes = rows.column("__row_hash__").to_pylist()
+    key_stream, length_stream, row_stream = xxhash.xxh3_128(), xxhash.xxh3_128(), xxhash.xxh3_128()
+    kind = meta["key_type"]
+    for key, value in zip(keys, hashes, strict=True):
+        if kind == "string":
+            encoded = key.encode()
+            key_stream.update(encoded)
+            length_stream.update(struct.pack("<q", len(encoded)))
+        else:
+            key_stream.update(struct.pack("<q", key))
+        row_stream.update(struct.pack("<Q", value))
+    joined = kind + key_stream.hexdigest() + length_stream.hexdigest() + row_stream.hexdigest()
+    assert meta["content_digest"] == "xxh3_128:" + xxhash.xxh3_128_hexdigest(joined.encode())
+
+    defining = {
+        "features": meta["features"],
+        "content_digest": meta["content_digest"],
+        "num_rows": meta["num_rows"],
+        "description": meta["description"],
+        "license": meta["license"],
+        "metadata": meta["metadata"] or {},
+    }
+    assert meta["version_id"] == hashlib.sha256(canonical_json(defining).encode()).hexdigest()[:16]
+
+    columns = list(meta["features"])
+    for row, stored in zip(rows.select(columns).to_pylist(), hashes, strict=True):
+        assert row_hash(row, rows.schema, columns) == stored
+    return meta, rows
+
+
+def decode(meta: dict[str, Any], rows: pa.Table, position: int) -> dict[str, Any]:
+    """'Features': one row as a reader would present it."""
+    out: dict[str, Any] = {}
+    for column, feature in meta["features"].items():
+        value = rows.column(column)[position].as_py()
+        if value is not None and feature["_type"] == "ClassLabel":
+            value = feature["names"][value]
+        elif value is not None and feature["_type"] == "Image":
+            value = PILImage.open(io.BytesIO(value))
+        elif value is not None and feature["_type"] == "Array3D":
+            value = np.frombuffer(value, dtype=np.dtype(feature["dtype"]).newbyteorder("<")).reshape(feature["shape"])
+        out[column] = value
+    return out
+
+
+# --- the checks -------------------------------------------------------------------------------------
+
+NAMES = ["cat", "dog", "bird"]
+FEATURES = se.Features(
+    image=se.Image(),
+    label=se.ClassLabel(names=NAMES),
+    score=se.Value("float32"),
+    count=se.Value("int16"),
+    flag=se.Value("bool"),
+    note=se.Value("string"),
+    blob=se.Value("binary"),
+    patch=se.Array3D(shape=(2, 2, 1), dtype="float32"),
+    tags=se.Sequence(se.Value("float64")),
+)
+
+
+def pets(n: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    for i in range(n):
+        pixels = np.full((6, 6, 3), i % 256, dtype=np.uint8)
+        yield (
+            f"pet-{i:04d}-é",
+            {
+                "image": pixels,
+                "label": NAMES[i % 3],
+                "score": [0.5 * i, -0.0, float("nan")][i % 3],
+                "count": i - 300,
+                "flag": i % 2 == 0,
+                "note": None if i % 5 == 0 else f"note {i} ✓",
+                "blob": bytes([i % 256]) * (i % 4),
+                "patch": np.full((2, 2, 1), i / 3, dtype=np.float32),
+                "tags": [float(i), float("inf")] if i % 7 else [],
+            },
+        )
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, se.CachedDataset, se.CachedDataset]:
+    home = tmp_path_factory.mktemp("catalog")
+    built = se.build(
+        pets,
+        FEATURES,
+        args=(1200,),
+        home=home,
+        shard_size="1KB",  # every batch of 400 rows closes a shard: three shards
+        batch_size=400,
+        description="pets für the spec",
+        license="CC0-1.0",
+        metadata={"source": "tests", "n": 1200},
+        progress=False,
+    )
+    saved = built.drop([3, 900]).relabel({700: "bird", 701: "cat"}).save(message="spec", tag="clean", progress=False)
+    return home, built, saved
+
+
+def test_the_catalog_layout(catalog: tuple[Path, se.CachedDataset, se.CachedDataset]) -> None:
+    home, built, saved = catalog
+    root = home / "pets"
+    assert {p.name for p in root.iterdir() if not p.name.startswith(".")} == {"versions", "refs", "sources"}
+    assert sorted(p.name for p in (root / "versions").iterdir()) == sorted([built.version, saved.version])
+    for version in (built.version, saved.version):
+        assert len(version) == 16
+        assert set(version) <= set("0123456789abcdef")
+    assert (root / "refs" / "latest").read_text() == saved.version + "\n"
+    assert (root / "refs" / "clean").read_text() == saved.version + "\n"
+    (record,) = (root / "sources").iterdir()
+    assert record.read_text() == built.version + "\n"
+    assert len(record.name) == 24
+    assert resolve(home, "pets") == saved.cache_dir
+    assert resolve(home, "pets", built.version[:5]) == built.cache_dir
+
+
+def test_a_built_version_is_format_1(catalog: tuple[Path, se.CachedDataset, se.CachedDataset]) -> None:
+    home, built, _ = catalog
+    meta, rows = read_version(resolve(home, "pets", built.version))
+    assert meta["cache_format_version"] == 1
+    assert meta["num_shards"] > 2
+    assert "row_segments" not in meta
+    assert meta["key_type"] == "string"
+    assert meta["parent"] is None
+    assert meta["source_fingerprint"] is not None
+    assert rows.column("__key__").to_pylist() == built.keys()
+    for position in (0, 1, 2, 5, 7, 1199):
+        mine, theirs = decode(meta, rows, position), built.with_format("pil")[position]
+        assert mine["label"] == NAMES[theirs["label"]]
+        assert np.array_equal(np.asarray(mine["image"]), np.asarray(theirs["image"]))
+        assert np.array_equal(mine["patch"], theirs["patch"])
+        assert mine["note"] == theirs["note"]
+        assert mine["blob"] == theirs["blob"]
+
+
+def test_a_saved_version_is_format_2_with_row_segments(
+    catalog: tuple[Path, se.CachedDataset, se.CachedDataset],
+) -> None:
+    home, built, saved = catalog
+    meta, rows = read_version(resolve(home, "pets", "clean"))
+    assert meta["cache_format_version"] == 2
+    assert meta["num_rows"] == 1198
+    assert meta["parent"] == built.version
+    assert meta["message"] == "spec"
+    assert meta["source_fingerprint"] is None
+    assert meta["operations"] == [
+        {"op": "drop", "keys": ["pet-0003-é", "pet-0900-é"]},
+        {"op": "relabel", "column": "label", "changes": [["pet-0700-é", "dog", "bird"], ["pet-0701-é", "bird", "cat"]]},
+    ]
+    assert all(
+        start >= 0 and 0 < count <= meta["shard_row_counts"][shard] - start
+        for shard, start, count in meta["row_segments"]
+    )
+    assert [shard for shard, _, _ in meta["row_segments"]] != list(range(meta["num_shards"]))  # runs of files
+    keys = rows.column("__key__").to_pylist()
+    assert keys == saved.keys()
+    assert "pet-0003-é" not in keys
+    assert decode(meta, rows, keys.index("pet-0701-é"))["label"] == "cat"
+    # reused runs are hard links to the parent's files
+    linked = [name for name in meta["shard_filenames"] if (saved.cache_dir / name).stat().st_nlink > 1]
+    assert linked
+
+
+def test_int_keys_and_an_empty_version(tmp_path: Path) -> None:
+    features = se.Features(x=se.Value("int64"), y=se.Value("float16"))
+    numbered = se.build(
+        [{"x": i, "y": i / 4} for i in range(10)], features, name="numbered", home=tmp_path, progress=False
+    )
+    meta, rows = read_version(numbered.cache_dir)
+    assert meta["key_type"] == "int64"
+    assert rows.column("__key__").to_pylist() == list(range(10))
+    empty = se.build([], features, name="empty", home=tmp_path, progress=False)
+    meta = json.loads((empty.cache_dir / "_metadata.json").read_text())
+    assert meta["num_rows"] == 0
+    nothing = xxhash.xxh3_128().hexdigest()
+    assert meta["content_digest"] == "xxh3_128:" + xxhash.xxh3_128_hexdigest((nothing * 3).encode())

@@ -1,0 +1,244 @@
+"""Every notebook in notebooks/ runs end to end, shows what its reader relies on, and is committed clean.
+
+Each notebook runs once, in a real kernel (nbclient), with ``HOME`` and ``TMPDIR`` pointed into ``tmp_path``;
+then the checks for that notebook read its outputs. A notebook without checks here fails, so a new notebook
+comes with its assertions.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+# A first cell that makes the kernel behave as if packages were not installed: the import system finds no
+# such module, so `import torch` raises ModuleNotFoundError and nothing sees a half-present package.
+HIDE = """\
+import sys
+
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {names!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+
+
+sys.meta_path.insert(0, NotInstalled())
+"""
+
+
+@dataclass
+class Ran:
+    """An executed notebook: its cells with outputs, and where its kernel's home and temp dir were."""
+
+    cells: list[Any]
+    home: Path
+    tmp: Path
+
+    def cell(self, marker: str) -> Any:
+        """The one code cell whose source contains ``marker``."""
+        found = [c for c in self.cells if c.cell_type == "code" and marker in c.source]
+        assert len(found) == 1, f"{len(found)} code cells contain {marker!r}"
+        return found[0]
+
+    def stdout(self, marker: str | None = None) -> str:
+        """Printed text of one cell (or of every cell)."""
+        cells = [self.cell(marker)] if marker is not None else [c for c in self.cells if c.cell_type == "code"]
+        return "".join(o.get("text", "") for c in cells for o in c.outputs if o.get("name") == "stdout")
+
+    def result(self, marker: str) -> dict[str, Any]:
+        """The mime bundle a cell displayed as its value."""
+        results = [o for o in self.cell(marker).outputs if o.output_type == "execute_result"]
+        assert len(results) == 1, f"the cell with {marker!r} has {len(results)} results"
+        return dict(results[0]["data"])
+
+
+def run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, hide: tuple[str, ...] = ()) -> Ran:
+    """Execute a notebook in a fresh kernel; ``hide`` makes importing those modules fail, as if not installed."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    home, tmp = tmp_path / "user-home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # whatever a notebook writes under ~ lands here, where we look
+    monkeypatch.setenv("TMPDIR", str(tmp))  # and its tempfile.mkdtemp() here
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    if hide:
+        notebook.cells.insert(0, nbformat.v4.new_code_cell(HIDE.format(names=set(hide))))
+    client = nbclient.NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    client.execute()  # raises CellExecutionError, with the traceback, if any cell fails
+    cells = notebook.cells[1:] if hide else notebook.cells
+    stderr = "".join(
+        o.get("text", "") for c in cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stderr"
+    )
+    assert "Warning" not in stderr, stderr
+    assert not (home / ".cache" / "stable-explore").exists(), "the notebook wrote into ~/.cache/stable-explore"
+    return Ran(cells, home, tmp)
+
+
+# --- what each notebook's reader relies on ----------------------------------------------------------
+
+
+def check_quickstart(ran: Ran) -> None:
+    builds = [c for c in ran.cells if c.cell_type == "code" and c.source.startswith("%stable_cache digits")]
+    assert len(builds) == 2  # the same cell twice: a build, then a cache hit
+    printed = ["".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout") for cell in builds]
+    assert "built: first build of digits" in printed[0]
+    assert "reused: same source, arguments and features" in printed[1]
+    widget = ran.result("browser = digits.browse(")
+    assert WIDGET in widget
+    assert "text/html" in widget  # the static card, for viewers without a kernel
+    assert "saved: drop 2, relabel 1" in ran.stdout("save(message=")
+    assert "+0 -2 ~1 rows; label: seven->one x1" in ran.stdout("se.compare(digits, clean)")
+    assert "digests match" in ran.result("se.verify(clean)")["text/plain"]
+    # run without STABLE_EXPLORE_HOME: the notebook's own line put the catalog in a temp dir
+    catalogs = list(ran.tmp.glob("stable-explore-*/digits/versions"))
+    assert len(catalogs) == 1, "the quickstart did not make its own temporary catalog"
+
+
+def check_cleaning_session(ran: Ran) -> None:
+    assert "built: first build of digits" in ran.stdout("ds = se.build(")
+    assert "text/html" in ran.result("ds = se.build(")  # the dataset card
+    widget = ran.result("browser = ds.browse(")
+    assert WIDGET in widget
+    assert "text/html" in widget
+    sevens = ran.stdout('browser.label_filter = [NAMES.index("seven")]')
+    assert re.search(r"^\d+ sevens on \d+ page\(s\)$", sevens, re.MULTILINE)
+    flagged = ran.stdout("browser.flag_selection()")
+    assert "flagged:  ['digit-0007', 'digit-0017', 'digit-0027']" in flagged
+    assert "pending: drop 3\n" in ran.stdout("browser.drop_flagged()")
+    assert "pending: drop 3, relabel 2" in ran.stdout("browser.relabel_selection(")
+    saved = ran.stdout("clean = browser.save(")
+    assert "saved: drop 3, relabel 2;" in saved
+    assert re.search(r"^saved digits@[0-9a-f]{16} ", saved, re.MULTILINE)  # the browser's status line
+    versions = ran.result("clean = browser.save(")["text/plain"]
+    assert "drop three sevens, relabel two ones as sevens" in versions
+    assert "+0 -3 ~2 rows; label: one->seven x2" in ran.stdout("diff = se.compare(ds, clean)")
+    assert "text/html" in ran.result("diff = se.compare(ds, clean)")
+    operations = ast.literal_eval(ran.result('clean.metadata["operations"]')["text/plain"])
+    assert operations[0] == {"op": "drop", "keys": ["digit-0007", "digit-0017", "digit-0027"]}
+    assert operations[1]["changes"] == [["digit-0001", "one", "seven"], ["digit-0011", "one", "seven"]]
+
+
+def check_versions_and_diffs(ran: Ran) -> None:
+    first = ran.stdout("raw = se.build(")
+    assert "built: first build of digits" in first
+    version = re.search(r"version id: ([0-9a-f]{16})", first)
+    assert version is not None
+    same = ran.stdout("hit = se.build(")
+    assert "reused: same source, arguments and features" in same
+    assert "(identical content: reusing the existing version)" in same
+    assert "same version id: True" in same
+    assert f"identical: True - identical (digits@{version[1]} == digits@{version[1]})" in same
+    described = ran.stdout("described = se.build(")
+    assert "rebuilt: description, license or metadata changed" in described
+    assert "+0 -0 ~0 rows; metadata: description" in described
+    lineage = ran.stdout("while version is not None").splitlines()
+    assert [line.split(" - ")[1] for line in lineage] == [
+        "zero the ink of the first row",
+        "drop two, row 10 is a seven",
+        "built from the generator",
+    ]
+    assert lineage[-1].startswith(version[1])
+    loaded = ran.stdout('se.load("digits@nope")')
+    assert [line.split()[-1] for line in loaded.splitlines()[:3]] == ["True", "True", "True"]
+    assert "error: digits has no version or tag 'nope'" in loaded
+    changed = ran.stdout('diff = se.compare("digits@raw", "digits")')
+    assert "+0 -2 ~2 rows; label: zero->seven x1" in changed
+    assert "removed: ['digit-0000', 'digit-0001']" in changed
+    assert "'digit-0010': {'label': ('zero', 'seven')}" in changed
+    assert "text/html" in ran.result('diff = se.compare("digits@raw", "digits")')
+    collected = ran.stdout('se.gc("digits", keep=1)')
+    freed = re.search(r"freed ([\d,]+) bytes", collected)
+    assert freed is not None
+    assert int(freed[1].replace(",", "")) > 0
+    assert "described still there: False" in collected
+    verified = ran.stdout('se.verify("digits@clean")')
+    assert "xxh3_128 digests match" in verified
+    assert re.search(
+        r"damaged: \S+/damaged/shard-\d{5}\.arrow: content digest .* does not match the recorded", verified
+    )
+
+
+def check_pytorch_dataloader(ran: Ran) -> None:
+    built = ran.stdout("ds = se.build(")
+    assert "built: first build of crops" in built
+    pickled = re.search(r"a pickled dataset is (\d+) bytes", built)
+    assert pickled is not None
+    assert int(pickled[1]) < 1000  # paths and row numbers only, never the data
+    assert "96 training rows, 24 validation rows" in ran.stdout("train, valid = ")
+    if importlib.util.find_spec("torch") is None:
+        assert "PyTorch is not installed" in ran.stdout()
+        return
+    epoch = ran.stdout("loader = DataLoader(")
+    assert "one epoch over 96 rows with 2 workers, in batches of [32, 32, 32]" in epoch
+    assert "images (32, 3, 64, 64) torch.float32" in epoch
+    counted = ran.stdout("counts = torch.zeros(")
+    by_loader = re.search(r"validation rows per class: (\{.*\})", counted)
+    by_cache = re.search(r"label counts from the cache: (\{.*\})", counted)
+    assert by_loader is not None
+    assert by_cache is not None
+    assert ast.literal_eval(by_loader[1]) == ast.literal_eval(by_cache[1])
+    assert sum(ast.literal_eval(by_loader[1]).values()) == 24
+
+
+CHECKS: dict[str, Callable[[Ran], None]] = {
+    "01_quickstart.ipynb": check_quickstart,
+    "02_cleaning_session.ipynb": check_cleaning_session,
+    "03_versions_and_diffs.ipynb": check_versions_and_diffs,
+    "04_pytorch_dataloader.ipynb": check_pytorch_dataloader,
+}
+OWN_HOME = {"01_quickstart.ipynb"}  # runs without STABLE_EXPLORE_HOME: its own temp-dir line must work
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_notebook_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert name in CHECKS, f"notebooks/{name} has no checks in {Path(__file__).name}: say what its reader relies on"
+    if name in OWN_HOME:
+        monkeypatch.delenv("STABLE_EXPLORE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "catalog"))
+    ran = run(name, tmp_path, monkeypatch)
+    CHECKS[name](ran)
+    if name not in OWN_HOME:
+        assert (tmp_path / "catalog").is_dir(), "the notebook did not use STABLE_EXPLORE_HOME"
+
+
+def test_pytorch_notebook_skips_cleanly_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "catalog"))
+    ran = run("04_pytorch_dataloader.ipynb", tmp_path, monkeypatch, hide=("torch",))
+    setup = ran.stdout("import pickle")
+    assert setup.strip() == (
+        "PyTorch is not installed: the DataLoader cells below are skipped (pip install torch to run them)."
+    )
+    assert ran.stdout("loader = DataLoader(") == ""
+    assert ran.stdout("counts = torch.zeros(") == ""
+    assert "96 training rows" in ran.stdout("train, valid = ")  # the cells that need no torch still ran
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_notebook_is_committed_without_outputs(name: str) -> None:
+    notebook = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+    for position, cell in enumerate(notebook["cells"]):
+        if cell["cell_type"] == "code":
+            assert cell["outputs"] == [], f"{name}: cell {position} has outputs"
+            assert cell["execution_count"] is None, f"{name}: cell {position} has an execution count"
+    assert "widgets" not in notebook["metadata"], f"{name}: saved widget state"
+
+
+def test_the_notebooks_are_numbered() -> None:
+    assert ALL[0] == "01_quickstart.ipynb"
+    assert [name[:3] for name in ALL] == [f"{i:02d}_" for i in range(1, len(ALL) + 1)]
