@@ -1,4 +1,8 @@
-"""The ``stable-explore`` command: ls, show, diff, verify, gc, export, tag.
+"""The ``stable-explore`` command: ls, show, versions, diff, verify, gc, export, tag, build.
+
+Exit status: 0 on success; 1 when stable-explore reports a problem (a dataset, version or tag
+that does not exist, a damaged file, bad input from a generator); 2 on a usage error; 130
+when interrupted (nothing half-written is left behind).
 
 Examples
 --------
@@ -6,32 +10,45 @@ Examples
 
     stable-explore ls
     stable-explore show pets@clean
+    stable-explore versions pets
     stable-explore diff pets@1a2b pets@latest --json
-    stable-explore verify pets
+    stable-explore verify pets pets@raw
     stable-explore gc --keep 2
     stable-explore export pets@clean --to pets.parquet
+    stable-explore build mygens:pets --features mygens:FEATURES --name pets --arg data/pets
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from stable_explore import api
 from stable_explore._units import format_size
-from stable_explore.errors import StableExploreError
+from stable_explore.errors import InvalidOptionError, StableExploreError
 
 __all__ = ["main"]
 
+EXIT_PROBLEM = 1
+EXIT_INTERRUPTED = 130
+_EXPORT_FORMATS = ("parquet", "csv")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="stable-explore", description="Cached datasets: list, inspect, diff, verify.")
+    parser = argparse.ArgumentParser(
+        prog="stable-explore",
+        description="Cached datasets: list, inspect, compare, verify, export, build.",
+        epilog="Exit status: 0 ok, 1 a problem stable-explore reports, 2 a usage error, 130 interrupted.",
+    )
     parser.add_argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("ls", help="datasets, or the versions of one").add_argument("name", nargs="?")
     commands.add_parser("show", help="one version: size, schema, label counts, lineage").add_argument("ref")
+    commands.add_parser("versions", help="every version of a dataset, newest first").add_argument("name")
     diff = commands.add_parser("diff", help="what changed from version A to version B")
     diff.add_argument("a")
     diff.add_argument("b")
@@ -44,9 +61,23 @@ def _parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write a version to Parquet or CSV")
     export.add_argument("ref")
     export.add_argument("--to", required=True, type=Path, help="output file (.parquet or .csv)")
+    export.add_argument("--format", choices=_EXPORT_FORMATS, help="the file format (default: from --to's suffix)")
     tag = commands.add_parser("tag", help="point a tag at a version")
     tag.add_argument("ref")
     tag.add_argument("tag")
+    build = commands.add_parser("build", help="cache a generator function from a Python module (MODULE:FUNC)")
+    build.add_argument("source", metavar="MODULE:FUNC", help="the generator function, e.g. mygens:pets")
+    build.add_argument("--features", required=True, metavar="MODULE:VAR", help="the Features, e.g. mygens:FEATURES")
+    build.add_argument("--name", help="the dataset's name (default: FUNC)")
+    build.add_argument("--arg", action="append", default=[], metavar="VALUE", help="a positional argument (text)")
+    build.add_argument("--description", help="stored as ds.DESCR; part of the version id")
+    build.add_argument("--license", help="stored as ds.LICENSE; part of the version id")
+    build.add_argument("--tag", help="also point this tag at the version")
+    build.add_argument("--force", action="store_true", help="build even if this source was built before")
+    build.add_argument("--key", help="an explicit cache key")
+    build.add_argument("--shard-size", default="256MB", help="target shard size (default 256MB, read as MiB)")
+    build.add_argument("--compression", choices=["lz4", "zstd"], help="Arrow IPC buffer compression")
+    build.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     return parser
 
 
@@ -71,8 +102,74 @@ def _show(ref: str, home: str | None) -> str:
     return "\n".join(lines)
 
 
+def _attribute(spec: str, what: str) -> Any:
+    """``module:name`` -> that attribute, importing the module from the current directory first."""
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        msg = f"{what} must be MODULE:NAME (e.g. mygens:pets), got {spec!r}"
+        raise InvalidOptionError(msg)
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # a module beside the user, as `python -m` would find it
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        msg = f"{what}: cannot import module {module_name!r} ({exc})"
+        raise InvalidOptionError(msg) from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        msg = f"{what}: module {module_name!r} has no {attribute!r}"
+        raise InvalidOptionError(msg) from None
+
+
+def _verify(refs: list[str], home: str | None) -> int:
+    """Verify every ref (not only up to the first bad one); exit 1 if any failed."""
+    status = 0
+    for ref in refs:
+        try:
+            print(f"{ref}: {api.verify(ref, home=home)}")
+        except StableExploreError as exc:
+            print(f"{ref}: FAILED: {exc}", file=sys.stderr)
+            status = EXIT_PROBLEM
+    return status
+
+
+def _export(ref: str, to: Path, file_format: str | None, home: str | None) -> str:
+    ds = api.load(ref, home=home)
+    chosen = file_format or to.suffix.lstrip(".").lower()
+    if chosen not in _EXPORT_FORMATS:
+        msg = f"cannot tell the format from {to.name!r}: give --format {' or '.join(_EXPORT_FORMATS)}"
+        raise InvalidOptionError(msg)
+    if chosen == "csv":
+        ds.to_pandas(images="drop").to_csv(to)
+    else:
+        ds.to_parquet(to)
+    return f"wrote {len(ds):,} rows to {to}"
+
+
+def _build(args: argparse.Namespace, home: str | None) -> str:
+    source = _attribute(args.source, "MODULE:FUNC")
+    features = _attribute(args.features, "--features")
+    ds = api.build(
+        source,
+        features,
+        name=args.name,
+        args=tuple(args.arg),
+        description=args.description,
+        license=args.license,
+        shard_size=args.shard_size,
+        compression=args.compression,
+        tag=args.tag,
+        force=args.force,
+        key=args.key,
+        home=home,
+        progress=not args.quiet,
+    )
+    return f"{ds!r}\n{ds.build_info}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
     home = args.home
     try:
@@ -80,26 +177,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(api.versions(args.name, home=home) if args.name else api.datasets(home=home))
         elif args.command == "show":
             print(_show(args.ref, home))
+        elif args.command == "versions":
+            print(api.versions(args.name, home=home))
         elif args.command == "diff":
             diff = api.compare(args.a, args.b, home=home)
             print(diff.to_json() if args.json else diff)
         elif args.command == "verify":
-            for ref in args.refs:
-                print(f"{ref}: {api.verify(ref, home=home)}")
+            return _verify(args.refs, home)
         elif args.command == "gc":
             print(f"freed {format_size(api.gc(args.name, keep=args.keep, home=home))}")
         elif args.command == "export":
-            ds = api.load(args.ref, home=home)
-            if args.to.suffix == ".csv":
-                ds.to_pandas(images="drop").to_csv(args.to)
-            else:
-                ds.to_parquet(args.to)
-            print(f"wrote {len(ds):,} rows to {args.to}")
+            print(_export(args.ref, args.to, args.format, home))
         elif args.command == "tag":
             print(f"{args.tag} -> {api.tag(args.ref, args.tag, home=home)}")
-    except (StableExploreError, ValueError, KeyError) as exc:
+        elif args.command == "build":
+            print(_build(args, home))
+    except StableExploreError as exc:
         print(f"stable-explore {args.command}: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_PROBLEM
+    except KeyboardInterrupt:
+        print(f"stable-explore {args.command}: interrupted; nothing was saved", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 

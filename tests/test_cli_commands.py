@@ -1,0 +1,109 @@
+"""The command line in-process: build from a module, versions, export formats, verify every ref, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import stable_explore as se
+from stable_explore.cli import main
+
+MODULE = """
+import stable_explore as se
+
+FEATURES = se.Features(label=se.ClassLabel(names=["even", "odd"]), x=se.Value("int64"))
+
+
+def numbers(n):
+    for i in range(int(n)):
+        yield f"k{i}", {"label": i % 2, "x": i}
+
+
+def broken():
+    yield "k0", {"label": "purple", "x": 0}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder with a generator module in it, as the current directory."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "cli_gens.py").write_text(MODULE)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "home"))
+    yield folder
+    sys.modules.pop("cli_gens", None)
+
+
+def test_build_from_a_module_then_reuse(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "10", "-q"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "numbers@" in first
+    assert "built: first build of numbers" in first
+    assert main(argv) == 0
+    assert "reused: same source, arguments and features" in capsys.readouterr().out
+    assert se.load("numbers").label_counts() == {"even": 5, "odd": 5}
+
+
+def test_build_errors_name_the_row_and_exit_1(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["build", "cli_gens:broken", "--features", "cli_gens:FEATURES", "--name", "bad", "-q"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "stable-explore build: row 0, key 'k0', field 'label': unknown class 'purple'" in err
+    assert main(["build", "cli_gens:nothing", "--features", "cli_gens:FEATURES"]) == 1
+    assert "module 'cli_gens' has no 'nothing'" in capsys.readouterr().err
+    assert main(["build", "nomodule", "--features", "cli_gens:FEATURES"]) == 1
+    assert "must be MODULE:NAME" in capsys.readouterr().err
+
+
+def test_versions_and_export_formats(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "6", "-q"])
+    main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "8", "-q"])
+    capsys.readouterr()
+    assert main(["versions", "numbers"]) == 0
+    listing = capsys.readouterr().out
+    assert listing.count("numbers") >= 1
+    assert len([line for line in listing.splitlines() if line[:1].isalnum()]) >= 3  # header + 2 versions
+    assert main(["export", "numbers", "--to", "out.parquet"]) == 0
+    assert pq.read_table(project / "out.parquet").column("x").to_pylist() == list(range(8))
+    assert main(["export", "numbers", "--to", "table.txt", "--format", "csv"]) == 0
+    assert pd.read_csv(project / "table.txt")["label"].tolist()[:2] == ["even", "odd"]
+    assert main(["export", "numbers", "--to", "out.bin"]) == 1
+    assert "give --format parquet or csv" in capsys.readouterr().err
+
+
+def test_verify_reports_every_ref_and_fails_if_any_is_damaged(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "6", "--name", "a", "-q"])
+    main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "7", "--name", "b", "-q"])
+    capsys.readouterr()
+    shard = se.load("a").cache_meta.shard_paths[0]
+    data = bytearray(shard.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    shard.write_bytes(bytes(data))
+    assert main(["verify", "a", "b", "nope"]) == 1
+    captured = capsys.readouterr()
+    assert "b: ok: 1 shard(s), 7 rows" in captured.out
+    assert f"a: FAILED: {shard}" in captured.err
+    assert "nope: FAILED: no dataset named 'nope'" in captured.err
+
+
+def test_usage_errors_exit_2_and_diff_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as usage:
+        main(["export", "numbers"])  # --to is required
+    assert usage.value.code == 2
+    main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "4", "-q"])
+    main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "5", "-q"])
+    ids = [row["version"] for row in se.versions("numbers")]
+    capsys.readouterr()
+    assert main(["diff", f"numbers@{ids[1]}", "numbers", "--json"]) == 0
+    diff = json.loads(capsys.readouterr().out)
+    assert diff["rows"]["added"] == ["k4"]
