@@ -1,7 +1,7 @@
 """stable-explore: cache notebook generators into sharded Arrow, browse, clean, compare, export.
 
-Example
--------
+Examples
+--------
 >>> import stable_explore as se
 >>> se.Features(label=se.ClassLabel(names=["cat", "dog"]))
 Features(label=ClassLabel(names=['cat', 'dog']))

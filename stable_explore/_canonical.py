@@ -1,12 +1,12 @@
-"""Canonical JSON (sorted keys, no whitespace) and the short hash of it that names schemas and versions.
+r"""Canonical JSON (sorted keys, no whitespace) and the short hash of it that names schemas and versions.
 
-Example
--------
+Examples
+--------
 >>> canonical_json({"b": 1, "a": [1, 2]})
 '{"a":[1,2],"b":1}'
 >>> len(fingerprint({"a": 1}))
 16
->>> json_value({"raw": b"\\x01\\xff", "scores": (1.5, float("nan"))})
+>>> json_value({"raw": b"\x01\xff", "scores": (1.5, float("nan"))})
 {'raw': '01ff', 'scores': [1.5, 'nan']}
 """
 
@@ -31,8 +31,10 @@ def fingerprint(obj: Any, length: int = 16) -> str:
 
 
 def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
-    """A JSON-ready form of a stored value: bytes as hex (or ``"<n bytes>"`` for display), tuples as lists,
-    numpy scalars as Python numbers, NaN and infinities as their ``repr`` (JSON has no form for them).
+    """A JSON-ready form of a stored value.
+
+    Bytes become hex (or ``"<n bytes>"`` for display), tuples lists, numpy scalars Python numbers,
+    and NaN and infinities their ``repr`` (JSON has no form for them).
 
     Row hashes hash this form of non-binary values, so it must never change for values Arrow returns.
     """

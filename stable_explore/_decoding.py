@@ -3,8 +3,8 @@
 A value that cannot be decoded (damaged bytes) raises :class:`CacheCorruptionError` naming its
 row, field and cache, never a bare PIL error.
 
-Example
--------
+Examples
+--------
 >>> import pyarrow as pa
 >>> from stable_explore import Features, Value
 >>> decode_table(pa.table({"x": [1, 2]}), Features(x=Value("int64")), "pil", range(2), where=("t", "t"))

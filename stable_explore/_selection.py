@@ -3,8 +3,8 @@
 A view keeps its rows as a ``range`` while it can (slices of slices stay ranges, so a view of
 a billion rows costs nothing) and as an int64 array otherwise.
 
-Example
--------
+Examples
+--------
 >>> select_rows(range(10), slice(2, 8, 2))
 range(2, 8, 2)
 >>> select_rows(range(2, 8, 2), [-1, 0]).tolist()

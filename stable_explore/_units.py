@@ -3,8 +3,8 @@
 Sizes are binary throughout: ``"MB"`` in an option is read as MiB, as most notebook
 users mean it, and every size printed says ``KiB``, ``MiB``, ``GiB``.
 
-Example
--------
+Examples
+--------
 >>> parse_size("256MB"), parse_size("1.5 GiB"), parse_size(1024)
 (268435456, 1610612736, 1024)
 >>> format_size(1536), format_size(3_500_000)

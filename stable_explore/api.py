@@ -204,13 +204,54 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
 
 
 def datasets(home: str | Path | None = None) -> Table:
-    """Every dataset in the catalog: name, latest version, rows, size, versions, tags."""
+    """Every dataset in the catalog: name, latest version, rows, size, versions, tags.
+
+    Parameters
+    ----------
+    home:
+        The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
+
+    Returns
+    -------
+    Table
+        Prints as text, renders as HTML in a notebook, ``.to_pandas()`` for a DataFrame.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> _ = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
+    >>> [(row["name"], row["rows"], row["versions"]) for row in se.datasets(home)]
+    [('one', 1, 1)]
+    """
     catalog = Catalog(home)
     return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.home}")
 
 
 def versions(name: str, home: str | Path | None = None) -> Table:
-    """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags."""
+    """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags.
+
+    Parameters
+    ----------
+    name:
+        A dataset name (a ref such as ``"pets@clean"`` lists the versions of ``pets``).
+    home:
+        The catalog root.
+
+    Raises
+    ------
+    CacheNotFoundError
+        No such dataset; the message lists those that exist.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> raw = se.build([{"x": 1}, {"x": 2}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
+    >>> clean = raw.drop([0]).save(message="drop the first row", progress=False)
+    >>> [(row["message"], row["parent"] == raw.version) for row in se.versions("n", home=home)]
+    [('drop the first row', True), ('', False)]
+    """
     catalog = Catalog(home)
     catalog.resolve(name)  # a clear error for an unknown name
     dataset = name.partition("@")[0]
@@ -258,7 +299,27 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
 def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None) -> int:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
-    A tagged version (``latest`` included) is never deleted.
+    A tagged version (``latest`` included) is never deleted, and temp folders left by
+    builds that were killed are swept.
+
+    Parameters
+    ----------
+    name:
+        One dataset, or every dataset when None.
+    keep:
+        How many of the newest versions to keep besides the tagged ones.
+    home:
+        The catalog root.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> features = se.Features(x=se.Value("int64"))
+    >>> old = se.build([{"x": 1}], features, name="n", home=home, progress=False)
+    >>> new = se.build([{"x": 2}], features, name="n", home=home, progress=False)
+    >>> se.gc("n", keep=0, home=home) > 0, [row["version"] for row in se.versions("n", home=home)] == [new.version]
+    (True, True)
     """
     return collect_garbage(Catalog(home), name, keep=keep)
 
@@ -289,7 +350,20 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
 
 
 def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:
-    """The shard browser widget for a dataset or a ref (``se.browse("pets@clean")``); see ``CachedDataset.browse``."""
+    """The shard browser widget for a dataset or a ref (``se.browse("pets@clean")``); see ``CachedDataset.browse``.
+
+    Needs the ``lab`` extra (anywidget). Options are those of :meth:`CachedDataset.browse`.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> _ = se.build([{"x": i} for i in range(30)], se.Features(x=se.Value("int64")), name="n", home=home,
+    ...              progress=False)
+    >>> browser = se.browse("n", home=home, page_size=24)
+    >>> len(browser.page_rows(0)), len(browser.page_rows(1))
+    (24, 6)
+    """
     dataset = ref if isinstance(ref, CachedDataset) else load(ref, home=home)
     return dataset.browse(**options)
 

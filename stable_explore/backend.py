@@ -1,7 +1,7 @@
 """Seed-compatible name for the shard reader (seed 001's ``ArrowBackend``), over :mod:`stable_explore.storage.reader`.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
 >>> from stable_explore.cache import write_sharded_arrow_cache

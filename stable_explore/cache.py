@@ -4,8 +4,8 @@ A cache directory holds ``shard-NNNNN.arrow`` files and ``_metadata.json``; see
 :mod:`stable_explore.storage.format` for the format. These names stay where
 seed 000 put them, so code written against it keeps working.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
 >>> from stable_explore.cache import write_sharded_arrow_cache, read_sharded_cache_meta

@@ -6,8 +6,8 @@ decodes one row; indexing with a slice, list, array or mask returns a view
 that copies nothing. Row numbers of a view always refer to rows of the version
 it came from (``ds.base_rows()``), which is what edits use.
 
-Example
--------
+Examples
+--------
 >>> import tempfile
 >>> import stable_explore as se
 >>> home = tempfile.mkdtemp()
@@ -377,6 +377,7 @@ class CachedDataset:
 
     @property
     def format(self) -> str:
+        """How rows are decoded: ``"pil"``, ``"numpy"``, ``"python"`` or ``"arrow"`` (see :meth:`with_format`)."""
         return self._format
 
     def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:

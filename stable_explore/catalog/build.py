@@ -1,7 +1,7 @@
 """Builds: reuse the version a source built before, or run the generator, write shards and publish a version.
 
-Example
--------
+Examples
+--------
 >>> import tempfile
 >>> from stable_explore import Features, Value
 >>> from stable_explore.catalog import BuildOptions, Catalog

@@ -39,8 +39,8 @@ class VersionRef:
 class Catalog:
     """The datasets and versions under one home.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import tempfile
     >>> catalog = Catalog(tempfile.mkdtemp())
     >>> catalog.names()
@@ -54,18 +54,23 @@ class Catalog:
     # -- paths ---------------------------------------------------------------
 
     def dataset_dir(self, name: str) -> Path:
+        """The folder of dataset ``name``."""
         return self.home / check_name(name)
 
     def versions_dir(self, name: str) -> Path:
+        """The folder that holds every version of ``name``."""
         return self.dataset_dir(name) / "versions"
 
     def version_dir(self, name: str, version_id: str) -> Path:
+        """The folder of one version (its shards and ``_metadata.json``)."""
         return self.versions_dir(name) / check_name(version_id, "version id")
 
     def refs_dir(self, name: str) -> Path:
+        """The folder of ``name``'s refs (``latest`` and tags)."""
         return self.dataset_dir(name) / "refs"
 
     def sources_dir(self, name: str) -> Path:
+        """The folder of ``name``'s source records (source fingerprint -> version id)."""
         return self.dataset_dir(name) / "sources"
 
     @staticmethod
@@ -103,6 +108,7 @@ class Catalog:
         return found
 
     def read_ref(self, name: str, tag: str) -> str | None:
+        """The version id ``tag`` points at, or None when the tag is not set."""
         text = self.store.read_text(self._ref_key(name, tag))
         return (text or "").strip() or None
 

@@ -1,7 +1,7 @@
 """Garbage collection: delete versions nothing points at, and what dead builds left behind.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, stable_explore as se
 >>> from stable_explore.catalog import Catalog
 >>> home = tempfile.mkdtemp()

@@ -1,7 +1,7 @@
 """Listings of a catalog as plain rows: every dataset, every version of one dataset (the display layer renders them).
 
-Example
--------
+Examples
+--------
 >>> import tempfile, stable_explore as se
 >>> from stable_explore.catalog import Catalog
 >>> home = tempfile.mkdtemp()

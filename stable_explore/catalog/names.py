@@ -1,7 +1,7 @@
 """Names of datasets, tags and version ids, and where the catalog's home is.
 
-Example
--------
+Examples
+--------
 >>> check_name("pets-v2")
 'pets-v2'
 """

@@ -1,7 +1,7 @@
 """``BuildOptions``: every choice a build takes besides its source, checked once, shared by ``se.build`` and the magic.
 
-Example
--------
+Examples
+--------
 >>> options = BuildOptions(description="digits", shard_size="64MB", tag="raw")
 >>> options.shard_size_bytes, options.descriptive["description"]
 (67108864, 'digits')

@@ -4,8 +4,8 @@ A source is an explicit ``key``, or a generator function (its code, the globals 
 arguments); with it go the features, the compression and the descriptive fields, because they
 shape the version too. A plain iterable has no fingerprint: it always builds.
 
-Example
--------
+Examples
+--------
 >>> from stable_explore import Features, Value
 >>> from stable_explore.catalog import BuildOptions
 >>> def numbers(n):

@@ -5,8 +5,8 @@ Every way a version is made (a build, a saved edit, later a pull or a parallel b
 computed from the content, ``_metadata.json`` is written and fsynced, the directory is renamed
 into ``versions/`` (one atomic step), and ``latest`` (and a tag, if asked) move to it.
 
-Example
--------
+Examples
+--------
 >>> import tempfile
 >>> from stable_explore import Features, Value
 >>> from stable_explore.catalog import Catalog

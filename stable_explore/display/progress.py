@@ -1,7 +1,7 @@
 """Progress bars for long work: tqdm.auto (a widget in notebooks, text in terminals), fed by the writer's callback.
 
-Example
--------
+Examples
+--------
 >>> with progress_bar("digits", 3, disable=True) as on_batch:
 ...     on_batch(3, 1024)
 """

@@ -15,8 +15,8 @@ if TYPE_CHECKING:
 class Table(Sequence[dict[str, Any]]):
     """Rows of plain values with named columns; prints as text, renders as escaped HTML.
 
-    Example
-    -------
+    Examples
+    --------
     >>> t = Table(["name", "rows"], [{"name": "pets", "rows": 3}])
     >>> print(t)
     name  rows
@@ -92,8 +92,8 @@ def listing_table(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, tit
 
     Each row keeps its ``bytes`` for code that sums or sorts them.
 
-    Example
-    -------
+    Examples
+    --------
     >>> print(listing_table(["name", "bytes"], [{"name": "pets", "bytes": 2048}]))
     name  size
     pets  2.0 KiB

@@ -5,8 +5,8 @@ JSON (``to_dict`` / ``from_dict``), so every cache carries its full schema
 (label names, shapes, dtypes) and opens without the code that built it. Each
 feature type lives in a module of its own.
 
-Example
--------
+Examples
+--------
 >>> from stable_explore import Features, ClassLabel, Image, Value
 >>> features = Features(image=Image(), label=ClassLabel(names=["cat", "dog"]), path=Value("string"))
 >>> features["label"].str2int("dog")

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature
@@ -23,8 +24,8 @@ _ARRAY_DTYPES = (
 class Array3D(Feature):
     """A fixed-shape 3-D array, stored as its C-order bytes; the shape is checked on write.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> feature = Array3D(shape=(2, 2, 1), dtype="uint8")
     >>> feature.decode_value(feature.encode_value(np.ones((2, 2, 1), dtype=np.uint8))).shape
@@ -46,9 +47,11 @@ class Array3D(Feature):
             raise SchemaError(msg)
 
     @property
+    @override
     def arrow_type(self) -> pa.DataType:
         return pa.large_binary()
 
+    @override
     def encode_value(self, value: Any) -> Any:
         if value is None:
             return None
@@ -61,10 +64,12 @@ class Array3D(Feature):
             raise EncodingError(msg)
         return np.ascontiguousarray(array, dtype=self.dtype).tobytes()
 
+    @override
     def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
         if value is None:
             return None
         return np.frombuffer(value, dtype=self.dtype).reshape(self.shape)
 
+    @override
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name, "shape": list(self.shape), "dtype": self.dtype}

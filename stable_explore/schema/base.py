@@ -13,6 +13,7 @@ __all__ = ["Feature", "describe", "first_bad_element"]
 
 
 def describe(value: Any) -> str:
+    """A value for an error message: its repr (cut at 60 characters) and its type."""
     text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
@@ -32,12 +33,15 @@ class Feature:
 
     @property
     def arrow_type(self) -> pa.DataType:
+        """The Arrow type a column of this feature is stored as."""
         raise NotImplementedError
 
     def encode_value(self, value: Any) -> Any:
+        """One Python value as what is stored; raises :class:`EncodingError` saying what was expected."""
         raise NotImplementedError
 
     def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
+        """A stored value as users get it (``image_format``: ``"pil"``, ``"numpy"`` or ``"bytes"``)."""
         return value
 
     def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
@@ -63,6 +67,7 @@ class Feature:
         return encoded
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form that :func:`~stable_explore.schema.feature_from_dict` reads back."""
         return {"_type": self._type_name}
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
@@ -25,8 +26,8 @@ class ClassLabel(Feature):
     Give ``names`` (a list of strings) or ``num_classes`` (names are then
     ``"0"``, ``"1"``, ...).
 
-    Example
-    -------
+    Examples
+    --------
     >>> labels = ClassLabel(names=["cat", "dog"])
     >>> labels.str2int(["dog", "cat"]), labels.int2str(0)
     ([1, 0], 'cat')
@@ -69,6 +70,7 @@ class ClassLabel(Feature):
         return hash(("ClassLabel", self.names))
 
     @property
+    @override
     def arrow_type(self) -> pa.DataType:
         return pa.int64()
 
@@ -106,6 +108,7 @@ class ClassLabel(Feature):
                 msg += f"; did you mean {' or '.join(repr(c) for c in close)}?"
         return msg
 
+    @override
     def encode_value(self, value: Any) -> Any:
         if value is None:
             return None
@@ -118,6 +121,7 @@ class ClassLabel(Feature):
                 return -1  # "no label", as in Hugging Face datasets
             raise EncodingError(self._unknown_message(value)) from None
 
+    @override
     def encode_column(self, values: list[Any]) -> pa.Array:
         lookup = self._lookup
         # floats and bools would hash like ints (1.0 == True == 1): they take the slow path, which refuses them
@@ -129,6 +133,7 @@ class ClassLabel(Feature):
             return super().encode_column(values)
         return pa.array(codes, type=pa.int64())
 
+    @override
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name, "names": list(self.names or ())}
 

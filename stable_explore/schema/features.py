@@ -49,8 +49,8 @@ def feature_from_dict(data: Mapping[str, Any]) -> Feature:
 class Features(dict[str, Feature]):
     """An ordered mapping of column name -> feature type: the schema of a dataset.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from stable_explore import Features, ClassLabel, Value
     >>> features = Features(label=ClassLabel(names=["cat", "dog"]), score=Value("float32"))
     >>> features.to_arrow_schema().names

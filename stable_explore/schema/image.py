@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from stable_explore.errors import EncodingError
 from stable_explore.schema.base import Feature, describe
@@ -28,7 +29,7 @@ __all__ = ["Image"]
 
 @dataclass(frozen=True, repr=False)
 class Image(Feature):
-    """An image, stored as its encoded bytes (large_binary).
+    r"""An image, stored as its encoded bytes (large_binary).
 
     Accepts encoded bytes, a file path, a PIL image, a numpy array (H, W) or
     (H, W, C), or a dict with ``"bytes"`` or ``"path"``. Files and bytes are
@@ -36,20 +37,22 @@ class Image(Feature):
     source format (JPEG re-saved with its own quantisation tables) or become
     PNG when they have no format or have alpha; arrays become PNG.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> stored = Image().encode_value(np.zeros((4, 4, 3), dtype=np.uint8))
     >>> stored[:4]
-    b'\\x89PNG'
+    b'\x89PNG'
     """
 
     _type_name: ClassVar[str] = "Image"
 
     @property
+    @override
     def arrow_type(self) -> pa.DataType:
         return pa.large_binary()
 
+    @override
     def encode_value(self, value: Any) -> Any:
         if value is None:
             return None
@@ -71,6 +74,7 @@ class Image(Feature):
         msg = f"expected image bytes, a path, a PIL image or a numpy array, got {describe(value)}"
         raise EncodingError(msg)
 
+    @override
     def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
         # Fast path: already-encoded bytes with a known header (the common bulk case).
         try:
@@ -82,6 +86,7 @@ class Image(Feature):
             return pa.array(values, type=pa.large_binary()), True
         return super().encode_column(values), False
 
+    @override
     def encode_column(self, values: list[Any]) -> pa.Array:
         return self.encode_batch(values)[0]
 
@@ -118,6 +123,7 @@ class Image(Feature):
             msg = f"file {str(path)!r} is not an image PIL can read"
             raise EncodingError(msg) from exc
 
+    @override
     def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
         if value is None or image_format == "bytes":
             return value
@@ -126,5 +132,6 @@ class Image(Feature):
             return np.asarray(image)
         return image
 
+    @override
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name}

@@ -33,6 +33,7 @@ def usable_cpus() -> int:
 
 
 def is_pil_image(value: Any) -> bool:
+    """Whether ``value`` is a PIL image (without importing PIL for values that cannot be one)."""
     module = type(value).__module__
     if not module.startswith("PIL."):
         return False
@@ -49,6 +50,7 @@ def decode_image_bytes(data: bytes | memoryview) -> PILImage.Image:
 
 
 def encode_pil(image: PILImage.Image) -> bytes:
+    """A PIL image's bytes in its own format (a JPEG keeps its quantisation), or PNG when it has none."""
     fmt = image.format
     buffer = io.BytesIO()
     try:
@@ -66,6 +68,7 @@ def encode_pil(image: PILImage.Image) -> bytes:
 
 
 def encode_array_as_png(array: np.ndarray) -> bytes:
+    """An (H, W) or (H, W, 1|3|4) uint8 array as PNG bytes; other shapes raise :class:`EncodingError`."""
     from PIL import Image as PILImage
 
     ok_shape = array.ndim == 2 or (array.ndim == 3 and array.shape[2] in (1, 3, 4))

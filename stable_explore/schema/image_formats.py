@@ -1,8 +1,8 @@
-"""Which image format some bytes hold, from their first bytes: one table for every use.
+r"""Which image format some bytes hold, from their first bytes: one table for every use.
 
-Example
--------
->>> sniff(b"\\x89PNG\\r\\n\\x1a\\n....")
+Examples
+--------
+>>> sniff(b"\x89PNG\r\n\x1a\n....")
 ImageKind(name='PNG', extension='.png', mime='image/png', browser=True)
 >>> sniff(b"not an image") is None
 True
@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 
 class ImageKind(NamedTuple):
+    """An image format known by its first bytes: its name, file extension, MIME type, and whether browsers show it."""
+
     name: str
     extension: str
     mime: str

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
@@ -20,8 +21,8 @@ __all__ = ["Sequence"]
 class Sequence(Feature):
     """A variable-length list (or fixed, with ``length``) of another feature.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from stable_explore import Value
     >>> Sequence(Value("float32")).arrow_type
     ListType(list<item: float>)
@@ -37,11 +38,13 @@ class Sequence(Feature):
             raise SchemaError(msg)
 
     @property
+    @override
     def arrow_type(self) -> pa.DataType:
         if self.length >= 0:
             return pa.list_(self.feature.arrow_type, self.length)
         return pa.list_(self.feature.arrow_type)
 
+    @override
     def encode_value(self, value: Any) -> Any:
         if value is None:
             return None
@@ -61,10 +64,12 @@ class Sequence(Feature):
                 raise EncodingError(msg) from exc
         return encoded
 
+    @override
     def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
         if value is None:
             return None
         return [self.feature.decode_value(v, image_format=image_format) for v in value]
 
+    @override
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name, "feature": self.feature.to_dict(), "length": self.length}

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
@@ -39,8 +40,8 @@ _TEXT_AND_BINARY = frozenset({"string", "large_string", "binary", "large_binary"
 class Value(Feature):
     """A scalar: ``bool``, ``int8``..``int64``, ``uint8``..``uint64``, ``float16/32/64``, ``string``, ``binary``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> Value("int64").arrow_type
     DataType(int64)
     """
@@ -56,9 +57,11 @@ class Value(Feature):
         object.__setattr__(self, "dtype", dtype)
 
     @property
+    @override
     def arrow_type(self) -> pa.DataType:
         return VALUE_TYPES[self.dtype]
 
+    @override
     def encode_value(self, value: Any) -> Any:
         if hasattr(value, "item") and not isinstance(value, (bytes, str)):
             value = value.item()  # numpy scalar
@@ -74,9 +77,11 @@ class Value(Feature):
             raise EncodingError(msg) from exc
         return value
 
+    @override
     def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
         return self.encode_column(values), self.dtype in _TEXT_AND_BINARY
 
+    @override
     def encode_column(self, values: list[Any]) -> pa.Array:
         t = self.arrow_type
         try:
@@ -96,5 +101,6 @@ class Value(Feature):
             except EncodingError as exc:
                 raise exc.located(index=position) from exc.__cause__
 
+    @override
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name, "dtype": self.dtype}

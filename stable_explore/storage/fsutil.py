@@ -175,7 +175,7 @@ _SYNC_FILE_RANGE_WRITE = 2  # from <fcntl.h>: start writeback of dirty pages in 
 
 @functools.cache
 def _sync_file_range() -> Any:
-    """libc's ``sync_file_range`` on Linux, else None (loaded on first use)."""
+    """Libc's ``sync_file_range`` on Linux, else None (loaded on first use)."""
     if not sys.platform.startswith("linux"):
         return None
     try:

@@ -165,6 +165,7 @@ class ContentDigest:
         self._kind = ""
 
     def update(self, keys: pa.Array, hashes: np.ndarray) -> None:
+        """Add the next rows: their keys (int64 or string) and 64-bit row hashes, in order."""
         t = keys.type
         if pa.types.is_string(t) or pa.types.is_large_string(t):
             self._kind = "string"
@@ -180,6 +181,7 @@ class ContentDigest:
         self._rows.update(hashes.astype("<u8").tobytes())
 
     def hexdigest(self) -> str:
+        """The digest of every row added so far, as ``"xxh3_128:<hex>"``."""
         combined = xxhash.xxh3_128()
         for part in (self._kind, self._keys.hexdigest(), self._key_lengths.hexdigest(), self._rows.hexdigest()):
             combined.update(part.encode())

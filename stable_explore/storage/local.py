@@ -1,16 +1,16 @@
-"""The local implementation of the storage protocol: a directory, with fsync, atomic renames and hard links.
+r"""The local implementation of the storage protocol: a directory, with fsync, atomic renames and hard links.
 
 Conditional writes use what a local file system makes atomic: ``put_if_absent`` links a
 complete temp file to its name (``link`` fails if the name exists), and ``swap`` holds a
 file lock beside the record while it compares and replaces it.
 
-Example
--------
+Examples
+--------
 >>> import tempfile
 >>> store = LocalStore(tempfile.mkdtemp())
->>> store.write_text("pets/sources/abc", "v1\\n")
+>>> store.write_text("pets/sources/abc", "v1\n")
 >>> store.read_text("pets/sources/abc"), store.read_text("pets/sources/missing")
-('v1\\n', None)
+('v1\n', None)
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock
+from typing_extensions import override
 
 from stable_explore.storage.fsutil import fsync_path, replacing, temp_path_beside, writing
 from stable_explore.storage.protocol import Store, check_key
@@ -43,20 +44,24 @@ class LocalStore(Store):
     def _path(self, key: str) -> Path:
         return self.root / check_key(key)
 
+    @override
     def local_path(self, key: str) -> Path:
         return self._path(key)
 
     # -- reading -----------------------------------------------------------------
 
+    @override
     def read_text(self, key: str) -> str | None:
         try:
             return self._path(key).read_text(encoding="utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return None
 
+    @override
     def exists(self, key: str) -> bool:
         return self._path(key).is_file()
 
+    @override
     def list_dir(self, prefix: str) -> list[str]:
         folder = self._path(prefix) if prefix else self.root
         try:
@@ -66,6 +71,7 @@ class LocalStore(Store):
 
     # -- writing -----------------------------------------------------------------
 
+    @override
     def write_text(self, key: str, text: str) -> None:
         path = self._path(key)
         with writing(path):
@@ -73,6 +79,7 @@ class LocalStore(Store):
             with replacing(path) as tmp:
                 tmp.write_text(text, encoding="utf-8")
 
+    @override
     def put_if_absent(self, key: str, text: str) -> bool:
         path = self._path(key)
         with writing(path):
@@ -90,6 +97,7 @@ class LocalStore(Store):
             fsync_path(path.parent)
         return True
 
+    @override
     def swap(self, key: str, expected: str | None, text: str) -> bool:
         path = self._path(key)
         with self._record_lock(path):
@@ -98,12 +106,14 @@ class LocalStore(Store):
             self.write_text(key, text)
         return True
 
+    @override
     def delete(self, key: str) -> None:
         path = self._path(key)
         with writing(path):
             path.unlink(missing_ok=True)
 
     @contextlib.contextmanager
+    @override
     def lock(self, key: str) -> Iterator[None]:
         path = self._path(key)
         with writing(path):

@@ -10,8 +10,8 @@ The version id is a hash of the canonical JSON of what defines the content (feat
 the content digest, the row count, description, license, user metadata), never of
 times or paths: the same content has the same id in any process and any home.
 
-Example
--------
+Examples
+--------
 >>> meta = VersionMetadata.from_json({"description": "digits", "metadata": {"source": "sklearn"}}, "x.json")
 >>> meta.description, meta.metadata["source"], meta.parent
 ('digits', 'sklearn', None)

@@ -1,4 +1,4 @@
-"""The storage protocol: what the catalog asks of a home, whatever holds it (a local directory; later a bucket).
+r"""The storage protocol: what the catalog asks of a home, whatever holds it (a local directory; later a bucket).
 
 Keys are ``/``-separated paths relative to the home, such as ``pets/refs/latest``; each
 part must be a plain name (no ``..``, no empty part, no NUL), so no key can reach outside
@@ -10,15 +10,15 @@ text or the new, never a part. ``put_if_absent`` and ``swap`` are the two condit
 writes that let several processes, or several machines on object storage, share a home
 without losing each other's updates.
 
-Example
--------
+Examples
+--------
 >>> import tempfile
 >>> from stable_explore.storage.local import LocalStore
 >>> store = LocalStore(tempfile.mkdtemp())
->>> store.put_if_absent("pets/refs/latest", "v1\\n"), store.put_if_absent("pets/refs/latest", "v2\\n")
+>>> store.put_if_absent("pets/refs/latest", "v1\n"), store.put_if_absent("pets/refs/latest", "v2\n")
 (True, False)
->>> store.swap("pets/refs/latest", "v1\\n", "v3\\n"), store.read_text("pets/refs/latest")
-(True, 'v3\\n')
+>>> store.swap("pets/refs/latest", "v1\n", "v3\n"), store.read_text("pets/refs/latest")
+(True, 'v3\n')
 >>> store.list_dir("pets/refs")
 ['latest']
 """

@@ -5,8 +5,8 @@ number open at once), routes global row numbers to (shard, record batch, row)
 through cumulative counts, and returns Arrow tables. It never decodes images:
 that is the dataset layer's job.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
 >>> from stable_explore.storage.writer import write_sharded_arrow_cache
@@ -243,10 +243,12 @@ class ArrowBackend:
 
     @property
     def is_file_backed(self) -> bool:
+        """True for shard files on disk, False for an in-memory table."""
         return self._files is not None
 
     @property
     def cache_dir(self) -> Path | None:
+        """The folder of the shard files (None for an in-memory table)."""
         return self._files[0].parent if self._files else None
 
     @property

@@ -1,7 +1,7 @@
 """Shard files: writing record batches into numbered Arrow IPC shards, digested as they are written.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, pathlib, pyarrow as pa
 >>> batch = pa.record_batch({"x": pa.array([1, 2, 3])})
 >>> writer = ShardWriter(pathlib.Path(tempfile.mkdtemp()), batch.schema)

@@ -1,7 +1,7 @@
 """Checking a version end to end: every shard's digest and structure, and the digest of its rows.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
 >>> from stable_explore.storage.writer import write_sharded_arrow_cache

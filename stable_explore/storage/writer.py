@@ -1,7 +1,7 @@
 """Examples -> encoded record batches -> shards and ``_metadata.json``: the build's writing path.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
 >>> from stable_explore.storage.writer import write_sharded_arrow_cache

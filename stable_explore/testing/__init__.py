@@ -1,7 +1,7 @@
 """Test helpers for stable-explore and code built on it: tiny caches, a seed-v1 writer, the store test suite.
 
-Example
--------
+Examples
+--------
 >>> import tempfile
 >>> from stable_explore.testing import tiny_dataset
 >>> ds = tiny_dataset(tempfile.mkdtemp(), rows=6)

@@ -4,8 +4,8 @@ Rows are matched by their stored key and compared by their stored content
 hash, so a diff never decodes an image; only the rows that changed are read
 to say which fields changed.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, stable_explore as se
 >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]))
 >>> ds = se.build([{"label": "cat"}] * 4, features, name="pets", home=tempfile.mkdtemp(), progress=False)
@@ -141,6 +141,7 @@ class Diff:
         }
 
     def to_json(self) -> str:
+        """The whole comparison as indented JSON (what ``stable-explore diff --json`` prints)."""
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_pandas(self) -> pd.DataFrame:

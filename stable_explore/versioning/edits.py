@@ -9,8 +9,8 @@ rows all survive unchanged and in place is reused as a hard link (or a copy
 where links are impossible): relabelling 10 rows of a 10-shard cache writes
 about one shard.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, stable_explore as se
 >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]))
 >>> ds = se.build([{"label": "cat"}] * 4, features, name="pets", home=tempfile.mkdtemp(), progress=False)
@@ -68,6 +68,7 @@ class PendingEdits:
         return set(self.relabelled) | {row for row, _ in self.values}
 
     def summary(self) -> str:
+        """The edits in a few words, e.g. ``"drop 2, relabel 1"``."""
         parts = []
         if self.dropped:
             parts.append(f"drop {len(self.dropped)}")
@@ -99,6 +100,7 @@ class Draft:
 
     @property
     def pending_edits(self) -> PendingEdits:
+        """What ``save`` will change."""
         return self._edits
 
     def __len__(self) -> int:

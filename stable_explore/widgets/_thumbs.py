@@ -12,8 +12,8 @@ ThumbKey = tuple[str, int, int]
 class ThumbnailCache:
     """Encoded thumbnails (bytes, MIME type), least recently used dropped first.
 
-    Example
-    -------
+    Examples
+    --------
     >>> cache = ThumbnailCache(max_bytes=10)
     >>> cache.put(("v", 0, 64), b"12345678", "image/jpeg")
     >>> cache.put(("v", 1, 64), b"abcdef", "image/jpeg")

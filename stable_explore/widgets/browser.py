@@ -10,8 +10,8 @@ All behaviour that is not drawing (which rows a filter keeps, what a click
 selects, what ``x`` flags) lives here, in Python, so it is tested without a
 browser and stays the same in every frontend.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, stable_explore as se
 >>> ds = se.build([{"label": i % 2} for i in range(10)], se.Features(label=se.ClassLabel(names=["a", "b"])),
 ...               name="ab", home=tempfile.mkdtemp(), progress=False)
@@ -214,6 +214,7 @@ class ShardBrowser(anywidget.AnyWidget):
 
     @property
     def dataset(self) -> CachedDataset:
+        """The dataset (or view) being browsed."""
         return self._ds
 
     def selection(self) -> CachedDataset:
@@ -455,6 +456,7 @@ class ShardBrowser(anywidget.AnyWidget):
         self.selected = list(dict.fromkeys([*self.selected, *self.page_rows().tolist()]))
 
     def clear_selection(self) -> None:
+        """Select nothing."""
         self.selected = []
         self._anchor = None
 
