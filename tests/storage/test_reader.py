@@ -1,8 +1,11 @@
-"""ArrowBackend: routing across shards, take, slice, batches, open-shard bound, pickling."""
+"""ArrowBackend: routing across shards, take, slice, batches, open-shard bound, pickling, damaged shards."""
 
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -10,8 +13,10 @@ import pyarrow as pa
 import pytest
 
 from stable_explore import Features, Value
-from stable_explore.backend import ArrowBackend
-from stable_explore.cache import read_sharded_cache_meta, write_sharded_arrow_cache
+from stable_explore.storage.format import read_sharded_cache_meta
+from stable_explore.storage.reader import ArrowBackend
+from stable_explore.storage.writer import write_sharded_arrow_cache
+from tests.conftest import write_pets
 
 
 @pytest.fixture
@@ -145,3 +150,58 @@ def test_in_memory_table_backend() -> None:
 def test_table_and_column_cover_every_shard(numbered: ArrowBackend) -> None:
     assert numbered.table.num_rows == 1000
     assert numbered.column("x").to_pylist() == list(range(1000))
+
+
+def test_truncated_shard_raises_in_a_subprocess_and_never_crashes(tmp_path: Path, pet_features, jpegs) -> None:
+    meta = write_pets(tmp_path, pet_features, jpegs, 200, batch_size=50)
+    target = meta.shard_paths[0]
+    target.write_bytes(target.read_bytes()[: target.stat().st_size // 2])
+    script = textwrap.dedent(
+        f"""
+        from stable_explore.backend import ArrowBackend
+        from stable_explore.errors import CacheCorruptionError
+        backend = ArrowBackend(shard_paths=[{str(target)!r}], shard_row_counts=[200])
+        try:
+            backend.take([5, 150, 3]).to_pylist()
+        except CacheCorruptionError as exc:
+            print("raised:", exc)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"raised: {target}" in done.stdout
+
+
+def test_random_byte_flips_never_crash_the_interpreter(tmp_path: Path, pet_features, jpegs) -> None:
+    meta = write_pets(tmp_path, pet_features, jpegs, 120, batch_size=40)
+    script = textwrap.dedent(
+        f"""
+        import random, shutil, pathlib
+        from stable_explore.backend import ArrowBackend
+        from stable_explore.cache import open_shard
+        from stable_explore.errors import CacheCorruptionError
+        source = pathlib.Path({str(meta.shard_paths[0])!r})
+        clean = source.read_bytes()
+        work = pathlib.Path({str(tmp_path / "fuzz.arrow")!r})
+        rng = random.Random(1234)
+        outcomes = {{"raised": 0, "read": 0}}
+        for trial in range(150):
+            data = bytearray(clean)
+            for _ in range(rng.choice([1, 1, 2, 8])):
+                data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+            work.write_bytes(bytes(data))
+            try:
+                backend = ArrowBackend(shard_paths=[work], shard_row_counts=[120])
+                table = backend.take([3, 100, 7, 3])
+                table.to_pylist()
+                backend.slice(0, 120).column("name").to_pylist()
+                outcomes["read"] += 1
+            except CacheCorruptionError:
+                outcomes["raised"] += 1
+        print(outcomes)
+        assert outcomes["raised"] > 0 and outcomes["read"] > 0
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, f"interpreter died with {done.returncode}: {done.stderr[-2000:]}"
+    assert "raised" in done.stdout
