@@ -8,9 +8,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from stable_explore import ClassLabel, Features, Image, SchemaError, Value, verify
+from stable_explore import ClassLabel, Features, Image, SchemaError, Value, cache, verify
 from stable_explore.backend import ArrowBackend
-from stable_explore.cache import read_sharded_cache_meta, validate_sharded_cache
+from stable_explore.cache import read_shard, read_sharded_cache_meta, validate_sharded_cache
+from stable_explore.storage import format as storage_format
+from stable_explore.storage import verify as storage_verify
+from stable_explore.storage import writer as storage_writer
 from tests.conftest import NAMES, write_pets, write_seed_v1_cache
 
 
@@ -61,3 +64,26 @@ def test_seed_v1_cache_opens_validates_and_verifies(tmp_path: Path, jpegs) -> No
     report = verify(tmp_path / "seed")
     assert not report.hashed
     assert "no digests" in str(report)
+
+
+def test_the_facade_keeps_seed_000s_names_over_the_storage_modules() -> None:
+    seed_names = {"write_sharded_arrow_cache", "read_sharded_cache_meta", "validate_sharded_cache", "read_shard"}
+    assert set(cache.__all__) >= {*seed_names, "ShardedCacheMeta"}
+    for name in cache.__all__:
+        home = next(m for m in (storage_format, storage_verify, storage_writer) if hasattr(m, name))
+        assert getattr(cache, name) is getattr(home, name), name
+    assert cache.DEFAULT_SHARD_SIZE_BYTES == 256 * 1024 * 1024  # seed 000's default
+
+
+def test_shards_are_plain_arrow_ipc_files_seed_000s_reader_can_read(tmp_path: Path, pet_features, jpegs) -> None:
+    meta = write_pets(tmp_path, pet_features, jpegs, 30, batch_size=10, shard_size_bytes=1)
+    raw = json.loads((meta.cache_dir / "_metadata.json").read_text())
+    rows = []
+    for name, count in zip(raw["shard_filenames"], raw["shard_row_counts"], strict=True):
+        with pa.memory_map(str(meta.cache_dir / name)) as source:
+            table = pa.ipc.open_file(source).read_all()  # what seed 000 does: no stable_explore involved
+        assert table.num_rows == count
+        rows.extend(table.column("name").to_pylist())
+    assert rows == [f"n{i}" for i in range(30)]
+    assert raw["shard_size_target_bytes"] == 1
+    assert isinstance(read_shard(meta.shard_paths[0]), pa.Table)
