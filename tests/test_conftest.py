@@ -33,7 +33,8 @@ def test_tests_building_with_the_default_home_leave_the_users_cache_alone(tmp_pa
         STABLE_EXPLORE_PROBE_HOME=str(user),
         PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
     )
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--basetemp", str(tmp_path / "t")]
+    command = [sys.executable, "-m", "pytest", "-q", "--basetemp", str(tmp_path / "t"), "-p", "no:cacheprovider"]
+    command += ["-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio"]  # plugins the probes do not need
     done = subprocess.run(
         [*command, str(PROBE)], cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False
     )
