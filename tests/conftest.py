@@ -1,4 +1,4 @@
-"""Shared test helpers: real images, real caches in tmp_path."""
+"""Shared test helpers: real images, real caches in tmp_path, and a private default home for every test."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -13,9 +14,32 @@ import pyarrow.ipc as ipc
 import pytest
 from PIL import Image as PILImage
 
-from stable_explore import ClassLabel, Features, Image, Value
+import stable_explore as se
+from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
+from stable_explore.catalog.names import HOME_ENV
+from stable_explore.storage.writer import write_sharded_arrow_cache
+
+if TYPE_CHECKING:
+    from stable_explore.storage.format import ShardedCacheMeta
 
 NAMES = ["cat", "dog", "bird"]
+
+
+@pytest.fixture(autouse=True)
+def default_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's default home (``$STABLE_EXPLORE_HOME``): a fresh temp dir, never the user's real cache.
+
+    Subprocesses a test starts inherit it too. Tests that need a home of their own still pass ``home=``.
+    """
+    path = tmp_path_factory.mktemp("default-home")
+    monkeypatch.setenv(HOME_ENV, str(path))
+    return path
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A catalog home inside the test's tmp_path (created by the first build)."""
+    return tmp_path / "home"
 
 
 def jpeg_bytes(seed: int, size: int = 16) -> bytes:
@@ -40,6 +64,29 @@ def pet_features() -> Features:
 def pet_rows(n: int, jpegs: list[bytes], *, start: int = 0) -> Iterator[tuple[str, dict]]:
     for i in range(start, start + n):
         yield f"pet-{i:05d}", {"image": jpegs[i % len(jpegs)], "label": NAMES[i % 3], "score": i / 2, "name": f"n{i}"}
+
+
+def write_pets(
+    tmp_path: Path, pet_features: Features, jpegs: list[bytes], n: int = 100, **kwargs: object
+) -> ShardedCacheMeta:
+    """``n`` pet rows written with the shard writer to ``tmp_path / "pets"`` (no catalog)."""
+    return write_sharded_arrow_cache(pet_rows(n, jpegs), pet_features, tmp_path / "pets", **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
+    """300 rows in 6 shards of 50, in a catalog at tmp_path."""
+    return se.build(
+        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
+    )
+
+
+@pytest.fixture
+def big_shards(tmp_path: Path) -> CachedDataset:
+    """2,000 rows in 2 shards of 1,000 (rows long enough for their unchanged runs to be reused in place)."""
+    features = Features(label=ClassLabel(names=NAMES), x=Value("int64"))
+    rows = ((f"k{i:04d}", {"label": i % 3, "x": i}) for i in range(2000))
+    return se.build(rows, features, name="big", home=tmp_path, progress=False, shard_size="20KB", batch_size=1000)
 
 
 def write_seed_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:

@@ -1,147 +1,58 @@
-"""ArrowBackend: routing across shards, take, slice, batches, open-shard bound, pickling."""
+"""stable_explore.backend, seed 001's name: ``ArrowBackend`` reads seed 000's caches and ours the seed's way.
+
+The backend's own behaviour (routing, take, slice, batches, pickling, damaged shards) is tested in
+tests/storage/test_reader.py; here, only what code written against seed 001 relies on.
+"""
 
 from __future__ import annotations
 
 import pickle
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
-from stable_explore import Features, Value
+from stable_explore import Features, Value, backend
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import read_sharded_cache_meta, write_sharded_arrow_cache
+from stable_explore.storage import reader
+from tests.conftest import write_seed_v1_cache
+
+
+def test_the_facade_is_the_storage_reader() -> None:
+    assert backend.__all__ == ["ArrowBackend"]
+    assert ArrowBackend is reader.ArrowBackend
 
 
 @pytest.fixture
-def numbered(tmp_path: Path) -> ArrowBackend:
-    """1000 rows in 7 shards of uneven size, several record batches each."""
-    features = Features(x=Value("int64"), s=Value("string"), blob=Value("binary"))
-    rows = ({"x": i, "s": f"s{i}", "blob": bytes([i % 256]) * (i % 7)} for i in range(1000))
-    meta = write_sharded_arrow_cache(rows, features, tmp_path / "n", batch_size=40, shard_size_bytes=5000)
-    assert meta.num_shards > 3
-    return ArrowBackend.from_meta(read_sharded_cache_meta(tmp_path / "n"))
+def seed_cache(tmp_path: Path) -> Path:
+    """A seed-000 cache of 10 rows in shards of 4, 4 and 2 rows."""
+    tables = [pa.table({"x": pa.array(range(start, min(start + 4, 10)), pa.int64())}) for start in (0, 4, 8)]
+    write_seed_v1_cache(tmp_path / "seed", tables)
+    return tmp_path / "seed"
 
 
-def xs(table: pa.Table) -> list[int]:
-    return table.column("x").to_pylist()
+def test_seed_001_style_construction_from_paths_and_counts(seed_cache: Path) -> None:
+    paths = sorted(seed_cache.glob("shard-*.arrow"))
+    backend = ArrowBackend(shard_paths=paths, shard_row_counts=[4, 4, 2])
+    assert (backend.num_rows, len(backend), backend.num_shards) == (10, 10, 3)
+    assert backend.get_row(9) == {"x": 9}
+    assert backend.take([9, 0, 4, 4]).column("x").to_pylist() == [9, 0, 4, 4]
+    assert backend.slice(3, 3).column("x").to_pylist() == [3, 4, 5]
+    assert backend.shard_offsets.tolist() == [0, 4, 8, 10]
+    counted = ArrowBackend(shard_paths=[str(p) for p in paths])  # counts read from the files when not given
+    assert counted.shard_row_counts == [4, 4, 2]
+    assert pickle.loads(pickle.dumps(backend)).take([5]).column("x").to_pylist() == [5]
+    with pytest.raises(ValueError, match="3 shard paths but 2 row counts"):
+        ArrowBackend(shard_paths=paths, shard_row_counts=[4, 4])
 
 
-def test_counts_come_from_metadata_without_opening_shards(numbered: ArrowBackend) -> None:
-    assert numbered.num_rows == len(numbered) == 1000
-    assert numbered.open_shard_count == 0
-    assert sum(numbered.shard_row_counts) == 1000
-    assert numbered.shard_offsets[-1] == 1000
-
-
-def test_get_row_routes_to_the_right_shard(numbered: ArrowBackend) -> None:
-    for i in (0, 39, 40, 41, 499, 998, 999, *numbered.shard_offsets[1:-1]):
-        row = numbered.get_row(int(i))
-        assert row["x"] == i
-        assert row["s"] == f"s{i}"
-        assert row["__key__"] == i
-    with pytest.raises(IndexError, match="1000 is out of range for 1000 rows"):
-        numbered.get_row(1000)
-    with pytest.raises(IndexError):
-        numbered.get_row(-1)
-
-
-def test_take_across_shards_in_any_order_with_duplicates(numbered: ArrowBackend) -> None:
-    boundaries = [int(b) for b in numbered.shard_offsets[1:-1]]
-    picks = [999, boundaries[0], boundaries[0] - 1, 0, 0, boundaries[-1], 500, 999, 3]
-    assert xs(numbered.take(picks)) == picks
-    reverse = list(range(999, -1, -1))
-    assert xs(numbered.take(reverse)) == reverse
-    rng = np.random.default_rng(0)
-    random = rng.integers(0, 1000, 700)
-    table = numbered.take(random)
-    assert xs(table) == random.tolist()
-    assert table.column("blob").to_pylist()[:5] == [bytes([i % 256]) * (i % 7) for i in random[:5]]
-    many = rng.integers(0, 1000, 5000)  # past the sparse path: one take per record batch, then reordered
-    assert xs(numbered.take(many)) == many.tolist()
-    assert numbered.take(many, columns=["s"]).column("s").to_pylist()[:3] == [f"s{i}" for i in many[:3]]
-    assert xs(numbered.take(np.array([], dtype=np.int64))) == []
-    assert xs(numbered.take(range(10, 20))) == list(range(10, 20))
-    with pytest.raises(IndexError):
-        numbered.take([1, 5000])
-
-
-@pytest.mark.parametrize("count", [3_000, 9_000])  # under and over half of each shard's rows
-def test_large_takes_keep_order_and_duplicates(tmp_path: Path, count: int) -> None:
-    features = Features(x=Value("int64"), word=Value("string"))
-    rows = ({"x": i, "word": f"w{i}"} for i in range(10_000))
-    meta = write_sharded_arrow_cache(rows, features, tmp_path / "c", batch_size=500, shard_size_bytes=60_000)
-    assert meta.num_shards >= 2
-    backend = ArrowBackend.from_meta(read_sharded_cache_meta(tmp_path / "c"))
-    indices = np.random.default_rng(count).integers(0, 10_000, size=count)  # any order, with repeats
-    table = backend.take(indices)
-    assert xs(table) == indices.tolist()
-    assert table.column("word").to_pylist() == [f"w{i}" for i in indices]
-    assert backend.take(indices, columns=["word"]).column_names == ["word"]
-
-
-def test_take_copies_only_the_selected_rows(tmp_path: Path) -> None:
-    features = Features(blob=Value("binary"))
-    rows = ({"blob": bytes(10_000)} for _ in range(2000))
-    meta = write_sharded_arrow_cache(rows, features, tmp_path / "big", batch_size=100)
-    backend = ArrowBackend.from_meta(meta)
-    before = pa.total_allocated_bytes()
-    table = backend.take([1999, 5, 1000, 5])
-    grown = pa.total_allocated_bytes() - before
-    assert table.num_rows == 4
-    # 4 rows of 10 kB, not the 20 MB column
-    assert grown < 1_000_000, grown
-
-
-def test_slice_spans_shards_and_clips(numbered: ArrowBackend) -> None:
-    assert xs(numbered.slice(35, 100)) == list(range(35, 135))
-    assert xs(numbered.slice(990, 100)) == list(range(990, 1000))
-    assert xs(numbered.slice(0, 1000)) == list(range(1000))
-    assert numbered.slice(1000, 5).num_rows == 0
-
-
-def test_iter_batches_in_order_and_shuffled(numbered: ArrowBackend) -> None:
-    seen = [x for batch in numbered.iter_batches() for x in batch.column("x").to_pylist()]
-    assert seen == list(range(1000))
-    one = [x for b in numbered.iter_batches(shuffle=True, seed=3) for x in b.column("x").to_pylist()]
-    two = [x for b in numbered.iter_batches(shuffle=True, seed=3) for x in b.column("x").to_pylist()]
-    assert one == two
-    assert one != seen
-    assert sorted(one) == seen
-    first_shard = [x for b in numbered.iter_batches(shard_indices=[0]) for x in b.column("x").to_pylist()]
-    assert first_shard == list(range(numbered.shard_row_counts[0]))
-
-
-def test_open_shards_are_bounded(tmp_path: Path) -> None:
-    meta = write_sharded_arrow_cache(
-        ({"x": i} for i in range(100)), Features(x=Value("int64")), tmp_path / "c", batch_size=10, shard_size_bytes=1
-    )
-    backend = ArrowBackend.from_meta(meta, max_open_shards=3)
-    assert xs(backend.take(list(range(0, 100, 10)))) == list(range(0, 100, 10))
-    assert backend.open_shard_count == 3
-    assert xs(backend.slice(0, 100)) == list(range(100))
-
-
-def test_pickle_carries_only_paths_and_counts(numbered: ArrowBackend) -> None:
-    numbered.take([1, 900])
-    data = pickle.dumps(numbered)
-    assert len(data) < 4096
-    clone = pickle.loads(data)
-    assert clone.open_shard_count == 0
-    assert xs(clone.take([900, 1])) == [900, 1]
-
-
-def test_in_memory_table_backend() -> None:
-    table = pa.table({"x": list(range(10))})
-    backend = ArrowBackend(table=table)
-    assert xs(backend.take([9, 2, 2])) == [9, 2, 2]
-    assert xs(backend.slice(8, 5)) == [8, 9]
-    assert pickle.loads(pickle.dumps(backend)).num_rows == 10
-    with pytest.raises(ValueError, match="either"):
-        ArrowBackend()
-
-
-def test_table_and_column_cover_every_shard(numbered: ArrowBackend) -> None:
-    assert numbered.table.num_rows == 1000
-    assert numbered.column("x").to_pylist() == list(range(1000))
+def test_from_meta_opens_a_seed_cache_and_ours_alike(seed_cache: Path, tmp_path: Path) -> None:
+    seed = ArrowBackend.from_meta(read_sharded_cache_meta(seed_cache))
+    assert seed.column("x").to_pylist() == list(range(10))
+    meta = write_sharded_arrow_cache(({"x": i} for i in range(10)), Features(x=Value("int64")), tmp_path / "ours",
+                                     batch_size=4, shard_size_bytes=1)  # fmt: skip
+    ours = ArrowBackend.from_meta(meta)
+    assert ours.column("x").to_pylist() == list(range(10))
+    assert ours.shard_row_counts == seed.shard_row_counts == [4, 4, 2]
+    assert ours.schema.names == ["x", "__key__", "__row_hash__"]  # our two row columns travel with the rows

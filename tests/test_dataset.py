@@ -15,8 +15,8 @@ import pytest
 from PIL import Image as PILImage
 
 import stable_explore as se
-from stable_explore import Array3D, CachedDataset, ClassLabel, Features, Image, Value
-from tests.conftest import NAMES, pet_rows
+from stable_explore import Array3D, CacheCorruptionError, CachedDataset, ClassLabel, Features, Image, Value
+from tests.conftest import NAMES, pet_rows, write_seed_v1_cache
 
 
 @pytest.fixture
@@ -231,18 +231,6 @@ def test_reprs_are_cheap_and_escaped(tmp_path: Path, jpegs: list[bytes]) -> None
     assert "ok" in page
 
 
-def test_html_card_decodes_only_the_strip(pets: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stable_explore.display import card as _card
-
-    calls = []
-    original = _card.open_thumbnail
-    monkeypatch.setattr(_card, "open_thumbnail", lambda data, size: calls.append(1) or original(data, size))
-    page = pets._repr_html_()
-    assert len(calls) == _card.STRIP_LENGTH
-    assert "cat" in page
-    assert "CC-BY-4.0" in page
-
-
 def test_pickling_carries_references_only(pets: CachedDataset) -> None:
     data = pickle.dumps(pets)
     assert len(data) < 16 * 1024
@@ -291,3 +279,41 @@ def test_empty_dataset(tmp_path: Path, pet_features: Features) -> None:
     assert len(ds.to_pandas()) == 0
     assert "0 rows" in repr(ds)
     assert "nothing" in ds._repr_html_()
+
+
+def test_seed_v1_cache_loads_by_path_with_caller_features(tmp_path: Path, jpegs) -> None:
+    import pyarrow as pa
+
+    write_seed_v1_cache(
+        tmp_path / "seed",
+        [pa.table({"image": pa.array(jpegs[:4], pa.binary()), "label": pa.array([0, 1, 2, 1], pa.int64())})],
+    )
+    features = Features(image=se.Image(), label=se.ClassLabel(names=NAMES))
+    ds = se.load(tmp_path / "seed", features=features)
+    assert ds.version.startswith("v1-")
+    assert ds.label_counts() == {"cat": 1, "dog": 2, "bird": 1}
+    assert ds[0]["image"].size == (16, 16)
+    assert ds.keys() == [0, 1, 2, 3]
+    assert ds.to_pandas()["label"].tolist() == ["cat", "dog", "bird", "dog"]
+    assert "cat" in ds._repr_html_()
+
+
+def test_image_paths_of_two_columns_and_versions_never_collide(tmp_path: Path, jpegs: list[bytes]) -> None:
+    features = Features(img=Image(), mask=Image())
+    ds = se.build([{"img": jpegs[0], "mask": jpegs[1]}], features, name="two", home=tmp_path, progress=False)
+    paths = ds.to_pandas(images="path", image_dir=tmp_path / "out").iloc[0]
+    assert paths["img"] != paths["mask"]
+    assert Path(paths["img"]).read_bytes() == jpegs[0]
+    assert Path(paths["mask"]).read_bytes() == jpegs[1]
+    other = se.build([{"img": jpegs[2], "mask": jpegs[3]}], features, name="two", home=tmp_path, progress=False)
+    again = other.to_pandas(images="path", image_dir=tmp_path / "out").iloc[0]
+    assert Path(again["img"]).read_bytes() == jpegs[2]
+
+
+def test_a_damaged_image_names_its_row_and_field_when_decoded(tmp_path: Path, jpegs: list[bytes]) -> None:
+    broken = jpegs[0][:40]  # a JPEG header with no image data: accepted by the fast check at write time
+    ds = se.build([{"image": jpegs[1]}, {"image": broken}], Features(image=Image()), name="b", home=tmp_path,
+                  progress=False)  # fmt: skip
+    assert ds[0]["image"].size == (16, 16)
+    with pytest.raises(CacheCorruptionError, match=r"row 1 .*field 'image'"):
+        ds.with_format("numpy")[1]

@@ -1,24 +1,17 @@
-"""se.compare and the command line: identical, relabel-only, drop-only, schema and metadata changes."""
+"""se.compare: identical, relabel-only, drop-only, schema and metadata changes, repeated keys."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+import pyarrow as pa
 
 import stable_explore as se
-from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
-from tests.conftest import pet_rows
+from stable_explore import CachedDataset, ClassLabel, Features, Value
+from tests.conftest import pet_rows, write_seed_v1_cache
 
-
-@pytest.fixture
-def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
-    return se.build(
-        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
-    )
+NUM = Features(x=Value("int64"))
 
 
 def home_of(ds: CachedDataset) -> Path:
@@ -130,48 +123,36 @@ def test_repeated_keys_are_reported_and_matched_in_order(tmp_path: Path) -> None
     assert "repeated keys in a: ['k']" in str(diff)
 
 
-def test_html_shows_thumbnails_side_by_side_and_escapes(tmp_path: Path, jpegs: list[bytes]) -> None:
-    evil = "<img src=x onerror=alert(1)>"
-    features = Features(image=Image(), label=ClassLabel(names=[evil, "ok"]))
-    a = se.build([{"image": jpegs[i], "label": 0} for i in range(4)], features, name="h", home=tmp_path, progress=False)
-    b = a.relabel({1: "ok", 2: "ok"}).save(message=evil)
-    page = se.compare(a, b)._repr_html_()
-    assert evil not in page
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page
-    assert page.count("<img src='data:image/jpeg;base64,") == 4  # before and after, two changed rows
-    assert "→" in page
+def test_compare_counts_only_whole_unchanged_files_as_identical(big_shards: CachedDataset) -> None:
+    saved = big_shards.drop([5, 1500]).save()
+    shards = se.compare(big_shards, saved).shards
+    assert shards["identical"] == []  # both parent files are still used, but not whole
+    relabelled_second = big_shards.relabel({1500: "bird"}).save()
+    assert se.compare(big_shards, relabelled_second).shards["identical"] == [[0, 0]]
 
 
-def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "stable_explore.cli", "--home", str(home), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+def test_two_seed_caches_with_different_content_are_not_identical(tmp_path: Path) -> None:
+    write_seed_v1_cache(tmp_path / "a", [pa.table({"x": pa.array([0, 0, 0], pa.int64())})])
+    write_seed_v1_cache(tmp_path / "b", [pa.table({"x": pa.array([1, 1, 1], pa.int64())})])
+    a, b = se.load(tmp_path / "a"), se.load(tmp_path / "b")
+    assert a.version != b.version
+    diff = se.compare(a, b)
+    assert not diff.identical
+    assert len(diff.rows.changed) == 3
 
 
-def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> None:
-    home = home_of(pets)
-    fixed = pets.relabel({0: "dog"}).drop([9]).save(message="fix", tag="clean")
-    done = run_cli(home, "diff", f"pets@{pets.version}", "pets@clean")
-    assert done.returncode == 0, done.stderr
-    assert "+0 -1 ~1 rows; label: cat->dog x1" in done.stdout
-    assert "~ pet-00000: label: 'cat' -> 'dog'" in done.stdout
-    assert "- pet-00009" in done.stdout
-    machine = json.loads(run_cli(home, "diff", f"pets@{pets.version}", "pets@clean", "--json").stdout)
-    assert machine["rows"]["removed"] == ["pet-00009"]
-    assert machine["labels"]["label"]["relabelled"] == [["cat", "dog", 1]]
-    listing = run_cli(home, "ls").stdout
-    assert "pets" in listing
-    assert fixed.version in listing
-    assert "fix" in run_cli(home, "ls", "pets").stdout
-    shown = run_cli(home, "show", "pets@clean").stdout
-    assert "labels: cat 98, dog 101, bird 100" in shown
-    assert f"parent: {pets.version}" in shown
-    assert "digests match" in run_cli(home, "verify", "pets").stdout
-    out = tmp_path / "export.parquet"
-    assert run_cli(home, "export", "pets@clean", "--to", str(out)).returncode == 0
-    import pyarrow.parquet as pq
+def test_compare_survives_a_retyped_column(tmp_path: Path) -> None:
+    a = se.build([{"x": 1}, {"x": 2}], NUM, name="t", home=tmp_path, progress=False)
+    b = se.build([{"x": "1"}, {"x": "abc"}], Features(x=Value("string")), name="t", home=tmp_path, progress=False)
+    diff = se.compare(a, b)
+    assert diff.schema["columns_retyped"] == {"x": ["Value(dtype='int64')", "Value(dtype='string')"]}
+    assert diff.rows.changed_fields[1] == {"x": (2, "abc")}
 
-    assert pq.read_table(out).num_rows == 299
-    missing = run_cli(home, "show", "pets@nope")
-    assert missing.returncode == 1
-    assert "no version or tag 'nope'" in missing.stderr
-    assert "freed" in run_cli(home, "gc", "--keep", "1").stdout
+
+def test_repeated_keys_keep_their_own_rows(tmp_path: Path) -> None:
+    a = se.build([("k", {"x": 1}), ("k", {"x": 2})], NUM, name="r", home=tmp_path, progress=False)
+    b = se.build([("k", {"x": 5}), ("k", {"x": 6})], NUM, name="r", home=tmp_path, progress=False)
+    diff = se.compare(a, b)
+    assert diff.rows.changed == ["k", "k"]
+    assert diff.rows.changed_rows == [(0, 0), (1, 1)]
+    assert diff.to_pandas()["row_b"].tolist() == [0, 1]

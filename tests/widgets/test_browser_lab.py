@@ -21,7 +21,7 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
 pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 DIGIT_NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
 NOTEBOOK_CELLS = [

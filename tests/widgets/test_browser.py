@@ -1,4 +1,4 @@
-"""The shard browser's kernel side: paging, filters, shards, selection, flags, thumbnails, escaping."""
+"""The shard browser's kernel side: paging, filters, shards, selection, flags, details, edits, escaping."""
 
 from __future__ import annotations
 
@@ -11,19 +11,12 @@ from PIL import Image as PILImage
 
 import stable_explore as se
 from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
+from tests.conftest import NAMES
 
 pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
 
 from stable_explore.widgets import ShardBrowser
 from stable_explore.widgets._thumbs import ThumbnailCache
-from tests.conftest import NAMES, pet_rows
-
-
-@pytest.fixture
-def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
-    return se.build(
-        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
-    )
 
 
 def test_pages_are_one_message_with_one_buffer_per_thumbnail(pets: CachedDataset) -> None:
@@ -150,22 +143,6 @@ def test_large_images_are_bounded_in_the_detail_view(tmp_path: Path) -> None:
     assert content["mime"] == "image/jpeg"
 
 
-def test_thumbnails_are_cached_by_version_row_and_size(pets: CachedDataset) -> None:
-    cache = ThumbnailCache()
-    browser = ShardBrowser(pets, page_size=24, cache=cache)
-    assert len(cache) == 0  # nothing is made before a page is asked for
-    browser.page_message()
-    assert cache.misses == 24
-    browser.page_message()
-    assert cache.hits == 24
-    browser.thumb_size = 64
-    browser.page_message()
-    assert len(cache) == 48
-    small = ThumbnailCache(max_bytes=2000)
-    ShardBrowser(pets, page_size=24, cache=small).page_message()
-    assert 0 < small.nbytes <= 2000
-
-
 def test_datasets_without_images_show_fields(tmp_path: Path) -> None:
     features = Features(label=ClassLabel(names=["a", "b"]), text=Value("string"), score=Value("float32"))
     rows = [{"label": i % 2, "text": f"t{i}", "score": i / 4} for i in range(30)]
@@ -273,28 +250,6 @@ def test_the_next_page_is_prefetched_after_a_page_is_sent(pets: CachedDataset) -
     browser.page = 1  # sends page 1: every thumbnail is already made
     assert cache.misses == misses
     assert cache.hits >= 24
-
-
-def test_small_web_images_are_sent_as_stored_and_large_ones_shrunk(tmp_path: Path, jpegs: list[bytes]) -> None:
-    from stable_explore.display.images import thumbnail_bytes
-
-    assert thumbnail_bytes(jpegs[0], 128) == (jpegs[0], "image/jpeg")
-    big = io.BytesIO()
-    PILImage.new("RGB", (600, 300), (200, 10, 10)).save(big, format="JPEG")
-    data, mime = thumbnail_bytes(big.getvalue(), 128)
-    assert mime == "image/jpeg"
-    assert PILImage.open(io.BytesIO(data)).size == (128, 64)
-    # a photo taken sideways (EXIF orientation 6) is turned upright, as browsers show it
-    exif = PILImage.Exif()
-    exif[0x0112] = 6
-    sideways = io.BytesIO()
-    PILImage.new("RGB", (100, 50), (0, 0, 255)).save(sideways, format="JPEG", exif=exif.tobytes())
-    data, _ = thumbnail_bytes(sideways.getvalue(), 128)
-    assert PILImage.open(io.BytesIO(data)).size == (50, 100)
-    cmyk = io.BytesIO()
-    PILImage.new("CMYK", (20, 20)).save(cmyk, format="JPEG")
-    data, _ = thumbnail_bytes(cmyk.getvalue(), 128)
-    assert PILImage.open(io.BytesIO(data)).mode == "RGB"  # re-encoded: browsers differ on CMYK JPEGs
 
 
 def test_large_sources_are_decoded_on_several_threads(tmp_path: Path) -> None:

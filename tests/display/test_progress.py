@@ -1,0 +1,45 @@
+"""Progress bars of builds and saves: rows counted, bytes written, quiet when disabled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import stable_explore as se
+from stable_explore.display.progress import progress_bar, saving_bar
+from tests.sources import NUM_FEATURES, numbers
+
+if TYPE_CHECKING:
+    import pytest
+
+
+def test_progress_bar_shows_rows_and_bytes(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    se.build(numbers, NUM_FEATURES, args=(2500,), home=home, batch_size=500)
+    err = capsys.readouterr().err
+    assert "caching numbers" in err
+    assert "2.50k" in err or "2500" in err
+    assert "written" in err
+
+
+def test_the_bar_counts_rows_and_shows_the_bytes_written(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress_bar("digits", 10) as on_batch:
+        on_batch(4, 2048)
+        on_batch(6, 4096)
+    final = capsys.readouterr().err.split("\r")[-1]
+    assert final.startswith("caching digits: 100%")
+    assert "10.0/10.0" in final
+    assert "4.0 KB written" in final.replace("KiB", "KB")
+
+
+def test_a_save_says_saving_and_an_unknown_total_still_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    with saving_bar("digits", None) as on_batch:
+        on_batch(1500, 10)
+    final = capsys.readouterr().err.split("\r")[-1]
+    assert final.startswith("saving digits: 1.50k rows")
+    assert "%" not in final
+
+
+def test_a_disabled_bar_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with progress_bar("digits", 3, disable=True) as on_batch:
+        on_batch(3, 100)
+    assert capsys.readouterr().err == ""
