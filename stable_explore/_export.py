@@ -16,7 +16,7 @@ import numpy as np
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import ClassLabel, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
-from stable_explore.storage.fsutil import replacing
+from stable_explore.storage.fsutil import replacing, writing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -109,10 +109,14 @@ def to_parquet(
     """Write ``chunks`` (tables of ``schema``'s columns) to one Parquet file, replacing ``target`` only when done."""
     import pyarrow.parquet as pq
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with replacing(target, durable=False) as tmp, pq.ParquetWriter(str(tmp), schema, compression=compression) as writer:
-        for chunk in chunks:
-            writer.write_table(chunk.cast(schema), row_group_size=rows_per_group)
+    with writing(target):  # a folder that is a file, a full disk: a CacheWriteError naming the target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            replacing(target, durable=False) as tmp,
+            pq.ParquetWriter(str(tmp), schema, compression=compression) as parquet,
+        ):
+            for chunk in chunks:
+                parquet.write_table(chunk.cast(schema), row_group_size=rows_per_group)
     return target
 
 

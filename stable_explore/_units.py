@@ -24,14 +24,14 @@ _PATTERN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNOREC
 def parse_size(size: int | str) -> int:
     """Bytes from an int or a string such as ``"256MB"``, ``"64 KiB"``, ``"1.5GiB"`` (powers of 1024)."""
     if isinstance(size, bool):
-        msg = f"a size must be a number of bytes or a string like '256MiB', got {size!r}"
+        msg = f"a size must be a number of bytes or a string like '256MB', got {size!r}"
         raise InvalidArgumentTypeError(msg)
     if isinstance(size, int):
         value = size
     else:
         match = _PATTERN.match(str(size))
         if not match:
-            msg = f"a size must be a number of bytes or a string like '256MiB', got {size!r}"
+            msg = f"a size must be a number of bytes or a string like '256MB', got {size!r}"
             raise InvalidOptionError(msg)
         value = int(float(match.group(1)) * _UNITS[match.group(2).upper()])
     if value <= 0:

@@ -30,6 +30,7 @@ from typing import Any
 from stable_explore import api
 from stable_explore._units import format_size
 from stable_explore.errors import InvalidOptionError, StableExploreError
+from stable_explore.storage.fsutil import writing
 
 __all__ = ["main"]
 
@@ -129,7 +130,7 @@ def _verify(refs: list[str], home: str | None) -> int:
         try:
             print(f"{ref}: {api.verify(ref, home=home)}")
         except StableExploreError as exc:
-            print(f"{ref}: FAILED: {exc}", file=sys.stderr)
+            print(f"stable-explore verify: {exc}", file=sys.stderr)  # names the damaged file or the missing ref
             status = EXIT_PROBLEM
     return status
 
@@ -141,7 +142,8 @@ def _export(ref: str, to: Path, file_format: str | None, home: str | None) -> st
         msg = f"cannot tell the format from {to.name!r}: give --format {' or '.join(_EXPORT_FORMATS)}"
         raise InvalidOptionError(msg)
     if chosen == "csv":
-        ds.to_pandas(images="drop").to_csv(to)
+        with writing(to):
+            ds.to_pandas(images="drop").to_csv(to)
     else:
         ds.to_parquet(to)
     return f"wrote {len(ds):,} rows to {to}"

@@ -140,10 +140,6 @@ def test_verify_reports_each_version_and_fails_on_damage(
     assert err.count("\n") == 1  # one line, no traceback
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli verify stops at the first damaged version: versions named after it are never checked or reported",
-)
 def test_verify_checks_every_version_even_after_a_damaged_one(
     home: Path, raw: CachedDataset, clean: CachedDataset, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -204,11 +200,6 @@ def test_export_to_parquet_and_csv(
     assert frame["name"].tolist()[:3] == ["n0", "n1", "n2"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli export lets an OSError from the --to path (here a file where a folder should be) escape as a "
-    "traceback instead of a one-line message and exit status 1",
-)
 def test_export_to_a_path_it_cannot_write_is_a_clear_error(
     home: Path, tmp_path: Path, raw: CachedDataset, capsys: pytest.CaptureFixture[str]
 ) -> None:

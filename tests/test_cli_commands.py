@@ -92,8 +92,8 @@ def test_verify_reports_every_ref_and_fails_if_any_is_damaged(
     assert main(["verify", "a", "b", "nope"]) == 1
     captured = capsys.readouterr()
     assert "b: ok: 1 shard(s), 7 rows" in captured.out
-    assert f"a: FAILED: {shard}" in captured.err
-    assert "nope: FAILED: no dataset named 'nope'" in captured.err
+    assert f"stable-explore verify: {shard}: " in captured.err
+    assert "stable-explore verify: no dataset named 'nope'" in captured.err
 
 
 def test_usage_errors_exit_2_and_diff_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

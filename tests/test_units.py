@@ -73,11 +73,6 @@ def test_a_printed_size_reads_back_as_about_the_same_size(nbytes: int) -> None:
     assert abs(back - nbytes) <= 0.05 * nbytes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 10: sizes are parsed as powers of 1024 but printed with decimal labels ('1.0 MB' for 2**20); "
-    "use MiB labels or decimal units consistently",
-)
 def test_a_unit_label_means_one_thing() -> None:
     decimal = parse_size("1MB") == 10**6 and format_size(10**6) == "1.0 MB"
     binary = parse_size("1MiB") == 2**20 and format_size(2**20) == "1.0 MiB"

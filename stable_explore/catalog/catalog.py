@@ -85,7 +85,9 @@ class Catalog:
 
     def names(self) -> list[str]:
         """Every dataset name with at least one version directory, sorted."""
-        return [n for n in self.store.list_dir("") if NAME_PATTERN.match(n) and self.store.list_dir(f"{n}/versions")]
+        return [
+            n for n in self.store.list_dir("") if NAME_PATTERN.fullmatch(n) and self.store.list_dir(f"{n}/versions")
+        ]
 
     def version_ids(self, name: str) -> list[str]:
         """Published version ids of ``name`` (directories with metadata), sorted."""

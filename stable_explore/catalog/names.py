@@ -19,7 +19,7 @@ __all__ = ["HOME_ENV", "LATEST", "NAME_PATTERN", "check_name", "resolve_home"]
 
 HOME_ENV = "STABLE_EXPLORE_HOME"
 LATEST = "latest"
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # fullmatch only: "$" accepts a trailing newline
 
 
 def resolve_home(home: str | Path | None = None) -> Path:
@@ -34,7 +34,7 @@ def resolve_home(home: str | Path | None = None) -> Path:
 
 def check_name(name: Any, what: str = "dataset name") -> str:
     """Names and tags are plain file names: letters, digits, ``.``, ``_``, ``-``."""
-    if not isinstance(name, str) or not NAME_PATTERN.match(name) or name in (".", ".."):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or name in (".", ".."):
         msg = (
             f"{what} must start with a letter or digit and use only letters, digits, '.', '_' and '-' "
             f"(at most 128 characters), got {name!r}"

@@ -56,11 +56,6 @@ def test_anything_else_is_refused_with_what_is_allowed(name: object) -> None:
     assert LATEST == "latest"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NAME_PATTERN ends in '$', which also matches before a trailing newline: 'pets\\n' is accepted as a "
-    "dataset name or tag and becomes a directory or ref file with a newline in its name (and breaks listings)",
-)
 @pytest.mark.parametrize("names", [{"name": "pets\n"}, {"name": "pets", "tag": "clean\n"}])
 def test_a_trailing_newline_is_not_part_of_a_name(home: Path, names: dict[str, str]) -> None:
     with pytest.raises(ValueError, match="must start with a letter or digit"):
