@@ -23,7 +23,7 @@ from stable_explore.storage.local import LocalStore
 if TYPE_CHECKING:
     from stable_explore.storage.protocol import Store
 
-__all__ = ["Catalog", "VersionRef"]
+__all__ = ["Catalog", "StoreCatalog", "VersionRef"]
 
 
 @dataclass(frozen=True)
@@ -36,42 +36,19 @@ class VersionRef:
     home: Path | None
 
 
-class Catalog:
-    """The datasets and versions under one home.
+class StoreCatalog:
+    """The datasets, versions, refs and source records of one home, through its :class:`Store` (local or remote).
 
     Examples
     --------
     >>> import tempfile
-    >>> catalog = Catalog(tempfile.mkdtemp())
-    >>> catalog.names()
+    >>> from stable_explore.storage.local import LocalStore
+    >>> StoreCatalog(LocalStore(tempfile.mkdtemp())).names()
     []
     """
 
-    def __init__(self, home: str | Path | None = None) -> None:
-        self.home = resolve_home(home)
-        self.store: Store = LocalStore(self.home)
-
-    # -- paths ---------------------------------------------------------------
-
-    def dataset_dir(self, name: str) -> Path:
-        """The folder of dataset ``name``."""
-        return self.home / check_name(name)
-
-    def versions_dir(self, name: str) -> Path:
-        """The folder that holds every version of ``name``."""
-        return self.dataset_dir(name) / "versions"
-
-    def version_dir(self, name: str, version_id: str) -> Path:
-        """The folder of one version (its shards and ``_metadata.json``)."""
-        return self.versions_dir(name) / check_name(version_id, "version id")
-
-    def refs_dir(self, name: str) -> Path:
-        """The folder of ``name``'s refs (``latest`` and tags)."""
-        return self.dataset_dir(name) / "refs"
-
-    def sources_dir(self, name: str) -> Path:
-        """The folder of ``name``'s source records (source fingerprint -> version id)."""
-        return self.dataset_dir(name) / "sources"
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
     @staticmethod
     def _ref_key(name: str, tag: str) -> str:
@@ -135,14 +112,10 @@ class Catalog:
             msg = f"{name}@{version_id} does not exist; versions: {self.version_ids(name)}"
             raise CacheNotFoundError(msg)
 
-    def version_meta(self, name: str, version_id: str) -> ShardedCacheMeta:
-        """The checked ``_metadata.json`` of one version."""
-        return read_sharded_cache_meta(self.version_dir(name, version_id))
-
     # -- resolving -----------------------------------------------------------
 
-    def resolve(self, ref: str) -> VersionRef:
-        """``"name"`` (latest), ``"name@<tag>"`` or ``"name@<version-id prefix>"`` -> a version.
+    def resolve_id(self, ref: str) -> tuple[str, str]:
+        """``"name"`` (latest), ``"name@<tag>"`` or ``"name@<version-id prefix>"`` -> (name, version id).
 
         Raises CacheNotFoundError listing what exists when nothing (or more than one version) matches.
         """
@@ -151,24 +124,20 @@ class Catalog:
         ids = self.version_ids(name)
         if not ids:
             known = self.names()
-            msg = f"no dataset named {name!r} in {self.home}; datasets: {known or 'none yet'}"
+            msg = f"no dataset named {name!r} in {self.store.url}; datasets: {known or 'none yet'}"
             raise CacheNotFoundError(msg)
         refs = self.refs(name)
         wanted = wanted or LATEST
         if wanted in refs and refs[wanted] in ids:
-            return self.ref(name, refs[wanted])
+            return name, refs[wanted]
         matches = sorted(v for v in ids if v.startswith(wanted))
         if len(matches) == 1:
-            return self.ref(name, matches[0])
+            return name, matches[0]
         if len(matches) > 1:
             msg = f"{ref!r} is ambiguous: it matches versions {matches}; give more characters"
             raise CacheNotFoundError(msg)
         msg = f"{name} has no version or tag {wanted!r}; versions: {sorted(ids)}; tags: {sorted(refs)}"
         raise CacheNotFoundError(msg)
-
-    def ref(self, name: str, version_id: str) -> VersionRef:
-        """The :class:`VersionRef` of a version of ``name`` (not checked to exist)."""
-        return VersionRef(name, version_id, self.version_dir(name, version_id), self.home)
 
     # -- source fingerprints -------------------------------------------------
 
@@ -189,3 +158,56 @@ class Catalog:
         """Held while building ``key``, so concurrent builders of one source build once."""
         with self.store.lock(f"{check_name(name)}/.build-{check_name(key, 'build key')}.lock"):
             yield
+
+
+class Catalog(StoreCatalog):
+    """The datasets and versions under one local home (a folder), with the paths of their files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> catalog = Catalog(tempfile.mkdtemp())
+    >>> catalog.names()
+    []
+    """
+
+    def __init__(self, home: str | Path | None = None) -> None:
+        self.home = resolve_home(home)
+        super().__init__(LocalStore(self.home))
+
+    # -- paths ---------------------------------------------------------------
+
+    def dataset_dir(self, name: str) -> Path:
+        """The folder of dataset ``name``."""
+        return self.home / check_name(name)
+
+    def versions_dir(self, name: str) -> Path:
+        """The folder that holds every version of ``name``."""
+        return self.dataset_dir(name) / "versions"
+
+    def version_dir(self, name: str, version_id: str) -> Path:
+        """The folder of one version (its shards and ``_metadata.json``)."""
+        return self.versions_dir(name) / check_name(version_id, "version id")
+
+    def refs_dir(self, name: str) -> Path:
+        """The folder of ``name``'s refs (``latest`` and tags)."""
+        return self.dataset_dir(name) / "refs"
+
+    def sources_dir(self, name: str) -> Path:
+        """The folder of ``name``'s source records (source fingerprint -> version id)."""
+        return self.dataset_dir(name) / "sources"
+
+    def version_meta(self, name: str, version_id: str) -> ShardedCacheMeta:
+        """The checked ``_metadata.json`` of one version."""
+        return read_sharded_cache_meta(self.version_dir(name, version_id))
+
+    def resolve(self, ref: str) -> VersionRef:
+        """``"name"`` (latest), ``"name@<tag>"`` or ``"name@<version-id prefix>"`` -> a version and its folder.
+
+        Raises CacheNotFoundError listing what exists when nothing (or more than one version) matches.
+        """
+        return self.ref(*self.resolve_id(ref))
+
+    def ref(self, name: str, version_id: str) -> VersionRef:
+        """The :class:`VersionRef` of a version of ``name`` (not checked to exist)."""
+        return VersionRef(name, version_id, self.version_dir(name, version_id), self.home)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,6 +63,19 @@ class LocalStore(Store):
         return self._path(key).is_file()
 
     @override
+    def size(self, key: str) -> int | None:
+        try:
+            return self._path(key).stat().st_size
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    @override
+    def get_file(self, key: str, path: Path) -> None:
+        source = self._path(key)
+        with writing(path), replacing(path) as tmp:
+            shutil.copyfile(source, tmp)
+
+    @override
     def list_dir(self, prefix: str) -> list[str]:
         folder = self._path(prefix) if prefix else self.root
         try:
@@ -105,6 +119,25 @@ class LocalStore(Store):
                 return False
             self.write_text(key, text)
         return True
+
+    @override
+    def put_file(self, key: str, path: Path) -> None:
+        target = self._path(key)
+        with writing(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with replacing(target) as tmp:
+                shutil.copyfile(path, tmp)
+
+    @override
+    def copy(self, source: str, key: str) -> None:
+        origin, target = self._path(source), self._path(key)
+        with writing(target):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with replacing(target) as tmp:
+                try:
+                    os.link(origin, tmp)  # versions are immutable: one file can serve both
+                except OSError:
+                    shutil.copyfile(origin, tmp)
 
     @override
     def delete(self, key: str) -> None:

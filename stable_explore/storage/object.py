@@ -23,12 +23,14 @@ import socket
 import time
 import uuid
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from typing_extensions import override
 
 from stable_explore._optional import require
 from stable_explore.errors import RemoteStoreError
+from stable_explore.storage.fsutil import replacing, writing
 from stable_explore.storage.protocol import Store, check_key
 
 __all__ = ["ObjectStore"]
@@ -113,6 +115,29 @@ class ObjectStore(Store):
         return True
 
     @override
+    def size(self, key: str) -> int | None:
+        path = check_key(key)
+        try:
+            return int(self._obstore.head(self._store, path)["size"])
+        except FileNotFoundError:
+            return None
+        except Exception as exc:
+            raise self._error(key, exc) from exc
+
+    @override
+    def get_file(self, key: str, path: Path) -> None:
+        source = check_key(key)
+        with writing(path), replacing(path) as tmp, tmp.open("wb") as out:
+            try:
+                for chunk in self._obstore.get(self._store, source).stream(min_chunk_size=8 * 1024 * 1024):
+                    out.write(chunk)
+            except FileNotFoundError as exc:
+                msg = f"{self.url}/{key} is missing"
+                raise RemoteStoreError(msg) from exc
+            except Exception as exc:
+                raise self._error(key, exc) from exc
+
+    @override
     def list_dir(self, prefix: str) -> list[str]:
         where = f"{check_key(prefix)}/" if prefix else None
         try:
@@ -154,6 +179,22 @@ class ObjectStore(Store):
         if found is None or found[0] != expected:
             return False
         return self._put(key, text, {"e_tag": found[1]})
+
+    @override
+    def put_file(self, key: str, path: Path) -> None:
+        target = check_key(key)
+        try:
+            self._obstore.put(self._store, target, path)  # multipart for big shards; atomic either way
+        except Exception as exc:
+            raise self._error(key, exc) from exc
+
+    @override
+    def copy(self, source: str, key: str) -> None:
+        origin, target = check_key(source), check_key(key)
+        try:
+            self._obstore.copy(self._store, origin, target)  # server-side: nothing is downloaded
+        except Exception as exc:
+            raise self._error(key, exc) from exc
 
     @override
     def delete(self, key: str) -> None:

@@ -81,6 +81,14 @@ class Store(abc.ABC):
         Names starting with ``.`` (locks, temp files of writes in progress) are internal and not listed.
         """
 
+    @abc.abstractmethod
+    def size(self, key: str) -> int | None:
+        """Bytes of the file at ``key``, or None when there is none."""
+
+    @abc.abstractmethod
+    def get_file(self, key: str, path: Path) -> None:
+        """Copy the file at ``key`` to the local ``path`` (which appears whole or not at all)."""
+
     def local_path(self, key: str) -> Path | None:
         """A path on this machine for ``key`` (to memory-map shards), or None for a remote store."""
         return None
@@ -101,6 +109,14 @@ class Store(abc.ABC):
 
         True when this call replaced it; False (and nothing written) when another writer got there first.
         """
+
+    @abc.abstractmethod
+    def put_file(self, key: str, path: Path) -> None:
+        """Store the local file ``path`` at ``key`` (readers see the whole file or none)."""
+
+    @abc.abstractmethod
+    def copy(self, source: str, key: str) -> None:
+        """Store a copy of the file at ``source`` at ``key``, inside the store (no download)."""
 
     @abc.abstractmethod
     def delete(self, key: str) -> None:

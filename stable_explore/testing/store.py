@@ -12,6 +12,7 @@ returns a fresh, empty store::
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -77,6 +78,21 @@ class StoreConformance:
         for thread in threads:
             thread.join()
         assert sorted(store.read_text("pets/refs/log") or "") == [str(i) for i in range(8)]
+
+    def test_files_go_up_down_and_copy_whole(self, store: Store, tmp_path: Path) -> None:
+        data = bytes(range(256)) * 4096  # 1 MiB, not text
+        source = tmp_path / "shard-00000.arrow"
+        source.write_bytes(data)
+        assert store.size("pets/versions/v1/shard-00000.arrow") is None
+        store.put_file("pets/versions/v1/shard-00000.arrow", source)
+        assert store.size("pets/versions/v1/shard-00000.arrow") == len(data)
+        store.copy("pets/versions/v1/shard-00000.arrow", "pets/versions/v2/shard-00003.arrow")
+        back = tmp_path / "down" / "copy.arrow"
+        back.parent.mkdir()
+        store.get_file("pets/versions/v2/shard-00003.arrow", back)
+        assert back.read_bytes() == data
+        assert sorted(p.name for p in back.parent.iterdir()) == ["copy.arrow"], "no temp file is left"
+        assert store.list_dir("pets/versions") == ["v1", "v2"]
 
     def test_delete_is_idempotent(self, store: Store) -> None:
         store.write_text("pets/sources/abc", "x\n")
