@@ -9,7 +9,7 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.api import browse, build, compare, datasets, gc, load, tag, verify, versions
+from stable_explore.api import browse, build, compare, datasets, gc, load, pull, push, tag, verify, versions
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
@@ -68,6 +68,8 @@ __all__ = [
     "verify",
     "browse",
     "compare",
+    "push",
+    "pull",
     "CachedDataset",
     # errors
     "StableExploreError",

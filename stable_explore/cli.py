@@ -1,4 +1,4 @@
-"""The ``stable-explore`` command: ls, show, versions, diff, verify, gc, export, tag, build.
+"""The ``stable-explore`` command: ls, show, versions, diff, verify, gc, export, tag, build, push, pull.
 
 Exit status: 0 on success; 1 when stable-explore reports a problem (a dataset, version or tag
 that does not exist, a damaged file, bad input from a generator); 2 on a usage error; 130
@@ -16,6 +16,8 @@ Examples
     stable-explore gc --keep 2
     stable-explore export pets@clean --to pets.parquet
     stable-explore build mygens:pets --features mygens:FEATURES --name pets --arg data/pets
+    stable-explore push pets@clean s3://team-bucket/cache
+    stable-explore pull s3://team-bucket/cache/pets@clean
 """
 
 from __future__ import annotations
@@ -66,6 +68,13 @@ def _parser() -> argparse.ArgumentParser:
     tag = commands.add_parser("tag", help="point a tag at a version")
     tag.add_argument("ref")
     tag.add_argument("tag")
+    push = commands.add_parser("push", help="copy a version to another home (s3://bucket/prefix or a folder)")
+    push.add_argument("ref")
+    push.add_argument("to", metavar="HOME")
+    pull = commands.add_parser("pull", help="bring a version from another home: s3://bucket/prefix/NAME[@VERSION]")
+    pull.add_argument("url")
+    for command in (push, pull):
+        command.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     build = commands.add_parser("build", help="cache a generator function from a Python module (MODULE:FUNC)")
     build.add_argument("source", metavar="MODULE:FUNC", help="the generator function, e.g. mygens:pets")
     build.add_argument("--features", required=True, metavar="MODULE:VAR", help="the Features, e.g. mygens:FEATURES")
@@ -194,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{args.tag} -> {api.tag(args.ref, args.tag, home=home)}")
         elif args.command == "build":
             print(_build(args, home))
+        elif args.command == "push":
+            print(api.push(args.ref, args.to, home=home, progress=not args.quiet))
+        elif args.command == "pull":
+            ds = api.pull(args.url, home=home, progress=not args.quiet)
+            print(f"pulled {ds!r} (verified)")
     except StableExploreError as exc:
         print(f"stable-explore {args.command}: {exc}", file=sys.stderr)
         return EXIT_PROBLEM

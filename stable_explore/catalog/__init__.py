@@ -6,13 +6,14 @@ Nothing here imports the dataset, display or UI layers; those call down into the
 from __future__ import annotations
 
 from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version
-from stable_explore.catalog.catalog import Catalog, VersionRef
+from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
 from stable_explore.catalog.gc import collect_garbage
 from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_rows, version_rows
-from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, resolve_home
+from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, is_url, open_store, resolve_home, split_url_ref
 from stable_explore.catalog.options import BuildOptions
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import Published, publish_version
+from stable_explore.catalog.transfer import TransferReport, copy_version
 
 __all__ = [
     "DATASET_COLUMNS",
@@ -25,14 +26,20 @@ __all__ = [
     "ProgressFactory",
     "Published",
     "SourcePlan",
+    "StoreCatalog",
+    "TransferReport",
     "VersionRef",
     "build_version",
     "check_name",
     "collect_garbage",
+    "copy_version",
     "dataset_rows",
     "explain_changes",
+    "is_url",
+    "open_store",
     "plan_source",
     "publish_version",
     "resolve_home",
+    "split_url_ref",
     "version_rows",
 ]

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import InvalidNameError
+from stable_explore.storage.local import LocalStore
 
-__all__ = ["HOME_ENV", "LATEST", "NAME_PATTERN", "check_name", "resolve_home"]
+if TYPE_CHECKING:
+    from stable_explore.storage.protocol import Store
+
+__all__ = ["HOME_ENV", "LATEST", "NAME_PATTERN", "check_name", "is_url", "open_store", "resolve_home", "split_url_ref"]
 
 HOME_ENV = "STABLE_EXPLORE_HOME"
 LATEST = "latest"
@@ -41,3 +46,31 @@ def check_name(name: Any, what: str = "dataset name") -> str:
         )
         raise InvalidNameError(msg)
     return name
+
+
+def is_url(home: str | Path) -> bool:
+    """Whether ``home`` is a URL of object storage (``s3://...``) rather than a folder."""
+    text = str(home)
+    return "://" in text and not text.startswith("file://")
+
+
+def open_store(home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None) -> Store:
+    """The store of a home: an :class:`ObjectStore` for ``s3://``, ``gs://``, ``az://``; else a :class:`LocalStore`."""
+    if home is not None and is_url(home):
+        from stable_explore.storage.object import ObjectStore
+
+        return ObjectStore(str(home), storage_options)
+    text = str(home) if home is not None else None
+    if text is not None and text.startswith("file://"):
+        text = text[len("file://") :]
+    return LocalStore(resolve_home(text))
+
+
+def split_url_ref(url: str) -> tuple[str, str]:
+    """``"s3://bucket/cache/pets@clean"`` -> (``"s3://bucket/cache"``, ``"pets@clean"``)."""
+    home, _, ref = url.rstrip("/").rpartition("/")
+    if not home or "://" not in home or not ref:
+        msg = f"expected HOME/NAME[@VERSION], such as s3://bucket/cache/pets@clean, got {url!r}"
+        raise InvalidNameError(msg)
+    check_name(ref.partition("@")[0])
+    return home, ref

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 from stable_explore._units import format_size
 
-__all__ = ["progress_bar", "saving_bar"]
+__all__ = ["bytes_bar", "progress_bar", "saving_bar"]
 
 
 @contextlib.contextmanager
@@ -38,3 +38,15 @@ def progress_bar(
 def saving_bar(name: str, total: int | None) -> contextlib.AbstractContextManager[Callable[[int, int], None]]:
     """The bar shown while a version is saved."""
     return progress_bar(name, total, verb="saving")
+
+
+@contextlib.contextmanager
+def bytes_bar(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
+    """A bar of bytes (copying a version between homes); yields the callback fed each file's size."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=description, dynamic_ncols=True)
+    try:
+        yield bar.update
+    finally:
+        bar.close()

@@ -1,0 +1,193 @@
+"""Copying versions between homes (a local folder and a bucket, or any two): push and pull, moving only what is missing.
+
+A version's files are copied shards first and ``_metadata.json`` last, so a version exists on
+the other side only once it is whole; an interrupted copy is resumed by the next one (files
+already there with the right size are kept). A shard whose digest the other side already
+holds under another version is copied inside that store instead of over the network.
+Refs move by compare-and-swap: ``latest`` moves only to a newer version, and the version's
+other tags come along.
+
+Examples
+--------
+>>> import tempfile, stable_explore as se
+>>> from stable_explore.catalog import Catalog, StoreCatalog
+>>> from stable_explore.storage.local import LocalStore
+>>> home, team = tempfile.mkdtemp(), tempfile.mkdtemp()
+>>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")), name="n", home=home,
+...               progress=False)
+>>> report = copy_version(StoreCatalog(LocalStore(home)), "n", ds.version, StoreCatalog(LocalStore(team)))
+>>> report.files_sent, report.existed
+(1, False)
+>>> copy_version(StoreCatalog(LocalStore(home)), "n", ds.version, StoreCatalog(LocalStore(team))).existed
+True
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.catalog.names import LATEST
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.format import METADATA_FILE
+from stable_explore.storage.metadata import version_id_of
+
+if TYPE_CHECKING:
+    from stable_explore.catalog.catalog import StoreCatalog
+
+__all__ = ["TransferReport", "copy_version"]
+
+BytesCallback = Callable[[int], None]
+"""Called with the bytes of each file once it has been copied."""
+
+
+@dataclass
+class TransferReport:
+    """What a push or pull did: files and bytes sent, files already there, shards copied inside the target."""
+
+    name: str
+    version_id: str
+    target: str
+    existed: bool = False
+    files_sent: int = 0
+    bytes_sent: int = 0
+    files_kept: int = 0
+    files_reused: int = 0
+    tags: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        if self.existed:
+            return f"{self.name}@{self.version_id} is already in {self.target}; refs updated"
+        parts = [f"sent {self.files_sent} file(s) ({self.bytes_sent:,} bytes)"]
+        if self.files_reused:
+            parts.append(f"reused {self.files_reused} shard(s) already in {self.target}")
+        if self.files_kept:
+            parts.append(f"kept {self.files_kept} file(s) from an interrupted copy")
+        return f"{self.name}@{self.version_id} -> {self.target}: " + ", ".join(parts)
+
+
+def _metadata_of(catalog: StoreCatalog, name: str, version_id: str) -> dict[str, Any]:
+    key = f"{name}/versions/{version_id}/{METADATA_FILE}"
+    where = f"{catalog.store.url}/{key}"
+    text = catalog.store.read_text(key)
+    if text is None:
+        raise CacheCorruptionError(where, "the version's metadata is missing")
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
+        raise CacheCorruptionError(where, f"not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise CacheCorruptionError(where, "expected a JSON object")
+    return raw
+
+
+def _digests_in(catalog: StoreCatalog, name: str) -> dict[str, str]:
+    """Shard digest -> key of a file holding it, over every version of ``name`` in ``catalog``."""
+    found: dict[str, str] = {}
+    for version_id in catalog.version_ids(name):
+        try:
+            raw = _metadata_of(catalog, name, version_id)
+        except CacheCorruptionError:
+            continue  # a damaged version is no source of shards
+        for filename, digest in zip(raw.get("shard_filenames") or [], raw.get("shard_hashes") or [], strict=False):
+            found.setdefault(str(digest), f"{name}/versions/{version_id}/{filename}")
+    return found
+
+
+def _created(catalog: StoreCatalog, name: str, version_id: str | None) -> str:
+    if version_id is None:
+        return ""
+    try:
+        return str(_metadata_of(catalog, name, version_id).get("created_at") or "")
+    except CacheCorruptionError:
+        return ""
+
+
+def copy_version(
+    source: StoreCatalog,
+    name: str,
+    version_id: str,
+    target: StoreCatalog,
+    *,
+    on_file: BytesCallback | None = None,
+) -> TransferReport:
+    """Copy one version of ``name`` from ``source`` to ``target`` (files, then metadata, then refs)."""
+    report = TransferReport(name, version_id, target.store.url)
+    prefix = f"{name}/versions/{version_id}"
+    raw = _metadata_of(source, name, version_id)
+    if target.store.exists(f"{prefix}/{METADATA_FILE}"):
+        report.existed = True
+    else:
+        known = _digests_in(target, name)
+        names = raw.get("shard_filenames") or []
+        hashes = raw.get("shard_hashes") or [None] * len(names)
+        sizes = raw.get("shard_sizes") or [None] * len(names)
+        with tempfile.TemporaryDirectory(prefix="stable-explore-transfer-") as scratch:
+            for filename, digest, size in zip(names, hashes, sizes, strict=False):
+                key = f"{prefix}/{filename}"
+                expected = size if size is not None else source.store.size(key)
+                if target.store.size(key) == expected:
+                    report.files_kept += 1  # left by an interrupted copy: same name, same size
+                elif digest is not None and digest in known:
+                    target.store.copy(known[digest], key)
+                    report.files_reused += 1
+                else:
+                    _send(source, target, key, Path(scratch) / filename)
+                    report.files_sent += 1
+                    report.bytes_sent += int(expected or 0)
+                if on_file is not None:
+                    on_file(int(expected or 0))
+        _check_arrived(source, target, name, version_id, raw)
+        target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", json.dumps(raw, indent=2))
+    report.tags = tuple(_move_refs(source, target, name, version_id))
+    return report
+
+
+def _send(source: StoreCatalog, target: StoreCatalog, key: str, scratch: Path) -> None:
+    """One file from ``source`` to ``target``: straight from disk when the source is local, else via a temp file."""
+    local = source.store.local_path(key)
+    if local is None:
+        source.store.get_file(key, scratch)
+        local = scratch
+    try:
+        target.store.put_file(key, local)
+    finally:
+        if local == scratch:
+            scratch.unlink(missing_ok=True)
+
+
+def _check_arrived(source: StoreCatalog, target: StoreCatalog, name: str, version_id: str, raw: dict[str, Any]) -> None:
+    """Before the metadata makes the version visible: its id matches its content, and every shard arrived whole."""
+    where = f"{source.store.url}/{name}/versions/{version_id}/{METADATA_FILE}"
+    if raw.get("version_id") != version_id or version_id_of(raw) != version_id:
+        msg = f"the metadata gives version id {version_id_of(raw)}, not {version_id}; not copied"
+        raise CacheCorruptionError(where, msg)
+    for filename, size in zip(raw.get("shard_filenames") or [], raw.get("shard_sizes") or [], strict=False):
+        key = f"{name}/versions/{version_id}/{filename}"
+        found = target.store.size(key)
+        if found != size:
+            msg = f"{target.store.url}/{key} is {found} bytes after the copy, but {size} were sent"
+            raise CacheCorruptionError(key, msg)
+
+
+def _move_refs(source: StoreCatalog, target: StoreCatalog, name: str, version_id: str) -> list[str]:
+    """Tags that point at the version on the source now point at it on the target; ``latest`` only moves forward."""
+    moved = []
+    for tag, pointed in source.refs(name).items():
+        if pointed != version_id or tag == LATEST:
+            continue
+        target.write_ref(name, tag, version_id)
+        moved.append(tag)
+    created = _created(source, name, version_id)
+    while True:
+        current = target.read_ref(name, LATEST)
+        if current == version_id or (current is not None and _created(target, name, current) >= created):
+            break
+        if target.swap_ref(name, LATEST, current, version_id):
+            moved.append(LATEST)
+            break
+    return moved

@@ -1,0 +1,126 @@
+"""Push and pull between a local home and a real S3 server (SeaweedFS): only what is missing moves."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import stable_explore as se
+from stable_explore.catalog import StoreCatalog, copy_version
+from stable_explore.storage.object import ObjectStore
+from tests.s3server import S3Server, seaweedfs
+
+pytest.importorskip("obstore")
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as server:
+        server.create_bucket("team")
+        yield server
+
+
+@pytest.fixture
+def bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    for name, value in s3.env.items():
+        monkeypatch.setenv(name, value)
+    return f"s3://team/cache-{next(_prefixes)}"
+
+
+def _pets(home: Path, jpegs: list[bytes], n: int = 1200) -> se.CachedDataset:
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]))
+    rows = [(f"pet-{i:05d}", {"image": jpegs[i % len(jpegs)], "label": i % 2}) for i in range(n)]
+    return se.build(rows, features, name="pets", shard_size="64KB", batch_size=100, home=home, progress=False)
+
+
+def test_push_then_pull_into_an_empty_home(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    mine = _pets(tmp_path / "mine", jpegs)
+    se.tag(mine, "raw")
+    report = se.push(mine, bucket, progress=False)
+    assert report.files_sent == mine.num_shards
+    assert report.bytes_sent == mine.nbytes
+    assert sorted(report.tags) == ["latest", "raw"]
+    theirs = se.pull(f"{bucket}/pets@raw", home=tmp_path / "theirs", progress=False)
+    assert theirs.version == mine.version
+    assert theirs.keys() == mine.keys()
+    assert se.load("pets@raw", home=tmp_path / "theirs").version == mine.version
+    again = se.push(mine, bucket, progress=False)
+    assert again.existed
+    assert again.files_sent == 0
+
+
+def test_pushing_a_relabel_uploads_only_the_changed_shard(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    raw = _pets(tmp_path / "mine", jpegs)
+    se.push(raw, bucket, progress=False)
+    clean = raw.relabel({2: "dog"}).save(message="fix 2", progress=False)
+    report = se.push(clean, bucket, progress=False)
+    assert report.files_reused == clean.num_shards - report.files_sent
+    assert report.files_sent <= 2  # the rewritten rows' shard (and at most one more)
+    assert report.bytes_sent < raw.nbytes / 2
+    remote = StoreCatalog(ObjectStore(bucket))
+    assert remote.read_ref("pets", "latest") == clean.version
+    pulled = se.pull(f"{bucket}/pets", home=tmp_path / "theirs", progress=False)
+    assert pulled.version == clean.version
+    assert pulled.label_counts() == clean.label_counts()
+
+
+def test_an_interrupted_push_resumes_and_sends_only_the_rest(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    mine = _pets(tmp_path / "mine", jpegs)
+    assert mine.num_shards >= 3
+    sent: list[int] = []
+
+    def stop_after_two(nbytes: int) -> None:
+        sent.append(nbytes)
+        if len(sent) == 2:
+            raise KeyboardInterrupt
+
+    source = se.catalog.Catalog(tmp_path / "mine")
+    target = StoreCatalog(ObjectStore(bucket))
+    with pytest.raises(KeyboardInterrupt):
+        copy_version(source, "pets", mine.version, target, on_file=stop_after_two)
+    assert target.version_ids("pets") == [], "no version is visible before its metadata"
+    report = se.push(mine, bucket, progress=False)
+    assert report.files_kept == 2
+    assert report.files_sent == mine.num_shards - 2
+    assert se.pull(f"{bucket}/pets", home=tmp_path / "theirs", progress=False).version == mine.version
+
+
+def test_a_damaged_copy_is_caught_when_pulled(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    mine = _pets(tmp_path / "mine", jpegs, n=200)
+    se.push(mine, bucket, progress=False)
+    store = ObjectStore(bucket)
+    key = f"pets/versions/{mine.version}/shard-00000.arrow"
+    local = tmp_path / "shard.arrow"
+    store.get_file(key, local)
+    data = bytearray(local.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    local.write_bytes(bytes(data))
+    store.put_file(key, local)
+    with pytest.raises(se.CacheCorruptionError, match="does not match the recorded"):
+        se.pull(f"{bucket}/pets", home=tmp_path / "theirs", progress=False)
+
+
+def test_pull_names_what_exists_when_the_ref_is_wrong(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    se.push(_pets(tmp_path / "mine", jpegs, n=50), bucket, progress=False)
+    with pytest.raises(se.CacheNotFoundError, match=r"pets has no version or tag 'nope'.*tags: \['latest'\]"):
+        se.pull(f"{bucket}/pets@nope", home=tmp_path / "theirs", progress=False)
+    with pytest.raises(se.InvalidNameError, match="expected HOME/NAME"):
+        se.pull("pets@raw", home=tmp_path / "theirs", progress=False)
+
+
+def test_the_command_line_pushes_and_pulls(
+    tmp_path: Path, bucket: str, jpegs: list[bytes], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stable_explore.cli import main
+
+    mine = _pets(tmp_path / "mine", jpegs, n=300)
+    assert main(["--home", str(tmp_path / "mine"), "push", "pets", bucket, "-q"]) == 0
+    assert f"pets@{mine.version} -> {bucket}: sent {mine.num_shards} file(s)" in capsys.readouterr().out
+    assert main(["--home", str(tmp_path / "theirs"), "pull", f"{bucket}/pets", "-q"]) == 0
+    assert f"pulled CachedDataset(pets@{mine.version}" in capsys.readouterr().out
+    assert main(["--home", str(tmp_path / "theirs"), "pull", f"{bucket}/nothing", "-q"]) == 1
+    assert "stable-explore pull: no dataset named 'nothing'" in capsys.readouterr().err
