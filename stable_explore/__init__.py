@@ -16,6 +16,7 @@ from stable_explore.errors import (
     CacheNotFoundError,
     CacheWriteError,
     ColumnNotFoundError,
+    DuplicateKeyError,
     EncodingError,
     FingerprintError,
     InvalidArgumentTypeError,
@@ -27,6 +28,7 @@ from stable_explore.errors import (
     SchemaError,
     StableCacheError,
     StableExploreError,
+    UnfingerprintableWarning,
     UnsafePathError,
 )
 from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence, Value, Video
@@ -71,6 +73,7 @@ __all__ = [
     # errors
     "StableExploreError",
     "EncodingError",
+    "DuplicateKeyError",
     "SchemaError",
     "FingerprintError",
     "CacheNotFoundError",
@@ -85,5 +88,7 @@ __all__ = [
     "NotInCatalogError",
     "RowIndexError",
     "StableCacheError",
+    # warnings
+    "UnfingerprintableWarning",
     "__version__",
 ]

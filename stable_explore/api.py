@@ -68,6 +68,9 @@ def build(
     tag: str | None = None,
     force: bool = False,
     key: str | None = None,
+    ignore: Iterable[str] = (),
+    watch: Iterable[str | os.PathLike[str]] = (),
+    check_content: bool = False,
     home: str | Path | None = None,
     progress: bool = True,
 ) -> CachedDataset:
@@ -93,8 +96,18 @@ def build(
     force:
         Build even when this source built a version before.
     key:
-        An explicit cache key, for sources that cannot be fingerprinted (plain
-        iterables, unhashable arguments).
+        An explicit cache key: the build is reused while the key (and the
+        features and descriptive fields) are the same, whatever else changed.
+    ignore:
+        Names of arguments and variables to leave out of the fingerprint, for
+        values that do not change the data (a logger, a connection, a client).
+    watch:
+        More files or folders whose state is part of the fingerprint: paths the
+        code opens that no argument or variable names.
+    check_content:
+        Hash the contents of the files under the paths the fingerprint lists,
+        not only their sizes and modification times (for file systems whose
+        modification times cannot be trusted; slower).
     home:
         The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
     progress:
@@ -107,9 +120,13 @@ def build(
 
     Notes
     -----
-    A generator function is fingerprinted by its source code, the global
-    values it reads, its arguments and the features; when all match an
-    earlier build, that version is returned without running the generator.
+    A generator function is fingerprinted by its code and the code it reaches
+    in your own modules (not site-packages or the standard library), the
+    global values it reads, its arguments, the state of every file under the
+    paths those name (and ``watch``), and the features; when all match an
+    earlier build, that version is returned without running the generator,
+    and ``latest`` is not moved. A value with no content hash does not stop
+    the build: it runs every time, with a warning that names the value.
 
     Examples
     --------
@@ -140,6 +157,9 @@ def build(
         tag=tag,
         force=force,
         key=key,
+        ignore=(ignore,) if isinstance(ignore, str) else tuple(ignore),
+        watch=(watch,) if isinstance(watch, (str, os.PathLike)) else tuple(watch),
+        check_content=check_content,
     )
     result = build_version(  # checks the name and the features
         Catalog(home),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import stable_explore as se
-from stable_explore import CacheCorruptionError, CacheNotFoundError, Features, FingerprintError, Value
+from stable_explore import CacheCorruptionError, CacheNotFoundError, Features, Value
 from tests.conftest import NAMES, write_seed_v1_cache
 
 ROOT = "data/v1"
@@ -134,12 +134,19 @@ def test_plain_iterables_always_build_unless_keyed(home: Path) -> None:
     assert se.build(iter(()), NUM_FEATURES, name="plain", key="v1", home=home, progress=False).version == keyed.version
 
 
-def test_unhashable_argument_is_named_with_advice(home: Path) -> None:
-    class Opaque:
-        pass
+def test_unhashable_argument_builds_and_is_named_with_advice(home: Path) -> None:
+    import threading
 
-    with pytest.raises(FingerprintError, match=r"argument 'offset'.*key="):
-        se.build(numbers, NUM_FEATURES, args=(3,), kwargs={"offset": Opaque()}, home=home, progress=False)
+    class Opaque:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()  # no content hash: the build runs every time, and says why
+
+        def __radd__(self, other: int) -> int:
+            return other
+
+    with pytest.warns(se.UnfingerprintableWarning, match=r"argument 'offset'.*key=.*ignore=\['offset'\]"):
+        ds = se.build(numbers, NUM_FEATURES, args=(3,), kwargs={"offset": Opaque()}, home=home, progress=False)
+    assert len(ds) == 3
     ds = se.build(numbers, NUM_FEATURES, args=(3,), kwargs={"offset": 0}, key="manual", home=home, progress=False)
     assert len(ds) == 3
 

@@ -85,7 +85,7 @@ def test_a_folder_argument_rebuilds_when_files_are_added(tmp_path: Path) -> None
     time.sleep(0.01)
     (folder / "b.txt").write_text("bb")
     again = se.build(files, NUM, args=(str(folder),), home=tmp_path / "home", progress=False)
-    assert again.build_info == "rebuilt: argument 'root' changed"
+    assert again.build_info == f"rebuilt: files changed under argument 'root' ({folder}): 1 added (b.txt)"
     assert len(again) == 2
 
 
@@ -136,13 +136,10 @@ def test_features_need_a_column_and_loads_keep_stored_features(tmp_path: Path) -
     assert se.load("n", home=tmp_path, features=NUM).version == ds.version
 
 
-def test_repeated_keys_keep_their_own_rows(tmp_path: Path) -> None:
-    a = se.build([("k", {"x": 1}), ("k", {"x": 2})], NUM, name="r", home=tmp_path, progress=False)
-    b = se.build([("k", {"x": 5}), ("k", {"x": 6})], NUM, name="r", home=tmp_path, progress=False)
-    diff = se.compare(a, b)
-    assert diff.rows.changed == ["k", "k"]
-    assert diff.rows.changed_rows == [(0, 0), (1, 1)]
-    assert diff.to_pandas()["row_b"].tolist() == [0, 1]
+def test_repeated_keys_are_refused_at_build(tmp_path: Path) -> None:
+    # rows are matched by key across versions, so a build refuses a repeated key (tests/test_duplicate_keys.py)
+    with pytest.raises(se.DuplicateKeyError, match="rows 0 and 1 both have key 'k'"):
+        se.build([("k", {"x": 1}), ("k", {"x": 2})], NUM, name="r", home=tmp_path, progress=False)
 
 
 def test_aborting_a_writer_closes_its_file_and_its_queued_writebacks_do_not_fail(
