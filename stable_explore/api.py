@@ -27,7 +27,7 @@ from stable_explore.catalog import (
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
-from stable_explore.errors import InvalidArgumentTypeError, InvalidNameError, NotInCatalogError
+from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
 from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
@@ -240,10 +240,13 @@ def versions(name: str, home: str | Path | None = None) -> Table:
 def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = None) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
 
+    ``latest`` is a tag like any other: builds and saves move it to what they create, and
+    ``se.tag(ds, "latest")`` makes an older version the one ``se.load(name)`` opens.
+
     Raises
     ------
     InvalidNameError
-        ``tag`` is not a plain name, or is ``latest`` (builds and saves move that one).
+        ``tag`` is not a plain name.
     NotInCatalogError
         The dataset was opened by path outside a catalog (and no ``home`` was given).
 
@@ -255,9 +258,6 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     >>> se.tag(ds, "reviewed") == ds.version == se.load("one@reviewed", home=home).version
     True
     """
-    if tag == "latest":
-        msg = "'latest' is set by builds and saves; choose another tag name"
-        raise InvalidNameError(msg)
     if isinstance(dataset, str):
         catalog = Catalog(home)
         ref = catalog.resolve(dataset)

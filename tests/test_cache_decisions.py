@@ -443,3 +443,45 @@ def test_the_magic_takes_ignore_watch_and_check_content(
     )
     shell.run_cell("%unload_ext stable_explore")
     del own_home
+
+
+def test_a_notebook_rerun_in_a_fresh_kernel_sees_an_edited_helper_and_keeps_latest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "mylib.py").write_text("def transform(i):\n    return i * 2\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(WORKTREE), str(work)]))
+
+    def run_all() -> list[str]:
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [
+            nbformat.v4.new_code_cell("%load_ext stable_explore\nimport stable_explore as se\nimport mylib"),
+            nbformat.v4.new_code_cell(
+                "features = se.Features(x=se.Value('int64'))\n"
+                "def gen(n):\n    for i in range(n):\n        yield {'x': mylib.transform(i)}"
+            ),
+            nbformat.v4.new_code_cell("%stable_cache numbers = gen(3) --features features"),
+        ]
+        client = nbclient.NotebookClient(
+            notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+        )
+        client.execute()
+        return [
+            "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream").strip()
+            for cell in notebook.cells
+        ]
+
+    first = run_all()[2]
+    assert "built: first build of numbers" in first
+    assert first.endswith("· latest")
+    (work / "mylib.py").write_text("def transform(i):\n    return i * 3\n")
+    edited = run_all()[2]
+    assert "rebuilt: code of mylib.transform changed" in edited
+    clean = se.load("numbers").drop([0]).save(progress=False)
+    rerun = run_all()[2]
+    assert "reused: same source, arguments and features" in rerun
+    assert rerun.endswith(f"· latest is numbers@{clean.version}")
+    assert se.load("numbers").version == clean.version

@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import decimal
@@ -31,12 +32,14 @@ import fractions
 import functools
 import hashlib
 import inspect
+import logging
 import os
 import random
 import re
 import sys
 import sysconfig
 import textwrap
+import types
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePath
@@ -252,6 +255,7 @@ class Tokenizer:
         label = self._label(module, name)
         if label in self.globals:
             return
+        value = _unwrapped(value)
         if isinstance(value, ModuleType):
             return  # a module's parts the code uses are followed by attribute (below)
         if isinstance(value, FunctionType):
@@ -359,7 +363,9 @@ class Tokenizer:
             return {"cycle": type(value).__qualname__}
         self._active.add(id(value))
         try:
-            return self._composite(value, label)
+            return self._composite(_unwrapped(value), label)
+        except RecursionError:
+            return self._unstable(label, "nested too deeply to hash")
         finally:
             self._active.discard(id(value))
 
@@ -372,11 +378,15 @@ class Tokenizer:
             if isinstance(value, (set, frozenset)):
                 items = sorted(items, key=canonical_json)
             return {type(value).__name__: items}
-        if isinstance(value, Mapping) and type(value).__module__ in ("builtins", "collections"):
+        if isinstance(value, dict) or (isinstance(value, Mapping) and type(value).__module__ == "collections"):
             pairs = [[self.value(k, f"{label} key"), self.value(v, f"{label}[{k!r}]")] for k, v in value.items()]
             return {"dict": sorted(pairs, key=canonical_json)}
         if isinstance(value, random.Random):
             return {"random.Random": self.value(value.getstate(), label)}
+        if isinstance(value, logging.Logger):
+            return {"logger": value.name}  # where messages go, not what the data is
+        if isinstance(value, (types.SimpleNamespace, argparse.Namespace)):
+            return {type(value).__qualname__: self._fields(value, label)}
         library_token = self._library_value(value, label)
         if library_token is not None:
             return library_token
@@ -439,6 +449,8 @@ class Tokenizer:
                 "palette": palette,
             }
         torch = sys.modules.get("torch")
+        if torch is not None and isinstance(value, (torch.device, torch.dtype)):
+            return {"torch": str(value)}
         if torch is not None and isinstance(value, torch.Tensor):
             tensor = value.detach().cpu().contiguous()
             raw = tensor.reshape(-1).view(torch.uint8).numpy() if tensor.numel() else b""
@@ -511,6 +523,16 @@ class Tokenizer:
     def _note_path(self, text: str, label: str) -> None:
         if text and len(text) <= 4096 and "\x00" not in text and "\n" not in text and "://" not in text:
             self.paths.setdefault(text, label)
+
+
+def _unwrapped(value: Any) -> Any:
+    """The function a decorator wraps (``functools.wraps``, ``lru_cache``): its code is what runs."""
+    if callable(value) and not inspect.isclass(value) and getattr(value, "__wrapped__", None) is not None:
+        try:
+            return inspect.unwrap(value)
+        except ValueError:
+            return value
+    return value
 
 
 def _is_plain_user_object(value: Any) -> bool:
