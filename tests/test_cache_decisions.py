@@ -181,7 +181,8 @@ def test_code_reached_through_imports_and_classes_of_user_modules(tmp_path: Path
 
 
 def test_library_code_is_not_fingerprinted() -> None:
-    from stable_explore.catalog.fingerprint import Tokenizer, is_user_file
+    from stable_explore.catalog.code_tokens import is_user_file
+    from stable_explore.catalog.fingerprint import Tokenizer
 
     assert not is_user_file(np.__file__)
     assert not is_user_file(os.__file__)
@@ -485,3 +486,23 @@ def test_a_notebook_rerun_in_a_fresh_kernel_sees_an_edited_helper_and_keeps_late
     assert "reused: same source, arguments and features" in rerun
     assert rerun.endswith(f"· latest is numbers@{clean.version}")
     assert se.load("numbers").version == clean.version
+
+
+def test_an_attribute_is_not_mistaken_for_a_global_of_the_same_name() -> None:
+    from stable_explore.catalog.fingerprint import Tokenizer
+
+    namespace: dict = {"data": threading.Lock()}  # a notebook variable that happens to share an attribute's name
+    exec("def rows(items):\n    for item in items:\n        yield {'x': item.data}\n", namespace)
+    tokens = Tokenizer()
+    tokens.source(namespace["rows"])
+    assert tokens.unstable == {}
+    assert "data" not in tokens.globals
+
+
+def test_a_variable_naming_the_home_folder_is_not_scanned_but_named(tmp_path: Path) -> None:
+    namespace: dict = {"BASE": str(Path.home())}
+    exec("def rows():\n    yield {'x': len(BASE)}\n", namespace)
+    advice = r"variable 'BASE' is '.*', the file system's root or your home"
+    with pytest.warns(se.UnfingerprintableWarning, match=advice):
+        ds = se.build(namespace["rows"], NUM, progress=False)
+    assert "ignore=['BASE']" in ds.build_info

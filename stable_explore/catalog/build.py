@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stable_explore.catalog.code_tokens import user_stacklevel
 from stable_explore.catalog.file_state import Entry, read_listing, write_listing
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
@@ -208,7 +209,7 @@ def _warn_once(name: str, plan: SourcePlan) -> None:
         return
     _warned.update((name, label) for label in fresh)
     message = f"{name}: {plan.advice()}"
-    warnings.warn(message, UnfingerprintableWarning, stacklevel=3)
+    warnings.warn(message, UnfingerprintableWarning, stacklevel=user_stacklevel())
 
 
 def _last_build(catalog: Catalog, name: str, latest: str | None) -> VersionMetadata | None:

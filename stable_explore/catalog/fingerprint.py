@@ -26,47 +26,42 @@ import argparse
 import dataclasses
 import datetime as dt
 import decimal
-import dis
 import enum
 import fractions
 import functools
 import hashlib
 import inspect
 import logging
-import os
 import random
 import re
 import sys
-import sysconfig
-import textwrap
 import types
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path, PurePath
-from types import CodeType, FunctionType, ModuleType
+from collections.abc import Callable, Mapping
+from pathlib import PurePath
+from types import FunctionType, ModuleType
 from typing import Any
 
 import numpy as np
 import xxhash
 
 from stable_explore._canonical import canonical_json
+from stable_explore.catalog.code_tokens import (
+    attribute_chains,
+    code_digest,
+    global_names,
+    is_plain_user_object,
+    is_user_class,
+    is_user_file,
+    source_text,
+    unwrapped,
+)
 
-__all__ = ["Tokenizer", "fingerprint_parts", "is_user_file"]
+__all__ = ["Tokenizer", "fingerprint_parts"]
 
 MAX_ITEMS = 1_000_000
 """Items (container elements, fields) hashed per build source; past it a value is unstable."""
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
-_LIBRARY_DIRS = tuple(
-    sorted(
-        {
-            os.path.realpath(p)
-            for key in ("stdlib", "platstdlib", "purelib", "platlib")
-            if (p := sysconfig.get_paths().get(key))
-        }
-        | {_PACKAGE_DIR}
-    )
-)
 _PLAIN_VALUE_TYPES = (
     complex,
     decimal.Decimal,
@@ -77,105 +72,6 @@ _PLAIN_VALUE_TYPES = (
     dt.timezone,
     uuid.UUID,
 )
-
-
-@functools.lru_cache(maxsize=4096)
-def is_user_file(filename: str | None) -> bool:
-    """Whether code from ``filename`` is the user's own (a notebook, a script, a module beside it).
-
-    Code in site-packages, the standard library, stable-explore itself, or frozen and built-in
-    modules is library code: it is not fingerprinted (upgrading a library does not rebuild).
-    """
-    if not filename or filename.startswith("<frozen"):
-        return False
-    if filename.startswith("<"):
-        return True  # "<string>", "<ipython-input-...>", a %%stable_cache cell: typed by the user
-    real = os.path.realpath(filename)
-    if "site-packages" in real or "dist-packages" in real:
-        return False
-    return not any(real == d or real.startswith(d + os.sep) for d in _LIBRARY_DIRS)
-
-
-def _module_file(module_name: str | None) -> str | None:
-    module = sys.modules.get(module_name or "")
-    if module is None:
-        return None
-    if module_name == "__main__" and getattr(module, "__file__", None) is None:
-        return "<__main__>"  # a notebook or an interactive session
-    return getattr(module, "__file__", None)
-
-
-def _is_user_class(cls: type) -> bool:
-    return is_user_file(_module_file(cls.__module__))
-
-
-def _code_digest(code: CodeType, hasher: Any) -> None:
-    """Feed what a code object runs into ``hasher``: bytecode, names and constants, nested code too.
-
-    Line numbers and file names are left out; memory addresses never get in.
-    """
-    hasher.update(code.co_code)
-    hasher.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_argcount)).encode())
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            _code_digest(const, hasher)
-        elif isinstance(const, frozenset):
-            hasher.update(repr(sorted(repr(c) for c in const)).encode())  # set order varies by process
-        else:
-            hasher.update(repr(const).encode())
-
-
-def _source_text(obj: Any) -> str:
-    try:
-        return textwrap.dedent(inspect.getsource(obj))
-    except (OSError, TypeError):
-        return ""
-
-
-def code_digest(function: Any) -> str:
-    """The digest of a function's code: its source text (when there is one) and its bytecode.
-
-    Both, so that an edited file not yet re-imported (new text, old code) and a re-imported one
-    (new text, new code) differ from each other and from the original.
-    """
-    hasher = hashlib.sha256(_source_text(function).encode())
-    code = getattr(function, "__code__", None)
-    if code is not None:
-        _code_digest(code, hasher)
-    return hasher.hexdigest()[:16]
-
-
-def _global_names(code: CodeType) -> set[str]:
-    """Names a code object (and the code objects nested in it) may look up as globals."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            names |= _global_names(const)
-    return names
-
-
-_ATTR_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
-
-
-def _attribute_chains(code: CodeType) -> Iterator[tuple[str, ...]]:
-    """``mylib.transform`` and ``pkg.sub.f`` as read by the code: a global followed by attribute loads."""
-    chain: list[str] = []
-    for instruction in dis.get_instructions(code):
-        if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            if len(chain) > 1:
-                yield tuple(chain)
-            chain = [str(instruction.argval)]
-        elif instruction.opname in _ATTR_OPS and chain:
-            chain.append(str(instruction.argval))
-        else:
-            if len(chain) > 1:
-                yield tuple(chain)
-            chain = []
-    if len(chain) > 1:
-        yield tuple(chain)
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            yield from _attribute_chains(const)
 
 
 class Tokenizer:
@@ -231,10 +127,10 @@ class Tokenizer:
         module = getattr(function, "__module__", None)
         namespace: dict[str, Any] = getattr(function, "__globals__", {})
         own_name = getattr(function, "__name__", None)
-        for name in sorted(_global_names(code)):
+        for name in sorted(global_names(code)):
             if name in namespace and name != own_name and name not in self.ignore:
                 self._global(module, name, namespace[name])
-        for chain in sorted(set(_attribute_chains(code))):
+        for chain in sorted(set(attribute_chains(code))):
             if chain[0] in namespace and chain[0] not in self.ignore:
                 self._attribute_chain(namespace[chain[0]], chain)
         for cell_name, cell in zip(code.co_freevars, getattr(function, "__closure__", None) or (), strict=False):
@@ -255,7 +151,7 @@ class Tokenizer:
         label = self._label(module, name)
         if label in self.globals:
             return
-        value = _unwrapped(value)
+        value = unwrapped(value)
         if isinstance(value, ModuleType):
             return  # a module's parts the code uses are followed by attribute (below)
         if isinstance(value, FunctionType):
@@ -263,7 +159,7 @@ class Tokenizer:
                 self._code_of(value, label, module)
             return  # library functions count as code, like modules
         if inspect.isclass(value):
-            if _is_user_class(value):
+            if is_user_class(value):
                 self._code_of(value, label, module)
             return
         if inspect.isbuiltin(value) or inspect.ismethoddescriptor(value) or isinstance(value, functools.partial):
@@ -289,9 +185,9 @@ class Tokenizer:
         if id(cls) in self._classes:
             return self._classes[id(cls)]
         self._classes[id(cls)] = "(being hashed)"  # a method that names its own class
-        hasher = hashlib.sha256(_source_text(cls).encode())
+        hasher = hashlib.sha256(source_text(cls).encode())
         for base in cls.__mro__[1:]:
-            if base is not object and _is_user_class(base):
+            if base is not object and is_user_class(base):
                 hasher.update(self._class_digest(base).encode())
         for attr, member in sorted(vars(cls).items()):
             function = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
@@ -321,7 +217,7 @@ class Tokenizer:
             label = f"{module_name}.{attr}"
             if isinstance(value, FunctionType) or inspect.isclass(value):
                 if (isinstance(value, FunctionType) and is_user_file(value.__code__.co_filename)) or (
-                    inspect.isclass(value) and _is_user_class(value)
+                    inspect.isclass(value) and is_user_class(value)
                 ):
                     digest = self._class_digest(value) if inspect.isclass(value) else self._function_digest(value)
                     self.code[f"{value.__module__}.{value.__qualname__}"] = digest
@@ -363,7 +259,7 @@ class Tokenizer:
             return {"cycle": type(value).__qualname__}
         self._active.add(id(value))
         try:
-            return self._composite(_unwrapped(value), label)
+            return self._composite(unwrapped(value), label)
         except RecursionError:
             return self._unstable(label, "nested too deeply to hash")
         finally:
@@ -484,7 +380,7 @@ class Tokenizer:
             return {"function": name}
         if inspect.isclass(value):
             name = f"{value.__module__}.{value.__qualname__}"
-            return {"class": name, "code": self._class_digest(value)} if _is_user_class(value) else {"class": name}
+            return {"class": name, "code": self._class_digest(value)} if is_user_class(value) else {"class": name}
         if isinstance(value, ModuleType):
             return {"module": value.__name__}
         if inspect.isbuiltin(value) or inspect.ismethoddescriptor(value):
@@ -497,14 +393,14 @@ class Tokenizer:
                 f.name: self.value(getattr(value, f.name), f"{label}.{f.name}") for f in dataclasses.fields(value)
             }
             return {"dataclass": self._class_token(cls), "fields": fields}
-        if _is_plain_user_object(value):
+        if is_plain_user_object(value):
             return {"object": self._class_token(type(value)), "fields": self._fields(value, label)}
         cls = type(value)
         return self._unstable(label, f"a {cls.__module__}.{cls.__qualname__}")
 
     def _class_token(self, cls: type) -> Any:
         name = f"{cls.__module__}.{cls.__qualname__}"
-        return [name, self._class_digest(cls)] if _is_user_class(cls) else name
+        return [name, self._class_digest(cls)] if is_user_class(cls) else name
 
     def _fields(self, value: Any, label: str) -> dict[str, Any]:
         fields: dict[str, Any] = {}
@@ -523,24 +419,6 @@ class Tokenizer:
     def _note_path(self, text: str, label: str) -> None:
         if text and len(text) <= 4096 and "\x00" not in text and "\n" not in text and "://" not in text:
             self.paths.setdefault(text, label)
-
-
-def _unwrapped(value: Any) -> Any:
-    """The function a decorator wraps (``functools.wraps``, ``lru_cache``): its code is what runs."""
-    if callable(value) and not inspect.isclass(value) and getattr(value, "__wrapped__", None) is not None:
-        try:
-            return inspect.unwrap(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _is_plain_user_object(value: Any) -> bool:
-    """An instance of the user's own plain Python class (every class in its MRO is theirs, or ``object``)."""
-    cls = type(value)
-    return all(base is object or _is_user_class(base) for base in cls.__mro__) and (
-        hasattr(value, "__dict__") or any(getattr(c, "__slots__", ()) for c in cls.__mro__)
-    )
 
 
 def fingerprint_parts(parts: Mapping[str, Any]) -> str:
