@@ -187,7 +187,8 @@ class _Counter:
 def failure_note(name: str, latest: str | None, rows: int) -> str:
     """What a failed or interrupted build leaves: "N rows were read; nothing was saved; NAME@ID is kept ..."."""
     kept = f"{name}@{latest} is kept as the latest version" if latest else f"no version of {name} existed before"
-    return f"{rows:,} row{'' if rows == 1 else 's'} were read; {FAILURE_MARK} {kept}"
+    read = "1 row was read" if rows == 1 else f"{rows:,} rows were read"
+    return f"{read}; {FAILURE_MARK} {kept}"
 
 
 def failure_note_of(error: BaseException) -> str | None:

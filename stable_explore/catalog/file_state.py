@@ -98,6 +98,7 @@ def file_state(
         entries[name] = (top.st_size, top.st_mtime_ns, content)
         return FileState(path, _digest(entries), 1, True, entries)
     excluded = {os.path.abspath(p) for p in exclude}  # noqa: PTH100
+    is_regular = stat.S_ISREG
     seen_dirs = {(top.st_dev, top.st_ino)}
     stack = [(os.path.abspath(path), "")]  # noqa: PTH100
     complete = True
@@ -108,25 +109,33 @@ def file_state(
                 found = list(listing)  # any order: the digest sorts the paths
         except OSError:
             continue  # unreadable: the build cannot read it either
+        files = []
         for entry in found:
-            if entry.name in SKIPPED_NAMES:
-                continue
-            relative = prefix + entry.name
             try:
-                if entry.is_dir():
-                    if entry.path in excluded:
-                        continue
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if not is_dir:
+                files.append(entry)
+            elif entry.name not in SKIPPED_NAMES and entry.path not in excluded:
+                try:
                     info = entry.stat()
-                    if (info.st_dev, info.st_ino) in seen_dirs:
-                        continue  # a link back to a folder already listed
+                except OSError:
+                    continue  # a broken link
+                if (info.st_dev, info.st_ino) not in seen_dirs:  # else a link back to a folder already listed
                     seen_dirs.add((info.st_dev, info.st_ino))
-                    stack.append((entry.path, relative + "/"))
-                elif entry.is_file():
-                    info = entry.stat()
-                    content = _file_digest(entry.path) if check_content else ""
-                    entries[relative] = (info.st_size, info.st_mtime_ns, content)
+                    stack.append((entry.path, prefix + entry.name + "/"))
+        for entry in files:  # the hot loop: one stat per file
+            try:
+                info = entry.stat()
             except OSError:
                 continue  # removed while listing, or a broken link
+            if is_regular(info.st_mode):
+                entries[prefix + entry.name] = (
+                    info.st_size,
+                    info.st_mtime_ns,
+                    _file_digest(entry.path) if check_content else "",
+                )
         if len(entries) > limit:
             complete = False
     return FileState(path, _digest(entries), len(entries), complete, entries)
