@@ -16,6 +16,7 @@ from stable_explore.errors import (
     CacheNotFoundError,
     CacheWriteError,
     ColumnNotFoundError,
+    DuplicateKeyError,
     EncodingError,
     FingerprintError,
     InvalidArgumentTypeError,
@@ -28,6 +29,7 @@ from stable_explore.errors import (
     SchemaError,
     StableCacheError,
     StableExploreError,
+    UnfingerprintableWarning,
     UnsafePathError,
 )
 from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence, Value, Video
@@ -74,6 +76,7 @@ __all__ = [
     # errors
     "StableExploreError",
     "EncodingError",
+    "DuplicateKeyError",
     "SchemaError",
     "FingerprintError",
     "CacheNotFoundError",
@@ -89,5 +92,7 @@ __all__ = [
     "RemoteStoreError",
     "RowIndexError",
     "StableCacheError",
+    # warnings
+    "UnfingerprintableWarning",
     "__version__",
 ]

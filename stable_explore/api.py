@@ -32,7 +32,7 @@ from stable_explore.catalog import (
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import bytes_bar, progress_bar
 from stable_explore.display.table import listing_table
-from stable_explore.errors import InvalidArgumentTypeError, InvalidNameError, NotInCatalogError
+from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
@@ -73,6 +73,9 @@ def build(
     tag: str | None = None,
     force: bool = False,
     key: str | None = None,
+    ignore: Iterable[str] = (),
+    watch: Iterable[str | os.PathLike[str]] = (),
+    check_content: bool = False,
     home: str | Path | None = None,
     progress: bool = True,
 ) -> CachedDataset:
@@ -98,8 +101,18 @@ def build(
     force:
         Build even when this source built a version before.
     key:
-        An explicit cache key, for sources that cannot be fingerprinted (plain
-        iterables, unhashable arguments).
+        An explicit cache key: the build is reused while the key (and the
+        features and descriptive fields) are the same, whatever else changed.
+    ignore:
+        Names of arguments and variables to leave out of the fingerprint, for
+        values that do not change the data (a logger, a connection, a client).
+    watch:
+        More files or folders whose state is part of the fingerprint: paths the
+        code opens that no argument or variable names.
+    check_content:
+        Hash the contents of the files under the paths the fingerprint lists,
+        not only their sizes and modification times (for file systems whose
+        modification times cannot be trusted; slower).
     home:
         The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
     progress:
@@ -112,9 +125,13 @@ def build(
 
     Notes
     -----
-    A generator function is fingerprinted by its source code, the global
-    values it reads, its arguments and the features; when all match an
-    earlier build, that version is returned without running the generator.
+    A generator function is fingerprinted by its code and the code it reaches
+    in your own modules (not site-packages or the standard library), the
+    global values it reads, its arguments, the state of every file under the
+    paths those name (and ``watch``), and the features; when all match an
+    earlier build, that version is returned without running the generator,
+    and ``latest`` is not moved. A value with no content hash does not stop
+    the build: it runs every time, with a warning that names the value.
 
     Examples
     --------
@@ -145,6 +162,9 @@ def build(
         tag=tag,
         force=force,
         key=key,
+        ignore=(ignore,) if isinstance(ignore, str) else tuple(ignore),
+        watch=(watch,) if isinstance(watch, (str, os.PathLike)) else tuple(watch),
+        check_content=check_content,
     )
     result = build_version(  # checks the name and the features
         Catalog(home),
@@ -266,10 +286,13 @@ def versions(name: str, home: str | Path | None = None) -> Table:
 def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = None) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
 
+    ``latest`` is a tag like any other: builds and saves move it to what they create, and
+    ``se.tag(ds, "latest")`` makes an older version the one ``se.load(name)`` opens.
+
     Raises
     ------
     InvalidNameError
-        ``tag`` is not a plain name, or is ``latest`` (builds and saves move that one).
+        ``tag`` is not a plain name.
     NotInCatalogError
         The dataset was opened by path outside a catalog (and no ``home`` was given).
 
@@ -281,9 +304,6 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     >>> se.tag(ds, "reviewed") == ds.version == se.load("one@reviewed", home=home).version
     True
     """
-    if tag == "latest":
-        msg = "'latest' is set by builds and saves; choose another tag name"
-        raise InvalidNameError(msg)
     if isinstance(dataset, str):
         catalog = Catalog(home)
         ref = catalog.resolve(dataset)

@@ -137,6 +137,22 @@ class CachedDataset:
         return f"{self._name}@{self._version}" if self._name else str(self.cache_dir)
 
     @property
+    def latest_version(self) -> str | None:
+        """The version ``latest`` points at now (None outside a catalog): compare with :attr:`version`.
+
+        ``latest`` is the most recently created version; a cache hit returns an older one
+        without moving it.
+        """
+        if self._name is None or self._home is None:
+            return None
+        from stable_explore.catalog import LATEST, Catalog
+
+        try:
+            return Catalog(self._home).read_ref(self._name, LATEST)
+        except (OSError, ValueError):
+            return None
+
+    @property
     def features(self) -> Features:
         """The schema, with class names, shapes and dtypes."""
         return self._features
@@ -627,13 +643,14 @@ class CachedDataset:
             "shards": self._meta.num_shards,
             "size": format_size(self._meta.nbytes),
             "view": self.is_view,
+            "latest": self.latest_version,
         }
 
     def __repr__(self) -> str:
         s = self._summary()
         rows = f"{s['rows']:,} of {s['total_rows']:,} rows (view)" if s["view"] else f"{s['rows']:,} rows"
         shards = f"{s['shards']} shard" + ("" if s["shards"] == 1 else "s")
-        return f"CachedDataset({s['ref']}: {rows}, {shards}, {s['size']})"
+        return f"CachedDataset({s['ref']}: {rows}, {shards}, {s['size']}{_latest_text(s, self._name)})"
 
     def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
         s = self._summary()
@@ -641,11 +658,21 @@ class CachedDataset:
         yield "rows", s["rows"]
         yield "shards", s["shards"]
         yield "size", s["size"]
+        if s["latest"] is not None:
+            yield "latest", s["latest"] == self._version
 
     def _repr_html_(self) -> str:
         from stable_explore.display.card import dataset_card
 
         return dataset_card(self, self._summary())
+
+
+def _latest_text(summary: dict[str, Any], name: str | None) -> str:
+    """``", latest"``, or ``", latest is pets@<id>"`` when another version is the latest ("" outside a catalog)."""
+    latest = summary.get("latest")
+    if latest is None:
+        return ""
+    return ", latest" if summary["ref"].endswith(f"@{latest}") else f", latest is {name}@{latest}"
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:

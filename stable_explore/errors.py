@@ -16,6 +16,7 @@ __all__ = [
     "CacheNotFoundError",
     "CacheWriteError",
     "ColumnNotFoundError",
+    "DuplicateKeyError",
     "EncodingError",
     "FingerprintError",
     "InvalidArgumentTypeError",
@@ -90,6 +91,27 @@ class EncodingError(StableExploreError, ValueError):
         )
 
 
+class DuplicateKeyError(EncodingError):
+    """Two rows of one build have the same key (keys match rows across versions, so each must be unique).
+
+    Attributes
+    ----------
+    first_index:
+        The row that had the key first; ``index`` is the later row.
+    """
+
+    def __init__(self, key: Any, first_index: int, index: int) -> None:
+        self.first_index = first_index
+        reason = (
+            f"duplicate key: rows {first_index} and {index} both have key {key!r}; "
+            "keys must be unique, as rows are matched by key across versions"
+        )
+        super().__init__(reason, index=index, key=key)
+
+    def _compose(self) -> str:
+        return self.reason  # the reason already names both rows and the key
+
+
 class FingerprintError(StableExploreError, TypeError):
     """A build source or argument cannot be fingerprinted, so a cache hit cannot be decided."""
 
@@ -154,6 +176,14 @@ class NotInCatalogError(StableExploreError, ValueError):
 
 class MissingDependencyError(StableExploreError, ImportError):
     """An optional package is not installed; the message names the ``pip install`` that provides it."""
+
+
+class UnfingerprintableWarning(UserWarning):
+    """A build reads something stable-explore cannot hash by content, so it rebuilds on every run.
+
+    The message names the input and how to avoid it: ``key=`` (``--key``) or ``ignore=[...]`` (``--ignore``).
+    A warning, not an error (so not in ``__all__``'s error hierarchy): the build still runs.
+    """
 
 
 class StableCacheError(StableExploreError):

@@ -32,7 +32,15 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from stable_explore.api import dataset_from_build
-from stable_explore.catalog import LATEST, BuildOptions, Catalog, build_version, check_name, plan_source
+from stable_explore.catalog import (
+    LATEST,
+    BuildOptions,
+    Catalog,
+    build_version,
+    check_name,
+    failure_note_of,
+    plan_source,
+)
 from stable_explore.display.progress import progress_bar
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
@@ -111,6 +119,13 @@ def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offse
     return stb
 
 
+def _drop_note(error: BaseException) -> None:
+    notes = getattr(error, "__notes__", None)
+    note = failure_note_of(error)
+    if notes is not None and note is not None:
+        notes.remove(note)
+
+
 def _when(created_at: str | None) -> str:
     if not created_at:
         return "at an unknown time"
@@ -137,6 +152,23 @@ class StableMagics(Magics):
     @argument("--batch-size", type=int, default=1000, help="rows per record batch (default 1000)")
     @argument("--compression", choices=["lz4", "zstd"], default=None, help="Arrow IPC buffer compression")
     @argument("--key", help="an explicit cache key, for sources that cannot be fingerprinted")
+    @argument(
+        "--ignore",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME",
+        help="arguments or variables left out of the fingerprint (they do not change the data)",
+    )
+    @argument(
+        "--watch",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="PATH",
+        help="more files or folders whose state is part of the fingerprint (paths the code opens)",
+    )
+    @argument("--check-content", action="store_true", help="hash file contents, not only sizes and times")
     @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
@@ -150,8 +182,10 @@ class StableMagics(Magics):
         with ``;`` to silence it).
 
         A re-run is a cache hit when the generator's source (or the cell's
-        text), its arguments, the notebook variables it reads and the features
-        are unchanged; otherwise it rebuilds and says what changed.
+        text), the code it reaches in your own modules, its arguments, the
+        notebook variables it reads, the files under the paths those name and
+        the features are unchanged; otherwise it rebuilds and says what changed.
+        A hit never moves ``latest``.
         """
         text = line.rstrip()
         silent = text.endswith(";")
@@ -173,18 +207,21 @@ class StableMagics(Magics):
             ds = self._build(variable, expression, cell, args)
         except (StableCacheError, UsageError):
             raise
-        except KeyboardInterrupt:
-            raise self._interrupted(variable, args) from None
+        except KeyboardInterrupt as exc:
+            msg = f"interrupted: {self._kept(variable, args, exc)}"
+            raise StableCacheError(msg) from None
         except CacheWriteError as exc:
             # a full disk, a quota, a read-only home: the machine's state, not a bug; one line says it
-            msg = f"could not write the cache: {exc}; {self._kept(variable, args)}"
+            msg = f"could not write the cache: {exc}; {self._kept(variable, args, exc)}"
             raise StableCacheError(msg) from None
         except StableExploreError as exc:
-            raise StableCacheError(str(exc)) from None
+            note = failure_note_of(exc)
+            raise StableCacheError(f"{exc}; {note}" if note else str(exc)) from None
         except Exception as exc:
             if not _raised_in_user_code(exc):
                 raise  # our own failure: the full traceback is what a bug report needs
-            msg = f"the generator raised {type(exc).__name__}; nothing was saved"
+            msg = f"the generator raised {type(exc).__name__}; {self._kept(variable, args, exc)}"
+            _drop_note(exc)  # said in the first line; the traceback below ends at the user's code
             raise StableCacheError(msg, original=exc) from None
         assert variable is not None
         previous = self._namespace.get(variable)
@@ -245,18 +282,22 @@ class StableMagics(Magics):
             tag=args.tag,
             force=args.force,
             key=args.key,
+            ignore=tuple(args.ignore),
+            watch=tuple(args.watch),
+            check_content=args.check_content,
         )
+        catalog = Catalog(args.home)
         call_args: tuple[Any, ...] = ()
         call_kwargs: dict[str, Any] = {}
         if cell is not None:
             source: Any = self._cell_function(variable, cell)
-            plan = plan_source(source, features, options).as_cell(name)
+            plan = plan_source(source, features, options, home=catalog.home).as_cell(name)
         else:
             assert expression is not None
             source, call_args, call_kwargs = self._line_source(expression)
-            plan = plan_source(source, features, options, args=call_args, kwargs=call_kwargs)
+            plan = plan_source(source, features, options, args=call_args, kwargs=call_kwargs, home=catalog.home)
         result = build_version(
-            Catalog(args.home),
+            catalog,
             name,
             source,
             features,
@@ -316,12 +357,12 @@ class StableMagics(Magics):
             raise StableCacheError(msg)
         return function
 
-    def _interrupted(self, variable: str | None, args: Any) -> StableCacheError:
-        return StableCacheError(f"interrupted: {self._kept(variable, args)}")
-
     @staticmethod
-    def _kept(variable: str | None, args: Any) -> str:
-        """What a failed build left: nothing new, and which version is still the latest."""
+    def _kept(variable: str | None, args: Any, error: BaseException | None = None) -> str:
+        """What a failed build left: how many rows were read, nothing new, and which version is still the latest."""
+        note = failure_note_of(error) if error is not None else None
+        if note:
+            return note
         name = (getattr(args, "name", None) or variable) if args is not None else variable
         kept = "no version existed before"
         if name:
@@ -337,7 +378,14 @@ class StableMagics(Magics):
     @staticmethod
     def _summary_line(ds: Any) -> str:
         created = _when(ds.metadata.get("created_at"))
-        return f"{ds.ref}: {ds.build_info} · {len(ds):,} rows, built {created}"
+        latest = ds.latest_version
+        if latest is None:
+            where = ""
+        elif latest == ds.version:
+            where = " · latest"
+        else:
+            where = f" · latest is {ds.name}@{latest}"
+        return f"{ds.ref}: {ds.build_info} · {len(ds):,} rows, built {created}{where}"
 
     @magic_arguments()
     @argument("name", nargs="?", help="a dataset: list its versions")

@@ -173,8 +173,8 @@ def test_tag_a_dataset_or_a_ref(home: Path, default_home: Path) -> None:
     assert se.tag(f"squares@{latest.version[:6]}", "reviewed", home=home) == latest.version  # a tag moves
     assert se.load("squares@reviewed", home=home).version == latest.version
     assert (home / "squares" / "refs" / "reviewed").read_text().strip() == latest.version
-    with pytest.raises(ValueError, match="'latest' is set by builds and saves"):
-        se.tag(first, "latest")
+    se.tag(first, "latest")  # a user may say which version is the latest (issue 11)
+    assert se.load("squares", home=home).version == first.version
     with pytest.raises(se.CacheNotFoundError):
         se.tag("squares@nope", "x", home=home)
     assert sorted(se.datasets(home=home)[0]["tags"]) == ["reviewed"]

@@ -219,9 +219,9 @@ def test_tag_points_a_tag_at_a_version_and_refuses_bad_names(
     assert out.strip() == f"raw -> {raw.version}"
     assert se.load("pets@raw", home=home).version == raw.version
     assert se.load("pets", home=home).version == clean.version  # latest did not move
-    code, out, err = cli(capsys, home, "tag", "pets", "latest")
-    assert (code, out) == (1, "")
-    assert err.startswith("stable-explore tag: 'latest' is set by builds and saves")
+    code, out, err = cli(capsys, home, "tag", f"pets@{raw.version}", "latest")  # a user may choose the latest
+    assert (code, err) == (0, "")
+    assert se.load("pets", home=home).version == raw.version
     code, _, err = cli(capsys, home, "tag", "pets", "../escape")
     assert code == 1
     assert "tag must start with a letter or digit" in err

@@ -144,7 +144,7 @@ def check_versions_and_diffs(ran: Ran) -> None:
     assert "same version id: True" in same
     assert f"identical: True - identical (digits@{version[1]} == digits@{version[1]})" in same
     described = ran.stdout("described = se.build(")
-    assert "rebuilt: description, license or metadata changed" in described
+    assert "rebuilt: description: 'the first 600 digits' -> 'the first 600 scikit-learn digits'" in described
     assert "+0 -0 ~0 rows; metadata: description" in described
     lineage = ran.stdout("while version is not None").splitlines()
     assert [line.split(" - ")[1] for line in lineage] == [

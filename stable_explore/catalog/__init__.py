@@ -5,7 +5,7 @@ Nothing here imports the dataset, display or UI layers; those call down into the
 
 from __future__ import annotations
 
-from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version
+from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version, failure_note, failure_note_of
 from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
 from stable_explore.catalog.gc import collect_garbage
 from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_rows, version_rows
@@ -37,6 +37,8 @@ __all__ = [
     "explain_changes",
     "is_url",
     "open_store",
+    "failure_note",
+    "failure_note_of",
     "plan_source",
     "publish_version",
     "resolve_home",

@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stable_explore.catalog.code_tokens import user_stacklevel
+from stable_explore.catalog.file_state import Entry, read_listing, write_listing
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
+from stable_explore.errors import UnfingerprintableWarning
 from stable_explore.schema import Features
 from stable_explore.storage.fsutil import temp_dir_beside
 from stable_explore.storage.metadata import VersionMetadata
@@ -36,7 +40,7 @@ if TYPE_CHECKING:
     from stable_explore.catalog.options import BuildOptions
     from stable_explore.storage.shards import BatchCallback
 
-__all__ = ["BuildResult", "ProgressFactory", "build_version"]
+__all__ = ["BuildResult", "ProgressFactory", "build_version", "failure_note", "failure_note_of"]
 
 ProgressFactory = Callable[[str, "int | None"], AbstractContextManager["BatchCallback | None"]]
 """Makes a progress display for (the dataset's name, rows expected or None); it yields the writer's batch callback."""
@@ -51,6 +55,11 @@ class BuildResult:
     info: str
     seconds: float = 0.0
     changes: list[str] = field(default_factory=list)
+
+
+_warned: set[tuple[str, str]] = set()
+_LISTING_LIMIT = 500_000  # listings kept to explain a rebuild; a bigger folder's rebuild gives counts only
+FAILURE_MARK = "nothing was saved;"
 
 
 def build_version(
@@ -68,72 +77,174 @@ def build_version(
     """Reuse the version this source built before, or build and publish a new one.
 
     ``plan`` overrides how the source is fingerprinted (the magic passes a cell's plan);
-    ``progress`` shows the rows written (the API passes a tqdm bar).
+    ``progress`` shows the rows written (the API passes a tqdm bar). A hit returns the version
+    the source built and moves no ref (``latest`` stays the most recently created version); a
+    build moves ``latest`` to what it made. A source with an input that has no content hash
+    builds every time, with a warning (once per process) that names the input.
+
+    If the build fails, the error carries a note: how many rows were read, that nothing was
+    saved, and which version is still the latest.
     """
     started = time.perf_counter()
     check_name(name)
     if not isinstance(features, Features):
         features = Features(features)
     if plan is None:
-        plan = plan_source(source, features, options, args=args, kwargs=kwargs)
+        plan = plan_source(source, features, options, args=args, kwargs=kwargs, home=catalog.home)
 
     previous = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None
+    decides = plan.fingerprint is not None and not plan.unstable
+    hit_reason = (
+        f"reused: key {options.key!r}" if options.key is not None else "reused: same source, arguments and features"
+    )
 
     def reuse(version_id: str, why: str) -> BuildResult:
-        if previous != version_id:  # a hit on the latest version writes nothing
+        if previous is None:  # only when no ref exists at all; a hit never moves latest
             catalog.write_ref(name, LATEST, version_id)
         if options.tag:
             catalog.write_ref(name, options.tag, version_id)
         return BuildResult(catalog.ref(name, version_id), True, why, time.perf_counter() - started)
 
-    if plan.fingerprint is not None and not options.force:
+    if decides and not options.force:
+        assert plan.fingerprint is not None
         hit = catalog.lookup_source(name, plan.fingerprint)
         if hit is not None:
-            return reuse(hit, "reused: same source, arguments and features")
+            return reuse(hit, hit_reason)
+    if plan.unstable:
+        _warn_once(name, plan)
 
-    lock = catalog.build_lock(name, plan.fingerprint) if plan.fingerprint else contextlib.nullcontext()
+    lock = catalog.build_lock(name, plan.fingerprint) if decides and plan.fingerprint else contextlib.nullcontext()
     with lock:
-        if plan.fingerprint is not None and not options.force:
+        if decides and not options.force:
+            assert plan.fingerprint is not None
             hit = catalog.lookup_source(name, plan.fingerprint)
             if hit is not None:
                 return reuse(hit, "reused: built by another process while this one waited")
         changes: list[str] = []
+        earlier = _last_build(catalog, name, previous)
         if options.force:
             why = "rebuilt: force=True"
         elif plan.fingerprint is None:
             why = "built: a plain iterable has no fingerprint (pass key= to reuse it next time)"
-        elif previous is None:
-            why = f"built: first build of {name}"
+        elif plan.unstable:
+            why = ("rebuilt: " if previous else "built: ") + plan.advice()
+        elif earlier is None:
+            why = f"built: first build of {name}" if previous is None else "built: no earlier build of this source"
         else:
-            old_parts = catalog.version_meta(name, previous).version_metadata.source
-            changes = explain_changes(old_parts, plan.parts)
+            changes = _explain(catalog, name, earlier, plan, features, options)
             why = "rebuilt: " + ("; ".join(changes) if changes else "no earlier build of this source")
-        examples = source(*args, **(kwargs or {})) if callable(source) else source
-        total = len(examples) if hasattr(examples, "__len__") else None
-        with (
-            temp_dir_beside(catalog.versions_dir(name) / "staging") as staging,
-            progress(name, total) if progress is not None else contextlib.nullcontext() as on_batch,
-        ):
-            shard_fields = write_shards(
-                examples,
-                features,
-                staging,
-                shard_size_bytes=options.shard_size_bytes,
-                batch_size=options.batch_size,
-                compression=options.compression,
-                on_batch=on_batch,
-            )
-            record = VersionMetadata(
-                source_fingerprint=plan.fingerprint,
-                source=plan.parts,
-                description=options.description,
-                license=options.license,
-                metadata=options.metadata,
-                message=options.message,
-            )
-            published = publish_version(catalog, name, staging, shard_fields, record, tag=options.tag)
+        counter = _Counter()
+        try:
+            examples = source(*args, **(kwargs or {})) if callable(source) else source
+            total = len(examples) if hasattr(examples, "__len__") else None
+            with (
+                temp_dir_beside(catalog.versions_dir(name) / "staging") as staging,
+                progress(name, total) if progress is not None else contextlib.nullcontext() as on_batch,
+            ):
+                shard_fields = write_shards(
+                    counter.count(examples),
+                    features,
+                    staging,
+                    shard_size_bytes=options.shard_size_bytes,
+                    batch_size=options.batch_size,
+                    compression=options.compression,
+                    on_batch=on_batch,
+                )
+                record = VersionMetadata(
+                    source_fingerprint=plan.fingerprint if decides else None,
+                    source=plan.parts,
+                    description=options.description,
+                    license=options.license,
+                    metadata=options.metadata,
+                    message=options.message,
+                )
+                published = publish_version(catalog, name, staging, shard_fields, record, tag=options.tag)
+        except BaseException as exc:
+            _add_note(exc, failure_note(name, previous, counter.rows))
+            raise
         if published.existed:
             why += " (identical content: reusing the existing version)"
-        if plan.fingerprint is not None:
+        if decides and plan.fingerprint is not None:
             catalog.record_source(name, plan.fingerprint, published.ref.version_id)
+        for state in plan.file_states:
+            if state.files <= _LISTING_LIMIT:
+                write_listing(catalog.sources_dir(name) / "files", state)
     return BuildResult(published.ref, False, why, time.perf_counter() - started, changes)
+
+
+class _Counter:
+    """Counts the examples a generator yields, so a failed build can say how far it got."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+    def count(self, examples: Iterable[Any]) -> Iterator[Any]:
+        for example in examples:
+            self.rows += 1
+            yield example
+
+
+def failure_note(name: str, latest: str | None, rows: int) -> str:
+    """What a failed or interrupted build leaves: "N rows were read; nothing was saved; NAME@ID is kept ..."."""
+    kept = f"{name}@{latest} is kept as the latest version" if latest else f"no version of {name} existed before"
+    read = "1 row was read" if rows == 1 else f"{rows:,} rows were read"
+    return f"{read}; {FAILURE_MARK} {kept}"
+
+
+def failure_note_of(error: BaseException) -> str | None:
+    """The note :func:`build_version` added to a build's error, if it has one."""
+    notes = getattr(error, "__notes__", None) or []
+    return next((note for note in reversed(notes) if FAILURE_MARK in note), None)
+
+
+def _add_note(error: BaseException, note: str) -> None:
+    add = getattr(error, "add_note", None)  # Python 3.11+
+    if add is not None and failure_note_of(error) is None:
+        add(note)
+
+
+def _warn_once(name: str, plan: SourcePlan) -> None:
+    """Warn, once per process and input, that a build cannot be recognised next time."""
+    fresh = [label for label in sorted(plan.unstable) if (name, label) not in _warned]
+    if not fresh:
+        return
+    _warned.update((name, label) for label in fresh)
+    message = f"{name}: {plan.advice()}"
+    warnings.warn(message, UnfingerprintableWarning, stacklevel=user_stacklevel())
+
+
+def _last_build(catalog: Catalog, name: str, latest: str | None) -> VersionMetadata | None:
+    """The newest build record behind ``latest``: latest itself, or the build a chain of saves started from."""
+    version_id, hops = latest, 0
+    while version_id and hops < 1000:
+        try:
+            record = catalog.version_meta(name, version_id).version_metadata
+        except (OSError, ValueError):
+            return None
+        if record.source:
+            return record
+        version_id, hops = record.parent, hops + 1
+    return None
+
+
+def _explain(
+    catalog: Catalog, name: str, earlier: VersionMetadata, plan: SourcePlan, features: Features, options: BuildOptions
+) -> list[str]:
+    listings = {state.digest: state.entries for state in plan.file_states}
+    directory = catalog.sources_dir(name) / "files"
+
+    def listing(digest: str) -> Mapping[str, Entry] | None:
+        return listings[digest] if digest in listings else read_listing(directory, digest)
+
+    old_features: Mapping[str, Any] | None = None
+    with contextlib.suppress(OSError, ValueError):
+        stored = catalog.version_meta(name, earlier.version_id or "").features
+        old_features = stored.to_dict() if stored is not None else None
+    old_descriptive = {"description": earlier.description, "license": earlier.license, "metadata": earlier.metadata}
+    return explain_changes(
+        earlier.source,
+        plan.parts,
+        listing=listing,
+        features=(old_features, features.to_dict()) if old_features is not None else None,
+        descriptive=(old_descriptive, options.descriptive),
+    )

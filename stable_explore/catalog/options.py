@@ -13,7 +13,8 @@ stable_explore.errors.InvalidOptionError: batch_size must be a positive int, got
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,15 @@ class BuildOptions:
         Build even when this source built a version before.
     key:
         An explicit cache key, instead of fingerprinting the source.
+    ignore:
+        Names of arguments and variables left out of the fingerprint (values that do not
+        change the data, such as a logger or a connection).
+    watch:
+        More files or folders whose state is part of the fingerprint (paths the code opens
+        that no argument or variable names).
+    check_content:
+        Hash the contents of the files the fingerprint lists, not only their sizes and
+        modification times (for file systems whose times cannot be trusted).
     message:
         A note stored with the version (shown by ``se.versions``).
     """
@@ -57,8 +67,13 @@ class BuildOptions:
     force: bool = False
     key: str | None = None
     message: str | None = None
+    ignore: tuple[str, ...] = ()
+    watch: tuple[str | os.PathLike[str], ...] = ()
+    check_content: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "ignore", _names(self.ignore, "ignore"))
+        object.__setattr__(self, "watch", _paths(self.watch))
         object.__setattr__(self, "metadata", dict(self.metadata or {}))
         try:
             canonical_json(self.metadata)
@@ -84,3 +99,21 @@ class BuildOptions:
     def descriptive(self) -> dict[str, Any]:
         """The fields that describe the data without changing its rows: description, license, metadata."""
         return {"description": self.description, "license": self.license, "metadata": dict(self.metadata)}
+
+
+def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else list(value or ())
+    for item in items:
+        if not isinstance(item, str) or not item.isidentifier():
+            msg = f"{what} takes names of arguments or variables, got {item!r}"
+            raise InvalidArgumentTypeError(msg)
+    return tuple(items)
+
+
+def _paths(value: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None) -> tuple[str, ...]:
+    items = [value] if isinstance(value, (str, os.PathLike)) else list(value or ())
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            msg = f"watch takes file or folder paths, got {item!r}"
+            raise InvalidArgumentTypeError(msg)
+    return tuple(os.fspath(item) for item in items)

@@ -77,6 +77,15 @@ def _strip(ds: CachedDataset) -> str:
     return f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div>"
 
 
+def _latest_html(summary: dict[str, Any], name: str | None) -> str:
+    latest = summary.get("latest")
+    if latest is None:
+        return ""
+    if summary["ref"].endswith(f"@{latest}"):
+        return " &middot; latest"
+    return f" &middot; latest is {_esc(f'{name}@{latest}')}"
+
+
 def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
     """The dataset's HTML card."""
     rows_text = (
@@ -91,7 +100,7 @@ def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
         "<div class='se-card' style='font-family:sans-serif;font-size:13px;border:1px solid #ccc;"
         "border-radius:6px;padding:8px;max-width:900px'>",
         f"<div><b>{_esc(summary['ref'])}</b> &middot; {_esc(rows_text)} &middot; "
-        f"{summary['shards']} shard(s) &middot; {_esc(summary['size'])}</div>",
+        f"{summary['shards']} shard(s) &middot; {_esc(summary['size'])}{_latest_html(summary, ds.name)}</div>",
     ]
     if description:
         parts.append(f"<div style='color:#444;margin:4px 0'>{_esc(description[:500])}</div>")

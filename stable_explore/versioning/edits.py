@@ -222,6 +222,10 @@ class Draft:
         how many shards were written and how many bytes. Description, license and
         metadata are inherited unless given. ``progress`` shows a bar of the rows
         placed (reused rows count at once).
+
+        A save that changes nothing (no edits, or only relabels to the class a row
+        has, same name and fields) creates no version and moves no ref: it returns
+        the origin (``tag`` is still pointed at it).
         """
         from stable_explore.dataset import CachedDataset
 
@@ -230,6 +234,16 @@ class Draft:
         if tag is not None:
             check_name(tag, "tag")
         catalog = Catalog(origin.home)
+        if self._changes_nothing(target_name, description, license, metadata):
+            if tag is not None:
+                catalog.write_ref(target_name, tag, origin.version)
+            return CachedDataset(
+                origin.cache_meta,
+                name=origin.name,
+                version=origin.version,
+                home=origin.home,
+                build_info=f"nothing to save: no edits; {origin.ref} is unchanged and no version was created",
+            )
         meta = origin.cache_meta
         parent = meta.version_metadata
         kept = np.setdiff1d(np.arange(len(origin), dtype=np.int64), np.fromiter(self._edits.dropped, dtype=np.int64))
@@ -286,6 +300,22 @@ class Draft:
             home=catalog.home,
             build_info=info,
         )
+
+    def _changes_nothing(
+        self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, Any] | None
+    ) -> bool:
+        """Whether saving would only copy the origin: same dataset, all its rows, no edit that changes a value."""
+        origin = self._origin
+        if origin.is_view or origin.home is None or target_name != origin.name or origin.cache_meta.is_seed_v1:
+            return False
+        parent = origin.cache_meta.version_metadata
+        if description is not None and description != parent.description:
+            return False
+        if license is not None and license != parent.license:
+            return False
+        if metadata is not None and dict(metadata) != dict(parent.metadata):
+            return False
+        return not self._edits or not self.operations()
 
     def _write_rows(
         self,

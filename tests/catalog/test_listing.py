@@ -27,7 +27,7 @@ def test_versions_datasets_and_tags(home: Path) -> None:
     assert listing[0]["name"] == "numbers"
     assert listing[0]["versions"] == 2
     assert listing[0]["tags"] == ["clean"]
-    with pytest.raises(ValueError, match="latest"):
-        se.tag(a, "latest", home=home)
+    se.tag(a, "latest", home=home)  # the user may say which version is the latest (issue 11)
+    assert se.load("numbers", home=home).version == a.version
     with pytest.raises(ValueError, match="tag must"):
         se.tag(a, "../escape", home=home)

@@ -245,10 +245,9 @@ def test_the_diff_card_escapes_keys_and_lists_at_most_its_share_of_changed_rows(
 def test_repeated_keys_and_changed_bytes_are_shown_as_text(tmp_path: Path, jpegs: list[bytes]) -> None:
     features = Features(image=Image())
     key = HOSTILE[0]
-    a = se.build([(key, {"image": jpegs[0]}), (key, {"image": jpegs[1]})], features, name="r", home=tmp_path,
-                 progress=False)  # fmt: skip
-    b = se.build([(key, {"image": jpegs[0]}), (key, {"image": jpegs[2]})], features, name="r", home=tmp_path,
-                 progress=False)  # fmt: skip
-    page = se.compare(a, b)._repr_html_()
+    # builds refuse repeated keys, but views of one version can repeat a row
+    a = se.build([(key, {"image": jpegs[1]})], features, name="r", home=tmp_path, progress=False)
+    b = se.build([(key, {"image": jpegs[2]})], features, name="r", home=tmp_path, progress=False)
+    page = se.compare(a.take([0, 0]), b.take([0, 0]))._repr_html_()
     markup = assert_inert(page, f"repeated keys in a: {key}", f"repeated keys in b: {key}")
     assert f"image: <{len(jpegs[1])} bytes> → <{len(jpegs[2])} bytes>" in "".join(markup.text)

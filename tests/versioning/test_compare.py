@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 import stable_explore as se
 from stable_explore import CachedDataset, ClassLabel, Features, Value
@@ -111,10 +112,46 @@ def test_metadata_only_change_gives_a_new_id_and_the_same_rows(tmp_path: Path) -
     assert diff.summary() == "+0 -0 ~0 rows; metadata: description"
 
 
-def test_repeated_keys_are_reported_and_matched_in_order(tmp_path: Path) -> None:
+def _version_with_repeated_keys(home: Path, keys: list[str], xs: list[int]) -> se.CachedDataset:
+    """A version as builds made it before repeated keys were refused (tests/test_duplicate_keys.py)."""
+    import pyarrow as pa
+
+    from stable_explore.catalog import Catalog, publish_version
+    from stable_explore.storage.fsutil import temp_dir_beside
+    from stable_explore.storage.hashing import ContentDigest, row_hashes
+    from stable_explore.storage.metadata import VersionMetadata
+    from stable_explore.storage.shards import ShardWriter
+    from stable_explore.storage.writer import shard_metadata
+
     features = Features(x=Value("int64"))
-    a = se.build([("k", {"x": 1}), ("k", {"x": 2}), ("j", {"x": 3})], features, name="r", home=tmp_path, progress=False)
-    b = se.build([("k", {"x": 1}), ("k", {"x": 5}), ("j", {"x": 3})], features, name="r", home=tmp_path, progress=False)
+    schema = features.to_arrow_schema(with_row_columns=True, key_type=pa.string())
+    columns = [pa.array(xs, pa.int64())]
+    hashes = row_hashes(columns)
+    key_array = pa.array(keys, pa.string())
+    digest = ContentDigest()
+    digest.update(key_array, hashes)
+    catalog = Catalog(home)
+    with temp_dir_beside(catalog.versions_dir("r") / "staging") as staging:
+        writer = ShardWriter(staging, schema)
+        writer.write(pa.RecordBatch.from_arrays([*columns, key_array, pa.array(hashes, pa.uint64())], schema=schema))
+        shards = writer.finish()
+        fields = shard_metadata(
+            features,
+            shards,
+            num_rows=len(keys),
+            shard_size_bytes=1 << 20,
+            key_type="string",
+            compression=None,
+            content_digest=digest.hexdigest(),
+        )
+        published = publish_version(catalog, "r", staging, fields, VersionMetadata())
+    return se.load(f"r@{published.ref.version_id}", home=home)
+
+
+def test_repeated_keys_are_reported_and_matched_in_order(tmp_path: Path) -> None:
+    # builds refuse repeated keys now; versions made before that still compare
+    a = _version_with_repeated_keys(tmp_path, ["k", "k", "j"], [1, 2, 3])
+    b = _version_with_repeated_keys(tmp_path, ["k", "k", "j"], [1, 5, 3])
     diff = se.compare(a, b)
     assert diff.rows.repeated_keys == {"a": ["k"], "b": ["k"]}
     assert diff.rows.changed == ["k"]
@@ -149,10 +186,7 @@ def test_compare_survives_a_retyped_column(tmp_path: Path) -> None:
     assert diff.rows.changed_fields[1] == {"x": (2, "abc")}
 
 
-def test_repeated_keys_keep_their_own_rows(tmp_path: Path) -> None:
-    a = se.build([("k", {"x": 1}), ("k", {"x": 2})], NUM, name="r", home=tmp_path, progress=False)
-    b = se.build([("k", {"x": 5}), ("k", {"x": 6})], NUM, name="r", home=tmp_path, progress=False)
-    diff = se.compare(a, b)
-    assert diff.rows.changed == ["k", "k"]
-    assert diff.rows.changed_rows == [(0, 0), (1, 1)]
-    assert diff.to_pandas()["row_b"].tolist() == [0, 1]
+def test_repeated_keys_are_refused_at_build(tmp_path: Path) -> None:
+    # rows are matched by key across versions, so a build refuses a repeated key (tests/test_duplicate_keys.py)
+    with pytest.raises(se.DuplicateKeyError, match="rows 0 and 1 both have key 'k'"):
+        se.build([("k", {"x": 1}), ("k", {"x": 2})], NUM, name="r", home=tmp_path, progress=False)
