@@ -9,7 +9,7 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.api import browse, build, compare, datasets, gc, load, tag, verify, versions
+from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
@@ -18,6 +18,7 @@ from stable_explore.errors import (
     ColumnNotFoundError,
     EncodingError,
     FingerprintError,
+    ImageTooLargeError,
     InvalidArgumentTypeError,
     InvalidNameError,
     InvalidOptionError,
@@ -65,6 +66,7 @@ __all__ = [
     "tag",
     "gc",
     "verify",
+    "fsck",
     "browse",
     "compare",
     "CachedDataset",
@@ -77,6 +79,7 @@ __all__ = [
     "CacheCorruptionError",
     "CacheWriteError",
     "UnsafePathError",
+    "ImageTooLargeError",
     "ColumnNotFoundError",
     "InvalidArgumentTypeError",
     "InvalidNameError",

@@ -1,4 +1,4 @@
-"""The ``stable-explore`` command: ls, show, diff, verify, gc, export, tag.
+"""The ``stable-explore`` command: ls, show, diff, verify, fsck, gc, export, tag.
 
 Examples
 --------
@@ -8,6 +8,7 @@ Examples
     stable-explore show pets@clean
     stable-explore diff pets@1a2b pets@latest --json
     stable-explore verify pets
+    stable-explore fsck
     stable-explore gc --keep 2
     stable-explore export pets@clean --to pets.parquet
 """
@@ -38,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="the machine-readable form")
     verify = commands.add_parser("verify", help="re-hash every shard of versions (exit 1 if any is damaged)")
     verify.add_argument("refs", nargs="+")
+    fsck = commands.add_parser("fsck", help="check every version, ref and source record (exit 1 on any problem)")
+    fsck.add_argument("name", nargs="?", help="only this dataset")
     gc = commands.add_parser("gc", help="delete untagged versions beyond the newest")
     gc.add_argument("name", nargs="?")
     gc.add_argument("--keep", type=int, default=1, help="newest versions to keep per dataset (default 1)")
@@ -86,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "verify":
             for ref in args.refs:
                 print(f"{ref}: {api.verify(ref, home=home)}")
+        elif args.command == "fsck":
+            report = api.fsck(args.name, home=home)
+            print(report)
+            if not report.ok:
+                return 1
         elif args.command == "gc":
             print(f"freed {format_size(api.gc(args.name, keep=args.keep, home=home))}")
         elif args.command == "export":

@@ -36,6 +36,7 @@ from stable_explore._units import format_size
 from stable_explore.errors import (
     CacheCorruptionError,
     ColumnNotFoundError,
+    ImageTooLargeError,
     InvalidArgumentTypeError,
     InvalidOptionError,
     RowIndexError,
@@ -454,6 +455,10 @@ class CachedDataset:
         """Decode one stored value; a damaged one raises an error naming its row, field and cache."""
         try:
             return feature.decode_value(value, image_format=image_format)
+        except ImageTooLargeError as exc:
+            row = int(rows[i]) if rows is not None else i
+            msg = f"row {row} (in {self.ref}), field {name!r}: {exc}"
+            raise ImageTooLargeError(msg) from exc
         except (OSError, ValueError, SyntaxError) as exc:
             row = int(rows[i]) if rows is not None else i
             msg = f"row {row} (in {self.ref}), field {name!r}: the stored value cannot be decoded: {exc}"

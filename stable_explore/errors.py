@@ -18,6 +18,7 @@ __all__ = [
     "ColumnNotFoundError",
     "EncodingError",
     "FingerprintError",
+    "ImageTooLargeError",
     "InvalidArgumentTypeError",
     "InvalidNameError",
     "InvalidOptionError",
@@ -87,6 +88,13 @@ class EncodingError(StableExploreError, ValueError):
             index=self.index if index is None else index,
             key=self.key if key is None else key,
         )
+
+
+class ImageTooLargeError(StableExploreError, ValueError):
+    """A stored image declares more pixels than the limit (a decompression bomb), so it is not decoded.
+
+    The message names the row and field where they are known, the image's size and the limit.
+    """
 
 
 class FingerprintError(StableExploreError, TypeError):

@@ -250,6 +250,10 @@ def test_verify_catches_a_tampered_row_segment(big_shards: CachedDataset) -> Non
     run = next(r for r in raw["row_segments"] if r[1] > 0)
     run[1] -= 1  # the same run one row earlier: same lengths, different rows
     meta_path.write_text(json.dumps(raw))
+    with pytest.raises(se.CacheCorruptionError, match=r"does not match its own 'metadata_digest'"):
+        se.verify(saved.cache_dir)  # the metadata's own digest catches the edit when it is read
+    del raw["metadata_digest"]  # as a cache written before format revision 2 would be
+    meta_path.write_text(json.dumps(raw))
     with pytest.raises(se.CacheCorruptionError, match=r"rows .* give"):
         se.verify(saved.cache_dir)
 
@@ -261,10 +265,12 @@ def test_row_segments_only_count_in_format_2(big_shards: CachedDataset, tmp_path
 
     meta_path = big_shards.cache_dir / "_metadata.json"
     raw = json.loads(meta_path.read_text())
+    del raw["metadata_digest"]  # as a cache written before format revision 2 (the digest would refuse the edits)
     meta_path.write_text(json.dumps({**raw, "row_segments": [[0, 400, 10]]}))  # format 1: ignored
     assert read_sharded_cache_meta(big_shards.cache_dir).row_segments is None
     assert len(se.load(big_shards.cache_dir)) == 2000
     empty = {**raw, "cache_format_version": 2, "row_segments": [], "num_rows": 0}
+    del empty["version_id"]  # an id that no longer matches the content would be refused when loaded
     meta_path.write_text(json.dumps(empty))
     reloaded = se.load(big_shards.cache_dir)
     assert len(reloaded) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version
 from stable_explore.catalog.catalog import Catalog, VersionRef
+from stable_explore.catalog.fsck import FsckReport, fsck
 from stable_explore.catalog.gc import collect_garbage
 from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_rows, version_rows
 from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, resolve_home
@@ -22,6 +23,7 @@ __all__ = [
     "BuildOptions",
     "BuildResult",
     "Catalog",
+    "FsckReport",
     "ProgressFactory",
     "Published",
     "SourcePlan",
@@ -31,6 +33,7 @@ __all__ = [
     "collect_garbage",
     "dataset_rows",
     "explain_changes",
+    "fsck",
     "plan_source",
     "publish_version",
     "resolve_home",

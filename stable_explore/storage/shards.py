@@ -18,7 +18,7 @@ import os
 import shutil
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheWriteError
+from stable_explore.storage.batches import BatchDigests, new_batch_hasher
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
 from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
 from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
@@ -47,6 +48,8 @@ class _DigestingFile:
 
     The IPC writer hands it Arrow buffers without copying them, so each byte is
     hashed while it is still in the CPU cache, and nothing is read back later.
+    Besides the whole file's digest it keeps one of the bytes since the last
+    :meth:`cut` (a record batch's bytes, see :mod:`stable_explore.storage.batches`).
     """
 
     def __init__(self, path: Path, on_writeback: WritebackRequest) -> None:
@@ -54,6 +57,7 @@ class _DigestingFile:
         with writing(path):
             self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
         self.hasher = new_file_hasher()
+        self.part = new_batch_hasher()
         self.position = 0
         self.requested = 0  # bytes handed to the kernel's writeback so far
         self.on_writeback = on_writeback
@@ -61,6 +65,7 @@ class _DigestingFile:
 
     def write(self, data: Any) -> int:
         self.hasher.update(data)
+        self.part.update(data)
         view = memoryview(data).cast("B")
         done = 0
         try:  # not writing(): this runs for every buffer of every batch
@@ -79,6 +84,12 @@ class _DigestingFile:
 
     def tell(self) -> int:
         return self.position
+
+    def cut(self) -> tuple[int, str]:
+        """End the current part here: (its end offset, its digest); the next part starts now."""
+        digest = self.part.hexdigest()
+        self.part = new_batch_hasher()
+        return self.position, str(digest)
 
     def writable(self) -> bool:
         return True
@@ -105,10 +116,15 @@ class _ShardSink:
             self.file.close()
             raise
         self.rows = 0
+        self.ends: list[int] = []
+        self.digests: list[str] = []
 
     def write(self, batch: pa.RecordBatch) -> int:
         """Append a batch; returns the file's size so far."""
-        self.writer.write_batch(batch)
+        self.writer.write_batch(batch)  # Arrow's file writer writes the whole message before returning
+        end, digest = self.file.cut()
+        self.ends.append(end)
+        self.digests.append(digest)
         self.rows += batch.num_rows
         return self.file.position
 
@@ -117,6 +133,7 @@ class _ShardSink:
         self.writer.close()
         self.stream.close()
         self.file.close()
+        self.batch_digests = BatchDigests(tuple(self.ends), tuple(self.digests), self.file.cut()[1])
         size = self.file.position
         on_disk = self.path.stat().st_size
         if on_disk != size:
@@ -165,6 +182,8 @@ class ShardList:
     hashes: list[str]
     bytes_written: int = 0
     linked: int = 0
+    batches: list[BatchDigests | None] = field(default_factory=list)
+    """Per shard, its record batches' digests (None for a linked shard of a cache that has none)."""
 
 
 class ShardWriter:
@@ -198,6 +217,7 @@ class ShardWriter:
         self.linked = 0
         self._names: list[str] = []
         self._shards: dict[int, tuple[int, int, Future[str] | str]] = {}  # index -> (rows, size, digest)
+        self._batches: dict[int, BatchDigests | None] = {}
         self._sink: _ShardSink | None = None
         self._sink_index = -1
         self._sink_bytes = 0
@@ -241,14 +261,17 @@ class ShardWriter:
         rows, size, digest = self._sink.close()
         self.bytes_written += size
         self._shards[self._sink_index] = (rows, size, self._sealer.submit(_fsync_returning, self._sink.path, digest))
+        self._batches[self._sink_index] = self._sink.batch_digests
         self._sink = None
 
-    def link(self, source: Path, *, rows: int, size: int, digest: str) -> int:
+    def link(self, source: Path, *, rows: int, size: int, digest: str, batches: BatchDigests | None = None) -> int:
         """Add an existing shard file, unchanged, as another shard; returns its index.
 
-        The open shard stays open: rows written later keep filling it.
+        The open shard stays open: rows written later keep filling it. ``batches`` are the
+        file's batch digests, carried over (None when its cache recorded none).
         """
         index = self._next_name()
+        self._batches[index] = batches
         target = self.out_dir / self._names[index]
         try:
             os.link(source, target)
@@ -277,6 +300,7 @@ class ShardWriter:
             hashes=hashes,
             bytes_written=self.bytes_written,
             linked=self.linked,
+            batches=[self._batches.get(i) for i in range(len(self._names))],
         )
 
     def abort(self) -> None:
