@@ -283,6 +283,7 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
                 msg = f"'batch_digests' of shard {position} end past the shard's {sizes[position]} bytes"
                 raise _corrupt(meta_path, msg)
     # last, so that the specific checks above name what is wrong where they can
+    VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
     meta = meta_from_dict(cache_dir, raw, names=names, features=features, segments=segments)
@@ -420,7 +421,23 @@ def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
         raise _corrupt(path, "shard file is missing") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
+    _check_schema_metadata(table.schema, path)
     return _upgrade_binary(table)
+
+
+_JSON_SCHEMA_KEYS = (b"pandas", b"stable_explore.features", b"huggingface")
+
+
+def _check_schema_metadata(schema: pa.Schema, path: Path) -> None:
+    """The JSON that pandas, we and Hugging Face keep in a shard's schema must be UTF-8 JSON (they parse it later)."""
+    for key, value in (schema.metadata or {}).items():
+        if key not in _JSON_SCHEMA_KEYS:
+            continue
+        try:
+            json.loads(value.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            msg = f"the shard's {key.decode()!r} schema metadata is not UTF-8 JSON ({exc}); the file is damaged"
+            raise _corrupt(path, msg) from exc
 
 
 def read_shard(shard_path: Path | str) -> pa.Table:
