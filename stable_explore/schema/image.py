@@ -21,7 +21,7 @@ from stable_explore.schema.image_codec import (
     is_pil_image,
 )
 from stable_explore.schema.image_formats import SIGNATURES
-from stable_explore.schema.image_header import check_image_bytes, check_pixel_count
+from stable_explore.schema.image_header import check_image_bytes, check_pixel_count, default_max_pixels
 
 __all__ = ["Image"]
 
@@ -94,7 +94,7 @@ class Image(Feature):
         except TypeError:
             fast = False
         if fast:
-            limit = self.max_pixels
+            limit = self.max_pixels if self.max_pixels is not None else (default_max_pixels() or 0)  # once a batch
             for position, value in enumerate(values):
                 try:
                     check_image_bytes(value, limit)

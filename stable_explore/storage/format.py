@@ -286,9 +286,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
-    meta = meta_from_dict(cache_dir, raw, names=names, features=features, segments=segments)
-    meta.batch_digests = batch_digests
-    return meta
+    return meta_from_dict(
+        cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
+    )
 
 
 def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
@@ -312,15 +312,12 @@ def meta_from_dict(
     names: list[str] | None = None,
     features: Features | None = None,
     segments: list[tuple[int, int, int]] | None = None,
+    batch_digests: list[BatchDigests | None] | None = None,
 ) -> ShardedCacheMeta:
     if features is None and raw.get("features") is not None:
         features = Features.from_dict(raw["features"])
-    entries = raw.get("batch_digests")
-    batch_digests = (
-        [None if e is None else BatchDigests.from_json(e, cache_dir / METADATA_FILE, i) for i, e in enumerate(entries)]
-        if isinstance(entries, list)
-        else None
-    )
+    if batch_digests is None and raw.get("batch_digests") is not None:
+        batch_digests = _checked_batch_digests(raw, int(raw["num_shards"]), cache_dir / METADATA_FILE)
     return ShardedCacheMeta(
         cache_dir=cache_dir,
         num_rows=raw["num_rows"],

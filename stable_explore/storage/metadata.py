@@ -90,7 +90,7 @@ class VersionMetadata:
             if value is not None and (not _PLAIN_NAME.match(value) or value in (".", "..")):
                 msg = f"{name} {value!r} is not a plain name (letters, digits, '.', '_', '-'; at most 128)"
                 raise InvalidNameError(msg)
-        for name in ("description", "license", "message", "metadata", "operations", "source"):
+        for name in ("description", "license", "message", "metadata", "source"):  # operations: ours, and long
             problem = unencodable_text(getattr(self, name))
             if problem:
                 msg = f"{name} cannot be stored as UTF-8 ({problem}); clean the text first"
