@@ -1,78 +1,98 @@
-"""Per-record-batch digests: recorded while a shard is written, checked the first time a process reads a batch.
+"""Per-record-batch digests: recorded when a shard is written, checked the first time a process reads a batch.
 
-A shard file is its header, its record batches and its footer, in that order. The writer
-records where each batch's bytes end (the first batch's range starts at 0, so it covers the
-file header too) and an xxh3 digest of each range, and one digest of the footer (the bytes
-after the last batch). The reader checks the footer when it maps a shard and each batch the
-first time it hands out rows of it, so damaged bytes are never returned as data. Which
-batches passed is remembered per process, by file identity (device, inode, size, mtime), so
-a shard hard-linked into several versions is checked once.
+Each record batch of a shard has one xxh3 digest per column, of the column's Arrow buffers
+as a reader gets them (lengths and bytes, children included), plus the batch's row count. The
+reader checks a batch's columns the first time it hands out rows of them, so damaged bytes
+are never returned as data, and reading one small column (label counts, a filter) checks only
+that column, not the images beside it. Which (batch, column) pairs passed is remembered per
+process, by file identity (device, inode, size, mtime), so a shard hard-linked into several
+versions is checked once. Bytes no reader uses (padding, an unused part of the footer) are not
+covered here; ``verify`` and ``fsck`` re-hash whole files.
 
 Example
 -------
->>> digests = BatchDigests(ends=(10, 20), digests=("a" * 16, "b" * 16), footer="c" * 16)
->>> digests.range_of(1), digests.footer_range(26)
-((10, 20), (20, 26))
+>>> import pyarrow as pa
+>>> batch = pa.record_batch({"x": pa.array([1, 2, 3]), "s": pa.array(["a", None, "c"])})
+>>> digests = BatchDigests.of_batches(["x", "s"], [batch])
+>>> digests.rows, len(digests.digests[0])
+((3,), 32)
 >>> BatchDigests.from_json(digests.to_json(), "m.json", 0) == digests
 True
+>>> bad_columns(digests, [batch])
+[]
 """
 
 from __future__ import annotations
 
+import struct
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 import xxhash
 
 from stable_explore.errors import CacheCorruptionError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "BATCH_HASH_ALGORITHM",
     "BatchDigests",
     "ShardCheck",
-    "batch_digest",
+    "bad_columns",
+    "column_digest",
     "forget_checked",
-    "new_batch_hasher",
 ]
 
 BATCH_HASH_ALGORITHM = "xxh3_64"
-_READ_CHUNK = 4 * 1024 * 1024
+_HEX = 16  # hex digits of one digest
+_NO_BUFFER = b"\xff" * 8
 
 
-def new_batch_hasher() -> Any:
-    """A streaming hasher for one batch's bytes."""
-    return xxhash.xxh3_64()
+def column_digest(array: pa.Array) -> str:
+    """The digest of one column of one batch: its length, offset and every buffer (children included)."""
+    hasher = xxhash.xxh3_64()
+    hasher.update(struct.pack("<qq", len(array), array.offset))
+    for buffer in array.buffers():
+        if buffer is None:
+            hasher.update(_NO_BUFFER)
+        else:
+            hasher.update(struct.pack("<q", buffer.size))
+            hasher.update(buffer)
+    return str(hasher.hexdigest())
 
 
-def batch_digest(data: Any) -> str:
-    """The hex digest of a batch's bytes (anything with the buffer protocol)."""
-    return str(xxhash.xxh3_64_hexdigest(data))
+def _batch_digest(batch: pa.RecordBatch) -> str:
+    return "".join(column_digest(column) for column in batch.columns)
 
 
 @dataclass(frozen=True)
 class BatchDigests:
-    """Where each record batch of one shard ends in the file, and the digests of each batch and of the footer."""
+    """One shard's record batches: the columns, each batch's row count, and per batch its columns' digests.
 
-    ends: tuple[int, ...]
+    ``digests[b]`` is the 16-hex-digit digests of batch ``b``'s columns, in ``columns`` order, joined.
+    """
+
+    columns: tuple[str, ...]
+    rows: tuple[int, ...]
     digests: tuple[str, ...]
-    footer: str
 
-    def range_of(self, batch: int) -> tuple[int, int]:
-        """The (start, end) byte range of a batch in the file."""
-        return (self.ends[batch - 1] if batch else 0), self.ends[batch]
+    @classmethod
+    def of_batches(cls, columns: Sequence[str], batches: Iterable[pa.RecordBatch]) -> BatchDigests:
+        """Digest batches as a reader gets them (see :func:`column_digest`)."""
+        listed = list(batches)
+        return cls(tuple(columns), tuple(b.num_rows for b in listed), tuple(_batch_digest(b) for b in listed))
 
-    def footer_range(self, file_size: int) -> tuple[int, int]:
-        """The (start, end) byte range of the footer (everything after the last batch)."""
-        return (self.ends[-1] if self.ends else 0), file_size
+    def digest(self, batch: int, column: int) -> str:
+        return self.digests[batch][column * _HEX : (column + 1) * _HEX]
 
     def to_json(self) -> dict[str, Any]:
-        return {"algorithm": BATCH_HASH_ALGORITHM, "ends": list(self.ends), "digests": list(self.digests),
-                "footer": self.footer}  # fmt: skip
+        return {"algorithm": BATCH_HASH_ALGORITHM, "columns": list(self.columns), "rows": list(self.rows),
+                "digests": list(self.digests)}  # fmt: skip
 
     @classmethod
     def from_json(cls, raw: Any, path: str | Path, shard: int) -> BatchDigests:
@@ -81,28 +101,42 @@ class BatchDigests:
         if not isinstance(raw, Mapping) or raw.get("algorithm") != BATCH_HASH_ALGORITHM:
             msg = f"{where} must be an object with algorithm {BATCH_HASH_ALGORITHM!r}, found {raw!r:.100}"
             raise CacheCorruptionError(path, msg)
-        ends, digests, footer = raw.get("ends"), raw.get("digests"), raw.get("footer")
+        columns, rows, digests = raw.get("columns"), raw.get("rows"), raw.get("digests")
         ok = (
-            isinstance(ends, list)
+            isinstance(columns, list)
+            and all(isinstance(c, str) for c in columns)
+            and isinstance(rows, list)
             and isinstance(digests, list)
-            and len(ends) == len(digests)
-            and all(type(e) is int for e in ends)
-            and all(isinstance(d, str) and len(d) == 16 for d in digests)
-            and isinstance(footer, str)
-            and len(footer) == 16
-            and all(b > a for a, b in zip([0, *ends], ends, strict=False))
+            and len(rows) == len(digests)
+            and all(type(r) is int and r >= 0 for r in rows)
+            and all(isinstance(d, str) and len(d) == _HEX * len(columns) for d in digests)
         )
         if not ok:
-            msg = f"{where} must list increasing batch ends and one 16-hex-digit digest per batch, found {raw!r:.200}"
+            msg = f"{where} must list columns, and per batch a row count and one digest per column, found {raw!r:.200}"
             raise CacheCorruptionError(path, msg)
-        assert isinstance(ends, list)
+        assert isinstance(columns, list)
+        assert isinstance(rows, list)
         assert isinstance(digests, list)
-        assert isinstance(footer, str)
-        return cls(tuple(ends), tuple(digests), footer)
+        return cls(tuple(columns), tuple(rows), tuple(digests))
 
 
-# file identity -> which batches of that file passed their check in this process
-_CHECKED: dict[tuple[int, int, int, int, str], bytearray] = {}
+def bad_columns(digests: BatchDigests, batches: Sequence[pa.RecordBatch]) -> list[tuple[int, str]]:
+    """Every (batch, column name) whose digest does not match (all of them when the batches do not line up)."""
+    if len(batches) != len(digests.rows):
+        return [(b, c) for b in range(len(digests.rows)) for c in digests.columns]
+    bad: list[tuple[int, str]] = []
+    for index, batch in enumerate(batches):
+        if batch.num_rows != digests.rows[index] or batch.schema.names != list(digests.columns):
+            bad.extend((index, c) for c in digests.columns)
+            continue
+        for position, name in enumerate(digests.columns):
+            if column_digest(batch.column(position)) != digests.digest(index, position):
+                bad.append((index, name))
+    return bad
+
+
+# file identity -> which (batch, column) of that file passed their check in this process
+_CHECKED: dict[tuple[int, int, int, int, str], np.ndarray] = {}
 _CHECKED_LOCK = threading.Lock()
 
 
@@ -117,125 +151,87 @@ RowsOf = Callable[[int, int], str]
 
 
 class ShardCheck:
-    """Checks the batches of one mapped shard against their digests, each batch once per process.
+    """Checks the batches of one mapped shard against their digests, each (batch, column) once per process.
 
-    Creating one checks the footer (a few hundred bytes). ``rows_of`` turns shard rows into
-    the words an error uses to name them.
+    ``rows_of`` turns shard rows into the words an error uses to name them.
+
+    Raises
+    ------
+    CacheCorruptionError
+        Already when made, if the shard's batches, row counts or columns differ from what was written.
     """
 
-    def __init__(self, path: Path, digests: BatchDigests, rows_of: RowsOf | None = None) -> None:
+    def __init__(
+        self, path: Path, digests: BatchDigests, batches: Sequence[pa.RecordBatch], rows_of: RowsOf | None = None
+    ) -> None:
         self.path = path
         self.digests = digests
+        self.batches = batches
         self.rows_of = rows_of
+        found = [b.num_rows for b in batches]
+        if found != list(digests.rows):
+            msg = (
+                f"shard holds record batches of {found[:8]}{'...' if len(found) > 8 else ''} rows, but "
+                f"{list(digests.rows[:8])}{'...' if len(digests.rows) > 8 else ''} were written: the file is damaged"
+            )
+            raise CacheCorruptionError(path, msg)
+        names = batches[0].schema.names if batches else list(digests.columns)
+        if names != list(digests.columns):
+            msg = f"shard holds columns {names}, but {list(digests.columns)} were written: the file is damaged"
+            raise CacheCorruptionError(path, msg)
+        self.row_offsets = np.cumsum([0, *found], dtype=np.int64)
+        self.column_index = {name: i for i, name in enumerate(digests.columns)}
         try:
             stat = path.stat()
-            self._map = pa.memory_map(str(path), "r")
-        except FileNotFoundError:
-            raise CacheCorruptionError(path, "shard file is missing") from None
         except OSError as exc:
-            raise CacheCorruptionError(path, f"cannot map the shard: {exc}") from exc
-        self.size = stat.st_size
-        key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, digests.footer)
+            raise CacheCorruptionError(path, f"cannot stat the shard: {exc}") from exc
+        key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, digests.digests[0] if digests.digests else "")
         with _CHECKED_LOCK:
             checked = _CHECKED.get(key)
             if checked is None:
-                checked = _CHECKED[key] = bytearray(len(digests.digests) + 1)
+                checked = _CHECKED[key] = np.zeros((len(found), len(names)), dtype=bool)
         self._checked = checked
-        self.row_offsets: np.ndarray | None = None
-        if not checked[-1]:
-            start, end = digests.footer_range(self.size)
-            if end < start or batch_digest(self._read(start, end)) != digests.footer:
-                msg = (
-                    f"the file footer (bytes {start}-{end}) does not match its digest: the shard is damaged; "
-                    "rebuild this version (force=True) or restore it from a copy"
-                )
-                raise CacheCorruptionError(path, msg)
-            checked[-1] = 1
 
-    def _read(self, start: int, end: int) -> pa.Buffer:
-        return self._map.read_at(end - start, start)
+    def _columns(self, columns: Sequence[str] | None) -> list[int]:
+        if columns is None:
+            return list(range(len(self.digests.columns)))
+        return [self.column_index[c] for c in columns if c in self.column_index]
 
-    def attach(self, table: pa.Table) -> None:
-        """Learn the row offsets of the mapped table's batches (for messages), and check their count."""
-        counts = [b.num_rows for b in table.to_batches()]
-        if len(counts) != len(self.digests.digests):
-            msg = f"shard holds {len(counts)} record batches, but {len(self.digests.digests)} were written"
-            raise CacheCorruptionError(self.path, msg)
-        self.row_offsets = np.cumsum([0, *counts], dtype=np.int64)
-
-    @property
-    def all_checked(self) -> bool:
-        return all(self._checked)
-
-    def ensure(self, batches: Iterable[int]) -> None:
-        """Check these batches (those not checked before in this process); raise on the first mismatch."""
+    def ensure(self, batches: Iterable[int], columns: Sequence[str] | None = None) -> None:
+        """Check these batches' ``columns`` (all by default) not checked before in this process."""
+        wanted = self._columns(columns)
         checked = self._checked
         for batch in batches:
-            if not checked[batch]:
-                self._check(int(batch))
+            row = checked[batch]
+            for column in wanted:
+                if not row[column]:
+                    self._check(int(batch), column)
 
-    def ensure_all(self) -> None:
-        if not all(self._checked):
-            self.ensure(range(len(self.digests.digests)))
+    def ensure_all(self, columns: Sequence[str] | None = None) -> None:
+        wanted = self._columns(columns)
+        if not self._checked[:, wanted].all():
+            self.ensure(range(len(self.batches)), columns)
 
-    def ensure_rows(self, start: int, stop: int) -> None:
+    def ensure_rows(self, start: int, stop: int, columns: Sequence[str] | None = None) -> None:
         """Check the batches holding shard rows [start, stop)."""
-        if stop <= start or self.row_offsets is None:
+        if stop <= start:
             return
         first = int(np.searchsorted(self.row_offsets, start, side="right")) - 1
         last = int(np.searchsorted(self.row_offsets, stop - 1, side="right")) - 1
-        self.ensure(range(first, last + 1))
+        self.ensure(range(first, last + 1), columns)
 
-    def _check(self, batch: int) -> None:
-        start, end = self.digests.range_of(batch)
-        if end > self.size or batch_digest(self._read(start, end)) != self.digests.digests[batch]:
-            raise CacheCorruptionError(self.path, self._mismatch(batch, start, end))
-        self._checked[batch] = 1
+    def _check(self, batch: int, column: int) -> None:
+        if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
+            raise CacheCorruptionError(self.path, self._mismatch(batch, column))
+        self._checked[batch, column] = True
 
-    def _mismatch(self, batch: int, start: int, end: int) -> str:
-        rows = ""
-        if self.row_offsets is not None and batch + 1 < len(self.row_offsets):
-            lo, hi = int(self.row_offsets[batch]), int(self.row_offsets[batch + 1])
-            rows = f" (rows {lo}-{hi - 1} of this shard"
-            rows += f"; {self.rows_of(lo, hi)})" if self.rows_of is not None else ")"
+    def _mismatch(self, batch: int, column: int) -> str:
+        lo, hi = int(self.row_offsets[batch]), int(self.row_offsets[batch + 1])
+        rows = f"rows {lo}-{hi - 1} of this shard"
+        if self.rows_of is not None:
+            rows += f"; {self.rows_of(lo, hi)}"
         return (
-            f"record batch {batch}{rows}, bytes {start}-{end}, does not match its {BATCH_HASH_ALGORITHM} digest: "
-            "the shard is damaged and these rows are not returned; rebuild this version (force=True) "
-            "or restore it from a copy"
+            f"record batch {batch}, column {self.digests.columns[column]!r} ({rows}) does not match its "
+            f"{BATCH_HASH_ALGORITHM} digest: the shard is damaged and these rows are not returned; rebuild this "
+            "version (force=True) or restore it from a copy"
         )
-
-
-def hash_shard_file(path: Path, digests: BatchDigests | None) -> tuple[str, list[int], bool]:
-    """Read a shard once: its whole-file hasher digest, the batches that do not match, and whether the footer does.
-
-    The whole-file digest uses :func:`stable_explore.storage.hashing.new_file_hasher`'s algorithm.
-    """
-    from stable_explore.storage.hashing import format_digest, new_file_hasher
-
-    whole = new_file_hasher()
-    bounds = list(digests.ends) if digests is not None else []
-    expected = list(digests.digests) if digests is not None else []
-    bad: list[int] = []
-    batch = 0
-    part = new_batch_hasher()
-    position = 0  # file offset of the chunk's first byte
-    buffer = bytearray(_READ_CHUNK)
-    view = memoryview(buffer)
-    with Path(path).open("rb", buffering=0) as f:
-        while count := f.readinto(buffer):
-            chunk = view[:count]
-            whole.update(chunk)
-            offset = 0
-            while batch < len(bounds) and bounds[batch] <= position + count:
-                cut = bounds[batch] - position
-                part.update(chunk[offset:cut])
-                offset = cut
-                if part.hexdigest() != expected[batch]:
-                    bad.append(batch)
-                part = new_batch_hasher()
-                batch += 1
-            part.update(chunk[offset:])
-            position += count
-    bad.extend(range(batch, len(bounds)))  # the file ended before these batches did
-    footer_ok = digests is None or (batch == len(bounds) and part.hexdigest() == digests.footer)
-    return format_digest(whole), bad, footer_ok

@@ -277,11 +277,10 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
     batch_digests = _checked_batch_digests(raw, num_shards, meta_path)
-    if batch_digests is not None and sizes is not None:
-        for position, digests in enumerate(batch_digests):
-            if digests is not None and digests.ends and digests.ends[-1] > sizes[position]:
-                msg = f"'batch_digests' of shard {position} end past the shard's {sizes[position]} bytes"
-                raise _corrupt(meta_path, msg)
+    for position, digests in enumerate(batch_digests or []):
+        if digests is not None and sum(digests.rows) != counts[position]:
+            msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
+            raise _corrupt(meta_path, msg)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)

@@ -53,25 +53,23 @@ class _OpenShard:
 
     __slots__ = ("batches", "check", "offsets", "table")
 
-    def __init__(self, table: pa.Table, check: ShardCheck | None = None) -> None:
+    def __init__(self, table: pa.Table, batches: list[pa.RecordBatch], check: ShardCheck | None = None) -> None:
         self.table = table
-        self.batches = table.to_batches()
+        self.batches = batches
         self.offsets = np.cumsum([0] + [b.num_rows for b in self.batches], dtype=np.int64)
         self.check = check
-        if check is not None:
-            check.attach(table)
 
-    def checked(self, batch_ids: Any) -> None:
+    def checked(self, batch_ids: Any, columns: list[str] | None = None) -> None:
         if self.check is not None:
-            self.check.ensure(batch_ids)
+            self.check.ensure(batch_ids, columns)
 
-    def checked_rows(self, start: int, stop: int) -> None:
+    def checked_rows(self, start: int, stop: int, columns: list[str] | None = None) -> None:
         if self.check is not None:
-            self.check.ensure_rows(start, stop)
+            self.check.ensure_rows(start, stop, columns)
 
-    def checked_all(self) -> pa.Table:
+    def checked_all(self, columns: list[str] | None = None) -> pa.Table:
         if self.check is not None:
-            self.check.ensure_all()
+            self.check.ensure_all(columns)
         return self.table
 
     def take(self, local: np.ndarray, columns: list[str] | None = None) -> pa.Table:
@@ -79,12 +77,12 @@ class _OpenShard:
             # A large share of the shard: one take over the whole shard beats a take per batch plus a
             # reordering pass. Arrow first joins the shard's chunks, a transient copy of at most
             # _DENSE_TAKE_FRACTION times the rows returned.
-            table = self.checked_all()
+            table = self.checked_all(columns)
             table = table if columns is None else table.select(columns)
             return table.take(pa.array(local))
 
         def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
-            self.checked((batch_id,))
+            self.checked((batch_id,), columns)
             batch = self.batches[batch_id]
             if columns is not None:
                 batch = batch.select(columns)
@@ -301,9 +299,9 @@ class ArrowBackend:
             opened = self._file(int(self._segment_shard[segment]))
             start, count = int(self._segment_start[segment]), self._segment_rows[segment]
             if rows is None:
-                opened.checked_rows(start, start + count)
+                opened.checked_rows(start, start + count, columns)
             else:
-                opened.checked_rows(start + rows[0], start + rows[1])
+                opened.checked_rows(start + rows[0], start + rows[1], columns)
             table = opened.table
             if self._segments is not None:
                 table = table.slice(start, count)
@@ -367,7 +365,7 @@ class ArrowBackend:
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
-            shard.checked(np.unique(batch_ids[where]).tolist())
+            shard.checked(np.unique(batch_ids[where]).tolist(), columns)
         slices = []
         for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
             shard = opened[file_id]
@@ -464,14 +462,23 @@ class ArrowBackend:
         assert self._files is not None
         path = self._files[file_id]
         digests = self._batch_digests[file_id] if self._batch_digests is not None else None
-        check = ShardCheck(path, digests, self._rows_of(file_id)) if digests is not None else None
-        try:
-            table = open_shard(path, validate=self._validate)
-        except CacheCorruptionError:
-            if check is not None:
-                check.ensure_all()  # a damaged batch makes the better message
-            raise
-        return _OpenShard(table, check)
+        table = open_shard(path, validate=self._validate)
+        if digests is not None:  # written by this format revision: its types are exactly the features'
+            self._check_schema(path, table.schema)
+        batches = table.to_batches()
+        check = ShardCheck(path, digests, batches, self._rows_of(file_id)) if digests is not None else None
+        return _OpenShard(table, batches, check)
+
+    def _check_schema(self, path: Path, found: pa.Schema) -> None:
+        """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""
+        expected = self._schema
+        if expected is None:
+            return
+        wide = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}
+        pairs = [(f.name, wide.get(f.type, f.type)) for f in expected]
+        if [(f.name, wide.get(f.type, f.type)) for f in found] != pairs:
+            msg = f"shard holds columns {found.names} of types {found.types}, but the metadata's features give {pairs}"
+            raise CacheCorruptionError(path, msg)
 
     def _rows_of(self, file_id: int) -> Callable[[int, int], str]:
         """Names shard rows [lo, hi) of file ``file_id`` as rows of this version, for error messages."""

@@ -26,8 +26,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheWriteError
-from stable_explore.storage.batches import BatchDigests, new_batch_hasher
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
+from stable_explore.storage.batches import BatchDigests
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT, open_shard
 from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
 from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
 
@@ -47,9 +47,7 @@ class _DigestingFile:
     """A raw output file that digests every byte on its way to the file.
 
     The IPC writer hands it Arrow buffers without copying them, so each byte is
-    hashed while it is still in the CPU cache, and nothing is read back later.
-    Besides the whole file's digest it keeps one of the bytes since the last
-    :meth:`cut` (a record batch's bytes, see :mod:`stable_explore.storage.batches`).
+    hashed while it is still in the CPU cache.
     """
 
     def __init__(self, path: Path, on_writeback: WritebackRequest) -> None:
@@ -57,7 +55,6 @@ class _DigestingFile:
         with writing(path):
             self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0), 0o644)
         self.hasher = new_file_hasher()
-        self.part = new_batch_hasher()
         self.position = 0
         self.requested = 0  # bytes handed to the kernel's writeback so far
         self.on_writeback = on_writeback
@@ -65,7 +62,6 @@ class _DigestingFile:
 
     def write(self, data: Any) -> int:
         self.hasher.update(data)
-        self.part.update(data)
         view = memoryview(data).cast("B")
         done = 0
         try:  # not writing(): this runs for every buffer of every batch
@@ -84,12 +80,6 @@ class _DigestingFile:
 
     def tell(self) -> int:
         return self.position
-
-    def cut(self) -> tuple[int, str]:
-        """End the current part here: (its end offset, its digest); the next part starts now."""
-        digest = self.part.hexdigest()
-        self.part = new_batch_hasher()
-        return self.position, str(digest)
 
     def writable(self) -> bool:
         return True
@@ -116,15 +106,10 @@ class _ShardSink:
             self.file.close()
             raise
         self.rows = 0
-        self.ends: list[int] = []
-        self.digests: list[str] = []
 
     def write(self, batch: pa.RecordBatch) -> int:
         """Append a batch; returns the file's size so far."""
-        self.writer.write_batch(batch)  # Arrow's file writer writes the whole message before returning
-        end, digest = self.file.cut()
-        self.ends.append(end)
-        self.digests.append(digest)
+        self.writer.write_batch(batch)
         self.rows += batch.num_rows
         return self.file.position
 
@@ -133,7 +118,6 @@ class _ShardSink:
         self.writer.close()
         self.stream.close()
         self.file.close()
-        self.batch_digests = BatchDigests(tuple(self.ends), tuple(self.digests), self.file.cut()[1])
         size = self.file.position
         on_disk = self.path.stat().st_size
         if on_disk != size:
@@ -160,16 +144,33 @@ def _start_writeback_of(path: Path, offset: int, length: int) -> None:
         os.close(fd)
 
 
-def _fsync_returning(path: Path, digest: str) -> str:
+def batch_digests_of(path: Path) -> BatchDigests:
+    """The record batch digests of a finished shard, from the file as a reader maps it (see storage.batches).
+
+    The file was just written, so this reads the page cache; it runs on the helper thread,
+    beside the writing of the next shard.
+    """
+    table = open_shard(path, validate=False)
+    return BatchDigests.of_batches(table.schema.names, table.to_batches())
+
+
+Sealed = tuple[str, BatchDigests | None]
+"""A finished shard's file digest and its record batch digests."""
+
+
+def _fsync_returning(path: Path, digest: str) -> Sealed:
+    batches = batch_digests_of(path)
     with writing(path):  # a delayed allocation or a network file system may report a full disk only here
         fsync_path(path)
-    return digest
+    return digest, batches
 
 
-def _seal_shard(path: Path) -> str:
-    """Digest a finished shard (read back from the page cache) and fsync it."""
+def _seal_copy(path: Path, batches: BatchDigests | None) -> Sealed:
+    """Digest a copied shard (read back from the page cache) and fsync it; its batch digests are the source's."""
     digest = hash_file(path)
-    return _fsync_returning(path, digest)
+    with writing(path):
+        fsync_path(path)
+    return digest, batches
 
 
 @dataclass
@@ -216,8 +217,7 @@ class ShardWriter:
         self.bytes_written = 0
         self.linked = 0
         self._names: list[str] = []
-        self._shards: dict[int, tuple[int, int, Future[str] | str]] = {}  # index -> (rows, size, digest)
-        self._batches: dict[int, BatchDigests | None] = {}
+        self._shards: dict[int, tuple[int, int, Future[Sealed] | Sealed]] = {}  # index -> (rows, size, digests)
         self._sink: _ShardSink | None = None
         self._sink_index = -1
         self._sink_bytes = 0
@@ -261,7 +261,6 @@ class ShardWriter:
         rows, size, digest = self._sink.close()
         self.bytes_written += size
         self._shards[self._sink_index] = (rows, size, self._sealer.submit(_fsync_returning, self._sink.path, digest))
-        self._batches[self._sink_index] = self._sink.batch_digests
         self._sink = None
 
     def link(self, source: Path, *, rows: int, size: int, digest: str, batches: BatchDigests | None = None) -> int:
@@ -271,7 +270,6 @@ class ShardWriter:
         file's batch digests, carried over (None when its cache recorded none).
         """
         index = self._next_name()
-        self._batches[index] = batches
         target = self.out_dir / self._names[index]
         try:
             os.link(source, target)
@@ -279,10 +277,10 @@ class ShardWriter:
             with writing(target):
                 shutil.copyfile(source, target)
             self.bytes_written += size
-            self._shards[index] = (rows, size, self._sealer.submit(_seal_shard, target))
+            self._shards[index] = (rows, size, self._sealer.submit(_seal_copy, target, batches))
         else:
             self.linked += 1
-            self._shards[index] = (rows, size, digest)
+            self._shards[index] = (rows, size, (digest, batches))
         return index
 
     def finish(self) -> ShardList:
@@ -290,17 +288,17 @@ class ShardWriter:
         try:
             self.close_shard()
             entries = [self._shards[i] for i in range(len(self._names))]
-            hashes = [h if isinstance(h, str) else h.result() for _, _, h in entries]
+            sealed = [h if isinstance(h, tuple) else h.result() for _, _, h in entries]
         finally:
             self._sealer.shutdown(wait=True, cancel_futures=True)  # after a failure, queued fsyncs are moot
         return ShardList(
             names=list(self._names),
             rows=[rows for rows, _, _ in entries],
             sizes=[size for _, size, _ in entries],
-            hashes=hashes,
+            hashes=[digest for digest, _ in sealed],
             bytes_written=self.bytes_written,
             linked=self.linked,
-            batches=[self._batches.get(i) for i in range(len(self._names))],
+            batches=[batches for _, batches in sealed],
         )
 
     def abort(self) -> None:
