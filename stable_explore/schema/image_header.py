@@ -65,29 +65,28 @@ def _png(data: bytes) -> tuple[str, int, int]:
 
 def _jpeg(data: bytes) -> tuple[str, int, int]:
     position, end = 2, len(data)
-    while position + 4 <= end:
+    while position + 4 <= end:  # walks the header's markers: a handful per file, each a few operations
         if data[position] != 0xFF:
             msg = f"the JPEG header is damaged at byte {position}"
             raise _broken(msg)
         marker = data[position + 1]
-        if marker == 0xFF:  # fill byte
-            position += 1
-            continue
-        if marker in _JPEG_NO_LENGTH:
-            position += 2
-            continue
-        if marker == 0xDA:  # start of scan before any frame header
-            break
         if marker in _JPEG_SOF:
             if position + 9 > end:
                 break
-            height, width = struct.unpack_from(">HH", data, position + 5)
+            height = data[position + 5] << 8 | data[position + 6]
+            width = data[position + 7] << 8 | data[position + 8]
             if data.rfind(b"\xff\xd9", max(0, end - _TAIL)) < 0:
                 msg = f"the JPEG has no end-of-image marker: the file is truncated ({end} bytes)"
                 raise _broken(msg)
             return "JPEG", width, height
-        (length,) = struct.unpack_from(">H", data, position + 2)
-        position += 2 + length
+        if marker == 0xFF:  # fill byte
+            position += 1
+        elif marker in _JPEG_NO_LENGTH:
+            position += 2
+        elif marker == 0xDA:  # start of scan before any frame header
+            break
+        else:
+            position += 2 + (data[position + 2] << 8 | data[position + 3])
     msg = f"the JPEG has no frame header (image size) in its {end} bytes: truncated or damaged"
     raise _broken(msg)
 

@@ -172,3 +172,14 @@ def test_numpy_takes_of_many_rows_check_every_batch_they_touch(home: Path) -> No
     rows = np.random.default_rng(0).permutation(ROWS)[:3000]
     with pytest.raises(CacheCorruptionError, match=r"record batch 9, column 'x' \(rows 4500-4999"):
         fresh.take(rows).to_pandas()
+
+
+def test_reading_one_column_checks_only_that_column(home: Path) -> None:
+    ds = _build(home)
+    shard = ds.cache_meta.shard_paths[0]
+    flip_byte(shard, _where_x(shard, 1010))  # damage the x column of batch 0
+    fresh = se.load("n", home=home)
+    assert fresh.label_counts() == {"a": 1667, "b": 1667, "c": 1666}  # the label column is whole: read, and right
+    assert fresh["s"][:2] == ["row-0", "row-1"]
+    with pytest.raises(CacheCorruptionError, match="record batch 0, column 'x'"):
+        fresh["x"]
