@@ -151,6 +151,10 @@ def _read_pointer(path: Path, report: FsckReport, what: str) -> str | None:
 
 def _check_refs(catalog: Catalog, name: str, live: set[str], report: FsckReport) -> None:
     root = catalog.refs_dir(name)
+    if not live and not root.is_dir() and not any(catalog.versions_dir(name).iterdir()):
+        msg = "an empty dataset: no versions and no refs (left by a first build that failed)"
+        report.problems.append(Problem(catalog.dataset_dir(name), msg))
+        return
     if not root.is_dir() or not (root / LATEST).exists():
         report.problems.append(Problem(root / LATEST, "the dataset has no 'latest' ref"))
     if not root.is_dir():
