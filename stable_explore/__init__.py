@@ -9,7 +9,7 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.api import browse, build, compare, datasets, gc, load, pull, push, tag, verify, versions
+from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, pull, push, tag, verify, versions
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,
@@ -19,6 +19,7 @@ from stable_explore.errors import (
     DuplicateKeyError,
     EncodingError,
     FingerprintError,
+    ImageTooLargeError,
     InvalidArgumentTypeError,
     InvalidNameError,
     InvalidOptionError,
@@ -68,6 +69,7 @@ __all__ = [
     "tag",
     "gc",
     "verify",
+    "fsck",
     "browse",
     "compare",
     "push",
@@ -83,6 +85,7 @@ __all__ = [
     "CacheCorruptionError",
     "CacheWriteError",
     "UnsafePathError",
+    "ImageTooLargeError",
     "ColumnNotFoundError",
     "InvalidArgumentTypeError",
     "InvalidNameError",

@@ -8,6 +8,8 @@ Examples
 16
 >>> json_value({"raw": b"\x01\xff", "scores": (1.5, float("nan"))})
 {'raw': '01ff', 'scores': [1.5, 'nan']}
+>>> print(unencodable_text({"notes": ["ok", "bad \ud800"]}))
+['notes'][1]: lone surrogate '\ud800' at position 4
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import math
 from typing import Any, Literal
 
-__all__ = ["canonical_json", "fingerprint", "json_value"]
+__all__ = ["canonical_json", "fingerprint", "json_value", "unencodable_text"]
 
 
 def canonical_json(obj: Any) -> str:
@@ -50,3 +52,30 @@ def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return repr(value)
     return value
+
+
+def unencodable_text(obj: Any, where: str = "") -> str | None:
+    r"""Where ``obj`` (text, or lists and dicts of it) holds a lone surrogate UTF-8 cannot store, or None.
+
+    Such text (from ``surrogateescape`` decoding, or a broken ``\ud800`` escape) cannot be written to
+    metadata or hashed, so it is refused where it enters, with this description of where it is.
+    """
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            prefix = f"{where}: " if where else ""
+            return f"{prefix}lone surrogate {obj[exc.start]!r} at position {exc.start}"
+        return None
+    if isinstance(obj, dict):
+        items: Any = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return None
+    for key, value in items:
+        found = unencodable_text(key, f"{where}[{key!r}] (the key)") if isinstance(key, str) else None
+        found = found or unencodable_text(value, f"{where}[{key!r}]")
+        if found:
+            return found
+    return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.errors import CacheCorruptionError, ImageTooLargeError
 from stable_explore.schema import Array3D, Features, Image, Sequence
 
 if TYPE_CHECKING:
@@ -48,6 +48,10 @@ def decode_values(
     for i, value in enumerate(values):
         try:
             decoded.append(feature.decode_value(value, image_format=image_format))
+        except ImageTooLargeError as exc:
+            row = int(rows[i]) if rows is not None else i
+            msg = f"row {row} (in {where[0]}), field {name!r}: {exc}"
+            raise ImageTooLargeError(msg) from exc
         except (OSError, ValueError, SyntaxError) as exc:
             row = int(rows[i]) if rows is not None else i
             msg = f"row {row} (in {where[0]}), field {name!r}: the stored value cannot be decoded: {exc}"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stable_explore.errors import InvalidOptionError
+from stable_explore.errors import ImageTooLargeError, InvalidOptionError, UnsafePathError
 from stable_explore.schema import ClassLabel, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
 from stable_explore.storage.fsutil import replacing, writing
@@ -75,14 +75,29 @@ def _export_images(
     from stable_explore.display.images import open_thumbnail
 
     values = column.to_pylist()
-    if how == "pil":
-        return [decode_image_bytes(v) if v is not None else None for v in values]
-    if how == "thumbnail":
-        return [open_thumbnail(v, size) if v is not None else None for v in values]
+    if how in ("pil", "thumbnail"):
+        feature = ds.features[name]
+        limit = feature.max_pixels if isinstance(feature, Image) else None
+        opened: list[Any] = []
+        for row, value in zip(ds.base_rows().tolist(), values, strict=True):
+            try:
+                if value is None:
+                    opened.append(None)
+                elif how == "pil":
+                    opened.append(decode_image_bytes(value, limit))
+                else:
+                    opened.append(open_thumbnail(value, size))
+            except ImageTooLargeError as exc:
+                msg = f"row {row} (in {ds.ref}), field {name!r}: {exc}"
+                raise ImageTooLargeError(msg) from exc
+        return opened
     # one folder per version and column, so exports of other columns or versions never collide
     root = Path(image_dir) if image_dir is not None else _default_export_dir(ds)
-    folder = root / ds.version / name if image_dir is not None else root / name
+    folder = _inside(root, ds.version, name) if image_dir is not None else _inside(root, name)
     folder.mkdir(parents=True, exist_ok=True)
+    if not folder.resolve().is_relative_to(root.resolve()):
+        msg = f"the export folder leads (through a symlink) to {folder.resolve()}, outside {root}; refusing to write"
+        raise UnsafePathError(folder, msg)
     paths: list[Any] = []
     for row, data in zip(ds.base_rows().tolist(), values, strict=True):
         if data is None:
@@ -97,10 +112,19 @@ def _export_images(
     return paths
 
 
+def _inside(root: Path, *parts: str) -> Path:
+    """``root / parts``, where each part (a name, version id or column name from metadata) is a plain name."""
+    for part in parts:
+        if not isinstance(part, str) or part in ("", ".", "..") or any(s in part for s in ("/", "\\", "\x00")):
+            msg = f"refusing to export into {part!r}: a name taken from the metadata must be a plain folder name"
+            raise UnsafePathError(root, msg)
+    return root.joinpath(*parts)
+
+
 def _default_export_dir(ds: CachedDataset) -> Path:
     if ds.home is not None and ds.name:
-        return ds.home / ds.name / "exports" / ds.version
-    return ds.cache_dir.parent / f"{ds.cache_dir.name}-exports"
+        return _inside(ds.home, ds.name, "exports", ds.version)
+    return _inside(ds.cache_dir.parent, f"{ds.cache_dir.name}-exports")
 
 
 def to_parquet(

@@ -18,6 +18,7 @@ from stable_explore.catalog import (
     BuildOptions,
     BuildResult,
     Catalog,
+    FsckReport,
     StoreCatalog,
     TransferReport,
     VersionRef,
@@ -29,6 +30,7 @@ from stable_explore.catalog import (
     split_url_ref,
     version_rows,
 )
+from stable_explore.catalog import fsck as fsck_catalog
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import bytes_bar, progress_bar
 from stable_explore.display.table import listing_table
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
     from stable_explore.schema import Features
     from stable_explore.versioning.compare import Diff
 
-__all__ = ["browse", "build", "compare", "datasets", "gc", "load", "pull", "push", "tag", "verify", "versions"]
+__all__ = ["browse", "build", "compare", "datasets", "fsck", "gc", "load", "pull", "push", "tag", "verify", "versions"]
 
 
 def _open(ref: VersionRef, *, build_info: str | None = None, features: Features | None = None) -> CachedDataset:
@@ -372,6 +374,28 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
     if isinstance(target, str) and not _is_path(target):
         return verify_cache_dir(Catalog(home).resolve(target).cache_dir)
     return verify_cache_dir(Path(target))
+
+
+def fsck(name: str | None = None, *, home: str | Path | None = None) -> FsckReport:
+    """Check the whole catalog (or one dataset): every shard, record batch, version id, ref and source record.
+
+    Nothing is changed. ``str(report)`` lists one line per problem, naming the file, and a summary
+    with the MB/s read; ``report.ok`` is True when there is none.
+
+    Raises
+    ------
+    CacheNotFoundError
+        ``name`` is given and no such dataset exists.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> _ = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
+    >>> se.fsck(home=home).ok
+    True
+    """
+    return fsck_catalog(Catalog(home), name)
 
 
 def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:

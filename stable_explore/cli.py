@@ -1,4 +1,4 @@
-"""The ``stable-explore`` command: ls, show, versions, diff, verify, gc, export, tag, build, push, pull.
+"""The ``stable-explore`` command: ls, show, versions, diff, verify, gc, export, tag, build, push, pull, fsck.
 
 Exit status: 0 on success; 1 when stable-explore reports a problem (a dataset, version or tag
 that does not exist, a damaged file, bad input from a generator); 2 on a usage error; 130
@@ -13,6 +13,7 @@ Examples
     stable-explore versions pets
     stable-explore diff pets@1a2b pets@latest --json
     stable-explore verify pets pets@raw
+    stable-explore fsck
     stable-explore gc --keep 2
     stable-explore export pets@clean --to pets.parquet
     stable-explore build mygens:pets --features mygens:FEATURES --name pets --arg data/pets
@@ -58,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="the machine-readable form")
     verify = commands.add_parser("verify", help="re-hash every shard of versions (exit 1 if any is damaged)")
     verify.add_argument("refs", nargs="+")
+    fsck = commands.add_parser("fsck", help="check every version, ref and source record (exit 1 on any problem)")
+    fsck.add_argument("name", nargs="?", help="only this dataset")
     gc = commands.add_parser("gc", help="delete untagged versions beyond the newest")
     gc.add_argument("name", nargs="?")
     gc.add_argument("--keep", type=int, default=1, help="newest versions to keep per dataset (default 1)")
@@ -195,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(diff.to_json() if args.json else diff)
         elif args.command == "verify":
             return _verify(args.refs, home)
+        elif args.command == "fsck":
+            report = api.fsck(args.name, home=home)
+            print(report)
+            if not report.ok:
+                return 1
         elif args.command == "gc":
             print(f"freed {format_size(api.gc(args.name, keep=args.keep, home=home))}")
         elif args.command == "export":

@@ -19,6 +19,7 @@ __all__ = [
     "DuplicateKeyError",
     "EncodingError",
     "FingerprintError",
+    "ImageTooLargeError",
     "InvalidArgumentTypeError",
     "InvalidNameError",
     "InvalidOptionError",
@@ -110,6 +111,13 @@ class DuplicateKeyError(EncodingError):
 
     def _compose(self) -> str:
         return self.reason  # the reason already names both rows and the key
+
+
+class ImageTooLargeError(StableExploreError, ValueError):
+    """A stored image declares more pixels than the limit (a decompression bomb), so it is not decoded.
+
+    The message names the row and field where they are known, the image's size and the limit.
+    """
 
 
 class FingerprintError(StableExploreError, TypeError):

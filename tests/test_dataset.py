@@ -311,7 +311,25 @@ def test_image_paths_of_two_columns_and_versions_never_collide(tmp_path: Path, j
 
 
 def test_a_damaged_image_names_its_row_and_field_when_decoded(tmp_path: Path, jpegs: list[bytes]) -> None:
-    broken = jpegs[0][:40]  # a JPEG header with no image data: accepted by the fast check at write time
+    with pytest.raises(se.EncodingError, match=r"row 1, key 1, field 'image'.*no frame header"):
+        se.build(
+            [{"image": jpegs[1]}, {"image": jpegs[0][:40]}],
+            Features(image=Image()),
+            name="b",
+            home=tmp_path,
+            progress=False,
+        )  # fmt: skip  (a JPEG cut inside its header is refused when built)
+    import io
+
+    import numpy as np
+    from PIL import Image as PILImage
+
+    buffer = io.BytesIO()
+    PILImage.fromarray(np.arange(256, dtype=np.uint8).reshape(16, 16)).save(buffer, format="PNG")
+    damaged = bytearray(buffer.getvalue())
+    data = damaged.index(b"IDAT") + 8
+    damaged[data : data + 8] = b"\x00" * 8  # a whole header and end, damaged image data: fails only when decoded
+    broken = bytes(damaged)
     ds = se.build([{"image": jpegs[1]}, {"image": broken}], Features(image=Image()), name="b", home=tmp_path,
                   progress=False)  # fmt: skip
     assert ds[0]["image"].size == (16, 16)

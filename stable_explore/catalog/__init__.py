@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version, failure_note, failure_note_of
 from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
+from stable_explore.catalog.fsck import FsckReport, fsck
 from stable_explore.catalog.gc import collect_garbage
 from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_rows, version_rows
 from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, is_url, open_store, resolve_home, split_url_ref
@@ -23,6 +24,7 @@ __all__ = [
     "BuildOptions",
     "BuildResult",
     "Catalog",
+    "FsckReport",
     "ProgressFactory",
     "Published",
     "SourcePlan",
@@ -39,6 +41,7 @@ __all__ = [
     "open_store",
     "failure_note",
     "failure_note_of",
+    "fsck",
     "plan_source",
     "publish_version",
     "resolve_home",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stable_explore.catalog.names import LATEST, NAME_PATTERN, check_name, resolve_home
-from stable_explore.errors import CacheNotFoundError
+from stable_explore.errors import CacheNotFoundError, UnsafePathError
 from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.local import LocalStore
 
@@ -186,8 +186,16 @@ class Catalog(StoreCatalog):
         return self.dataset_dir(name) / "versions"
 
     def version_dir(self, name: str, version_id: str) -> Path:
-        """The folder of one version (its shards and ``_metadata.json``)."""
-        return self.versions_dir(name) / check_name(version_id, "version id")
+        """``<home>/<name>/versions/<version_id>``; one that leads (by a symlink) outside the home is refused."""
+        path = self.versions_dir(name) / check_name(version_id, "version id")
+        resolved = path.resolve()
+        if resolved != path.absolute() and not resolved.is_relative_to(self.home.resolve()):
+            msg = (
+                f"the version directory leads (through a symlink) to {resolved}, outside the catalog home "
+                f"{self.home}; refusing to use it (move the data into the home, or remove the link)"
+            )
+            raise UnsafePathError(path, msg)
+        return path
 
     def refs_dir(self, name: str) -> Path:
         """The folder of ``name``'s refs (``latest`` and tags)."""

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stable_explore._canonical import canonical_json
+from stable_explore._canonical import canonical_json, unencodable_text
 from stable_explore._units import parse_size
 from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
@@ -80,6 +80,11 @@ class BuildOptions:
         except (TypeError, ValueError) as exc:
             msg = f"metadata must be JSON-serialisable (str, numbers, lists, dicts): {exc}"
             raise InvalidArgumentTypeError(msg) from exc
+        for what in ("description", "license", "message", "metadata"):
+            problem = unencodable_text(getattr(self, what))
+            if problem:
+                msg = f"{what} cannot be stored as UTF-8 ({problem}); clean the text first"
+                raise InvalidOptionError(msg)
         if self.tag is not None:
             check_name(self.tag, "tag")
         if self.compression not in COMPRESSIONS:

@@ -2,7 +2,11 @@
 
 JPEGs are decoded at reduced scale with PIL's draft mode (the decoder skips
 most of the work), so a 64 px thumbnail of a 512 px JPEG costs a fraction of
-a full decode. PIL's decompression-bomb guard stays on.
+a full decode; other formats are shrunk with ``reduce`` (a box filter by a
+whole factor) before resampling. Memory stays bounded: an image whose decode
+(after draft) would exceed ``THUMBNAIL_DECODE_MAX_PIXELS`` is not decoded but
+refused with :class:`~stable_explore.errors.ImageTooLargeError`, and PIL's
+decompression-bomb guard stays on.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stable_explore.errors import ImageTooLargeError
+
 if TYPE_CHECKING:
     from PIL import Image as PILImage
 
 
+THUMBNAIL_DECODE_MAX_PIXELS = 24_000_000  # about 72 MB of RGB: the most a thumbnail may decode
 _PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png"}  # by PIL's format name, after it read the header
 _WEB_MODES = ("RGB", "L", "RGBA", "LA", "P")
 _ORIENTATION = 0x0112
@@ -28,9 +35,7 @@ def thumbnail_bytes(data: bytes | memoryview, size: int) -> tuple[bytes, str]:
     An image already no larger than ``size`` in a format and mode every
     browser shows (JPEG, PNG) is sent as stored: nothing to decode or encode.
     """
-    from PIL import Image as PILImage
-
-    image = PILImage.open(io.BytesIO(data))  # reads the header only
+    image = _open_header(data)  # reads the header only
     orientation = image.getexif().get(_ORIENTATION, 1) if image.format == "JPEG" else 1
     if image.format in _PASS_THROUGH and image.mode in _WEB_MODES and max(image.size) <= size and orientation == 1:
         return bytes(data), _PASS_THROUGH[image.format]
@@ -38,10 +43,14 @@ def thumbnail_bytes(data: bytes | memoryview, size: int) -> tuple[bytes, str]:
 
 
 def open_thumbnail(data: bytes | memoryview, size: int) -> PILImage.Image:
-    """A PIL image no larger than ``size`` x ``size``, in RGB or L (or RGBA if it has alpha)."""
-    from PIL import Image as PILImage
+    """A PIL image no larger than ``size`` x ``size``, in RGB or L (or RGBA if it has alpha).
 
-    image = PILImage.open(io.BytesIO(data))
+    Raises
+    ------
+    ImageTooLargeError
+        A decompression bomb, or an image too large to decode within the thumbnail's memory budget.
+    """
+    image = _open_header(data)
     orientation = image.getexif().get(_ORIENTATION, 1) if image.format == "JPEG" else 1
     return _shrink(image, size, orientation)
 
@@ -52,12 +61,32 @@ def _shrink(image: PILImage.Image, size: int, orientation: int = 1) -> PILImage.
 
     if image.format == "JPEG":
         image.draft("RGB" if image.mode not in ("L",) else "L", (size, size))
+    width, height = image.size  # after draft: what the decoder will produce
+    if width * height > THUMBNAIL_DECODE_MAX_PIXELS:
+        image.close()
+        msg = (
+            f"a thumbnail of this {image.format or 'image'} would decode {width}x{height} pixels, over the "
+            f"budget of {THUMBNAIL_DECODE_MAX_PIXELS:,}; not decoded (open it with ds.with_format('python') "
+            "and PIL directly if you trust it)"
+        )
+        raise ImageTooLargeError(msg)
     image.thumbnail((size, size), PILImage.Resampling.BILINEAR, reducing_gap=2.0)
     if orientation != 1:
         image = ImageOps.exif_transpose(image) or image  # as browsers show photos taken sideways
     if image.mode not in ("RGB", "L", "RGBA"):
         image = image.convert("RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB")
     return _enlarge_tiny(image, size)
+
+
+def _open_header(data: bytes | memoryview) -> PILImage.Image:
+    """Open image bytes lazily (header only), turning PIL's bomb error into ours."""
+    from PIL import Image as PILImage
+
+    try:
+        return PILImage.open(io.BytesIO(data))
+    except PILImage.DecompressionBombError as exc:
+        msg = f"the stored image is a decompression bomb; PIL refuses to open it: {exc}"
+        raise ImageTooLargeError(msg) from exc
 
 
 def _enlarge_tiny(image: PILImage.Image, size: int) -> PILImage.Image:

@@ -38,7 +38,10 @@ class Array3D(Feature):
 
     def __post_init__(self) -> None:
         shape = tuple(self.shape)
-        if len(shape) != 3 or not all(isinstance(d, (int, np.integer)) and d > 0 for d in shape):
+        ok = all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, (bool, np.bool_)) and 0 < d < 2**31 for d in shape
+        )
+        if len(shape) != 3 or not ok:
             msg = f"Array3D shape must be three positive ints, got {self.shape!r}"
             raise SchemaError(msg)
         object.__setattr__(self, "shape", tuple(int(d) for d in shape))

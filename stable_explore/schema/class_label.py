@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 from typing_extensions import override
 
+from stable_explore._canonical import unencodable_text
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
 
@@ -49,6 +50,11 @@ class ClassLabel(Feature):
             msg = f"ClassLabel names must be a list of strings, got {names!r}"
             raise SchemaError(msg)
         names = tuple(names)
+        for position, name in enumerate(names):
+            problem = unencodable_text(name)
+            if problem:
+                msg = f"ClassLabel name {position} ({name!r}) cannot be stored as UTF-8: {problem}; rename the class"
+                raise SchemaError(msg)
         if len(set(names)) != len(names):
             dupes = sorted({n for n in names if names.count(n) > 1})
             msg = f"ClassLabel names must be unique; repeated: {dupes}"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from stable_explore._canonical import fingerprint
+from stable_explore._canonical import fingerprint, unencodable_text
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.array3d import Array3D
 from stable_explore.schema.base import Feature
@@ -62,15 +62,34 @@ class Features(dict[str, Feature]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for name, feature in self.items():
-            if not isinstance(name, str) or not name:
-                msg = f"feature names must be non-empty strings, got {name!r}"
-                raise SchemaError(msg)
-            if name in RESERVED_COLUMNS:
-                msg = f"the column name {name!r} is reserved for stable-explore's row keys and hashes"
-                raise SchemaError(msg)
-            if not isinstance(feature, Feature):
-                msg = f"feature {name!r} must be a feature type such as Value('int64'), got {feature!r}"
-                raise SchemaError(msg)
+            _check_column(name, feature)
+
+    # every way of adding a column checks it as __init__ does
+    def __setitem__(self, name: str, feature: Feature) -> None:
+        _check_column(name, feature)
+        super().__setitem__(name, feature)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        """Add or replace columns (checked as in ``Features(...)``)."""
+        added = dict(*args, **kwargs)
+        for name, feature in added.items():
+            _check_column(name, feature)
+        super().update(added)
+
+    def setdefault(self, name: str, feature: Feature | None = None) -> Feature:
+        """``dict.setdefault`` with the same checks as adding a column."""
+        if name not in self:
+            self[name] = feature  # type: ignore[assignment]
+        return self[name]
+
+    def __ior__(self, other: Any) -> Features:  # type: ignore[override]
+        self.update(other)
+        return self
+
+    def __or__(self, other: Any) -> Features:  # type: ignore[override]
+        merged = Features(self)
+        merged.update(other)
+        return merged
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form; ``Features.from_dict`` inverts it exactly."""
@@ -153,6 +172,32 @@ class Features(dict[str, Feature]):
     def __repr__(self) -> str:
         body = ", ".join(f"{name}={feature!r}" for name, feature in self.items())
         return f"Features({body})"
+
+
+_SEPARATORS = ("/", "\\", "\x00")
+
+
+def _check_column(name: Any, feature: Any) -> None:
+    """A column name is a plain, non-empty name (it becomes a folder name in exports); a feature is a feature type."""
+    if not isinstance(name, str) or not name:
+        msg = f"feature names must be non-empty strings, got {name!r}"
+        raise SchemaError(msg)
+    if name in RESERVED_COLUMNS:
+        msg = f"the column name {name!r} is reserved for stable-explore's row keys and hashes"
+        raise SchemaError(msg)
+    if name in (".", "..") or any(s in name for s in _SEPARATORS) or name != name.strip():
+        msg = (
+            f"the column name {name!r} is not a plain name: it may not be '.' or '..', contain '/', '\\' "
+            "or NUL, or start or end with spaces (exports use column names as folder names)"
+        )
+        raise SchemaError(msg)
+    problem = unencodable_text(name)
+    if problem:
+        msg = f"the column name {name!r} cannot be stored as UTF-8 ({problem}); rename the column"
+        raise SchemaError(msg)
+    if not isinstance(feature, Feature):
+        msg = f"feature {name!r} must be a feature type such as Value('int64'), got {feature!r}"
+        raise SchemaError(msg)
 
 
 def _infer_feature(arrow_type: pa.DataType) -> Feature:

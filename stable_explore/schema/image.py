@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 from typing_extensions import override
 
-from stable_explore.errors import EncodingError
+from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
 from stable_explore.schema.image_codec import (
     decode_image_bytes,
@@ -22,7 +21,8 @@ from stable_explore.schema.image_codec import (
     encode_pil,
     is_pil_image,
 )
-from stable_explore.schema.image_formats import SIGNATURES, sniff
+from stable_explore.schema.image_formats import SIGNATURES
+from stable_explore.schema.image_header import check_image_bytes, check_pixel_count, default_max_pixels
 
 __all__ = ["Image"]
 
@@ -37,6 +37,11 @@ class Image(Feature):
     source format (JPEG re-saved with its own quantisation tables) or become
     PNG when they have no format or have alpha; arrays become PNG.
 
+    Every image's header is read before it is stored: bytes that are no image,
+    a PNG or JPEG cut short, and images of more than ``max_pixels`` pixels
+    (default: PIL's decompression-bomb limit, ``PIL.Image.MAX_IMAGE_PIXELS``;
+    0: no limit) are refused with an error naming the row, key and field.
+
     Examples
     --------
     >>> import numpy as np
@@ -45,7 +50,14 @@ class Image(Feature):
     b'\x89PNG'
     """
 
+    max_pixels: int | None = None
     _type_name: ClassVar[str] = "Image"
+
+    def __post_init__(self) -> None:
+        limit = self.max_pixels
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            msg = f"Image max_pixels must be a non-negative int (0: no limit) or None, got {limit!r}"
+            raise SchemaError(msg)
 
     @property
     @override
@@ -68,8 +80,11 @@ class Image(Feature):
             msg = f"expected a dict with 'bytes' or 'path', got keys {sorted(value)}"
             raise EncodingError(msg)
         if isinstance(value, np.ndarray):
+            if value.ndim in (2, 3):
+                check_pixel_count("array", (value.shape[1], value.shape[0]), self.max_pixels)
             return encode_array_as_png(value)
         if is_pil_image(value):
+            check_pixel_count("PIL", value.size, self.max_pixels)
             return encode_pil(value)
         msg = f"expected image bytes, a path, a PIL image or a numpy array, got {describe(value)}"
         raise EncodingError(msg)
@@ -83,6 +98,12 @@ class Image(Feature):
         except TypeError:
             fast = False
         if fast:
+            limit = self.max_pixels if self.max_pixels is not None else (default_max_pixels() or 0)  # once a batch
+            for position, value in enumerate(values):
+                try:
+                    check_image_bytes(value, limit)
+                except EncodingError as exc:
+                    raise exc.located(index=position) from exc.__cause__
             return pa.array(values, type=pa.large_binary()), True
         return super().encode_column(values), False
 
@@ -96,19 +117,8 @@ class Image(Feature):
         encode_part = super()._encode_values  # bound here: zero-argument super() fails inside a closure
         return encode_in_threads(values, start, encode_part)
 
-    @staticmethod
-    def _checked_bytes(data: bytes) -> bytes:
-        if sniff(data) is not None:
-            return data
-        from PIL import Image as PILImage
-        from PIL import UnidentifiedImageError
-
-        try:
-            with PILImage.open(io.BytesIO(data)) as img:
-                img.verify()
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-            msg = f"bytes are not an image PIL can read (first bytes {data[:8]!r}): {exc}"
-            raise EncodingError(msg) from exc
+    def _checked_bytes(self, data: bytes) -> bytes:
+        check_image_bytes(data, self.max_pixels)
         return data
 
     def _read_file(self, path: Path) -> bytes:
@@ -120,18 +130,22 @@ class Image(Feature):
         try:
             return self._checked_bytes(data)
         except EncodingError as exc:
-            msg = f"file {str(path)!r} is not an image PIL can read"
+            msg = f"file {str(path)!r}: {exc.reason}"
             raise EncodingError(msg) from exc
 
     @override
     def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
         if value is None or image_format == "bytes":
             return value
-        image = decode_image_bytes(value)
+        image = decode_image_bytes(value, self.max_pixels)
         if image_format == "numpy":
             return np.asarray(image)
         return image
 
     @override
     def to_dict(self) -> dict[str, Any]:
-        return {"_type": self._type_name}
+        # max_pixels only when set, so that the schema (and every version id) of Image() stays as it was
+        return {"_type": self._type_name, **({"max_pixels": self.max_pixels} if self.max_pixels is not None else {})}
+
+    def __repr__(self) -> str:
+        return "Image()" if self.max_pixels is None else f"Image(max_pixels={self.max_pixels})"

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stable_explore.errors import EncodingError
+from stable_explore.errors import EncodingError, ImageTooLargeError
+from stable_explore.schema.image_header import default_max_pixels, too_large_message
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
@@ -42,11 +43,28 @@ def is_pil_image(value: Any) -> bool:
     return isinstance(value, PILImage.Image)
 
 
-def decode_image_bytes(data: bytes | memoryview) -> PILImage.Image:
-    """Open stored image bytes as a PIL image (lazily; PIL's bomb guard applies)."""
+def decode_image_bytes(data: bytes | memoryview, max_pixels: int | None = None) -> PILImage.Image:
+    """Open stored image bytes as a PIL image (lazily), refusing a decompression bomb.
+
+    Raises
+    ------
+    ImageTooLargeError
+        The image declares more pixels than ``max_pixels`` (default: PIL's bomb limit), or
+        more than PIL itself opens.
+    """
     from PIL import Image as PILImage
 
-    return PILImage.open(io.BytesIO(data))
+    try:
+        image = PILImage.open(io.BytesIO(data))
+    except PILImage.DecompressionBombError as exc:
+        msg = f"the stored image is a decompression bomb; PIL refuses to open it: {exc}"
+        raise ImageTooLargeError(msg) from exc
+    limit = default_max_pixels() if max_pixels is None else max_pixels
+    width, height = image.size
+    if limit and width * height > limit:
+        image.close()
+        raise ImageTooLargeError(too_large_message(image.format or "image", width, height, limit))
+    return image
 
 
 def encode_pil(image: PILImage.Image) -> bytes:

@@ -7,6 +7,13 @@ type and the compression. Format 2 adds ``row_segments``, for a version whose ro
 shards. Every shard also stores two row columns: ``__key__`` (the generator's key, or the running
 index) and ``__row_hash__`` (a 64-bit content hash), so versions can be diffed row by row without
 decoding images.
+
+Format revision 2 (``format_revision``; ``cache_format_version`` stays 1 so that seed 000
+still reads our shards) adds ``batch_digests`` (per shard: where each record batch ends in
+the file and its xxh3 digest, checked on first read; see :mod:`stable_explore.storage.batches`)
+and ``metadata_digest``, a digest of every other field, so that a hand edit of class names,
+dtypes, descriptions or row segments is caught when the metadata is loaded. Caches of
+revision 1 (or seed 000's) have neither and keep working unchecked.
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from stable_explore._canonical import canonical_json
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
+from stable_explore.storage.batches import BatchDigests
+from stable_explore.storage.fsutil import recover_moved_aside
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 
 __all__ = [
@@ -41,7 +51,8 @@ __all__ = [
 CACHE_FORMAT_VERSION = 1
 SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
 FORMAT_NAME = "stable-explore"
-FORMAT_REVISION = 1
+FORMAT_REVISION = 2  # 2: batch_digests and metadata_digest (revision 1 caches have neither)
+METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
 METADATA_FILE = "_metadata.json"
 DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024
@@ -72,6 +83,8 @@ class ShardedCacheMeta:
     row_segments: list[tuple[int, int, int]] | None = None
     version_metadata: VersionMetadata = field(default_factory=VersionMetadata)
     shard_size_target_bytes: int | None = None
+    batch_digests: list[BatchDigests | None] | None = None
+    """Per shard, its record batches' digests (None for a cache, or a shard, written before revision 2)."""
 
     @property
     def implied_version_id(self) -> str | None:
@@ -138,6 +151,56 @@ def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path) -> str:
     return name
 
 
+def metadata_digest(raw: Mapping[str, Any]) -> str:
+    """The digest of every field of ``_metadata.json`` but the digest itself (canonical JSON, SHA-256)."""
+    import hashlib
+
+    body = {k: v for k, v in raw.items() if k != METADATA_DIGEST_FIELD}
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
+    recorded = raw.get(METADATA_DIGEST_FIELD)
+    if recorded is None:
+        return  # written before format revision 2
+    found = metadata_digest(raw)
+    if recorded != found:
+        msg = (
+            f"the metadata does not match its own {METADATA_DIGEST_FIELD!r}: it was edited or damaged after it "
+            "was written (class names, dtypes, descriptions or row segments changed by hand?); restore it from "
+            "a copy, or rebuild this version (force=True)"
+        )
+        raise _corrupt(meta_path, msg)
+
+
+def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+    """A recorded version id must be what the content fields give (and the directory's name, in a catalog)."""
+    recorded = raw.get("version_id")
+    if not isinstance(recorded, str):
+        return
+    expected = version_id_of(raw)
+    if recorded != expected or (cache_dir.parent.name == "versions" and cache_dir.name != recorded):
+        msg = (
+            f"version id {recorded} (directory {cache_dir.name}) does not match the content and labels "
+            f"recorded in the metadata, which give {expected}: the features, description, license, "
+            "metadata or row digest were edited after the version was published"
+        )
+        raise _corrupt(meta_path, msg)
+
+
+def _checked_batch_digests(
+    raw: Mapping[str, Any], num_shards: int, meta_path: Path
+) -> list[BatchDigests | None] | None:
+    entries = raw.get("batch_digests")
+    if entries is None:
+        return None
+    if not isinstance(entries, list) or len(entries) != num_shards:
+        raise _corrupt(
+            meta_path, f"'batch_digests' must list one entry per shard ({num_shards}), found {entries!r:.100}"
+        )
+    return [None if e is None else BatchDigests.from_json(e, meta_path, i) for i, e in enumerate(entries)]
+
+
 def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     """Read and check ``_metadata.json`` of a cache directory.
 
@@ -155,8 +218,10 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     cache_dir = Path(cache_dir)
     meta_path = cache_dir / METADATA_FILE
     if not meta_path.is_file():
-        msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
-        raise CacheNotFoundError(msg)
+        recover_moved_aside(cache_dir)  # a replacement killed between its two renames left the old copy aside
+        if not meta_path.is_file():
+            msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
+            raise CacheNotFoundError(msg)
     try:
         raw = json.loads(meta_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -211,7 +276,18 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
-    return meta_from_dict(cache_dir, raw, names=names, features=features, segments=segments)
+    batch_digests = _checked_batch_digests(raw, num_shards, meta_path)
+    for position, digests in enumerate(batch_digests or []):
+        if digests is not None and sum(digests.rows) != counts[position]:
+            msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
+            raise _corrupt(meta_path, msg)
+    # last, so that the specific checks above name what is wrong where they can
+    VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
+    _check_implied_version_id(raw, cache_dir, meta_path)
+    _check_metadata_digest(raw, meta_path)
+    return meta_from_dict(
+        cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
+    )
 
 
 def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
@@ -235,9 +311,12 @@ def meta_from_dict(
     names: list[str] | None = None,
     features: Features | None = None,
     segments: list[tuple[int, int, int]] | None = None,
+    batch_digests: list[BatchDigests | None] | None = None,
 ) -> ShardedCacheMeta:
     if features is None and raw.get("features") is not None:
         features = Features.from_dict(raw["features"])
+    if batch_digests is None and raw.get("batch_digests") is not None:
+        batch_digests = _checked_batch_digests(raw, int(raw["num_shards"]), cache_dir / METADATA_FILE)
     return ShardedCacheMeta(
         cache_dir=cache_dir,
         num_rows=raw["num_rows"],
@@ -255,6 +334,7 @@ def meta_from_dict(
         shard_size_target_bytes=_optional_size(raw.get("shard_size_target_bytes")),
         # format 1 reads every shard whole, whatever else the file says
         row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
+        batch_digests=batch_digests,
     )
 
 
@@ -337,7 +417,23 @@ def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
         raise _corrupt(path, "shard file is missing") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
+    _check_schema_metadata(table.schema, path)
     return _upgrade_binary(table)
+
+
+_JSON_SCHEMA_KEYS = (b"pandas", b"stable_explore.features", b"huggingface")
+
+
+def _check_schema_metadata(schema: pa.Schema, path: Path) -> None:
+    """The JSON that pandas, we and Hugging Face keep in a shard's schema must be UTF-8 JSON (they parse it later)."""
+    for key, value in (schema.metadata or {}).items():
+        if key not in _JSON_SCHEMA_KEYS:
+            continue
+        try:
+            json.loads(value.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            msg = f"the shard's {key.decode()!r} schema metadata is not UTF-8 JSON ({exc}); the file is damaged"
+            raise _corrupt(path, msg) from exc
 
 
 def read_shard(shard_path: Path | str) -> pa.Table:

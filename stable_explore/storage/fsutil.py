@@ -24,6 +24,7 @@ from typing import Any
 from stable_explore.errors import CacheWriteError
 
 _TMP_MARK = ".tmp-"
+_ASIDE_MARK = ".old-"  # an existing cache moved aside while a new one replaces it (see publish_dir)
 _STALE_AFTER_SECONDS = 24 * 3600
 
 
@@ -106,6 +107,9 @@ def sweep_stale_temp_dirs(parent: Path) -> int:
         return 0
     now = time.time()
     for entry in parent.iterdir():
+        if entry.name.startswith(".") and _ASIDE_MARK in entry.name:
+            _settle_moved_aside(entry)
+            continue
         if not entry.name.startswith(".") or _TMP_MARK not in entry.name:
             continue
         owner = _owner(entry.name)
@@ -127,6 +131,27 @@ def sweep_stale_temp_dirs(parent: Path) -> int:
     return removed
 
 
+def is_leftover(entry: Path) -> str | None:
+    """Why ``entry`` is a leftover of a process that is gone (a temp file or dir, a moved-aside copy), or None."""
+    name = entry.name
+    aside = _ASIDE_MARK in name
+    if not name.startswith(".") or not (aside or _TMP_MARK in name):
+        return None
+    owner = _owner(name.replace(_ASIDE_MARK, _TMP_MARK) if aside else name)
+    if owner is None:
+        return None
+    try:
+        age = time.time() - entry.stat().st_mtime
+    except OSError:
+        return None
+    if _owner_alive(*owner) and (owner[0] == socket.gethostname() or age < _STALE_AFTER_SECONDS):
+        return None  # still being written
+    who = f"process {owner[1]} on {owner[0]}"
+    if aside:
+        return f"an old copy moved aside by a replacement that was killed ({who}); the next open or write settles it"
+    return f"left behind by {who}, which is gone; gc sweeps it"
+
+
 @contextlib.contextmanager
 def temp_dir_beside(target: Path) -> Iterator[Path]:
     """A fresh temp dir next to ``target``, removed on any error or interrupt."""
@@ -144,20 +169,109 @@ def temp_dir_beside(target: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def publish_dir(tmp: Path, target: Path) -> None:
-    """Move a complete, fsynced temp dir to ``target``, replacing any old one.
+_RENAME_EXCHANGE = 2  # from <linux/fs.h>: swap two paths atomically
 
-    Linux has no portable atomic exchange of two directories, so an existing
-    target is first renamed aside, then the new one renamed in, then the old
-    one deleted. Readers see the old or the new directory, except in the
-    instant between the two renames.
+
+@functools.cache
+def _renameat2() -> Any:
+    """Libc's ``renameat2`` on Linux (glibc >= 2.28), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def exchange_paths(first: Path, second: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    Returns False where that is not possible (another system, an old kernel, a file
+    system without it); nothing has changed then.
+    """
+    function = _renameat2()
+    if function is None:
+        return False
+    at_cwd = -100  # AT_FDCWD
+    if function(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(error, os.strerror(error), str(second))
+
+
+def _aside_name(target: Path) -> Path:
+    return target.parent / f".{target.name}{_ASIDE_MARK}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _settle_moved_aside(aside: Path) -> bool:
+    """Finish what a replacement killed midway left: put the old copy back, or drop it. True if put back.
+
+    ``.<target>.old-<host>-<pid>-<random>`` is an existing cache moved aside by :func:`publish_dir`.
+    Once its owner is gone: if the target is missing (killed between the two renames) the old
+    copy goes back in place; if the target exists (killed after the second rename) it is deleted.
+    """
+    name = aside.name
+    mark = name.rfind(_ASIDE_MARK)
+    target_name = name[1:mark]
+    owner = _owner(name[:mark] + _TMP_MARK + name[mark + len(_ASIDE_MARK) :])
+    if owner is None or not target_name:
+        return False
+    try:
+        age = time.time() - aside.stat().st_mtime
+    except OSError:
+        return False
+    if _owner_alive(*owner) and (owner[0] == socket.gethostname() or age < _STALE_AFTER_SECONDS):
+        return False  # the replacement may still be under way
+    target = aside.parent / target_name
+    if target.exists():
+        shutil.rmtree(aside, ignore_errors=True)
+        return False
+    try:
+        aside.rename(target)
+    except OSError:
+        return False  # another process put it back first, or published a new one
+    with contextlib.suppress(OSError):
+        fsync_path(aside.parent)
+    return True
+
+
+def recover_moved_aside(target: Path) -> bool:
+    """If ``target`` is missing because a replacement was killed midway, put the old copy back. True if it did."""
+    parent = target.parent
+    if not parent.is_dir():
+        return False
+    prefix = f".{target.name}{_ASIDE_MARK}"
+    try:
+        candidates = sorted(e for e in parent.iterdir() if e.name.startswith(prefix))
+    except OSError:
+        return False
+    return any(_settle_moved_aside(aside) for aside in candidates)
+
+
+def publish_dir(tmp: Path, target: Path) -> None:
+    """Move a complete, fsynced temp dir to ``target``, replacing any old one, crash-safe at every step.
+
+    Where the system can (Linux), the two directories are swapped in one atomic step and the
+    old one (now at the temp name) deleted: a crash leaves the old or the new cache in place,
+    and at worst a temp dir that the next sweep removes. Elsewhere the old target is renamed
+    aside (``.<target>.old-<host>-<pid>-<random>``), the new one renamed in, and the old one
+    deleted; a crash between the two renames leaves the old copy aside, and the next open of
+    ``target`` or write beside it puts it back (:func:`recover_moved_aside`).
     """
     fsync_path(tmp)
+    recover_moved_aside(target)
+    if target.exists() and exchange_paths(tmp, target):
+        fsync_path(target.parent)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
     old: Path | None = None
     if target.exists():
-        old = (
-            target.parent / f"{_tmp_prefix(target.name)}{socket.gethostname()}-{os.getpid()}-old{uuid.uuid4().hex[:6]}"
-        )
+        old = _aside_name(target)
         target.rename(old)
     try:
         tmp.rename(target)

@@ -21,13 +21,14 @@ Examples
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stable_explore._canonical import fingerprint
-from stable_explore.errors import CacheCorruptionError
+from stable_explore._canonical import fingerprint, unencodable_text
+from stable_explore.errors import CacheCorruptionError, InvalidNameError, InvalidOptionError, UnsafePathError
 
 __all__ = ["VERSION_ID_LENGTH", "VersionMetadata", "version_id_of"]
 
@@ -44,6 +45,9 @@ _TEXT_FIELDS = (
     "message",
     "content_digest",
 )
+# fields that become parts of paths (a dataset's folder, versions/<id>, sources/<fingerprint>, export folders)
+_PATH_FIELDS = ("name", "version_id", "parent", "source_fingerprint")
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def version_id_of(fields: Mapping[str, Any]) -> str:
@@ -80,6 +84,18 @@ class VersionMetadata:
     message: str | None = None
     content_digest: str | None = None
 
+    def __post_init__(self) -> None:
+        for name in _PATH_FIELDS:
+            value = getattr(self, name)
+            if value is not None and (not _PLAIN_NAME.match(value) or value in (".", "..")):
+                msg = f"{name} {value!r} is not a plain name (letters, digits, '.', '_', '-'; at most 128)"
+                raise InvalidNameError(msg)
+        for name in ("description", "license", "message", "metadata", "source"):  # operations: ours, and long
+            problem = unencodable_text(getattr(self, name))
+            if problem:
+                msg = f"{name} cannot be stored as UTF-8 ({problem}); clean the text first"
+                raise InvalidOptionError(msg)
+
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], path: str | Path) -> VersionMetadata:
         """Check and type the fields of a parsed ``_metadata.json``; ``path`` names the file in errors.
@@ -108,7 +124,12 @@ class VersionMetadata:
         if not isinstance(metadata, dict):
             msg = f"'metadata' must be an object, found {type(metadata).__name__} {metadata!r:.100}"
             raise CacheCorruptionError(path, msg)
-        return cls(**values, operations=tuple(operations), source=source, metadata=metadata)
+        try:
+            return cls(**values, operations=tuple(operations), source=source, metadata=metadata)
+        except InvalidNameError as exc:  # a hand-made file naming paths outside the catalog
+            raise UnsafePathError(path, f"{exc}; refusing to use it as part of a path") from exc
+        except InvalidOptionError as exc:
+            raise CacheCorruptionError(path, str(exc)) from exc
 
     def to_json(self) -> dict[str, Any]:
         """The JSON fields, as written into ``_metadata.json``."""

@@ -3,7 +3,9 @@
 :class:`ArrowBackend` maps shards lazily (one memory map per shard, a bounded
 number open at once), routes global row numbers to (shard, record batch, row)
 through cumulative counts, and returns Arrow tables. It never decodes images:
-that is the dataset layer's job.
+that is the dataset layer's job. Where the metadata records batch digests, each
+record batch is checked against its digest before any of its rows is returned
+(once per process; see :mod:`stable_explore.storage.batches`).
 
 Examples
 --------
@@ -29,9 +31,11 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowIndexError
+from stable_explore.storage.batches import ShardCheck
 from stable_explore.storage.format import open_shard
 
 if TYPE_CHECKING:
+    from stable_explore.storage.batches import BatchDigests
     from stable_explore.storage.format import ShardedCacheMeta
 
 __all__ = ["ArrowBackend"]
@@ -42,24 +46,43 @@ _DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half
 
 
 class _OpenShard:
-    """One memory-mapped shard and the row offsets of its record batches."""
+    """One memory-mapped shard, the row offsets of its record batches, and their digest check (if recorded).
 
-    __slots__ = ("batches", "offsets", "table")
+    Every way rows leave a shard goes through ``checked``/``checked_rows``/``checked_all`` first.
+    """
 
-    def __init__(self, table: pa.Table) -> None:
+    __slots__ = ("batches", "check", "offsets", "table")
+
+    def __init__(self, table: pa.Table, batches: list[pa.RecordBatch], check: ShardCheck | None = None) -> None:
         self.table = table
-        self.batches = table.to_batches()
+        self.batches = batches
         self.offsets = np.cumsum([0] + [b.num_rows for b in self.batches], dtype=np.int64)
+        self.check = check
+
+    def checked(self, batch_ids: Any, columns: list[str] | None = None) -> None:
+        if self.check is not None:
+            self.check.ensure(batch_ids, columns)
+
+    def checked_rows(self, start: int, stop: int, columns: list[str] | None = None) -> None:
+        if self.check is not None:
+            self.check.ensure_rows(start, stop, columns)
+
+    def checked_all(self, columns: list[str] | None = None) -> pa.Table:
+        if self.check is not None:
+            self.check.ensure_all(columns)
+        return self.table
 
     def take(self, local: np.ndarray, columns: list[str] | None = None) -> pa.Table:
         if len(self.batches) > 1 and local.size * _DENSE_TAKE_FRACTION >= self.offsets[-1]:
             # A large share of the shard: one take over the whole shard beats a take per batch plus a
             # reordering pass. Arrow first joins the shard's chunks, a transient copy of at most
             # _DENSE_TAKE_FRACTION times the rows returned.
-            table = self.table if columns is None else self.table.select(columns)
+            table = self.checked_all(columns)
+            table = table if columns is None else table.select(columns)
             return table.take(pa.array(local))
 
         def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
+            self.checked((batch_id,), columns)
             batch = self.batches[batch_id]
             if columns is not None:
                 batch = batch.select(columns)
@@ -124,6 +147,9 @@ class ArrowBackend:
     validate:
         Check each shard's Arrow structure in full when it is opened, so that
         a damaged file raises ``CacheCorruptionError`` instead of crashing.
+    batch_digests:
+        Per shard file, its record batches' digests (or None); each batch is
+        checked before rows of it are returned, once per process.
     """
 
     def __init__(
@@ -136,6 +162,7 @@ class ArrowBackend:
         segments: Sequence[tuple[int, int, int]] | None = None,
         max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
         validate: bool = True,
+        batch_digests: Sequence[BatchDigests | None] | None = None,
     ) -> None:
         if (shard_paths is None) == (table is None):
             msg = "ArrowBackend needs either shard_paths (with shard_row_counts) or table"
@@ -147,6 +174,7 @@ class ArrowBackend:
         self._lock = threading.Lock()
         self._open: OrderedDict[int, _OpenShard] = OrderedDict()
         self._segments = [tuple(int(v) for v in run) for run in segments] if segments is not None else None
+        self._batch_digests = list(batch_digests) if batch_digests is not None else None
         if shard_paths is not None:
             self._files: list[Path] | None = [Path(p) for p in shard_paths]
             if shard_row_counts is None:
@@ -180,6 +208,7 @@ class ArrowBackend:
             shard_row_counts=meta.shard_row_counts,
             schema=schema,
             segments=meta.row_segments,
+            batch_digests=meta.batch_digests,
             **kwargs,
         )
 
@@ -262,14 +291,22 @@ class ArrowBackend:
             return self._schema
         return pa.schema([])
 
-    def _segment_table(self, segment: int, columns: list[str] | None = None) -> pa.Table:
-        """The rows of one shard (run), zero-copy."""
+    def _segment_table(
+        self, segment: int, columns: list[str] | None = None, rows: tuple[int, int] | None = None
+    ) -> pa.Table:
+        """The rows of one shard (run), zero-copy; ``rows`` (start, stop within the run) are the ones to be read."""
         if self._table is not None:
             table = self._table
         else:
-            table = self._file(int(self._segment_shard[segment])).table
+            opened = self._file(int(self._segment_shard[segment]))
+            start, count = int(self._segment_start[segment]), self._segment_rows[segment]
+            if rows is None:
+                opened.checked_rows(start, start + count, columns)
+            else:
+                opened.checked_rows(start + rows[0], start + rows[1], columns)
+            table = opened.table
             if self._segments is not None:
-                table = table.slice(int(self._segment_start[segment]), self._segment_rows[segment])
+                table = table.slice(start, count)
         return table if columns is None else table.select(columns)
 
     @property
@@ -330,6 +367,7 @@ class ArrowBackend:
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
+            shard.checked(np.unique(batch_ids[where]).tolist(), columns)
         slices = []
         for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
             shard = opened[file_id]
@@ -361,7 +399,7 @@ class ArrowBackend:
         for segment in range(first, last + 1):
             lo = max(start, int(self._offsets[segment])) - int(self._offsets[segment])
             hi = min(stop, int(self._offsets[segment + 1])) - int(self._offsets[segment])
-            pieces.append(self._segment_table(segment, cols).slice(lo, hi - lo))
+            pieces.append(self._segment_table(segment, cols, rows=(lo, hi)).slice(lo, hi - lo))
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def column(self, name: str) -> pa.ChunkedArray:
@@ -388,7 +426,10 @@ class ArrowBackend:
             np.random.default_rng(seed).shuffle(order)
         for segment in order:
             if self._segments is None:
-                yield from self._file(int(self._segment_shard[segment])).batches
+                opened = self._file(int(self._segment_shard[segment]))
+                for batch_id, batch in enumerate(opened.batches):
+                    opened.checked((batch_id,))
+                    yield batch
             else:
                 yield from self._segment_table(segment).to_batches()
 
@@ -406,7 +447,7 @@ class ArrowBackend:
             if shard is not None:
                 self._open.move_to_end(file_id)
                 return shard
-        opened = _OpenShard(open_shard(self._files[file_id], validate=self._validate))
+        opened = self._open_file(file_id)
         expected = self._file_counts[file_id]
         if opened.table.num_rows != expected:
             path = self._files[file_id]
@@ -417,6 +458,43 @@ class ArrowBackend:
             while len(self._open) > self._max_open:
                 self._open.popitem(last=False)
         return opened
+
+    def _open_file(self, file_id: int) -> _OpenShard:
+        """Map a shard; with batch digests, check its footer first and name a damaged batch if it does not open."""
+        assert self._files is not None
+        path = self._files[file_id]
+        digests = self._batch_digests[file_id] if self._batch_digests is not None else None
+        table = open_shard(path, validate=self._validate)
+        if digests is not None:  # written by this format revision: its types are exactly the features'
+            self._check_schema(path, table.schema)
+        batches = table.to_batches()
+        check = ShardCheck(path, digests, batches, self._rows_of(file_id)) if digests is not None else None
+        return _OpenShard(table, batches, check)
+
+    def _check_schema(self, path: Path, found: pa.Schema) -> None:
+        """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""
+        expected = self._schema
+        if expected is None:
+            return
+        wide = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}
+        pairs = [(f.name, wide.get(f.type, f.type)) for f in expected]
+        if [(f.name, wide.get(f.type, f.type)) for f in found] != pairs:
+            msg = f"shard holds columns {found.names} of types {found.types}, but the metadata's features give {pairs}"
+            raise CacheCorruptionError(path, msg)
+
+    def _rows_of(self, file_id: int) -> Callable[[int, int], str]:
+        """Names shard rows [lo, hi) of file ``file_id`` as rows of this version, for error messages."""
+
+        def rows_of(lo: int, hi: int) -> str:
+            found = []
+            for segment, (shard, start, count) in enumerate(self.segments):
+                if shard == file_id and start < hi and lo < start + count:
+                    first = int(self._offsets[segment]) + max(lo, start) - start
+                    last = int(self._offsets[segment]) + min(hi, start + count) - start - 1
+                    found.append(f"{first}-{last}")
+            return f"rows {', '.join(found)} of the version" if found else "rows the version does not use"
+
+        return rows_of
 
     @property
     def open_shard_count(self) -> int:
@@ -431,6 +509,7 @@ class ArrowBackend:
             state["shard_paths"] = [str(p) for p in self._files]
             state["shard_row_counts"] = self._file_counts
             state["segments"] = self._segments
+            state["batch_digests"] = self._batch_digests
             if not self._files and self._schema is not None:
                 state["schema"] = self._schema
         else:

@@ -18,7 +18,7 @@ import os
 import shutil
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheWriteError
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
+from stable_explore.storage.batches import BatchDigests
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT, open_shard
 from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
 from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
 
@@ -46,7 +47,7 @@ class _DigestingFile:
     """A raw output file that digests every byte on its way to the file.
 
     The IPC writer hands it Arrow buffers without copying them, so each byte is
-    hashed while it is still in the CPU cache, and nothing is read back later.
+    hashed while it is still in the CPU cache.
     """
 
     def __init__(self, path: Path, on_writeback: WritebackRequest) -> None:
@@ -143,16 +144,33 @@ def _start_writeback_of(path: Path, offset: int, length: int) -> None:
         os.close(fd)
 
 
-def _fsync_returning(path: Path, digest: str) -> str:
+def batch_digests_of(path: Path) -> BatchDigests:
+    """The record batch digests of a finished shard, from the file as a reader maps it (see storage.batches).
+
+    The file was just written, so this reads the page cache; it runs on the helper thread,
+    beside the writing of the next shard.
+    """
+    table = open_shard(path, validate=False)
+    return BatchDigests.of_batches(table.schema.names, table.to_batches())
+
+
+Sealed = tuple[str, BatchDigests | None]
+"""A finished shard's file digest and its record batch digests."""
+
+
+def _fsync_returning(path: Path, digest: str) -> Sealed:
+    batches = batch_digests_of(path)
     with writing(path):  # a delayed allocation or a network file system may report a full disk only here
         fsync_path(path)
-    return digest
+    return digest, batches
 
 
-def _seal_shard(path: Path) -> str:
-    """Digest a finished shard (read back from the page cache) and fsync it."""
+def _seal_copy(path: Path, batches: BatchDigests | None) -> Sealed:
+    """Digest a copied shard (read back from the page cache) and fsync it; its batch digests are the source's."""
     digest = hash_file(path)
-    return _fsync_returning(path, digest)
+    with writing(path):
+        fsync_path(path)
+    return digest, batches
 
 
 @dataclass
@@ -165,6 +183,8 @@ class ShardList:
     hashes: list[str]
     bytes_written: int = 0
     linked: int = 0
+    batches: list[BatchDigests | None] = field(default_factory=list)
+    """Per shard, its record batches' digests (None for a linked shard of a cache that has none)."""
 
 
 class ShardWriter:
@@ -197,7 +217,7 @@ class ShardWriter:
         self.bytes_written = 0
         self.linked = 0
         self._names: list[str] = []
-        self._shards: dict[int, tuple[int, int, Future[str] | str]] = {}  # index -> (rows, size, digest)
+        self._shards: dict[int, tuple[int, int, Future[Sealed] | Sealed]] = {}  # index -> (rows, size, digests)
         self._sink: _ShardSink | None = None
         self._sink_index = -1
         self._sink_bytes = 0
@@ -243,10 +263,11 @@ class ShardWriter:
         self._shards[self._sink_index] = (rows, size, self._sealer.submit(_fsync_returning, self._sink.path, digest))
         self._sink = None
 
-    def link(self, source: Path, *, rows: int, size: int, digest: str) -> int:
+    def link(self, source: Path, *, rows: int, size: int, digest: str, batches: BatchDigests | None = None) -> int:
         """Add an existing shard file, unchanged, as another shard; returns its index.
 
-        The open shard stays open: rows written later keep filling it.
+        The open shard stays open: rows written later keep filling it. ``batches`` are the
+        file's batch digests, carried over (None when its cache recorded none).
         """
         index = self._next_name()
         target = self.out_dir / self._names[index]
@@ -256,10 +277,10 @@ class ShardWriter:
             with writing(target):
                 shutil.copyfile(source, target)
             self.bytes_written += size
-            self._shards[index] = (rows, size, self._sealer.submit(_seal_shard, target))
+            self._shards[index] = (rows, size, self._sealer.submit(_seal_copy, target, batches))
         else:
             self.linked += 1
-            self._shards[index] = (rows, size, digest)
+            self._shards[index] = (rows, size, (digest, batches))
         return index
 
     def finish(self) -> ShardList:
@@ -267,16 +288,17 @@ class ShardWriter:
         try:
             self.close_shard()
             entries = [self._shards[i] for i in range(len(self._names))]
-            hashes = [h if isinstance(h, str) else h.result() for _, _, h in entries]
+            sealed = [h if isinstance(h, tuple) else h.result() for _, _, h in entries]
         finally:
             self._sealer.shutdown(wait=True, cancel_futures=True)  # after a failure, queued fsyncs are moot
         return ShardList(
             names=list(self._names),
             rows=[rows for rows, _, _ in entries],
             sizes=[size for _, size, _ in entries],
-            hashes=hashes,
+            hashes=[digest for digest, _ in sealed],
             bytes_written=self.bytes_written,
             linked=self.linked,
+            batches=[batches for _, batches in sealed],
         )
 
     def abort(self) -> None:

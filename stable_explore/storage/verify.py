@@ -21,13 +21,22 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
+from stable_explore.storage.batches import BATCH_HASH_ALGORITHM, bad_columns
 from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, open_shard, read_sharded_cache_meta
 from stable_explore.storage.hashing import FILE_HASH_ALGORITHM, ContentDigest, hash_file
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["VerifyReport", "content_digest_of", "content_digest_of_files", "verify"]
+__all__ = [
+    "CacheCheck",
+    "Problem",
+    "VerifyReport",
+    "check_cache_dir",
+    "content_digest_of",
+    "content_digest_of_files",
+    "verify",
+]
 
 
 def content_digest_of(meta: ShardedCacheMeta) -> str:
@@ -49,6 +58,20 @@ def content_digest_of_files(paths: list[Path], segments: Iterable[Iterable[int]]
     return digest.hexdigest()
 
 
+_MAX_BATCH_LINES = 20  # per shard: a shard damaged throughout is not a thousand lines
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a cache: the file, and what is wrong with it."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
 @dataclass(frozen=True, repr=False)
 class VerifyReport:
     """What ``verify`` checked: all of it passed, or it would have raised."""
@@ -59,9 +82,17 @@ class VerifyReport:
     nbytes: int
     seconds: float
     hashed: bool
+    batch_digests: int = 0
+    """How many record batches were checked against their own digests (0: the cache records none)."""
 
     def __str__(self) -> str:
         how = f"{FILE_HASH_ALGORITHM} digests match" if self.hashed else "structure valid (seed-v1 cache: no digests)"
+        if self.hashed:
+            how += (
+                f", {self.batch_digests} record batch digests match"
+                if self.batch_digests
+                else "; no record batch digests (written before format revision 2: plain reads are not checked)"
+            )
         return (
             f"ok: {self.num_shards} shard(s), {self.num_rows} rows, {self.nbytes} bytes; "
             f"{how} ({self.seconds:.2f} s) - {self.cache_dir}"
@@ -71,8 +102,75 @@ class VerifyReport:
         return str(self)
 
 
+@dataclass
+class CacheCheck:
+    """Everything :func:`check_cache_dir` found about one cache directory."""
+
+    cache_dir: Path
+    problems: list[Problem]
+    meta: ShardedCacheMeta | None = None
+    bytes_read: int = 0
+    batches_checked: int = 0
+
+
+def check_cache_dir(cache_dir: Path) -> CacheCheck:
+    """Check one cache directory end to end, collecting every problem instead of stopping at the first.
+
+    Reads each shard once (its whole-file digest and each record batch's digest in one pass),
+    then checks its Arrow structure and row count, the rows' content digest, and the version id
+    (and, inside a catalog, that the directory is named after it).
+    """
+    cache_dir = Path(cache_dir)
+    check = CacheCheck(cache_dir, [])
+    try:
+        meta = read_sharded_cache_meta(cache_dir)
+    except CacheCorruptionError as exc:
+        check.problems.append(Problem(exc.path, exc.reason))
+        return check
+    check.meta = meta
+    for position, path in enumerate(meta.shard_paths):
+        batches = meta.batch_digests[position] if meta.batch_digests is not None else None
+        whole_file_ok = False
+        if meta.shard_hashes is not None:
+            found = hash_file(path)
+            check.bytes_read += meta.shard_sizes[position] if meta.shard_sizes else path.stat().st_size
+            whole_file_ok = found == meta.shard_hashes[position]
+            if not whole_file_ok:
+                msg = f"content digest {found} does not match the recorded {meta.shard_hashes[position]}"
+                check.problems.append(Problem(path, msg))
+        try:
+            table = open_shard(path)
+        except CacheCorruptionError as exc:
+            check.problems.append(Problem(exc.path, exc.reason))
+            continue
+        if batches is not None:
+            # the bytes the batch digests were made from, unchanged: they match; else name the damaged batches
+            bad = [] if whole_file_ok else bad_columns(batches, table.to_batches())
+            for batch, column in bad[:_MAX_BATCH_LINES]:
+                msg = f"record batch {batch}, column {column!r} does not match its {BATCH_HASH_ALGORITHM} digest"
+                check.problems.append(Problem(path, msg))
+            if len(bad) > _MAX_BATCH_LINES:
+                msg = f"... and {len(bad) - _MAX_BATCH_LINES} more (batch, column) digests do not match"
+                check.problems.append(Problem(path, msg))
+            check.batches_checked += len(batches.digests)
+        if table.num_rows != meta.shard_row_counts[position]:
+            msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
+            check.problems.append(Problem(path, msg))
+    recorded = meta.version_metadata.content_digest
+    if recorded is not None and not check.problems:
+        found = content_digest_of(meta)
+        if found != recorded:
+            msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
+            check.problems.append(Problem(cache_dir / METADATA_FILE, msg))
+    try:
+        _check_version_id(meta)
+    except CacheCorruptionError as exc:
+        check.problems.append(Problem(exc.path, exc.reason))
+    return check
+
+
 def verify(target: Any) -> VerifyReport:
-    """Re-hash every shard of a cache, check its structure, its rows' digest and its version id.
+    """Re-hash every shard and record batch of a cache, check its structure, its rows' digest and its version id.
 
     Parameters
     ----------
@@ -82,7 +180,7 @@ def verify(target: Any) -> VerifyReport:
     Returns
     -------
     VerifyReport
-        A short report when all is well.
+        A short report when all is well; it says whether the cache records batch digests.
 
     Raises
     ------
@@ -101,24 +199,11 @@ def verify(target: Any) -> VerifyReport:
     """
     cache_dir = Path(getattr(target, "cache_dir", target))
     started = time.perf_counter()
-    meta = read_sharded_cache_meta(cache_dir)
-    for position, path in enumerate(meta.shard_paths):
-        if meta.shard_hashes is not None:
-            found = hash_file(path)
-            if found != meta.shard_hashes[position]:
-                msg = f"content digest {found} does not match the recorded {meta.shard_hashes[position]}"
-                raise CacheCorruptionError(path, msg)
-        table = open_shard(path)
-        if table.num_rows != meta.shard_row_counts[position]:
-            msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
-            raise CacheCorruptionError(path, msg)
-    recorded = meta.version_metadata.content_digest
-    if recorded is not None:
-        found = content_digest_of(meta)
-        if found != recorded:
-            msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
-            raise CacheCorruptionError(cache_dir / METADATA_FILE, msg)
-    _check_version_id(meta)
+    meta = read_sharded_cache_meta(cache_dir)  # a missing cache raises CacheNotFoundError, as it always did
+    check = check_cache_dir(cache_dir)
+    if check.problems:
+        first = check.problems[0]
+        raise CacheCorruptionError(first.path, first.reason)
     return VerifyReport(
         cache_dir=cache_dir,
         num_shards=meta.num_shards,
@@ -126,6 +211,7 @@ def verify(target: Any) -> VerifyReport:
         nbytes=meta.nbytes,
         seconds=time.perf_counter() - started,
         hashed=meta.shard_hashes is not None,
+        batch_digests=check.batches_checked,
     )
 
 

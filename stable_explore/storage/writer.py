@@ -25,6 +25,7 @@ import pyarrow as pa
 import xxhash
 from filelock import FileLock
 
+from stable_explore._canonical import unencodable_text
 from stable_explore.errors import DuplicateKeyError, EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema.columns import KEY_COLUMN
 from stable_explore.storage.format import (
@@ -34,10 +35,12 @@ from stable_explore.storage.format import (
     FORMAT_NAME,
     FORMAT_REVISION,
     KEY_TYPES,
+    METADATA_DIGEST_FIELD,
     METADATA_FILE,
     SEGMENTED_FORMAT_VERSION,
     ShardedCacheMeta,
     meta_from_dict,
+    metadata_digest,
 )
 from stable_explore.storage.fsutil import publish_dir, temp_dir_beside, writing
 from stable_explore.storage.hashing import ContentDigest, row_hashes
@@ -95,7 +98,7 @@ class _BatchEncoder:
             self.key_type = _key_type_of(keys[0], first_index)
         try:
             return pa.array(keys, type=KEY_TYPES[self.key_type])
-        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
             for position, key in enumerate(keys):
                 if _key_type_of(key, first_index + position) != self.key_type:
                     msg = (
@@ -103,7 +106,24 @@ class _BatchEncoder:
                         f"{'ints' if self.key_type == 'int64' else 'strings'}; use one key type for all rows"
                     )
                     raise EncodingError(msg, index=first_index + position, key=key) from None
-            raise
+                problem = _key_problem(key)
+                if problem:
+                    raise EncodingError(problem, index=first_index + position, key=key) from exc
+            msg = f"keys of rows {first_index}-{first_index + len(keys) - 1} cannot be stored: {exc}"
+            raise EncodingError(msg, index=first_index) from exc
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _key_problem(key: Any) -> str | None:
+    """Why one key cannot be stored (outside int64, or text UTF-8 cannot encode), or None."""
+    if isinstance(key, str):
+        problem = unencodable_text(key)
+        return f"the key cannot be stored as UTF-8 ({problem}); clean the key" if problem else None
+    if not _INT64_MIN <= int(key) <= _INT64_MAX:
+        return f"int keys must fit in int64 ([-2**63, 2**63 - 1]), got {int(key)}; use smaller ints or string keys"
+    return None
 
 
 def _key_hashes(keys: pa.Array) -> np.ndarray:
@@ -298,6 +318,10 @@ def shard_metadata(
         "key_type": key_type,
         "compression": compression,
         "content_digest": content_digest,
+        # format revision 2: where each record batch ends in its shard, and its digest (None: not recorded)
+        "batch_digests": [b.to_json() if b is not None else None for b in shards.batches]
+        if len(shards.batches) == len(shards.names)
+        else [None] * len(shards.names),
     }
     if segments is not None:
         meta["row_segments"] = segments
@@ -305,11 +329,13 @@ def shard_metadata(
 
 
 def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
-    """Write ``_metadata.json`` (fsynced) into a cache directory being built."""
+    """Write ``_metadata.json`` (fsynced) into a cache directory being built, sealed with its own digest."""
     path = cache_dir / METADATA_FILE
+    sealed = {k: v for k, v in meta.items() if k != METADATA_DIGEST_FIELD}
+    sealed[METADATA_DIGEST_FIELD] = metadata_digest(sealed)
     with writing(path), path.open("w", encoding="utf-8") as f:
         # key order kept: the order of "features" is the column order
-        json.dump(meta, f, indent=2, allow_nan=False)
+        json.dump(sealed, f, indent=2, allow_nan=False)
         f.flush()
         os.fsync(f.fileno())
 

@@ -380,6 +380,7 @@ class Draft:
                         rows=meta.shard_row_counts[file_id],
                         size=meta.shard_sizes[file_id],
                         digest=meta.shard_hashes[file_id],
+                        batches=meta.batch_digests[file_id] if meta.batch_digests is not None else None,
                     )
                 add(linked[file_id], file_start + int(base[begin] - offsets[part]), end - begin)
                 if on_rows is not None:

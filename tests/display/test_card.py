@@ -195,7 +195,15 @@ def test_a_card_without_images_or_labels_has_no_strip_or_counts(tmp_path: Path) 
 
 
 def test_an_unreadable_image_is_marked_and_the_rest_still_shown(tmp_path: Path, jpegs: list[bytes]) -> None:
-    broken = jpegs[0][:40]  # a JPEG header with no image data
+    import numpy as np
+    from PIL import Image as PILImage
+
+    buffer = io.BytesIO()
+    PILImage.fromarray(np.arange(256, dtype=np.uint8).reshape(16, 16)).save(buffer, format="PNG")
+    damaged = bytearray(buffer.getvalue())
+    start = damaged.index(b"IDAT") + 8
+    damaged[start : start + 8] = b"\x00" * 8  # header and end intact (so it is stored), image data damaged
+    broken = bytes(damaged)
     features = Features(image=Image(), label=ClassLabel(names=NAMES))
     rows = [{"image": broken, "label": 0}] + [{"image": jpegs[i], "label": 1} for i in range(1, 4)]
     ds = se.build(rows, features, name="broken", home=tmp_path, progress=False)

@@ -87,6 +87,7 @@ def test_row_segments_are_checked_against_their_shards(tmp_path: Path, pet_featu
     meta = write_pets(tmp_path, pet_features, jpegs, 100, batch_size=50, shard_size_bytes=1)
     meta_path = meta.cache_dir / "_metadata.json"
     raw = json.loads(meta_path.read_text())
+    del raw["metadata_digest"]  # hand-made segments, as metadata written before format revision 2
     segmented = {**raw, "cache_format_version": 2, "row_segments": [[1, 10, 40], [0, 0, 50]], "num_rows": 90}
     meta_path.write_text(json.dumps(segmented))
     again = read_sharded_cache_meta(meta.cache_dir)
@@ -109,10 +110,12 @@ def test_row_segments_only_count_in_format_2(big_shards: CachedDataset, tmp_path
 
     meta_path = big_shards.cache_dir / "_metadata.json"
     raw = json.loads(meta_path.read_text())
+    del raw["metadata_digest"]  # as a cache written before format revision 2 (the digest would refuse the edits)
     meta_path.write_text(json.dumps({**raw, "row_segments": [[0, 400, 10]]}))  # format 1: ignored
     assert read_sharded_cache_meta(big_shards.cache_dir).row_segments is None
     assert len(se.load(big_shards.cache_dir)) == 2000
     empty = {**raw, "cache_format_version": 2, "row_segments": [], "num_rows": 0}
+    del empty["version_id"]  # an id that no longer matches the content would be refused when loaded
     meta_path.write_text(json.dumps(empty))
     reloaded = se.load(big_shards.cache_dir)
     assert len(reloaded) == 0

@@ -49,5 +49,9 @@ def test_verify_catches_a_tampered_row_segment(big_shards: CachedDataset) -> Non
     run = next(r for r in raw["row_segments"] if r[1] > 0)
     run[1] -= 1  # the same run one row earlier: same lengths, different rows
     meta_path.write_text(json.dumps(raw))
+    with pytest.raises(se.CacheCorruptionError, match=r"does not match its own 'metadata_digest'"):
+        se.verify(saved.cache_dir)  # the metadata's own digest catches the edit when it is read
+    del raw["metadata_digest"]  # as a cache written before format revision 2 would be
+    meta_path.write_text(json.dumps(raw))
     with pytest.raises(se.CacheCorruptionError, match=r"rows .* give"):
         se.verify(saved.cache_dir)

@@ -1,0 +1,121 @@
+"""``se.fsck`` and ``stable-explore fsck``: one line per problem naming the file, exit status, MB/s."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import stable_explore as se
+from stable_explore import CacheNotFoundError, Features, Value
+from tests.reliability.trials import edit_metadata, flip_byte
+
+ROOT = Path(__file__).resolve().parents[2]
+F = Features(x=Value("int64"), s=Value("string"))
+
+
+def rows(n: int, offset: int = 0):
+    for i in range(n):
+        yield {"x": i + offset, "s": f"r{i}"}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    se.build(rows, F, args=(3000,), name="a", home=home, progress=False, batch_size=500)
+    se.build(rows, F, args=(2000, 7), name="a", home=home, progress=False, batch_size=500)
+    se.build(rows, F, args=(100,), name="b", home=home, progress=False)
+    return home
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "stable_explore.cli", "--home", str(home), "fsck", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+
+
+def test_a_healthy_catalog_passes_and_reports_its_speed(home: Path) -> None:
+    report = se.fsck(home=home)
+    assert report.ok, str(report)
+    assert (report.datasets, report.versions) == (2, 3)
+    assert report.batches == 6 + 4 + 1
+    assert report.mb_per_s > 0
+    assert str(report).startswith("no problems: 2 dataset(s), 3 version(s)")
+    assert "MB/s" in str(report)
+    result = _cli(home)
+    assert result.returncode == 0, result.stderr
+    assert "no problems" in result.stdout
+
+
+def test_every_problem_is_one_line_naming_its_file(home: Path) -> None:
+    latest = se.load("a", home=home)
+    shard = latest.cache_meta.shard_paths[0]
+    flip_byte(shard, shard.stat().st_size // 2)
+    (home / "a" / "refs" / "broken").write_bytes(b"\xff\xfe\x00")
+    (home / "a" / "refs" / "nowhere").write_text("0123456789abcdef\n")
+    (home / "a" / "sources" / "feedfacefeedface").write_text("fedcba9876543210\n")
+    (home / "b" / "versions" / "abcdefabcdefabcd").mkdir()  # a version dir without metadata
+    b = se.load("b", home=home)
+    edit_metadata(b.cache_dir, lambda raw: raw.update(description="forged"))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    leftover = home / "a" / "versions" / f".staging.tmp-{os.uname().nodename}-{dead.stdout.strip()}-0a1b2c3d"
+    leftover.mkdir()
+
+    report = se.fsck(home=home)
+    lines = str(report).splitlines()
+    assert len(lines) == len(report.problems) + 1
+    text = "\n".join(lines)
+    assert f"{shard}: content digest" in text
+    assert f"{shard}: record batch" in text
+    assert f"{home / 'a' / 'refs' / 'broken'}: the ref is not UTF-8 text" in text
+    assert f"{home / 'a' / 'refs' / 'nowhere'}: the ref points to version 0123456789abcdef" in text
+    assert f"{home / 'a' / 'refs' / 'latest'}: the ref points to version {latest.version}" in text
+    assert f"{home / 'a' / 'sources' / 'feedfacefeedface'}: the source record names version fedcba9876543210" in text
+    assert f"{home / 'b' / 'versions' / 'abcdefabcdefabcd'}: a version directory without _metadata.json" in text
+    assert f"{b.cache_dir / '_metadata.json'}: version id" in text
+    assert f"{leftover}: left behind by process" in text
+    assert lines[-1].startswith(f"{len(report.problems)} problem(s)")
+
+    result = _cli(home)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[:-1] == lines[:-1]
+    only_b = _cli(home, "b")
+    assert only_b.returncode == 1
+    assert all("/b/" in line for line in only_b.stdout.splitlines()[:-1])
+
+
+def test_a_version_directory_named_against_its_content_is_reported(home: Path) -> None:
+    b = se.load("b", home=home)
+    renamed = b.cache_dir.with_name("0000000000000000")
+    b.cache_dir.rename(renamed)
+    report = se.fsck("b", home=home)
+    assert any(str(p).startswith(f"{renamed / '_metadata.json'}: version id") for p in report.problems)
+    assert any("refs/latest: the ref points to version" in str(p) for p in report.problems)
+
+
+def test_an_old_cache_without_batch_digests_is_checked_by_its_shard_digests(home: Path) -> None:
+    b = se.load("b", home=home)
+    edit_metadata(b.cache_dir, lambda raw: raw.pop("batch_digests"), keep_digest=False)
+    report = se.fsck("b", home=home)
+    assert report.ok, str(report)
+    assert report.batches == 0
+
+
+def test_fsck_of_an_unknown_name_says_so(home: Path) -> None:
+    with pytest.raises(CacheNotFoundError, match="no dataset named 'zzz'"):
+        se.fsck("zzz", home=home)
+    result = _cli(home, "zzz")
+    assert result.returncode == 1
+    assert "no dataset named 'zzz'" in result.stderr
+
+
+def test_an_empty_dataset_left_by_a_failed_first_build_is_one_line(home: Path) -> None:
+    with pytest.raises(se.EncodingError):
+        se.build([{"x": "not an int", "s": "a"}], F, name="failed", home=home, progress=False)
+    report = se.fsck("failed", home=home)
+    assert [str(p) for p in report.problems] == [
+        f"{home / 'failed'}: an empty dataset: no versions and no refs (left by a first build that failed)"
+    ]
