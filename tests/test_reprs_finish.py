@@ -178,3 +178,36 @@ def test_a_failed_build_closes_its_bar_with_the_failure(tmp_path: Path, capsys: 
     assert "at row 2,100" in final
     assert "2,000 rows written before" in final
     assert "\x1b[31m" in final or "red" in final or "failed" in final
+
+
+def test_a_failed_bar_in_a_notebook_turns_red_with_the_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tqdm.auto
+    import tqdm.notebook
+
+    from stable_explore.display.progress import progress_bar
+
+    bars: list[Any] = []
+
+    class Recorded(tqdm.notebook.tqdm):  # type: ignore[misc, name-defined]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recorded)
+    error = se.errors.EncodingError("bad value")
+    error.index = 1234
+
+    def fail_after_one_batch() -> None:
+        with progress_bar("digits", None) as on_batch:
+            on_batch(1000, 2048)
+            raise error
+
+    with pytest.raises(se.errors.EncodingError):
+        fail_after_one_batch()
+    (bar,) = bars
+    title, _, text = (getattr(w, "value", "") for w in bar.container.children)
+    assert bar.container.children[1].bar_style == "danger"
+    assert "failed" in title.replace("\u2007", " ")
+    shown = text.replace("\u2007", " ")  # tqdm's notebook bar spaces with figure spaces
+    assert "1000/?" in shown
+    assert "EncodingError at row 1,234 (1,000 rows written before)" in shown
