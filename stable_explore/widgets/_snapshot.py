@@ -21,8 +21,12 @@ Example
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["snapshot_html"]
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["SnapshotMixin", "snapshot_html"]
 
 _STYLE = """
 .jp-OutputArea-child:has(.se-static):has(+ .jp-OutputArea-child .se-browser) { display: none; }
@@ -39,3 +43,46 @@ def snapshot_html(card_html: str, model_id: str) -> str:
         f"<style>{_STYLE}</style>"
         f'<div class="se-static-note">{html.escape(note)}</div>{card_html}</div>'
     )
+
+
+class SnapshotMixin:
+    """How the shard browser displays itself: the snapshot, then the widget."""
+
+    if TYPE_CHECKING:  # what ShardBrowser provides
+        _ds: CachedDataset
+        _display_id: str | None
+        model_id: Any
+
+        def _repr_mimebundle_(self, **kwargs: Any) -> Any: ...
+
+    def snapshot_html(self) -> str:
+        """The static snapshot shown where the live widget cannot be (see :meth:`_ipython_display_`)."""
+        return snapshot_html(self._ds._repr_html_(), self.model_id)
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Two outputs: a static snapshot (the dataset's card), then the live widget.
+
+        A notebook saved without widget state and reopened has no model for the widget: JupyterLab
+        would show "Error displaying widget: model not found". The snapshot's own style hides that
+        message there, and hides the snapshot itself while the live widget is shown after it.
+        """
+        import IPython.display
+
+        display: Any = IPython.display.display  # untyped
+        data, metadata = self._repr_mimebundle_(**kwargs)
+        widget_bundle = {k: v for k, v in data.items() if k != "text/html"}
+        self._display_id = self._display_id or f"se-static-{self.model_id}"
+        display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
+        display(widget_bundle, raw=True, metadata=metadata)
+
+    def _update_snapshot(self) -> None:
+        """Point the saved snapshot at the version now browsed (after ``save``)."""
+        if self._display_id is None:
+            return
+        try:
+            import IPython.display
+
+            update_display: Any = IPython.display.update_display  # untyped
+            update_display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
+        except Exception:  # noqa: BLE001 - outside a kernel there is nothing to update
+            return

@@ -44,16 +44,14 @@ from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.schema.image_formats import sniff
 from stable_explore.versioning.edits import Draft
+from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import (
-    HISTOGRAM_BINS,
     field_kinds,
     field_mask,
-    histogram,
-    make_filter,
     sort_order,
-    value_range,
 )
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
+from stable_explore.widgets._snapshot import SnapshotMixin
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:
@@ -78,7 +76,7 @@ def _number_or_none(value: Any) -> float | None:
     return float(value)
 
 
-class ShardBrowser(anywidget.AnyWidget):
+class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows.
 
     Get one with ``ds.browse()`` or ``se.browse("name@version")``.
@@ -201,25 +199,6 @@ class ShardBrowser(anywidget.AnyWidget):
             "fields": self._field_info(),
         }
 
-    def _field_info(self) -> list[dict[str, Any]]:
-        """The columns that filter and sort by value, with the range of each number column (for its histogram)."""
-        info = []
-        for name, kind in self._kinds.items():
-            entry: dict[str, Any] = {"name": name, "kind": kind}
-            if kind == "number" and len(self._ds):
-                bounds = value_range(self._value_column(name))
-                if bounds is not None:
-                    entry["min"], entry["max"] = bounds
-            info.append(entry)
-        return info
-
-    def _value_column(self, name: str) -> Any:
-        """One whole column, in Arrow, read once per version."""
-        column = self._value_columns.get(name)
-        if column is None:
-            column = self._value_columns[name] = self._ds.arrow_column(name)
-        return column
-
     # -- the dataset side ------------------------------------------------------
 
     @property
@@ -233,68 +212,6 @@ class ShardBrowser(anywidget.AnyWidget):
     def flagged_rows(self) -> CachedDataset:
         """The flagged rows as a view of the dataset."""
         return self._ds.take(sorted(self.flagged))
-
-    @property
-    def view(self) -> CachedDataset:
-        """The rows the browser shows (every filter applied, in the order shown), as a view of the dataset."""
-        return self._ds.take(self._rows)
-
-    @property
-    def filter(self) -> dict[str, Any]:
-        """The filter state, as plain values: shard, labels (by name), search text, value filters and sort.
-
-        ``browser.view`` is the dataset these select. Set them with ``browser.shard``,
-        ``browser.label_filter``, ``browser.search``, :meth:`where` and :meth:`sort`.
-        """
-        names = list(self.class_names)
-        return {
-            "shard": self.shard if self.shard >= 0 else None,
-            "labels": [names[i] if 0 <= i < len(names) else i for i in self.label_filter],
-            "search": self.search.strip() or None,
-            "fields": [dict(f) for f in self.field_filters],
-            "sort": (self.sort_by, "descending" if self.sort_desc else "ascending") if self.sort_by else None,
-            "rows": self.num_rows,
-        }
-
-    def where(
-        self,
-        column: str,
-        *,
-        min: float | None = None,
-        max: float | None = None,
-        equals: Any = None,
-        contains: str | None = None,
-    ) -> None:
-        """Keep rows whose ``column`` is in [min, max], equals a value, or (strings) contains a text.
-
-        Replaces any earlier filter on that column; ``where(column)`` with nothing else removes it.
-        Computed in Arrow over the whole column.
-        """
-        others = [f for f in self.field_filters if f.get("column") != column]
-        if min is None and max is None and equals is None and contains in (None, ""):
-            if column not in self._kinds:
-                make_filter(self._kinds, column, equals=0)  # raises the error that names the columns
-            self.field_filters = others
-            return
-        spec = make_filter(self._kinds, column, min=min, max=max, equals=equals, contains=contains)
-        self.field_filters = [*others, spec]
-
-    def clear_filters(self) -> None:
-        """Remove every value filter (labels, shard and search stay)."""
-        self.field_filters = []
-
-    def sort(self, column: str | None = None, *, descending: bool = False) -> None:
-        """Show rows ordered by ``column`` (a number or string column); ``sort()`` goes back to row order."""
-        if column and column not in self._kinds:
-            msg = f"cannot sort by {column!r}; the number and string columns are {sorted(self._kinds)}"
-            raise InvalidOptionError(msg)
-        self._ready = False
-        try:
-            self.sort_by = column or ""
-            self.sort_desc = bool(descending) and bool(column)
-        finally:
-            self._ready = True
-        self._refilter()
 
     def _label_array(self) -> np.ndarray:
         if self._labels is None:
@@ -363,15 +280,6 @@ class ShardBrowser(anywidget.AnyWidget):
             self.page = 0  # the observer sends the page
         elif send:
             self.send_page()
-
-    def _histograms(self, rows: np.ndarray) -> dict[str, list[int]]:
-        """A small histogram per number column over the rows kept (bins over the column's whole range)."""
-        out = {}
-        for entry in self.fields:
-            if entry.get("kind") == "number" and "min" in entry:
-                values = self._value_column(entry["name"]).take(rows)
-                out[entry["name"]] = histogram(values, lo=entry["min"], hi=entry["max"], bins=HISTOGRAM_BINS)
-        return out
 
     @t.validate("page")
     def _valid_page(self, proposal: Any) -> int:
@@ -708,40 +616,6 @@ class ShardBrowser(anywidget.AnyWidget):
         data = dict(data)
         data["text/html"] = self._ds._repr_html_()
         return data, metadata
-
-    def snapshot_html(self) -> str:
-        """The static snapshot shown where the live widget cannot be (see :meth:`_ipython_display_`)."""
-        from stable_explore.widgets._snapshot import snapshot_html
-
-        return snapshot_html(self._ds._repr_html_(), self.model_id)
-
-    def _ipython_display_(self, **kwargs: Any) -> None:
-        """Two outputs: a static snapshot (the dataset's card), then the live widget.
-
-        A notebook saved without widget state and reopened has no model for the widget: JupyterLab
-        would show "Error displaying widget: model not found". The snapshot's own style hides that
-        message there, and hides the snapshot itself while the live widget is shown after it.
-        """
-        import IPython.display
-
-        display: Any = IPython.display.display  # untyped
-        data, metadata = self._repr_mimebundle_(**kwargs)
-        widget_bundle = {k: v for k, v in data.items() if k != "text/html"}
-        self._display_id = self._display_id or f"se-static-{self.model_id}"
-        display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
-        display(widget_bundle, raw=True, metadata=metadata)
-
-    def _update_snapshot(self) -> None:
-        """Point the saved snapshot at the version now browsed (after ``save``)."""
-        if self._display_id is None:
-            return
-        try:
-            import IPython.display
-
-            update_display: Any = IPython.display.update_display  # untyped
-            update_display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
-        except Exception:  # noqa: BLE001 - outside a kernel there is nothing to update
-            return
 
     def __repr__(self) -> str:
         return f"ShardBrowser({self._ds!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"
