@@ -54,6 +54,7 @@ def test_numeric_range_string_equals_and_contains(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     browser.where("score", min=10, max=20)  # score = i / 2: rows 20..40
     assert browser.num_rows == 21
+    assert browser.label_counts == [7, 7, 7]  # the label chips count under the value filters
     assert browser.view.base_rows().tolist() == list(range(20, 41))
     assert sum(browser.histograms["score"]) == 21  # the histogram follows the filters
     browser.where("name", contains="N3")  # case-insensitive: n30..n39 and n3 is out of range

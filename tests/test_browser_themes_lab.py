@@ -26,7 +26,7 @@ pytest.importorskip("playwright.sync_api", reason="playwright is in the test ext
 
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "_static" / "screenshots"
-VIEWPORT = (1280, 900)  # a laptop screen; JupyterLab's file browser open beside the notebook
+VIEWPORT = (1280, 1500)  # a laptop's width (file browser open beside the notebook), tall enough for whole shots
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
 CELLS = [
@@ -224,6 +224,11 @@ def test_value_filters_sort_and_histograms(lab: tuple[Any, str, Any]) -> None:
     assert "'sort': ('ink', 'descending')" in output
     shown = int(output.split()[1])
     wait_rows(page, shown)
+    # the filter controls stay on one line with filters active; each label chip counts under them
+    height = page.eval_on_selector("[data-testid=se-filterbar]", "e => e.getBoundingClientRect().height")
+    assert height < 2 * page.eval_on_selector("[data-testid=se-field-apply]", "e => e.getBoundingClientRect().height")
+    counts = page.eval_on_selector_all("[data-testid=se-filter-label] .se-count", "els => els.map(e => e.textContent)")
+    assert sum(int(c.replace(",", "")) for c in counts) == shown
     page.locator("[data-testid=se-browser]").screenshot(path=str(SHOTS / "browser-filters-light.png"))
     # remove both filters and the sort
     for _ in range(2):
@@ -322,6 +327,20 @@ def test_save_refreshes_the_detail_and_the_diff_shows_galleries(lab: tuple[Any, 
     assert removed.first.locator("img").evaluate("img => img.decode().then(() => img.naturalWidth)") > 0
     assert "shard files:" in output
     cell_output(page, 3).screenshot(path=str(SHOTS / "diff-light.png"))
+    # the diff in the dark theme: its text stays readable
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=60_000)
+    page.wait_for_function(
+        "() => getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor !== 'rgb(255, 255, 255)'",
+        timeout=30_000,
+    )
+    shard_line = cell_output(page, 3).get_by_text("shard files:")
+    text = shard_line.evaluate("e => getComputedStyle(e).color")
+    rgb = tuple(float(x) for x in text[text.index("(") + 1 : -1].split(",")[:3])
+    assert contrast(rgb, colour(page, ".jp-Notebook", "backgroundColor")) > 4.5
+    cell_output(page, 3).screenshot(path=str(SHOTS / "diff-dark.png"))
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
 
 
 def test_a_saved_notebook_reopened_shows_the_static_snapshot(lab: tuple[Any, str, Any]) -> None:

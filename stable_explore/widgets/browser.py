@@ -253,17 +253,17 @@ class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
             keep &= self._shard_array() == self.shard
         if self.search.strip() and self._text_columns:
             keep &= self._search_mask(self.search.strip())
-        if self.label_column:
+        for spec in self.field_filters:
+            column = str(spec.get("column", ""))
+            if column in self._kinds:
+                keep &= field_mask(self._value_column(column), spec)
+        if self.label_column:  # each chip counts its class under every other filter
             labels = self._label_array()
             classes = len(self.class_names)
             counted = labels[keep]
             self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
             if self.label_filter:
                 keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
-        for spec in self.field_filters:
-            column = str(spec.get("column", ""))
-            if column in self._kinds:
-                keep &= field_mask(self._value_column(column), spec)
         rows = np.flatnonzero(keep)
         if self.sort_by in self._kinds and len(rows):
             values = self._value_column(self.sort_by).take(rows)

@@ -67,7 +67,7 @@ function render({ model, el }) {
   const sortDir = h("button", { "data-testid": "se-sort-dir", title: "ascending / descending", text: "↑" });
   const hists = h("div", { class: "se-hists", "data-testid": "se-histograms" });
   const filterbar = h("div", { class: "se-toolbar se-filterbar", "data-testid": "se-filterbar" }, [
-    fieldSelect, fieldMin, fieldMax, fieldOp, fieldText, fieldApply, fieldChips,
+    fieldSelect, fieldMin, fieldMax, fieldOp, fieldText, fieldApply,
     h("span", { class: "se-spacer" }), h("span", { class: "se-muted", text: "sort" }), sortSelect, sortDir,
   ]);
   const dropFlagged = h("button", { "data-testid": "se-drop-flagged", title: "make the flagged rows a pending drop", text: "drop flagged" });
@@ -91,7 +91,7 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, toolbar, filterbar, hists, labelBar, editbar, statusRow, body);
+  root.append(title, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
   let cells = [];
@@ -212,6 +212,7 @@ function render({ model, el }) {
   }
 
   function drawFieldChips() {
+    fieldChips.hidden = !(model.get("field_filters") || []).length;
     fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
       const remove = h("button", { class: "se-x", title: "remove this filter", text: "×" });
       remove.addEventListener("click", () => model.send({ type: "where", column: spec.column }));
