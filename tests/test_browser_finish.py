@@ -139,10 +139,17 @@ def test_detail_of_a_large_png_says_its_stored_size(tmp_path: Path) -> None:
     ds = se.build(
         [{"image": buffer.getvalue()}], se.Features(image=se.Image()), name="big", home=tmp_path, progress=False
     )
-    content, buffers = ds.browse().detail_message(0)
+    browser = ds.browse()
+    content, buffers = browser.detail_message(0)
     assert content["image"]["width"] == 1500
     assert content["image"]["format"] == "PNG"
     assert max(PILImage.open(io.BytesIO(buffers[0])).size) == 1024  # what is sent is bounded
+    content, buffers = browser.detail_message(0, full=True)  # "1:1" asks for the stored size
+    assert content["full"] is True
+    assert buffers[0] == buffer.getvalue()  # a PNG is sent as stored
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "detail", "row": 0, "full": True}, [])
+    assert sent.messages[-1][0]["full"] is True
 
 
 # -- 2. after "save version", everything in view comes from the new version -----------------

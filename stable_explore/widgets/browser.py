@@ -62,6 +62,7 @@ __all__ = ["ShardBrowser"]
 _STATIC = Path(__file__).parent / "static"
 PAGE_SIZES = (24, 48, 96, 192)
 DETAIL_MAX_PX = 1024
+FULL_MAX_PX = 8192  # "1:1" of an image in a format browsers cannot show: converted up to this size
 _TEXT_LIMIT = 200
 
 
@@ -369,8 +370,11 @@ class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
         table = self._ds.take(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
 
-    def detail_message(self, row: int) -> tuple[dict[str, Any], list[bytes]]:
-        """Every field of one row, its key and shard, and its image (bounded to DETAIL_MAX_PX)."""
+    def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+        """Every field of one row, its key and shard, and its image (bounded to DETAIL_MAX_PX).
+
+        ``full``: the image at its stored size (for "1:1"): as stored if browsers show its format.
+        """
         row = int(row)
         if not 0 <= row < len(self._ds):
             msg = f"row {row} is out of range for {len(self._ds)} rows"
@@ -404,24 +408,26 @@ class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
         }
         if self._image_column is not None and stored.get(self._image_column) is not None:
             value = stored[self._image_column]
-            data, mime = self._detail_image(value)
+            data, mime = self._detail_image(value, full=full)
             content["mime"] = mime
+            content["full"] = full
             content["image"] = image_info(value, self._ds.features[self._image_column])
             buffers.append(data)
         return content, buffers
 
-    def _detail_image(self, value: Any) -> tuple[bytes, str]:
+    def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
         feature = self._ds.features[self._image_column or ""]
         if isinstance(feature, Array3D):
             return encode_thumbnail(array_thumbnail(feature.decode_value(value), 512), quality=90)
         from PIL import Image as PILImage
 
+        bound = FULL_MAX_PX if full else DETAIL_MAX_PX
         with PILImage.open(io.BytesIO(value)) as image:
-            small_enough = max(image.size) <= DETAIL_MAX_PX
+            small_enough = full or max(image.size) <= bound
         kind = sniff(value)
         if small_enough and kind is not None and kind.browser:
             return bytes(value), kind.mime
-        return encode_thumbnail(open_thumbnail(value, DETAIL_MAX_PX), quality=90)
+        return encode_thumbnail(open_thumbnail(value, bound), quality=90)
 
     def _position_in_filter(self, row: int) -> int:
         """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
@@ -558,8 +564,8 @@ class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
                     return
         self.send({"type": "detail_closed", "reason": f"key {_text(key, 60)} is not in {self._ds.ref}"})
 
-    def _send_detail(self, row: int) -> None:
-        reply, reply_buffers = self.detail_message(row)
+    def _send_detail(self, row: int, *, full: bool = False) -> None:
+        reply, reply_buffers = self.detail_message(row, full=full)
         self._detail_row = row
         self.send(reply, reply_buffers)
 
@@ -572,7 +578,7 @@ class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
                 row = int(content["row"])
                 if content.get("step"):
                     row = self.neighbour(row, int(content["step"]))
-                self._send_detail(row)
+                self._send_detail(row, full=bool(content.get("full")))
             elif kind == "detail_closed":
                 self._detail_row = None
             elif kind == "where":

@@ -367,7 +367,8 @@ function render({ model, el }) {
   }
 
   function requestDetail(row, step) {
-    model.send({ type: "detail", row, step });
+    // at 1:1 the image comes at its stored size; otherwise bounded to 1024 px
+    model.send({ type: "detail", row, step, full: zoom === "1:1" });
   }
 
   function drawDetail(msg, buffers) {
@@ -412,7 +413,12 @@ function render({ model, el }) {
         describe();
       };
       fit.addEventListener("click", () => { zoom = "fit"; applyZoom(); });
-      actual.addEventListener("click", () => { zoom = "1:1"; applyZoom(); });
+      actual.addEventListener("click", () => {
+        zoom = "1:1";
+        applyZoom();
+        // the image sent was made smaller than stored: ask for it at its stored size
+        if (!msg.full && image.width !== undefined && img.naturalWidth && img.naturalWidth < image.width) requestDetail(msg.row, 0);
+      });
       img.addEventListener("load", applyZoom);
       img.src = url;
       describe();
