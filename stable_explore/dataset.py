@@ -247,6 +247,21 @@ class CachedDataset:
         msg = f"{type(self).__name__!r} object has no attribute {name!r}"
         raise AttributeError(msg)
 
+    def __dir__(self) -> list[str]:
+        """Attributes for tab completion: the methods, plus ``DESCR``, ``LICENSE``, ``HASHES`` and user keys."""
+        record = self._meta.version_metadata
+        upper = [
+            "DESCR",
+            "LICENSE",
+            "HASHES",
+            *(k.upper() for k in record.metadata if isinstance(k, str) and k.islower() and k.isidentifier()),
+        ]
+        return sorted({*super().__dir__(), *upper})
+
+    def _ipython_key_completions_(self) -> list[str]:
+        """Column names, offered by IPython after ``ds["``."""
+        return list(self._features)
+
     # -- rows and views ------------------------------------------------------
 
     def __len__(self) -> int:
@@ -462,10 +477,18 @@ class CachedDataset:
         Parameters
         ----------
         images:
-            ``"bytes"`` (encoded bytes, fastest), ``"pil"`` (PIL images),
-            ``"thumbnail"`` (PIL images at most ``thumbnail_size`` px),
-            ``"path"`` (image files written once under ``image_dir``), or
-            ``"drop"`` (no image columns).
+            What each image cell holds:
+
+            - ``"bytes"`` (default, fastest): the encoded file bytes (JPEG, PNG, ...), as stored;
+            - ``"pil"``: decoded ``PIL.Image.Image`` objects at full size;
+            - ``"thumbnail"``: PIL images no larger than ``thumbnail_size`` pixels (cheap to keep many);
+            - ``"path"``: paths of image files written once under ``image_dir``
+              (for tools that read files);
+            - ``"drop"``: no image columns.
+
+            pandas prints a PIL image as ``<PIL.Image.Image ...>`` text. To see the images in a
+            notebook, wrap the frame: ``stable_explore.display.show(df)`` draws every image cell
+            (PIL or bytes) as an inline thumbnail.
         columns:
             Only these columns.
 

@@ -4,8 +4,8 @@ Code in site-packages, the standard library and stable-explore itself is library
 fingerprinted. Everything else (a notebook, a script, a module beside it, a package installed in
 development mode) is the user's, and its code is hashed from its source text and its bytecode.
 
-Example
--------
+Examples
+--------
 >>> import os
 >>> is_user_file(os.__file__), is_user_file("<ipython-input-3-1a2b>")
 (False, True)

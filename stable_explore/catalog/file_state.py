@@ -7,8 +7,8 @@ with ``check_content=True`` each file's bytes are hashed too, for file systems w
 modification times cannot be trusted. The listing is kept beside the catalog's source records,
 so a rebuild can say which files were added, removed or changed.
 
-Example
--------
+Examples
+--------
 >>> import pathlib, tempfile
 >>> root = pathlib.Path(tempfile.mkdtemp())
 >>> (root / "cat").mkdir()

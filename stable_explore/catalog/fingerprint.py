@@ -9,8 +9,8 @@ containers, numpy arrays and Generators, pandas objects, PIL images, torch tenso
 dataclasses and instances of the user's classes by their fields). A value with no faithful
 content hash is *unstable*: the build runs anyway, and says so by name.
 
-Example
--------
+Examples
+--------
 >>> import numpy as np
 >>> tokens = Tokenizer()
 >>> tokens.value(np.random.default_rng(0), "rng") == Tokenizer().value(np.random.default_rng(0), "rng")

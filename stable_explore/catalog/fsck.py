@@ -4,8 +4,8 @@ It re-hashes every shard and record batch, checks each version directory's name 
 id its metadata implies, every ref and source record, row segments and content digests, and
 reports what killed processes left behind. It never changes anything: ``gc`` cleans up.
 
-Example
--------
+Examples
+--------
 >>> import tempfile, stable_explore as se
 >>> from stable_explore.catalog import Catalog
 >>> home = tempfile.mkdtemp()

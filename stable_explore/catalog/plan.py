@@ -256,8 +256,8 @@ def _feature_text(spec: Mapping[str, Any]) -> str:
 def describe_feature_changes(old: Mapping[str, Any], new: Mapping[str, Any], *, show: int = 5) -> list[str]:
     """What differs between two features (as ``Features.to_dict()``): ``label: class 'ten' added``.
 
-    Example
-    -------
+    Examples
+    --------
     >>> describe_feature_changes({"label": {"_type": "ClassLabel", "names": ["a"]}},
     ...                          {"label": {"_type": "ClassLabel", "names": ["a", "b"]}, "x": {"_type": "Image"}})
     ["column 'x' added (Image())", "label: class 'b' added"]

@@ -17,9 +17,24 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
 STRIP_LENGTH = 8
+GALLERY_PAGE = 24
 CHANGED_ROWS_SHOWN = 12
 THUMB_PX = 64
 _MAX_LABELS_SHOWN = 12
+
+
+# JupyterLab's theme variables, with light fallbacks where they are not defined (GitHub, nbviewer)
+FG = "var(--jp-ui-font-color1, #1f2328)"
+FG_MUTED = "var(--jp-ui-font-color2, #555)"
+BORDER = "var(--jp-border-color2, #ccc)"
+BG = "var(--jp-layout-color1, transparent)"
+BAR = "var(--jp-brand-color1, #6a8fd6)"
+WARN = "var(--jp-warn-color0, #b35900)"
+ERROR = "var(--jp-error-color1, #b00)"
+CARD_STYLE = (
+    f"font-family:var(--jp-ui-font-family, sans-serif);font-size:13px;color:{FG};background:{BG};"
+    f"border:1px solid {BORDER};border-radius:6px;padding:8px"
+)
 
 
 def _esc(value: Any) -> str:
@@ -42,7 +57,7 @@ def _label_rows(ds: CachedDataset) -> tuple[str, str]:
     peak = max((c for _, c in top), default=0) or 1
     rows = "".join(
         f"<tr><td>{_esc(label)}</td><td style='text-align:right'>{count:,}</td>"
-        f"<td><div style='background:#6a8fd6;height:8px;width:{int(120 * count / peak)}px'></div></td></tr>"
+        f"<td><div style='background:{BAR};height:8px;width:{int(120 * count / peak)}px'></div></td></tr>"
         for label, count in top
     )
     more = len(counts) - len(top)
@@ -71,7 +86,7 @@ def _strip(ds: CachedDataset) -> str:
             thumb, mime = encode_thumbnail(open_thumbnail(data, THUMB_PX))
             img = f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
         except Exception:  # noqa: BLE001 - an unreadable image must not break the card
-            img = "<div style='color:#b00'>unreadable</div>"
+            img = f"<div style='color:{ERROR}'>unreadable</div>"
         style = "margin:2px;text-align:center;font-size:11px"
         cells.append(f"<figure style='{style}'>{img}<figcaption>{caption}</figcaption></figure>")
     return f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div>"
@@ -97,15 +112,14 @@ def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
     license_text = ds.metadata.get("license") or ""
     label_column, label_rows = _label_rows(ds)
     parts = [
-        "<div class='se-card' style='font-family:sans-serif;font-size:13px;border:1px solid #ccc;"
-        "border-radius:6px;padding:8px;max-width:900px'>",
+        f"<div class='se-card' data-testid='se-card' style='{CARD_STYLE};max-width:900px'>",
         f"<div><b>{_esc(summary['ref'])}</b> &middot; {_esc(rows_text)} &middot; "
         f"{summary['shards']} shard(s) &middot; {_esc(summary['size'])}{_latest_html(summary, ds.name)}</div>",
     ]
     if description:
-        parts.append(f"<div style='color:#444;margin:4px 0'>{_esc(description[:500])}</div>")
+        parts.append(f"<div style='color:{FG_MUTED};margin:4px 0'>{_esc(description[:500])}</div>")
     if license_text:
-        parts.append(f"<div style='color:#666'>License: {_esc(license_text)}</div>")
+        parts.append(f"<div style='color:{FG_MUTED}'>License: {_esc(license_text)}</div>")
     parts.append(_strip(ds))
     parts.append("<div style='display:flex;gap:24px;align-items:flex-start'>")
     parts.append(
@@ -122,11 +136,11 @@ def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
 
 def _thumb_img(data: bytes | None) -> str:
     if data is None:
-        return "<div style='color:#888'>(none)</div>"
+        return f"<div style='color:{FG_MUTED}'>(none)</div>"
     try:
         thumb, mime = encode_thumbnail(open_thumbnail(data, THUMB_PX))
     except Exception:  # noqa: BLE001 - an unreadable image must not break the card
-        return "<div style='color:#b00'>unreadable</div>"
+        return f"<div style='color:{ERROR}'>unreadable</div>"
     return f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
 
 
@@ -151,7 +165,7 @@ def _changed_strip(diff: Any) -> str:
         text = "; ".join(f"{_esc(f)}: {_esc(_plain(o))} → {_esc(_plain(n))}" for f, (o, n) in fields.items())
         images = f"{_thumb_img(old)}<span style='padding:0 4px'>→</span>{_thumb_img(new)}" if column else ""
         cells.append(
-            "<figure style='margin:4px;font-size:11px;border:1px solid #ddd;border-radius:4px;padding:4px'>"
+            f"<figure style='margin:4px;font-size:11px;border:1px solid {BORDER};border-radius:4px;padding:4px'>"
             f"<div style='display:flex;align-items:center'>{images}</div>"
             f"<figcaption><b>{_esc(key)}</b><br>{text}</figcaption></figure>"
         )
@@ -169,8 +183,7 @@ def _plain(value: Any) -> str:
 def diff_card(diff: Any) -> str:
     """The HTML of a Diff: summary, metadata, schema, label counts, relabels, changed rows side by side."""
     parts = [
-        "<div class='se-diff' style='font-family:sans-serif;font-size:13px;border:1px solid #ccc;"
-        "border-radius:6px;padding:8px;max-width:1000px'>",
+        f"<div class='se-diff' data-testid='se-diff' style='{CARD_STYLE};max-width:1000px'>",
         f"<div><b>{_esc(diff.a)}</b> → <b>{_esc(diff.b)}</b></div>",
         f"<div style='margin:4px 0'>{_esc(diff.summary())}</div>",
     ]
@@ -203,7 +216,77 @@ def diff_card(diff: Any) -> str:
     if diff.rows.repeated_keys:
         for side, keys in diff.rows.repeated_keys.items():
             shown = ", ".join(_esc(k) for k in keys[:20])
-            parts.append(f"<div style='color:#b35900'>repeated keys in {_esc(side)}: {shown}</div>")
+            parts.append(f"<div style='color:{WARN}'>repeated keys in {_esc(side)}: {shown}</div>")
+    if diff.shards:
+        parts.append(f"<div style='color:{FG_MUTED};margin:4px 0'>{_esc(shard_line(diff.shards))}</div>")
     parts.append(_changed_strip(diff))
+    for change in ("removed", "added"):
+        if getattr(diff.rows, change):
+            parts.append(gallery_html(diff.gallery(change, 0, GALLERY_PAGE)))
     parts.append("</div>")
     return "".join(parts)
+
+
+def gallery_html(gallery: Any) -> str:
+    """One page of removed or added rows (or changed rows, as they are now) as thumbnails with their keys."""
+    diff = gallery.diff
+    change = gallery.change
+    heading = {"removed": "removed rows", "added": "added rows", "changed": "changed rows"}[change]
+    title = f"{heading}: {gallery.total:,}"
+    if gallery.num_pages > 1:
+        title += f" · page {gallery.page + 1} of {gallery.num_pages} (diff.gallery({change!r}, page=N) shows another)"
+    cells = []
+    if diff.datasets is not None and gallery.keys:
+        left, right = diff.datasets
+        side = left if change == "removed" else right
+        positions = [a if change == "removed" else b for a, b in gallery.rows]
+        images = [None] * len(positions)
+        labels: list[str] = [""] * len(positions)
+        column = side.features.first_of(Image)
+        label_column = side.features.first_of(ClassLabel)
+        wanted = [c for c in (column, label_column) if c is not None]
+        if wanted:
+            table = side.take(positions).to_arrow(wanted)
+            if column is not None:
+                images = table.column(column).to_pylist()
+            if label_column is not None:
+                feature = side.features[label_column]
+                assert isinstance(feature, ClassLabel)
+                labels = [
+                    str(feature.int2str(v)) if v is not None and 0 <= v < (feature.num_classes or 0) else ""
+                    for v in table.column(label_column).to_pylist()
+                ]
+        for key, image, label in zip(gallery.keys, images, labels, strict=True):
+            picture = _thumb_img(image) if column is not None else ""
+            caption = f"<b>{_esc(key)}</b>" + (f"<br>{_esc(label)}" if label else "")
+            cells.append(
+                f"<figure data-testid='se-diff-{change}' style='margin:2px;font-size:11px;text-align:center;"
+                f"border:1px solid {BORDER};border-radius:4px;padding:3px;max-width:{THUMB_PX + 40}px;"
+                f"overflow-wrap:anywhere'>{picture}<figcaption>{caption}</figcaption></figure>"
+            )
+    elif gallery.keys:
+        cells = [f"<code data-testid='se-diff-{change}' style='margin:2px'>{_esc(k)}</code>" for k in gallery.keys]
+    return (
+        f"<div class='se-gallery' style='margin:6px 0'><div style='font-weight:600'>{_esc(title)}</div>"
+        f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div></div>"
+    )
+
+
+def shard_line(shards: dict[str, Any]) -> str:
+    """The shard files of a diff in words, counted as a save reports them ("reused N of the parent's").
+
+    Examples
+    --------
+    >>> shard_line({"identical": [], "only_a": [0], "only_b": [0, 1], "shared": [[0, 0]]})
+    'shard files: 1 shared by both (the same bytes; 0 of them read whole by both), 0 only in a, 1 only in b'
+    """
+    shared = shards.get("shared", shards.get("identical", []))
+    shared_a = {i for i, _ in shared}
+    shared_b = {j for _, j in shared}
+    only_a = len([i for i in shards.get("only_a", []) if i not in shared_a])
+    only_b = len([j for j in shards.get("only_b", []) if j not in shared_b])
+    whole = len(shards.get("identical", []))
+    return (
+        f"shard files: {len(shared)} shared by both (the same bytes; {whole} of them read whole by both), "
+        f"{only_a} only in a, {only_b} only in b"
+    )

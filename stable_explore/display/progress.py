@@ -1,5 +1,8 @@
 """Progress bars for long work: tqdm.auto (a widget in notebooks, text in terminals), fed by the writer's callback.
 
+Counts are shown as they are (``1797/1797 rows``, not ``1.80k``), the bytes beside them are the
+bytes written so far, and a bar whose work fails is closed in red with what failed and where.
+
 Examples
 --------
 >>> with progress_bar("digits", 3, disable=True) as on_batch:
@@ -10,29 +13,75 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from stable_explore._units import format_size
 
-__all__ = ["bytes_bar", "progress_bar", "saving_bar"]
+__all__ = ["bytes_bar", "failure_text", "progress_bar", "saving_bar"]
+
+
+def failure_text(exc: BaseException, rows_done: int) -> str:
+    """What a failed bar says: the error, the row it names (if any) and the rows done before it.
+
+    Examples
+    --------
+    >>> failure_text(KeyboardInterrupt(), 1000)
+    'interrupted after 1,000 rows'
+    >>> class Bad(ValueError):
+    ...     index = 1234
+    >>> failure_text(Bad("no"), 1000)
+    'Bad at row 1,234 (1,000 rows written before)'
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return f"interrupted after {rows_done:,} rows"
+    index = getattr(exc, "index", None)
+    where = f" at row {index:,}" if isinstance(index, int) else ""
+    return f"{type(exc).__name__}{where} ({rows_done:,} rows written before)"
 
 
 @contextlib.contextmanager
 def progress_bar(
     name: str, total: int | None, *, verb: str = "caching", disable: bool = False
 ) -> Iterator[Callable[[int, int], None]]:
-    """A bar of rows (and bytes written) for work on dataset ``name``; yields the (rows, bytes) callback."""
+    """A bar of rows (and bytes written) for work on dataset ``name``; yields the (rows, bytes) callback.
+
+    The callback may be called with 0 rows to report the final byte count once files are closed.
+    """
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, unit=" rows", unit_scale=True, desc=f"{verb} {name}", dynamic_ncols=True, disable=disable)
+    bar: Any = tqdm(
+        total=total, unit=" rows", unit_scale=False, desc=f"{verb} {name}", dynamic_ncols=True, disable=disable
+    )
+    written = 0
 
     def on_batch(rows: int, nbytes: int) -> None:
-        bar.set_postfix_str(f"{format_size(nbytes)} written", refresh=False)
-        bar.update(rows)
+        nonlocal written
+        written = max(written, nbytes)  # bytes only grow: a callback from before a file closed never lowers them
+        bar.set_postfix_str(f"{format_size(written)} written", refresh=rows == 0)
+        if rows:
+            bar.update(rows)
 
     try:
         yield on_batch
+    except BaseException as exc:
+        if not disable:
+            bar.colour = "red"
+            bar.set_description(f"{verb} {name}: failed", refresh=False)
+            bar.set_postfix_str(failure_text(exc, int(bar.n)), refresh=False)
+            bar.close()
+            _mark_failed(bar)  # after close, which would paint a bar with n == total green
+        raise
     finally:
         bar.close()
+
+
+def _mark_failed(bar: Any) -> None:
+    """In a notebook, tqdm's widget bar turns red ("danger") when told so; text bars keep their description."""
+    display = getattr(bar, "disp", None)
+    container = getattr(bar, "container", None)
+    if display is not None and container is not None:  # tqdm.notebook
+        with contextlib.suppress(Exception):
+            display(bar_style="danger")
 
 
 def saving_bar(name: str, total: int | None) -> contextlib.AbstractContextManager[Callable[[int, int], None]]:

@@ -9,8 +9,8 @@ JPEG files must also end as their formats end (IEND, EOI), which catches truncat
 PIL's ``Image.open`` costs about 80 microseconds per small JPEG, a minute per million
 images, so the three common formats are parsed here (a few microseconds); PIL parses the rest.
 
-Example
--------
+Examples
+--------
 >>> import io, numpy as np
 >>> from PIL import Image as PILImage
 >>> buffer = io.BytesIO()

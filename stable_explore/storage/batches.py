@@ -9,8 +9,8 @@ process, by file identity (device, inode, size, mtime), so a shard hard-linked i
 versions is checked once. Bytes no reader uses (padding, an unused part of the footer) are not
 covered here; ``verify`` and ``fsck`` re-hash whole files.
 
-Example
--------
+Examples
+--------
 >>> import pyarrow as pa
 >>> batch = pa.record_batch({"x": pa.array([1, 2, 3]), "s": pa.array(["a", None, "c"])})
 >>> digests = BatchDigests.of_batches(["x", "s"], [batch])

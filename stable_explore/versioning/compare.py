@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore._canonical import json_value
+from stable_explore.display.card import shard_line
 from stable_explore.schema import KEY_COLUMN, ClassLabel, Features, class_name
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["Diff", "compare"]
+__all__ = ["Diff", "Gallery", "compare", "shard_line"]
 
 _METADATA_FIELDS = ("description", "license", "metadata")
 
@@ -87,7 +88,10 @@ class Diff:
         Per ClassLabel column: counts per class before and after, and a relabel
         matrix ``{(old, new): count}``.
     shards:
-        Shards that are byte-identical in both (by digest), and the rest.
+        ``identical``: pairs of shard files both versions read whole and unchanged (by digest);
+        ``shared``: pairs of files both versions hold (by digest), however much of each they read
+        (a save's "reused N of the parent's" counts these); ``only_a`` / ``only_b``: the files of
+        each side not in ``identical``.
     """
 
     a: str
@@ -180,10 +184,7 @@ class Diff:
             if moved:
                 lines.append(f"  {column} counts: " + ", ".join(f"{k} {a}->{b}" for k, (a, b) in sorted(moved.items())))
         if self.shards:
-            lines.append(
-                f"  shards: {len(self.shards.get('identical', []))} identical, "
-                f"{len(self.shards.get('only_a', []))} only in a, {len(self.shards.get('only_b', []))} only in b"
-            )
+            lines.append(f"  {shard_line(self.shards)}")
         for side, keys in self.rows.repeated_keys.items():
             lines.append(f"  repeated keys in {side}: {keys[:10]}{' ...' if len(keys) > 10 else ''}")
         for key in self.rows.changed[:20]:
@@ -196,10 +197,62 @@ class Diff:
             lines.append(f"  + {key}")
         return "\n".join(lines)
 
+    def gallery(self, change: str = "removed", page: int = 0, page_size: int = 24) -> Gallery:
+        """One page of the ``"removed"``, ``"added"`` or ``"changed"`` rows, shown as thumbnails with their keys.
+
+        The HTML of a diff shows the first page of each; this shows any other.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(30)], se.Features(x=se.Value("int64")),
+        ...               name="n", home=tempfile.mkdtemp(), progress=False)
+        >>> diff = se.compare(ds, ds.drop(list(range(28))).save())
+        >>> page = diff.gallery("removed", page=1, page_size=24)
+        >>> page.keys, page.num_pages
+        ([24, 25, 26, 27], 2)
+        """
+        from stable_explore.errors import InvalidOptionError
+
+        groups = {
+            "removed": (self.rows.removed, self.rows.removed_rows),
+            "added": (self.rows.added, self.rows.added_rows),
+            "changed": (self.rows.changed, self.rows.changed_rows),
+        }
+        if change not in groups:
+            msg = f"change must be one of {sorted(groups)}, got {change!r}"
+            raise InvalidOptionError(msg)
+        if page_size < 1:
+            msg = f"page_size must be at least 1, got {page_size}"
+            raise InvalidOptionError(msg)
+        keys, rows = groups[change]
+        num_pages = max(1, -(-len(keys) // page_size))
+        page = min(max(0, page), num_pages - 1)
+        chosen = slice(page * page_size, (page + 1) * page_size)
+        return Gallery(self, change, keys[chosen], rows[chosen], page, num_pages, len(keys))
+
     def _repr_html_(self) -> str:
         from stable_explore.display.card import diff_card
 
         return diff_card(self)
+
+
+@dataclass
+class Gallery:
+    """One page of a diff's removed, added or changed rows (see :meth:`Diff.gallery`); renders as thumbnails."""
+
+    diff: Diff = field(repr=False)
+    change: str
+    keys: list[Any]
+    rows: list[tuple[int, int]] = field(repr=False)
+    page: int
+    num_pages: int
+    total: int
+
+    def _repr_html_(self) -> str:
+        from stable_explore.display.card import gallery_html
+
+        return gallery_html(self)
 
 
 def _short(value: Any) -> str:
@@ -311,10 +364,13 @@ def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
     identical = sorted([i, whole_b[h]] for h, i in whole_a.items() if h in whole_b)
     matched_a = {i for i, _ in identical}
     matched_b = {j for _, j in identical}
+    files_b = {h: j for j, h in enumerate(b.cache_meta.shard_hashes)}
+    shared = sorted([i, files_b[h]] for i, h in enumerate(a.cache_meta.shard_hashes) if h in files_b)
     return {
         "identical": identical,
         "only_a": [i for i in range(len(a.cache_meta.shard_hashes)) if i not in matched_a],
         "only_b": [j for j in range(len(b.cache_meta.shard_hashes)) if j not in matched_b],
+        "shared": shared,
     }
 
 

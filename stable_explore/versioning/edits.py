@@ -262,6 +262,8 @@ class Draft:
             try:
                 segments = self._write_rows(writer, kept, base, schema, on_rows)
                 shards = writer.finish()
+                if on_rows is not None:
+                    on_rows(0, shards.bytes_written)  # the bar ends on the bytes the save line reports
             except BaseException:
                 writer.abort()
                 raise

@@ -24,8 +24,7 @@ Examples
 from __future__ import annotations
 
 import io
-import os
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +39,19 @@ from stable_explore.display.images import (
     encode_thumbnail,
     is_image_array_shape,
     open_thumbnail,
-    thumbnail_bytes,
 )
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.schema.image_formats import sniff
 from stable_explore.versioning.edits import Draft
+from stable_explore.widgets._filtering import FilterMixin
+from stable_explore.widgets._filters import (
+    field_kinds,
+    field_mask,
+    sort_order,
+)
+from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
+from stable_explore.widgets._snapshot import SnapshotMixin
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:
@@ -56,6 +62,7 @@ __all__ = ["ShardBrowser"]
 _STATIC = Path(__file__).parent / "static"
 PAGE_SIZES = (24, 48, 96, 192)
 DETAIL_MAX_PX = 1024
+FULL_MAX_PX = 8192  # "1:1" of an image in a format browsers cannot show: converted up to this size
 _TEXT_LIMIT = 200
 
 
@@ -64,43 +71,13 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_BIG_SOURCE_BYTES = 16 * 1024
-_pools: dict[str, ThreadPoolExecutor] = {}
-
-
-def _pool(kind: str) -> ThreadPoolExecutor:
-    """One kernel-wide pool per kind, made on first use.
-
-    ``decode``: PIL releases the GIL while it decodes, so large JPEGs decode in parallel.
-    ``prefetch``: one thread that makes the next page's thumbnails; separate from the decoders so
-    a prefetch waiting on decodes can never hold the threads those decodes need.
-    """
-    if kind not in _pools:
-        workers = min(4, os.cpu_count() or 1) if kind == "decode" else 1
-        _pools[kind] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"stable-explore-{kind}")
-    return _pools[kind]
-
-
-def _one_thumbnail(value: Any, feature: Any, size: int) -> tuple[bytes, str] | None:
-    if value is None:
+def _number_or_none(value: Any) -> float | None:
+    if value is None or value == "":
         return None
-    try:
-        if isinstance(feature, Array3D):
-            return encode_thumbnail(array_thumbnail(feature.decode_value(value), size))
-        return thumbnail_bytes(value, size)
-    except Exception:  # noqa: BLE001 - a broken image shows as an empty cell, not a dead page
-        return None
+    return float(value)
 
 
-def _make_thumbnails(values: list[Any], feature: Any, size: int) -> list[tuple[bytes, str] | None]:
-    """Thumbnails of stored values; large sources are decoded on several threads."""
-    sizes = [len(v) for v in values if v is not None]
-    if len(values) >= 8 and sizes and sum(sizes) / len(sizes) >= _BIG_SOURCE_BYTES and (os.cpu_count() or 1) > 1:
-        return list(_pool("decode").map(_one_thumbnail, values, [feature] * len(values), [size] * len(values)))
-    return [_one_thumbnail(v, feature, size) for v in values]
-
-
-class ShardBrowser(anywidget.AnyWidget):
+class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows.
 
     Get one with ``ds.browse()`` or ``se.browse("name@version")``.
@@ -143,6 +120,13 @@ class ShardBrowser(anywidget.AnyWidget):
     pending_labels = t.Dict().tag(sync=True)
     pending = t.Unicode("").tag(sync=True)
 
+    # filters beyond labels: value filters, sort, and the fields they apply to (with histograms)
+    fields = t.List(t.Dict()).tag(sync=True)  # [{"name", "kind", "min", "max"}]
+    field_filters = t.List(t.Dict()).tag(sync=True)  # [{"column", "min"?, "max"?, "equals"?, "contains"?}]
+    sort_by = t.Unicode("").tag(sync=True)  # "" = row order
+    sort_desc = t.Bool(False).tag(sync=True)
+    histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
+
     def __init__(
         self,
         dataset: CachedDataset,
@@ -161,6 +145,8 @@ class ShardBrowser(anywidget.AnyWidget):
         self._cache = cache if cache is not None else SHARED_CACHE
         self._ready = False  # traitlet observers wait until construction is done
         self._draft: Draft | None = None
+        self._detail_row: int | None = None
+        self._display_id: str | None = None
         state = self._open(dataset)
         super().__init__(page_size=page_size, thumb_size=thumb_size, **state, **kwargs)
         self._ready = True
@@ -184,7 +170,10 @@ class ShardBrowser(anywidget.AnyWidget):
         self._labels: np.ndarray | None = None
         self._shard_ids: np.ndarray | None = None
         self._search_masks: dict[str, np.ndarray] = {}
+        self._value_columns: dict[str, Any] = {}
+        self._kinds = field_kinds(features)
         self._rows = np.arange(len(dataset), dtype=np.int64)
+        self._positions: np.ndarray | None = None  # row -> place in self._rows, when sorted
         self._anchor: int | None = None
         self._shard_ids = dataset.shard_ids()
         shards = []
@@ -208,6 +197,7 @@ class ShardBrowser(anywidget.AnyWidget):
             "columns": list(features),
             "has_images": self._image_column is not None,
             "has_text": bool(self._text_columns),
+            "fields": self._field_info(),
         }
 
     # -- the dataset side ------------------------------------------------------
@@ -253,7 +243,7 @@ class ShardBrowser(anywidget.AnyWidget):
             self._search_masks[term] = mask
         return mask
 
-    @t.observe("shard", "label_filter", "search", "page_size")
+    @t.observe("shard", "label_filter", "search", "page_size", "field_filters", "sort_by", "sort_desc")
     def _filters_changed(self, change: Any) -> None:
         if self._ready:
             self._refilter()
@@ -265,14 +255,27 @@ class ShardBrowser(anywidget.AnyWidget):
             keep &= self._shard_array() == self.shard
         if self.search.strip() and self._text_columns:
             keep &= self._search_mask(self.search.strip())
-        if self.label_column:
+        for spec in self.field_filters:
+            column = str(spec.get("column", ""))
+            if column in self._kinds:
+                keep &= field_mask(self._value_column(column), spec)
+        if self.label_column:  # each chip counts its class under every other filter
             labels = self._label_array()
             classes = len(self.class_names)
             counted = labels[keep]
             self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
             if self.label_filter:
                 keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
-        self._rows = np.flatnonzero(keep)
+        rows = np.flatnonzero(keep)
+        if self.sort_by in self._kinds and len(rows):
+            values = self._value_column(self.sort_by).take(rows)
+            rows = rows[sort_order(values, descending=self.sort_desc)]
+            self._positions = np.full(len(self._ds), -1, dtype=np.int64)
+            self._positions[rows] = np.arange(len(rows))
+        else:
+            self._positions = None
+        self._rows = rows
+        self.histograms = self._histograms(rows)
         self.num_rows = len(self._rows)
         self.num_pages = max(1, -(-self.num_rows // self.page_size))
         if self.page != 0:
@@ -348,7 +351,7 @@ class ShardBrowser(anywidget.AnyWidget):
         image_column = self._image_column if self._image_column in ds.features else None
         if missing and image_column is not None:
             column = ds.take(rows[missing]).to_arrow(columns=[image_column]).column(0).to_pylist()
-            made = _make_thumbnails(column, ds.features[image_column], size)
+            made = make_thumbnails(column, ds.features[image_column], size)
             for i, thumb in zip(missing, made, strict=True):
                 if thumb is not None:
                     self._cache.put(keys[i], *thumb)
@@ -362,14 +365,17 @@ class ShardBrowser(anywidget.AnyWidget):
         rows = self.page_rows(self.page + 1)
         snapshot = self._snapshot()
         key = (snapshot[0].version, snapshot[2], rows.tobytes())
-        self._prefetched = (key, _pool("prefetch").submit(self._thumbnails, rows, snapshot))
+        self._prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
         table = self._ds.take(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
 
-    def detail_message(self, row: int) -> tuple[dict[str, Any], list[bytes]]:
-        """Every field of one row, its key and shard, and its image (bounded to DETAIL_MAX_PX)."""
+    def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+        """Every field of one row, its key and shard, and its image (bounded to DETAIL_MAX_PX).
+
+        ``full``: the image at its stored size (for "1:1"): as stored if browsers show its format.
+        """
         row = int(row)
         if not 0 <= row < len(self._ds):
             msg = f"row {row} is out of range for {len(self._ds)} rows"
@@ -381,7 +387,7 @@ class ShardBrowser(anywidget.AnyWidget):
         for name, value in stored.items():
             feature = self._ds.features[name]
             if isinstance(feature, Image):
-                shown = f"{len(value):,} bytes" if value is not None else "None"
+                shown = image_text(value)
             elif isinstance(feature, Array3D):
                 shown = f"array {feature.shape} {feature.dtype}"
             elif isinstance(feature, ClassLabel) and value is not None and 0 <= value < (feature.num_classes or 0):
@@ -402,28 +408,41 @@ class ShardBrowser(anywidget.AnyWidget):
             "position": self._position_in_filter(row),
         }
         if self._image_column is not None and stored.get(self._image_column) is not None:
-            data, mime = self._detail_image(stored[self._image_column])
+            value = stored[self._image_column]
+            data, mime = self._detail_image(value, full=full)
             content["mime"] = mime
+            content["full"] = full
+            content["image"] = image_info(value, self._ds.features[self._image_column])
             buffers.append(data)
         return content, buffers
 
-    def _detail_image(self, value: Any) -> tuple[bytes, str]:
+    def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
         feature = self._ds.features[self._image_column or ""]
         if isinstance(feature, Array3D):
             return encode_thumbnail(array_thumbnail(feature.decode_value(value), 512), quality=90)
         from PIL import Image as PILImage
 
+        bound = FULL_MAX_PX if full else DETAIL_MAX_PX
         with PILImage.open(io.BytesIO(value)) as image:
-            small_enough = max(image.size) <= DETAIL_MAX_PX
+            small_enough = full or max(image.size) <= bound
         kind = sniff(value)
         if small_enough and kind is not None and kind.browser:
             return bytes(value), kind.mime
-        return encode_thumbnail(open_thumbnail(value, DETAIL_MAX_PX), quality=90)
+        return encode_thumbnail(open_thumbnail(value, bound), quality=90)
 
     def _position_in_filter(self, row: int) -> int:
-        """Where ``row`` stands in the current filter's row list, or -1."""
+        """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
+        if self._positions is not None:
+            return int(self._positions[row]) if 0 <= row < len(self._positions) else -1
         position = int(np.searchsorted(self._rows, row))
         return position if position < len(self._rows) and self._rows[position] == row else -1
+
+    def _place(self, row: int) -> int:
+        """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""
+        position = self._position_in_filter(row)
+        if position >= 0 or self._positions is not None:
+            return max(position, 0)
+        return int(np.searchsorted(self._rows, row))
 
     def neighbour(self, row: int, step: int) -> int:
         """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
@@ -438,9 +457,7 @@ class ShardBrowser(anywidget.AnyWidget):
         """What a click does: select one row; shift: a range in filter order; ctrl/cmd: toggle."""
         row = int(row)
         if shift and self._anchor is not None:
-            a = int(np.searchsorted(self._rows, self._anchor))
-            b = int(np.searchsorted(self._rows, row))
-            lo, hi = sorted((a, b))
+            lo, hi = sorted((self._place(self._anchor), self._place(row)))
             span = self._rows[lo : hi + 1].tolist()
             self.selected = list(dict.fromkeys([*self.selected, *span]))
             return
@@ -512,6 +529,7 @@ class ShardBrowser(anywidget.AnyWidget):
             msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
             raise InvalidOptionError(msg)
         was_view = self._ds.is_view
+        detail_key = self._ds.take([self._detail_row]).keys()[0] if self._detail_row is not None else None
         saved = self._draft.save(message, **{"progress": False, **options})
         self._set_draft(None)
         self.selected = []
@@ -528,7 +546,30 @@ class ShardBrowser(anywidget.AnyWidget):
         self.status = f"saved {saved.ref} ({saved.build_info})"
         if was_view:
             self.status += f"; it holds only the {len(saved):,} rows of the view that was browsed"
+        self._refresh_detail(detail_key)
+        self._update_snapshot()
         return saved
+
+    def _refresh_detail(self, key: Any) -> None:
+        """After the version changed: show the same key's row of the new version, or close the pane."""
+        if self._detail_row is None:
+            return
+        self._detail_row = None
+        if key is not None and len(self._ds):
+            keys = self._ds.arrow_column("__key__") if not self._ds.cache_meta.is_seed_v1 else None
+            if keys is not None:
+                import pyarrow as pa
+
+                found = pc.index(keys, pa.scalar(key, type=keys.type)).as_py()
+                if found is not None and found >= 0:
+                    self._send_detail(int(found))
+                    return
+        self.send({"type": "detail_closed", "reason": f"key {_text(key, 60)} is not in {self._ds.ref}"})
+
+    def _send_detail(self, row: int, *, full: bool = False) -> None:
+        reply, reply_buffers = self.detail_message(row, full=full)
+        self._detail_row = row
+        self.send(reply, reply_buffers)
 
     def _on_message(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
         kind = content.get("type")
@@ -539,8 +580,19 @@ class ShardBrowser(anywidget.AnyWidget):
                 row = int(content["row"])
                 if content.get("step"):
                     row = self.neighbour(row, int(content["step"]))
-                reply, reply_buffers = self.detail_message(row)
-                self.send(reply, reply_buffers)
+                self._send_detail(row, full=bool(content.get("full")))
+            elif kind == "detail_closed":
+                self._detail_row = None
+            elif kind == "where":
+                self.where(
+                    str(content["column"]),
+                    min=_number_or_none(content.get("min")),
+                    max=_number_or_none(content.get("max")),
+                    equals=content.get("equals") if content.get("equals") not in ("", None) else None,
+                    contains=content.get("contains") or None,
+                )
+            elif kind == "sort":
+                self.sort(str(content.get("column") or "") or None, descending=bool(content.get("descending")))
             elif kind == "click":
                 self.click(int(content["row"]), shift=bool(content.get("shift")), toggle=bool(content.get("toggle")))
             elif kind == "select_page":
@@ -563,7 +615,7 @@ class ShardBrowser(anywidget.AnyWidget):
     # -- display ----------------------------------------------------------------
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        # Where no widget frontend runs (GitHub, nbviewer, a reopened notebook), the static card shows.
+        # Where no widget frontend runs (GitHub, nbviewer), the static card shows.
         bundle = super()._repr_mimebundle_(**kwargs)
         if isinstance(bundle, tuple):
             data, metadata = bundle

@@ -103,8 +103,8 @@ def test_browser_pages_filters_details_and_selection(page: Any) -> None:
     rows = visible_rows(page)
     assert expected_labels(rows) == ["seven"] * 24
 
-    # detail view of a row
-    page.click(f"[data-testid=se-thumb][data-row='{rows[0]}']")
+    # detail view of a row (a double-click; a click only selects)
+    page.dblclick(f"[data-testid=se-thumb][data-row='{rows[0]}']")
     detail = page.locator("[data-testid=se-detail]")
     detail.wait_for(state="visible", timeout=30_000)
     page.wait_for_function(

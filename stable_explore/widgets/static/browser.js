@@ -49,35 +49,55 @@ function render({ model, el }) {
   const prev = h("button", { "data-testid": "se-prev", title: "previous page (PageUp)", text: "‹ prev" });
   const next = h("button", { "data-testid": "se-next", title: "next page (PageDown)", text: "next ›" });
   const pageText = h("span", { "data-testid": "se-page", class: "se-page" });
-  const jump = h("input", { type: "number", min: "1", class: "se-jump", title: "go to page", placeholder: "page" });
+  const jump = h("input", { type: "number", min: "1", class: "se-jump", title: "go to page", placeholder: "go to" });
   const search = h("input", { type: "search", class: "se-search", placeholder: "search text…", title: "search string fields" });
   const selectPage = h("button", { "data-testid": "se-select-page", title: "select every row of this page", text: "select page" });
   const flag = h("button", { "data-testid": "se-flag", title: "flag the selection (x)", text: "flag (x)" });
   const clear = h("button", { "data-testid": "se-clear", title: "clear the selection (Esc)", text: "clear" });
+  // value filters, sort and histograms
+  const fieldSelect = h("select", { "data-testid": "se-field", title: "filter by a field's value" });
+  const fieldMin = h("input", { type: "number", step: "any", class: "se-num", "data-testid": "se-field-min", placeholder: "min", title: "at least" });
+  const fieldMax = h("input", { type: "number", step: "any", class: "se-num", "data-testid": "se-field-max", placeholder: "max", title: "at most" });
+  const fieldOp = h("select", { "data-testid": "se-field-op", title: "how the text matches" });
+  fieldOp.append(h("option", { value: "contains", text: "contains" }), h("option", { value: "equals", text: "equals" }));
+  const fieldText = h("input", { type: "text", class: "se-text", "data-testid": "se-field-text", placeholder: "text" });
+  const fieldApply = h("button", { "data-testid": "se-field-apply", title: "keep the rows that match", text: "filter" });
+  const fieldChips = h("span", { class: "se-field-chips", "data-testid": "se-field-filters" });
+  const sortSelect = h("select", { "data-testid": "se-sort", title: "order of the rows" });
+  const sortDir = h("button", { "data-testid": "se-sort-dir", title: "ascending / descending", text: "↑" });
+  const hists = h("div", { class: "se-hists", "data-testid": "se-histograms" });
+  const filterbar = h("div", { class: "se-toolbar se-filterbar", "data-testid": "se-filterbar" }, [
+    fieldSelect, fieldMin, fieldMax, fieldOp, fieldText, fieldApply,
+    h("span", { class: "se-spacer" }), h("span", { class: "se-muted", text: "sort" }), sortSelect, sortDir,
+  ]);
   const dropFlagged = h("button", { "data-testid": "se-drop-flagged", title: "make the flagged rows a pending drop", text: "drop flagged" });
   const relabelTo = h("select", { "data-testid": "se-relabel-class", title: "class for the selection" });
-  const relabel = h("button", { "data-testid": "se-relabel", title: "relabel the selection as the chosen class", text: "relabel selection" });
+  const relabel = h("button", { "data-testid": "se-relabel", title: "relabel the selection as the chosen class", text: "relabel" });
   const message = h("input", { type: "text", class: "se-message", "data-testid": "se-message", placeholder: "message for the new version" });
   const save = h("button", { "data-testid": "se-save", title: "write the pending edits as a new version", text: "save version" });
   const discard = h("button", { "data-testid": "se-discard", title: "forget the pending edits", text: "discard" });
   const pendingText = h("span", { class: "se-pending", "data-testid": "se-pending" });
-  const editbar = h("div", { class: "se-toolbar se-editbar" }, [dropFlagged, relabelTo, relabel, message, save, discard, pendingText]);
+  const editbar = h("div", { class: "se-toolbar se-editbar", "data-testid": "se-editbar" }, [
+    selectPage, flag, clear, h("span", { class: "se-sep" }), dropFlagged, relabelTo, relabel, message, save, discard,
+  ]);
   const labelBar = h("div", { class: "se-labels", "data-testid": "se-filter-label" });
-  const status = h("div", { class: "se-status", "data-testid": "se-status" });
-  const toolbar = h("div", { class: "se-toolbar" }, [
-    shardSelect, pageSizeSelect, prev, pageText, next, jump, search, selectPage, flag, clear,
+  const status = h("span", { class: "se-status-text", "data-testid": "se-status" });
+  const statusRow = h("div", { class: "se-status" }, [status, pendingText]);
+  const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
+    shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
 
   // --- grid and detail -----------------------------------------------------
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, toolbar, editbar, labelBar, status, body);
+  root.append(title, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
   let cells = [];
   let cursor = -1;
   let detailRow = null;
+  let zoom = "fit";
 
   function revokeAll() {
     for (const url of urls) URL.revokeObjectURL(url);
@@ -147,6 +167,85 @@ function render({ model, el }) {
     });
   }
 
+  function fieldKind(name) {
+    const entry = (model.get("fields") || []).find((f) => f.name === name);
+    return entry ? entry.kind : "";
+  }
+
+  function drawFieldInputs() {
+    const kind = fieldKind(fieldSelect.value);
+    fieldMin.hidden = fieldMax.hidden = kind !== "number";
+    fieldOp.hidden = fieldText.hidden = kind !== "string";
+    fieldApply.disabled = !kind;
+    const entry = (model.get("fields") || []).find((f) => f.name === fieldSelect.value);
+    if (entry && entry.min !== undefined) {
+      fieldMin.placeholder = `min ${Number(entry.min.toPrecision(4))}`;
+      fieldMax.placeholder = `max ${Number(entry.max.toPrecision(4))}`;
+    }
+  }
+
+  function drawFields() {
+    const fields = model.get("fields") || [];
+    filterbar.hidden = !fields.length;
+    const chosen = fieldSelect.value;
+    fieldSelect.replaceChildren(...fields.map((f) => h("option", { value: f.name, text: f.name })));
+    if (fields.some((f) => f.name === chosen)) fieldSelect.value = chosen;
+    const sortBy = model.get("sort_by");
+    sortSelect.replaceChildren(h("option", { value: "", text: "row order" }),
+      ...fields.map((f) => h("option", { value: f.name, text: f.name })));
+    sortSelect.value = sortBy;
+    sortDir.textContent = model.get("sort_desc") ? "↓" : "↑";
+    sortDir.disabled = !sortBy;
+    drawFieldInputs();
+    drawFieldChips();
+    drawHistograms();
+  }
+
+  function describeFilter(spec) {
+    const parts = [];
+    if (spec.min !== undefined && spec.max !== undefined) parts.push(`${spec.min} – ${spec.max}`);
+    else if (spec.min !== undefined) parts.push(`≥ ${spec.min}`);
+    else if (spec.max !== undefined) parts.push(`≤ ${spec.max}`);
+    if (spec.equals !== undefined) parts.push(`= ${spec.equals}`);
+    if (spec.contains !== undefined) parts.push(`contains “${spec.contains}”`);
+    return `${spec.column} ${parts.join(", ")}`;
+  }
+
+  function drawFieldChips() {
+    fieldChips.hidden = !(model.get("field_filters") || []).length;
+    fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
+      const remove = h("button", { class: "se-x", title: "remove this filter", text: "×" });
+      remove.addEventListener("click", () => model.send({ type: "where", column: spec.column }));
+      return h("span", { class: "se-chip se-on se-field-chip", "data-column": spec.column }, [
+        h("span", { text: describeFilter(spec) }), remove,
+      ]);
+    }));
+  }
+
+  function drawHistograms() {
+    const histograms = model.get("histograms") || {};
+    const fields = (model.get("fields") || []).filter((f) => f.kind === "number" && histograms[f.name]);
+    hists.hidden = !fields.length;
+    hists.replaceChildren(...fields.map((f) => {
+      const counts = histograms[f.name];
+      const peak = Math.max(1, ...counts);
+      const width = (f.max - f.min) / counts.length || 1;
+      const bars = h("div", { class: "se-hist-bars" });
+      counts.forEach((count, i) => {
+        const lo = f.min + i * width;
+        const hi = i === counts.length - 1 ? f.max : lo + width;
+        const bar = h("div", { class: "se-hist-bar", title: `${f.name} ${Number(lo.toPrecision(4))} – ${Number(hi.toPrecision(4))}: ${count.toLocaleString()} rows (click to filter)` });
+        bar.style.height = `${count ? Math.max(2, Math.round((20 * count) / peak)) : 0}px`;
+        bar.addEventListener("click", () => model.send({ type: "where", column: f.name, min: lo, max: hi }));
+        bars.append(h("div", { class: "se-hist-slot" }, [bar]));
+      });
+      return h("div", { class: "se-hist", "data-testid": "se-histogram", "data-column": f.name }, [
+        h("div", { class: "se-hist-name", text: f.name }), bars,
+        h("div", { class: "se-hist-range", text: `${Number(f.min.toPrecision(3))} – ${Number(f.max.toPrecision(3))}` }),
+      ]);
+    }));
+  }
+
   function drawPager() {
     const page = model.get("page");
     const pages = model.get("num_pages");
@@ -190,11 +289,11 @@ function render({ model, el }) {
     drawStatus();
   }
 
-  function setCursor(index) {
+  function setCursor(index, scroll = true) {
     if (!cells.length) return;
     cursor = Math.max(0, Math.min(cells.length - 1, index));
     cells.forEach((cell, i) => cell.classList.toggle("se-cursor", i === cursor));
-    cells[cursor].scrollIntoView({ block: "nearest" });
+    if (scroll) cells[cursor].scrollIntoView({ block: "nearest" });
   }
 
   function labelBadge(label) {
@@ -245,13 +344,15 @@ function render({ model, el }) {
       ]);
       cell.append(caption);
       cell.addEventListener("click", (event) => {
+        // a click selects; the detail opens on double-click or Enter, so selecting keeps the grid's width
         const shift = event.shiftKey;
         const toggle = event.ctrlKey || event.metaKey;
         model.send({ type: "click", row: item.row, shift, toggle });
-        cursor = cells.indexOf(cell);
-        if (!shift && !toggle) requestDetail(item.row, 0);
+        setCursor(cells.indexOf(cell), false);
+        if (detailRow !== null && !shift && !toggle) requestDetail(item.row, 0);  // an open pane follows
         root.focus({ preventScroll: true });
       });
+      cell.addEventListener("dblclick", () => requestDetail(item.row, 0));
       return cell;
     });
     grid.replaceChildren(...cells);
@@ -266,7 +367,8 @@ function render({ model, el }) {
   }
 
   function requestDetail(row, step) {
-    model.send({ type: "detail", row, step });
+    // at 1:1 the image comes at its stored size; otherwise bounded to 1024 px
+    model.send({ type: "detail", row, step, full: zoom === "1:1" });
   }
 
   function drawDetail(msg, buffers) {
@@ -278,20 +380,49 @@ function render({ model, el }) {
     back.addEventListener("click", () => requestDetail(detailRow, -1));
     const forward = h("button", { title: "next row (→)", text: "›" });
     forward.addEventListener("click", () => requestDetail(detailRow, 1));
-    children.push(h("div", { class: "se-detail-bar" }, [back, forward,
-      h("span", { class: "se-detail-title", text: `row ${msg.row} · key ${msg.key} · shard ${msg.shard} (row ${msg.shard_row})` }),
-      close]));
+    const fit = h("button", { "data-testid": "se-zoom-fit", title: "fit the pane", text: "fit" });
+    const actual = h("button", { "data-testid": "se-zoom-1", title: "one image pixel per screen pixel", text: "1:1" });
+    children.push(h("div", { class: "se-detail-bar" }, [back, forward, fit, actual, h("span", { class: "se-spacer" }), close]));
+    children.push(h("div", { class: "se-detail-title", "data-testid": "se-detail-title",
+      text: `row ${msg.row} · key ${msg.key} · shard ${msg.shard}, row ${msg.shard_row} of that file` }));
+    fit.disabled = actual.disabled = !buffers.length;
     if (buffers.length) {
       const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
       urls.add(url);
-      const img = h("img", { class: "se-detail-img", alt: "" });
-      img.addEventListener("load", () => {
-        // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
-        const factor = Math.floor(384 / Math.max(img.naturalWidth, img.naturalHeight, 1));
-        if (factor >= 2) img.style.width = `${img.naturalWidth * factor}px`;
+      const img = h("img", { class: "se-detail-img", alt: "", "data-testid": "se-detail-img" });
+      const frame = h("div", { class: "se-detail-frame" }, [img]);
+      const info = h("div", { class: "se-detail-info", "data-testid": "se-detail-info" });
+      const image = msg.image || {};
+      const stored = image.width !== undefined ? `${image.width} x ${image.height} ${image.format}` : (image.format || "");
+      const describe = () => {
+        const shown = img.naturalWidth && image.width !== undefined && (img.naturalWidth !== image.width || img.naturalHeight !== image.height)
+          ? ` · sent at ${img.naturalWidth} x ${img.naturalHeight}` : "";
+        info.textContent = `${stored} · ${(image.bytes ?? 0).toLocaleString()} bytes${shown} · ${zoom === "fit" ? "fit" : "1:1"}`;
+      };
+      const applyZoom = () => {
+        img.classList.toggle("se-actual", zoom === "1:1");
+        img.style.width = "";
+        if (zoom === "fit") {
+          // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
+          const factor = Math.floor(384 / Math.max(img.naturalWidth, img.naturalHeight, 1));
+          if (factor >= 2) img.style.width = `${img.naturalWidth * factor}px`;
+        }
+        detail.dataset.zoom = zoom;
+        fit.classList.toggle("se-on", zoom === "fit");
+        actual.classList.toggle("se-on", zoom === "1:1");
+        describe();
+      };
+      fit.addEventListener("click", () => { zoom = "fit"; applyZoom(); });
+      actual.addEventListener("click", () => {
+        zoom = "1:1";
+        applyZoom();
+        // the image sent was made smaller than stored: ask for it at its stored size
+        if (!msg.full && image.width !== undefined && img.naturalWidth && img.naturalWidth < image.width) requestDetail(msg.row, 0);
       });
+      img.addEventListener("load", applyZoom);
       img.src = url;
-      children.push(img);
+      describe();
+      children.push(frame, info);
     }
     children.push(labelBadge(msg.label));
     const table = h("table", { class: "se-fields" });
@@ -303,9 +434,12 @@ function render({ model, el }) {
   }
 
   function closeDetail() {
+    const wasOpen = detailRow !== null;
     detail.hidden = true;
     detail.replaceChildren();
+    delete detail.dataset.row;
     detailRow = null;
+    if (wasOpen) model.send({ type: "detail_closed" });
   }
 
   function goPage(page) {
@@ -329,6 +463,23 @@ function render({ model, el }) {
     searchTimer = setTimeout(() => { model.set("search", search.value); model.save_changes(); }, 250);
   });
   selectPage.addEventListener("click", () => model.send({ type: "select_page" }));
+  fieldSelect.addEventListener("change", drawFieldInputs);
+  function applyField() {
+    const column = fieldSelect.value;
+    if (!column) return;
+    if (fieldKind(column) === "number") {
+      model.send({ type: "where", column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
+    } else {
+      model.send({ type: "where", column, [fieldOp.value]: fieldText.value });
+    }
+    fieldMin.value = fieldMax.value = fieldText.value = "";
+  }
+  fieldApply.addEventListener("click", applyField);
+  for (const input of [fieldMin, fieldMax, fieldText]) {
+    input.addEventListener("keydown", (event) => { if (event.key === "Enter") applyField(); });
+  }
+  sortSelect.addEventListener("change", () => model.send({ type: "sort", column: sortSelect.value, descending: model.get("sort_desc") }));
+  sortDir.addEventListener("click", () => model.send({ type: "sort", column: model.get("sort_by"), descending: !model.get("sort_desc") }));
   flag.addEventListener("click", () => model.send({ type: "flag" }));
   clear.addEventListener("click", () => model.send({ type: "clear" }));
   dropFlagged.addEventListener("click", () => model.send({ type: "drop_flagged" }));
@@ -354,11 +505,7 @@ function render({ model, el }) {
       case "PageDown": goPage(model.get("page") + 1); break;
       case "PageUp": goPage(model.get("page") - 1); break;
       case "Enter":
-        if (cursor >= 0 && cells[cursor]) {
-          const row = Number(cells[cursor].dataset.row);
-          model.send({ type: "click", row, shift: event.shiftKey, toggle: false });
-          requestDetail(row, 0);
-        }
+        if (cursor >= 0 && cells[cursor]) requestDetail(Number(cells[cursor].dataset.row), 0);
         break;
       case " ":
         if (cursor >= 0 && cells[cursor]) model.send({ type: "click", row: Number(cells[cursor].dataset.row), shift: false, toggle: true });
@@ -382,6 +529,7 @@ function render({ model, el }) {
   function onMessage(msg, buffers) {
     if (msg.type === "page") drawPage(msg, buffers);
     else if (msg.type === "detail") drawDetail(msg, buffers);
+    else if (msg.type === "detail_closed") { detailRow = null; closeDetail(); }
   }
 
   const listeners = [
@@ -403,6 +551,11 @@ function render({ model, el }) {
     ["change:flagged", drawMarks],
     ["change:num_rows", drawStatus],
     ["change:status", drawStatus],
+    ["change:fields", drawFields],
+    ["change:field_filters", drawFieldChips],
+    ["change:sort_by", drawFields],
+    ["change:sort_desc", drawFields],
+    ["change:histograms", drawHistograms],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -413,6 +566,7 @@ function render({ model, el }) {
   drawPending();
   drawPager();
   drawStatus();
+  drawFields();
   search.value = model.get("search");
   model.send({ type: "refresh" });
 

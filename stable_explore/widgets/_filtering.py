@@ -1,0 +1,131 @@
+"""The browser's value filters, sort and histograms, as methods of :class:`ShardBrowser` (a mixin).
+
+The computing is in :mod:`stable_explore.widgets._filters` (Arrow over whole columns); this holds what
+the browser exposes: ``where``, ``clear_filters``, ``sort``, ``filter`` and ``view``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.errors import InvalidOptionError
+from stable_explore.widgets._filters import HISTOGRAM_BINS, histogram, make_filter, value_range
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["FilterMixin"]
+
+
+class FilterMixin:
+    """Value filters, sort and histograms of the shard browser."""
+
+    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its own state)
+        _ds: CachedDataset
+        _kinds: dict[str, str]
+        _value_columns: dict[str, Any]
+        _ready: bool
+        _rows: np.ndarray
+        class_names: Any
+        fields: Any
+        field_filters: Any
+        label_filter: Any
+        num_rows: Any
+        search: Any
+        shard: Any
+        sort_by: Any
+        sort_desc: Any
+
+        def _refilter(self, *, send: bool = True) -> None: ...
+
+    def _field_info(self) -> list[dict[str, Any]]:
+        """The columns that filter and sort by value, with the range of each number column (for its histogram)."""
+        info = []
+        for name, kind in self._kinds.items():
+            entry: dict[str, Any] = {"name": name, "kind": kind}
+            if kind == "number" and len(self._ds):
+                bounds = value_range(self._value_column(name))
+                if bounds is not None:
+                    entry["min"], entry["max"] = bounds
+            info.append(entry)
+        return info
+
+    def _value_column(self, name: str) -> Any:
+        """One whole column, in Arrow, read once per version."""
+        column = self._value_columns.get(name)
+        if column is None:
+            column = self._value_columns[name] = self._ds.arrow_column(name)
+        return column
+
+    @property
+    def view(self) -> CachedDataset:
+        """The rows the browser shows (every filter applied, in the order shown), as a view of the dataset."""
+        return self._ds.take(self._rows)
+
+    @property
+    def filter(self) -> dict[str, Any]:
+        """The filter state, as plain values: shard, labels (by name), search text, value filters and sort.
+
+        ``browser.view`` is the dataset these select. Set them with ``browser.shard``,
+        ``browser.label_filter``, ``browser.search``, :meth:`where` and :meth:`sort`.
+        """
+        names = list(self.class_names)
+        return {
+            "shard": self.shard if self.shard >= 0 else None,
+            "labels": [names[i] if 0 <= i < len(names) else i for i in self.label_filter],
+            "search": self.search.strip() or None,
+            "fields": [dict(f) for f in self.field_filters],
+            "sort": (self.sort_by, "descending" if self.sort_desc else "ascending") if self.sort_by else None,
+            "rows": self.num_rows,
+        }
+
+    def where(
+        self,
+        column: str,
+        *,
+        min: float | None = None,
+        max: float | None = None,
+        equals: Any = None,
+        contains: str | None = None,
+    ) -> None:
+        """Keep rows whose ``column`` is in [min, max], equals a value, or (strings) contains a text.
+
+        Replaces any earlier filter on that column; ``where(column)`` with nothing else removes it.
+        Computed in Arrow over the whole column.
+        """
+        others = [f for f in self.field_filters if f.get("column") != column]
+        if min is None and max is None and equals is None and contains in (None, ""):
+            if column not in self._kinds:
+                make_filter(self._kinds, column, equals=0)  # raises the error that names the columns
+            self.field_filters = others
+            return
+        spec = make_filter(self._kinds, column, min=min, max=max, equals=equals, contains=contains)
+        self.field_filters = [*others, spec]
+
+    def clear_filters(self) -> None:
+        """Remove every value filter (labels, shard and search stay)."""
+        self.field_filters = []
+
+    def sort(self, column: str | None = None, *, descending: bool = False) -> None:
+        """Show rows ordered by ``column`` (a number or string column); ``sort()`` goes back to row order."""
+        if column and column not in self._kinds:
+            msg = f"cannot sort by {column!r}; the number and string columns are {sorted(self._kinds)}"
+            raise InvalidOptionError(msg)
+        self._ready = False
+        try:
+            self.sort_by = column or ""
+            self.sort_desc = bool(descending) and bool(column)
+        finally:
+            self._ready = True
+        self._refilter()
+
+    def _histograms(self, rows: np.ndarray) -> dict[str, list[int]]:
+        """A small histogram per number column over the rows kept (bins over the column's whole range)."""
+        out = {}
+        for entry in self.fields:
+            if entry.get("kind") == "number" and "min" in entry:
+                values = self._value_column(entry["name"]).take(rows)
+                out[entry["name"]] = histogram(values, lo=entry["min"], hi=entry["max"], bins=HISTOGRAM_BINS)
+        return out

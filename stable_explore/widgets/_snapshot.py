@@ -1,0 +1,88 @@
+"""The static snapshot shown beside the live shard browser, for when the widget cannot be drawn.
+
+A notebook is saved with every output. Without saved widget state, JupyterLab cannot find the
+browser's model when the notebook is reopened and prints "Error displaying widget: model not
+found" in its place. So the browser is displayed as two outputs: this snapshot (the dataset's
+card) and then the widget. The snapshot's style (applied only where the notebook is trusted,
+as a notebook you saved yourself is) hides:
+
+- the snapshot, while the live browser is drawn in the output after it;
+- the widget's output, while it holds no live browser (the error message of a reopened notebook).
+
+GitHub and nbviewer show the snapshot and the widget's text form.
+
+Examples
+--------
+>>> html = snapshot_html("<div>card</div>", "abc")
+>>> 'data-testid="se-static"' in html, "<div>card</div>" in html
+(True, True)
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["SnapshotMixin", "snapshot_html"]
+
+_STYLE = """
+.jp-OutputArea-child:has(.se-static):has(+ .jp-OutputArea-child .se-browser) { display: none; }
+.jp-OutputArea-child:has(.se-static) + .jp-OutputArea-child:not(:has(.se-browser)) { display: none; }
+.se-static-note { color: var(--jp-ui-font-color2, #555); font-size: 12px; margin: 2px 0 4px; }
+"""
+
+
+def snapshot_html(card_html: str, model_id: str) -> str:
+    """The snapshot output: a note, the dataset's card (already escaped), and the style described above."""
+    note = "Shard browser, static snapshot: run the cell to browse the rows."
+    return (
+        f'<div class="se-static" data-testid="se-static" data-se-model="{html.escape(model_id)}">'
+        f"<style>{_STYLE}</style>"
+        f'<div class="se-static-note">{html.escape(note)}</div>{card_html}</div>'
+    )
+
+
+class SnapshotMixin:
+    """How the shard browser displays itself: the snapshot, then the widget."""
+
+    if TYPE_CHECKING:  # what ShardBrowser provides
+        _ds: CachedDataset
+        _display_id: str | None
+        model_id: Any
+
+        def _repr_mimebundle_(self, **kwargs: Any) -> Any: ...
+
+    def snapshot_html(self) -> str:
+        """The static snapshot shown where the live widget cannot be (see :meth:`_ipython_display_`)."""
+        return snapshot_html(self._ds._repr_html_(), self.model_id)
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Two outputs: a static snapshot (the dataset's card), then the live widget.
+
+        A notebook saved without widget state and reopened has no model for the widget: JupyterLab
+        would show "Error displaying widget: model not found". The snapshot's own style hides that
+        message there, and hides the snapshot itself while the live widget is shown after it.
+        """
+        import IPython.display
+
+        display: Any = IPython.display.display  # untyped
+        data, metadata = self._repr_mimebundle_(**kwargs)
+        widget_bundle = {k: v for k, v in data.items() if k != "text/html"}
+        self._display_id = self._display_id or f"se-static-{self.model_id}"
+        display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
+        display(widget_bundle, raw=True, metadata=metadata)
+
+    def _update_snapshot(self) -> None:
+        """Point the saved snapshot at the version now browsed (after ``save``)."""
+        if self._display_id is None:
+            return
+        try:
+            import IPython.display
+
+            update_display: Any = IPython.display.update_display  # untyped
+            update_display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
+        except Exception:  # noqa: BLE001 - outside a kernel there is nothing to update
+            return

@@ -1,0 +1,225 @@
+"""The shard browser, finished (kernel side): value filters, sort and histograms, the detail's image
+facts, what a save refreshes, and the static snapshot shown beside the widget."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image as PILImage
+
+import stable_explore as se
+from stable_explore import CachedDataset, Features
+
+pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
+
+from tests.conftest import pet_rows
+
+
+@pytest.fixture
+def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDataset:
+    return se.build(
+        pet_rows(300, jpegs), pet_features, name="pets", home=tmp_path, progress=False, batch_size=50, shard_size=1
+    )
+
+
+class Sent:
+    """Records what the browser sends to the page."""
+
+    def __init__(self, browser: Any) -> None:
+        self.messages: list[tuple[dict[str, Any], list[bytes]]] = []
+        browser.send = lambda content, buffers=None: self.messages.append((content, list(buffers or [])))
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [m for m, _ in self.messages if m.get("type") == kind]
+
+
+# -- 6. filters beyond labels ------------------------------------------------------------------
+
+
+def test_fields_list_number_and_string_columns_with_their_ranges(pets: CachedDataset) -> None:
+    browser = pets.browse()
+    assert browser.fields == [
+        {"name": "score", "kind": "number", "min": 0.0, "max": 149.5},
+        {"name": "name", "kind": "string"},
+    ]
+    assert set(browser.histograms) == {"score"}
+    assert sum(browser.histograms["score"]) == 300
+    assert len(browser.histograms["score"]) == 16
+
+
+def test_numeric_range_string_equals_and_contains(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.where("score", min=10, max=20)  # score = i / 2: rows 20..40
+    assert browser.num_rows == 21
+    assert browser.label_counts == [7, 7, 7]  # the label chips count under the value filters
+    assert browser.view.base_rows().tolist() == list(range(20, 41))
+    assert sum(browser.histograms["score"]) == 21  # the histogram follows the filters
+    browser.where("name", contains="N3")  # case-insensitive: n30..n39 and n3 is out of range
+    assert browser.view.base_rows().tolist() == list(range(30, 40))
+    browser.where("name", equals="n33")
+    assert browser.view.base_rows().tolist() == [33]
+    browser.where("name")  # removes the filter on name
+    assert browser.num_rows == 21
+    browser.label_filter = [1]  # labels combine with value filters
+    assert all(r % 3 == 1 for r in browser.view.base_rows().tolist())
+    assert browser.filter == {
+        "shard": None,
+        "labels": ["dog"],
+        "search": None,
+        "fields": [{"column": "score", "min": 10.0, "max": 20.0}],
+        "sort": None,
+        "rows": 7,
+    }
+    browser.clear_filters()
+    assert browser.num_rows == 100
+
+
+def test_value_filters_are_checked(pets: CachedDataset) -> None:
+    browser = pets.browse()
+    with pytest.raises(se.errors.ColumnNotFoundError, match="score"):
+        browser.where("nope", min=1)
+    with pytest.raises(se.errors.InvalidOptionError, match="string column"):
+        browser.where("name", min=1)
+    with pytest.raises(se.errors.InvalidOptionError, match="number column"):
+        browser.where("score", contains="1")
+    with pytest.raises(se.errors.InvalidOptionError, match="cannot sort"):
+        browser.sort("image")
+    assert browser.num_rows == 300
+
+
+def test_sort_by_any_field_and_selection_follows_the_order_shown(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.sort("score", descending=True)
+    assert browser.page_rows().tolist()[:3] == [299, 298, 297]
+    assert browser.view.base_rows().tolist()[-1] == 0
+    assert browser.filter["sort"] == ("score", "descending")
+    browser.click(299)
+    browser.click(296, shift=True)  # a range in the order shown
+    assert browser.selected == [299, 298, 297, 296]
+    assert browser.neighbour(298, 1) == 297
+    browser.sort("name")  # strings sort as text: n0, n1, n10, n100, ...
+    assert browser.page_rows().tolist()[:4] == [0, 1, 10, 100]
+    browser.sort()
+    assert browser.page_rows().tolist()[:3] == [0, 1, 2]
+
+
+def test_filter_and_sort_messages_from_the_page(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "where", "column": "score", "min": 100, "max": None}, [])
+    assert browser.num_rows == 100
+    assert sent.of("page")[-1]["num_rows"] == 100
+    browser._on_message(browser, {"type": "where", "column": "name", "contains": "n29"}, [])
+    assert browser.view.base_rows().tolist() == [290, 291, 292, 293, 294, 295, 296, 297, 298, 299]
+    browser._on_message(browser, {"type": "sort", "column": "score", "descending": True}, [])
+    assert browser.page_rows().tolist()[0] == 299
+    browser._on_message(browser, {"type": "where", "column": "score", "min": "x"}, [])
+    assert browser.status.startswith("error: ValueError")
+    browser._on_message(browser, {"type": "where", "column": "nope", "min": 1}, [])
+    assert "ColumnNotFoundError" in browser.status
+
+
+# -- 7. detail view --------------------------------------------------------------------------
+
+
+def test_detail_says_width_height_format_and_bytes(pets: CachedDataset, jpegs: list[bytes]) -> None:
+    browser = pets.browse()
+    content, buffers = browser.detail_message(5)
+    assert content["image"] == {"width": 16, "height": 16, "format": "JPEG", "bytes": len(jpegs[5])}
+    assert dict(content["fields"])["image"] == f"16 x 16 JPEG, {len(jpegs[5]):,} bytes"
+    assert PILImage.open(io.BytesIO(buffers[0])).size == (16, 16)
+
+
+def test_detail_of_a_large_png_says_its_stored_size(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    PILImage.new("RGB", (1500, 900), "red").save(buffer, format="PNG")
+    ds = se.build(
+        [{"image": buffer.getvalue()}], se.Features(image=se.Image()), name="big", home=tmp_path, progress=False
+    )
+    browser = ds.browse()
+    content, buffers = browser.detail_message(0)
+    assert content["image"]["width"] == 1500
+    assert content["image"]["format"] == "PNG"
+    assert max(PILImage.open(io.BytesIO(buffers[0])).size) == 1024  # what is sent is bounded
+    content, buffers = browser.detail_message(0, full=True)  # "1:1" asks for the stored size
+    assert content["full"] is True
+    assert buffers[0] == buffer.getvalue()  # a PNG is sent as stored
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "detail", "row": 0, "full": True}, [])
+    assert sent.messages[-1][0]["full"] is True
+
+
+# -- 2. after "save version", everything in view comes from the new version -----------------
+
+
+def test_save_refreshes_the_open_detail_to_the_same_key_in_the_new_version(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "detail", "row": 10}, [])
+    assert sent.of("detail")[-1]["key"] == "pet-00010"
+    browser.click(3)
+    browser.flag_selection()
+    browser.drop_flagged()
+    browser.save("drop 3")
+    detail = sent.of("detail")[-1]
+    assert detail["row"] == 9  # row 10 of the old version is row 9 of the new one
+    assert detail["key"] == "pet-00010"
+    page = sent.of("page")[-1]
+    assert [c["key"] for c in page["cells"]][:4] == ["pet-00000", "pet-00001", "pet-00002", "pet-00004"]
+    assert browser.title.startswith(browser.dataset.ref)
+    assert browser.fields[0]["max"] == 149.5
+
+
+def test_save_closes_the_detail_of_a_dropped_row(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "detail", "row": 7}, [])
+    browser.click(7)
+    browser.flag_selection()
+    browser.drop_flagged()
+    browser.save("drop the row shown")
+    closed = sent.of("detail_closed")
+    assert closed
+    assert "pet-00007" in closed[-1]["reason"]
+
+
+def test_a_closed_detail_is_not_reopened_by_a_save(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "detail", "row": 7}, [])
+    browser._on_message(browser, {"type": "detail_closed"}, [])
+    browser.click(1)
+    browser.relabel_selection("bird")
+    browser.save()
+    assert len(sent.of("detail")) == 1
+    assert not sent.of("detail_closed")
+
+
+# -- 4. the static snapshot --------------------------------------------------------------------
+
+
+def test_display_is_a_static_snapshot_then_the_widget(pets: CachedDataset) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    browser = pets.browse()
+    published: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    shell = InteractiveShell.instance()
+    original = shell.display_pub.publish
+    shell.display_pub.publish = lambda data, metadata=None, **kw: published.append((data, kw))  # type: ignore[method-assign]
+    try:
+        browser._ipython_display_()
+    finally:
+        shell.display_pub.publish = original  # type: ignore[method-assign]
+    (snapshot, snapshot_kw), (widget, _) = published
+    assert set(snapshot) == {"text/html"}
+    assert 'data-testid="se-static"' in snapshot["text/html"]
+    assert "pets@" in snapshot["text/html"]
+    assert snapshot_kw["transient"]["display_id"] == f"se-static-{browser.model_id}"
+    assert "application/vnd.jupyter.widget-view+json" in widget
+    assert "text/html" not in widget  # the card is in the snapshot only, not twice
+    # images stay out of the widget's state
+    state = {k: v for k, v in browser.get_state().items() if k not in ("_esm", "_css")}
+    assert "base64" not in str(state)

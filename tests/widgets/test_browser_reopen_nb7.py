@@ -1,0 +1,71 @@
+"""Notebook 7 too shows the browser's static snapshot, not "model not found", when a saved notebook is
+reopened on a new kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, write_notebook
+
+pytestmark = pytest.mark.browser
+
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian's chromium is not installed (.ci/run installs it)", allow_module_level=True)
+pytest.importorskip("playwright.sync_api", reason="playwright is in the test extras")
+pytest.importorskip("notebook", reason="Notebook 7 is in the test extras")
+
+REPO = Path(__file__).resolve().parents[2]
+CELLS = [
+    "import numpy as np, stable_explore as se\n"
+    "features = se.Features(image=se.Image(), label=se.ClassLabel(names=['dark', 'light']))\n"
+    "rows = [{'image': np.full((8, 8), 30 + 3 * i, dtype=np.uint8), 'label': i % 2} for i in range(60)]\n"
+    "ds = se.build(rows, features, name='tiles', progress=False)",
+    "browser = ds.browse(page_size=24)\nbrowser",
+]
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    from playwright.sync_api import sync_playwright
+
+    root = tmp_path_factory.mktemp("nb7-reopen")
+    notebooks = root / "notebooks"
+    notebooks.mkdir()
+    write_notebook(notebooks / "tiles.ipynb", CELLS)
+    env = {"STABLE_EXPLORE_HOME": str(root / "home"), "PYTHONPATH": str(REPO)}
+    with jupyter_lab(root, notebooks, env, app="notebook") as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 1200})
+        try:
+            page = context.new_page()
+            open_notebook(page, url, "tiles.ipynb", app="notebook")
+            run_all(page)
+            yield page, url
+        finally:
+            context.close()
+            browser.close()
+
+
+def test_reopened_notebook_7_shows_the_snapshot(session: tuple[Any, str]) -> None:
+    page, url = session
+    page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=120_000)
+    output = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea")
+    assert output.locator("[data-testid=se-static]").is_hidden()  # the live browser is shown instead
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }")
+    page.reload()
+    open_notebook(page, url, "tiles.ipynb", app="notebook")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+        ".some(e => e.textContent.includes('model not found'))",
+        timeout=60_000,
+    )
+    output = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea")
+    output.locator("[data-testid=se-static]").wait_for(state="visible", timeout=30_000)
+    assert output.get_by_text("Error displaying widget").is_hidden()
+    assert "tiles@" in output.inner_text()
