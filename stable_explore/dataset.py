@@ -37,6 +37,7 @@ from stable_explore._selection import Rows, position_of, select_rows
 from stable_explore._units import format_size
 from stable_explore.errors import (
     ColumnNotFoundError,
+    EncodingError,
     InvalidOptionError,
     SchemaError,
 )
@@ -352,7 +353,10 @@ class CachedDataset:
         feature = self._features[column]
         values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
         if isinstance(feature, ClassLabel):
-            values = [feature.str2int(v) if isinstance(v, str) else int(v) for v in values]
+            try:  # a class that does not exist is a mistake to say, not a filter that matches nothing
+                values = [feature.encode_value(v) for v in values]
+            except EncodingError as exc:
+                raise EncodingError(exc.reason, field=column) from None
         data = self._column_arrow(column, rows)
         matches = pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False)
         mask: np.ndarray = matches.to_numpy(zero_copy_only=False)

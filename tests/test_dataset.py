@@ -335,3 +335,13 @@ def test_a_damaged_image_names_its_row_and_field_when_decoded(tmp_path: Path, jp
     assert ds[0]["image"].size == (16, 16)
     with pytest.raises(CacheCorruptionError, match=r"row 1 .*field 'image'"):
         ds.with_format("numpy")[1]
+
+
+def test_filtering_by_a_class_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    features = Features(label=ClassLabel(names=[str(i) for i in range(10)]))
+    ds = se.build([{"label": i % 10} for i in range(20)], features, name="ten", home=tmp_path, progress=False)
+    assert len(ds.filter(label=3)) == 2
+    with pytest.raises(se.EncodingError, match=r"field 'label'.*int in \[0, 10\)"):
+        ds.filter(label=12)
+    with pytest.raises(se.EncodingError, match=r"field 'label'.*unknown class 'ten'"):
+        ds.filter(label="ten")
