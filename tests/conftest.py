@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.ipc as ipc
 import pytest
 from PIL import Image as PILImage
 
@@ -18,6 +15,7 @@ import stable_explore as se
 from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
 from stable_explore.catalog.names import HOME_ENV
 from stable_explore.storage.writer import write_sharded_arrow_cache
+from stable_explore.testing import write_seed_v1_cache  # noqa: F401 - tests import it from here
 
 if TYPE_CHECKING:
     from stable_explore.storage.format import ShardedCacheMeta
@@ -87,24 +85,3 @@ def big_shards(tmp_path: Path) -> CachedDataset:
     features = Features(label=ClassLabel(names=NAMES), x=Value("int64"))
     rows = ((f"k{i:04d}", {"label": i % 3, "x": i}) for i in range(2000))
     return se.build(rows, features, name="big", home=tmp_path, progress=False, shard_size="20KB", batch_size=1000)
-
-
-def write_seed_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:
-    """A cache exactly as seed 000's writer lays it out: shards and version-1 metadata only."""
-    cache_dir.mkdir(parents=True)
-    names = []
-    for i, table in enumerate(tables):
-        name = f"shard-{i:05d}.arrow"
-        with pa.OSFile(str(cache_dir / name), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        names.append(name)
-    meta = {
-        "cache_format_version": 1,
-        "schema_fingerprint": "0123456789abcdef",
-        "num_rows": sum(t.num_rows for t in tables),
-        "num_shards": len(tables),
-        "shard_row_counts": [t.num_rows for t in tables],
-        "shard_filenames": names,
-        "shard_size_target_bytes": 256 * 1024 * 1024,
-    }
-    (cache_dir / "_metadata.json").write_text(json.dumps(meta, indent=2))
