@@ -28,6 +28,7 @@ from stable_explore.catalog import (
     dataset_rows,
     open_store,
     split_url_ref,
+    version_nbytes,
     version_rows,
 )
 from stable_explore.catalog import fsck as fsck_catalog
@@ -35,7 +36,7 @@ from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import bytes_bar, progress_bar
 from stable_explore.display.table import listing_table
 from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
-from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
 
@@ -510,11 +511,7 @@ def pull(
     source = StoreCatalog(open_store(where, storage_options))
     name, version_id = source.resolve_id(ref)
     target = Catalog(home)
-    prefix = f"{name}/versions/{version_id}"
-    size = sum(
-        int(source.store.size(f"{prefix}/{f}") or 0) for f in source.store.list_dir(prefix) if f != METADATA_FILE
-    )
-    _transfer(source, name, version_id, target, size, progress)
+    _transfer(source, name, version_id, target, version_nbytes(source, name, version_id), progress)
     pulled = load(f"{name}@{version_id}", home=target.home)
     pulled.verify()  # every shard's digest and the version id, as they arrived
     return pulled

@@ -16,6 +16,7 @@ from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
 from stable_explore.catalog.names import HOME_ENV
 from stable_explore.storage.writer import write_sharded_arrow_cache
 from stable_explore.testing import write_seed_v1_cache  # noqa: F401 - tests import it from here
+from tests.s3server import S3Server, seaweedfs
 
 if TYPE_CHECKING:
     from stable_explore.storage.format import ShardedCacheMeta
@@ -85,3 +86,20 @@ def big_shards(tmp_path: Path) -> CachedDataset:
     features = Features(label=ClassLabel(names=NAMES), x=Value("int64"))
     rows = ((f"k{i:04d}", {"label": i % 3, "x": i}) for i in range(2000))
     return se.build(rows, features, name="big", home=tmp_path, progress=False, shard_size="20KB", batch_size=1000)
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3 server (SeaweedFS on loopback, free ports) with a bucket "team", shared by the session."""
+    pytest.importorskip("obstore")
+    with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as server:
+        server.create_bucket("team")
+        yield server
+
+
+@pytest.fixture
+def s3_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """The server, with its credentials and endpoint in this test's environment (as users set them)."""
+    for name, value in s3.env.items():
+        monkeypatch.setenv(name, value)
+    return s3

@@ -14,7 +14,7 @@ from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, is_url, o
 from stable_explore.catalog.options import BuildOptions
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import Published, publish_version
-from stable_explore.catalog.transfer import TransferReport, copy_version
+from stable_explore.catalog.transfer import TransferReport, copy_version, version_nbytes
 
 __all__ = [
     "DATASET_COLUMNS",
@@ -46,5 +46,6 @@ __all__ = [
     "publish_version",
     "resolve_home",
     "split_url_ref",
+    "version_nbytes",
     "version_rows",
 ]

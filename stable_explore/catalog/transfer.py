@@ -39,7 +39,7 @@ from stable_explore.storage.metadata import version_id_of
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import StoreCatalog
 
-__all__ = ["TransferReport", "copy_version"]
+__all__ = ["TransferReport", "copy_version", "version_nbytes"]
 
 BytesCallback = Callable[[int], None]
 """Called with the bytes of each file once it has been copied."""
@@ -70,7 +70,8 @@ class TransferReport:
         return f"{self.name}@{self.version_id} -> {self.target}: " + ", ".join(parts)
 
 
-def _metadata_of(catalog: StoreCatalog, name: str, version_id: str) -> dict[str, Any]:
+def _metadata_text(catalog: StoreCatalog, name: str, version_id: str) -> tuple[str, dict[str, Any]]:
+    """A version's ``_metadata.json`` as stored (copied byte for byte) and parsed."""
     key = f"{name}/versions/{version_id}/{METADATA_FILE}"
     where = f"{catalog.store.url}/{key}"
     text = catalog.store.read_text(key)
@@ -82,7 +83,16 @@ def _metadata_of(catalog: StoreCatalog, name: str, version_id: str) -> dict[str,
         raise CacheCorruptionError(where, f"not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):
         raise CacheCorruptionError(where, "expected a JSON object")
-    return raw
+    return text, raw
+
+
+def _metadata_of(catalog: StoreCatalog, name: str, version_id: str) -> dict[str, Any]:
+    return _metadata_text(catalog, name, version_id)[1]
+
+
+def version_nbytes(catalog: StoreCatalog, name: str, version_id: str) -> int:
+    """Bytes of a version's shard files, from its metadata (no request per file)."""
+    return sum(int(size) for size in _metadata_of(catalog, name, version_id).get("shard_sizes") or [])
 
 
 def _digests_in(catalog: StoreCatalog, name: str) -> dict[str, str]:
@@ -118,7 +128,7 @@ def copy_version(
     """Copy one version of ``name`` from ``source`` to ``target`` (files, then metadata, then refs)."""
     report = TransferReport(name, version_id, target.store.url)
     prefix = f"{name}/versions/{version_id}"
-    raw = _metadata_of(source, name, version_id)
+    text, raw = _metadata_text(source, name, version_id)
     if target.store.exists(f"{prefix}/{METADATA_FILE}"):
         report.existed = True
     else:
@@ -142,7 +152,7 @@ def copy_version(
                 if on_file is not None:
                     on_file(int(expected or 0))
         _check_arrived(source, target, name, version_id, raw)
-        target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", json.dumps(raw, indent=2))
+        target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", text)
     report.tags = tuple(_move_refs(source, target, name, version_id))
     return report
 

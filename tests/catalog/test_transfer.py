@@ -3,31 +3,24 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import stable_explore as se
 from stable_explore.catalog import StoreCatalog, copy_version
 from stable_explore.storage.object import ObjectStore
-from tests.s3server import S3Server, seaweedfs
+
+if TYPE_CHECKING:
+    from tests.s3server import S3Server
 
 pytest.importorskip("obstore")
 _prefixes = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as server:
-        server.create_bucket("team")
-        yield server
-
-
 @pytest.fixture
-def bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
-    for name, value in s3.env.items():
-        monkeypatch.setenv(name, value)
+def bucket(s3_env: S3Server) -> str:
     return f"s3://team/cache-{next(_prefixes)}"
 
 

@@ -4,32 +4,20 @@ from __future__ import annotations
 
 import itertools
 import pickle
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 import stable_explore as se
 from stable_explore.testing.store import StoreConformance
-from tests.s3server import S3Server, seaweedfs
+
+if TYPE_CHECKING:
+    from tests.s3server import S3Server
 
 pytest.importorskip("obstore")
 
 _counter = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as server:
-        server.create_bucket("team")
-        yield server
-
-
-@pytest.fixture
-def s3_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
-    for name, value in s3.env.items():
-        monkeypatch.setenv(name, value)
-    return s3
 
 
 class TestObjectStore(StoreConformance):
