@@ -20,6 +20,7 @@ import ast
 import hashlib
 import inspect
 import linecache
+import re
 import shlex
 import sysconfig
 import textwrap
@@ -77,6 +78,30 @@ def _split_options(text: str) -> tuple[str, str]:
             return text[:i].strip(), text[i + 1 :].strip()
         i += 1
     return text.strip(), ""
+
+
+_TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
+
+
+def _leading_options(text: str, parser: Any) -> tuple[str, str]:
+    """Split ``[options] NAME ...`` into the options given before NAME and the rest.
+
+    An option that takes a value consumes the next token (a quoted value is one
+    token); an option taking several values (``--ignore``) takes one here, so
+    ``--ignore a --ignore b`` before the name, or any number after the expression.
+    """
+    position = 0
+    while True:
+        match = _TOKEN.match(text, position)
+        if match is None or not match.group(1).startswith("-"):
+            return text[:position].strip(), text[position:].strip()
+        token = match.group(1)
+        position = match.end()
+        action = parser._option_string_actions.get(token)
+        if "=" not in token and action is not None and action.nargs != 0:
+            value = _TOKEN.match(text, position)
+            if value is not None:
+                position = value.end()
 
 
 _NOT_USER_CODE = (
@@ -175,9 +200,9 @@ class StableMagics(Magics):
     def stable_cache(self, line: str, cell: str | None = None) -> Any:
         """Cache what a generator yields as a version of a dataset, or reuse the version it built before.
 
-        Line form: ``%stable_cache NAME = EXPR [options]``, where EXPR calls a
+        Line form: ``%stable_cache [options] NAME = EXPR [options]``, where EXPR calls a
         generator function (``pets("data/pets")``) or is any iterable. Cell form:
-        ``%%stable_cache NAME [options]``, whose body is the body of a
+        ``%%stable_cache [options] NAME [options]``, whose body is the body of a
         generator. The dataset is bound to NAME and displayed (end the line
         with ``;`` to silence it).
 
@@ -194,6 +219,8 @@ class StableMagics(Magics):
         variable: str | None = None
         args: Any = None
         try:
+            # options may come first too: ``%stable_cache -q pets = pets("data") --features F``
+            leading, text = _leading_options(text, self.stable_cache.parser)
             if cell is None:
                 variable, expression, options = self._parse_line(text)
             else:
@@ -203,7 +230,7 @@ class StableMagics(Magics):
                     msg = f"usage: %%stable_cache NAME [options]; {variable!r} is not a variable name"
                     raise StableCacheError(msg)
             # shlex, not IPython's arg_split, so that quotes are removed as in a shell
-            args = self.stable_cache.parser.parse_args(shlex.split(options))
+            args = self.stable_cache.parser.parse_args(shlex.split(f"{leading} {options}"))
             ds = self._build(variable, expression, cell, args)
         except (StableCacheError, UsageError):
             raise

@@ -282,6 +282,26 @@ def test_options_are_split_outside_strings_and_brackets(
     assert shell.user_ns["ws"][1]["word"] == "a --b1"
 
 
+def test_options_may_come_before_the_name(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    result, output = run(shell, "%stable_cache -q ws = words(2) --features features", capsys)
+    assert result.error_in_exec is None, output
+    assert "built" not in output  # -q before the name was taken: no summary line
+    assert shell.user_ns["ws"].keys() == ["k0", "k1"]
+    result, output = run(
+        shell, '%stable_cache --features features --description "two words" --tag=t ws2 = words(2) --quiet', capsys
+    )
+    assert result.error_in_exec is None, output
+    assert shell.user_ns["ws2"].DESCR == "two words"
+    assert se.load("ws2@t").version == shell.user_ns["ws2"].version
+    cell = "yield {'x': 1, 'word': 'c'}\n"
+    ds = shell.run_cell_magic("stable_cache", "--quiet --features features --name celled one", cell)
+    assert ds.name == "celled"
+    assert shell.user_ns["one"] is ds
+    # a bad option before the name is argparse's usage error, as after the expression
+    result, output = run(shell, "%stable_cache --bogus ws = words(2) --features features", capsys)
+    assert "unrecognized arguments: --bogus" in output
+
+
 def test_iterable_expression_and_ls(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     result, output = run(
         shell, "%stable_cache plain = [{'x': i, 'word': 'p'} for i in range(3)] --features features", capsys

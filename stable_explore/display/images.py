@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 THUMBNAIL_DECODE_MAX_PIXELS = 24_000_000  # about 72 MB of RGB: the most a thumbnail may decode
 _PASS_THROUGH = {"JPEG": "image/jpeg", "PNG": "image/png"}  # by PIL's format name, after it read the header
 _WEB_MODES = ("RGB", "L", "RGBA", "LA", "P")
+# Grayscale deeper than 8 bits (depth maps, microscopy): PIL cannot reduce or convert these without clipping,
+# so they are stretched to 0..255 like arrays are.
+_DEEP_GRAY_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")
 _ORIENTATION = 0x0112
 
 
@@ -70,6 +73,8 @@ def _shrink(image: PILImage.Image, size: int, orientation: int = 1) -> PILImage.
             "and PIL directly if you trust it)"
         )
         raise ImageTooLargeError(msg)
+    if image.mode in _DEEP_GRAY_MODES:
+        return array_thumbnail(np.asarray(image), size)
     image.thumbnail((size, size), PILImage.Resampling.BILINEAR, reducing_gap=2.0)
     if orientation != 1:
         image = ImageOps.exif_transpose(image) or image  # as browsers show photos taken sideways
@@ -108,9 +113,11 @@ def array_thumbnail(array: np.ndarray, size: int) -> PILImage.Image:
         values = values[:, :, 0]
     if values.dtype != np.uint8:
         values = values.astype(np.float64)
-        low, high = float(np.nanmin(values)), float(np.nanmax(values))
+        finite = values[np.isfinite(values)]  # an all-NaN map (fully masked) is a blank thumbnail, quietly
+        low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
         scale = 255.0 / (high - low) if high > low else 0.0
-        values = np.nan_to_num((values - low) * scale).astype(np.uint8)
+        stretched = np.nan_to_num((values - low) * scale, nan=0.0, posinf=255.0, neginf=0.0)
+        values = np.clip(stretched, 0.0, 255.0).astype(np.uint8)
     image = PILImage.fromarray(values)
     image.thumbnail((size, size), PILImage.Resampling.BILINEAR)
     return _enlarge_tiny(image, size)
