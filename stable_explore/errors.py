@@ -18,7 +18,6 @@ __all__ = [
     "ColumnNotFoundError",
     "DuplicateKeyError",
     "EncodingError",
-    "FingerprintError",
     "ImageTooLargeError",
     "InvalidArgumentTypeError",
     "InvalidNameError",
@@ -118,10 +117,6 @@ class ImageTooLargeError(StableExploreError, ValueError):
 
     The message names the row and field where they are known, the image's size and the limit.
     """
-
-
-class FingerprintError(StableExploreError, TypeError):
-    """A build source or argument cannot be fingerprinted, so a cache hit cannot be decided."""
 
 
 class CacheNotFoundError(StableExploreError, FileNotFoundError):

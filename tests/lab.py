@@ -65,8 +65,12 @@ def _settings(root: Path) -> Path:
 
 
 @contextmanager
-def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab") -> Iterator[str]:
-    """Start JupyterLab (or Notebook 7, ``app="notebook"``) serving ``notebooks``; yield its base URL; stop it."""
+def jupyter_lab(
+    root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab", python: str = sys.executable
+) -> Iterator[str]:
+    """Start JupyterLab (or Notebook 7, ``app="notebook"``) serving ``notebooks``; yield its base URL; stop it.
+
+    ``python`` runs the server and the kernel (another environment's interpreter, for a fresh install)."""
     port = free_port()
     env = {
         **os.environ,
@@ -81,14 +85,14 @@ def jupyter_lab(root: Path, notebooks: Path, env_extra: dict[str, str], *, app: 
     (kernels / "kernel.json").write_text(
         json.dumps(
             {
-                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                 "display_name": "Python 3",
                 "language": "python",
             }
         )
     )
     command = [
-        sys.executable, "-m", "jupyter", app, "--no-browser", "--allow-root",
+        python, "-m", "jupyter", app, "--no-browser", "--allow-root",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
         f"--ServerApp.root_dir={notebooks}",

@@ -30,7 +30,7 @@ def test_the_design_names_are_exported() -> None:
     design = [
         "Features", "Value", "ClassLabel", "Image", "Array3D", "Sequence", "Video",
         "build", "load", "datasets", "versions", "tag", "gc", "verify", "browse", "compare", "CachedDataset",
-        "StableExploreError", "EncodingError", "SchemaError", "FingerprintError", "CacheNotFoundError",
+        "StableExploreError", "EncodingError", "SchemaError", "CacheNotFoundError",
         "CacheCorruptionError", "CacheWriteError",
     ]  # fmt: skip
     assert set(design) <= set(se.__all__)
