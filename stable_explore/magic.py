@@ -83,7 +83,11 @@ def _split_options(text: str) -> tuple[str, str]:
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 
 
-def _leading_options(text: str, parser: Any) -> tuple[str, str]:
+# The options of %stable_cache that take no value (the rest take one); tests check this against its parser.
+FLAG_OPTIONS = frozenset({"--force", "--check-content", "--quiet", "-q"})
+
+
+def _leading_options(text: str) -> tuple[str, str]:
     """Split ``[options] NAME ...`` into the options given before NAME and the rest.
 
     An option that takes a value consumes the next token (a quoted value is one
@@ -97,8 +101,7 @@ def _leading_options(text: str, parser: Any) -> tuple[str, str]:
             return text[:position].strip(), text[position:].strip()
         token = match.group(1)
         position = match.end()
-        action = parser._option_string_actions.get(token)
-        if "=" not in token and action is not None and action.nargs != 0:
+        if "=" not in token and token not in FLAG_OPTIONS:
             value = _TOKEN.match(text, position)
             if value is not None:
                 position = value.end()
@@ -220,7 +223,9 @@ class StableMagics(Magics):
         args: Any = None
         try:
             # options may come first too: ``%stable_cache -q pets = pets("data") --features F``
-            leading, text = _leading_options(text, self.stable_cache.parser)
+            leading, text = _leading_options(text)
+            if leading:  # a bad option before the name is named as such, not as a missing "NAME ="
+                self.stable_cache.parser.parse_args(shlex.split(leading))
             if cell is None:
                 variable, expression, options = self._parse_line(text)
             else:

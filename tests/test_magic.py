@@ -302,6 +302,14 @@ def test_options_may_come_before_the_name(shell: InteractiveShell, capsys: pytes
     assert "unrecognized arguments: --bogus" in output
 
 
+def test_the_flag_options_are_the_parsers_options_without_a_value(shell: InteractiveShell) -> None:
+    from stable_explore.magic import FLAG_OPTIONS
+
+    parser = shell.find_line_magic("stable_cache").__self__.stable_cache.parser
+    flags = {option for action in parser._actions if action.nargs == 0 for option in action.option_strings}
+    assert flags - {"-h", "--help"} == FLAG_OPTIONS
+
+
 def test_iterable_expression_and_ls(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     result, output = run(
         shell, "%stable_cache plain = [{'x': i, 'word': 'p'} for i in range(3)] --features features", capsys

@@ -43,7 +43,6 @@ from stable_explore.display.images import (
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.schema.image_formats import sniff
-from stable_explore.versioning.edits import Draft
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import (
     field_kinds,
@@ -51,11 +50,13 @@ from stable_explore.widgets._filters import (
     sort_order,
 )
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
+from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._snapshot import SnapshotMixin
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.versioning.edits import Draft
 
 __all__ = ["ShardBrowser"]
 
@@ -77,7 +78,7 @@ def _number_or_none(value: Any) -> float | None:
     return float(value)
 
 
-class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
+class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidget):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows.
 
     Get one with ``ds.browse()`` or ``se.browse("name@version")``.
@@ -429,126 +430,6 @@ class ShardBrowser(FilterMixin, SnapshotMixin, anywidget.AnyWidget):
         if small_enough and kind is not None and kind.browser:
             return bytes(value), kind.mime
         return encode_thumbnail(open_thumbnail(value, bound), quality=90)
-
-    def _position_in_filter(self, row: int) -> int:
-        """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
-        if self._positions is not None:
-            return int(self._positions[row]) if 0 <= row < len(self._positions) else -1
-        position = int(np.searchsorted(self._rows, row))
-        return position if position < len(self._rows) and self._rows[position] == row else -1
-
-    def _place(self, row: int) -> int:
-        """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""
-        position = self._position_in_filter(row)
-        if position >= 0 or self._positions is not None:
-            return max(position, 0)
-        return int(np.searchsorted(self._rows, row))
-
-    def neighbour(self, row: int, step: int) -> int:
-        """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
-        position = self._position_in_filter(row)
-        if position < 0:
-            return int(self._rows[0]) if len(self._rows) else row
-        return int(self._rows[min(max(0, position + step), len(self._rows) - 1)])
-
-    # -- selection --------------------------------------------------------------
-
-    def click(self, row: int, *, shift: bool = False, toggle: bool = False) -> None:
-        """What a click does: select one row; shift: a range in filter order; ctrl/cmd: toggle."""
-        row = int(row)
-        if shift and self._anchor is not None:
-            lo, hi = sorted((self._place(self._anchor), self._place(row)))
-            span = self._rows[lo : hi + 1].tolist()
-            self.selected = list(dict.fromkeys([*self.selected, *span]))
-            return
-        self._anchor = row
-        if toggle:
-            current = list(self.selected)
-            self.selected = [r for r in current if r != row] if row in current else [*current, row]
-        else:
-            self.selected = [row]
-
-    def select_page(self) -> None:
-        """Add every row of the current page to the selection."""
-        self.selected = list(dict.fromkeys([*self.selected, *self.page_rows().tolist()]))
-
-    def clear_selection(self) -> None:
-        """Select nothing."""
-        self.selected = []
-        self._anchor = None
-
-    def flag_selection(self) -> None:
-        """Flag the selected rows (or unflag them, if all are flagged already)."""
-        chosen = set(self.selected)
-        if not chosen:
-            return
-        flagged = set(self.flagged)
-        self.flagged = sorted(flagged - chosen) if chosen <= flagged else sorted(flagged | chosen)
-
-    # -- edits ------------------------------------------------------------------
-
-    @property
-    def draft(self) -> Draft | None:
-        """The pending edits made in the browser (None when there are none)."""
-        return self._draft
-
-    def _set_draft(self, draft: Draft | None) -> None:
-        self._draft = draft
-        edits = draft.pending_edits if draft is not None else None
-        self.dropped = sorted(edits.dropped) if edits else []
-        self.pending_labels = {str(r): c for r, (_, c) in sorted(edits.relabelled.items())} if edits else {}
-        self.pending = edits.summary() if edits else ""
-
-    def drop_flagged(self) -> None:
-        """Make a pending edit that drops every flagged row (``save`` writes it)."""
-        if not self.flagged:
-            self.status = "nothing flagged to drop"
-            return
-        base = self._draft or Draft(self._ds)
-        self._set_draft(base.drop(list(self.flagged)))
-        self.flagged = []
-
-    def relabel_selection(self, label: str | int) -> None:
-        """Make a pending edit that gives every selected row this class."""
-        if not self.label_column:
-            self.status = "this dataset has no ClassLabel column"
-            return
-        if not self.selected:
-            self.status = "select rows to relabel"
-            return
-        base = self._draft or Draft(self._ds)
-        self._set_draft(base.relabel(dict.fromkeys(self.selected, label), column=self.label_column))
-
-    def discard(self) -> None:
-        """Forget the pending edits."""
-        self._set_draft(None)
-
-    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
-        """Write the pending edits as a new version, and browse it. Returns the new version."""
-        if self._draft is None:
-            msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
-            raise InvalidOptionError(msg)
-        was_view = self._ds.is_view
-        detail_key = self._ds.take([self._detail_row]).keys()[0] if self._detail_row is not None else None
-        saved = self._draft.save(message, **{"progress": False, **options})
-        self._set_draft(None)
-        self.selected = []
-        self.flagged = []
-        state = self._open(saved)
-        self._ready = False  # one refilter (and one page) for all these changes, not one each
-        try:
-            for name, value in state.items():
-                setattr(self, name, value)
-            self.shard = -1
-        finally:
-            self._ready = True
-        self._refilter()
-        self.status = f"saved {saved.ref} ({saved.build_info})"
-        if was_view:
-            self.status += f"; it holds only the {len(saved):,} rows of the view that was browsed"
-        self._refresh_detail(detail_key)
-        self._update_snapshot()
-        return saved
 
     def _refresh_detail(self, key: Any) -> None:
         """After the version changed: show the same key's row of the new version, or close the pane."""

@@ -1,0 +1,167 @@
+"""Selection, flags and pending edits of the shard browser, as methods of :class:`ShardBrowser` (a mixin).
+
+What a click, shift-click or ctrl-click selects (in the order the filter shows rows), what ``x`` flags,
+and the :class:`~stable_explore.versioning.edits.Draft` that drop and relabel build until ``save`` writes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from stable_explore.errors import InvalidOptionError
+from stable_explore.versioning.edits import Draft
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["SelectionMixin"]
+
+
+class SelectionMixin:
+    """Row navigation, selection, flags and the pending edits of the shard browser."""
+
+    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its own state)
+        _ds: CachedDataset
+        _draft: Draft | None
+        _anchor: int | None
+        _detail_row: int | None
+        _positions: np.ndarray | None
+        _ready: bool
+        _rows: np.ndarray
+        dropped: Any
+        flagged: Any
+        label_column: Any
+        pending: Any
+        pending_labels: Any
+        selected: Any
+        shard: Any
+        status: Any
+
+        def _open(self, dataset: CachedDataset) -> dict[str, Any]: ...
+        def _refilter(self, *, send: bool = True) -> None: ...
+        def _refresh_detail(self, key: Any) -> None: ...
+        def _update_snapshot(self) -> None: ...
+        def page_rows(self, page: int | None = None) -> np.ndarray: ...
+        def send(self, content: Any, buffers: Any = None) -> None: ...
+
+    def _position_in_filter(self, row: int) -> int:
+        """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
+        if self._positions is not None:
+            return int(self._positions[row]) if 0 <= row < len(self._positions) else -1
+        position = int(np.searchsorted(self._rows, row))
+        return position if position < len(self._rows) and self._rows[position] == row else -1
+
+    def _place(self, row: int) -> int:
+        """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""
+        position = self._position_in_filter(row)
+        if position >= 0 or self._positions is not None:
+            return max(position, 0)
+        return int(np.searchsorted(self._rows, row))
+
+    def neighbour(self, row: int, step: int) -> int:
+        """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
+        position = self._position_in_filter(row)
+        if position < 0:
+            return int(self._rows[0]) if len(self._rows) else row
+        return int(self._rows[min(max(0, position + step), len(self._rows) - 1)])
+
+    # -- selection --------------------------------------------------------------
+
+    def click(self, row: int, *, shift: bool = False, toggle: bool = False) -> None:
+        """What a click does: select one row; shift: a range in filter order; ctrl/cmd: toggle."""
+        row = int(row)
+        if shift and self._anchor is not None:
+            lo, hi = sorted((self._place(self._anchor), self._place(row)))
+            span = self._rows[lo : hi + 1].tolist()
+            self.selected = list(dict.fromkeys([*self.selected, *span]))
+            return
+        self._anchor = row
+        if toggle:
+            current = list(self.selected)
+            self.selected = [r for r in current if r != row] if row in current else [*current, row]
+        else:
+            self.selected = [row]
+
+    def select_page(self) -> None:
+        """Add every row of the current page to the selection."""
+        self.selected = list(dict.fromkeys([*self.selected, *self.page_rows().tolist()]))
+
+    def clear_selection(self) -> None:
+        """Select nothing."""
+        self.selected = []
+        self._anchor = None
+
+    def flag_selection(self) -> None:
+        """Flag the selected rows (or unflag them, if all are flagged already)."""
+        chosen = set(self.selected)
+        if not chosen:
+            return
+        flagged = set(self.flagged)
+        self.flagged = sorted(flagged - chosen) if chosen <= flagged else sorted(flagged | chosen)
+
+    # -- edits ------------------------------------------------------------------
+
+    @property
+    def draft(self) -> Draft | None:
+        """The pending edits made in the browser (None when there are none)."""
+        return self._draft
+
+    def _set_draft(self, draft: Draft | None) -> None:
+        self._draft = draft
+        edits = draft.pending_edits if draft is not None else None
+        self.dropped = sorted(edits.dropped) if edits else []
+        self.pending_labels = {str(r): c for r, (_, c) in sorted(edits.relabelled.items())} if edits else {}
+        self.pending = edits.summary() if edits else ""
+
+    def drop_flagged(self) -> None:
+        """Make a pending edit that drops every flagged row (``save`` writes it)."""
+        if not self.flagged:
+            self.status = "nothing flagged to drop"
+            return
+        base = self._draft or Draft(self._ds)
+        self._set_draft(base.drop(list(self.flagged)))
+        self.flagged = []
+
+    def relabel_selection(self, label: str | int) -> None:
+        """Make a pending edit that gives every selected row this class."""
+        if not self.label_column:
+            self.status = "this dataset has no ClassLabel column"
+            return
+        if not self.selected:
+            self.status = "select rows to relabel"
+            return
+        base = self._draft or Draft(self._ds)
+        self._set_draft(base.relabel(dict.fromkeys(self.selected, label), column=self.label_column))
+
+    def discard(self) -> None:
+        """Forget the pending edits."""
+        self._set_draft(None)
+
+    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
+        """Write the pending edits as a new version, and browse it. Returns the new version."""
+        if self._draft is None:
+            msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
+            raise InvalidOptionError(msg)
+        was_view = self._ds.is_view
+        detail_key = self._ds.take([self._detail_row]).keys()[0] if self._detail_row is not None else None
+        saved = self._draft.save(message, **{"progress": False, **options})
+        self._set_draft(None)
+        self.selected = []
+        self.flagged = []
+        state = self._open(saved)
+        self._ready = False  # one refilter (and one page) for all these changes, not one each
+        try:
+            for name, value in state.items():
+                setattr(self, name, value)
+            self.shard = -1
+        finally:
+            self._ready = True
+        self._refilter()
+        self.status = f"saved {saved.ref} ({saved.build_info})"
+        if was_view:
+            self.status += f"; it holds only the {len(saved):,} rows of the view that was browsed"
+        self._refresh_detail(detail_key)
+        self._update_snapshot()
+        return saved
