@@ -166,7 +166,7 @@ def run_all(page: Any) -> None:
         try:
             page.wait_for_function(
                 """() => {
-                    const prompt = document.querySelector('.jp-Notebook .jp-Cell .jp-InputPrompt');
+                    const prompt = document.querySelector('.jp-Notebook .jp-CodeCell .jp-InputPrompt');
                     return prompt && /\\[(\\*|\\d+)\\]/.test(prompt.textContent);
                 }""",
                 timeout=20_000,
