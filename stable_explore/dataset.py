@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from stable_explore._decoding import FORMATS, decode_table, decode_values
 from stable_explore._selection import Rows, position_of, select_rows
+from stable_explore._splits import SplitViews
 from stable_explore._units import format_size
 from stable_explore.errors import (
     ColumnNotFoundError,
@@ -66,7 +67,7 @@ class Metadata(dict[str, Any]):
         raise AttributeError(name)
 
 
-class CachedDataset:
+class CachedDataset(SplitViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
