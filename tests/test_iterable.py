@@ -6,7 +6,9 @@ reaching persistent workers, the same examples ds[i] gives, pickles of reference
 
 from __future__ import annotations
 
+import json
 import pickle
+import socket
 import subprocess
 import sys
 import textwrap
@@ -233,3 +235,38 @@ def test_without_torch_the_error_names_the_install(pets: CachedDataset) -> None:
         "52 51",
         "MissingDependencyError CachedDataset.to_iterable needs torch: pip install 'stable-explore[torch]'",
     ]
+
+
+def test_rank_and_world_size_default_to_an_initialised_process_group(pets: CachedDataset) -> None:
+    """Two real processes in a gloo group on loopback: to_iterable() with no rank reads the process's part."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        import torch.distributed as dist
+        import stable_explore as se
+        rank = int(sys.argv[1])
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+        try:
+            view = se.load("pets", home={str(pets.home)!r}).with_format("python").to_iterable(shuffle=True, seed=5)
+            print(json.dumps([view.rank, view.world_size, len(view), [row["name"] for row in view]]))
+        finally:
+            dist.destroy_process_group()
+        """
+    )
+    ranks = [
+        subprocess.Popen([sys.executable, "-c", script, str(rank)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for rank in (0, 1)
+    ]
+    outputs = []
+    for process in ranks:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err.decode()[-3000:]
+        outputs.append(json.loads(out.decode().strip().splitlines()[-1]))
+    assert [(rank, world) for rank, world, _, _ in outputs] == [(0, 2), (1, 2)]
+    for rank, _, length, rows in outputs:
+        assert length == len(rows)
+        assert rows == names(pets.to_iterable(shuffle=True, seed=5, rank=rank, world_size=2))
+    assert Counter(outputs[0][3] + outputs[1][3]) == Counter(ALL)
