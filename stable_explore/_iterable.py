@@ -21,7 +21,6 @@ Examples
 
 from __future__ import annotations
 
-import random
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -139,51 +138,56 @@ class RowStream:
 
     def rows(self, worker: int = 0, num_workers: int = 1) -> Iterator[Any]:
         """The decoded rows of one worker of this rank, in this epoch's order."""
-        epoch = self.epoch
+        epoch = self.epoch  # read once: a set_epoch while this runs applies to the next iteration
+        order = (self._seed, epoch) if self._shuffle else None
         runs = consumer_runs(
             self._units,
             rank=self._rank,
             world_size=self._world_size,
             worker=worker,
             num_workers=num_workers,
-            order=self._order(),
+            order=order,
         )
-        if not self._shuffle:
-            return self._blocks(runs, None)
-        state = np.random.SeedSequence([self._seed, epoch, self._rank, worker]).generate_state(2)
-        rng = random.Random(int(state[0]) << 32 | int(state[1]))  # noqa: S311  # an order of rows, not a secret
+        if order is None:
+            return (row for block in self._blocks(runs, None) for row in block)
+        rng = np.random.default_rng([self._seed, epoch, self._rank, worker])
         return _buffered(self._blocks(runs, rng), self._buffer_size, rng)
 
-    def _blocks(self, runs: list[Rows], rng: random.Random | None) -> Iterator[Any]:
+    def _blocks(self, runs: list[Rows], rng: np.random.Generator | None) -> Iterator[list[Any]]:
         """Rows read ``READ_ROWS`` at a time: runs one after another, blocks in random order within a run."""
-        if rng is not None:
-            rng.shuffle(runs)
-        for run in runs:
+        order = rng.permutation(len(runs)).tolist() if rng is not None else range(len(runs))
+        for index in order:
+            run = runs[index]
             starts = list(range(0, len(run), READ_ROWS))
             if rng is not None:
-                rng.shuffle(starts)
+                starts = [starts[i] for i in rng.permutation(len(starts)).tolist()]
             for start in starts:
-                yield from self._read(run[start : start + READ_ROWS])
+                yield self._read(run[start : start + READ_ROWS])
 
     def __repr__(self) -> str:
         order = f"shuffle, seed={self._seed}, buffer_size={self._buffer_size}" if self._shuffle else "in order"
-        return (
-            f"{type(self).__name__}({self._ref}: rank {self._rank} of {self._world_size}, epoch {self.epoch}, {order})"
-        )
+        where = f"rank {self._rank} of {self._world_size}, epoch {self.epoch}"
+        return f"{type(self).__name__}({self._ref}: {where}, {order})"
 
 
-def _buffered(rows: Iterator[Any], size: int, rng: random.Random) -> Iterator[Any]:
-    """Rows in a random order drawn from a buffer of ``size`` (each arriving row replaces a random one)."""
+def _buffered(blocks: Iterator[list[Any]], size: int, rng: np.random.Generator) -> Iterator[Any]:
+    """Rows in a random order drawn from a buffer of ``size``: each arriving row replaces a random one.
+
+    The random slots are drawn a block at a time (one numpy call, not one call per row).
+    """
     buffer: list[Any] = []
-    for row in rows:
-        if len(buffer) < size:
-            buffer.append(row)
+    for block in blocks:
+        room = size - len(buffer)
+        if room > 0:
+            buffer.extend(block[:room])
+            block = block[room:]
+        if not block:
             continue
-        slot = rng.randrange(size)
-        yield buffer[slot]
-        buffer[slot] = row
-    rng.shuffle(buffer)
-    yield from buffer
+        for slot, row in zip(rng.integers(0, size, len(block)).tolist(), block, strict=True):
+            yield buffer[slot]
+            buffer[slot] = row
+    for index in rng.permutation(len(buffer)).tolist():
+        yield buffer[index]
 
 
 def _torch_view() -> type[RowStream]:
