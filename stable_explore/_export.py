@@ -7,14 +7,14 @@ so two exports of one path never clobber each other's half-written file.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from stable_explore.errors import ImageTooLargeError, InvalidOptionError, UnsafePathError
-from stable_explore.schema import ClassLabel, Image, decode_image_bytes
+from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
 from stable_explore.storage.fsutil import replacing, writing
 
@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from stable_explore._selection import Rows
     from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import Features
+    from stable_explore.storage.format import ShardedCacheMeta
 
-__all__ = ["IMAGE_EXPORTS", "to_pandas", "to_parquet"]
+__all__ = ["IMAGE_EXPORTS", "Exports", "to_pandas", "to_parquet"]
 
 IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
 
@@ -154,3 +157,109 @@ def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
     except TypeError:
         return pd.Categorical.from_codes(codes, dtype=dtype)
+
+
+class Exports:
+    """``ds.to_arrow``, ``ds.to_pandas`` and ``ds.to_parquet``: mixed into ``CachedDataset`` (only there)."""
+
+    if TYPE_CHECKING:  # what CachedDataset provides
+
+        @property
+        def features(self) -> Features: ...
+
+        @property
+        def cache_meta(self) -> ShardedCacheMeta: ...
+
+        def _all_rows(self) -> Rows: ...
+
+        def _feature_columns(self) -> list[str]: ...
+
+        def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table: ...
+
+    def to_arrow(self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False) -> pa.Table:
+        """The rows as a ``pyarrow.Table`` (labels as ints; the features JSON is in the schema metadata)."""
+        wanted = list(columns) if columns is not None else self._feature_columns()
+        if with_row_columns and not self.cache_meta.is_seed_v1:
+            wanted += [c for c in (KEY_COLUMN, HASH_COLUMN) if c not in wanted]
+        table = self._table_of(self._all_rows(), wanted)
+        return table.replace_schema_metadata(self.features.to_arrow_schema().metadata)
+
+    def to_pandas(
+        self,
+        images: str = "bytes",
+        *,
+        columns: Sequence[str] | None = None,
+        thumbnail_size: int = 128,
+        image_dir: str | Path | None = None,
+    ) -> pd.DataFrame:
+        """The rows as a pandas DataFrame, indexed by row number in the version.
+
+        Parameters
+        ----------
+        images:
+            What each image cell holds:
+
+            - ``"bytes"`` (default, fastest): the encoded file bytes (JPEG, PNG, ...), as stored;
+            - ``"pil"``: decoded ``PIL.Image.Image`` objects at full size;
+            - ``"thumbnail"``: PIL images no larger than ``thumbnail_size`` pixels (cheap to keep many);
+            - ``"path"``: paths of image files written once under ``image_dir``
+              (for tools that read files);
+            - ``"drop"``: no image columns.
+
+            pandas prints a PIL image as ``<PIL.Image.Image ...>`` text. To see the images in a
+            notebook, wrap the frame: ``stable_explore.display.show(df)`` draws every image cell
+            (PIL or bytes) as an inline thumbnail.
+        columns:
+            Only these columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ClassLabel columns are ``Categorical`` of the class names.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": "b"}, {"label": "a"}], se.Features(label=se.ClassLabel(names=["a", "b"])),
+        ...               name="tiny", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.to_pandas()["label"].cat.categories.tolist()
+        ['a', 'b']
+        """
+        wanted = list(columns) if columns is not None else self._feature_columns()
+        unknown = [c for c in wanted if c not in self.features]
+        if unknown:
+            msg = f"no column(s) {unknown}; columns are {list(self.features)}"
+            raise ColumnNotFoundError(msg)
+        rows = self._all_rows()
+        return to_pandas(
+            cast("CachedDataset", self),
+            lambda names: self._table_of(rows, names),
+            rows,
+            images=images,
+            columns=wanted,
+            thumbnail_size=thumbnail_size,
+            image_dir=image_dir,
+        )
+
+    def to_parquet(self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd") -> Path:
+        """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
+
+        Labels are stored as ints; the full features JSON is in the file's schema metadata.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, pyarrow.parquet as pq, stable_explore as se
+        >>> home = pathlib.Path(tempfile.mkdtemp())
+        >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n", home=home,
+        ...               progress=False)
+        >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
+        [1, 2, 3]
+        """
+        rows = self._all_rows()
+        chunks = (
+            self._table_of(rows[start : start + rows_per_group], list(self.features))
+            for start in range(0, len(rows), rows_per_group)
+        )
+        return to_parquet(
+            Path(path), chunks, self.features.to_arrow_schema(), rows_per_group=rows_per_group, compression=compression
+        )

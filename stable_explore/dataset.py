@@ -33,7 +33,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore._decoding import FORMATS, decode_table, decode_values
+from stable_explore._export import Exports
 from stable_explore._selection import Rows, position_of, select_rows
+from stable_explore._splits import SplitViews
 from stable_explore._units import format_size
 from stable_explore.errors import (
     ColumnNotFoundError,
@@ -46,15 +48,11 @@ from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_m
 from stable_explore.storage.reader import ArrowBackend
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from stable_explore.storage.verify import VerifyReport
     from stable_explore.versioning.edits import Draft, PendingEdits
     from stable_explore.widgets.browser import ShardBrowser
 
 __all__ = ["CachedDataset", "Metadata"]
-
-_ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
 
 
 class Metadata(dict[str, Any]):
@@ -66,7 +64,7 @@ class Metadata(dict[str, Any]):
         raise AttributeError(name)
 
 
-class CachedDataset:
+class CachedDataset(Exports, SplitViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
@@ -458,99 +456,7 @@ class CachedDataset:
             feature, name, values.to_pylist(), self._format, self._all_rows(), where=(self.ref, self.cache_dir)
         )
 
-    # -- export --------------------------------------------------------------
-
-    def to_arrow(self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False) -> pa.Table:
-        """The rows as a ``pyarrow.Table`` (labels as ints; the features JSON is in the schema metadata)."""
-        wanted = list(columns) if columns is not None else self._feature_columns()
-        if with_row_columns and not self._meta.is_seed_v1:
-            wanted += [c for c in _ROW_COLUMNS if c not in wanted]
-        table = self._table_of(self._all_rows(), wanted)
-        return table.replace_schema_metadata(self._features.to_arrow_schema().metadata)
-
-    def to_pandas(
-        self,
-        images: str = "bytes",
-        *,
-        columns: Sequence[str] | None = None,
-        thumbnail_size: int = 128,
-        image_dir: str | Path | None = None,
-    ) -> pd.DataFrame:
-        """The rows as a pandas DataFrame, indexed by row number in the version.
-
-        Parameters
-        ----------
-        images:
-            What each image cell holds:
-
-            - ``"bytes"`` (default, fastest): the encoded file bytes (JPEG, PNG, ...), as stored;
-            - ``"pil"``: decoded ``PIL.Image.Image`` objects at full size;
-            - ``"thumbnail"``: PIL images no larger than ``thumbnail_size`` pixels (cheap to keep many);
-            - ``"path"``: paths of image files written once under ``image_dir``
-              (for tools that read files);
-            - ``"drop"``: no image columns.
-
-            pandas prints a PIL image as ``<PIL.Image.Image ...>`` text. To see the images in a
-            notebook, wrap the frame: ``stable_explore.display.show(df)`` draws every image cell
-            (PIL or bytes) as an inline thumbnail.
-        columns:
-            Only these columns.
-
-        Returns
-        -------
-        pandas.DataFrame
-            ClassLabel columns are ``Categorical`` of the class names.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> ds = se.build([{"label": "b"}, {"label": "a"}], se.Features(label=se.ClassLabel(names=["a", "b"])),
-        ...               name="tiny", home=tempfile.mkdtemp(), progress=False)
-        >>> ds.to_pandas()["label"].cat.categories.tolist()
-        ['a', 'b']
-        """
-        from stable_explore._export import to_pandas
-
-        wanted = list(columns) if columns is not None else self._feature_columns()
-        unknown = [c for c in wanted if c not in self._features]
-        if unknown:
-            msg = f"no column(s) {unknown}; columns are {list(self._features)}"
-            raise ColumnNotFoundError(msg)
-        rows = self._all_rows()
-        return to_pandas(
-            self,
-            lambda names: self._table_of(rows, names),
-            rows,
-            images=images,
-            columns=wanted,
-            thumbnail_size=thumbnail_size,
-            image_dir=image_dir,
-        )
-
-    def to_parquet(self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd") -> Path:
-        """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
-
-        Labels are stored as ints; the full features JSON is in the file's schema metadata.
-
-        Examples
-        --------
-        >>> import tempfile, pathlib, pyarrow.parquet as pq, stable_explore as se
-        >>> home = pathlib.Path(tempfile.mkdtemp())
-        >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n", home=home,
-        ...               progress=False)
-        >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
-        [1, 2, 3]
-        """
-        from stable_explore._export import to_parquet
-
-        rows = self._all_rows()
-        chunks = (
-            self._table_of(rows[start : start + rows_per_group], list(self._features))
-            for start in range(0, len(rows), rows_per_group)
-        )
-        return to_parquet(
-            Path(path), chunks, self._features.to_arrow_schema(), rows_per_group=rows_per_group, compression=compression
-        )
+    # -- export: to_arrow, to_pandas, to_parquet (stable_explore._export.Exports) --
 
     def label_counts(self, column: str | None = None) -> dict[str, int]:
         """Rows per class name (every class listed, zeros included), from the label column alone."""

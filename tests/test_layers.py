@@ -22,7 +22,8 @@ LAYERS: list[set[str]] = [
     {"storage"},  # the on-disk format, shard writer and reader, digests, verify
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
     {"display"},  # rendering helpers: cards, tables, thumbnails, progress bars
-    {"dataset", "_export", "_selection", "_decoding"},  # CachedDataset: views, decoding, export
+    # CachedDataset: views, decoding, export, splits for ranks and workers
+    {"dataset", "_export", "_selection", "_decoding", "_sharding", "_iterable", "_splits"},
     {"versioning"},  # edits saved as versions, compare
     {"widgets"},  # the anywidget browser
     {"api", "magic", "cli", "cache", "backend", "__init__", "testing"},  # entry points and seed facades
