@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -127,6 +128,11 @@ class ParallelBuild:
         if self.options.executor is not None:
             return self.options.executor, False
         workers = min(self.options.num_proc or 1, len(self.tasks))
+        main = sys.modules.get("__main__")
+        if main is not None and not hasattr(main, "__spec__"):
+            # An IPython shell started inside a script swaps __main__ for a module object without
+            # __spec__, which spawn reads; an interactive __main__ has __spec__ None, so say that.
+            main.__spec__ = None
         # spawn: safe in a kernel with threads (fork is not), and the same on every platform
         return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")), True
 

@@ -10,8 +10,8 @@ Examples
 --------
 >>> def pets(files, size=256):
 ...     yield from ({"path": f} for f in files)
->>> [task.kwargs for task in split_arguments(pets, (), {"files": ["a", "b", "c"]}, 2)]
-[{'files': ['a', 'b'], 'size': 256}, {'files': ['c'], 'size': 256}]
+>>> [task.args for task in split_arguments(pets, (), {"files": ["a", "b", "c"]}, 2)]
+[(['a', 'b'], 256), (['c'], 256)]
 >>> split_arguments(pets, (), {"files": ["a", "b", "c"]}, 2)[1].inputs
 "files=['c']"
 """
