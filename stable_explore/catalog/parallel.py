@@ -20,9 +20,11 @@ The error names the task, its inputs and the row.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import multiprocessing
 import shutil
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from pathlib import Path
@@ -209,8 +211,8 @@ class ParallelBuild:
         elif failure.last_key is not None:
             where += f" (the row after key {failure.last_key!r})"
         _add_note(error, where)
-        if failure.traceback:
-            error.__cause__ = TaskTraceback(failure.traceback)
+        if failure.frames:
+            error.__cause__ = TaskTraceback(_format_frames(failure.frames))
         return error
 
     def _lost(self, error: BaseException, tasks_dir: Path) -> ParallelBuildError:
@@ -242,6 +244,14 @@ class ParallelBuild:
         self.rows = max(self.rows, rows_total)
         if on_batch is not None and (grown > 0 or bytes_total):
             on_batch(max(grown, 0), bytes_total)
+
+
+def _format_frames(frames: list[tuple[str, int, str, str]]) -> str:
+    """A worker's frames as a traceback, with source lines from this process where the worker had none."""
+    summary = traceback.StackSummary.from_list(
+        [(name, line, function, text or linecache.getline(name, line).strip()) for name, line, function, text in frames]
+    )
+    return "".join(["Traceback (most recent call last):\n", *summary.format()]).rstrip("\n")
 
 
 def _cancel(pending: set[Future[Any]], tasks_dir: Path) -> None:

@@ -85,7 +85,8 @@ class TaskFailure:
 
     index: int
     error: BaseException
-    traceback: str
+    frames: list[tuple[str, int, str, str]]
+    """The traceback's frames in the user's code: (file, line number, function, source line or "")."""
     rows: int
     row: int | None = None
     key: Any = None
@@ -230,7 +231,7 @@ class _Rows:
                     runs[-1][1] += 1
                 else:
                     runs.append([self.count, self.count + 1])
-                self.last_key = self.count
+                self.last_key = None  # the index within the task: not the key the row will have
                 yield (self.count, item)
             self.count += 1
             if time.monotonic() >= progress.next_report:
@@ -279,7 +280,7 @@ def run_task(shipped: bytes, task: Task, spec: WriteSpec) -> TaskShards | TaskFa
         return TaskFailure(
             index=task.index,
             error=_sendable(exc),
-            traceback=trimmed,
+            frames=trimmed,
             rows=count,
             row=getattr(exc, "index", None) if isinstance(getattr(exc, "index", None), int) else count,
             key=getattr(exc, "key", None),
@@ -300,9 +301,13 @@ def _sendable(error: BaseException) -> BaseException:
     return error
 
 
-def _user_traceback(error: BaseException) -> str:
-    """The task's traceback without stable-explore's frames (as a serial build's error shows it), as text."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_PACKAGE_DIR)]
-    if not frames:
-        return ""
-    return "".join(["Traceback (most recent call last):\n", *traceback.format_list(frames)]).rstrip("\n")
+def _user_traceback(error: BaseException) -> list[tuple[str, int, str, str]]:
+    """The task's traceback without stable-explore's frames (as a serial build's error shows it).
+
+    Plain tuples, so they travel; the driver fills in source lines the worker could not read
+    (a notebook cell's code is in the kernel's line cache, not the worker's).
+    """
+    frames = traceback.extract_tb(error.__traceback__)
+    return [
+        (f.filename, f.lineno or 0, f.name, f.line or "") for f in frames if not f.filename.startswith(_PACKAGE_DIR)
+    ]

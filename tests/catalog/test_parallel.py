@@ -239,7 +239,7 @@ def test_a_killed_worker_publishes_nothing_and_says_so(home: Path) -> None:
     message = str(caught.value)
     assert "killed by a signal, out of memory, or os._exit" in message
     assert "task 1 of 2 (items=[5, 6, ..., 9] (5 items))" in message
-    assert caught.value.__notes__[-1].endswith("rows were read; nothing was saved; no version of k existed before")
+    assert caught.value.__notes__[-1].endswith("; nothing was saved; no version of k existed before")
     assert staged(home, "k") == []
     assert not (home / "k" / "versions").exists() or not any((home / "k" / "versions").iterdir())
 
