@@ -207,9 +207,7 @@ def test_a_task_error_publishes_nothing_and_names_the_task_row_and_users_code(ho
         error.__notes__[0]
         == "in task 1 of 2 (items=[8, 9, ..., 15] (8 items)), at row 5 of the task (the row after key 'k12')"
     )
-    assert error.__notes__[-1].endswith(
-        f"rows were read; nothing was saved; f@{kept.version} is kept as the latest version"
-    )
+    assert error.__notes__[-1].endswith(f"; nothing was saved; f@{kept.version} is kept as the latest version")
     # the worker's traceback comes as the cause, trimmed to the user's code (no stable-explore frames)
     assert isinstance(error.__cause__, TaskTraceback)
     assert 'raise ValueError(f"cannot read item {item}")' in error.__cause__.text
