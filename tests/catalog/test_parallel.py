@@ -17,6 +17,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import psutil
 import pytest
 
 import stable_explore as se
@@ -315,8 +316,9 @@ sys.path.insert(0, {tests!r})
 import stable_explore as se
 from stable_explore import Features, Value
 from catalog.test_parallel import NUM, slow
-print("building", flush=True)
-se.build(slow, NUM, name="slow", kwargs={{"items": list(range(400))}}, home={home!r}, progress=False, num_proc=2)
+if __name__ == "__main__":  # workers import this script as a module, as any multiprocessing script's do
+    print("building", flush=True)
+    se.build(slow, NUM, name="slow", kwargs={{"items": list(range(400))}}, home={home!r}, progress=False, num_proc=2)
 """
 
 
@@ -338,8 +340,12 @@ def test_ctrl_c_in_the_driver_stops_every_task_and_publishes_nothing(home: Path,
         while not list((home / "slow").rglob("task-*.progress")) and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(1.0)  # both tasks are writing rows
+        workers = psutil.Process(driver.pid).children(recursive=True)
+        assert len(workers) >= 2
         driver.send_signal(signal.SIGINT)
         _, stderr = driver.communicate(timeout=60)
+        _, alive = psutil.wait_procs(workers, timeout=15)
+        assert alive == []  # every task stopped: no worker outlives the interrupted build
     finally:
         if driver.poll() is None:
             driver.kill()
