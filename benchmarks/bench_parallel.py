@@ -104,6 +104,54 @@ def timed(build: Callable[[], se.CachedDataset]) -> tuple[float, str]:
     return time.perf_counter() - started, ds.version
 
 
+class CpuMeter:
+    """CPU seconds (user + system) this process and every process under it (workers, Dask's) spent meanwhile.
+
+    A thread samples every process's CPU times every 0.1 s; a process that ends between samples loses at
+    most its last 0.1 s. On a shared machine this is the figure other loads do not change much: how much
+    work a build is, wherever it ran.
+    """
+
+    def __init__(self) -> None:
+        import psutil
+
+        self.me = psutil.Process()
+        self.first: dict[int, float] = {}
+        self.last: dict[int, float] = {}
+        self.running = True
+
+    def _sample(self) -> None:
+        for process in [self.me, *self.me.children(recursive=True)]:
+            try:
+                times = process.cpu_times()
+            except Exception:
+                continue
+            self.first.setdefault(process.pid, times.user + times.system)
+            self.last[process.pid] = times.user + times.system
+
+    def _loop(self) -> None:
+        while self.running:
+            self._sample()
+            time.sleep(0.1)
+
+    def __enter__(self) -> CpuMeter:
+        import threading
+
+        self._sample()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.running = False
+        self.thread.join()
+        self._sample()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.last[pid] - self.first[pid] for pid in self.last)
+
+
 def build_in(source: Any, items: list[Any], **options: Any) -> se.CachedDataset:
     home = tempfile.mkdtemp(prefix="bench-parallel-home-")
     return se.build(source, FEATURES, name="bench", kwargs={"files" if source is resized else "items": items},
@@ -144,6 +192,7 @@ def main() -> None:
             "dask, 2 workers": lambda: build_in(resized, files, executor=dask, num_proc=2),
         }
         times: dict[str, list[float]] = {way: [] for way in ways}
+        cpu: dict[str, list[float]] = {way: [] for way in ways}
         paired: dict[str, list[float]] = {way: [] for way in ways if way != "serial"}
         versions: set[str] = set()
         names = list(ways)
@@ -151,7 +200,9 @@ def main() -> None:
             order = names[round_index % 3 :] + names[: round_index % 3]
             this_round = {}
             for way in order:
-                seconds, version = timed(ways[way])
+                with CpuMeter() as meter:
+                    seconds, version = timed(ways[way])
+                cpu[way].append(meter.seconds)
                 this_round[way] = seconds
                 times[way].append(seconds)
                 versions.add(version)
@@ -164,6 +215,11 @@ def main() -> None:
         for way in names:
             print(f"{way:>16}: {summary(times[way])}  {count / statistics.median(times[way]):6.1f} images/s")
         print(f"same version id in every build: {len(versions) == 1}")
+        serial_cpu = statistics.median(cpu["serial"])
+        for way in names:
+            work = statistics.median(cpu[way])
+            print(f"{way:>16}: {work:6.2f} CPU s in all processes ({work / serial_cpu:.2f}x serial's)", end="")
+            print("" if way == "serial" else f"; on 2 free cores: {2 * serial_cpu / work:.2f}x serial at best")
         serial = statistics.median(times["serial"])
         for way, ratios in paired.items():
             speedup = serial / statistics.median(times[way])

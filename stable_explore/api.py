@@ -173,6 +173,19 @@ def build(
     'built: first build of squares'
     >>> se.build(squares, features, args=(4,), home=home, progress=False).build_info
     'reused: same source, arguments and features'
+
+    In tasks, on an executor (``num_proc=2`` alone would start two processes):
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> def halves(numbers):
+    ...     for n in numbers:
+    ...         yield {"x": n // 2}
+    >>> serial = se.build(halves, features, kwargs={"numbers": list(range(6))}, home=home, progress=False)
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     tasks = se.build(halves, features, name="halves2", kwargs={"numbers": list(range(6))}, home=home,
+    ...                      progress=False, executor=pool, num_proc=2)
+    >>> tasks.version == serial.version, tasks.num_shards
+    (True, 2)
     """
     if name is None:
         name = getattr(source, "__name__", None)

@@ -250,15 +250,18 @@ def _process_context() -> multiprocessing.context.BaseContext:
 
     Where there is a fork server (Linux, macOS), workers fork from it: a clean process started once per
     session, with stable-explore imported there once, so a pool starts in tens of milliseconds, not the
-    seconds each spawned worker takes to import it (measured: 2-3 s for two spawned workers on a busy
-    2-core machine, 1 s for the first fork-server pool, 0.06 s for later ones). Elsewhere: spawn.
+    seconds each spawned worker takes to import it (measured on a busy 2-core machine: 2-3 s for two
+    spawned workers; a tiny num_proc=2 build takes ~2 s the first time, when the server starts, and
+    0.2 s after). Elsewhere: spawn.
     """
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     global _preloaded
     if not _preloaded:  # once: the server starts with the first pool, and reads the list then
-        context.set_forkserver_preload(["stable_explore.catalog.tasks"])
+        # What a task's first rows import: without pandas (pyarrow imports it on first use) and
+        # cloudpickle here, every new worker spent ~1 s importing them. A missing one is skipped.
+        context.set_forkserver_preload(["stable_explore.catalog.tasks", "pandas", "cloudpickle"])
         _preloaded = True
     return context
 

@@ -25,6 +25,7 @@ from stable_explore import Features, Value
 from stable_explore.catalog import BuildOptions
 from stable_explore.catalog.parallel import TaskTraceback
 from stable_explore.catalog.plan import plan_source
+from stable_explore.catalog.tasks import TaskFailure
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -252,6 +253,18 @@ def test_a_key_repeated_across_tasks_is_refused_as_in_a_serial_build(home: Path)
     assert str(parallel.value) == str(serial.value)
     assert "rows 1 and 4 both have key 'b'" in str(parallel.value)
     assert staged(home, "p") == []
+
+
+def test_a_worker_that_cannot_see_the_staging_folder_says_so(tmp_path: Path) -> None:
+    from stable_explore.catalog.tasks import WriteSpec, run_task, ship, split_arguments
+
+    (task,) = split_arguments(plain, (), {"items": [1]}, 1)
+    spec = WriteSpec(NUM, str(tmp_path / "elsewhere" / "tasks"), 1 << 20, 10, None)
+    failure = run_task(ship(plain), task, spec)
+    assert isinstance(failure, TaskFailure)
+    assert isinstance(failure.error, se.ParallelBuildError)
+    assert "task 0 of 1 (items=[1]): the worker cannot see the build's staging folder" in str(failure.error)
+    assert "must share the catalog home's file system" in str(failure.error)
 
 
 def test_tasks_with_different_key_types_are_refused(home: Path) -> None:
