@@ -132,7 +132,7 @@ def build(
         ``num_proc=1`` (or None) builds serially.
     executor:
         Run the tasks on this :class:`concurrent.futures.Executor` instead: a Dask
-        client's ``client.get_executor()``, Ray's, or a pool of your own. Then
+        client's ``client.get_executor()``, one backed by Ray, or a pool of your own. Then
         ``num_proc`` is the number of tasks (default 32, or one per list item if
         fewer). Its workers must see the catalog home's file system.
 
