@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +82,8 @@ def build(
     check_content: bool = False,
     home: str | Path | None = None,
     progress: bool = True,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
 ) -> CachedDataset:
     """Cache what ``source`` yields as a new version of ``name`` (or reuse the version it built before).
 
@@ -120,6 +123,18 @@ def build(
         The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
     progress:
         Show a progress bar.
+    num_proc:
+        Build in parallel on this many processes of this machine. Every list
+        argument of the generator (all of one length) is split into ``num_proc``
+        contiguous parts (fewer if the lists are shorter), and each part runs as
+        a task in its own process; other arguments go whole to every task. A
+        build with no list argument is refused (say which inputs to split).
+        ``num_proc=1`` (or None) builds serially.
+    executor:
+        Run the tasks on this :class:`concurrent.futures.Executor` instead: a Dask
+        client's ``client.get_executor()``, one backed by Ray, or a pool of your own. Then
+        ``num_proc`` is the number of tasks (default 32, or one per list item if
+        fewer). Its workers must see the catalog home's file system.
 
     Returns
     -------
@@ -136,6 +151,15 @@ def build(
     and ``latest`` is not moved. A value with no content hash does not stop
     the build: it runs every time, with a warning that names the value.
 
+    A parallel build (``num_proc`` or ``executor``) gives the serial build's
+    version id -- the same rows in the same order -- and so is the same cache
+    entry: neither option is part of the fingerprint. Rows yielded without a key
+    are keyed by their index in the whole build, as in a serial build. If a task
+    fails, the others are cancelled, nothing is published, and the error names
+    the task, its inputs and the row. A generator defined in a notebook is sent
+    to the workers with cloudpickle (with the globals it reads); the rows come
+    back as shards, never through pickling.
+
     Examples
     --------
     >>> import tempfile, stable_explore as se
@@ -149,6 +173,19 @@ def build(
     'built: first build of squares'
     >>> se.build(squares, features, args=(4,), home=home, progress=False).build_info
     'reused: same source, arguments and features'
+
+    In tasks, on an executor (``num_proc=2`` alone would start two processes):
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> def halves(numbers):
+    ...     for n in numbers:
+    ...         yield {"x": n // 2}
+    >>> serial = se.build(halves, features, kwargs={"numbers": list(range(6))}, home=home, progress=False)
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     tasks = se.build(halves, features, name="halves2", kwargs={"numbers": list(range(6))}, home=home,
+    ...                      progress=False, executor=pool, num_proc=2)
+    >>> tasks.version == serial.version, tasks.num_shards
+    (True, 2)
     """
     if name is None:
         name = getattr(source, "__name__", None)
@@ -168,6 +205,8 @@ def build(
         ignore=(ignore,) if isinstance(ignore, str) else tuple(ignore),
         watch=(watch,) if isinstance(watch, (str, os.PathLike)) else tuple(watch),
         check_content=check_content,
+        num_proc=num_proc,
+        executor=executor,
     )
     result = build_version(  # checks the name and the features
         Catalog(home),

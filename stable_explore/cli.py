@@ -17,6 +17,7 @@ Examples
     stable-explore gc --keep 2
     stable-explore export pets@clean --to pets.parquet
     stable-explore build mygens:pets --features mygens:FEATURES --name pets --arg data/pets
+    stable-explore build mygens:pets_from --features mygens:FEATURES --list files data/pets/*.jpg --num-proc 4
     stable-explore push pets@clean s3://team-bucket/cache
     stable-explore pull s3://team-bucket/cache/pets@clean
 """
@@ -83,6 +84,20 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--features", required=True, metavar="MODULE:VAR", help="the Features, e.g. mygens:FEATURES")
     build.add_argument("--name", help="the dataset's name (default: FUNC)")
     build.add_argument("--arg", action="append", default=[], metavar="VALUE", help="a positional argument (text)")
+    build.add_argument(
+        "--list",
+        nargs="+",
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="a keyword argument NAME given as a list of text values (split into tasks by --num-proc)",
+    )
+    build.add_argument(
+        "--num-proc",
+        type=int,
+        metavar="K",
+        help="build on K processes: the --list arguments are split into K tasks (same version id as serial)",
+    )
     build.add_argument("--description", help="stored as ds.DESCR; part of the version id")
     build.add_argument("--license", help="stored as ds.LICENSE; part of the version id")
     build.add_argument("--tag", help="also point this tag at the version")
@@ -164,11 +179,19 @@ def _export(ref: str, to: Path, file_format: str | None, home: str | None) -> st
 def _build(args: argparse.Namespace, home: str | None) -> str:
     source = _attribute(args.source, "MODULE:FUNC")
     features = _attribute(args.features, "--features")
+    lists: dict[str, list[str]] = {}
+    for name, *values in args.list:
+        if not name.isidentifier() or name in lists:
+            msg = f"--list takes NAME VALUE...: {name!r} is not an argument name (or is given twice)"
+            raise InvalidOptionError(msg)
+        lists[name] = values
     ds = api.build(
         source,
         features,
         name=args.name,
         args=tuple(args.arg),
+        kwargs=lists,
+        num_proc=args.num_proc,
         description=args.description,
         license=args.license,
         shard_size=args.shard_size,

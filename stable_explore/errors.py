@@ -202,3 +202,13 @@ class RemoteStoreError(StableExploreError, OSError):
 
     The message names the URL and the key, never the credentials.
     """
+
+
+class ParallelBuildError(StableExploreError, RuntimeError):
+    """A task of a parallel build did not finish: its worker died, or could not reach the build's staging folder.
+
+    A worker dies when it is killed, runs out of memory or calls ``os._exit``. The message names
+    the task, its inputs and the rows it had read.
+
+    An exception the generator itself raised in a task is raised as it is, with notes naming the task and row.
+    """

@@ -42,6 +42,7 @@ from stable_explore.catalog import (
     failure_note_of,
     plan_source,
 )
+from stable_explore.catalog.parallel import TaskTraceback
 from stable_explore.display.progress import progress_bar
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
@@ -126,11 +127,16 @@ def _is_library_frame(filename: str) -> bool:
 
 def _raised_in_user_code(error: BaseException) -> bool:
     """Whether the error came through the user's own code (their generator), not only ours or a library's."""
+    if isinstance(error.__cause__, TaskTraceback):  # raised in a parallel build's task, trimmed there
+        return True
     return any(not _is_library_frame(frame.filename) for frame in traceback.extract_tb(error.__traceback__))
 
 
 def _trimmed_traceback(error: BaseException) -> list[str]:
     """The error's traceback without stable-explore's frames, ending at the user's own code."""
+    if isinstance(error.__cause__, TaskTraceback):  # a parallel build's task: its worker's frames, trimmed there
+        lines = [error.__cause__.text + "\n", *traceback.format_exception_only(type(error), error)]
+        return [line.rstrip("\n") for line in "".join(lines).splitlines()]
     frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_PACKAGE_DIR)]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
     lines += traceback.format_exception_only(type(error), error)
@@ -197,6 +203,13 @@ class StableMagics(Magics):
         help="more files or folders whose state is part of the fingerprint (paths the code opens)",
     )
     @argument("--check-content", action="store_true", help="hash file contents, not only sizes and times")
+    @argument(
+        "--num-proc",
+        type=int,
+        default=None,
+        metavar="K",
+        help="build on K processes: the generator's list arguments are split into K tasks (same version id)",
+    )
     @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
@@ -317,6 +330,7 @@ class StableMagics(Magics):
             ignore=tuple(args.ignore),
             watch=tuple(args.watch),
             check_content=args.check_content,
+            num_proc=args.num_proc,
         )
         catalog = Catalog(args.home)
         call_args: tuple[Any, ...] = ()

@@ -26,6 +26,11 @@ def numbers(n):
 
 def broken():
     yield "k0", {"label": "purple", "x": 0}
+
+
+def parity(values):
+    for value in values:
+        yield {"label": int(value) % 2, "x": int(value)}
 """
 
 
@@ -61,6 +66,21 @@ def test_build_errors_name_the_row_and_exit_1(project: Path, capsys: pytest.Capt
     assert "module 'cli_gens' has no 'nothing'" in capsys.readouterr().err
     assert main(["build", "nomodule", "--features", "cli_gens:FEATURES"]) == 1
     assert "must be MODULE:NAME" in capsys.readouterr().err
+
+
+def test_build_in_tasks_gives_the_serial_version(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["build", "cli_gens:parity", "--features", "cli_gens:FEATURES", "--list", "values", *"3141592", "-q"]
+    assert main([*argv, "--name", "serial"]) == 0
+    assert main([*argv, "--name", "tasks", "--num-proc", "2"]) == 0
+    assert "built: first build of tasks" in capsys.readouterr().out
+    tasks = se.load("tasks")
+    assert (tasks.version, tasks.num_shards) == (se.load("serial").version, 2)
+    assert tasks.to_pandas()["x"].tolist() == [3, 1, 4, 1, 5, 9, 2]
+    numbers = ["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "4", "--num-proc", "2"]
+    assert main(numbers) == 1
+    assert "none is a list (arguments: n (str))" in capsys.readouterr().err
+    assert main([*argv, "--list", "2x", "1"]) == 1
+    assert "'2x' is not an argument name" in capsys.readouterr().err
 
 
 def test_versions_and_export_formats(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -399,3 +399,48 @@ def test_ls_takes_a_home(shell: InteractiveShell, tmp_path: Path, capsys: pytest
     listing = shell.run_line_magic("stable_ls", f"--home {other}")
     assert [row["name"] for row in listing] == ["far"]
     assert len(shell.run_line_magic("stable_ls", f"far --home {other}")) == 1
+
+
+def test_num_proc_builds_a_notebook_generator_in_tasks_with_the_serial_id(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_cell(
+        textwrap.dedent(
+            """
+            def squares(files):
+                for f in files:
+                    yield {"x": f * f, "word": str(f)}
+            files = list(range(7))
+            serial = se.build(squares, features, name="serial", args=(files,), progress=False)
+            """
+        )
+    )
+    result, output = run(shell, "%stable_cache sq = squares(files) --features features --num-proc 2", capsys)
+    assert result.error_in_exec is None, output
+    ds = shell.user_ns["sq"]
+    assert (ds.version, ds.num_shards) == (shell.user_ns["serial"].version, 2)
+    assert "built: first build of sq" in output
+    run(shell, "%stable_cache sq = squares(files) --features features --quiet", capsys)
+    assert shell.user_ns["sq"].build_info == "reused: same source, arguments and features"
+
+
+def test_a_failing_task_shows_the_users_code_from_the_worker(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_cell(
+        textwrap.dedent(
+            """
+            def shaky(files):
+                for f in files:
+                    yield {"x": 10 // (5 - f), "word": "a"}
+            """
+        )
+    )
+    cell = "%stable_cache bad = shaky(list(range(8))) --features features --num-proc 2 --quiet"
+    result, output = run(shell, cell, capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert output.startswith("the generator raised ZeroDivisionError; ")
+    assert "nothing was saved; no version of bad existed before" in output
+    assert 'yield {"x": 10 // (5 - f), "word": "a"}' in output  # the worker's frame, in the user's code
+    assert "stable_explore/" not in output
+    assert "in task 1 of 2 (files=[4, 5, ..., 7] (4 items)), at row 1 of the task\n" in output

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.catalog.code_tokens import user_stacklevel
 from stable_explore.catalog.file_state import Entry, read_listing, write_listing
 from stable_explore.catalog.names import LATEST, check_name
+from stable_explore.catalog.parallel import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
 from stable_explore.errors import UnfingerprintableWarning
@@ -91,6 +92,8 @@ def build_version(
         features = Features(features)
     if plan is None:
         plan = plan_source(source, features, options, args=args, kwargs=kwargs, home=catalog.home)
+    # split now, so that arguments a parallel build cannot split fail whether or not the cache has the source
+    parallel = ParallelBuild(source, features, options, args=args, kwargs=kwargs) if options.parallel else None
 
     previous = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None
     decides = plan.fingerprint is not None and not plan.unstable
@@ -135,21 +138,24 @@ def build_version(
             why = "rebuilt: " + ("; ".join(changes) if changes else "no earlier build of this source")
         counter = _Counter()
         try:
-            examples = source(*args, **(kwargs or {})) if callable(source) else source
+            examples: Any = None if parallel else source(*args, **(kwargs or {})) if callable(source) else source
             total = len(examples) if hasattr(examples, "__len__") else None
             with (
                 temp_dir_beside(catalog.versions_dir(name) / "staging") as staging,
                 progress(name, total) if progress is not None else contextlib.nullcontext() as on_batch,
             ):
-                shard_fields = write_shards(
-                    counter.count(examples),
-                    features,
-                    staging,
-                    shard_size_bytes=options.shard_size_bytes,
-                    batch_size=options.batch_size,
-                    compression=options.compression,
-                    on_batch=on_batch,
-                )
+                if parallel is not None:
+                    shard_fields = parallel.run(staging, on_batch)
+                else:
+                    shard_fields = write_shards(
+                        counter.count(examples),
+                        features,
+                        staging,
+                        shard_size_bytes=options.shard_size_bytes,
+                        batch_size=options.batch_size,
+                        compression=options.compression,
+                        on_batch=on_batch,
+                    )
                 record = VersionMetadata(
                     source_fingerprint=plan.fingerprint if decides else None,
                     source=plan.parts,
@@ -160,7 +166,7 @@ def build_version(
                 )
                 published = publish_version(catalog, name, staging, shard_fields, record, tag=options.tag)
         except BaseException as exc:
-            _add_note(exc, failure_note(name, previous, counter.rows))
+            _add_note(exc, failure_note(name, previous, parallel.rows if parallel else counter.rows))
             raise
         if published.existed:
             why += " (identical content: reusing the existing version)"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,10 @@ class BuildOptions:
         modification times (for file systems whose times cannot be trusted).
     message:
         A note stored with the version (shown by ``se.versions``).
+    num_proc, executor:
+        Build in parallel (see :mod:`stable_explore.catalog.parallel`): ``num_proc`` tasks on as
+        many spawned processes, or tasks on ``executor`` (any :class:`concurrent.futures.Executor`;
+        then ``num_proc`` is the number of tasks). Neither is part of the cache decision.
     """
 
     description: str | None = None
@@ -70,6 +75,8 @@ class BuildOptions:
     ignore: tuple[str, ...] = ()
     watch: tuple[str | os.PathLike[str], ...] = ()
     check_content: bool = False
+    num_proc: int | None = None
+    executor: Executor | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ignore", _names(self.ignore, "ignore"))
@@ -94,6 +101,22 @@ class BuildOptions:
             msg = f"batch_size must be a positive int, got {self.batch_size!r}"
             raise InvalidOptionError(msg)
         parse_size(self.shard_size)  # a clear error now, not after the generator ran
+        if self.num_proc is not None and (
+            isinstance(self.num_proc, bool) or not isinstance(self.num_proc, int) or self.num_proc < 1
+        ):
+            msg = f"num_proc must be a positive int (or None for a serial build), got {self.num_proc!r}"
+            raise InvalidOptionError(msg)
+        if self.executor is not None and not isinstance(self.executor, Executor):
+            msg = (
+                f"executor must be a concurrent.futures.Executor (a ProcessPoolExecutor, a Dask client's "
+                f"get_executor(), Ray's), got {type(self.executor).__name__}"
+            )
+            raise InvalidArgumentTypeError(msg)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the build runs in tasks: ``executor`` given, or ``num_proc`` above 1 (``num_proc=1`` is serial)."""
+        return self.executor is not None or (self.num_proc or 1) > 1
 
     @property
     def shard_size_bytes(self) -> int:

@@ -49,7 +49,7 @@ from stable_explore.storage.shards import BatchCallback, ShardList, ShardWriter
 if TYPE_CHECKING:
     from stable_explore.schema import Features
 
-__all__ = ["shard_metadata", "write_metadata", "write_shards", "write_sharded_arrow_cache"]
+__all__ = ["check_unique_keys", "shard_metadata", "write_metadata", "write_shards", "write_sharded_arrow_cache"]
 
 
 def _key_type_of(key: Any, index: int) -> str:
@@ -154,6 +154,10 @@ class _KeyCheck:
                 first[key] = position
         self._chunks.append(_key_hashes(key_array))
 
+    def add_hashes(self, key_array: pa.Array) -> None:
+        """Add keys already known to be unique among themselves (a shard another writer checked)."""
+        self._chunks.append(_key_hashes(key_array).copy())  # a copy: the keys may live in a memory map
+
     def finish(self, out_dir: Path, written: ShardList) -> None:
         if not self._chunks:
             return
@@ -177,6 +181,21 @@ class _KeyCheck:
                     raise DuplicateKeyError(key, first[key], offset + position)
                 first[key] = offset + position
             offset += rows
+
+
+def check_unique_keys(out_dir: Path, written: ShardList) -> None:
+    """Refuse a key repeated across shards that separate writers wrote (a parallel build's tasks).
+
+    Each writer already refused repeats among its own rows; this compares every shard's keys,
+    in bounded memory as :class:`_KeyCheck` does, and names rows by their place in ``written``.
+    """
+    check = _KeyCheck()
+    for name in written.names:
+        with pa.memory_map(str(out_dir / name)) as source:
+            reader = pa.ipc.open_file(source)
+            for position in range(reader.num_record_batches):
+                check.add_hashes(reader.get_batch(position).column(KEY_COLUMN))
+    check.finish(out_dir, written)
 
 
 def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:

@@ -1,0 +1,313 @@
+"""Tasks of a parallel build: the generator's list arguments cut into contiguous parts, and what one task runs.
+
+As in Hugging Face's ``from_generator(gen_kwargs=..., num_proc=...)``, every list-valued argument
+of the generator is split (all such lists must have one length), every other argument goes
+whole to each task, and task ``i`` gets the ``i``-th contiguous part. :func:`run_task` runs in
+a worker: it calls the generator on its part and writes its shards into its own folder of the
+build's staging area, reporting rows read and bytes written through a small progress file there.
+
+Examples
+--------
+>>> def pets(files, size=256):
+...     yield from ({"path": f} for f in files)
+>>> [task.args for task in split_arguments(pets, (), {"files": ["a", "b", "c"]}, 2)]
+[(['a', 'b'], 256), (['c'], 256)]
+>>> split_arguments(pets, (), {"files": ["a", "b", "c"]}, 2)[1].inputs
+"files=['c']"
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import pickle
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stable_explore._optional import require
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
+from stable_explore.storage.merge import TaskShards
+from stable_explore.storage.writer import write_shards
+
+if TYPE_CHECKING:
+    from stable_explore.schema import Features
+
+__all__ = [
+    "CANCEL_FILE",
+    "Task",
+    "TaskFailure",
+    "WriteSpec",
+    "read_progress",
+    "run_task",
+    "ship",
+    "split_arguments",
+]
+
+CANCEL_FILE = "CANCEL"
+"""Created in the tasks folder when the build stops: every task still running stops at its next row."""
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+_REPORT_EVERY = 0.2  # seconds between a task's progress writes (and checks for a cancelled build)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One part of a parallel build: its place, the arguments its generator call gets, and a short text of them."""
+
+    index: int
+    count: int
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    inputs: str
+
+    def __str__(self) -> str:
+        return f"task {self.index} of {self.count} ({self.inputs})"
+
+
+@dataclass(frozen=True)
+class WriteSpec:
+    """How every task writes: the features, where (the build's tasks folder), and the writer's settings."""
+
+    features: Features
+    tasks_dir: str
+    shard_size_bytes: int
+    batch_size: int
+    compression: str | None
+
+
+@dataclass
+class TaskFailure:
+    """What a task returns instead of shards when it failed: the error, where, and the trimmed traceback."""
+
+    index: int
+    error: BaseException
+    frames: list[tuple[str, int, str, str]]
+    """The traceback's frames in the user's code: (file, line number, function, source line or "")."""
+    rows: int
+    row: int | None = None
+    key: Any = None
+    last_key: Any = field(default=None)
+
+
+def split_arguments(
+    source: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any] | None, num_tasks: int
+) -> list[Task]:
+    """Cut the list arguments of ``source(*args, **kwargs)`` into ``num_tasks`` contiguous parts (fewer if shorter).
+
+    Raises
+    ------
+    InvalidOptionError
+        No argument is a list (there is nothing to split), or the lists differ in length.
+    """
+    try:
+        signature = inspect.signature(source)
+        bound = signature.bind(*args, **(kwargs or {}))
+    except (TypeError, ValueError) as exc:
+        msg = f"{getattr(source, '__name__', source)} cannot take these arguments: {exc}"
+        raise InvalidArgumentTypeError(msg) from exc
+    bound.apply_defaults()
+    lists = {name: value for name, value in bound.arguments.items() if isinstance(value, list)}
+    if not lists:
+        given = ", ".join(f"{name} ({type(value).__name__})" for name, value in bound.arguments.items()) or "none"
+        msg = (
+            f"a parallel build splits the generator's list arguments into tasks, but none is a list "
+            f"(arguments: {given}); pass the inputs as a list, e.g. kwargs={{'files': sorted(root.glob('*.jpg'))}}"
+        )
+        raise InvalidOptionError(msg)
+    lengths = {name: len(value) for name, value in lists.items()}
+    if len(set(lengths.values())) > 1:
+        described = ", ".join(f"{name} has {length}" for name, length in lengths.items())
+        msg = f"the list arguments split into tasks must have one length, but {described} items"
+        raise InvalidOptionError(msg)
+    total = next(iter(lengths.values()))
+    count = max(1, min(num_tasks, total))  # an empty list still runs the generator once, as a serial build does
+    tasks = []
+    start = 0
+    for index in range(count):
+        stop = start + total // count + (1 if index < total % count else 0)
+        arguments = dict(bound.arguments)
+        for name, value in lists.items():
+            arguments[name] = value[start:stop]
+        part = inspect.BoundArguments(signature, arguments)  # type: ignore[arg-type,unused-ignore]
+        inputs = ", ".join(f"{name}={_short_list(arguments[name])}" for name in lists)
+        tasks.append(Task(index, count, tuple(part.args), dict(part.kwargs), inputs))
+        start = stop
+    return tasks
+
+
+def _short_list(values: list[Any]) -> str:
+    """``['a.jpg', 'b.jpg', ..., 'z.jpg'] (26 items)``: enough to recognise a task's inputs."""
+
+    def short(value: Any) -> str:
+        text = repr(value)
+        return text if len(text) <= 40 else text[:37] + "..."
+
+    if len(values) <= 3:
+        return "[" + ", ".join(short(v) for v in values) + "]"
+    return f"[{short(values[0])}, {short(values[1])}, ..., {short(values[-1])}] ({len(values)} items)"
+
+
+def ship(source: Callable[..., Any]) -> bytes:
+    """The generator function as bytes a worker process can load.
+
+    A function importable by name (from a module on the worker's path) is pickled by reference.
+    One defined in a notebook, a script's ``__main__`` or another function cannot be found by
+    name in a spawned worker, so it is pickled by value with cloudpickle (its code, and the
+    globals it reads). Only the generator travels this way; the rows come back as shards.
+    """
+    module = getattr(source, "__module__", None)
+    qualname = getattr(source, "__qualname__", "")
+    if module not in (None, "__main__") and "<locals>" not in qualname:
+        try:
+            return pickle.dumps(source)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            pass  # not reachable by name after all: by value below
+    cloudpickle = require("cloudpickle", "parallel", "a parallel build of a generator defined in a notebook")
+    data: bytes = cloudpickle.dumps(source)
+    return data
+
+
+class _Progress:
+    """A task's progress file: "rows read, bytes written", rewritten in place every few tenths of a second."""
+
+    def __init__(self, path: Path, cancel: Path) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.cancel = cancel
+        self.rows = 0
+        self.bytes = 0
+        self.next_report = 0.0
+
+    def on_batch(self, rows: int, nbytes: int) -> None:
+        self.bytes = max(self.bytes, nbytes)
+
+    def report(self) -> None:
+        """Write the counts, and stop the task if the build was cancelled (or its staging folder removed)."""
+        self.next_report = time.monotonic() + _REPORT_EVERY
+        os.pwrite(self.fd, f"{self.rows} {self.bytes}".ljust(48).encode(), 0)
+        if self.cancel.exists() or not self.cancel.parent.is_dir():
+            raise KeyboardInterrupt  # the build stopped: nothing this task writes will be used
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def read_progress(tasks_dir: Path, index: int) -> tuple[int, int]:
+    """(rows read, bytes written) that task ``index`` reported last; (0, 0) before it started."""
+    try:
+        rows, nbytes = (tasks_dir / f"task-{index:05d}.progress").read_text().split()
+        return int(rows), int(nbytes)
+    except (OSError, ValueError):
+        return 0, 0
+
+
+class _Rows:
+    """The generator's items, with a key for every row: a plain dict's key is its index within the task.
+
+    It records the runs of rows that had no key (the driver later shifts those keys by the
+    rows of the tasks before), counts the rows and reports progress.
+    """
+
+    def __init__(self, items: Iterable[Any], progress: _Progress) -> None:
+        self.items = items
+        self.progress = progress
+        self.count = 0
+        self.last_key: Any = None
+        self.default_keys: list[list[int]] = []
+
+    def __iter__(self) -> Iterator[Any]:
+        progress = self.progress
+        runs = self.default_keys
+        for item in self.items:
+            if isinstance(item, tuple):
+                if len(item) == 2:
+                    self.last_key = item[0]
+                yield item
+            else:
+                if runs and runs[-1][1] == self.count:
+                    runs[-1][1] += 1
+                else:
+                    runs.append([self.count, self.count + 1])
+                self.last_key = None  # the index within the task: not the key the row will have
+                yield (self.count, item)
+            self.count += 1
+            if time.monotonic() >= progress.next_report:
+                progress.rows = self.count
+                progress.report()
+
+
+def run_task(shipped: bytes, task: Task, spec: WriteSpec) -> TaskShards | TaskFailure:
+    """Run one task in a worker: the generator on the task's part, written as shards into a folder of its own.
+
+    Returns what it wrote, or a :class:`TaskFailure` (an error is returned, not raised, so that it
+    arrives with the row it names and a traceback trimmed to the user's code, through any executor).
+    """
+    tasks_dir = Path(spec.tasks_dir)
+    rows: _Rows | None = None
+    try:
+        if not tasks_dir.is_dir():
+            msg = (
+                f"{task}: the worker cannot see the build's staging folder {tasks_dir}; a parallel build's "
+                "workers must share the catalog home's file system"
+            )
+            raise ParallelBuildError(msg)
+        folder = tasks_dir / f"task-{task.index:05d}-{uuid.uuid4().hex[:8]}"  # a retried task writes afresh
+        folder.mkdir()
+        progress = _Progress(tasks_dir / f"task-{task.index:05d}.progress", tasks_dir / CANCEL_FILE)
+        try:
+            generator = pickle.loads(shipped)  # noqa: S301 - the driver's own generator, shipped by the driver
+            rows = _Rows(generator(*task.args, **task.kwargs), progress)
+            fields = write_shards(
+                rows,
+                spec.features,
+                folder,
+                shard_size_bytes=spec.shard_size_bytes,
+                batch_size=spec.batch_size,
+                compression=spec.compression,
+                on_batch=progress.on_batch,
+            )
+            progress.rows = rows.count
+            progress.report()
+        finally:
+            progress.close()
+        return TaskShards.of_fields(folder, fields, default_keys=[(a, b) for a, b in rows.default_keys])
+    except BaseException as exc:  # noqa: BLE001 - every failure goes back to the driver, named
+        count = rows.count if rows is not None else 0
+        trimmed = _user_traceback(exc)  # before _sendable, which drops the traceback
+        return TaskFailure(
+            index=task.index,
+            error=_sendable(exc),
+            frames=trimmed,
+            rows=count,
+            row=getattr(exc, "index", None) if isinstance(getattr(exc, "index", None), int) else count,
+            key=getattr(exc, "key", None),
+            last_key=rows.last_key if rows is not None else None,
+        )
+
+
+def _sendable(error: BaseException) -> BaseException:
+    """The error itself if it can travel back to the driver; else a stand-in that keeps its type's name and text."""
+    try:
+        pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes, just made
+    except Exception:  # noqa: BLE001 - any failure to pickle means: send the stand-in
+        stand_in = ParallelBuildError(f"{type(error).__name__}: {error}")
+        stand_in.__notes__ = list(getattr(error, "__notes__", []))  # type: ignore[attr-defined]
+        return stand_in
+    error.__traceback__ = None
+    error.__context__ = None
+    return error
+
+
+def _user_traceback(error: BaseException) -> list[tuple[str, int, str, str]]:
+    """The task's traceback without stable-explore's frames (as a serial build's error shows it).
+
+    Plain tuples, so they travel; the driver fills in source lines the worker could not read
+    (a notebook cell's code is in the kernel's line cache, not the worker's).
+    """
+    frames = traceback.extract_tb(error.__traceback__)
+    return [
+        (f.filename, f.lineno or 0, f.name, f.line or "") for f in frames if not f.filename.startswith(_PACKAGE_DIR)
+    ]
