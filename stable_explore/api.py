@@ -26,6 +26,8 @@ from stable_explore.catalog import (
     collect_garbage,
     copy_version,
     dataset_rows,
+    is_url,
+    open_catalog,
     open_store,
     split_url_ref,
     version_nbytes,
@@ -80,6 +82,7 @@ def build(
     watch: Iterable[str | os.PathLike[str]] = (),
     check_content: bool = False,
     home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
     progress: bool = True,
 ) -> CachedDataset:
     """Cache what ``source`` yields as a new version of ``name`` (or reuse the version it built before).
@@ -117,7 +120,11 @@ def build(
         not only their sizes and modification times (for file systems whose
         modification times cannot be trusted; slower).
     home:
-        The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
+        The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``):
+        a folder, or a bucket's URL such as ``s3://team-bucket/cache``.
+    storage_options:
+        For a bucket: settings instead of the environment's (see
+        :class:`~stable_explore.storage.object.ObjectStore`); kept in this process only.
     progress:
         Show a progress bar.
 
@@ -170,7 +177,7 @@ def build(
         check_content=check_content,
     )
     result = build_version(  # checks the name and the features
-        Catalog(home),
+        open_catalog(home, storage_options),
         name,
         source,
         features,
@@ -188,20 +195,29 @@ def _is_path(ref: str | Path) -> bool:
     return os.sep in ref or (os.altsep is not None and os.altsep in ref) or ref.startswith(("~", "."))
 
 
-def load(ref: str | Path, *, home: str | Path | None = None, features: Features | None = None) -> CachedDataset:
-    """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, or a cache path.
+def load(
+    ref: str | Path,
+    *,
+    home: str | Path | None = None,
+    features: Features | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> CachedDataset:
+    """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, a URL or a cache path.
 
     Parameters
     ----------
     ref:
         What to open. A :class:`~pathlib.Path`, or a string with a path
         separator (or starting with ``.`` or ``~``), is a cache directory
-        (a seed-v1 cache included); anything else is a catalog name.
+        (a seed-v1 cache included); ``"s3://bucket/cache/pets@clean"`` is a
+        version in a bucket; anything else is a catalog name.
     home:
-        The catalog root.
+        The catalog root: a folder or a bucket's URL.
     features:
         For caches that do not store their schema (seed v1): the features,
         which supply class names.
+    storage_options:
+        For a bucket: settings instead of the environment's; kept in this process only.
 
     Raises
     ------
@@ -216,6 +232,8 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
     >>> se.load("one", home=home).version == se.load(f"one@{ds.version[:6]}", home=home).version
     True
     """
+    if isinstance(ref, str) and is_url(ref):
+        home, ref = split_url_ref(ref)
     if _is_path(ref):
         path = Path(ref).expanduser()
         meta = read_sharded_cache_meta(path)
@@ -228,10 +246,10 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
             home=path.resolve().parents[2] if in_catalog and name else None,
             features=features,
         )
-    return _open(Catalog(home).resolve(str(ref)), features=features)
+    return _open(open_catalog(home, storage_options).resolve(str(ref)), features=features)
 
 
-def datasets(home: str | Path | None = None) -> Table:
+def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
     """Every dataset in the catalog: name, latest version, rows, size, versions, tags.
 
     Parameters
@@ -252,11 +270,11 @@ def datasets(home: str | Path | None = None) -> Table:
     >>> [(row["name"], row["rows"], row["versions"]) for row in se.datasets(home)]
     [('one', 1, 1)]
     """
-    catalog = Catalog(home)
-    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.home}")
+    catalog = open_catalog(home, storage_options)
+    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.where}")
 
 
-def versions(name: str, home: str | Path | None = None) -> Table:
+def versions(name: str, home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
     """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags.
 
     Parameters
@@ -280,13 +298,19 @@ def versions(name: str, home: str | Path | None = None) -> Table:
     >>> [(row["message"], row["parent"] == raw.version) for row in se.versions("n", home=home)]
     [('drop the first row', True), ('', False)]
     """
-    catalog = Catalog(home)
-    catalog.resolve(name)  # a clear error for an unknown name
+    catalog = open_catalog(home, storage_options)
+    catalog.resolve_id(name)  # a clear error for an unknown name
     dataset = name.partition("@")[0]
     return listing_table(VERSION_COLUMNS, version_rows(catalog, dataset), title=f"versions of {dataset}")
 
 
-def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = None) -> str:
+def tag(
+    dataset: CachedDataset | str,
+    tag: str,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
 
     ``latest`` is a tag like any other: builds and saves move it to what they create, and
@@ -308,14 +332,14 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     True
     """
     if isinstance(dataset, str):
-        catalog = Catalog(home)
-        ref = catalog.resolve(dataset)
-        name, version_id = ref.name, ref.version_id
+        catalog = open_catalog(home, storage_options)
+        resolved: tuple[str | None, str] = catalog.resolve_id(dataset)
+        name, version_id = resolved
     else:
         if home is None and dataset.home is None:
             msg = f"only versions in a catalog can be tagged; {dataset.cache_dir} was opened by path outside one"
             raise NotInCatalogError(msg)
-        catalog = Catalog(home if home is not None else dataset.home)
+        catalog = open_catalog(home if home is not None else dataset.home, storage_options)
         name, version_id = dataset.name, dataset.version
     if name is None:
         msg = "only versions in a catalog can be tagged (this one was opened by path)"
@@ -324,7 +348,13 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     return version_id
 
 
-def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None) -> int:
+def gc(
+    name: str | None = None,
+    *,
+    keep: int = 1,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
     A tagged version (``latest`` included) is never deleted, and temp folders left by
@@ -349,7 +379,7 @@ def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None
     >>> se.gc("n", keep=0, home=home) > 0, [row["version"] for row in se.versions("n", home=home)] == [new.version]
     (True, True)
     """
-    return collect_garbage(Catalog(home), name, keep=keep)
+    return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
 
 
 def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None) -> VerifyReport:
@@ -373,7 +403,7 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
     if isinstance(target, CachedDataset):
         return target.verify()
     if isinstance(target, str) and not _is_path(target):
-        return verify_cache_dir(Catalog(home).resolve(target).cache_dir)
+        return verify_cache_dir(open_catalog(home).resolve(target).cache_dir)
     return verify_cache_dir(Path(target))
 
 
@@ -482,7 +512,7 @@ def push(
     if dataset.name is None or dataset.home is None:
         msg = f"only versions in a catalog can be pushed; {dataset.cache_dir} was opened by path outside one"
         raise NotInCatalogError(msg)
-    source = Catalog(dataset.home)
+    source = open_catalog(dataset.home)
     target = StoreCatalog(open_store(to, storage_options))
     return _transfer(source, dataset.name, dataset.version, target, dataset.nbytes, progress)
 
