@@ -35,10 +35,10 @@ from stable_explore.api import dataset_from_build
 from stable_explore.catalog import (
     LATEST,
     BuildOptions,
-    Catalog,
     build_version,
     check_name,
     failure_note_of,
+    open_catalog,
     plan_source,
 )
 from stable_explore.display.progress import progress_bar
@@ -169,7 +169,7 @@ class StableMagics(Magics):
         help="more files or folders whose state is part of the fingerprint (paths the code opens)",
     )
     @argument("--check-content", action="store_true", help="hash file contents, not only sizes and times")
-    @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
+    @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
     def stable_cache(self, line: str, cell: str | None = None) -> Any:
@@ -286,7 +286,7 @@ class StableMagics(Magics):
             watch=tuple(args.watch),
             check_content=args.check_content,
         )
-        catalog = Catalog(args.home)
+        catalog = open_catalog(args.home)
         call_args: tuple[Any, ...] = ()
         call_kwargs: dict[str, Any] = {}
         if cell is not None:
@@ -367,7 +367,7 @@ class StableMagics(Magics):
         kept = "no version existed before"
         if name:
             try:
-                catalog = Catalog(getattr(args, "home", None))
+                catalog = open_catalog(getattr(args, "home", None))
                 latest = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None
             except (OSError, ValueError):
                 latest = None
@@ -389,7 +389,7 @@ class StableMagics(Magics):
 
     @magic_arguments()
     @argument("name", nargs="?", help="a dataset: list its versions")
-    @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
+    @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @line_magic
     def stable_ls(self, line: str) -> Any:
         """List datasets (``%stable_ls``) or one dataset's versions (``%stable_ls NAME``)."""

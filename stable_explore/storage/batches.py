@@ -234,6 +234,20 @@ class ShardCheck:
         last = int(np.searchsorted(self.row_offsets, stop - 1, side="right")) - 1
         self.ensure(range(first, last + 1), columns)
 
+    def ensure_column(self, name: str, chunks: Sequence[pa.Array]) -> None:
+        """Check one column read on its own (one chunk per record batch), for batches not checked before."""
+        column = self.column_index.get(name)
+        if column is None:
+            return
+        if len(chunks) != len(self.digests.rows):
+            msg = f"column {name!r} has {len(chunks)} record batches, but {len(self.digests.rows)} were written"
+            raise CacheCorruptionError(self.path, msg)
+        for batch, chunk in enumerate(chunks):
+            if not self._checked[batch, column]:
+                if column_digest(chunk) != self.digests.digest(batch, column):
+                    raise CacheCorruptionError(self.path, self._mismatch(batch, column))
+                self._checked[batch, column] = True
+
     def _check(self, batch: int, column: int) -> None:
         if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
             raise CacheCorruptionError(self.path, self._mismatch(batch, column))

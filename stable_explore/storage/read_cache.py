@@ -47,8 +47,8 @@ __all__ = [
 CACHE_ENV = "STABLE_EXPLORE_CACHE"
 CACHE_SIZE_ENV = "STABLE_EXPLORE_CACHE_SIZE"
 
-BLOCK_SIZE = 1024 * 1024
-"""Bytes per cached block: a footer or a small column costs one block, a big record batch several."""
+BLOCK_SIZE = 64 * 1024
+"""Bytes per cached block: a footer or one small column of a batch costs one block, a big record batch several."""
 DEFAULT_CACHE_SIZE = 10 * 1024**3
 _EVICT_TO = 0.8  # an eviction makes room for more than one block, so it does not run on every write
 

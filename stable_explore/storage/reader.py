@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowIndexError
+from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.batches import ShardCheck
 from stable_explore.storage.format import open_shard
 from stable_explore.storage.remote_reader import LazyBatches, RemoteShards
@@ -52,7 +52,7 @@ class _OpenShard:
     Every way rows leave a shard goes through ``checked``/``checked_rows``/``checked_all`` first.
     """
 
-    __slots__ = ("_table", "batches", "check", "offsets", "schema")
+    __slots__ = ("_columns", "_table", "batches", "check", "offsets", "open_columns", "schema")
 
     def __init__(
         self,
@@ -62,8 +62,11 @@ class _OpenShard:
         *,
         schema: pa.Schema | None = None,
         row_counts: Sequence[int] | None = None,
+        open_columns: Callable[[list[int]], pa.Table] | None = None,
     ) -> None:
         self._table = table
+        self._columns: dict[str, pa.ChunkedArray] = {}
+        self.open_columns = open_columns
         self.batches = batches
         self.schema = table.schema if table is not None else schema
         counts = row_counts if row_counts is not None else [b.num_rows for b in self.batches]
@@ -89,6 +92,19 @@ class _OpenShard:
         last = int(np.searchsorted(self.offsets, stop - 1, side="right")) - 1
         picked = pa.Table.from_batches([self.batches[i] for i in range(first, last + 1)], schema=self.schema)
         return picked.slice(start - int(self.offsets[first]), stop - start)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One column of the whole shard, checked; a remote shard reads only that column's bytes."""
+        if self.open_columns is None or self._table is not None:
+            return self.checked_all([name]).column(name)
+        found = self._columns.get(name)
+        if found is None:
+            assert self.schema is not None
+            table = self.open_columns([self.schema.names.index(name)])
+            if self.check is not None:
+                self.check.ensure_column(name, table.column(0).chunks)
+            found = self._columns[name] = table.column(0)
+        return found
 
     def checked(self, batch_ids: Any, columns: list[str] | None = None) -> None:
         if self.check is not None:
@@ -447,7 +463,13 @@ class ArrowBackend:
         """One column over all shards (zero-copy, maps every shard)."""
         if self._table is not None:
             return self._table.column(name)
-        chunks = [self._segment_table(i, [name]).column(0) for i in range(self.num_shards)]
+        if self._remote is not None:  # only this column's bytes, from each shard
+            chunks = []
+            for shard, start, count in self.segments:
+                column = self._file(shard).column(name)
+                chunks.append(column if self._segments is None else column.slice(start, count))
+        else:
+            chunks = [self._segment_table(i, [name]).column(0) for i in range(self.num_shards)]
         if not chunks:
             return pa.chunked_array([], type=self.schema.field(name).type)
         return pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type)
@@ -548,7 +570,18 @@ class ArrowBackend:
             if digests is not None
             else None
         )
-        return _OpenShard(None, batches, check, schema=reader.schema, row_counts=counts)
+        remote = self._remote
+
+        def open_columns(fields: list[int]) -> pa.Table:
+            try:
+                table: pa.Table = remote.open(file_id, included_fields=fields).read_all()
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                if isinstance(exc, RemoteStoreError):
+                    raise
+                raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
+            return table
+
+        return _OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
 
     def _check_schema(self, path: str | Path, found: pa.Schema) -> None:
         """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, overload
 
 import pyarrow as pa
 
-from stable_explore.errors import CacheCorruptionError, RemoteStoreError
+from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.remote_file import RemoteLocation, open_remote_shard
 
 if TYPE_CHECKING:
@@ -96,8 +96,8 @@ class LazyBatches(Sequence[pa.RecordBatch]):
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
-            msg = f"record batch {index} of {len(self)}"
-            raise IndexError(msg)
+            msg = f"record batch {index} of {len(self)} in {self._where}"
+            raise RowIndexError(msg)
         with self._lock:
             batch = self._kept.get(index)
             if batch is not None:
