@@ -646,13 +646,20 @@ class CachedDataset:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        meta = read_sharded_cache_meta(state["cache_dir"])
+        home = _home_of(state["home"])
+        cache_dir = state["cache_dir"]
+        if isinstance(home, str) and state["name"] and not Path(cache_dir).is_dir():
+            # a bucket's version unpickled on another machine: mirror its metadata there first
+            from stable_explore.catalog import open_catalog
+
+            cache_dir = open_catalog(home).version_dir(state["name"], state["version"])
+        meta = read_sharded_cache_meta(cache_dir)
         features = Features.from_dict(state["features"]) if state["features"] else None
         self.__init__(  # type: ignore[misc]
             meta,
             name=state["name"],
             version=state["version"],
-            home=_home_of(state["home"]),
+            home=home,
             features=features,
             rows=state["rows"],
             format=state["format"],

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -123,6 +124,18 @@ def test_a_second_process_and_a_second_machine_see_the_same_versions(
         out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
         assert out.stdout.split() == [clean.version, "1", "2"], out.stderr
     assert (tmp_path / "cache-second" / "blocks").is_dir(), "each machine reads through its own cache"
+
+    # a pickled dataset (what a DataLoader or Dask worker gets) opens on a machine that never saw it
+    (tmp_path / "clean.pkl").write_bytes(pickle.dumps(clean[5:9]))
+    shutil.move(tmp_path / "read-cache", tmp_path / "elsewhere")  # this machine's mirror is not there
+    unpickle = "import pickle, sys; ds = pickle.load(open(sys.argv[1], 'rb')); print(ds.version, ds.keys())"
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache-third"), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", unpickle, str(tmp_path / "clean.pkl")], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(clean.version)
+    assert str(clean[5:9].keys()) in out.stdout
 
 
 def test_two_processes_saving_the_same_name_at_once_both_land(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
