@@ -113,7 +113,7 @@ def main() -> int:
     n = 80_000 if args.full else args.rows
     scratch = Path(tempfile.mkdtemp(prefix="bench-remote-"))
     try:
-        with seaweedfs(scratch / "weed") as server:
+        with seaweedfs(scratch / "weed", volumes=160) as server:  # 10 GB: several copies of a 280 MB version
             server.create_bucket("bench")
             os.environ.update(server.env)
             os.environ["STABLE_EXPLORE_HOME"] = str(scratch / "home")

@@ -19,6 +19,7 @@ from stable_explore.catalog import (
     BuildResult,
     Catalog,
     FsckReport,
+    RemoteCatalog,
     StoreCatalog,
     TransferReport,
     VersionRef,
@@ -37,7 +38,7 @@ from stable_explore.catalog import fsck as fsck_catalog
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import bytes_bar, progress_bar
 from stable_explore.display.table import listing_table
-from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, NotInCatalogError
 from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
@@ -382,10 +383,16 @@ def gc(
     return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
 
 
-def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None) -> VerifyReport:
+def verify(
+    target: CachedDataset | str | Path,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> VerifyReport:
     """Re-hash every shard of a version, and check its id against its metadata.
 
-    ``target`` is a dataset, a ref (``"pets@clean"``) or a cache directory.
+    ``target`` is a dataset, a ref (``"pets@clean"``, ``"s3://bucket/cache/pets@clean"``) or a cache
+    directory. A version in a bucket is fetched whole into a temp folder to be re-hashed.
 
     Raises
     ------
@@ -402,8 +409,10 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
     """
     if isinstance(target, CachedDataset):
         return target.verify()
+    if isinstance(target, str) and is_url(target):
+        home, target = split_url_ref(target)
     if isinstance(target, str) and not _is_path(target):
-        return verify_cache_dir(open_catalog(home).resolve(target).cache_dir)
+        return verify_cache_dir(open_catalog(home, storage_options).resolve(target).cache_dir)
     return verify_cache_dir(Path(target))
 
 
@@ -426,7 +435,11 @@ def fsck(name: str | None = None, *, home: str | Path | None = None) -> FsckRepo
     >>> se.fsck(home=home).ok
     True
     """
-    return fsck_catalog(Catalog(home), name)
+    catalog = open_catalog(home)
+    if isinstance(catalog, RemoteCatalog):  # fsck walks a folder's entries; a bucket's versions are verified
+        msg = f"fsck checks a local home; for {catalog.url}, verify its versions: se.verify('NAME@VERSION', home=...)"
+        raise InvalidOptionError(msg)
+    return fsck_catalog(catalog, name)
 
 
 def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:
@@ -448,7 +461,13 @@ def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, *
     return dataset.browse(**options)
 
 
-def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path | None = None) -> Diff:
+def compare(
+    a: CachedDataset | str,
+    b: CachedDataset | str,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Diff:
     """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
 
     Identical versions compare in O(1) by id; otherwise the diff lists metadata,
@@ -468,8 +487,8 @@ def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path 
     """
     from stable_explore.versioning.compare import compare as compare_versions
 
-    left = load(a, home=home) if isinstance(a, str) else a
-    right = load(b, home=home) if isinstance(b, str) else b
+    left = load(a, home=home, storage_options=storage_options) if isinstance(a, str) else a
+    right = load(b, home=home, storage_options=storage_options) if isinstance(b, str) else b
     return compare_versions(left, right)
 
 

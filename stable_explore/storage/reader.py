@@ -574,7 +574,7 @@ class ArrowBackend:
 
         def open_columns(fields: list[int]) -> pa.Table:
             try:
-                table: pa.Table = remote.open(file_id, included_fields=fields).read_all()
+                table: pa.Table = remote.read_columns(file_id, fields)
             except (pa.ArrowException, OSError, ValueError) as exc:
                 if isinstance(exc, RemoteStoreError):
                     raise

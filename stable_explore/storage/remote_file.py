@@ -186,5 +186,8 @@ def open_remote_shard(
 ) -> ipc.RecordBatchFileReader:
     """Arrow's file reader over a stored shard (reading only its footer now; batches as asked)."""
     raw = RemoteShardFile(location.store(), location.key(filename), size, digest)
-    options = ipc.IpcReadOptions(included_fields=list(included_fields)) if included_fields is not None else None
+    # no reader threads: each would call back into this Python file and wait for the GIL (measured: a label
+    # column of 80 batches took 0.64 s threaded, 0.014 s on the calling thread)
+    fields = list(included_fields) if included_fields is not None else None
+    options = ipc.IpcReadOptions(included_fields=fields, use_threads=False)
     return ipc.open_file(pa.PythonFile(raw, mode="r"), options=options)

@@ -18,7 +18,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.catalog import RemoteCatalog, StoreCatalog
-from stable_explore.errors import CacheCorruptionError, RemoteStoreError
+from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError
 from stable_explore.storage.batches import forget_checked
 from stable_explore.storage.object import ObjectStore
 from stable_explore.storage.read_cache import CACHE_ENV
@@ -76,6 +76,9 @@ def test_build_load_save_compare_verify_gc_on_a_bucket(tmp_path: Path, bucket: s
     assert se.compare(f"pets@{raw.version}", "pets", home=bucket).summary() == diff.summary()
     assert se.verify(clean).num_rows == 1199
     assert se.verify(f"pets@{raw.version}", home=bucket).num_rows == 1200
+    assert se.verify(f"{bucket}/pets@{raw.version[:6]}").num_rows == 1200
+    with pytest.raises(InvalidOptionError, match=bucket):
+        se.fsck(home=bucket)
 
     assert se.tag(raw, "raw") == raw.version
     assert sorted(row["version"] for row in se.versions("pets", home=bucket)) == sorted([raw.version, clean.version])
