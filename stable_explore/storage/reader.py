@@ -81,8 +81,14 @@ class _OpenShard:
     def table(self) -> pa.Table:
         """The whole shard (a remote shard is read whole here: only whole-shard reads come this way)."""
         if self._table is None:
+            self.prefetch(range(len(self.batches)))
             self._table = pa.Table.from_batches(list(self.batches), schema=self.schema)
         return self._table
+
+    def prefetch(self, batch_ids: Sequence[int]) -> None:
+        """A remote shard: fetch these batches together (a local one is mapped: nothing to do)."""
+        if isinstance(self.batches, LazyBatches):
+            self.batches.prefetch(batch_ids)
 
     def rows(self, start: int, stop: int) -> pa.Table:
         """Shard rows [start, stop), reading only the record batches that hold them."""
@@ -90,6 +96,7 @@ class _OpenShard:
             return self.table.slice(start, max(0, stop - start))
         first = int(np.searchsorted(self.offsets, start, side="right")) - 1
         last = int(np.searchsorted(self.offsets, stop - 1, side="right")) - 1
+        self.prefetch(range(first, last + 1))
         picked = pa.Table.from_batches([self.batches[i] for i in range(first, last + 1)], schema=self.schema)
         return picked.slice(start - int(self.offsets[first]), stop - start)
 
@@ -124,9 +131,11 @@ class _OpenShard:
             # A large share of the shard: one take over the whole shard beats a take per batch plus a
             # reordering pass. Arrow first joins the shard's chunks, a transient copy of at most
             # _DENSE_TAKE_FRACTION times the rows returned.
+            self.prefetch(range(len(self.batches)))
             table = self.checked_all(columns)
             table = table if columns is None else table.select(columns)
             return table.take(pa.array(local))
+        self.prefetch(np.unique(np.searchsorted(self.offsets, local, side="right") - 1).tolist())
 
         def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
             self.checked((batch_id,), columns)
@@ -424,6 +433,7 @@ class ArrowBackend:
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
+            shard.prefetch(np.unique(batch_ids[where]).tolist())
             shard.checked(np.unique(batch_ids[where]).tolist(), columns)
         slices = []
         for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
@@ -558,7 +568,7 @@ class ArrowBackend:
         where = self._remote.describe(file_id)
         reader = self._remote.open(file_id)
         self._check_schema(where, reader.schema)
-        batches = LazyBatches(reader, where, validate=self._validate)
+        batches = LazyBatches(reader, where, validate=self._validate, shards=self._remote, file_id=file_id)
         if digests is not None and len(batches) != len(digests.rows):
             msg = (
                 f"shard holds {len(batches)} record batches, but {len(digests.rows)} were written: the file is damaged"

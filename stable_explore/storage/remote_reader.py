@@ -97,7 +97,7 @@ class RemoteShards:
         return pa.Table.from_batches([b for part in parts for b in part], schema=first_reader.schema)
 
 
-_COLUMN_THREADS = 8
+_COLUMN_THREADS = 8  # concurrent fetches of one shard's batches (each thread waits on the network)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -111,9 +111,22 @@ def _column_pool() -> ThreadPoolExecutor:
 
 
 class LazyBatches(Sequence[pa.RecordBatch]):
-    """A remote shard's record batches, each read when first indexed (a damaged one raises, naming the URL)."""
+    """A remote shard's record batches, each read when first indexed (a damaged one raises, naming the URL).
 
-    def __init__(self, reader: ipc.RecordBatchFileReader, where: str, *, validate: bool = True) -> None:
+    ``shards`` and ``file_id`` let :meth:`prefetch` fetch many batches at once on several threads.
+    """
+
+    def __init__(
+        self,
+        reader: ipc.RecordBatchFileReader,
+        where: str,
+        *,
+        validate: bool = True,
+        shards: RemoteShards | None = None,
+        file_id: int = 0,
+    ) -> None:
+        self._shards = shards
+        self._file_id = file_id
         self._reader = reader
         self._where = where
         self._validate = validate
@@ -147,6 +160,34 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             while len(self._kept) > _KEPT_BATCHES:
                 self._kept.popitem(last=False)
             return batch
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Bring these batches into the local read cache together, when they are not there yet.
+
+        The first is read here; only if that needed the network are the others fetched by the
+        column threads (warm batches are read fastest on one thread).
+        """
+        wanted = [int(i) for i in dict.fromkeys(indices) if int(i) not in self._kept]
+        if len(wanted) < 2 or self._shards is None:
+            return
+        before = FETCHED.requests
+        self[wanted[0]]
+        if FETCHED.requests == before:
+            return
+        shards, file_id, rest = self._shards, self._file_id, wanted[1:]
+        step = -(-len(rest) // _COLUMN_THREADS)
+
+        def fetch(chunk: list[int]) -> None:
+            try:
+                reader = shards.open(file_id)
+                for index in chunk:
+                    reader.get_batch(index)  # for the cache; read again, and checked, when asked for
+            except CacheCorruptionError:
+                return  # the checked read that follows names the damage
+            except (pa.ArrowException, ValueError):
+                return
+
+        list(_column_pool().map(fetch, [rest[i : i + step] for i in range(0, len(rest), step)]))
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return (self[i] for i in range(len(self)))
