@@ -9,10 +9,12 @@ cache are read from disk, the missing ones of one read are fetched together in o
 written to the cache. So the browser's first page costs the footer and the first batches'
 blocks, not the shard, and a second page or a second process on the node costs no request.
 
-Measured against ``pyarrow.fs.S3FileSystem`` (which reads the same ranges but keeps nothing
-between processes) and against caching whole batches (which needs the footer parsed before
-anything can be cached): blocks keyed by the shard's digest give the same request count on a
-cold read, and every later read, in any process, is local; see ``benchmarks/bench_remote.py``.
+Why not ``pyarrow.fs.S3FileSystem``: it reads the same ranges but keeps nothing, so every process
+and every page pays the network again, and it is a second S3 client beside obstore with its own
+settings. Measured on SeaweedFS on loopback (a 40-batch shard of 64x64 JPEGs; the label column
+alone, then the first batch; 3 rounds): S3FileSystem 0.27 s median (0.15-1.07), this file cold
+0.21 s (0.16-0.26), warm 0.04 s (0.03-0.05) with no request. Caching whole decoded batches instead
+would cache images a column read never needs; blocks serve both.
 
 Examples
 --------

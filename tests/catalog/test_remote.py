@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 import pickle
 import shutil
@@ -188,8 +189,9 @@ def test_a_bucket_home_from_the_environment(bucket: str, jpegs: list[bytes], mon
 
 
 def test_credentials_never_leave_the_process(
-    tmp_path: Path, s3: S3Server, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, s3: S3Server, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     options = {
         "access_key_id": s3.env["AWS_ACCESS_KEY_ID"],
         "secret_access_key": SECRET_KEY,
@@ -207,6 +209,7 @@ def test_credentials_never_leave_the_process(
     texts.append(pickle.dumps(ds).decode("latin-1"))
     texts.extend(p.read_text(errors="replace") for p in (tmp_path / "cache").rglob("*.json"))
     texts.append(ObjectStore(url, options).read_text(f"pets/versions/{ds.version}/_metadata.json") or "")
+    texts.append(caplog.text)
     for text in texts:
         assert SECRET_KEY not in text
     reopened = pickle.loads(pickle.dumps(ds))  # this process still knows the options of this home
