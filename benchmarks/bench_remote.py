@@ -23,6 +23,7 @@ Run::
 
     python benchmarks/bench_remote.py              # 20k rows, about a minute
     python benchmarks/bench_remote.py --full       # 80k rows: one 256 MB-class shard
+    python benchmarks/bench_remote.py --quick      # 5k rows, one round
 """
 
 from __future__ import annotations
@@ -109,8 +110,11 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=20_000)
     parser.add_argument("--full", action="store_true", help="80k rows: a 256 MB-class shard")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved pairs / cold-warm rounds")
+    parser.add_argument("--quick", action="store_true", help="5k rows, one round: a smoke run")
     args = parser.parse_args()
-    n = 80_000 if args.full else args.rows
+    n = 80_000 if args.full else 5_000 if args.quick else args.rows
+    if args.quick:
+        args.repeat = 1
     scratch = Path(tempfile.mkdtemp(prefix="bench-remote-"))
     try:
         with seaweedfs(scratch / "weed", volumes=160) as server:  # 10 GB: several copies of a 280 MB version

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -50,7 +51,9 @@ CACHE_SIZE_ENV = "STABLE_EXPLORE_CACHE_SIZE"
 BLOCK_SIZE = 64 * 1024
 """Bytes per cached block: a footer or one small column of a batch costs one block, a big record batch several."""
 DEFAULT_CACHE_SIZE = 10 * 1024**3
-_EVICT_TO = 0.8  # an eviction makes room for more than one block, so it does not run on every write
+_EVICT_TO = 0.8
+_TOUCH_EVERY = 60.0  # seconds: how often a hit refreshes a block's modification time (its LRU age)
+_TOUCHED_KEPT = 200_000  # an eviction makes room for more than one block, so it does not run on every write
 
 
 class ReadCache:
@@ -61,6 +64,7 @@ class ReadCache:
         self.limit = int(limit)
         self._estimate: int | None = None
         self._lock = threading.Lock()
+        self._touched: dict[tuple[str, int], float] = {}
 
     def __repr__(self) -> str:
         return f"ReadCache({str(self.root)!r}, limit={self.limit})"
@@ -75,13 +79,23 @@ class ReadCache:
             data = path.read_bytes()
         except OSError:
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # least recently *used*: a hit makes the block young again
+        now = time.monotonic()
+        with self._lock:
+            recent = now - self._touched.get((digest, block), -_TOUCH_EVERY) < _TOUCH_EVERY
+            if not recent:
+                if len(self._touched) > _TOUCHED_KEPT:
+                    self._touched.clear()
+                self._touched[(digest, block)] = now
+        if not recent:  # a metadata write per hit was slow on a busy disk: once a minute per block is enough
+            with contextlib.suppress(OSError):
+                os.utime(path)  # least recently *used*: a hit makes the block young again
         return data
 
     def put(self, digest: str, block: int, data: bytes) -> None:
         """Store one block (atomically: a temp file renamed into place), evicting old blocks past the limit."""
         path = self._path(digest, block)
+        with self._lock:
+            self._touched[(digest, block)] = time.monotonic()  # just written: young already
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
         try:
