@@ -17,7 +17,6 @@ from stable_explore.catalog import (
     VERSION_COLUMNS,
     BuildOptions,
     BuildResult,
-    Catalog,
     FsckReport,
     RemoteCatalog,
     StoreCatalog,
@@ -559,9 +558,9 @@ def pull(
     where, ref = split_url_ref(url)
     source = StoreCatalog(open_store(where, storage_options))
     name, version_id = source.resolve_id(ref)
-    target = Catalog(home)
+    target = open_catalog(home)  # the local home, or the bucket $STABLE_EXPLORE_HOME names
     _transfer(source, name, version_id, target, version_nbytes(source, name, version_id), progress)
-    pulled = load(f"{name}@{version_id}", home=target.home)
+    pulled = load(f"{name}@{version_id}", home=target.where)
     pulled.verify()  # every shard's digest and the version id, as they arrived
     return pulled
 

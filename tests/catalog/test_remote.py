@@ -258,3 +258,16 @@ def test_a_bucket_home_lists_from_the_command_line(bucket: str, jpegs: list[byte
     assert "pets" in out.stdout
     assert ds.version in out.stdout
     assert json.dumps(SECRET_KEY) not in out.stdout + out.stderr
+
+
+def test_a_pull_lands_in_the_bucket_the_environment_names(
+    bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    theirs = _build(bucket, jpegs)
+    mine = bucket + "-mine"
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", mine)
+    pulled = se.pull(f"{bucket}/pets", progress=False)
+    assert pulled.home == mine
+    assert pulled.version == theirs.version
+    assert se.load("pets").version == theirs.version
+    assert not Path("s3:").exists(), "nothing was written into a folder named after the URL"
