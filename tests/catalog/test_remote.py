@@ -271,3 +271,21 @@ def test_a_pull_lands_in_the_bucket_the_environment_names(
     assert pulled.version == theirs.version
     assert se.load("pets").version == theirs.version
     assert not Path("s3:").exists(), "nothing was written into a folder named after the URL"
+
+
+def test_a_publish_cut_short_leaves_no_version_and_the_next_one_completes(
+    tmp_path: Path, bucket: str, jpegs: list[bytes]
+) -> None:
+    local = _build(tmp_path / "local", jpegs)
+    store = ObjectStore(bucket)
+    prefix = f"pets/versions/{local.version}"
+    for filename in local.cache_meta.shard_filenames[:2]:  # what an interrupted publish had uploaded
+        store.put_file(f"{prefix}/{filename}", local.cache_dir / filename)
+    catalog = StoreCatalog(store)
+    assert catalog.version_ids("pets") == [], "shards without metadata are no version"
+    with pytest.raises(se.CacheNotFoundError):
+        se.load(f"{bucket}/pets")
+    again = _build(bucket, jpegs)
+    assert again.version == local.version
+    assert catalog.version_ids("pets") == [local.version]
+    assert se.verify(again).num_rows == len(local)
