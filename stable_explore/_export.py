@@ -126,7 +126,9 @@ def _inside(root: Path, *parts: str) -> Path:
 
 def _default_export_dir(ds: CachedDataset) -> Path:
     if ds.home is not None and ds.name:
-        return _inside(ds.home, ds.name, "exports", ds.version)
+        # a bucket's version exports beside this machine's mirror of its metadata, never into the bucket
+        root = ds.home if isinstance(ds.home, Path) else ds.cache_dir.parents[2]
+        return _inside(root, ds.name, "exports", ds.version)
     return _inside(ds.cache_dir.parent, f"{ds.cache_dir.name}-exports")
 
 

@@ -18,8 +18,8 @@ from stable_explore.catalog import (
     VERSION_COLUMNS,
     BuildOptions,
     BuildResult,
-    Catalog,
     FsckReport,
+    RemoteCatalog,
     StoreCatalog,
     TransferReport,
     VersionRef,
@@ -27,6 +27,8 @@ from stable_explore.catalog import (
     collect_garbage,
     copy_version,
     dataset_rows,
+    is_url,
+    open_catalog,
     open_store,
     split_url_ref,
     version_nbytes,
@@ -36,7 +38,7 @@ from stable_explore.catalog import fsck as fsck_catalog
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import bytes_bar, progress_bar
 from stable_explore.display.table import listing_table
-from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, NotInCatalogError
 from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
@@ -81,6 +83,7 @@ def build(
     watch: Iterable[str | os.PathLike[str]] = (),
     check_content: bool = False,
     home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
     progress: bool = True,
     num_proc: int | None = None,
     executor: Executor | None = None,
@@ -120,7 +123,11 @@ def build(
         not only their sizes and modification times (for file systems whose
         modification times cannot be trusted; slower).
     home:
-        The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
+        The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``):
+        a folder, or a bucket's URL such as ``s3://team-bucket/cache``.
+    storage_options:
+        For a bucket: settings instead of the environment's (see
+        :class:`~stable_explore.storage.object.ObjectStore`); kept in this process only.
     progress:
         Show a progress bar.
     num_proc:
@@ -209,7 +216,7 @@ def build(
         executor=executor,
     )
     result = build_version(  # checks the name and the features
-        Catalog(home),
+        open_catalog(home, storage_options),
         name,
         source,
         features,
@@ -227,20 +234,29 @@ def _is_path(ref: str | Path) -> bool:
     return os.sep in ref or (os.altsep is not None and os.altsep in ref) or ref.startswith(("~", "."))
 
 
-def load(ref: str | Path, *, home: str | Path | None = None, features: Features | None = None) -> CachedDataset:
-    """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, or a cache path.
+def load(
+    ref: str | Path,
+    *,
+    home: str | Path | None = None,
+    features: Features | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> CachedDataset:
+    """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, a URL or a cache path.
 
     Parameters
     ----------
     ref:
         What to open. A :class:`~pathlib.Path`, or a string with a path
         separator (or starting with ``.`` or ``~``), is a cache directory
-        (a seed-v1 cache included); anything else is a catalog name.
+        (a seed-v1 cache included); ``"s3://bucket/cache/pets@clean"`` is a
+        version in a bucket; anything else is a catalog name.
     home:
-        The catalog root.
+        The catalog root: a folder or a bucket's URL.
     features:
         For caches that do not store their schema (seed v1): the features,
         which supply class names.
+    storage_options:
+        For a bucket: settings instead of the environment's; kept in this process only.
 
     Raises
     ------
@@ -255,6 +271,8 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
     >>> se.load("one", home=home).version == se.load(f"one@{ds.version[:6]}", home=home).version
     True
     """
+    if isinstance(ref, str) and is_url(ref):
+        home, ref = split_url_ref(ref)
     if _is_path(ref):
         path = Path(ref).expanduser()
         meta = read_sharded_cache_meta(path)
@@ -267,10 +285,10 @@ def load(ref: str | Path, *, home: str | Path | None = None, features: Features 
             home=path.resolve().parents[2] if in_catalog and name else None,
             features=features,
         )
-    return _open(Catalog(home).resolve(str(ref)), features=features)
+    return _open(open_catalog(home, storage_options).resolve(str(ref)), features=features)
 
 
-def datasets(home: str | Path | None = None) -> Table:
+def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
     """Every dataset in the catalog: name, latest version, rows, size, versions, tags.
 
     Parameters
@@ -291,11 +309,11 @@ def datasets(home: str | Path | None = None) -> Table:
     >>> [(row["name"], row["rows"], row["versions"]) for row in se.datasets(home)]
     [('one', 1, 1)]
     """
-    catalog = Catalog(home)
-    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.home}")
+    catalog = open_catalog(home, storage_options)
+    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.where}")
 
 
-def versions(name: str, home: str | Path | None = None) -> Table:
+def versions(name: str, home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
     """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags.
 
     Parameters
@@ -319,13 +337,19 @@ def versions(name: str, home: str | Path | None = None) -> Table:
     >>> [(row["message"], row["parent"] == raw.version) for row in se.versions("n", home=home)]
     [('drop the first row', True), ('', False)]
     """
-    catalog = Catalog(home)
-    catalog.resolve(name)  # a clear error for an unknown name
+    catalog = open_catalog(home, storage_options)
+    catalog.resolve_id(name)  # a clear error for an unknown name
     dataset = name.partition("@")[0]
     return listing_table(VERSION_COLUMNS, version_rows(catalog, dataset), title=f"versions of {dataset}")
 
 
-def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = None) -> str:
+def tag(
+    dataset: CachedDataset | str,
+    tag: str,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
 
     ``latest`` is a tag like any other: builds and saves move it to what they create, and
@@ -347,14 +371,14 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     True
     """
     if isinstance(dataset, str):
-        catalog = Catalog(home)
-        ref = catalog.resolve(dataset)
-        name, version_id = ref.name, ref.version_id
+        catalog = open_catalog(home, storage_options)
+        resolved: tuple[str | None, str] = catalog.resolve_id(dataset)
+        name, version_id = resolved
     else:
         if home is None and dataset.home is None:
             msg = f"only versions in a catalog can be tagged; {dataset.cache_dir} was opened by path outside one"
             raise NotInCatalogError(msg)
-        catalog = Catalog(home if home is not None else dataset.home)
+        catalog = open_catalog(home if home is not None else dataset.home, storage_options)
         name, version_id = dataset.name, dataset.version
     if name is None:
         msg = "only versions in a catalog can be tagged (this one was opened by path)"
@@ -363,7 +387,13 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     return version_id
 
 
-def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None) -> int:
+def gc(
+    name: str | None = None,
+    *,
+    keep: int = 1,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> int:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
     A tagged version (``latest`` included) is never deleted, and temp folders left by
@@ -388,13 +418,19 @@ def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None
     >>> se.gc("n", keep=0, home=home) > 0, [row["version"] for row in se.versions("n", home=home)] == [new.version]
     (True, True)
     """
-    return collect_garbage(Catalog(home), name, keep=keep)
+    return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
 
 
-def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None) -> VerifyReport:
+def verify(
+    target: CachedDataset | str | Path,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> VerifyReport:
     """Re-hash every shard of a version, and check its id against its metadata.
 
-    ``target`` is a dataset, a ref (``"pets@clean"``) or a cache directory.
+    ``target`` is a dataset, a ref (``"pets@clean"``, ``"s3://bucket/cache/pets@clean"``) or a cache
+    directory. A version in a bucket is fetched whole into a temp folder to be re-hashed.
 
     Raises
     ------
@@ -411,8 +447,10 @@ def verify(target: CachedDataset | str | Path, *, home: str | Path | None = None
     """
     if isinstance(target, CachedDataset):
         return target.verify()
+    if isinstance(target, str) and is_url(target):
+        home, target = split_url_ref(target)
     if isinstance(target, str) and not _is_path(target):
-        return verify_cache_dir(Catalog(home).resolve(target).cache_dir)
+        return verify_cache_dir(open_catalog(home, storage_options).resolve(target).cache_dir)
     return verify_cache_dir(Path(target))
 
 
@@ -435,7 +473,11 @@ def fsck(name: str | None = None, *, home: str | Path | None = None) -> FsckRepo
     >>> se.fsck(home=home).ok
     True
     """
-    return fsck_catalog(Catalog(home), name)
+    catalog = open_catalog(home)
+    if isinstance(catalog, RemoteCatalog):  # fsck walks a folder's entries; a bucket's versions are verified
+        msg = f"fsck checks a local home; for {catalog.url}, verify its versions: se.verify('NAME@VERSION', home=...)"
+        raise InvalidOptionError(msg)
+    return fsck_catalog(catalog, name)
 
 
 def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:
@@ -457,7 +499,13 @@ def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, *
     return dataset.browse(**options)
 
 
-def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path | None = None) -> Diff:
+def compare(
+    a: CachedDataset | str,
+    b: CachedDataset | str,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> Diff:
     """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
 
     Identical versions compare in O(1) by id; otherwise the diff lists metadata,
@@ -477,8 +525,8 @@ def compare(a: CachedDataset | str, b: CachedDataset | str, *, home: str | Path 
     """
     from stable_explore.versioning.compare import compare as compare_versions
 
-    left = load(a, home=home) if isinstance(a, str) else a
-    right = load(b, home=home) if isinstance(b, str) else b
+    left = load(a, home=home, storage_options=storage_options) if isinstance(a, str) else a
+    right = load(b, home=home, storage_options=storage_options) if isinstance(b, str) else b
     return compare_versions(left, right)
 
 
@@ -521,7 +569,7 @@ def push(
     if dataset.name is None or dataset.home is None:
         msg = f"only versions in a catalog can be pushed; {dataset.cache_dir} was opened by path outside one"
         raise NotInCatalogError(msg)
-    source = Catalog(dataset.home)
+    source = open_catalog(dataset.home)
     target = StoreCatalog(open_store(to, storage_options))
     return _transfer(source, dataset.name, dataset.version, target, dataset.nbytes, progress)
 
@@ -549,9 +597,9 @@ def pull(
     where, ref = split_url_ref(url)
     source = StoreCatalog(open_store(where, storage_options))
     name, version_id = source.resolve_id(ref)
-    target = Catalog(home)
+    target = open_catalog(home)  # the local home, or the bucket $STABLE_EXPLORE_HOME names
     _transfer(source, name, version_id, target, version_nbytes(source, name, version_id), progress)
-    pulled = load(f"{name}@{version_id}", home=target.home)
+    pulled = load(f"{name}@{version_id}", home=target.where)
     pulled.verify()  # every shard's digest and the version id, as they arrived
     return pulled
 

@@ -51,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("ls", help="datasets, or the versions of one").add_argument("name", nargs="?")
+    ls = commands.add_parser("ls", help="datasets, or the versions of one (of a bucket: ls s3://bucket/prefix)")
+    ls.add_argument("name", nargs="?")
     commands.add_parser("show", help="one version: size, schema, label counts, lineage").add_argument("ref")
     commands.add_parser("versions", help="every version of a dataset, newest first").add_argument("name")
     diff = commands.add_parser("diff", help="what changed from version A to version B")
@@ -211,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = args.home
     try:
         if args.command == "ls":
+            if args.name and "://" in args.name:  # a home's URL: its datasets
+                home, args.name = args.name, None
             print(api.versions(args.name, home=home) if args.name else api.datasets(home=home))
         elif args.command == "show":
             print(_show(args.ref, home))

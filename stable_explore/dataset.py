@@ -88,7 +88,7 @@ class CachedDataset(Exports, SplitViews):
         *,
         name: str | None = None,
         version: str | None = None,
-        home: Path | None = None,
+        home: Path | str | None = None,
         features: Features | None = None,
         build_info: str | None = None,
         backend: ArrowBackend | None = None,
@@ -144,10 +144,10 @@ class CachedDataset(Exports, SplitViews):
         """
         if self._name is None or self._home is None:
             return None
-        from stable_explore.catalog import LATEST, Catalog
+        from stable_explore.catalog import LATEST, open_catalog
 
         try:
-            return Catalog(self._home).read_ref(self._name, LATEST)
+            return open_catalog(self._home).read_ref(self._name, LATEST)
         except (OSError, ValueError):
             return None
 
@@ -162,8 +162,8 @@ class CachedDataset(Exports, SplitViews):
         return self._meta.cache_dir
 
     @property
-    def home(self) -> Path | None:
-        """The catalog home this version lives in (None for a cache opened by path outside a catalog)."""
+    def home(self) -> Path | str | None:
+        """The catalog home this version lives in: a folder or a bucket's URL (None for a cache opened by path)."""
         return self._home
 
     @property
@@ -552,13 +552,20 @@ class CachedDataset(Exports, SplitViews):
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        meta = read_sharded_cache_meta(state["cache_dir"])
+        home = _home_of(state["home"])
+        cache_dir = state["cache_dir"]
+        if isinstance(home, str) and state["name"] and not Path(cache_dir).is_dir():
+            # a bucket's version unpickled on another machine: mirror its metadata there first
+            from stable_explore.catalog import open_catalog
+
+            cache_dir = open_catalog(home).version_dir(state["name"], state["version"])
+        meta = read_sharded_cache_meta(cache_dir)
         features = Features.from_dict(state["features"]) if state["features"] else None
         self.__init__(  # type: ignore[misc]
             meta,
             name=state["name"],
             version=state["version"],
-            home=Path(state["home"]) if state["home"] else None,
+            home=home,
             features=features,
             rows=state["rows"],
             format=state["format"],
@@ -606,6 +613,13 @@ def _latest_text(summary: dict[str, Any], name: str | None) -> str:
     if latest is None:
         return ""
     return ", latest" if summary["ref"].endswith(f"@{latest}") else f", latest is {name}@{latest}"
+
+
+def _home_of(text: str | None) -> Path | str | None:
+    """A pickled home: a bucket's URL stays text (it carries no credentials), a folder becomes a path."""
+    if not text:
+        return None
+    return text if "://" in text else Path(text)
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:

@@ -142,7 +142,8 @@ class CacheCorruptionError(StableExploreError, ValueError):
     def __init__(self, path: str | Path, reason: str) -> None:
         self.path = Path(path)
         self.reason = reason
-        super().__init__(f"{self.path}: {reason}")
+        where = path if isinstance(path, str) and "://" in path else self.path  # a URL keeps its "//"
+        super().__init__(f"{where}: {reason}")
 
 
 class UnsafePathError(CacheCorruptionError):

@@ -36,10 +36,10 @@ from stable_explore.api import dataset_from_build
 from stable_explore.catalog import (
     LATEST,
     BuildOptions,
-    Catalog,
     build_version,
     check_name,
     failure_note_of,
+    open_catalog,
     plan_source,
 )
 from stable_explore.catalog.parallel import TaskTraceback
@@ -210,7 +210,7 @@ class StableMagics(Magics):
         metavar="K",
         help="build on K processes: the generator's list arguments are split into K tasks (same version id)",
     )
-    @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
+    @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
     def stable_cache(self, line: str, cell: str | None = None) -> Any:
@@ -332,7 +332,7 @@ class StableMagics(Magics):
             check_content=args.check_content,
             num_proc=args.num_proc,
         )
-        catalog = Catalog(args.home)
+        catalog = open_catalog(args.home)
         call_args: tuple[Any, ...] = ()
         call_kwargs: dict[str, Any] = {}
         if cell is not None:
@@ -413,7 +413,7 @@ class StableMagics(Magics):
         kept = "no version existed before"
         if name:
             try:
-                catalog = Catalog(getattr(args, "home", None))
+                catalog = open_catalog(getattr(args, "home", None))
                 latest = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None
             except (OSError, ValueError):
                 latest = None
@@ -435,7 +435,7 @@ class StableMagics(Magics):
 
     @magic_arguments()
     @argument("name", nargs="?", help="a dataset: list its versions")
-    @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
+    @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @line_magic
     def stable_ls(self, line: str) -> Any:
         """List datasets (``%stable_ls``) or one dataset's versions (``%stable_ls NAME``)."""

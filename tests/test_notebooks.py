@@ -199,11 +199,40 @@ def check_pytorch_dataloader(ran: Ran) -> None:
     assert sum(ast.literal_eval(by_loader[1]).values()) == 24
 
 
+SKIPPED_WITHOUT_SERVER = "No object store is configured"
+
+
+def check_workgroup(ran: Ran) -> None:
+    printed = ran.stdout()
+    if SKIPPED_WITHOUT_SERVER in printed:
+        assert printed.strip().splitlines() == [
+            "No object store is configured (AWS_ENDPOINT_URL and AWS_ACCESS_KEY_ID are not set): "
+            "the cells below are skipped."
+        ]
+        return
+    assert "built: first build of shapes" in ran.stdout("raw = se.build(")
+    opened = ran.stdout('ds = se.load(f"{TEAM}/shapes")')
+    assert re.search(r"opened shapes@[0-9a-f]{16}: 400 rows; the first row's label is circle", opened)
+    fetched = re.search(r"fetched ([\d,]+) bytes of ([\d,]+)", opened)
+    assert fetched is not None
+    assert 0 < int(fetched[1].replace(",", "")) <= int(fetched[2].replace(",", ""))
+    assert any(WIDGET in shown for shown in ran.displayed('ds = se.load(f"{TEAM}/shapes")'))
+    cleaned = ran.stdout("clean = ds.relabel(")
+    assert "saved: drop 1, relabel 1" in cleaned
+    assert "+0 -1 ~1 rows; label: square->circle x1" in cleaned
+    listed = ran.stdout('se.versions("shapes", home=TEAM)')
+    assert "row 3 is a circle; 5 is blurry" in listed
+    assert "digests match" in listed
+    assert "gc freed 0 bytes" in listed
+    assert "same version: True" in ran.stdout("mine = se.pull(")
+
+
 CHECKS: dict[str, Callable[[Ran], None]] = {
     "01_quickstart.ipynb": check_quickstart,
     "02_cleaning_session.ipynb": check_cleaning_session,
     "03_versions_and_diffs.ipynb": check_versions_and_diffs,
     "04_pytorch_dataloader.ipynb": check_pytorch_dataloader,
+    "05_workgroup.ipynb": check_workgroup,
 }
 OWN_HOME = {"01_quickstart.ipynb"}  # runs without STABLE_EXPLORE_HOME: its own temp-dir line must work
 
@@ -215,10 +244,23 @@ def test_notebook_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest
         monkeypatch.delenv("STABLE_EXPLORE_HOME", raising=False)
     else:
         monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "catalog"))
+    for variable in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID"):  # the workgroup notebook runs on a server below
+        monkeypatch.delenv(variable, raising=False)
     ran = run(name, tmp_path, monkeypatch)
     CHECKS[name](ran)
-    if name not in OWN_HOME:
+    if name not in OWN_HOME and SKIPPED_WITHOUT_SERVER not in ran.stdout():
         assert (tmp_path / "catalog").is_dir(), "the notebook did not use STABLE_EXPLORE_HOME"
+
+
+def test_workgroup_notebook_against_a_real_s3_server(
+    s3_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "catalog"))
+    monkeypatch.setenv("WORKGROUP_HOME", f"s3://team/notebook-{tmp_path.name}")
+    ran = run("05_workgroup.ipynb", tmp_path, monkeypatch)
+    assert SKIPPED_WITHOUT_SERVER not in ran.stdout()
+    check_workgroup(ran)
+    assert (tmp_path / "catalog" / "shapes").is_dir(), "the pull landed in the local home"
 
 
 def test_pytorch_notebook_skips_cleanly_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, is_url, o
 from stable_explore.catalog.options import BuildOptions
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import Published, publish_version
+from stable_explore.catalog.remote import RemoteCatalog, home_of, open_catalog
 from stable_explore.catalog.transfer import TransferReport, copy_version, version_nbytes
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "FsckReport",
     "ProgressFactory",
     "Published",
+    "RemoteCatalog",
     "SourcePlan",
     "StoreCatalog",
     "TransferReport",
@@ -42,6 +44,8 @@ __all__ = [
     "failure_note",
     "failure_note_of",
     "fsck",
+    "home_of",
+    "open_catalog",
     "plan_source",
     "publish_version",
     "resolve_home",

@@ -33,7 +33,8 @@ class VersionRef:
     name: str | None
     version_id: str
     cache_dir: Path
-    home: Path | None
+    home: Path | str | None
+    """The home as datasets carry it: a folder, or a bucket's URL."""
 
 
 class StoreCatalog:
@@ -175,6 +176,11 @@ class Catalog(StoreCatalog):
         self.home = resolve_home(home)
         super().__init__(LocalStore(self.home))
 
+    @property
+    def where(self) -> Path | str:
+        """The home as the user names it: this folder (a bucket's URL for a remote catalog)."""
+        return self.home
+
     # -- paths ---------------------------------------------------------------
 
     def dataset_dir(self, name: str) -> Path:
@@ -218,4 +224,4 @@ class Catalog(StoreCatalog):
 
     def ref(self, name: str, version_id: str) -> VersionRef:
         """The :class:`VersionRef` of a version of ``name`` (not checked to exist)."""
-        return VersionRef(name, version_id, self.version_dir(name, version_id), self.home)
+        return VersionRef(name, version_id, self.version_dir(name, version_id), self.where)

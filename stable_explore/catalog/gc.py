@@ -18,6 +18,7 @@ import json
 from typing import TYPE_CHECKING
 
 from stable_explore.catalog.publish import remove_version_dir
+from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
 from stable_explore.errors import CacheNotFoundError, InvalidOptionError
 from stable_explore.storage.format import METADATA_FILE
 from stable_explore.storage.fsutil import bytes_freed_by_removing, sweep_stale_temp_dirs
@@ -37,6 +38,8 @@ def collect_garbage(catalog: Catalog, name: str | None = None, *, keep: int = 1)
     if keep < 0:
         msg = f"keep must be >= 0, got {keep}"
         raise InvalidOptionError(msg)
+    if isinstance(catalog, RemoteCatalog):
+        return collect_remote_garbage(catalog, name, keep=keep)
     freed = 0
     for dataset in [name] if name is not None else catalog.names():
         versions = catalog.versions_dir(dataset)

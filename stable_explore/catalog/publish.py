@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
+from stable_explore.catalog.transfer import shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.fsutil import fsync_path
@@ -91,6 +92,8 @@ def publish_version(
 def _move_into_place(
     catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
 ) -> tuple[VersionRef, bool]:
+    if catalog.store.local_path(name) is None:
+        return _upload_into_place(catalog, name, staging, fields, version_id)
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
         try:
@@ -112,6 +115,35 @@ def _move_into_place(
     with contextlib.suppress(OSError):
         fsync_path(target.parent)
     return catalog.ref(name, version_id), False
+
+
+def _upload_into_place(
+    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
+) -> tuple[VersionRef, bool]:
+    """Object storage has no rename: upload the shards under the version's prefix, then the metadata, last.
+
+    A shard whose digest the home already holds (a parent's shard an edit reuses: not even staged
+    here) is copied inside the store; a file an interrupted publish left with the right size is
+    kept. ``_metadata.json`` is put only if absent: of two processes publishing the same content,
+    one writes it and both get the version.
+    """
+    store = catalog.store
+    prefix = f"{name}/versions/{version_id}"
+    if store.exists(f"{prefix}/{METADATA_FILE}"):
+        return catalog.ref(name, version_id), True
+    known = shard_keys_by_digest(catalog, name)
+    names, digests, sizes = fields["shard_filenames"], fields["shard_hashes"], fields["shard_sizes"]
+    for filename, digest, size in zip(names, digests, sizes, strict=True):
+        key = f"{prefix}/{filename}"
+        if store.size(key) == size:
+            continue
+        if digest in known:
+            store.copy(known[digest], key)
+        else:
+            store.put_file(key, staging / filename)
+    write_metadata(staging, fields)
+    created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
+    return catalog.ref(name, version_id), not created
 
 
 def remove_version_dir(directory: Path) -> None:

@@ -39,7 +39,7 @@ from stable_explore.storage.metadata import version_id_of
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import StoreCatalog
 
-__all__ = ["TransferReport", "copy_version", "version_nbytes"]
+__all__ = ["TransferReport", "copy_version", "shard_keys_by_digest", "version_nbytes"]
 
 BytesCallback = Callable[[int], None]
 """Called with the bytes of each file once it has been copied."""
@@ -95,7 +95,7 @@ def version_nbytes(catalog: StoreCatalog, name: str, version_id: str) -> int:
     return sum(int(size) for size in _metadata_of(catalog, name, version_id).get("shard_sizes") or [])
 
 
-def _digests_in(catalog: StoreCatalog, name: str) -> dict[str, str]:
+def shard_keys_by_digest(catalog: StoreCatalog, name: str) -> dict[str, str]:
     """Shard digest -> key of a file holding it, over every version of ``name`` in ``catalog``."""
     found: dict[str, str] = {}
     for version_id in catalog.version_ids(name):
@@ -132,7 +132,7 @@ def copy_version(
     if target.store.exists(f"{prefix}/{METADATA_FILE}"):
         report.existed = True
     else:
-        known = _digests_in(target, name)
+        known = shard_keys_by_digest(target, name)
         names = raw.get("shard_filenames") or []
         hashes = raw.get("shard_hashes") or [None] * len(names)
         sizes = raw.get("shard_sizes") or [None] * len(names)

@@ -164,30 +164,41 @@ class ShardCheck:
     """
 
     def __init__(
-        self, path: Path, digests: BatchDigests, batches: Sequence[pa.RecordBatch], rows_of: RowsOf | None = None
+        self,
+        path: str | Path,
+        digests: BatchDigests,
+        batches: Sequence[pa.RecordBatch],
+        rows_of: RowsOf | None = None,
+        *,
+        identity: str | None = None,
     ) -> None:
         self.path = path
         self.digests = digests
         self.batches = batches
         self.rows_of = rows_of
-        found = [b.num_rows for b in batches]
+        # a remote shard's batches are read lazily: their row counts are checked as part of each digest
+        found = [b.num_rows for b in batches] if identity is None else list(digests.rows)
         if found != list(digests.rows):
             msg = (
                 f"shard holds record batches of {found[:8]}{'...' if len(found) > 8 else ''} rows, but "
                 f"{list(digests.rows[:8])}{'...' if len(digests.rows) > 8 else ''} were written: the file is damaged"
             )
             raise CacheCorruptionError(path, msg)
-        names = batches[0].schema.names if batches else list(digests.columns)
+        names = batches[0].schema.names if batches and identity is None else list(digests.columns)
         if names != list(digests.columns):
             msg = f"shard holds columns {names}, but {list(digests.columns)} were written: the file is damaged"
             raise CacheCorruptionError(path, msg)
         self.row_offsets = np.cumsum([0, *found], dtype=np.int64)
         self.column_index = {name: i for i, name in enumerate(digests.columns)}
-        try:
-            stat = path.stat()
-        except OSError as exc:
-            raise CacheCorruptionError(path, f"cannot stat the shard: {exc}") from exc
-        key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, digests.digests[0] if digests.digests else "")
+        first = digests.digests[0] if digests.digests else ""
+        if identity is not None:  # a remote shard is immutable and named by its content digest
+            key: tuple[int, int, int, int, str] = (-1, -1, -1, -1, f"{identity}:{first}")
+        else:
+            try:
+                stat = Path(path).stat()
+            except OSError as exc:
+                raise CacheCorruptionError(path, f"cannot stat the shard: {exc}") from exc
+            key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, first)
         with _CHECKED_LOCK:
             checked = _CHECKED.get(key)
             if checked is None:
@@ -222,6 +233,20 @@ class ShardCheck:
         first = int(np.searchsorted(self.row_offsets, start, side="right")) - 1
         last = int(np.searchsorted(self.row_offsets, stop - 1, side="right")) - 1
         self.ensure(range(first, last + 1), columns)
+
+    def ensure_column(self, name: str, chunks: Sequence[pa.Array]) -> None:
+        """Check one column read on its own (one chunk per record batch), for batches not checked before."""
+        column = self.column_index.get(name)
+        if column is None:
+            return
+        if len(chunks) != len(self.digests.rows):
+            msg = f"column {name!r} has {len(chunks)} record batches, but {len(self.digests.rows)} were written"
+            raise CacheCorruptionError(self.path, msg)
+        for batch, chunk in enumerate(chunks):
+            if not self._checked[batch, column]:
+                if column_digest(chunk) != self.digests.digest(batch, column):
+                    raise CacheCorruptionError(self.path, self._mismatch(batch, column))
+                self._checked[batch, column] = True
 
     def _check(self, batch: int, column: int) -> None:
         if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):

@@ -34,6 +34,7 @@ from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
 from stable_explore.storage.fsutil import recover_moved_aside
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.remote_file import RemoteLocation
 
 __all__ = [
     "COMPRESSIONS",
@@ -55,6 +56,7 @@ FORMAT_REVISION = 2  # 2: batch_digests and metadata_digest (revision 1 caches h
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
 METADATA_FILE = "_metadata.json"
+REMOTE_FILE = "_remote.json"  # beside a local copy of a bucket's version's metadata: where its shards are
 DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024
 COMPRESSIONS = (None, "lz4", "zstd")
 KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
@@ -85,6 +87,8 @@ class ShardedCacheMeta:
     shard_size_target_bytes: int | None = None
     batch_digests: list[BatchDigests | None] | None = None
     """Per shard, its record batches' digests (None for a cache, or a shard, written before revision 2)."""
+    remote: RemoteLocation | None = None
+    """For a version in a bucket: where its shards are (``cache_dir`` is then a local copy of its metadata only)."""
 
     @property
     def implied_version_id(self) -> str | None:
@@ -267,7 +271,8 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if raw.get("compression") not in COMPRESSIONS:
             raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
 
-    for position, name in enumerate(names):
+    remote = read_remote_marker(cache_dir)
+    for position, name in enumerate(names if remote is None else ()):  # remote shards: sizes checked as read
         path = cache_dir / name
         try:
             size = path.stat().st_size
@@ -285,9 +290,24 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
-    return meta_from_dict(
+    meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
+    meta.remote = remote
+    return meta
+
+
+def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
+    """The :data:`REMOTE_FILE` of a local copy of a bucket's version's metadata: where its shards are."""
+    try:
+        raw = json.loads((cache_dir / REMOTE_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise _corrupt(cache_dir / REMOTE_FILE, f"not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("url"), str) or not isinstance(raw.get("prefix"), str):
+        raise _corrupt(cache_dir / REMOTE_FILE, "expected an object with the home's 'url' and the version's 'prefix'")
+    return RemoteLocation(raw["url"], raw["prefix"])
 
 
 def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:

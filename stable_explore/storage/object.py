@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -33,7 +34,7 @@ from stable_explore.errors import RemoteStoreError
 from stable_explore.storage.fsutil import replacing, writing
 from stable_explore.storage.protocol import Store, check_key
 
-__all__ = ["ObjectStore"]
+__all__ = ["ObjectStore", "shared_store"]
 
 _CLIENT_OPTIONS = {"allow_http", "timeout", "connect_timeout", "proxy_url", "user_agent"}
 
@@ -123,6 +124,23 @@ class ObjectStore(Store):
             return None
         except Exception as exc:
             raise self._error(key, exc) from exc
+
+    @override
+    def read_ranges(self, key: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        path = check_key(key)
+        asked = [(s, e) for s, e in ranges if e > s]  # object_store refuses an empty range
+        if not asked:
+            return [b""] * len(ranges)
+        try:  # object_store fetches the ranges concurrently, merging ranges that are close
+            fetched = iter(
+                self._obstore.get_ranges(self._store, path, starts=[s for s, _ in asked], ends=[e for _, e in asked])
+            )
+        except FileNotFoundError as exc:
+            msg = f"{self.url}/{key} is missing"
+            raise RemoteStoreError(msg) from exc
+        except Exception as exc:
+            raise self._error(key, exc) from exc
+        return [bytes(next(fetched)) if e > s else b"" for s, e in ranges]
 
     @override
     def get_file(self, key: str, path: Path) -> None:
@@ -230,3 +248,25 @@ def _lease_age(text: str) -> float:
         return time.time() - float(json.loads(text)["t"])
     except (ValueError, KeyError, TypeError):
         return float("inf")  # not a lease we can read: treat as abandoned
+
+
+_shared: dict[str, ObjectStore] = {}
+_shared_options: dict[str, dict[str, Any]] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_store(url: str, storage_options: Mapping[str, Any] | None = None) -> ObjectStore:
+    """One :class:`ObjectStore` per home URL in this process (its connections are reused by every reader).
+
+    ``storage_options`` given once for a URL are remembered in this process only (never written
+    anywhere), so datasets of that home reopened later, or unpickled in a forked worker, use them.
+    """
+    key = url.rstrip("/")
+    with _shared_lock:
+        if storage_options is not None and dict(storage_options) != _shared_options.get(key):
+            _shared_options[key] = dict(storage_options)
+            _shared.pop(key, None)
+        store = _shared.get(key)
+        if store is None:
+            store = _shared[key] = ObjectStore(key, _shared_options.get(key))
+        return store

@@ -89,6 +89,19 @@ class Store(abc.ABC):
     def get_file(self, key: str, path: Path) -> None:
         """Copy the file at ``key`` to the local ``path`` (which appears whole or not at all)."""
 
+    def read_ranges(self, key: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes ``[start, end)`` of the file at ``key``, for each range (one request for all, where it can)."""
+        path = self.local_path(key)
+        if path is None:  # pragma: no cover - every remote store overrides this
+            msg = f"{type(self).__name__} cannot read ranges"
+            raise NotImplementedError(msg)
+        found = []
+        with path.open("rb") as file:
+            for start, end in ranges:
+                file.seek(start)
+                found.append(file.read(max(0, end - start)))
+        return found
+
     def local_path(self, key: str) -> Path | None:
         """A path on this machine for ``key`` (to memory-map shards), or None for a remote store."""
         return None

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowIndexError
+from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.batches import ShardCheck
 from stable_explore.storage.format import open_shard
+from stable_explore.storage.remote_reader import LazyBatches, RemoteShards
 
 if TYPE_CHECKING:
     from stable_explore.storage.batches import BatchDigests
@@ -46,18 +47,71 @@ _DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half
 
 
 class _OpenShard:
-    """One memory-mapped shard, the row offsets of its record batches, and their digest check (if recorded).
+    """One shard: memory-mapped (local) or read batch by batch (remote), its batch offsets and digest check.
 
     Every way rows leave a shard goes through ``checked``/``checked_rows``/``checked_all`` first.
     """
 
-    __slots__ = ("batches", "check", "offsets", "table")
+    __slots__ = ("_columns", "_table", "batches", "check", "offsets", "open_columns", "schema")
 
-    def __init__(self, table: pa.Table, batches: list[pa.RecordBatch], check: ShardCheck | None = None) -> None:
-        self.table = table
+    def __init__(
+        self,
+        table: pa.Table | None,
+        batches: Sequence[pa.RecordBatch],
+        check: ShardCheck | None = None,
+        *,
+        schema: pa.Schema | None = None,
+        row_counts: Sequence[int] | None = None,
+        open_columns: Callable[[list[int]], pa.Table] | None = None,
+    ) -> None:
+        self._table = table
+        self._columns: dict[str, pa.ChunkedArray] = {}
+        self.open_columns = open_columns
         self.batches = batches
-        self.offsets = np.cumsum([0] + [b.num_rows for b in self.batches], dtype=np.int64)
+        self.schema = table.schema if table is not None else schema
+        counts = row_counts if row_counts is not None else [b.num_rows for b in self.batches]
+        self.offsets = np.cumsum([0, *counts], dtype=np.int64)
         self.check = check
+
+    @property
+    def num_rows(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def table(self) -> pa.Table:
+        """The whole shard (a remote shard is read whole here: only whole-shard reads come this way)."""
+        if self._table is None:
+            self.prefetch(range(len(self.batches)))
+            self._table = pa.Table.from_batches(list(self.batches), schema=self.schema)
+        return self._table
+
+    def prefetch(self, batch_ids: Sequence[int]) -> None:
+        """A remote shard: fetch these batches together (a local one is mapped: nothing to do)."""
+        if isinstance(self.batches, LazyBatches):
+            self.batches.prefetch(batch_ids)
+
+    def rows(self, start: int, stop: int) -> pa.Table:
+        """Shard rows [start, stop), reading only the record batches that hold them."""
+        if self._table is not None or stop <= start:
+            return self.table.slice(start, max(0, stop - start))
+        first = int(np.searchsorted(self.offsets, start, side="right")) - 1
+        last = int(np.searchsorted(self.offsets, stop - 1, side="right")) - 1
+        self.prefetch(range(first, last + 1))
+        picked = pa.Table.from_batches([self.batches[i] for i in range(first, last + 1)], schema=self.schema)
+        return picked.slice(start - int(self.offsets[first]), stop - start)
+
+    def column(self, name: str) -> pa.ChunkedArray:
+        """One column of the whole shard, checked; a remote shard reads only that column's bytes."""
+        if self.open_columns is None or self._table is not None:
+            return self.checked_all([name]).column(name)
+        found = self._columns.get(name)
+        if found is None:
+            assert self.schema is not None
+            table = self.open_columns([self.schema.names.index(name)])
+            if self.check is not None:
+                self.check.ensure_column(name, table.column(0).chunks)
+            found = self._columns[name] = table.column(0)
+        return found
 
     def checked(self, batch_ids: Any, columns: list[str] | None = None) -> None:
         if self.check is not None:
@@ -77,9 +131,11 @@ class _OpenShard:
             # A large share of the shard: one take over the whole shard beats a take per batch plus a
             # reordering pass. Arrow first joins the shard's chunks, a transient copy of at most
             # _DENSE_TAKE_FRACTION times the rows returned.
+            self.prefetch(range(len(self.batches)))
             table = self.checked_all(columns)
             table = table if columns is None else table.select(columns)
             return table.take(pa.array(local))
+        self.prefetch(np.unique(np.searchsorted(self.offsets, local, side="right") - 1).tolist())
 
         def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
             self.checked((batch_id,), columns)
@@ -150,6 +206,9 @@ class ArrowBackend:
     batch_digests:
         Per shard file, its record batches' digests (or None); each batch is
         checked before rows of it are returned, once per process.
+    remote:
+        For a version in a bucket: its shards, read by range requests through
+        the local read cache instead of memory maps (``shard_paths`` then only name them).
     """
 
     def __init__(
@@ -163,6 +222,7 @@ class ArrowBackend:
         max_open_shards: int = DEFAULT_MAX_OPEN_SHARDS,
         validate: bool = True,
         batch_digests: Sequence[BatchDigests | None] | None = None,
+        remote: RemoteShards | None = None,
     ) -> None:
         if (shard_paths is None) == (table is None):
             msg = "ArrowBackend needs either shard_paths (with shard_row_counts) or table"
@@ -175,6 +235,7 @@ class ArrowBackend:
         self._open: OrderedDict[int, _OpenShard] = OrderedDict()
         self._segments = [tuple(int(v) for v in run) for run in segments] if segments is not None else None
         self._batch_digests = list(batch_digests) if batch_digests is not None else None
+        self._remote = remote
         if shard_paths is not None:
             self._files: list[Path] | None = [Path(p) for p in shard_paths]
             if shard_row_counts is None:
@@ -209,6 +270,7 @@ class ArrowBackend:
             schema=schema,
             segments=meta.row_segments,
             batch_digests=meta.batch_digests,
+            remote=RemoteShards.of_meta(meta) if meta.remote is not None else None,
             **kwargs,
         )
 
@@ -286,7 +348,8 @@ class ArrowBackend:
         if self._table is not None:
             return self._table.schema
         if self._files:
-            return self._file(0).table.schema
+            schema: pa.Schema = self._file(0).schema
+            return schema
         if self._schema is not None:
             return self._schema
         return pa.schema([])
@@ -294,7 +357,7 @@ class ArrowBackend:
     def _segment_table(
         self, segment: int, columns: list[str] | None = None, rows: tuple[int, int] | None = None
     ) -> pa.Table:
-        """The rows of one shard (run), zero-copy; ``rows`` (start, stop within the run) are the ones to be read."""
+        """The rows of one shard (run), zero-copy; with ``rows`` (start, stop within the run), only those rows."""
         if self._table is not None:
             table = self._table
         else:
@@ -302,11 +365,14 @@ class ArrowBackend:
             start, count = int(self._segment_start[segment]), self._segment_rows[segment]
             if rows is None:
                 opened.checked_rows(start, start + count, columns)
+                table = opened.table
+                if self._segments is not None:
+                    table = table.slice(start, count)
             else:
                 opened.checked_rows(start + rows[0], start + rows[1], columns)
-            table = opened.table
-            if self._segments is not None:
-                table = table.slice(start, count)
+                table = opened.rows(start + rows[0], start + rows[1])
+        if rows is not None and self._table is not None:
+            table = table.slice(rows[0], rows[1] - rows[0])
         return table if columns is None else table.select(columns)
 
     @property
@@ -367,6 +433,7 @@ class ArrowBackend:
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
+            shard.prefetch(np.unique(batch_ids[where]).tolist())
             shard.checked(np.unique(batch_ids[where]).tolist(), columns)
         slices = []
         for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
@@ -399,14 +466,20 @@ class ArrowBackend:
         for segment in range(first, last + 1):
             lo = max(start, int(self._offsets[segment])) - int(self._offsets[segment])
             hi = min(stop, int(self._offsets[segment + 1])) - int(self._offsets[segment])
-            pieces.append(self._segment_table(segment, cols, rows=(lo, hi)).slice(lo, hi - lo))
+            pieces.append(self._segment_table(segment, cols, rows=(lo, hi)))
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One column over all shards (zero-copy, maps every shard)."""
         if self._table is not None:
             return self._table.column(name)
-        chunks = [self._segment_table(i, [name]).column(0) for i in range(self.num_shards)]
+        if self._remote is not None:  # only this column's bytes, from each shard
+            chunks = []
+            for shard, start, count in self.segments:
+                column = self._file(shard).column(name)
+                chunks.append(column if self._segments is None else column.slice(start, count))
+        else:
+            chunks = [self._segment_table(i, [name]).column(0) for i in range(self.num_shards)]
         if not chunks:
             return pa.chunked_array([], type=self.schema.field(name).type)
         return pa.chunked_array([c for chunk in chunks for c in chunk.chunks], type=chunks[0].type)
@@ -433,6 +506,15 @@ class ArrowBackend:
             else:
                 yield from self._segment_table(segment).to_batches()
 
+    def file_columns(self, file_id: int, columns: Sequence[str]) -> pa.Table:
+        """Some columns of one whole shard file, unchecked (for a shard in a bucket, only their bytes are read)."""
+        assert self._files is not None
+        if self._remote is not None:
+            names = self.schema.names
+            reader = self._remote.open(file_id, included_fields=[names.index(c) for c in columns])
+            return reader.read_all()
+        return open_shard(self._files[file_id], validate=False).select(list(columns))
+
     def close(self) -> None:
         """Drop every open memory map (they reopen on the next access)."""
         with self._lock:
@@ -449,9 +531,9 @@ class ArrowBackend:
                 return shard
         opened = self._open_file(file_id)
         expected = self._file_counts[file_id]
-        if opened.table.num_rows != expected:
-            path = self._files[file_id]
-            msg = f"shard holds {opened.table.num_rows} rows, metadata says {expected}"
+        if opened.num_rows != expected:
+            path = self._shard_name(file_id)
+            msg = f"shard holds {opened.num_rows} rows, metadata says {expected}"
             raise CacheCorruptionError(path, msg)
         with self._lock:
             self._open[file_id] = opened
@@ -464,6 +546,8 @@ class ArrowBackend:
         assert self._files is not None
         path = self._files[file_id]
         digests = self._batch_digests[file_id] if self._batch_digests is not None else None
+        if self._remote is not None:
+            return self._open_remote(file_id, digests)
         table = open_shard(path, validate=self._validate)
         if digests is not None:  # written by this format revision: its types are exactly the features'
             self._check_schema(path, table.schema)
@@ -471,7 +555,45 @@ class ArrowBackend:
         check = ShardCheck(path, digests, batches, self._rows_of(file_id)) if digests is not None else None
         return _OpenShard(table, batches, check)
 
-    def _check_schema(self, path: Path, found: pa.Schema) -> None:
+    def _shard_name(self, file_id: int) -> str | Path:
+        """The shard's path, or its URL for a shard in a bucket (for messages)."""
+        assert self._files is not None
+        if self._remote is not None:
+            return self._remote.describe(file_id)
+        return self._files[file_id]
+
+    def _open_remote(self, file_id: int, digests: BatchDigests | None) -> _OpenShard:
+        """A shard in a bucket: its footer now, each record batch when first asked for (see remote_file)."""
+        assert self._remote is not None
+        where = self._remote.describe(file_id)
+        reader = self._remote.open(file_id)
+        self._check_schema(where, reader.schema)
+        batches = LazyBatches(reader, where, validate=self._validate, shards=self._remote, file_id=file_id)
+        if digests is not None and len(batches) != len(digests.rows):
+            msg = (
+                f"shard holds {len(batches)} record batches, but {len(digests.rows)} were written: the file is damaged"
+            )
+            raise CacheCorruptionError(where, msg)
+        counts = list(digests.rows) if digests is not None else None
+        check = (
+            ShardCheck(where, digests, batches, self._rows_of(file_id), identity=self._remote.digest(file_id))
+            if digests is not None
+            else None
+        )
+        remote = self._remote
+
+        def open_columns(fields: list[int]) -> pa.Table:
+            try:
+                table: pa.Table = remote.read_columns(file_id, fields)
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                if isinstance(exc, RemoteStoreError):
+                    raise
+                raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
+            return table
+
+        return _OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
+
+    def _check_schema(self, path: str | Path, found: pa.Schema) -> None:
         """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""
         expected = self._schema
         if expected is None:
@@ -510,6 +632,7 @@ class ArrowBackend:
             state["shard_row_counts"] = self._file_counts
             state["segments"] = self._segments
             state["batch_digests"] = self._batch_digests
+            state["remote"] = self._remote
             if not self._files and self._schema is not None:
                 state["schema"] = self._schema
         else:

@@ -283,6 +283,16 @@ class ShardWriter:
             self._shards[index] = (rows, size, (digest, batches))
         return index
 
+    def refer(self, *, rows: int, size: int, digest: str, batches: BatchDigests | None = None) -> int:
+        """Add a shard the home already holds (by digest), without a local file; returns its index.
+
+        For a home in a bucket: publishing copies it there inside the store instead of uploading it.
+        """
+        index = self._next_name()
+        self.linked += 1
+        self._shards[index] = (rows, size, (digest, batches))
+        return index
+
     def finish(self) -> ShardList:
         """Close the last shard and wait for every digest and fsync."""
         try:

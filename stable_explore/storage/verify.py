@@ -14,7 +14,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,10 +44,15 @@ def content_digest_of(meta: ShardedCacheMeta) -> str:
     return content_digest_of_files(meta.shard_paths, meta.segments)
 
 
-def content_digest_of_files(paths: list[Path], segments: Iterable[Iterable[int]]) -> str:
-    """The content digest of the rows that ``segments`` (shard, start, count) pick from ``paths``."""
+def content_digest_of_files(
+    paths: list[Path], segments: Iterable[Iterable[int]], opened: Mapping[int, pa.Table] | None = None
+) -> str:
+    """The content digest of the rows that ``segments`` (shard, start, count) pick from ``paths``.
+
+    ``opened`` gives, for some shards, their key and row-hash columns already read (a shard in a bucket).
+    """
     digest = ContentDigest()
-    tables: dict[int, pa.Table] = {}
+    tables: dict[int, pa.Table] = dict(opened or {})
     for shard, start, count in segments:
         if shard not in tables:
             table = open_shard(paths[shard], validate=False).select([KEY_COLUMN, HASH_COLUMN])
@@ -200,6 +205,10 @@ def verify(target: Any) -> VerifyReport:
     cache_dir = Path(getattr(target, "cache_dir", target))
     started = time.perf_counter()
     meta = read_sharded_cache_meta(cache_dir)  # a missing cache raises CacheNotFoundError, as it always did
+    if meta.remote is not None:
+        from stable_explore.storage.remote_verify import verify_remote
+
+        return verify_remote(meta, verify)
     check = check_cache_dir(cache_dir)
     if check.problems:
         first = check.problems[0]

@@ -94,6 +94,13 @@ class StoreConformance:
         assert sorted(p.name for p in back.parent.iterdir()) == ["copy.arrow"], "no temp file is left"
         assert store.list_dir("pets/versions") == ["v1", "v2"]
 
+    def test_ranges_read_only_the_bytes_asked_for(self, store: Store, tmp_path: Path) -> None:
+        source = tmp_path / "blob"
+        source.write_bytes(bytes(range(256)) * 40)
+        store.put_file("pets/versions/v1/shard-00000.arrow", source)
+        parts = store.read_ranges("pets/versions/v1/shard-00000.arrow", [(0, 4), (300, 302), (10238, 10240), (5, 5)])
+        assert parts == [bytes([0, 1, 2, 3]), bytes([44, 45]), bytes([254, 255]), b""]
+
     def test_delete_is_idempotent(self, store: Store) -> None:
         store.write_text("pets/sources/abc", "x\n")
         store.delete("pets/sources/abc")

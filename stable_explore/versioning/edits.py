@@ -31,10 +31,10 @@ import pyarrow as pa
 
 from stable_explore._canonical import json_value
 from stable_explore._units import format_size
-from stable_explore.catalog import Catalog, check_name, publish_version
+from stable_explore.catalog import check_name, open_catalog, publish_version
 from stable_explore.display.progress import saving_bar
 from stable_explore.errors import ColumnNotFoundError, EncodingError, InvalidArgumentTypeError, RowIndexError
-from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
 from stable_explore.storage.hashing import row_hashes
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["Draft", "PendingEdits"]
 
 _CHUNK_ROWS = 1000
+_ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
 _MIN_LINKED_ROWS = 256  # shorter unchanged runs are copied: thousands of tiny runs would slow every read
 
 
@@ -92,6 +93,7 @@ class Draft:
     def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None) -> None:
         self._origin = origin
         self._edits = edits or PendingEdits()
+        self._referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
 
     @property
     def origin(self) -> CachedDataset:
@@ -233,7 +235,7 @@ class Draft:
         target_name = check_name(name or origin.name or "")
         if tag is not None:
             check_name(tag, "tag")
-        catalog = Catalog(origin.home)
+        catalog = open_catalog(origin.home)
         if self._changes_nothing(target_name, description, license, metadata):
             if tag is not None:
                 catalog.write_ref(target_name, tag, origin.version)
@@ -277,7 +279,11 @@ class Draft:
                 shard_size_bytes=shard_size,
                 key_type="string" if key_type == pa.string() else "int64",
                 compression=meta.compression,
-                content_digest=content_digest_of_files([staging / n for n in shards.names], segments),
+                content_digest=content_digest_of_files(
+                    [staging / n for n in shards.names],
+                    segments,
+                    {new: origin.backend.file_columns(old, _ROW_COLUMNS) for new, old in self._referred.items()},
+                ),
                 segments=segments if segmented else None,
             )
             record = VersionMetadata(
@@ -299,7 +305,7 @@ class Draft:
             read_sharded_cache_meta(ref.cache_dir),
             name=target_name,
             version=ref.version_id,
-            home=catalog.home,
+            home=catalog.where,
             build_info=info,
         )
 
@@ -333,6 +339,7 @@ class Draft:
         parent shard file is linked once and the run points into it. Everything else (edited
         rows, short runs of a reordered view) is written anew, in chunks.
         """
+        self._referred = {}
         if len(base) == 0:
             return []
         backend = self._origin.backend
@@ -377,13 +384,16 @@ class Draft:
                 if file_id not in linked:
                     assert meta.shard_hashes is not None
                     assert meta.shard_sizes is not None
-                    linked[file_id] = writer.link(
-                        files[file_id],
-                        rows=meta.shard_row_counts[file_id],
-                        size=meta.shard_sizes[file_id],
-                        digest=meta.shard_hashes[file_id],
-                        batches=meta.batch_digests[file_id] if meta.batch_digests is not None else None,
-                    )
+                    rows, size = meta.shard_row_counts[file_id], meta.shard_sizes[file_id]
+                    digest = meta.shard_hashes[file_id]
+                    batches = meta.batch_digests[file_id] if meta.batch_digests is not None else None
+                    if meta.remote is not None:  # in a bucket: the store copies it at publish, nothing moves
+                        linked[file_id] = writer.refer(rows=rows, size=size, digest=digest, batches=batches)
+                        self._referred[linked[file_id]] = file_id
+                    else:
+                        linked[file_id] = writer.link(
+                            files[file_id], rows=rows, size=size, digest=digest, batches=batches
+                        )
                 add(linked[file_id], file_start + int(base[begin] - offsets[part]), end - begin)
                 if on_rows is not None:
                     on_rows(end - begin, writer.bytes_written)

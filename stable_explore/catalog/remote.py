@@ -1,0 +1,158 @@
+"""A home in a bucket (``s3://team-bucket/cache``), with the same layout and the same catalog as a local one.
+
+The bucket holds everything (DESIGN.md section 5): versions, refs, source records. This machine
+keeps a local mirror of what it has read, under the read cache (``$STABLE_EXPLORE_CACHE``):
+``homes/<home>/<name>/versions/<id>/_metadata.json`` plus a ``_remote.json`` that says where
+the shards are. Versions are immutable, so a mirrored metadata file never goes stale; every
+*name* (which versions exist, where a ref points) is read from the bucket each time.
+
+Builds and saves stage shards in the mirror (a local disk), then publish through the store
+(:func:`stable_explore.catalog.publish.publish_version`): shards are uploaded under the version's
+prefix, ``_metadata.json`` goes last, and refs move by compare-and-swap.
+
+Examples
+--------
+>>> import tempfile
+>>> catalog = open_catalog(tempfile.mkdtemp())
+>>> type(catalog).__name__, catalog.names()
+('Catalog', [])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from typing_extensions import override
+
+from stable_explore.catalog.catalog import Catalog, VersionRef
+from stable_explore.catalog.names import HOME_ENV, check_name, is_url
+from stable_explore.errors import CacheNotFoundError
+from stable_explore.storage.format import METADATA_FILE, REMOTE_FILE
+from stable_explore.storage.fsutil import write_text_durably
+from stable_explore.storage.object import shared_store
+from stable_explore.storage.read_cache import default_cache_dir
+
+__all__ = ["RemoteCatalog", "collect_remote_garbage", "home_of", "open_catalog"]
+
+
+def home_of(home: str | Path | None) -> str | Path | None:
+    """``home``, else ``$STABLE_EXPLORE_HOME`` when that is a URL (a folder is resolved by :class:`Catalog`)."""
+    if home is not None:
+        return home
+    env = os.environ.get(HOME_ENV, "").strip()
+    return env if env and is_url(env) else None
+
+
+def open_catalog(home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None) -> Catalog:
+    """The catalog of a home: a folder (:class:`Catalog`) or a bucket URL (:class:`RemoteCatalog`)."""
+    where = home_of(home)
+    if where is not None and is_url(where):
+        return RemoteCatalog(str(where), storage_options)
+    if isinstance(where, str) and where.startswith("file://"):
+        where = where[len("file://") :]
+    return Catalog(where)
+
+
+def _mirror_name(url: str) -> str:
+    """A folder name for a home URL: readable, and unique by a hash of the whole URL."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "-", url.split("://", 1)[-1]).strip("-.")[:60] or "home"
+    return f"{readable}-{hashlib.sha256(url.encode()).hexdigest()[:10]}"
+
+
+class RemoteCatalog(Catalog):
+    """The catalog of a home in a bucket; ``home`` is this machine's mirror folder, ``where`` the URL.
+
+    Credentials come from the environment or ``storage_options`` and stay in this process.
+    """
+
+    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+        store = shared_store(url, storage_options)
+        self.store = store
+        self.url = store.url
+        self.home = default_cache_dir() / "homes" / _mirror_name(self.url)
+
+    def __repr__(self) -> str:
+        return f"RemoteCatalog({self.url!r})"
+
+    @property
+    @override
+    def where(self) -> str:
+        return self.url
+
+    @override
+    def version_dir(self, name: str, version_id: str) -> Path:
+        """The local mirror of a version: its metadata (fetched once) and where its shards are."""
+        path = self.versions_dir(name) / check_name(version_id, "version id")
+        if not (path / METADATA_FILE).is_file() or not (path / REMOTE_FILE).is_file():
+            prefix = f"{name}/versions/{version_id}"
+            text = self.store.read_text(f"{prefix}/{METADATA_FILE}")
+            if text is None:
+                msg = f"{self.url}/{prefix} does not exist (no {METADATA_FILE})"
+                raise CacheNotFoundError(msg)
+            path.mkdir(parents=True, exist_ok=True)
+            write_text_durably(path / REMOTE_FILE, json.dumps({"url": self.url, "prefix": prefix}))
+            write_text_durably(path / METADATA_FILE, text)  # last: the mirror is whole once this exists
+        return path
+
+    @override
+    def write_ref(self, name: str, tag: str, version_id: str) -> None:
+        """Point ``tag`` at a version by compare-and-swap, so that no writer's update is lost unseen."""
+        while True:
+            current = self.read_ref(name, tag)
+            if current == version_id or self.swap_ref(name, tag, current, version_id):
+                return
+
+    def forget(self, name: str, version_id: str) -> None:
+        """Drop this machine's mirror of a version (after it was deleted from the bucket)."""
+        shutil.rmtree(self.versions_dir(name) / check_name(version_id, "version id"), ignore_errors=True)
+
+    @override
+    def ref(self, name: str, version_id: str) -> VersionRef:
+        return VersionRef(name, version_id, self.version_dir(name, version_id), self.url)
+
+
+def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: int) -> int:
+    """Collect garbage in a bucket: a version loses its metadata first (then it is no version), then its shards.
+
+    Tagged versions and the ``keep`` newest are kept, as on a local home. Files under a version
+    prefix without metadata are not swept: on a shared bucket they may be another machine's
+    publish in progress.
+    """
+    freed = 0
+    for dataset in [name] if name is not None else catalog.names():
+        ids = catalog.version_ids(dataset)
+        if not ids:
+            msg = f"no dataset named {dataset!r} in {catalog.url}"
+            raise CacheNotFoundError(msg)
+        created = {v: _created_at(catalog, dataset, v) for v in ids}
+        by_age = sorted(ids, key=lambda v: (created[v], v), reverse=True)
+        protected = set(catalog.refs(dataset).values()) | set(by_age[:keep])
+        for version_id in by_age:
+            if version_id in protected:
+                continue
+            prefix = f"{dataset}/versions/{version_id}"
+            text = catalog.store.read_text(f"{prefix}/{METADATA_FILE}") or "{}"
+            try:
+                raw = json.loads(text)
+            except ValueError:
+                raw = {}
+            catalog.store.delete(f"{prefix}/{METADATA_FILE}")
+            for filename, size in zip(raw.get("shard_filenames") or [], raw.get("shard_sizes") or [], strict=False):
+                catalog.store.delete(f"{prefix}/{check_name(str(filename), 'shard file name')}")
+                freed += int(size)
+            catalog.forget(dataset, version_id)
+    return freed
+
+
+def _created_at(catalog: RemoteCatalog, name: str, version_id: str) -> str:
+    try:
+        return catalog.version_meta(name, version_id).version_metadata.created_at or ""
+    except (OSError, ValueError):
+        return ""

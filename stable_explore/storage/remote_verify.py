@@ -1,0 +1,48 @@
+"""Verifying a version in a bucket: its files are fetched into a temp folder and checked as a local cache is.
+
+``verify`` re-hashes every byte of every shard, so it reads the whole version whatever the store;
+fetching each file whole (one streamed GET) is the cheapest way to do that. A problem is
+reported with the file's URL, not the temp path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.format import METADATA_FILE
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.verify import VerifyReport
+
+__all__ = ["verify_remote"]
+
+
+def verify_remote(meta: ShardedCacheMeta, check: Callable[[Path], VerifyReport]) -> VerifyReport:
+    """Fetch a bucket's version (``meta.remote``) into a temp folder and run ``check`` (the local verify) on it."""
+    location = meta.remote
+    assert location is not None
+    store = location.store()
+    with tempfile.TemporaryDirectory(prefix="stable-explore-verify-") as scratch:
+        copy = Path(scratch) / "versions" / meta.cache_dir.name  # the layout the version-id check expects
+        copy.mkdir(parents=True)
+        shutil.copyfile(meta.cache_dir / METADATA_FILE, copy / METADATA_FILE)
+        for filename in meta.shard_filenames:
+            key = location.key(filename)
+            if store.size(key) is None:
+                raise CacheCorruptionError(
+                    location.describe(filename), "shard file listed in _metadata.json is missing"
+                )
+            store.get_file(key, copy / filename)
+        try:
+            report = check(copy)
+        except CacheCorruptionError as exc:
+            raise CacheCorruptionError(location.describe(exc.path.name), exc.reason) from exc
+    return dataclasses.replace(report, cache_dir=meta.cache_dir)

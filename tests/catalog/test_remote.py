@@ -1,0 +1,291 @@
+"""A home in a bucket (a real SeaweedFS on loopback): build, load, browse, save, compare, verify, gc, processes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import stable_explore as se
+from stable_explore.catalog import RemoteCatalog, StoreCatalog
+from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError
+from stable_explore.storage.batches import forget_checked
+from stable_explore.storage.object import ObjectStore
+from stable_explore.storage.read_cache import CACHE_ENV
+from stable_explore.storage.remote_file import FETCHED
+from tests.s3server import SECRET_KEY
+
+if TYPE_CHECKING:
+    from tests.s3server import S3Server
+
+pytest.importorskip("obstore")
+_prefixes = itertools.count()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
+    return f"s3://team/remote-{os.getpid()}-{next(_prefixes)}"
+
+
+def _features() -> se.Features:
+    return se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]))
+
+
+def _rows(jpegs: list[bytes], n: int = 1200) -> list[tuple[str, dict[str, object]]]:
+    return [(f"pet-{i:05d}", {"image": jpegs[i % len(jpegs)], "label": i % 2}) for i in range(n)]
+
+
+def _build(home: str | Path, jpegs: list[bytes], **options: object) -> se.CachedDataset:
+    return se.build(
+        _rows(jpegs), _features(), name="pets", shard_size="64KB", batch_size=100, home=home, progress=False, **options
+    )
+
+
+def test_build_load_save_compare_verify_gc_on_a_bucket(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    local = _build(tmp_path / "local", jpegs)
+    raw = _build(bucket, jpegs)
+    assert raw.version == local.version, "the same content has the same id in a bucket and on disk"
+    assert raw.home == bucket
+    assert StoreCatalog(ObjectStore(bucket)).read_ref("pets", "latest") == raw.version
+
+    loaded = se.load(f"{bucket}/pets")
+    assert loaded.version == raw.version
+    assert loaded[7] == local[7]
+    assert loaded.label_counts() == {"cat": 600, "dog": 600}
+    assert se.load("pets", home=bucket).keys() == local.keys()
+
+    clean = loaded.relabel({3: "cat"}).drop([10]).save(message="fix 3, drop 10", progress=False)
+    assert clean.home == bucket
+    assert "reused" in (clean.build_info or "")
+    assert se.load(f"{bucket}/pets@{clean.version[:8]}").label_counts() == {"cat": 600, "dog": 599}
+    assert se.load(f"{bucket}/pets").version == clean.version, "a save moves latest"
+    diff = se.compare(loaded, clean)
+    assert diff.summary().startswith("+0 -1 ~1 rows")
+    assert se.compare(f"pets@{raw.version}", "pets", home=bucket).summary() == diff.summary()
+    assert se.verify(clean).num_rows == 1199
+    assert se.verify(f"pets@{raw.version}", home=bucket).num_rows == 1200
+    assert se.verify(f"{bucket}/pets@{raw.version[:6]}").num_rows == 1200
+    with pytest.raises(InvalidOptionError, match=bucket):
+        se.fsck(home=bucket)
+
+    assert se.tag(raw, "raw") == raw.version
+    assert sorted(row["version"] for row in se.versions("pets", home=bucket)) == sorted([raw.version, clean.version])
+    assert [row["name"] for row in se.datasets(bucket)] == ["pets"]
+    se.tag(clean, "clean")
+    se.tag(raw, "raw-old")
+    store = ObjectStore(bucket)
+    store.delete("pets/refs/raw")
+    store.delete("pets/refs/raw-old")
+    freed = se.gc("pets", keep=0, home=bucket)
+    assert freed == raw.nbytes
+    assert [row["version"] for row in se.versions("pets", home=bucket)] == [clean.version]
+    assert se.load(f"{bucket}/pets@clean")[3]["label"] == 0
+
+
+def test_the_browser_first_page_reads_a_small_part_of_a_big_shard(bucket: str, jpegs: list[bytes]) -> None:
+    pytest.importorskip("anywidget")
+    rows = [(f"k{i}", {"image": jpegs[i % len(jpegs)], "label": i % 2}) for i in range(20_000)]
+    ds = se.build(rows, _features(), name="pets", home=bucket, batch_size=1000, progress=False)
+    assert ds.num_shards == 1
+    FETCHED.reset()
+    browser = se.load(f"{bucket}/pets").browse(page_size=48)
+    _, buffers = browser.page_message(0)
+    cold = FETCHED.bytes
+    assert len(buffers) == 48
+    assert 0 < cold < ds.nbytes / 4, f"the first page fetched {cold} of {ds.nbytes} bytes"
+    again = se.load(f"{bucket}/pets").browse(page_size=48)
+    again.page_message(0)
+    assert FETCHED.bytes == cold, "a second open of the same page is served by the read cache"
+
+
+def test_a_second_process_and_a_second_machine_see_the_same_versions(
+    tmp_path: Path, bucket: str, jpegs: list[bytes]
+) -> None:
+    raw = _build(bucket, jpegs)
+    clean = raw.relabel({0: "dog"}).save(message="fix 0", progress=False)
+    script = textwrap.dedent(
+        f"""
+        import stable_explore as se
+        ds = se.load({bucket + "/pets"!r})
+        print(ds.version, ds[0]["label"], len(se.versions("pets", home={bucket!r})))
+        """
+    )
+    for machine in ("first", "second"):
+        env = {**os.environ, CACHE_ENV: str(tmp_path / f"cache-{machine}"), "PYTHONPATH": str(ROOT)}
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == [clean.version, "1", "2"], out.stderr
+    assert (tmp_path / "cache-second" / "blocks").is_dir(), "each machine reads through its own cache"
+
+    # a pickled dataset (what a DataLoader or Dask worker gets) opens on a machine that never saw it
+    (tmp_path / "clean.pkl").write_bytes(pickle.dumps(clean[5:9]))
+    shutil.move(tmp_path / "read-cache", tmp_path / "elsewhere")  # this machine's mirror is not there
+    unpickle = "import pickle, sys; ds = pickle.load(open(sys.argv[1], 'rb')); print(ds.version, ds.keys())"
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "cache-third"), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", unpickle, str(tmp_path / "clean.pkl")], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(clean.version)
+    assert str(clean[5:9].keys()) in out.stdout
+
+
+def test_two_processes_saving_the_same_name_at_once_both_land(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    raw = _build(bucket, jpegs)
+    script = textwrap.dedent(
+        """
+        import sys, time, stable_explore as se
+        ds = se.load(sys.argv[1])
+        row = int(sys.argv[2])
+        while time.time() < float(sys.argv[3]):
+            time.sleep(0.005)
+        fixed = ds.relabel({row: "dog" if ds[row]["label"] == 0 else "cat"})
+        print(fixed.save(message=f"fix {row}", progress=False).version)
+        """
+    )
+    start = str(time.time() + 2.0)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, f"{bucket}/pets@{raw.version}", str(row), start],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for row in (4, 600)
+    ]
+    made = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        made.append(out.strip())
+    assert len(set(made)) == 2
+    listed = {row["version"] for row in se.versions("pets", home=bucket)}
+    assert listed == {raw.version, *made}, "both saves published their version"
+    assert se.load(f"{bucket}/pets").version in made, "latest is one of them, never the old one"
+    for version in made:
+        assert se.verify(f"pets@{version}", home=bucket).num_rows == 1200
+
+
+def test_a_bucket_home_from_the_environment(bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", bucket)
+    ds = se.build(_rows(jpegs, 50), _features(), name="pets", progress=False)
+    assert ds.home == bucket
+    assert se.load("pets").version == ds.version
+    assert isinstance(se.catalog.open_catalog(), RemoteCatalog)
+
+
+def test_credentials_never_leave_the_process(
+    tmp_path: Path, s3: S3Server, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    options = {
+        "access_key_id": s3.env["AWS_ACCESS_KEY_ID"],
+        "secret_access_key": SECRET_KEY,
+        "endpoint": s3.endpoint,
+        "region": "us-east-1",
+        "allow_http": True,
+    }
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"):
+        assert name not in os.environ or os.environ[name] != SECRET_KEY
+    url = f"s3://team/secret-{next(_prefixes)}"
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    ds = se.build(_rows(jpegs, 300), _features(), name="pets", home=url, storage_options=options, progress=False)
+    ds = ds.relabel({1: "cat"}).save(message="fix", progress=False)
+    texts = [repr(ds), ds._repr_html_(), str(se.versions("pets", home=url)), str(se.verify(ds))]
+    texts.append(pickle.dumps(ds).decode("latin-1"))
+    texts.extend(p.read_text(errors="replace") for p in (tmp_path / "cache").rglob("*.json"))
+    texts.append(ObjectStore(url, options).read_text(f"pets/versions/{ds.version}/_metadata.json") or "")
+    texts.append(caplog.text)
+    for text in texts:
+        assert SECRET_KEY not in text
+    reopened = pickle.loads(pickle.dumps(ds))  # this process still knows the options of this home
+    assert reopened[1]["label"] == 0
+
+
+def test_wrong_credentials_or_a_missing_bucket_give_one_clear_error(
+    bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(RemoteStoreError, match="s3://no-such-bucket/cache"):
+        se.build(_rows(jpegs, 10), _features(), name="pets", home="s3://no-such-bucket/cache", progress=False)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    wrong = bucket.replace("remote-", "wrong-")
+    with pytest.raises(RemoteStoreError, match=wrong) as caught:
+        se.load(f"{wrong}/pets")
+    assert "not-the-secret" not in str(caught.value)
+
+
+def test_a_damaged_shard_in_the_bucket_is_refused_on_read(
+    tmp_path: Path, bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _build(bucket, jpegs)
+    store = ObjectStore(bucket)
+    name = ds.cache_meta.shard_filenames[0]
+    key = f"pets/versions/{ds.version}/{name}"
+    damaged = tmp_path / "damaged.arrow"
+    store.get_file(key, damaged)
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    store.put_file(key, damaged)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "fresh-cache"))  # a machine that never read the good copy
+    forget_checked()
+    with pytest.raises(CacheCorruptionError, match=f"{bucket}/pets/versions/{ds.version}/{name}"):
+        se.load(f"{bucket}/pets").to_arrow()
+    with pytest.raises(CacheCorruptionError, match=name):
+        se.verify(f"pets@{ds.version}", home=bucket)
+
+
+def test_a_bucket_home_lists_from_the_command_line(bucket: str, jpegs: list[bytes]) -> None:
+    ds = _build(bucket, jpegs)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-m", "stable_explore.cli", "ls", bucket], env=env, capture_output=True, text=True, check=True
+    )
+    assert "pets" in out.stdout
+    assert ds.version in out.stdout
+    assert json.dumps(SECRET_KEY) not in out.stdout + out.stderr
+
+
+def test_a_pull_lands_in_the_bucket_the_environment_names(
+    bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    theirs = _build(bucket, jpegs)
+    mine = bucket + "-mine"
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", mine)
+    pulled = se.pull(f"{bucket}/pets", progress=False)
+    assert pulled.home == mine
+    assert pulled.version == theirs.version
+    assert se.load("pets").version == theirs.version
+    assert not Path("s3:").exists(), "nothing was written into a folder named after the URL"
+
+
+def test_a_publish_cut_short_leaves_no_version_and_the_next_one_completes(
+    tmp_path: Path, bucket: str, jpegs: list[bytes]
+) -> None:
+    local = _build(tmp_path / "local", jpegs)
+    store = ObjectStore(bucket)
+    prefix = f"pets/versions/{local.version}"
+    for filename in local.cache_meta.shard_filenames[:2]:  # what an interrupted publish had uploaded
+        store.put_file(f"{prefix}/{filename}", local.cache_dir / filename)
+    catalog = StoreCatalog(store)
+    assert catalog.version_ids("pets") == [], "shards without metadata are no version"
+    with pytest.raises(se.CacheNotFoundError):
+        se.load(f"{bucket}/pets")
+    again = _build(bucket, jpegs)
+    assert again.version == local.version
+    assert catalog.version_ids("pets") == [local.version]
+    assert se.verify(again).num_rows == len(local)
