@@ -289,3 +289,25 @@ def test_a_publish_cut_short_leaves_no_version_and_the_next_one_completes(
     assert again.version == local.version
     assert catalog.version_ids("pets") == [local.version]
     assert se.verify(again).num_rows == len(local)
+
+
+def keyed_pets(indices: list[int], jpegs: list[bytes]) -> object:
+    """A generator a process pool can import (module level), yielding a slice of the pets."""
+    for i in indices:
+        yield f"pet-{i:05d}", {"image": jpegs[i % len(jpegs)], "label": i % 2}
+
+
+def test_a_parallel_build_into_a_bucket_has_the_serial_local_id(
+    tmp_path: Path, bucket: str, jpegs: list[bytes]
+) -> None:
+    # only lists are split into tasks: the images go whole to every task as a tuple
+    kwargs = {"indices": list(range(300)), "jpegs": tuple(jpegs)}
+    common = {"kwargs": kwargs, "shard_size": "64KB", "batch_size": 50}
+    local = se.build(keyed_pets, _features(), name="pets", home=tmp_path / "local", progress=False, **common)
+    remote = se.build(keyed_pets, _features(), name="pets", home=bucket, num_proc=2, progress=False, **common)
+    assert remote.version == local.version
+    assert remote.home == bucket
+    assert se.load(f"{bucket}/pets").to_arrow().equals(local.to_arrow())
+    assert se.verify(remote).num_rows == 300
+    again = se.build(keyed_pets, _features(), name="pets", home=bucket, num_proc=2, progress=False, **common)
+    assert again.build_info.startswith("reused")
