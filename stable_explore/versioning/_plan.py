@@ -12,16 +12,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Link", "Rewrite", "base_runs", "plan_rows", "stale_digest_runs"]
+__all__ = ["Link", "Rewrite", "base_runs", "compacted", "plan_rows", "stale_digest_runs"]
 
 
 @dataclass(frozen=True)
 class Link:
-    """Keep ``count`` rows where they are: rows ``file_start:`` of the origin's file ``file_id``."""
+    """Keep ``count`` rows where they are: rows ``file_start:`` of the origin's file ``file_id``.
+
+    ``position`` is where the rows are in the origin (a compaction rewrites them from there).
+    """
 
     file_id: int
     file_start: int
     count: int
+    position: int
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,6 @@ def plan_rows(
     touched: np.ndarray,
     offsets: np.ndarray,
     segments: Sequence[tuple[int, int, int]],
-    file_rows: Sequence[int],
     *,
     can_link: bool,
     min_linked_rows: int,
@@ -74,8 +77,8 @@ def plan_rows(
 
     ``runs`` are the origin's rows (see :func:`base_runs`); ``dropped`` and ``touched`` are
     sorted origin positions; ``offsets``/``segments`` are the origin's segments. A run that
-    survives unchanged is linked when it is long (``min_linked_rows``) or a whole file;
-    shorter ones are copied, so that repeated edits merge short runs back into new files.
+    survives unchanged is linked when it is long (``min_linked_rows``) or a whole segment of
+    the origin; shorter pieces that an edit cut off a segment are copied.
     """
     cuts = np.union1d(dropped, touched).astype(np.int64)
     is_dropped = set(dropped.tolist())
@@ -101,13 +104,53 @@ def plan_rows(
                 file_id, file_start, part_rows = segments[part]
                 within = row - int(offsets[part])
                 take = min(length, part_rows - within)
-                whole_file = take == part_rows and file_start == 0 and part_rows == file_rows[file_id]
-                if can_link and (take >= min_linked_rows or whole_file):
-                    plan.append(Link(file_id, file_start + within, take))
+                # a whole segment of the parent is linked however short it is (copying it again would
+                # re-copy the rows of every earlier edit at every save); a short piece an edit cut off
+                # one is copied, so that one edit adds at most three segments
+                whole_segment = take == part_rows
+                if can_link and (take >= min_linked_rows or whole_segment):
+                    plan.append(Link(file_id, file_start + within, take, position))
                 else:
                     rewrite(position, take)
                 row, position, length = row + take, position + take, length - take
     return plan
+
+
+def compacted(
+    plan: list[Link | Rewrite],
+    file_rows: Sequence[int],
+    *,
+    max_segments: int,
+    small_file_rows: int,
+    max_small_files: int,
+) -> list[Link | Rewrite]:
+    """The plan with fragmented rows rewritten as long runs: what keeps reads of the 50th save fast.
+
+    Past ``max_segments`` pieces, every linked piece shorter than twice the average a version
+    of that many pieces would have is rewritten: runs of short pieces become one run of a new
+    file, and the long pieces stay linked. The small files of earlier saves' edited rows (fewer
+    than ``small_file_rows`` rows) are merged into the new file once there are more than
+    ``max_small_files``. Reads then pay for a bounded number of pieces and files, and a save
+    pays for compaction only when a threshold is passed (measured in benchmarks/bench_versions.py).
+    """
+    redo_pieces = len(plan) > max_segments
+    total = sum(step.count for step in plan)
+    long_rows = 2 * total // max(1, max_segments)
+    files = {step.file_id for step in plan if isinstance(step, Link)}
+    small = {f for f in files if file_rows[f] < small_file_rows}
+    redo_files = small if len(small) > max_small_files else set()
+    if not redo_pieces and not redo_files:
+        return plan
+    out: list[Link | Rewrite] = []
+    for step in plan:
+        if isinstance(step, Link) and (step.file_id in redo_files or (redo_pieces and step.count < long_rows)):
+            step = Rewrite(step.position, step.count)
+        last = out[-1] if out else None
+        if isinstance(step, Rewrite) and isinstance(last, Rewrite) and last.start + last.count == step.start:
+            out[-1] = Rewrite(last.start, last.count + step.count)
+        else:
+            out.append(step)
+    return out
 
 
 def stale_digest_runs(run_ends: np.ndarray, affected: np.ndarray) -> list[tuple[int, int]]:

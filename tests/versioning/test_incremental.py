@@ -13,7 +13,7 @@ import stable_explore as se
 from stable_explore import CachedDataset, Features
 from stable_explore.storage.hashing import ContentDigest
 from stable_explore.testing.caches import as_format_revision_2
-from stable_explore.versioning._plan import Link, Rewrite, base_runs, plan_rows, stale_digest_runs
+from stable_explore.versioning._plan import Link, Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
 
 ROWS = 70_000  # about four digest runs of 16,384 rows on average
 FEATURES = Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
@@ -109,11 +109,10 @@ def test_plans_link_unchanged_runs_and_rewrite_edited_rows() -> None:
         np.array([10]),
         offsets,
         segments,
-        [100, 100],
         can_link=True,
         min_linked_rows=1,
     )
-    assert plan == [Link(0, 0, 10), Rewrite(10, 1), Link(0, 11, 89), Link(1, 0, 50), Link(1, 51, 49)]
+    assert plan == [Link(0, 0, 10, 0), Rewrite(10, 1), Link(0, 11, 89, 11), Link(1, 0, 50, 100), Link(1, 51, 49, 151)]
     assert base_runs(np.array([5, 6, 7, 2, 3]), 10) == [(0, 5, 3), (3, 2, 2)]
     assert base_runs(range(3, 9), 10) == [(0, 3, 6)]
 
@@ -141,3 +140,50 @@ def test_a_newer_format_revision_is_refused_by_name(many: CachedDataset) -> None
     path.write_text(json.dumps(raw))
     with pytest.raises(se.CacheCorruptionError, match=r"format revision 99 .* newer stable-explore"):
         se.load(many.cache_dir)
+
+
+def test_compaction_rewrites_short_pieces_and_small_files_only() -> None:
+    plan: list[Link | Rewrite] = [Link(0, i * 2, 1, i) for i in range(5)]
+    plan += [Link(1, 0, 100, 5), Rewrite(105, 1), Link(2, 0, 3, 106), Link(3, 0, 3, 109)]
+    same = compacted(plan, [10, 100, 3, 3], max_segments=9, small_file_rows=5, max_small_files=2)
+    assert same == plan
+    fewer = compacted(plan, [10, 100, 3, 3], max_segments=8, small_file_rows=5, max_small_files=2)
+    assert fewer == [Rewrite(0, 5), Link(1, 0, 100, 5), Rewrite(105, 7)]
+    files = compacted(plan, [10, 100, 3, 3], max_segments=9, small_file_rows=5, max_small_files=1)
+    assert files == [*plan[:6], Rewrite(105, 7)]
+
+
+def test_fifty_small_saves_keep_files_and_pieces_bounded(tmp_path: Path) -> None:
+    ds = se.build(_examples(6000), FEATURES, name="chain", home=tmp_path, progress=False, shard_size="64KB")
+    rng = np.random.default_rng(11)
+    for step in range(50):
+        rows = rng.choice(len(ds), 10, replace=False).tolist()
+        draft = ds.relabel(dict.fromkeys(rows, "abc"[step % 3])) if step % 5 else ds.drop(rows[:2])
+        ds = draft.save(progress=False)
+        assert len(ds.cache_meta.segments) <= 256 + 3 * 10  # compacted past 256; a save adds 3 per edit at most
+        largest = max(ds.cache_meta.shard_row_counts)
+        assert sum(1 for rows in ds.cache_meta.shard_row_counts if rows < largest // 8) <= 8 + 1
+    rebuilt = _rebuild(ds, tmp_path)
+    assert rebuilt.version == ds.version
+    assert ds.to_arrow().equals(rebuilt.to_arrow())  # a slice over many segments reads the same rows
+    assert ds.with_format("arrow")[100:5000].to_arrow().equals(rebuilt.with_format("arrow")[100:5000].to_arrow())
+    assert se.verify(ds).num_rows == len(ds)
+    assert not se.fsck(home=tmp_path).problems
+
+
+def test_a_label_only_save_of_100k_image_rows_writes_a_few_kilobytes(tmp_path: Path) -> None:
+    from stable_explore.testing.caches import _png, tiny_features
+
+    pool = [_png(i, 24) for i in range(64)]  # about 1.8 KB each, made distinct per row below
+    rows = (
+        (f"row-{i:06d}", {"image": pool[i % 64] + i.to_bytes(4, "little"), "label": i % 3, "score": i, "name": "n"})
+        for i in range(100_000)
+    )
+    ds = se.build(rows, tiny_features(), name="big", home=tmp_path, progress=False, shard_size="8MB")
+    assert ds.num_shards > 10
+    edits = dict.fromkeys(np.random.default_rng(2).choice(100_000, 10, replace=False).tolist(), "dog")
+    saved = ds.relabel(edits).save(progress=False)
+    written = sum(p.stat().st_size for p in saved.cache_dir.iterdir() if p.stat().st_nlink == 1)
+    assert written < 64 * 1024, written  # ten rows (their images too) and the metadata, not shards
+    assert "wrote 1 new shard(s)" in saved.build_info
+    assert [saved[i]["label"] for i in sorted(edits)] == [1] * 10
