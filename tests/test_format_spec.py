@@ -119,7 +119,7 @@ def runs_digest(kind: str, keys: list, hashes: list, recorded_runs: list | None)
         row_stream.update(struct.pack("<Q", value))
         count += 1
         leaf = _splitmix(key_hash ^ _splitmix(value ^ 0x5851F42D4C957F2D))
-        if (leaf >> 40) & 0x3FFF == 0:
+        if (leaf >> 40) & 0xFFF == 0:
             joined = key_stream.hexdigest() + length_stream.hexdigest() + row_stream.hexdigest()
             runs.append([count, xxhash.xxh3_128_hexdigest(joined.encode())])
             key_stream, length_stream, row_stream, count = xxhash.xxh3_128(), xxhash.xxh3_128(), xxhash.xxh3_128(), 0

@@ -193,8 +193,8 @@ class LegacyContentDigest:
 # --- content digest over row runs (format revision 3) -----------------------------------------
 
 CONTENT_DIGEST_ALGORITHM = "xxh3_128-runs"
-RUN_BOUNDARY_BITS = 14
-"""A row ends a run when 14 bits of its leaf are zero: runs of 16,384 rows on average."""
+RUN_BOUNDARY_BITS = 12
+"""A row ends a run when 12 bits of its leaf are zero: runs of 4,096 rows on average."""
 _RUN_MASK = np.uint64((1 << RUN_BOUNDARY_BITS) - 1)
 _LEAF_SALT = np.uint64(0x5851F42D4C957F2D)
 

@@ -52,6 +52,7 @@ __all__ = ["Draft", "PendingEdits"]
 
 _CHUNK_ROWS = 1000
 _MIN_LINKED_ROWS = 1  # every unchanged piece is linked; compaction (below) bounds the pieces per file
+_KEEP_PLACE_ROWS = 256  # rewritten runs this long are written before the next link (files stay in row order)
 _MIN_COMPACT_SEGMENTS = 256  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a save compacts its short pieces
 _ROWS_PER_SEGMENT = 512  # (a piece costs a read about 6 us, a row of a full scan about 0.2 us: within 10%)
 _SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
@@ -98,6 +99,7 @@ class Draft:
     def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None) -> None:
         self._origin = origin
         self._edits = edits or PendingEdits()
+        self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property
     def origin(self) -> CachedDataset:
@@ -183,6 +185,11 @@ class Draft:
 
         Reads the keys (and old labels) of the edited rows only, not of the whole dataset.
         """
+        if self._operations is None:
+            self._operations = self._read_operations()
+        return [dict(op) for op in self._operations]
+
+    def _read_operations(self) -> list[dict[str, Any]]:
         origin = self._origin
         edits = self._edits
         features = origin.features
@@ -420,7 +427,7 @@ class Draft:
                 if len(pending) >= _CHUNK_ROWS:
                     flush()
                 continue
-            if len(pending) >= _MIN_LINKED_ROWS:
+            if len(pending) >= _KEEP_PLACE_ROWS:
                 flush()  # a long rewritten run keeps its place among the files (whole, in order: format 1)
             file_id = step.file_id
             if file_id not in linked:

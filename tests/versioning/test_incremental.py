@@ -15,7 +15,7 @@ from stable_explore.storage.hashing import ContentDigest
 from stable_explore.testing.caches import as_format_revision_2
 from stable_explore.versioning._plan import Link, Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
 
-ROWS = 70_000  # about four digest runs of 16,384 rows on average
+ROWS = 70_000  # about 17 digest runs of 4,096 rows on average
 FEATURES = Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
 
 
