@@ -187,3 +187,31 @@ def test_a_label_only_save_of_100k_image_rows_writes_a_few_kilobytes(tmp_path: P
     assert written < 64 * 1024, written  # ten rows (their images too) and the metadata, not shards
     assert "wrote 1 new shard(s)" in saved.build_info
     assert [saved[i]["label"] for i in sorted(edits)] == [1] * 10
+
+
+def test_compare_reads_only_rows_outside_shared_pieces_and_agrees_with_a_full_join(many: CachedDataset) -> None:
+    from stable_explore.versioning._shared import unshared_rows
+    from stable_explore.versioning.compare import _row_diff
+
+    child = many.relabel({10: "c", 40_000: "a", 69_999: "b"}).drop([5, 6, 50_000]).save(progress=False)
+    grandchild = child.relabel({100: "b"}).save(progress=False)
+    for a, b in ((many, child), (child, many), (many, grandchild)):
+        found = unshared_rows(a.cache_meta, b.cache_meta)
+        assert found is not None
+        rest_a, rest_b, shared = found
+        assert len(rest_a) + len(rest_b) < 50
+        assert shared + len(rest_a) == len(a)
+        fast, full = se.compare(a, b).rows, _row_diff(a, b)
+        assert fast.changed == full.changed
+        assert sorted(fast.removed) == sorted(full.removed)
+        assert sorted(fast.added) == sorted(full.added)
+        assert fast.unchanged == full.unchanged
+        assert sorted(fast.changed_rows) == sorted(full.changed_rows)
+        assert sorted(fast.removed_rows) == sorted(full.removed_rows)
+        assert sorted(fast.added_rows) == sorted(full.added_rows)
+        assert fast.changed_fields == full.changed_fields
+    assert se.compare(many, child).rows.changed_fields["k040000"] == {"label": ("b", "a")}
+    expected = se.compare(many, child).rows.changed
+    old = se.load(as_format_revision_2(many.cache_dir))  # an older format: every key is joined, same answer
+    assert unshared_rows(old.cache_meta, child.cache_meta) is None
+    assert se.compare(old, child).rows.changed == expected
