@@ -437,12 +437,13 @@ def _upgrade_binary(table: pa.Table) -> pa.Table:
     return table.cast(schema)
 
 
-def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
+def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
     """Memory-map one shard and return its table, zero-copy.
 
     With ``validate`` (the default) the Arrow structure is checked in full
     (offsets, lengths, UTF-8) so a damaged file raises instead of crashing a
     compute kernel later. ``binary`` columns come back as ``large_binary``.
+    ``columns`` opens only those columns (the others are neither checked nor read).
 
     Raises
     ------
@@ -453,6 +454,8 @@ def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
     try:
         source = pa.memory_map(str(path), "r")
         table = ipc.open_file(source).read_all()
+        if columns is not None:  # only these are checked and upgraded: the others' pages are never touched
+            table = table.select(columns)
         if validate:
             table.validate(full=True)
     except FileNotFoundError:

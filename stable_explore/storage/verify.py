@@ -13,7 +13,9 @@ Examples
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +76,33 @@ def content_digest_of_files(paths: list[Path], segments: Iterable[Iterable[int]]
     return digest.hexdigest()
 
 
+_OPENED: OrderedDict[tuple[int, int, int, int], pa.Table] = OrderedDict()
+_OPENED_MAX = 64
+_OPENED_LOCK = threading.Lock()
+
+
+def _row_columns(path: Path) -> pa.Table:
+    """The key and row-hash columns of a shard, memory-mapped; kept for the file's inode.
+
+    Shards never change once written, and saves link them into each new version, so a chain of
+    saves reopens the same inodes: the table (a map, no copy) is kept per (device, inode, size,
+    mtime) for the next save instead of reading a footer of thousands of batches again.
+    """
+    st = path.stat()
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _OPENED_LOCK:
+        table = _OPENED.get(key)
+        if table is not None:
+            _OPENED.move_to_end(key)
+            return table
+    table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
+    with _OPENED_LOCK:
+        _OPENED[key] = table
+        while len(_OPENED) > _OPENED_MAX:
+            _OPENED.popitem(last=False)
+    return table
+
+
 def feed_rows(
     digest: ContentDigest | LegacyContentDigest,
     paths: list[Path],
@@ -97,7 +126,7 @@ def feed_rows(
                 break
             continue
         if shard not in tables:
-            tables[shard] = open_shard(paths[shard], validate=False).select([KEY_COLUMN, HASH_COLUMN])
+            tables[shard] = _row_columns(paths[shard])
         piece = tables[shard].slice(first + lo - (position - count), hi - lo)
         piece.validate(full=True)  # only the two small columns, of the rows fed
         for batch in piece.to_batches():
