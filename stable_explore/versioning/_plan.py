@@ -139,6 +139,14 @@ def compacted(
     files = {step.file_id for step in plan if isinstance(step, Link)}
     small = {f for f in files if file_rows[f] < small_file_rows}
     redo_files = small if len(small) > max_small_files else set()
+    if redo_pieces:
+        # a file the compacted version would read less than half of is rewritten too: a read
+        # checks whole files, so half-dead files would cost reads what compaction saves them
+        used: dict[int, int] = {}
+        for step in plan:
+            if isinstance(step, Link) and step.count >= long_rows and step.file_id not in redo_files:
+                used[step.file_id] = used.get(step.file_id, 0) + step.count
+        redo_files = redo_files | {f for f, rows in used.items() if 2 * rows < file_rows[f]}
     if not redo_pieces and not redo_files:
         return plan
     out: list[Link | Rewrite] = []

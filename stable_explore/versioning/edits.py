@@ -56,7 +56,7 @@ _KEEP_PLACE_ROWS = 256  # rewritten runs this long are written before the next l
 _MIN_COMPACT_SEGMENTS = 256  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a save compacts its short pieces
 _ROWS_PER_SEGMENT = 512  # (a piece costs a read about 6 us, a row of a full scan about 0.2 us: within 10%)
 _SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
-_MAX_SMALL_FILES = 8  # past this many small files, their rows are merged into the save's new file
+_MAX_SMALL_FILES = 2  # past this many small files, their rows are merged into the save's new file (cheap: edited rows)
 
 
 @dataclass(frozen=True)
