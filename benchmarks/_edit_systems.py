@@ -94,8 +94,12 @@ class System:
     def compare_first_and_latest(self) -> int: ...
     def compact(self) -> None: ...
 
+    def tidy(self) -> None:
+        """Between operations, untimed: free what the system would not keep (raw IPC's old copies)."""
+
     def timed(self, fn: Callable[[], Any]) -> tuple[float, int, int]:
         """Seconds, bytes written and peak RSS delta of one operation."""
+        self.tidy()
         before = folder_bytes(self.root)
         with PeakRSS() as memory:
             start = time.perf_counter()
@@ -257,6 +261,12 @@ class RawIPC(System):
         with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         return path
+
+    def tidy(self) -> None:
+        # keep the first and the latest copy only (50 copies of 10M rows would fill the disk)
+        for path in self.root.glob("v*.arrow"):
+            if path not in (self.first, self.latest):
+                path.unlink()
 
     def _load(self, path: Path) -> pa.Table:
         import pyarrow.ipc as ipc

@@ -4,10 +4,11 @@ A :class:`Draft` is a dataset plus pending edits; nothing is written until
 ``save``. Row numbers in a chain of edits always mean rows of the dataset the
 chain started from (positions in it, for a view), so ``drop`` then ``relabel``
 equals ``relabel`` then ``drop``. Saving writes the rows of that dataset, in
-its order, minus the dropped ones and with the changes applied. A shard whose
-rows all survive unchanged and in place is reused as a hard link (or a copy
-where links are impossible): relabelling 10 rows of a 10-shard cache writes
-about one shard.
+its order, minus the dropped ones and with the changes applied. Every run of
+rows that survives unchanged stays in its parent's shard file, reused as a hard
+link (or a copy where links are impossible): relabelling 10 rows writes those
+10 rows and the metadata. The plan, the digest and compaction cost what the
+edits change (see :mod:`._plan`).
 
 Examples
 --------
