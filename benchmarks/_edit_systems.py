@@ -92,6 +92,7 @@ class System:
     def read_latest(self) -> int: ...
     def read_first(self) -> int: ...
     def compare_first_and_latest(self) -> int: ...
+    def compare_previous_and_latest(self) -> int: ...
     def compact(self) -> None: ...
 
     def tidy(self) -> None:
@@ -124,7 +125,13 @@ class Ours(System):
         self.latest = self.first
 
     def relabel(self, rows: list[int], label: int) -> None:
+        self.previous = self.latest
         self.latest = self.latest.relabel(dict.fromkeys(rows, label)).save(progress=False)
+
+    def compare_previous_and_latest(self) -> int:
+        import stable_explore as se
+
+        return len(se.compare(self.previous, self.latest).rows.changed)
 
     def drop(self, rows: list[int]) -> None:
         self.latest = self.latest.drop(rows).save(progress=False)
@@ -166,7 +173,15 @@ class Lance(System):
         return "key IN (" + ",".join(f"'{k}'" for k in keys) + ")"
 
     def relabel(self, rows: list[int], label: int) -> None:
+        self.previous_version = self.ds.version
         self.ds.update({"label": str(label)}, where=self._keys(rows))
+
+    def compare_previous_and_latest(self) -> int:
+        import lance
+
+        a = lance.dataset(self.uri, version=self.previous_version).to_table(columns=["key", "label"])
+        b = lance.dataset(self.uri).to_table(columns=["key", "label"]).rename_columns(["key", "label_b"])
+        return _changed(a, b)
 
     def drop(self, rows: list[int]) -> None:
         self.ds.delete(self._keys(rows))
@@ -208,9 +223,19 @@ class DeepLake(System):
         self.first_version = self.ds.version
 
     def relabel(self, rows: list[int], label: int) -> None:
+        self.previous_version = self.ds.version
         for row in rows:
             self.ds["label"][row] = label
         self.ds.commit("relabel")
+
+    def compare_previous_and_latest(self) -> int:
+        import deeplake
+
+        previous = deeplake.open_read_only(self.url).history[self.previous_version].open()
+        latest = deeplake.open_read_only(self.url)
+        a = pa.table({"key": previous["key"][:], "label": previous["label"][:]})
+        b = pa.table({"key": latest["key"][:], "label_b": latest["label"][:]})
+        return _changed(a, b)
 
     def drop(self, rows: list[int]) -> None:
         for row in sorted(rows, reverse=True):
@@ -263,9 +288,9 @@ class RawIPC(System):
         return path
 
     def tidy(self) -> None:
-        # keep the first and the latest copy only (50 copies of 10M rows would fill the disk)
+        # keep the first, previous and latest copies only (50 copies of 10M rows would fill the disk)
         for path in self.root.glob("v*.arrow"):
-            if path not in (self.first, self.latest):
+            if path not in (self.first, self.latest, getattr(self, "previous", None)):
                 path.unlink()
 
     def _load(self, path: Path) -> pa.Table:
@@ -277,7 +302,13 @@ class RawIPC(System):
         table = self._load(self.latest)
         labels = table.column("label").to_numpy().copy()
         labels[rows] = label
+        self.previous = self.latest
         self.latest = self._write(table.set_column(1, "label", pa.array(labels)))
+
+    def compare_previous_and_latest(self) -> int:
+        a = self._load(self.previous).select(["key", "label"])
+        b = self._load(self.latest).select(["key", "label"]).rename_columns(["key", "label_b"])
+        return _changed(a, b)
 
     def drop(self, rows: list[int]) -> None:
         table = self._load(self.latest)

@@ -17,7 +17,8 @@ The same-run table (``--table``; see ``_edit_systems.py``): ours, Lance (``pylan
 Arrow IPC on the same rows (a key, a 10-class label, a float, a 256-byte payload) at 100k and 2M rows (and
 10M with ``--full``): a save of 10 relabels (time, bytes written, peak RSS delta), a drop of 10 rows, the
 median save of a chain of 50 such saves, a full read of the first version and of the 50th (a fresh
-open each time), and the time to find what changed between them.
+open each time), and the time to find what changed between the first and the last (``cmp v1``) and
+between the last and its parent (``cmp v49``: two versions that share most of their data).
 
 Run::
 
@@ -128,7 +129,7 @@ def table_run(n: int, chain: int) -> None:
         data = rows_table(n)
         print(f"\n{n:,} rows; a chain of {chain} saves of 10 relabels (times in ms, bytes in KB, RSS in MB)")
         print(f"  {'system':16} {'build s':>8} {'save10':>8} {'KB':>9} {'RSS':>6} {'drop10':>8} {'KB':>9} "
-              f"{'chain med':>9} {'read v1':>8} {'read v50':>8} {'ratio':>6} {'compare':>8}")  # fmt: skip
+              f"{'chain med':>9} {'read v1':>8} {'read v50':>8} {'ratio':>6} {'cmp v1':>8} {'cmp v49':>8}")  # fmt: skip
         for system in systems(work, data):
             rng = np.random.default_rng(5)
             size = n
@@ -151,9 +152,12 @@ def table_run(n: int, chain: int) -> None:
             changed = system.compare_first_and_latest()
             compare_s = time.perf_counter() - start
             assert changed > 0
+            start = time.perf_counter()
+            assert system.compare_previous_and_latest() > 0
+            parent_s = time.perf_counter() - start
             print(f"  {system.name:16} {build_s:8.1f} {_ms(save_s)} {_kb(save_b)} {save_m / 2**20:6.1f} {_ms(drop_s)} "
                   f"{_kb(drop_b)} {_ms(statistics.median(times)):>9} {read_first:8.1f} {read_latest:8.1f} "
-                  f"{read_latest / read_first:6.2f} {_ms(compare_s)}", flush=True)  # fmt: skip
+                  f"{read_latest / read_first:6.2f} {_ms(compare_s)} {_ms(parent_s)}", flush=True)  # fmt: skip
     finally:
         cleanup(work)
 
