@@ -13,10 +13,18 @@ shards of about 32 MB (so the cache has ~10 shards).
 Targets (informational; the exit status is always 0): identical compare <= 5 ms; 1%/0.1% compare <= 300 ms;
 saving 10 relabelled rows writes <= 2 shards.
 
+The same-run table (``--table``; see ``_edit_systems.py``): ours, Lance (``pylance``), Deep Lake and raw
+Arrow IPC on the same rows (a key, a 10-class label, a float, a 256-byte payload) at 100k and 2M rows (and
+10M with ``--full``): a save of 10 relabels (time, bytes written, peak RSS delta), a drop of 10 rows, the
+median save of a chain of 50 such saves, a full read of the first version and of the 50th (a fresh
+open each time), and the time to find what changed between the first and the last (``cmp v1``) and
+between the last and its parent (``cmp v49``: two versions that share most of their data).
+
 Run::
 
     python benchmarks/bench_versions.py           # 100k rows
     python benchmarks/bench_versions.py --quick   # 10k rows
+    python benchmarks/bench_versions.py --table   # the same-run table at 100k and 2M rows (--full: 10M too)
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +112,69 @@ def raw_compare(paths_a: list[Path], paths_b: list[Path]) -> int:
     return int(pc.sum(pc.not_equal(joined["__row_hash__"], joined["hash_b"])).as_py() or 0)
 
 
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f}"
+
+
+def _kb(count: int) -> str:
+    return f"{count / 1024:9.1f}"
+
+
+def table_run(n: int, chain: int) -> None:
+    """One size of the same-run table: every installed system, the same rows and edits."""
+    from _edit_systems import cleanup, rows_table, systems
+
+    work = Path(tempfile.mkdtemp(prefix="bench-edits-"))
+    try:
+        data = rows_table(n)
+        print(f"\n{n:,} rows; a chain of {chain} saves of 10 relabels (times in ms, bytes in KB, RSS in MB)")
+        print(f"  {'system':16} {'build s':>8} {'save10':>8} {'KB':>9} {'RSS':>6} {'drop10':>8} {'KB':>9} "
+              f"{'chain med':>9} {'read v1':>8} {'read v50':>8} {'ratio':>6} {'cmp v1':>8} {'cmp v49':>8}")  # fmt: skip
+        for system in systems(work, data):
+            rng = np.random.default_rng(5)
+            size = n
+            build_s, _, _ = system.timed(system.build)
+            ten = rng.choice(size, 10, replace=False).tolist()
+            save_s, save_b, save_m = system.timed(partial(system.relabel, ten, 1))
+            drop_rows = rng.choice(size, 10, replace=False).tolist()
+            drop_s, drop_b, _ = system.timed(partial(system.drop, drop_rows))
+            size -= 10
+            times = []
+            for i in range(chain):
+                rows = rng.choice(size, 10, replace=False).tolist()
+                system.tidy()
+                start = time.perf_counter()
+                system.relabel(rows, i % 10)
+                times.append(time.perf_counter() - start)
+            read_first = median_ms(system.read_first, 2)
+            read_latest = median_ms(system.read_latest, 2)
+            start = time.perf_counter()
+            changed = system.compare_first_and_latest()
+            compare_s = time.perf_counter() - start
+            assert changed > 0
+            start = time.perf_counter()
+            assert system.compare_previous_and_latest() > 0
+            parent_s = time.perf_counter() - start
+            print(f"  {system.name:16} {build_s:8.1f} {_ms(save_s)} {_kb(save_b)} {save_m / 2**20:6.1f} {_ms(drop_s)} "
+                  f"{_kb(drop_b)} {_ms(statistics.median(times)):>9} {read_first:8.1f} {read_latest:8.1f} "
+                  f"{read_latest / read_first:6.2f} {_ms(compare_s)} {_ms(parent_s)}", flush=True)  # fmt: skip
+    finally:
+        cleanup(work)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rows", type=int)
+    parser.add_argument("--table", action="store_true", help="the same-run table against Lance, Deep Lake, raw IPC")
+    parser.add_argument("--full", action="store_true", help="with --table: 10M rows too")
+    parser.add_argument("--chain", type=int, default=50, help="with --table: saves in the chain (default 50)")
     args = parser.parse_args()
+    if args.table:
+        print("stable-explore edits: the same-run table (a shared machine: figures are noisy)")
+        for n in [args.rows] if args.rows else [100_000, 2_000_000, *([10_000_000] if args.full else [])]:
+            table_run(n, args.chain)
+        return
     n = args.rows or (10_000 if args.quick else 100_000)
     repeats = 5 if args.quick else 15
     import stable_explore as se

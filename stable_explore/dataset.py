@@ -214,6 +214,11 @@ class CachedDataset(Exports, SplitViews):
         return self._rows is not None
 
     @property
+    def view_rows(self) -> range | np.ndarray | None:
+        """The version's rows this view covers, in order (a range or an array), or None for the whole version."""
+        return self._rows
+
+    @property
     def metadata(self) -> Metadata:
         """Description, license, hashes, lineage and the user's metadata, as one JSON-ready dict."""
         record = self._meta.version_metadata

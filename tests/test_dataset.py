@@ -193,7 +193,7 @@ def test_metadata_and_easydata_attributes(pets: CachedDataset) -> None:
     assert pets.DESCR == "Pets <b>subset</b>"
     assert pets.LICENSE == "CC-BY-4.0"
     assert pets.AUTHOR == "ada"
-    assert pets.HASHES["content"].startswith("xxh3_128:")
+    assert pets.HASHES["content"].startswith("xxh3_128-runs:")
     assert len(pets.HASHES["shards"]) == 6
     assert pets.metadata.LICENSE == "CC-BY-4.0"
     assert pets.metadata["version_id"] == pets.version

@@ -92,6 +92,46 @@ def row_hash(row: dict[str, Any], schema: pa.Schema, columns: list[str]) -> int:
     return accumulator
 
 
+_M64 = (1 << 64) - 1
+
+
+def _splitmix(x: int) -> int:
+    x ^= x >> 30
+    x = (x * 0xBF58476D1CE4E5B9) & _M64
+    x ^= x >> 27
+    x = (x * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def runs_digest(kind: str, keys: list, hashes: list, recorded_runs: list | None) -> str:
+    """The content digest of format revision 3, computed row by row as docs/format.md says."""
+    runs: list[list] = []
+    key_stream, length_stream, row_stream, count = xxhash.xxh3_128(), xxhash.xxh3_128(), xxhash.xxh3_128(), 0
+    for key, value in zip(keys, hashes, strict=True):
+        if kind == "string":
+            encoded = key.encode()
+            key_stream.update(encoded)
+            length_stream.update(struct.pack("<q", len(encoded)))
+            key_hash = xxhash.xxh3_64_intdigest(encoded)
+        else:
+            key_stream.update(struct.pack("<q", key))
+            key_hash = _splitmix(key & _M64)
+        row_stream.update(struct.pack("<Q", value))
+        count += 1
+        leaf = _splitmix(key_hash ^ _splitmix(value ^ 0x5851F42D4C957F2D))
+        if (leaf >> 40) & 0xFFF == 0:
+            joined = key_stream.hexdigest() + length_stream.hexdigest() + row_stream.hexdigest()
+            runs.append([count, xxhash.xxh3_128_hexdigest(joined.encode())])
+            key_stream, length_stream, row_stream, count = xxhash.xxh3_128(), xxhash.xxh3_128(), xxhash.xxh3_128(), 0
+    if count:
+        joined = key_stream.hexdigest() + length_stream.hexdigest() + row_stream.hexdigest()
+        runs.append([count, xxhash.xxh3_128_hexdigest(joined.encode())])
+    if recorded_runs is not None:
+        assert recorded_runs == runs
+    top = (kind if runs else "") + "".join(f"{rows}:{digest};" for rows, digest in runs)
+    return "xxh3_128-runs:" + xxhash.xxh3_128_hexdigest(top.encode())
+
+
 def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     """Check a version folder as 'Fields ...', 'Shards', 'Content digest' and 'Version id' say; return its rows."""
     meta = json.loads((folder / "_metadata.json").read_text(encoding="utf-8"))
@@ -121,18 +161,7 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
 
     keys = rows.column("__key__").to_pylist()
     hashes = rows.column("__row_hash__").to_pylist()
-    key_stream, length_stream, row_stream = xxhash.xxh3_128(), xxhash.xxh3_128(), xxhash.xxh3_128()
-    kind = meta["key_type"]
-    for key, value in zip(keys, hashes, strict=True):
-        if kind == "string":
-            encoded = key.encode()
-            key_stream.update(encoded)
-            length_stream.update(struct.pack("<q", len(encoded)))
-        else:
-            key_stream.update(struct.pack("<q", key))
-        row_stream.update(struct.pack("<Q", value))
-    joined = kind + key_stream.hexdigest() + length_stream.hexdigest() + row_stream.hexdigest()
-    assert meta["content_digest"] == "xxh3_128:" + xxhash.xxh3_128_hexdigest(joined.encode())
+    assert meta["content_digest"] == runs_digest(meta["key_type"], keys, hashes, meta.get("content_runs"))
 
     defining = {
         "features": meta["features"],
@@ -294,5 +323,5 @@ def test_int_keys_and_an_empty_version(tmp_path: Path) -> None:
     empty = se.build([], features, name="empty", home=tmp_path, progress=False)
     meta = json.loads((empty.cache_dir / "_metadata.json").read_text())
     assert meta["num_rows"] == 0
-    nothing = xxhash.xxh3_128().hexdigest()
-    assert meta["content_digest"] == "xxh3_128:" + xxhash.xxh3_128_hexdigest((nothing * 3).encode())
+    assert meta["content_digest"] == "xxh3_128-runs:" + xxhash.xxh3_128_hexdigest(b"")
+    assert meta["content_runs"] == []

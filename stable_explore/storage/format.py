@@ -33,6 +33,7 @@ from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, Sche
 from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
 from stable_explore.storage.fsutil import recover_moved_aside
+from stable_explore.storage.hashing import digest_of_runs
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.remote_file import RemoteLocation
 
@@ -52,7 +53,8 @@ __all__ = [
 CACHE_FORMAT_VERSION = 1
 SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
 FORMAT_NAME = "stable-explore"
-FORMAT_REVISION = 2  # 2: batch_digests and metadata_digest (revision 1 caches have neither)
+FORMAT_REVISION = 3  # 2: batch_digests and metadata_digest; 3: content digest over runs of rows, content_runs
+RUNS_FORMAT_REVISION = 3  # from this revision on, content_digest is defined over runs of rows (hashing.ContentDigest)
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
 METADATA_FILE = "_metadata.json"
@@ -89,6 +91,14 @@ class ShardedCacheMeta:
     """Per shard, its record batches' digests (None for a cache, or a shard, written before revision 2)."""
     remote: RemoteLocation | None = None
     """For a version in a bucket: where its shards are (``cache_dir`` is then a local copy of its metadata only)."""
+    content_runs: list[tuple[int, str]] | None = None
+    """(row count, digest) of each run of rows the content digest is made of (revision 3 on; None before)."""
+
+    @property
+    def format_revision(self) -> int:
+        """Which revision of the format wrote this cache (1 for caches that do not say, seed 000's too)."""
+        revision = (self.raw or {}).get("format_revision", 1)
+        return revision if isinstance(revision, int) else 1
 
     @property
     def implied_version_id(self) -> str | None:
@@ -237,6 +247,13 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         expected = f"{CACHE_FORMAT_VERSION} or {SEGMENTED_FORMAT_VERSION}"
         msg = f"unsupported cache_format_version {version!r} (expected {expected})"
         raise _corrupt(meta_path, msg)
+    revision = raw.get("format_revision", 1)
+    if type(revision) is not int or not 1 <= revision <= FORMAT_REVISION:
+        msg = (
+            f"format revision {revision!r} is not one this version of stable-explore reads (1 to {FORMAT_REVISION}): "
+            "the cache was written by a newer stable-explore; upgrade it (pip install -U stable-explore)"
+        )
+        raise _corrupt(meta_path, msg)
     num_shards = raw.get("num_shards")
     num_rows = raw.get("num_rows")
     if not isinstance(num_shards, int) or not isinstance(num_rows, int) or num_shards < 0 or num_rows < 0:
@@ -290,9 +307,11 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
+    runs = _checked_content_runs(raw, num_rows, meta_path)  # after the seal: a hand edit is named as one
     meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
+    meta.content_runs = runs
     meta.remote = remote
     return meta
 
@@ -308,6 +327,27 @@ def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("url"), str) or not isinstance(raw.get("prefix"), str):
         raise _corrupt(cache_dir / REMOTE_FILE, "expected an object with the home's 'url' and the version's 'prefix'")
     return RemoteLocation(raw["url"], raw["prefix"])
+
+
+def _checked_content_runs(raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> list[tuple[int, str]] | None:
+    """Check ``content_runs``: runs that cover every row and combine into the recorded content digest."""
+    entries = raw.get("content_runs")
+    if entries is None:
+        return None
+    runs = []
+    for run in entries if isinstance(entries, list) else [entries]:
+        ok = isinstance(run, list) and len(run) == 2 and type(run[0]) is int and run[0] > 0
+        if not ok or not isinstance(run[1], str) or len(run[1]) != 32:
+            raise _corrupt(meta_path, f"content run {run!r:.100} is not [row count, 32 hex digits]")
+        runs.append((run[0], run[1]))
+    if sum(rows for rows, _ in runs) != num_rows:
+        msg = f"'content_runs' count {sum(rows for rows, _ in runs)} rows, but num_rows is {num_rows}"
+        raise _corrupt(meta_path, msg)
+    combined = digest_of_runs(str(raw.get("key_type", "int64")), runs)
+    if combined != raw.get("content_digest"):
+        msg = f"'content_runs' combine into {combined}, not the recorded content digest {raw.get('content_digest')}"
+        raise _corrupt(meta_path, msg)
+    return runs
 
 
 def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
@@ -355,6 +395,7 @@ def meta_from_dict(
         # format 1 reads every shard whole, whatever else the file says
         row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
         batch_digests=batch_digests,
+        content_runs=[(int(r), str(d)) for r, d in raw["content_runs"]] if raw.get("content_runs") else None,
     )
 
 
@@ -415,12 +456,13 @@ def _upgrade_binary(table: pa.Table) -> pa.Table:
     return table.cast(schema)
 
 
-def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
+def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
     """Memory-map one shard and return its table, zero-copy.
 
     With ``validate`` (the default) the Arrow structure is checked in full
     (offsets, lengths, UTF-8) so a damaged file raises instead of crashing a
     compute kernel later. ``binary`` columns come back as ``large_binary``.
+    ``columns`` opens only those columns (the others are neither checked nor read).
 
     Raises
     ------
@@ -431,6 +473,8 @@ def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
     try:
         source = pa.memory_map(str(path), "r")
         table = ipc.open_file(source).read_all()
+        if columns is not None:  # only these are checked and upgraded: the others' pages are never touched
+            table = table.select(columns)
         if validate:
             table.validate(full=True)
     except FileNotFoundError:

@@ -205,6 +205,7 @@ def merge_task_shards(
         shutil.rmtree(folder, ignore_errors=True)
     written = ShardList(names, rows, sizes, hashes, bytes_written=sum(sizes), batches=batches)
     check_unique_keys(staging, written)
+    content = _content_digest(staging, names)
     return shard_metadata(
         features,
         written,
@@ -212,7 +213,8 @@ def merge_task_shards(
         shard_size_bytes=shard_size_bytes,
         key_type=key_type,
         compression=compression,
-        content_digest=_content_digest(staging, names),
+        content_digest=content.hexdigest(),
+        content_runs=content.runs,  # as a serial build records them, so the first save rehashes only what it edits
     )
 
 
@@ -235,7 +237,7 @@ def _common_key_type(tasks: Sequence[TaskShards]) -> str:
     return first[1] if first is not None else "int64"
 
 
-def _content_digest(staging: Path, names: Sequence[str]) -> str:
+def _content_digest(staging: Path, names: Sequence[str]) -> ContentDigest:
     """The serial writer's content digest, fed each batch's keys and row hashes as read back from the shards."""
     content = ContentDigest()
     for name in names:
@@ -245,4 +247,4 @@ def _content_digest(staging: Path, names: Sequence[str]) -> str:
                 batch = reader.get_batch(position)
                 hashes = batch.column(HASH_COLUMN).to_numpy(zero_copy_only=False)
                 content.update(batch.column(KEY_COLUMN), np.asarray(hashes, dtype=np.uint64))
-    return content.hexdigest()
+    return content

@@ -13,8 +13,10 @@ Examples
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,8 +24,19 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.batches import BATCH_HASH_ALGORITHM, bad_columns
-from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, open_shard, read_sharded_cache_meta
-from stable_explore.storage.hashing import FILE_HASH_ALGORITHM, ContentDigest, hash_file
+from stable_explore.storage.format import (
+    METADATA_FILE,
+    ShardedCacheMeta,
+    open_shard,
+    read_sharded_cache_meta,
+)
+from stable_explore.storage.hashing import (
+    CONTENT_DIGEST_ALGORITHM,
+    FILE_HASH_ALGORITHM,
+    ContentDigest,
+    LegacyContentDigest,
+    hash_file,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,32 +48,93 @@ __all__ = [
     "check_cache_dir",
     "content_digest_of",
     "content_digest_of_files",
+    "feed_rows",
     "verify",
 ]
 
 
 def content_digest_of(meta: ShardedCacheMeta) -> str:
-    """The content digest of a cache's rows in order, read from the key and row-hash columns only."""
-    return content_digest_of_files(meta.shard_paths, meta.segments)
+    """The content digest of a cache's rows in order, read from the key and row-hash columns only.
 
-
-def content_digest_of_files(
-    paths: list[Path], segments: Iterable[Iterable[int]], opened: Mapping[int, pa.Table] | None = None
-) -> str:
-    """The content digest of the rows that ``segments`` (shard, start, count) pick from ``paths``.
-
-    ``opened`` gives, for some shards, their key and row-hash columns already read (a shard in a bucket).
+    The definition is the one the recorded digest names (as shard digests name theirs): runs
+    of rows (``xxh3_128-runs:``, format revision 3 on, :class:`ContentDigest`), or one stream
+    (``xxh3_128:``, revisions 1 and 2, :class:`LegacyContentDigest`), so an old cache is
+    checked as it was written and its id is never recomputed.
     """
+    recorded = meta.version_metadata.content_digest or ""
+    if recorded.startswith(CONTENT_DIGEST_ALGORITHM + ":") or (not recorded and meta.format_revision >= 3):
+        return content_digest_of_files(meta.shard_paths, meta.segments)
+    legacy = LegacyContentDigest()
+    feed_rows(legacy, meta.shard_paths, meta.segments)
+    return legacy.hexdigest()
+
+
+def content_digest_of_files(paths: list[Path], segments: Iterable[Iterable[int]]) -> str:
+    """The content digest (format revision 3) of the rows ``segments`` (shard, start, count) pick from ``paths``."""
     digest = ContentDigest()
-    tables: dict[int, pa.Table] = dict(opened or {})
-    for shard, start, count in segments:
-        if shard not in tables:
-            table = open_shard(paths[shard], validate=False).select([KEY_COLUMN, HASH_COLUMN])
-            table.validate(full=True)  # only the two small columns are read here
-            tables[shard] = table
-        for batch in tables[shard].slice(start, count).to_batches():
-            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
+    feed_rows(digest, paths, segments)
     return digest.hexdigest()
+
+
+_OPENED: OrderedDict[tuple[int, int, int, int], pa.Table] = OrderedDict()
+_OPENED_MAX = 64
+_OPENED_LOCK = threading.Lock()
+
+
+def _row_columns(path: Path) -> pa.Table:
+    """The key and row-hash columns of a shard, memory-mapped; kept for the file's inode.
+
+    Shards never change once written, and saves link them into each new version, so a chain of
+    saves reopens the same inodes: the table (a map, no copy) is kept per (device, inode, size,
+    mtime) for the next save instead of reading a footer of thousands of batches again.
+    """
+    st = path.stat()
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _OPENED_LOCK:
+        table = _OPENED.get(key)
+        if table is not None:
+            _OPENED.move_to_end(key)
+            return table
+    table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
+    with _OPENED_LOCK:
+        _OPENED[key] = table
+        while len(_OPENED) > _OPENED_MAX:
+            _OPENED.popitem(last=False)
+    return table
+
+
+def feed_rows(
+    digest: ContentDigest | LegacyContentDigest,
+    paths: list[Path],
+    segments: Iterable[Iterable[int]],
+    start: int = 0,
+    stop: int | None = None,
+    tables: dict[int, pa.Table] | None = None,
+    *,
+    open_columns: Callable[[int], pa.Table | None] | None = None,
+) -> None:
+    """Feed ``digest`` the keys and row hashes of rows ``start:stop`` of the version that ``segments`` describe.
+
+    ``tables`` caches the opened shards across calls (only the two row columns are read,
+    and only the rows fed are validated). ``open_columns`` may give a shard's two row
+    columns from elsewhere (a shard in a bucket); when it returns None, ``paths`` is read.
+    """
+    tables = {} if tables is None else tables
+    position = 0
+    for shard, first, count in segments:
+        lo, hi = max(start, position), min(position + count, stop if stop is not None else position + count)
+        position += count
+        if lo >= hi:
+            if stop is not None and position >= stop:
+                break
+            continue
+        if shard not in tables:
+            found = open_columns(shard) if open_columns is not None else None
+            tables[shard] = found if found is not None else _row_columns(paths[shard])
+        piece = tables[shard].slice(first + lo - (position - count), hi - lo)
+        piece.validate(full=True)  # only the two small columns, of the rows fed
+        for batch in piece.to_batches():
+            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
 
 
 _MAX_BATCH_LINES = 20  # per shard: a shard damaged throughout is not a thousand lines

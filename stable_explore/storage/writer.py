@@ -300,6 +300,7 @@ def write_shards(
         key_type=encoder.key_type or "int64",
         compression=compression,
         content_digest=encoder.content.hexdigest(),
+        content_runs=encoder.content.runs,
     )
 
 
@@ -313,11 +314,14 @@ def shard_metadata(
     compression: str | None,
     content_digest: str,
     segments: list[list[int]] | None = None,
+    content_runs: list[tuple[int, str]] | None = None,
 ) -> dict[str, Any]:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
     Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
     for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
+    ``content_runs`` ((row count, digest) per run, from :attr:`ContentDigest.runs`) lets a
+    later edit rehash only the runs it touches; a version without them is hashed whole once.
     """
     meta: dict[str, Any] = {
         # seed 000, format version 1
@@ -342,6 +346,9 @@ def shard_metadata(
         if len(shards.batches) == len(shards.names)
         else [None] * len(shards.names),
     }
+    if content_runs is not None:
+        # format revision 3: the runs of rows the content digest combines (an edit rehashes only those it touches)
+        meta["content_runs"] = [[rows, digest] for rows, digest in content_runs]
     if segments is not None:
         meta["row_segments"] = segments
     return meta

@@ -16,7 +16,7 @@ from stable_explore.schema import ClassLabel, Features, Image, Value
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["TINY_NAMES", "tiny_dataset", "tiny_features", "write_seed_v1_cache"]
+__all__ = ["TINY_NAMES", "as_format_revision_2", "tiny_dataset", "tiny_features", "write_seed_v1_cache"]
 
 TINY_NAMES = ["cat", "dog", "bird"]
 
@@ -68,3 +68,39 @@ def write_seed_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:
         "shard_size_target_bytes": 256 * 1024 * 1024,
     }
     (cache_dir / "_metadata.json").write_text(json.dumps(meta, indent=2))
+
+
+def as_format_revision_2(cache_dir: Path) -> Path:
+    """Rewrite a version's metadata exactly as format revision 2 wrote it; return its new directory.
+
+    Revision 2 had one-stream content digests (no ``content_runs``), so the version id
+    changes: inside a catalog the directory is renamed to it and refs that named the
+    old id are moved. The shards are left as they are (revision 3 did not change them).
+    """
+    from stable_explore.storage.format import read_sharded_cache_meta
+    from stable_explore.storage.hashing import LegacyContentDigest
+    from stable_explore.storage.metadata import version_id_of
+    from stable_explore.storage.verify import feed_rows
+    from stable_explore.storage.writer import write_metadata
+
+    meta = read_sharded_cache_meta(cache_dir)
+    raw = dict(meta.raw or {})
+    legacy = LegacyContentDigest()
+    feed_rows(legacy, meta.shard_paths, meta.segments)
+    raw.pop("content_runs", None)
+    raw["format_revision"] = 2
+    raw["content_digest"] = legacy.hexdigest()
+    old_id = raw.get("version_id")
+    target = cache_dir
+    if old_id is not None:
+        raw["version_id"] = version_id_of(raw)
+        if cache_dir.parent.name == "versions":
+            target = cache_dir.parent / raw["version_id"]
+            cache_dir.rename(target)
+            refs = cache_dir.parent.parent / "refs"
+            for ref in refs.iterdir() if refs.is_dir() else []:
+                if ref.read_text().strip() == old_id:
+                    ref.write_text(raw["version_id"] + "\n")
+    (target / "_metadata.json").unlink()
+    write_metadata(target, raw)
+    return target

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 from stable_explore._canonical import json_value
 from stable_explore.display.card import shard_line
 from stable_explore.schema import KEY_COLUMN, ClassLabel, Features, class_name
+from stable_explore.versioning._shared import unshared_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -295,7 +296,7 @@ def compare(a: CachedDataset, b: CachedDataset) -> Diff:
     diff.metadata = _metadata_diff(left, right)
     diff.schema = _schema_diff(left.features, right.features)
     diff.shards = _shard_diff(left, right)
-    diff.rows = _row_diff(left, right)
+    diff.rows = _row_diff_past_shared(left, right)
     diff.labels = _label_diff(left, right, diff.rows)
     diff.identical = not (diff.metadata or diff.schema or diff.rows.added or diff.rows.removed or diff.rows.changed)
     return diff
@@ -399,6 +400,28 @@ def _occurrence_keys(keys: pa.Array) -> tuple[pa.Array, list[Any]]:
         seen[key] += 1
         unique.append(f"{key}\x00{seen[key]}" if seen[key] > 1 else key)
     return pa.array([str(k) for k in unique]), repeated
+
+
+def _row_diff_past_shared(a: CachedDataset, b: CachedDataset) -> RowDiff:
+    """The row diff, reading only the rows outside the pieces (same file, same rows) both versions read.
+
+    Two versions where one was saved from the other share most of their pieces, so this costs
+    what changed; other pairs (views, older formats) are joined on every key.
+    """
+    found = None if a.is_view or b.is_view else unshared_rows(a.cache_meta, b.cache_meta)
+    if found is None:
+        return _row_diff(a, b)
+    rest_a, rest_b, shared = found
+    diff = _row_diff(a[rest_a], b[rest_b])
+
+    def back(rows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        return [(int(rest_a[i]) if i >= 0 else -1, int(rest_b[j]) if j >= 0 else -1) for i, j in rows]
+
+    diff.changed_rows = back(diff.changed_rows)
+    diff.removed_rows = back(diff.removed_rows)
+    diff.added_rows = back(diff.added_rows)
+    diff.unchanged += shared
+    return diff
 
 
 def _row_diff(a: CachedDataset, b: CachedDataset) -> RowDiff:

@@ -4,10 +4,11 @@ A :class:`Draft` is a dataset plus pending edits; nothing is written until
 ``save``. Row numbers in a chain of edits always mean rows of the dataset the
 chain started from (positions in it, for a view), so ``drop`` then ``relabel``
 equals ``relabel`` then ``drop``. Saving writes the rows of that dataset, in
-its order, minus the dropped ones and with the changes applied. A shard whose
-rows all survive unchanged and in place is reused as a hard link (or a copy
-where links are impossible): relabelling 10 rows of a 10-shard cache writes
-about one shard.
+its order, minus the dropped ones and with the changes applied. Every run of
+rows that survives unchanged stays in its parent's shard file, reused as a hard
+link (or a copy where links are impossible): relabelling 10 rows writes those
+10 rows and the metadata. The plan, the digest and compaction cost what the
+edits change (see :mod:`._plan`).
 
 Examples
 --------
@@ -24,6 +25,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,11 +39,12 @@ from stable_explore.errors import ColumnNotFoundError, EncodingError, InvalidArg
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
-from stable_explore.storage.hashing import row_hashes
+from stable_explore.storage.hashing import ContentDigest, digest_of_runs, row_hashes
 from stable_explore.storage.metadata import VersionMetadata
 from stable_explore.storage.shards import ShardWriter
-from stable_explore.storage.verify import content_digest_of_files
+from stable_explore.storage.verify import feed_rows
 from stable_explore.storage.writer import shard_metadata
+from stable_explore.versioning._plan import Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -50,7 +53,12 @@ __all__ = ["Draft", "PendingEdits"]
 
 _CHUNK_ROWS = 1000
 _ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
-_MIN_LINKED_ROWS = 256  # shorter unchanged runs are copied: thousands of tiny runs would slow every read
+_MIN_LINKED_ROWS = 1  # every unchanged piece is linked; compaction (below) bounds the pieces per file
+_KEEP_PLACE_ROWS = 256  # rewritten runs this long are written before the next link (files stay in row order)
+_MIN_COMPACT_SEGMENTS = 256  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a save compacts its short pieces
+_ROWS_PER_SEGMENT = 512  # (a piece costs a read about 6 us, a row of a full scan about 0.2 us: within 10%)
+_SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
+_MAX_SMALL_FILES = 2  # past this many small files, their rows are merged into the save's new file (cheap: edited rows)
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ class Draft:
         self._origin = origin
         self._edits = edits or PendingEdits()
         self._referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
+        self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property
     def origin(self) -> CachedDataset:
@@ -175,33 +184,40 @@ class Draft:
     # -- saving ------------------------------------------------------------------
 
     def operations(self) -> list[dict[str, Any]]:
-        """The edits by row key, as recorded in the new version's metadata."""
-        keys = self._origin.keys()
-        features = self._origin.features
+        """The edits by row key, as recorded in the new version's metadata.
+
+        Reads the keys (and old labels) of the edited rows only, not of the whole dataset.
+        """
+        if self._operations is None:
+            self._operations = self._read_operations()
+        return [dict(op) for op in self._operations]
+
+    def _read_operations(self) -> list[dict[str, Any]]:
+        origin = self._origin
+        edits = self._edits
+        features = origin.features
+        named = sorted(edits.dropped | set(edits.relabelled) | {p for p, _ in edits.values})
+        keys = dict(zip(named, origin[named].keys() if named else [], strict=True))
         ops: list[dict[str, Any]] = []
-        if self._edits.dropped:
-            ops.append({"op": "drop", "keys": [keys[p] for p in sorted(self._edits.dropped)]})
-        if self._edits.relabelled:
+        if edits.dropped:
+            ops.append({"op": "drop", "keys": [keys[p] for p in sorted(edits.dropped)]})
+        if edits.relabelled:
             by_column: dict[str, list[list[Any]]] = {}
-            old = {}
-            for column in {c for c, _ in self._edits.relabelled.values()}:
-                old[column] = self._origin.with_format("arrow").column(column).to_pylist()
-            for position, (column, new) in sorted(self._edits.relabelled.items()):
-                if position in self._edits.dropped:
-                    continue
+            for column in sorted({c for c, _ in edits.relabelled.values()}):
+                rows = sorted(p for p, (c, _) in edits.relabelled.items() if c == column and p not in edits.dropped)
+                old = origin[rows].arrow_column(column).to_pylist() if rows else []
                 feature = features[column]
                 assert isinstance(feature, ClassLabel)
-                was = old[column][position]
-                if was != new:  # relabelling a row to the class it has is not an edit
-                    by_column.setdefault(column, []).append(
-                        [keys[position], class_name(feature, was), class_name(feature, new)]
-                    )
+                for position, was in zip(rows, old, strict=True):
+                    new = edits.relabelled[position][1]
+                    if was != new:  # relabelling a row to the class it has is not an edit
+                        by_column.setdefault(column, []).append(
+                            [keys[position], class_name(feature, was), class_name(feature, new)]
+                        )
             ops.extend({"op": "relabel", "column": c, "changes": changes} for c, changes in by_column.items())
-        if self._edits.values:
+        if edits.values:
             changes = [
-                [keys[p], f, json_value(v)]
-                for (p, f), v in sorted(self._edits.values.items())
-                if p not in self._edits.dropped
+                [keys[p], f, json_value(v)] for (p, f), v in sorted(edits.values.items()) if p not in edits.dropped
             ]
             if changes:
                 ops.append({"op": "set", "changes": changes})
@@ -248,21 +264,20 @@ class Draft:
             )
         meta = origin.cache_meta
         parent = meta.version_metadata
-        kept = np.setdiff1d(np.arange(len(origin), dtype=np.int64), np.fromiter(self._edits.dropped, dtype=np.int64))
-        base = origin.base_rows()[kept]
+        num_kept = len(origin) - len(self._edits.dropped)
         features = origin.features
         key_type = pa.string() if meta.key_type == "string" else pa.int64()
         schema = features.to_arrow_schema(with_row_columns=True, key_type=key_type)
         shard_size = meta.shard_size_target_bytes or DEFAULT_SHARD_SIZE_BYTES
         with (
             temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging,
-            saving_bar(target_name, len(kept)) if progress else contextlib.nullcontext() as on_rows,
+            saving_bar(target_name, num_kept) if progress else contextlib.nullcontext() as on_rows,
         ):
             writer = ShardWriter(
                 staging, schema, shard_size_bytes=shard_size, compression=meta.compression, on_batch=on_rows
             )
             try:
-                segments = self._write_rows(writer, kept, base, schema, on_rows)
+                segments = self._write_rows(writer, schema, on_rows)
                 shards = writer.finish()
                 if on_rows is not None:
                     on_rows(0, shards.bytes_written)  # the bar ends on the bytes the save line reports
@@ -272,18 +287,16 @@ class Draft:
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
             # format 1 (what seed 000 reads) whenever every shard is used whole and in order
             segmented = segments != whole
+            runs = self._content_runs([staging / n for n in shards.names], segments)
             shard_fields = shard_metadata(
                 features,
                 shards,
-                num_rows=len(kept),
+                num_rows=num_kept,
                 shard_size_bytes=shard_size,
                 key_type="string" if key_type == pa.string() else "int64",
                 compression=meta.compression,
-                content_digest=content_digest_of_files(
-                    [staging / n for n in shards.names],
-                    segments,
-                    {new: origin.backend.file_columns(old, _ROW_COLUMNS) for new, old in self._referred.items()},
-                ),
+                content_digest=digest_of_runs(meta.key_type, runs),
+                content_runs=runs,
                 segments=segments if segmented else None,
             )
             record = VersionMetadata(
@@ -325,100 +338,147 @@ class Draft:
             return False
         return not self._edits or not self.operations()
 
+    def _content_runs(self, paths: list[Path], segments: list[list[int]]) -> list[tuple[int, str]]:
+        """The new version's digest runs: the parent's, with only the runs the edits touched hashed again.
+
+        When the origin is a whole version that records its runs (format revision 3), the
+        rows of each stale group of runs are read back from the new version and hashed; every
+        other run keeps its digest. Otherwise (a view, an older parent) every row is hashed once.
+        """
+        origin = self._origin
+        parent_runs = origin.cache_meta.content_runs
+
+        def referred_columns(shard: int) -> pa.Table | None:
+            # a shard this save refers to in a bucket is not in staging: its two row columns come from there
+            old = self._referred.get(shard)
+            return origin.backend.file_columns(old, _ROW_COLUMNS) if old is not None else None
+
+        if origin.is_view or parent_runs is None:
+            digest = ContentDigest()
+            feed_rows(digest, paths, segments, open_columns=referred_columns)
+            return digest.runs
+        dropped = np.array(sorted(self._edits.dropped), dtype=np.int64)
+        affected = np.union1d(dropped, np.array(sorted(self._edits.touched()), dtype=np.int64))
+        ends = np.cumsum([rows for rows, _ in parent_runs], dtype=np.int64)
+        runs: list[tuple[int, str]] = []
+        done = 0
+        tables: dict[int, pa.Table] = {}
+        for first, last in stale_digest_runs(ends, affected):
+            runs.extend(parent_runs[done:first])
+            start = int(ends[first - 1]) if first else 0
+            stop = int(ends[last])
+            new_start = start - int(np.searchsorted(dropped, start))
+            new_stop = stop - int(np.searchsorted(dropped, stop))
+            digest = ContentDigest()
+            feed_rows(digest, paths, segments, new_start, new_stop, tables, open_columns=referred_columns)
+            runs.extend(digest.runs)
+            done = last + 1
+        runs.extend(parent_runs[done:])
+        return runs
+
     def _write_rows(
-        self,
-        writer: ShardWriter,
-        kept: np.ndarray,
-        base: np.ndarray,
-        schema: pa.Schema,
-        on_rows: Callable[[int, int], None] | None = None,
+        self, writer: ShardWriter, schema: pa.Schema, on_rows: Callable[[int, int], None] | None = None
     ) -> list[list[int]]:
         """Write the output rows; return them as [shard, start, count] runs of the new version.
 
         A long run of rows that survives unchanged and in order is kept where it is: its
         parent shard file is linked once and the run points into it. Everything else (edited
-        rows, short runs of a reordered view) is written anew, in chunks.
+        rows, short runs of a reordered view) is written anew, in chunks. The plan is made
+        of runs (see :mod:`._plan`), so its cost grows with the edits, not the rows.
         """
         self._referred = {}
-        if len(base) == 0:
-            return []
-        backend = self._origin.backend
-        meta = self._origin.cache_meta
-        can_link = not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None
-        offsets = backend.segment_offsets
-        segments_of_origin = backend.segments
-        files = backend.shard_files
-        touched = self._edits.touched()
-        touched_mask = np.isin(kept, np.fromiter(touched, dtype=np.int64)) if touched else np.zeros(len(kept), bool)
-        part_of = np.searchsorted(offsets, base, side="right") - 1
-        follows = np.zeros(len(base), dtype=bool)
-        follows[1:] = (np.diff(base) == 1) & (part_of[1:] == part_of[:-1])
-        starts = np.flatnonzero(~follows | touched_mask | np.r_[False, touched_mask[:-1]])
+        origin = self._origin
+        meta = origin.cache_meta
+        backend = origin.backend
+        plan = plan_rows(
+            base_runs(origin.view_rows, meta.num_rows),
+            np.array(sorted(self._edits.dropped), dtype=np.int64),
+            np.array(sorted(self._edits.touched() - self._edits.dropped), dtype=np.int64),
+            backend.segment_offsets,
+            backend.segments,
+            can_link=not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None,
+            min_linked_rows=_MIN_LINKED_ROWS,
+        )
+        plan = compacted(
+            plan,
+            meta.shard_row_counts,
+            max_segments=max(_MIN_COMPACT_SEGMENTS, meta.num_rows // _ROWS_PER_SEGMENT),
+            small_file_rows=max(meta.shard_row_counts, default=0) // _SMALL_FILE_FRACTION,
+            max_small_files=_MAX_SMALL_FILES,
+        )
         segments: list[list[int]] = []
         linked: dict[int, int] = {}
-        pending: list[int] = []
+        pending: list[int] = []  # origin positions to write anew, in output order
+        waiting: list[tuple[list[int], int]] = []  # segments of those rows, and where they start in pending
 
-        def add(shard: int, start: int, count: int) -> None:
-            last = segments[-1] if segments else None
+        def flush() -> None:
+            # rows to rewrite are gathered across links and written in full chunks, so a save of
+            # k scattered edits writes one record batch, not one per edited row
+            places = []
+            for chunk_start in range(0, len(pending), _CHUNK_ROWS):
+                places.append(writer.next_row())
+                self._rewrite(writer, pending[chunk_start : chunk_start + _CHUNK_ROWS], schema)
+            for entry, offset in waiting:
+                shard, row = places[offset // _CHUNK_ROWS]
+                entry[0], entry[1] = shard, row + offset % _CHUNK_ROWS
+            pending.clear()
+            waiting.clear()
+
+        for step in plan:
+            if isinstance(step, Rewrite):
+                start, count = step.start, step.count
+                while count:  # one segment per chunk the rows land in
+                    take = min(count, _CHUNK_ROWS - len(pending) % _CHUNK_ROWS)
+                    entry = [-1, -1, take]
+                    segments.append(entry)
+                    waiting.append((entry, len(pending)))
+                    pending.extend(range(start, start + take))
+                    start, count = start + take, count - take
+                if len(pending) >= _CHUNK_ROWS:
+                    flush()
+                continue
+            if len(pending) >= _KEEP_PLACE_ROWS:
+                flush()  # a long rewritten run keeps its place among the files (whole, in order: format 1)
+            file_id = step.file_id
+            if file_id not in linked:
+                assert meta.shard_hashes is not None
+                assert meta.shard_sizes is not None
+                rows, size = meta.shard_row_counts[file_id], meta.shard_sizes[file_id]
+                digest = meta.shard_hashes[file_id]
+                batches = meta.batch_digests[file_id] if meta.batch_digests is not None else None
+                if meta.remote is not None:  # in a bucket: the store copies it at publish, nothing moves here
+                    linked[file_id] = writer.refer(rows=rows, size=size, digest=digest, batches=batches)
+                    self._referred[linked[file_id]] = file_id
+                else:
+                    linked[file_id] = writer.link(
+                        backend.shard_files[file_id], rows=rows, size=size, digest=digest, batches=batches
+                    )
+            segments.append([linked[file_id], step.file_start, step.count])
+            if on_rows is not None:
+                on_rows(step.count, writer.bytes_written)
+        flush()
+        merged: list[list[int]] = []
+        for shard, start, count in segments:
+            last = merged[-1] if merged else None
             if last is not None and last[0] == shard and last[1] + last[2] == start:
                 last[2] += count
             else:
-                segments.append([shard, start, count])
+                merged.append([shard, start, count])
+        return merged
 
-        def flush() -> None:
-            for chunk_start in range(0, len(pending), _CHUNK_ROWS):
-                chunk = pending[chunk_start : chunk_start + _CHUNK_ROWS]
-                shard, row = writer.next_row()
-                self._rewrite(writer, chunk, kept, base, schema)
-                add(shard, row, len(chunk))
-            pending.clear()
-
-        for begin, end in zip(starts.tolist(), [*starts.tolist()[1:], len(base)], strict=True):
-            part = int(part_of[begin])
-            file_id, file_start, part_rows = segments_of_origin[part]
-            # a whole small file is still linked; a short piece of one is copied, so that repeated
-            # edits merge short runs back into new files instead of piling them up
-            whole_file = end - begin == part_rows and file_start == 0 and part_rows == meta.shard_row_counts[file_id]
-            if can_link and not touched_mask[begin] and (end - begin >= _MIN_LINKED_ROWS or whole_file):
-                flush()
-                if file_id not in linked:
-                    assert meta.shard_hashes is not None
-                    assert meta.shard_sizes is not None
-                    rows, size = meta.shard_row_counts[file_id], meta.shard_sizes[file_id]
-                    digest = meta.shard_hashes[file_id]
-                    batches = meta.batch_digests[file_id] if meta.batch_digests is not None else None
-                    if meta.remote is not None:  # in a bucket: the store copies it at publish, nothing moves
-                        linked[file_id] = writer.refer(rows=rows, size=size, digest=digest, batches=batches)
-                        self._referred[linked[file_id]] = file_id
-                    else:
-                        linked[file_id] = writer.link(
-                            files[file_id], rows=rows, size=size, digest=digest, batches=batches
-                        )
-                add(linked[file_id], file_start + int(base[begin] - offsets[part]), end - begin)
-                if on_rows is not None:
-                    on_rows(end - begin, writer.bytes_written)
-            else:
-                pending.extend(range(begin, end))
-                if len(pending) >= _CHUNK_ROWS:
-                    flush()
-        flush()
-        return segments
-
-    def _rewrite(
-        self, writer: ShardWriter, positions: list[int], kept: np.ndarray, base: np.ndarray, schema: pa.Schema
-    ) -> None:
-        """Write these output rows anew: read them, apply the edits, hash them again."""
+    def _rewrite(self, writer: ShardWriter, positions: list[int], schema: pa.Schema) -> None:
+        """Write these origin rows anew: read them, apply the edits, hash them again."""
         if not positions:
             return
         origin = self._origin
-        rows = base[positions]
+        picked = origin[positions]
+        rows = picked.base_rows()
         feature_names = list(origin.features)
         table = origin.backend.take(rows, columns=feature_names)
         arrays = [table.column(n).combine_chunks() for n in feature_names]
-        origin_positions = kept[positions]
         for index, name in enumerate(feature_names):
             changes = {}
-            for i, p in enumerate(origin_positions.tolist()):
+            for i, p in enumerate(positions):
                 if p in self._edits.relabelled and self._edits.relabelled[p][0] == name:
                     changes[i] = self._edits.relabelled[p][1]
                 if (p, name) in self._edits.values:

@@ -155,11 +155,11 @@ def test_old_caches_without_batch_digests_keep_working_and_verify_says_so(home: 
     assert "no record batch digests (written before format revision 2" in str(se.verify(old))
 
 
-def test_verify_and_seed_readers_see_format_revision_2(home: Path) -> None:
+def test_verify_and_seed_readers_see_format_revision_3(home: Path) -> None:
     ds = _build(home)
     raw = json.loads((ds.cache_dir / "_metadata.json").read_text())
     assert raw["cache_format_version"] == 1  # seed 000's reader still reads it
-    assert raw["format_revision"] == 2
+    assert raw["format_revision"] == 3
     assert len(raw["batch_digests"][0]["digests"]) == ROWS // 500
     assert "10 record batch digests match" in str(se.verify(ds))
 

@@ -88,6 +88,8 @@ def test_row_segments_are_checked_against_their_shards(tmp_path: Path, pet_featu
     meta_path = meta.cache_dir / "_metadata.json"
     raw = json.loads(meta_path.read_text())
     del raw["metadata_digest"]  # hand-made segments, as metadata written before format revision 2
+    del raw["content_runs"]  # (and before revision 3: no runs to count the rows again)
+    raw["format_revision"] = 1
     segmented = {**raw, "cache_format_version": 2, "row_segments": [[1, 10, 40], [0, 0, 50]], "num_rows": 90}
     meta_path.write_text(json.dumps(segmented))
     again = read_sharded_cache_meta(meta.cache_dir)
@@ -115,7 +117,8 @@ def test_row_segments_only_count_in_format_2(big_shards: CachedDataset, tmp_path
     assert read_sharded_cache_meta(big_shards.cache_dir).row_segments is None
     assert len(se.load(big_shards.cache_dir)) == 2000
     empty = {**raw, "cache_format_version": 2, "row_segments": [], "num_rows": 0}
-    del empty["version_id"]  # an id that no longer matches the content would be refused when loaded
+    # an id (or digest runs) that no longer match the content would be refused when loaded
+    del empty["version_id"], empty["content_runs"]
     meta_path.write_text(json.dumps(empty))
     reloaded = se.load(big_shards.cache_dir)
     assert len(reloaded) == 0

@@ -1,0 +1,186 @@
+"""Planning a save in runs of rows: which parent files to link, which rows to write, which digest runs to redo.
+
+Everything here works on run lists (start, count), never on one entry per row, so
+planning a save of k edits costs O(k + runs), not O(rows): that is what keeps a
+relabel of 10 rows as quick at 10 million rows as at 100 thousand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Link", "Rewrite", "base_runs", "compacted", "plan_rows", "stale_digest_runs"]
+
+
+@dataclass(frozen=True)
+class Link:
+    """Keep ``count`` rows where they are: rows ``file_start:`` of the origin's file ``file_id``.
+
+    ``position`` is where the rows are in the origin (a compaction rewrites them from there).
+    """
+
+    file_id: int
+    file_start: int
+    count: int
+    position: int
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Write origin rows ``start:start + count`` (positions in the origin) anew."""
+
+    start: int
+    count: int
+
+
+def base_runs(rows: range | np.ndarray | None, num_rows: int) -> list[tuple[int, int, int]]:
+    """The origin's rows as (first position, first base row, count) runs of consecutive base rows."""
+    if rows is None:
+        return [(0, 0, num_rows)] if num_rows else []
+    if isinstance(rows, range) and rows.step == 1:
+        return [(0, rows.start, len(rows))] if len(rows) else []
+    array = np.asarray(rows, dtype=np.int64)
+    if array.size == 0:
+        return []
+    starts = np.flatnonzero(np.r_[True, np.diff(array) != 1])
+    ends = np.r_[starts[1:], array.size]
+    return list(zip(starts.tolist(), array[starts].tolist(), (ends - starts).tolist(), strict=True))
+
+
+def _split(start: int, count: int, cuts: np.ndarray) -> Iterator[tuple[int, int, int]]:
+    """Pieces (start, count, cut) of ``start:start + count`` around the sorted positions ``cuts`` inside it."""
+    lo, hi = np.searchsorted(cuts, [start, start + count])
+    position = start
+    for cut in cuts[lo:hi].tolist():
+        if cut > position:
+            yield position, cut - position, -1
+        yield cut, 1, cut
+        position = cut + 1
+    if position < start + count:
+        yield position, start + count - position, -1
+
+
+def plan_rows(
+    runs: Sequence[tuple[int, int, int]],
+    dropped: np.ndarray,
+    touched: np.ndarray,
+    offsets: np.ndarray,
+    segments: Sequence[tuple[int, int, int]],
+    *,
+    can_link: bool,
+    min_linked_rows: int,
+) -> list[Link | Rewrite]:
+    """The output rows in order: runs kept in the origin's files, and runs written anew.
+
+    ``runs`` are the origin's rows (see :func:`base_runs`); ``dropped`` and ``touched`` are
+    sorted origin positions; ``offsets``/``segments`` are the origin's segments. A run that
+    survives unchanged is linked when it is long (``min_linked_rows``) or a whole segment of
+    the origin; shorter pieces that an edit cut off a segment are copied.
+    """
+    cuts = np.union1d(dropped, touched).astype(np.int64)
+    is_dropped = set(dropped.tolist())
+    plan: list[Link | Rewrite] = []
+
+    def rewrite(start: int, count: int) -> None:
+        last = plan[-1] if plan else None
+        if isinstance(last, Rewrite) and last.start + last.count == start:
+            plan[-1] = Rewrite(last.start, last.count + count)
+        else:
+            plan.append(Rewrite(start, count))
+
+    for first, base, count in runs:
+        for start, length, cut in _split(first, count, cuts):
+            if cut >= 0:
+                if cut not in is_dropped:
+                    rewrite(cut, 1)
+                continue
+            row = base + start - first  # base row of this piece's first row
+            position = start
+            while length:
+                part = int(np.searchsorted(offsets, row, side="right") - 1)
+                file_id, file_start, part_rows = segments[part]
+                within = row - int(offsets[part])
+                take = min(length, part_rows - within)
+                # a whole segment of the parent is linked however short it is (copying it again would
+                # re-copy the rows of every earlier edit at every save); a short piece an edit cut off
+                # one is copied, so that one edit adds at most three segments
+                whole_segment = take == part_rows
+                if can_link and (take >= min_linked_rows or whole_segment):
+                    plan.append(Link(file_id, file_start + within, take, position))
+                else:
+                    rewrite(position, take)
+                row, position, length = row + take, position + take, length - take
+    return plan
+
+
+def compacted(
+    plan: list[Link | Rewrite],
+    file_rows: Sequence[int],
+    *,
+    max_segments: int,
+    small_file_rows: int,
+    max_small_files: int,
+) -> list[Link | Rewrite]:
+    """The plan with fragmented rows rewritten as long runs: what keeps reads of the 50th save fast.
+
+    Past ``max_segments`` pieces, every linked piece shorter than twice the average a version
+    of that many pieces would have is rewritten: runs of short pieces become one run of a new
+    file, and the long pieces stay linked. The small files of earlier saves' edited rows (fewer
+    than ``small_file_rows`` rows) are merged into the new file once there are more than
+    ``max_small_files``. Reads then pay for a bounded number of pieces and files, and a save
+    pays for compaction only when a threshold is passed (measured in benchmarks/bench_versions.py).
+    """
+    redo_pieces = len(plan) > max_segments
+    total = sum(step.count for step in plan)
+    long_rows = 2 * total // max(1, max_segments)
+    files = {step.file_id for step in plan if isinstance(step, Link)}
+    small = {f for f in files if file_rows[f] < small_file_rows}
+    redo_files = small if len(small) > max_small_files else set()
+    if redo_pieces:
+        # a file the compacted version would read less than half of is rewritten too: a read
+        # checks whole files, so half-dead files would cost reads what compaction saves them
+        used: dict[int, int] = {}
+        for step in plan:
+            if isinstance(step, Link) and step.count >= long_rows and step.file_id not in redo_files:
+                used[step.file_id] = used.get(step.file_id, 0) + step.count
+        redo_files = redo_files | {f for f, rows in used.items() if 2 * rows < file_rows[f]}
+    if not redo_pieces and not redo_files:
+        return plan
+    out: list[Link | Rewrite] = []
+    for step in plan:
+        if isinstance(step, Link) and (step.file_id in redo_files or (redo_pieces and step.count < long_rows)):
+            step = Rewrite(step.position, step.count)
+        last = out[-1] if out else None
+        if isinstance(step, Rewrite) and isinstance(last, Rewrite) and last.start + last.count == step.start:
+            out[-1] = Rewrite(last.start, last.count + step.count)
+        else:
+            out.append(step)
+    return out
+
+
+def stale_digest_runs(run_ends: np.ndarray, affected: np.ndarray) -> list[tuple[int, int]]:
+    """Groups (first run, last run) of the parent's digest runs that an edit of ``affected`` rows makes stale.
+
+    ``run_ends`` are the cumulative row counts of the parent's runs; ``affected`` the sorted
+    positions dropped or changed. A run whose last row is affected may lose its boundary, so
+    its group also takes the next run; every other boundary is a row left as it was, so it
+    stays a boundary and the runs past it keep their digests.
+    """
+    if affected.size == 0 or run_ends.size == 0:
+        return []
+    hit = np.unique(np.searchsorted(run_ends, affected, side="right")).tolist()
+    affected_set = set(affected.tolist())
+    groups: list[tuple[int, int]] = []
+    for run in hit:
+        if groups and run <= groups[-1][1] + 1:
+            groups[-1] = (groups[-1][0], max(groups[-1][1], run))
+        else:
+            groups.append((run, run))
+        first, last = groups[-1]
+        while last + 1 < run_ends.size and int(run_ends[last]) - 1 in affected_set:
+            last += 1
+        groups[-1] = (first, last)
+    return groups
