@@ -79,9 +79,9 @@ def test_a_save_reads_only_the_runs_it_changed(many: CachedDataset, monkeypatch:
     fed: list[int] = []
     real = verify.feed_rows
 
-    def counting(digest, paths, segments, start=0, stop=None, tables=None):  # type: ignore[no-untyped-def]
+    def counting(digest, paths, segments, start=0, stop=None, tables=None, **options):  # type: ignore[no-untyped-def]
         fed.append((stop if stop is not None else len(many)) - start)
-        return real(digest, paths, segments, start, stop, tables)
+        return real(digest, paths, segments, start, stop, tables, **options)
 
     monkeypatch.setattr("stable_explore.versioning.edits.feed_rows", counting)
     saved = many.relabel({100: "c", 101: "c"}).save(progress=False)
