@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog import (
-    DATASET_COLUMNS,
     VERSION_COLUMNS,
     BuildOptions,
     BuildResult,
@@ -25,6 +24,7 @@ from stable_explore.catalog import (
     build_version,
     collect_garbage,
     copy_version,
+    dataset_columns,
     dataset_rows,
     open_store,
     split_url_ref,
@@ -41,6 +41,7 @@ from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
 
 if TYPE_CHECKING:
+    from stable_explore.catalog import GcReport
     from stable_explore.display.table import Table
     from stable_explore.schema import Features
     from stable_explore.versioning.compare import Diff
@@ -81,6 +82,7 @@ def build(
     check_content: bool = False,
     home: str | Path | None = None,
     progress: bool = True,
+    lock_timeout: float | None = None,
 ) -> CachedDataset:
     """Cache what ``source`` yields as a new version of ``name`` (or reuse the version it built before).
 
@@ -120,6 +122,10 @@ def build(
         The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
     progress:
         Show a progress bar.
+    lock_timeout:
+        Seconds to wait at most while another process builds the same source (it holds the
+        build lock; after a few seconds a ``LockWaitWarning`` says which process, on which
+        host, since when). None waits as long as it takes; then ``LockTimeoutError``.
 
     Returns
     -------
@@ -168,6 +174,7 @@ def build(
         ignore=(ignore,) if isinstance(ignore, str) else tuple(ignore),
         watch=(watch,) if isinstance(watch, (str, os.PathLike)) else tuple(watch),
         check_content=check_content,
+        lock_timeout=lock_timeout,
     )
     result = build_version(  # checks the name and the features
         Catalog(home),
@@ -253,7 +260,8 @@ def datasets(home: str | Path | None = None) -> Table:
     [('one', 1, 1)]
     """
     catalog = Catalog(home)
-    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.home}")
+    rows = dataset_rows(catalog)  # a dataset that cannot be read has a 'problem' naming the file
+    return listing_table(dataset_columns(rows), rows, title=f"datasets in {catalog.home}")
 
 
 def versions(name: str, home: str | Path | None = None) -> Table:
@@ -324,11 +332,20 @@ def tag(dataset: CachedDataset | str, tag: str, *, home: str | Path | None = Non
     return version_id
 
 
-def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None) -> int:
+def gc(name: str | None = None, *, keep: int = 1, home: str | Path | None = None) -> GcReport:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
-    A tagged version (``latest`` included) is never deleted, and temp folders left by
-    builds that were killed are swept.
+    A tagged version (``latest`` included) is never deleted, nor one a build reused in the last
+    minute, even while builds run (gc and publishing share a lock per dataset). Leftovers of
+    processes that are gone are swept: temp folders and files, lock files nobody holds, an empty
+    dataset left by a failed first build. A dataset gc cannot read is skipped with a
+    ``GcProblemWarning`` naming the file; the others are collected.
+
+    Returns
+    -------
+    GcReport
+        The bytes freed (an ``int``), with ``.removed`` (``name@version``), ``.swept`` and
+        ``.problems``; ``.summary()`` lists them.
 
     Parameters
     ----------

@@ -55,6 +55,9 @@ class BuildOptions:
         modification times (for file systems whose times cannot be trusted).
     message:
         A note stored with the version (shown by ``se.versions``).
+    lock_timeout:
+        Seconds to wait at most for another process building the same source (None: wait as long
+        as it takes, saying who holds the lock after a few seconds); then ``LockTimeoutError``.
     """
 
     description: str | None = None
@@ -70,6 +73,7 @@ class BuildOptions:
     ignore: tuple[str, ...] = ()
     watch: tuple[str | os.PathLike[str], ...] = ()
     check_content: bool = False
+    lock_timeout: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ignore", _names(self.ignore, "ignore"))
@@ -92,6 +96,13 @@ class BuildOptions:
             raise InvalidOptionError(msg)
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             msg = f"batch_size must be a positive int, got {self.batch_size!r}"
+            raise InvalidOptionError(msg)
+        if self.lock_timeout is not None and (
+            isinstance(self.lock_timeout, bool)
+            or not isinstance(self.lock_timeout, (int, float))
+            or not self.lock_timeout >= 0
+        ):
+            msg = f"lock_timeout must be a number of seconds >= 0 (or None to wait), got {self.lock_timeout!r}"
             raise InvalidOptionError(msg)
         parse_size(self.shard_size)  # a clear error now, not after the generator ran
 

@@ -226,6 +226,8 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         raw = json.loads(meta_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
+        raise _corrupt(meta_path, "not valid metadata: JSON nested too deeply to read") from exc
     if not isinstance(raw, dict):
         raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
     version = raw.get("cache_format_version")
@@ -395,6 +397,22 @@ def _upgrade_binary(table: pa.Table) -> pa.Table:
     return table.cast(schema)
 
 
+def _version_gone(cache_dir: Path) -> str | None:
+    """Why a whole cache directory is gone (deleted, or garbage-collected, after it was opened), or None."""
+    if (cache_dir / METADATA_FILE).exists():
+        return None
+    gc_mark = f".{cache_dir.name}.tmp-"
+    try:
+        collected = any(e.name.startswith(gc_mark) and "-gc" in e.name for e in cache_dir.parent.iterdir())
+    except OSError:
+        collected = False
+    how = "garbage-collected by gc" if collected or cache_dir.parent.name == "versions" else "deleted"
+    return (
+        f"version {cache_dir.name} ({cache_dir}) was {how} after this dataset was opened, so its shards are gone; "
+        "load the dataset again (tag a version to keep it from gc)"
+    )
+
+
 def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
     """Memory-map one shard and return its table, zero-copy.
 
@@ -414,6 +432,9 @@ def open_shard(path: Path, *, validate: bool = True) -> pa.Table:
         if validate:
             table.validate(full=True)
     except FileNotFoundError:
+        gone = _version_gone(path.parent)
+        if gone:
+            raise CacheNotFoundError(gone) from None
         raise _corrupt(path, "shard file is missing") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
