@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -395,6 +395,21 @@ def _upgrade_binary(table: pa.Table) -> pa.Table:
         metadata=table.schema.metadata,
     )
     return table.cast(schema)
+
+
+def read_shard_batches(path: Path) -> Iterator[pa.RecordBatch]:
+    """A shard's record batches as :func:`open_shard` gives them, read one at a time into memory.
+
+    Not memory-mapped: a writer digesting the shard it just wrote holds one batch at a time,
+    not the pages of the whole file (which a mapping would keep resident until it is closed).
+    """
+    with pa.OSFile(str(path)) as source:
+        reader = ipc.open_file(source)
+        for index in range(reader.num_record_batches):
+            batch = reader.get_batch(index)
+            if any(f.type == pa.binary() for f in batch.schema):
+                batch = _upgrade_binary(pa.Table.from_batches([batch])).combine_chunks().to_batches()[0]
+            yield batch
 
 
 def _version_gone(cache_dir: Path) -> str | None:
