@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
-from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error
+from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.writer import write_metadata
 
@@ -101,13 +101,14 @@ def _move_into_place(
     elif target.exists():
         remove_version_dir(target)  # a leftover without metadata (an interrupted delete): not a version
     write_metadata(staging, fields)
-    fsync_path(staging)  # the directory entries must be durable before the rename publishes them
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with writing(staging):
+        fsync_path(staging)  # the directory entries must be durable before the rename publishes them
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(target)
     except OSError as exc:
         if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-            raise
+            raise write_error(exc, target) from exc
         return catalog.ref(name, version_id), True  # another process published the same content
     try:
         fsync_dir(target.parent)  # the rename itself must be durable before a ref names the version

@@ -4,10 +4,6 @@ build was just handed), and a reader whose version gc deleted gets a clear error
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,61 +11,13 @@ import pytest
 
 import stable_explore as se
 from stable_explore.catalog import Catalog, collect_garbage
+from tests.reliability.faults import gc_race
 from tests.sources import NUM_FEATURES, numbers
-
-ROOT = Path(__file__).resolve().parents[2]
-
-# One process loops builds of two sources (n=10 and n=20: each build moves latest, and each later
-# build of the same source is a cache hit on a version no ref may point at), the other loops gc.
-LOOP = """
-import json, sys, time
-import stable_explore as se
-from tests.sources import NUM_FEATURES, numbers
-
-home, role, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-deadline = time.monotonic() + seconds
-done, failures = 0, []
-while time.monotonic() < deadline:
-    try:
-        if role == "build":
-            n = 10 if done % 2 == 0 else 20
-            ds = se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": n}, home=home, progress=False)
-            assert len(ds) == n and ds[n - 1]["x"] == n - 1, (len(ds), n)
-            assert len(se.load("t", home=home)) in (10, 20)
-        else:
-            se.gc("t", keep=int(sys.argv[4]), home=home)
-    except Exception as exc:
-        failures.append(f"{type(exc).__name__}: {exc}")
-    done += 1
-print(json.dumps({"done": done, "failures": failures[:5], "failed": len(failures)}))
-"""
-
-
-def race(home: Path, seconds: float, keep: int) -> tuple[dict[str, object], dict[str, object]]:
-    """Run the builder and the collector side by side for ``seconds``; return what each reported."""
-    se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": 5}, home=home, progress=False)  # the dataset exists
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", LOOP, str(home), role, str(seconds), str(keep)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for role in ("build", "gc")
-    ]
-    results = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=seconds + 60)
-        assert proc.returncode == 0, err[-3000:]
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    return results[0], results[1]
 
 
 @pytest.mark.parametrize("keep", [0, 1])
 def test_builds_and_gc_in_two_processes_never_lose_what_latest_points_at(home: Path, keep: int) -> None:
-    built, collected = race(home, 3.0, keep)
+    built, collected = gc_race(home, 3.0, keep)
     assert built["failed"] == 0, built["failures"]
     assert collected["failed"] == 0, collected["failures"]
     assert built["done"] >= 4
