@@ -169,6 +169,12 @@ class StableMagics(Magics):
         help="more files or folders whose state is part of the fingerprint (paths the code opens)",
     )
     @argument("--check-content", action="store_true", help="hash file contents, not only sizes and times")
+    @argument(
+        "--lock-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after waiting this long for another process building the same source",
+    )
     @argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
@@ -285,6 +291,7 @@ class StableMagics(Magics):
             ignore=tuple(args.ignore),
             watch=tuple(args.watch),
             check_content=args.check_content,
+            lock_timeout=args.lock_timeout,
         )
         catalog = Catalog(args.home)
         call_args: tuple[Any, ...] = ()
