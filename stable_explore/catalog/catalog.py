@@ -10,6 +10,7 @@ Layout under the home (``$STABLE_EXPLORE_HOME``, default ``~/.cache/stable-explo
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import warnings
 from collections.abc import Iterator
@@ -19,7 +20,13 @@ from typing import TYPE_CHECKING
 
 from stable_explore.catalog.code_tokens import user_stacklevel
 from stable_explore.catalog.names import LATEST, NAME_PATTERN, check_name, resolve_home
-from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, LockWaitWarning, UnsafePathError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    CacheNotFoundError,
+    CacheWriteError,
+    LockWaitWarning,
+    UnsafePathError,
+)
 from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.fsutil import writing
 from stable_explore.storage.local import LocalStore
@@ -176,11 +183,19 @@ class StoreCatalog:
         return version_id if self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}") else None
 
     def reuse_source(self, name: str, source_fingerprint: str) -> str | None:
-        """:meth:`lookup_source`, and mark the version used, under the refs lock: gc then leaves it a while."""
-        with self.refs_lock(name):
-            version_id = self.lookup_source(name, source_fingerprint)
-            if version_id is not None:
-                self._mark_used(name, version_id)
+        """:meth:`lookup_source`, and mark the version used, under the refs lock: gc then leaves it a while.
+
+        In a home this process cannot write (a read-only share), nothing is marked: gc cannot run there either.
+        """
+        try:
+            with self.refs_lock(name):
+                version_id = self.lookup_source(name, source_fingerprint)
+                if version_id is not None:
+                    self._mark_used(name, version_id)
+        except CacheWriteError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            return self.lookup_source(name, source_fingerprint)
         return version_id
 
     def _mark_used(self, name: str, version_id: str) -> None:
