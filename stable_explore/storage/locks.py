@@ -216,7 +216,10 @@ def _acquire(path: Path, timeout: float | None, notify: Notify | None, notice_af
     if previous is not None and _dead_here(previous) and notify is not None:
         notify(f"took over the lock {path} from {_describe(previous)}, which is gone (it was killed or crashed)")
     with writing(path):
-        os.ftruncate(fd, 0)
+        if previous is not None or os.fstat(fd).st_size:
+            # a dead holder's line: cleared first. (Only then: ext4 flushes a file truncated and rewritten when
+            # it is closed, which would cost every lock a disk write.)
+            os.ftruncate(fd, 0)
         os.pwrite(fd, _record().encode(), 0)
     return fd
 
