@@ -59,7 +59,9 @@ for name in ("fsync", "rename", "replace", "link", "unlink"):
 import stable_explore as se
 from tests.sources import NUM_FEATURES, numbers
 
+import time
 outcome = {"ok": True}
+started = time.perf_counter()
 try:
     print("started", flush=True)
     ds = se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": 400}, home=home, progress=False, batch_size=100,
@@ -70,6 +72,7 @@ except Exception as exc:
     outcome = {"ok": False, "error": type(exc).__name__, "ours": isinstance(exc, se.StableExploreError),
                "message": str(exc)[:300]}
 outcome["counts"] = counts
+outcome["seconds"] = time.perf_counter() - started
 print(json.dumps(outcome), flush=True)
 """
 
@@ -104,11 +107,16 @@ def _run(home: Path, op: str, nth: int, mode: str, kill_after: float | None = No
 
 def count_operations(pristine: Path, scratch: Path) -> dict[str, int]:
     """How many calls of each operation the workload makes (a run with nothing injected)."""
+    return measure_workload(pristine, scratch)[0]
+
+
+def measure_workload(pristine: Path, scratch: Path) -> tuple[dict[str, int], float]:
+    """The calls of each operation the workload makes, and how long it runs (seconds, after its imports)."""
     home = _fresh(pristine, scratch)
     result = _run(home, "none", 0, "raise")
     assert result["ok"], result
     counts: dict[str, int] = result["counts"]
-    return counts
+    return counts, float(result["seconds"])
 
 
 def _fresh(pristine: Path, scratch: Path) -> Path:
@@ -155,7 +163,8 @@ def fault_trial(pristine: Path, scratch: Path, op: str, nth: int, mode: str) -> 
 
 
 def kill_trial(pristine: Path, scratch: Path, rng: random.Random, longest: float) -> tuple[bool, dict[str, Any]]:
-    """One SIGKILL at a random moment of the workload (0 to ``longest`` seconds after it starts)."""
+    """One SIGKILL at a random moment of the workload (0 to ``longest`` seconds after it starts; give about
+    the workload's duration, :func:`measure_workload`, so that nearly every kill lands inside it)."""
     home = _fresh(pristine, scratch)
     result = _run(home, "none", 0, "raise", kill_after=rng.uniform(0, longest))
     problem = check_home(home)

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.faults import OPERATIONS, count_operations, fault_trial, kill_trial, pristine_home
+from tests.reliability.faults import (
+    OPERATIONS,
+    count_operations,
+    fault_trial,
+    kill_trial,
+    measure_workload,
+    pristine_home,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +50,7 @@ def test_a_failure_of_the_first_middle_or_last_call_leaves_a_whole_catalog(
 
 def test_random_kills_leave_a_whole_catalog(pristine: Path, tmp_path: Path) -> None:
     rng = random.Random(2026)
+    _, seconds = measure_workload(pristine, tmp_path / "home")
     for _ in range(4):
-        survived, result = kill_trial(pristine, tmp_path / "home", rng, 1.0)
+        survived, result = kill_trial(pristine, tmp_path / "home", rng, seconds)
         assert survived, result
