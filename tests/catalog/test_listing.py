@@ -96,3 +96,17 @@ def test_gc_reports_a_broken_dataset_and_collects_the_others(home: Path, how: st
     assert f"good@{old.version}" in report.removed
     assert int(report) > 0
     assert len(se.load("good", home=home)) == 4
+
+
+def test_cli_gc_names_a_broken_dataset_on_stderr_and_exits_1(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from stable_explore.cli import main
+
+    old = se.build(numbers, NUM_FEATURES, args=(3,), name="good", home=home, progress=False)
+    se.build(numbers, NUM_FEATURES, args=(4,), name="good", home=home, progress=False)
+    damaged = _break(home, "directory ref")
+    with pytest.warns(se.GcProblemWarning):
+        code = main(["--home", str(home), "gc", "--keep", "0"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert f"removed good@{old.version}" in out
+    assert f"stable-explore gc: {damaged}" in err
