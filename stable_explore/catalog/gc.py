@@ -130,25 +130,28 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
     versions = catalog.versions_dir(dataset)
     freed = _sweep(versions, report)
     doomed: list[Path] = []
-    with catalog.refs_lock(dataset):
-        protected = set(catalog.refs(dataset).values())
-        ids = catalog.version_ids(dataset)
-        by_age = sorted(ids, key=lambda v: (_created_at(catalog, dataset, v), v), reverse=True)
-        protected.update(by_age[:keep])
-        now = time.time()
-        removed: set[str] = set()
-        for version_id in by_age:
-            target = catalog.version_dir(dataset, version_id)
-            if version_id in protected or now - _last_used(catalog, dataset, version_id) < grace:
-                continue
-            freed += bytes_freed_by_removing(target)
-            doomed.append(unpublish_version_dir(target))
-            removed.add(version_id)
-            report.removed.append(f"{dataset}@{version_id}")
-        _drop_dangling_sources(catalog, dataset, set(ids) - removed, grace, report)
-        _drop_old_use_marks(catalog, dataset, set(ids) - removed, grace)
-    for path in doomed:
-        shutil.rmtree(path, ignore_errors=True)
+    try:
+        with catalog.refs_lock(dataset):
+            protected = set(catalog.refs(dataset).values())
+            ids = catalog.version_ids(dataset)
+            by_age = sorted(ids, key=lambda v: (_created_at(catalog, dataset, v), v), reverse=True)
+            protected.update(by_age[:keep])
+            now = time.time()
+            removed: set[str] = set()
+            for version_id in by_age:
+                target = catalog.version_dir(dataset, version_id)
+                if version_id in protected or now - _last_used(catalog, dataset, version_id) < grace:
+                    continue
+                size = bytes_freed_by_removing(target)
+                doomed.append(unpublish_version_dir(target))
+                freed += size
+                removed.add(version_id)
+                report.removed.append(f"{dataset}@{version_id}")
+            _drop_dangling_sources(catalog, dataset, set(ids) - removed, grace, report)
+            _drop_old_use_marks(catalog, dataset, set(ids) - removed, grace)
+    finally:  # what was taken out of versions/ is deleted even if a later step failed
+        for path in doomed:
+            shutil.rmtree(path, ignore_errors=True)
     freed += _sweep(catalog.refs_dir(dataset), report) + _sweep(catalog.sources_dir(dataset), report)
     _sweep_locks(catalog.dataset_dir(dataset), report)
     _remove_if_empty(catalog, dataset, report)

@@ -189,7 +189,11 @@ def _acquire(path: Path, timeout: float | None, notify: Notify | None, notice_af
     told = False
     while True:
         with writing(path):
-            fd = _try_once(path)
+            try:
+                fd = _try_once(path)
+            except FileNotFoundError:  # gc removed an empty dataset folder meanwhile: make it again
+                path.parent.mkdir(parents=True, exist_ok=True)
+                continue
         if fd is not None:
             break
         record = _read_record(path)
