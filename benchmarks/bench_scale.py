@@ -43,14 +43,14 @@ import stable_explore as se
 rows, string_keys, duplicate = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3] == "1"
 features = se.Features(x=se.Value("int64"))
 
-def tiny(n):
+def tiny(n, repeat_first=False):
     if string_keys:
         for i in range(n):
             yield f"k{i}", {"x": i}
     else:
         for i in range(n):
             yield i, {"x": i}
-    if duplicate:
+    if repeat_first:
         yield (("k0" if string_keys else 0), {"x": -1})
 
 def status(field):
@@ -71,7 +71,7 @@ before = status("VmRSS") or 0
 started = time.perf_counter()
 outcome = "built"
 try:
-    ds = se.build(tiny, features, name="tiny", args=(rows,), home=home, progress=False, force=True)
+    ds = se.build(tiny, features, name="tiny", args=(rows, duplicate), home=home, progress=False, force=True)
     assert len(ds) == rows
 except se.DuplicateKeyError as exc:
     outcome = f"refused: {exc}"

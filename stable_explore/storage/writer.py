@@ -40,6 +40,7 @@ from stable_explore.storage.format import (
     ShardedCacheMeta,
     meta_from_dict,
     metadata_digest,
+    read_shard_batches,
 )
 from stable_explore.storage.fsutil import publish_dir, temp_dir_beside, writing
 from stable_explore.storage.hashing import ContentDigest, row_hashes
@@ -132,15 +133,15 @@ def _confirm_duplicates(out_dir: Path, written: ShardList, candidates: np.ndarra
         return
     first: dict[Any, int] = {}
     offset = 0
-    for name, rows in zip(written.names, written.rows, strict=True):
-        with pa.memory_map(str(out_dir / name)) as source:
-            keys = pa.ipc.open_file(source).read_all().column(KEY_COLUMN).combine_chunks()
-        for position in np.flatnonzero(np.isin(key_hashes(keys), candidates)).tolist():
-            key = keys[position].as_py()
-            if key in first:
-                raise DuplicateKeyError(key, first[key], offset + position)
-            first[key] = offset + position
-        offset += rows
+    for name in written.names:
+        for batch in read_shard_batches(out_dir / name):  # a batch at a time: memory stays flat in the rows
+            keys = batch.column(KEY_COLUMN)
+            for position in np.flatnonzero(np.isin(key_hashes(keys), candidates)).tolist():
+                key = keys[position].as_py()
+                if key in first:
+                    raise DuplicateKeyError(key, first[key], offset + position)
+                first[key] = offset + position
+            offset += batch.num_rows
 
 
 def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:
