@@ -33,12 +33,29 @@ rows of a 64x64 JPEG (512 distinct, cycled), a ClassLabel (10 names), a float32 
 5. fsck MB/s over a catalog of the read-overhead cache (page cache warm: the files were just written
    and read; this measures the hashing and checking, the disk is not the limit here), and verify's.
 
+6. Kills: a child runs a build (moves ``latest``), a saved edit with a tag and ``gc``; it is SIGKILLed at a
+   random moment between the end of its imports and the workload's measured duration.
+7. Injected failures: the same workload, with the N-th call of one file-system operation failing
+   (``write``: ``os.write``/``pwrite``/``Path.write_text``/``write_bytes``; ``fsync``, ``rename``,
+   ``replace``, ``link``, ``unlink``), for every N the workload reaches
+   (``--full``; the first, middle and last without), in ``raise`` mode (``OSError(EIO)``) and ``crash``
+   mode (SIGKILL inside the call). Survived = ``se.load`` of latest opens and verifies, every ref points at
+   a whole version, and after ``gc`` (which sweeps what the dead child left) ``fsck`` finds nothing; a
+   failure raised to the user is also counted by kind (a ``StableExploreError``, or raw). See
+   tests/reliability/faults.py.
+8. gc racing builds: one process loops builds of two sources (each later build a cache hit), another
+   loops ``gc(keep=0)`` and ``gc(keep=1)``; failures of either, and whether latest is whole after.
+9. HTML payloads: 23 payloads in the 6 places user data reaches HTML (card description, license, class
+   name; the versions table's message; the diff card's keys and metadata): escaped = no markup of the
+   user's reached the page (parsed as a browser would) and the text is shown as it is.
+
 Target (informational; the script exits 0 when it ran): batch-digest overhead within 10% warm.
 
 Run::
 
-    python benchmarks/bench_reliability.py          # 60 corruption trials, 20k-row read cache, ~1 minute
-    python benchmarks/bench_reliability.py --full   # 330 corruption trials, 200k-row read cache
+    python benchmarks/bench_reliability.py          # 60 corruption trials, 20k-row read cache, 10 kills, ~3 minutes
+    python benchmarks/bench_reliability.py --full   # 330 corruption trials, 200k-row read cache, 60 kills,
+                                                    # every injected failure: about 20 minutes on 2 cores
 """
 
 from __future__ import annotations
@@ -345,9 +362,85 @@ def read_overhead(
     return results, ds
 
 
+# --- 6 to 9. kills, injected failures, gc racing builds, HTML payloads ------------------------------
+
+
+def kill_and_fault_trials(root: Path, full: bool) -> None:
+    from tests.reliability.faults import OPERATIONS, fault_trial, kill_trial, measure_workload, pristine_home
+
+    pristine = pristine_home(root / "faults")
+    scratch = root / "faults-scratch"
+    counts, seconds = measure_workload(pristine, scratch)
+    kills = 60 if full else 10
+    rng = random.Random(12)
+    rule(f"6. kills ({kills} SIGKILLs at random moments of build + save + gc, which runs {seconds:.2f} s)")
+    started = time.perf_counter()
+    survived, lost, mid = 0, [], 0
+    for _ in range(kills):
+        ok, result = kill_trial(pristine, scratch, rng, seconds)
+        survived += ok
+        mid += result.get("returncode") == -9 and "counts" not in result  # killed before it finished
+        if not ok:
+            lost.append(result["problem"])
+    print(f"  kills survived {survived} / {kills} ({mid} landed before the workload finished; "
+          f"{time.perf_counter() - started:.0f} s)" + (f"; not survived: {lost[:3]}" if lost else ""))  # fmt: skip
+
+    rule("7. injected failures (" + ", ".join(f"{op} x{counts.get(op, 0)}" for op in OPERATIONS) + " calls)")
+    started = time.perf_counter()
+    totals: Counter[str] = Counter()
+    for op in OPERATIONS:
+        last = counts.get(op, 0)
+        calls = range(1, last + 1) if full else sorted({1, max(1, last // 2), last})
+        row: Counter[str] = Counter()
+        for mode in ("raise", "crash"):
+            for nth in calls:
+                ok, result = fault_trial(pristine, scratch, op, nth, mode)
+                row["tried"] += 1
+                row["survived"] += ok
+                if not ok:
+                    print(f"    NOT SURVIVED {op} #{nth} {mode}: {result['problem']}")
+                if mode == "raise" and not result.get("ok", True) and result.get("returncode") == 0:
+                    row["ours" if result.get("ours") else "raw"] += 1
+                    if not result.get("ours"):
+                        print(f"    raw error {op} #{nth}: {result.get('error')}: {result.get('message')}")
+        totals.update(row)
+        print(f"  {op:<8} survived {row['survived']:>4} / {row['tried']:<4} errors raised: "
+              f"{row['ours']} StableExploreError, {row['raw']} raw")  # fmt: skip
+    print(f"  injected failures survived {totals['survived']} / {totals['tried']} (raise and crash modes; "
+          f"{totals['ours']} raised as StableExploreError, {totals['raw']} raw; "
+          f"{time.perf_counter() - started:.0f} s)")  # fmt: skip
+
+
+def gc_race_trials(root: Path, full: bool) -> None:
+    from tests.reliability.faults import gc_race
+
+    seconds = 20.0 if full else 3.0
+    rule(f"8. gc racing builds (two processes, {seconds:.0f} s per keep)")
+    import stable_explore as se
+
+    for keep in (0, 1):
+        home = root / f"race-{keep}"
+        built, collected = gc_race(home, seconds, keep)
+        latest = se.load("t", home=home)
+        se.verify(latest)
+        print(f"  keep={keep}: {built['done']} builds ({built['failed']} failed), {collected['done']} gc runs "
+              f"({collected['failed']} failed); latest {latest.version} whole ({len(latest)} rows)")  # fmt: skip
+        for failure in [*built["failures"], *collected["failures"]][:3]:  # type: ignore[misc]
+            print(f"    {failure}")
+
+
+def html_trials(root: Path) -> None:
+    from tests.reliability.trials import html_payload_trials
+
+    rule("9. HTML payloads (23 payloads x 6 places)")
+    escaped, tried, failures = html_payload_trials(root / "html")
+    print(f"  HTML payloads escaped {escaped} / {tried}" + (f"; let through: {failures[:5]}" if failures else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true", help="big trial counts and a 200k-row read cache")
+    parser.add_argument("--only", choices=["faults", "race", "html"], help="run only these trials (quicker)")
     args = parser.parse_args(argv)
     trials = 330 if args.full else 60
     rows = 200_000 if args.full else 20_000
@@ -359,6 +452,11 @@ def main(argv: list[str] | None = None) -> int:
     mode = "full" if args.full else "quick"
     print(f"stable-explore reliability benchmark ({mode}); python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
     try:
+        if args.only is not None:
+            {"faults": kill_and_fault_trials, "race": gc_race_trials}.get(args.only, lambda r, f: html_trials(r))(
+                root, args.full
+            )
+            return 0
         jpegs = make_jpegs()
         rule(f"1. corruptions on plain reads ({trials} trials, one flipped bit each)")
         started = time.perf_counter()
@@ -402,6 +500,10 @@ def main(argv: list[str] | None = None) -> int:
         verify_seconds = time.perf_counter() - verify_started
         verify_rate = ds.nbytes / 1e6 / verify_seconds
         print(f"  fsck {report.mb_per_s:,.0f} MB/s; verify of the same version {verify_rate:,.0f} MB/s")
+
+        kill_and_fault_trials(root, args.full)
+        gc_race_trials(root, args.full)
+        html_trials(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return 0

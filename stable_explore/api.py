@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog import (
-    DATASET_COLUMNS,
     VERSION_COLUMNS,
     BuildOptions,
     BuildResult,
@@ -26,6 +25,7 @@ from stable_explore.catalog import (
     build_version,
     collect_garbage,
     copy_version,
+    dataset_columns,
     dataset_rows,
     is_url,
     open_catalog,
@@ -44,6 +44,7 @@ from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
 
 if TYPE_CHECKING:
+    from stable_explore.catalog import GcReport
     from stable_explore.display.table import Table
     from stable_explore.schema import Features
     from stable_explore.versioning.compare import Diff
@@ -87,6 +88,7 @@ def build(
     progress: bool = True,
     num_proc: int | None = None,
     executor: Executor | None = None,
+    lock_timeout: float | None = None,
 ) -> CachedDataset:
     """Cache what ``source`` yields as a new version of ``name`` (or reuse the version it built before).
 
@@ -142,6 +144,10 @@ def build(
         client's ``client.get_executor()``, one backed by Ray, or a pool of your own. Then
         ``num_proc`` is the number of tasks (default 32, or one per list item if
         fewer). Its workers must see the catalog home's file system.
+    lock_timeout:
+        Seconds to wait at most while another process builds the same source (it holds the
+        build lock; after a few seconds a ``LockWaitWarning`` says which process, on which
+        host, since when). None waits as long as it takes; then ``LockTimeoutError``.
 
     Returns
     -------
@@ -214,6 +220,7 @@ def build(
         check_content=check_content,
         num_proc=num_proc,
         executor=executor,
+        lock_timeout=lock_timeout,
     )
     result = build_version(  # checks the name and the features
         open_catalog(home, storage_options),
@@ -310,7 +317,8 @@ def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, An
     [('one', 1, 1)]
     """
     catalog = open_catalog(home, storage_options)
-    return listing_table(DATASET_COLUMNS, dataset_rows(catalog), title=f"datasets in {catalog.where}")
+    rows = dataset_rows(catalog)  # a dataset that cannot be read has a 'problem' naming the file
+    return listing_table(dataset_columns(rows), rows, title=f"datasets in {catalog.where}")
 
 
 def versions(name: str, home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
@@ -393,11 +401,20 @@ def gc(
     keep: int = 1,
     home: str | Path | None = None,
     storage_options: Mapping[str, Any] | None = None,
-) -> int:
+) -> GcReport:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
-    A tagged version (``latest`` included) is never deleted, and temp folders left by
-    builds that were killed are swept.
+    A tagged version (``latest`` included) is never deleted, nor one a build reused in the last
+    minute, even while builds run (gc and publishing share a lock per dataset). Leftovers of
+    processes that are gone are swept: temp folders and files, lock files nobody holds, an empty
+    dataset left by a failed first build. A dataset gc cannot read is skipped with a
+    ``GcProblemWarning`` naming the file; the others are collected.
+
+    Returns
+    -------
+    GcReport
+        The bytes freed (an ``int``), with ``.removed`` (``name@version``), ``.swept`` and
+        ``.problems``; ``.summary()`` lists them.
 
     Parameters
     ----------

@@ -107,6 +107,12 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--shard-size", default="256MB", help="target shard size (default 256MB, read as MiB)")
     build.add_argument("--compression", choices=["lz4", "zstd"], help="Arrow IPC buffer compression")
     build.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    build.add_argument(
+        "--lock-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after waiting this long for another process building the same source (default: wait)",
+    )
     return parser
 
 
@@ -202,8 +208,20 @@ def _build(args: argparse.Namespace, home: str | None) -> str:
         key=args.key,
         home=home,
         progress=not args.quiet,
+        lock_timeout=args.lock_timeout,
     )
     return f"{ds!r}\n{ds.build_info}"
+
+
+def _gc(name: str | None, keep: int, home: str | None) -> int:
+    """Collect garbage, printing each version removed and leftover swept; exit 1 if a dataset was unreadable."""
+    report = api.gc(name, keep=keep, home=home)
+    for line in [*(f"removed {v}" for v in report.removed), *(f"swept {s}" for s in report.swept)]:
+        print(line)
+    for problem in report.problems:
+        print(f"stable-explore gc: {problem}", file=sys.stderr)
+    print(f"freed {format_size(report)}")
+    return EXIT_PROBLEM if report.problems else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not report.ok:
                 return 1
         elif args.command == "gc":
-            print(f"freed {format_size(api.gc(args.name, keep=args.keep, home=home))}")
+            return _gc(args.name, args.keep, home)
         elif args.command == "export":
             print(_export(args.ref, args.to, args.format, home))
         elif args.command == "tag":

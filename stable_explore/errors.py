@@ -22,6 +22,7 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidNameError",
     "InvalidOptionError",
+    "LockTimeoutError",
     "MissingDependencyError",
     "NotInCatalogError",
     "RemoteStoreError",
@@ -196,6 +197,43 @@ class StableCacheError(StableExploreError):
     def __init__(self, message: str, original: BaseException | None = None) -> None:
         super().__init__(message)
         self.original = original
+
+
+class LockTimeoutError(StableExploreError, TimeoutError):
+    """Waiting for a lock (a build of the same source, a dataset's refs) took longer than ``lock_timeout``.
+
+    Attributes
+    ----------
+    path:
+        The lock file.
+    holder:
+        Who held it, as the holder recorded it (``process 123 on host, since ...``), or ``"unknown"``.
+    waited:
+        Seconds this process waited.
+    """
+
+    def __init__(self, path: str | Path, holder: str, waited: float) -> None:
+        self.path = Path(path)
+        self.holder = holder
+        self.waited = waited
+        super().__init__(
+            f"gave up after waiting {waited:.1f} s for the lock {self.path}, held by {holder}; "
+            "if that process is stopped or hung, end it (its lock is then released), or wait longer (lock_timeout=)"
+        )
+
+
+class LockWaitWarning(UserWarning):
+    """A build waits for a lock another process holds, or took over the lock of a process that is gone.
+
+    The message says who holds it (pid, host) and since when. A warning, not an error: the build goes on.
+    """
+
+
+class GcProblemWarning(UserWarning):
+    """``gc`` found a dataset it could not read (a damaged ref, source record or metadata) and skipped it.
+
+    The message names the file; the other datasets were collected. ``stable-explore fsck`` lists every problem.
+    """
 
 
 class RemoteStoreError(StableExploreError, OSError):

@@ -210,6 +210,12 @@ class StableMagics(Magics):
         metavar="K",
         help="build on K processes: the generator's list arguments are split into K tasks (same version id)",
     )
+    @argument(
+        "--lock-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up after waiting this long for another process building the same source",
+    )
     @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
@@ -331,6 +337,7 @@ class StableMagics(Magics):
             watch=tuple(args.watch),
             check_content=args.check_content,
             num_proc=args.num_proc,
+            lock_timeout=args.lock_timeout,
         )
         catalog = open_catalog(args.home)
         call_args: tuple[Any, ...] = ()

@@ -160,8 +160,9 @@ def test_gc_frees_untagged_versions_and_reports_it(
 ) -> None:
     code, out, err = cli(capsys, home, "gc", "--keep", "0")
     assert (code, err) == (0, "")
-    assert out.startswith("freed ")
-    assert out.strip() != "freed 0 B"
+    assert out.splitlines()[0] == f"removed pets@{raw.version}"  # each version removed is named
+    assert out.splitlines()[-1].startswith("freed ")
+    assert out.strip().splitlines()[-1] != "freed 0 B"
     assert not raw.cache_dir.exists()  # untagged and not the latest
     assert clean.cache_dir.is_dir()
     assert [row["version"] for row in se.versions("pets", home=home)] == [clean.version]

@@ -129,7 +129,9 @@ def test_cell_form_sees_variables_and_tracks_them(shell: InteractiveShell, capsy
 def test_keyed_pairs_in_a_cell_and_options(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     cell = "for i in range(4):\n    yield f'id-{i}', {'x': i, 'word': 'a'}\n"
     ds = shell.run_cell_magic(
-        "stable_cache", "letters --features features --name letters-v1 --tag first --compression zstd", cell
+        "stable_cache",
+        "letters --features features --name letters-v1 --tag first --compression zstd --lock-timeout 30",
+        cell,
     )
     assert ds.name == "letters-v1"
     assert ds.keys() == ["id-0", "id-1", "id-2", "id-3"]
@@ -324,7 +326,16 @@ def test_iterable_expression_and_ls(shell: InteractiveShell, capsys: pytest.Capt
 
 def test_help_text_lists_the_options(shell: InteractiveShell) -> None:
     doc = shell.find_line_magic("stable_cache").__doc__
-    for option in ("--features", "--name", "--force", "--shard-size", "--key", "--quiet", "--compression"):
+    for option in (
+        "--features",
+        "--name",
+        "--force",
+        "--shard-size",
+        "--key",
+        "--quiet",
+        "--compression",
+        "--lock-timeout",
+    ):
         assert option in doc
     assert "NAME = EXPR" in doc
 

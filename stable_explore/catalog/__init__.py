@@ -8,8 +8,8 @@ from __future__ import annotations
 from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version, failure_note, failure_note_of
 from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
 from stable_explore.catalog.fsck import FsckReport, fsck
-from stable_explore.catalog.gc import collect_garbage
-from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_rows, version_rows
+from stable_explore.catalog.gc import GcReport, collect_garbage
+from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_columns, dataset_rows, version_rows
 from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, is_url, open_store, resolve_home, split_url_ref
 from stable_explore.catalog.options import BuildOptions
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
@@ -26,6 +26,7 @@ __all__ = [
     "BuildResult",
     "Catalog",
     "FsckReport",
+    "GcReport",
     "ProgressFactory",
     "Published",
     "RemoteCatalog",
@@ -37,6 +38,7 @@ __all__ = [
     "check_name",
     "collect_garbage",
     "copy_version",
+    "dataset_columns",
     "dataset_rows",
     "explain_changes",
     "is_url",

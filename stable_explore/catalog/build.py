@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from stable_explore.catalog.catalog import warn_lock_wait
 from stable_explore.catalog.code_tokens import user_stacklevel
 from stable_explore.catalog.file_state import Entry, read_listing, write_listing
 from stable_explore.catalog.names import LATEST, check_name
@@ -110,17 +111,21 @@ def build_version(
 
     if decides and not options.force:
         assert plan.fingerprint is not None
-        hit = catalog.lookup_source(name, plan.fingerprint)
+        hit = catalog.reuse_source(name, plan.fingerprint)
         if hit is not None:
             return reuse(hit, hit_reason)
     if plan.unstable:
         _warn_once(name, plan)
 
-    lock = catalog.build_lock(name, plan.fingerprint) if decides and plan.fingerprint else contextlib.nullcontext()
+    lock = (
+        catalog.build_lock(name, plan.fingerprint, timeout=options.lock_timeout, notify=warn_lock_wait)
+        if decides and plan.fingerprint
+        else contextlib.nullcontext()
+    )
     with lock:
         if decides and not options.force:
             assert plan.fingerprint is not None
-            hit = catalog.lookup_source(name, plan.fingerprint)
+            hit = catalog.reuse_source(name, plan.fingerprint)
             if hit is not None:
                 return reuse(hit, "reused: built by another process while this one waited")
         changes: list[str] = []

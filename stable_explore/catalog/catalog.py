@@ -10,20 +10,39 @@ Layout under the home (``$STABLE_EXPLORE_HOME``, default ``~/.cache/stable-explo
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stable_explore.catalog.code_tokens import user_stacklevel
 from stable_explore.catalog.names import LATEST, NAME_PATTERN, check_name, resolve_home
-from stable_explore.errors import CacheNotFoundError, UnsafePathError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    CacheNotFoundError,
+    CacheWriteError,
+    LockWaitWarning,
+    UnsafePathError,
+)
 from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.fsutil import writing
 from stable_explore.storage.local import LocalStore
+from stable_explore.storage.locks import Notify, hold_lock
 
 if TYPE_CHECKING:
     from stable_explore.storage.protocol import Store
 
-__all__ = ["Catalog", "StoreCatalog", "VersionRef"]
+__all__ = ["REFS_LOCK", "Catalog", "StoreCatalog", "VersionRef", "warn_lock_wait"]
+
+REFS_LOCK = ".refs.lock"
+
+
+def warn_lock_wait(message: str) -> None:
+    """Say (as a :class:`LockWaitWarning`) that this process waits for a lock, or took one over."""
+    warnings.warn(message, LockWaitWarning, stacklevel=user_stacklevel())
 
 
 @dataclass(frozen=True)
@@ -80,23 +99,34 @@ class StoreCatalog:
         """Tag -> version id for ``name`` (``latest`` included)."""
         found = {}
         for tag in self.store.list_dir(f"{check_name(name)}/refs"):
-            if tag.startswith("."):
+            if tag.startswith(".") or not NAME_PATTERN.fullmatch(tag):
                 continue
-            text = self.store.read_text(self._ref_key(name, tag))
+            text = self._read_pointer(self._ref_key(name, tag), "ref")
             if text is not None:
                 found[tag] = text.strip()
         return found
 
     def read_ref(self, name: str, tag: str) -> str | None:
         """The version id ``tag`` points at, or None when the tag is not set."""
-        text = self.store.read_text(self._ref_key(name, tag))
+        text = self._read_pointer(self._ref_key(name, tag), "ref")
         return (text or "").strip() or None
 
+    def _read_pointer(self, key: str, what: str) -> str | None:
+        """A ref's or source record's text; one that is no readable UTF-8 file is a CacheCorruptionError naming it."""
+        try:
+            return self.store.read_text(key)
+        except (OSError, UnicodeDecodeError) as exc:
+            where = self.store.local_path(key) or f"{self.store.url}/{key}"
+            reason = "is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"cannot be read ({exc})"
+            msg = f"the {what} {reason}; point it at a version again (se.tag) or delete it"
+            raise CacheCorruptionError(where, msg) from exc
+
     def write_ref(self, name: str, tag: str, version_id: str) -> None:
-        """Point ``tag`` at a version (atomically)."""
+        """Point ``tag`` at a version (atomically; under the refs lock, so gc cannot delete it meanwhile)."""
         key = self._ref_key(name, tag)
-        self._check_version(name, version_id)
-        self.store.write_text(key, version_id + "\n")
+        with self.refs_lock(name):
+            self._check_version(name, version_id)
+            self.store.write_text(key, version_id + "\n")
 
     def swap_ref(self, name: str, tag: str, expected: str | None, version_id: str) -> bool:
         """Point ``tag`` at a version only if it still points at ``expected`` (None: only if unset).
@@ -144,21 +174,54 @@ class StoreCatalog:
 
     def lookup_source(self, name: str, source_fingerprint: str) -> str | None:
         """The version a source fingerprint built, if that version still exists."""
-        text = self.store.read_text(self._source_key(name, source_fingerprint))
+        try:
+            text = self._read_pointer(self._source_key(name, source_fingerprint), "source record")
+        except CacheCorruptionError:
+            return None  # a damaged record only costs a rebuild, which writes a good one
         version_id = (text or "").strip()
         if not version_id:
             return None
         return version_id if self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}") else None
+
+    def reuse_source(self, name: str, source_fingerprint: str) -> str | None:
+        """:meth:`lookup_source`, and mark the version used, under the refs lock: gc then leaves it a while.
+
+        In a home this process cannot write (a read-only share), nothing is marked: gc cannot run there either.
+        """
+        try:
+            with self.refs_lock(name):
+                version_id = self.lookup_source(name, source_fingerprint)
+                if version_id is not None:
+                    self._mark_used(name, version_id)
+        except CacheWriteError as exc:
+            if exc.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                raise
+            return self.lookup_source(name, source_fingerprint)
+        return version_id
+
+    def _mark_used(self, name: str, version_id: str) -> None:
+        """Record that a build was just handed this version (local homes; see :mod:`stable_explore.catalog.gc`)."""
 
     def record_source(self, name: str, source_fingerprint: str, version_id: str) -> None:
         """Remember that this source built ``version_id``."""
         self.store.write_text(self._source_key(name, source_fingerprint), version_id + "\n")
 
     @contextlib.contextmanager
-    def build_lock(self, name: str, key: str) -> Iterator[None]:
-        """Held while building ``key``, so concurrent builders of one source build once."""
+    def build_lock(
+        self, name: str, key: str, *, timeout: float | None = None, notify: Notify | None = None
+    ) -> Iterator[None]:
+        """Held while building ``key``, so concurrent builders of one source build once.
+
+        ``timeout`` and ``notify`` (who holds the lock, after a few seconds) apply to local homes;
+        an object store's lease lock waits until the lease is free or stale.
+        """
         with self.store.lock(f"{check_name(name)}/.build-{check_name(key, 'build key')}.lock"):
             yield
+
+    def refs_lock(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """Held while refs move and while gc decides and deletes (local homes; object stores swap refs by CAS)."""
+        check_name(name)
+        return contextlib.nullcontext()
 
 
 class Catalog(StoreCatalog):
@@ -210,6 +273,34 @@ class Catalog(StoreCatalog):
     def sources_dir(self, name: str) -> Path:
         """The folder of ``name``'s source records (source fingerprint -> version id)."""
         return self.dataset_dir(name) / "sources"
+
+    @contextlib.contextmanager
+    def build_lock(
+        self, name: str, key: str, *, timeout: float | None = None, notify: Notify | None = None
+    ) -> Iterator[None]:
+        """Held while building ``key``: the lock file ``<name>/.build-<key>.lock`` records who holds it."""
+        path = self.dataset_dir(name) / f".build-{check_name(key, 'build key')}.lock"
+        with hold_lock(path, timeout=timeout, notify=notify):
+            yield
+
+    def refs_lock(self, name: str) -> contextlib.AbstractContextManager[None]:
+        """``<name>/.refs.lock``, held while refs move and while gc decides and deletes.
+
+        Publishing holds it while it renames a version in and moves refs, and gc while it decides
+        what no ref points at and moves it out, so gc never deletes what a ref points to.
+        """
+        return hold_lock(self.dataset_dir(name) / REFS_LOCK, notify=warn_lock_wait)
+
+    def use_mark(self, name: str, version_id: str) -> Path:
+        """``<name>/.used/<version>``: its modification time is when a build last reused that version."""
+        return self.dataset_dir(name) / ".used" / check_name(version_id, "version id")
+
+    def _mark_used(self, name: str, version_id: str) -> None:
+        mark = self.use_mark(name, version_id)
+        with writing(mark):
+            mark.parent.mkdir(exist_ok=True)
+            mark.touch()
+            os.utime(mark)
 
     def version_meta(self, name: str, version_id: str) -> ShardedCacheMeta:
         """The checked ``_metadata.json`` of one version."""

@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import functools
 import hashlib
@@ -77,7 +78,9 @@ def user_stacklevel() -> int:
     here = inspect.currentframe()
     frame = here.f_back if here is not None else None  # the caller's frame: stacklevel 1
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or frame.f_code.co_filename == contextlib.__file__
+    ):  # our context managers run inside contextlib's frames: the user's line is above both
         frame = frame.f_back
         level += 1
     return level

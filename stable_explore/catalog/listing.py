@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST
-from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, StableExploreError
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog
 
-__all__ = ["DATASET_COLUMNS", "VERSION_COLUMNS", "dataset_rows", "version_rows"]
+__all__ = ["DATASET_COLUMNS", "VERSION_COLUMNS", "dataset_columns", "dataset_rows", "version_rows"]
 
 VERSION_COLUMNS = ["version", "created", "rows", "bytes", "parent", "message", "tags"]
 DATASET_COLUMNS = ["name", "latest", "rows", "bytes", "versions", "created", "tags"]
@@ -58,14 +58,30 @@ def dataset_rows(catalog: Catalog) -> list[dict[str, Any]]:
     """Every dataset: its latest version, rows, bytes, number of versions and tags."""
     rows = []
     for name in catalog.names():
-        latest = catalog.read_ref(name, LATEST)
-        row: dict[str, Any] = {"name": name, "latest": latest, "versions": len(catalog.version_ids(name))}
-        if latest:
-            try:
-                meta = catalog.version_meta(name, latest)
-                row.update(rows=meta.num_rows, bytes=meta.nbytes, created=meta.version_metadata.created_at or "")
-            except (CacheCorruptionError, CacheNotFoundError):
-                row["created"] = "unreadable"
-        row["tags"] = sorted(t for t in catalog.refs(name) if t != LATEST)
+        row: dict[str, Any] = {"name": name}
+        try:
+            _describe_dataset(catalog, name, row)
+        except (StableExploreError, OSError, ValueError, RecursionError) as exc:
+            # one broken dataset is reported in its own row; the others are still listed
+            where = getattr(exc, "path", None) or getattr(exc, "filename", None) or catalog.store.local_path(name)
+            row["problem"] = f"{where}: {getattr(exc, 'reason', None) or exc}"
         rows.append(row)
     return rows
+
+
+def dataset_columns(rows: list[dict[str, Any]]) -> list[str]:
+    """:data:`DATASET_COLUMNS`, plus ``problem`` when a dataset could not be read."""
+    return [*DATASET_COLUMNS, "problem"] if any("problem" in row for row in rows) else DATASET_COLUMNS
+
+
+def _describe_dataset(catalog: Catalog, name: str, row: dict[str, Any]) -> None:
+    row["versions"] = len(catalog.version_ids(name))
+    latest = row["latest"] = catalog.read_ref(name, LATEST)
+    if latest:
+        try:
+            meta = catalog.version_meta(name, latest)
+            row.update(rows=meta.num_rows, bytes=meta.nbytes, created=meta.version_metadata.created_at or "")
+        except (CacheCorruptionError, CacheNotFoundError) as exc:
+            row["created"] = "unreadable"
+            row["problem"] = str(exc)
+    row["tags"] = sorted(t for t in catalog.refs(name) if t != LATEST)

@@ -60,6 +60,9 @@ class BuildOptions:
         Build in parallel (see :mod:`stable_explore.catalog.parallel`): ``num_proc`` tasks on as
         many spawned processes, or tasks on ``executor`` (any :class:`concurrent.futures.Executor`;
         then ``num_proc`` is the number of tasks). Neither is part of the cache decision.
+    lock_timeout:
+        Seconds to wait at most for another process building the same source (None: wait as long
+        as it takes, saying who holds the lock after a few seconds); then ``LockTimeoutError``.
     """
 
     description: str | None = None
@@ -77,6 +80,7 @@ class BuildOptions:
     check_content: bool = False
     num_proc: int | None = None
     executor: Executor | None = field(default=None, compare=False)
+    lock_timeout: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ignore", _names(self.ignore, "ignore"))
@@ -99,6 +103,13 @@ class BuildOptions:
             raise InvalidOptionError(msg)
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             msg = f"batch_size must be a positive int, got {self.batch_size!r}"
+            raise InvalidOptionError(msg)
+        if self.lock_timeout is not None and (
+            isinstance(self.lock_timeout, bool)
+            or not isinstance(self.lock_timeout, (int, float))
+            or not self.lock_timeout >= 0
+        ):
+            msg = f"lock_timeout must be a number of seconds >= 0 (or None to wait), got {self.lock_timeout!r}"
             raise InvalidOptionError(msg)
         parse_size(self.shard_size)  # a clear error now, not after the generator ran
         if self.num_proc is not None and (

@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import errno
 import os
@@ -38,14 +37,14 @@ from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
-from stable_explore.storage.fsutil import fsync_path
+from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.writer import write_metadata
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef
 
-__all__ = ["Published", "publish_version", "remove_version_dir"]
+__all__ = ["Published", "publish_version", "remove_version_dir", "unpublish_version_dir"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +81,11 @@ def publish_version(
     fields = {**shard_fields, **record.to_json()}
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
-    ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
-    catalog.write_ref(name, LATEST, version_id)
-    if tag:
-        catalog.write_ref(name, tag, version_id)
+    with catalog.refs_lock(name):  # gc decides under the same lock: it never sees the version without its ref
+        ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+        catalog.write_ref(name, LATEST, version_id)
+        if tag:
+            catalog.write_ref(name, tag, version_id)
     return Published(ref, existed)
 
 
@@ -104,16 +104,20 @@ def _move_into_place(
     elif target.exists():
         remove_version_dir(target)  # a leftover without metadata (an interrupted delete): not a version
     write_metadata(staging, fields)
-    fsync_path(staging)  # the directory entries must be durable before the rename publishes them
-    target.parent.mkdir(parents=True, exist_ok=True)
+    with writing(staging):
+        fsync_path(staging)  # the directory entries must be durable before the rename publishes them
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(target)
     except OSError as exc:
         if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
-            raise
+            raise write_error(exc, target) from exc
         return catalog.ref(name, version_id), True  # another process published the same content
-    with contextlib.suppress(OSError):
-        fsync_path(target.parent)
+    try:
+        fsync_dir(target.parent)  # the rename itself must be durable before a ref names the version
+    except OSError as exc:
+        remove_version_dir(target)  # not durable: take it back, so nothing half-published is left
+        raise write_error(exc, target.parent) from exc
     return catalog.ref(name, version_id), False
 
 
@@ -151,6 +155,15 @@ def remove_version_dir(directory: Path) -> None:
 
     An interrupted delete leaves a temp dir that the next sweep finishes, never a half-deleted version.
     """
+    shutil.rmtree(unpublish_version_dir(directory), ignore_errors=True)
+
+
+def unpublish_version_dir(directory: Path) -> Path:
+    """Take a version out of ``versions/`` in one atomic rename; returns the temp dir left to delete.
+
+    Its name marks it as a deleted version (``gc``), so a reader that still has the version
+    open is told it was garbage-collected rather than that a shard is missing.
+    """
     doomed = directory.parent / f".{directory.name}.tmp-{socket.gethostname()}-{os.getpid()}-gc{uuid.uuid4().hex[:6]}"
     directory.rename(doomed)
-    shutil.rmtree(doomed, ignore_errors=True)
+    return doomed

@@ -152,8 +152,10 @@ def copy_version(
                 if on_file is not None:
                     on_file(int(expected or 0))
         _check_arrived(source, target, name, version_id, raw)
-        target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", text)
-    report.tags = tuple(_move_refs(source, target, name, version_id))
+    with target.refs_lock(name):  # gc of a local home cannot take the version before its refs point at it
+        if not report.existed:
+            target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", text)
+        report.tags = tuple(_move_refs(source, target, name, version_id))
     return report
 
 

@@ -83,9 +83,13 @@ class BatchDigests:
 
     @classmethod
     def of_batches(cls, columns: Sequence[str], batches: Iterable[pa.RecordBatch]) -> BatchDigests:
-        """Digest batches as a reader gets them (see :func:`column_digest`)."""
-        listed = list(batches)
-        return cls(tuple(columns), tuple(b.num_rows for b in listed), tuple(_batch_digest(b) for b in listed))
+        """Digest batches as a reader gets them (see :func:`column_digest`), one at a time."""
+        rows: list[int] = []
+        digests: list[str] = []
+        for batch in batches:
+            rows.append(batch.num_rows)
+            digests.append(_batch_digest(batch))
+        return cls(tuple(columns), tuple(rows), tuple(digests))
 
     def digest(self, batch: int, column: int) -> str:
         """The hex digest of one column of one record batch."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,6 +240,8 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         raw = json.loads(meta_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
+        raise _corrupt(meta_path, "not valid metadata: JSON nested too deeply to read") from exc
     if not isinstance(raw, dict):
         raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
     version = raw.get("cache_format_version")
@@ -456,6 +458,37 @@ def _upgrade_binary(table: pa.Table) -> pa.Table:
     return table.cast(schema)
 
 
+def read_shard_batches(path: Path) -> Iterator[pa.RecordBatch]:
+    """A shard's record batches as :func:`open_shard` gives them, read one at a time into memory.
+
+    Not memory-mapped: a writer digesting the shard it just wrote holds one batch at a time,
+    not the pages of the whole file (which a mapping would keep resident until it is closed).
+    """
+    with pa.OSFile(str(path)) as source:
+        reader = ipc.open_file(source)
+        for index in range(reader.num_record_batches):
+            batch = reader.get_batch(index)
+            if any(f.type == pa.binary() for f in batch.schema):
+                batch = _upgrade_binary(pa.Table.from_batches([batch])).combine_chunks().to_batches()[0]
+            yield batch
+
+
+def _version_gone(cache_dir: Path) -> str | None:
+    """Why a whole cache directory is gone (deleted, or garbage-collected, after it was opened), or None."""
+    if (cache_dir / METADATA_FILE).exists():
+        return None
+    gc_mark = f".{cache_dir.name}.tmp-"
+    try:
+        collected = any(e.name.startswith(gc_mark) and "-gc" in e.name for e in cache_dir.parent.iterdir())
+    except OSError:
+        collected = False
+    how = "garbage-collected by gc" if collected or cache_dir.parent.name == "versions" else "deleted"
+    return (
+        f"version {cache_dir.name} ({cache_dir}) was {how} after this dataset was opened, so its shards are gone; "
+        "load the dataset again (tag a version to keep it from gc)"
+    )
+
+
 def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
     """Memory-map one shard and return its table, zero-copy.
 
@@ -478,6 +511,9 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
         if validate:
             table.validate(full=True)
     except FileNotFoundError:
+        gone = _version_gone(path.parent)
+        if gone:
+            raise CacheNotFoundError(gone) from None
         raise _corrupt(path, "shard file is missing") from None
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc

@@ -38,6 +38,20 @@ def fsync_path(path: Path) -> None:
         os.close(fd)
 
 
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename into it) to disk; a failure raises.
+
+    The one failure ignored is ``EINVAL``: file systems that cannot fsync a directory at all
+    (some FUSE and network mounts) say so with it, and there the rename is as durable as that
+    file system makes it. Any other error (``EIO``, ``ENOSPC``...) means the entry may not be on disk.
+    """
+    try:
+        fsync_path(path)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+
+
 def temp_path_beside(path: Path) -> Path:
     """A fresh temp name next to ``path`` that names its owner (host, pid), so a sweep can tell if it is stale."""
     return path.with_name(f"{_tmp_prefix(path.name)}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -83,15 +97,45 @@ def _owner(dirname: str) -> tuple[str, int] | None:
         return None
 
 
-def _owner_alive(host: str, pid: int) -> bool:
-    """Whether the process that named a temp dir may still be writing it."""
+def _owner_alive(host: str, pid: int, since: float | None = None) -> bool:
+    """Whether the process that named a temp dir (last modified at ``since``) may still be writing it.
+
+    A live process with that pid that started after ``since`` is another process the pid was
+    given to (Linux tells when a process started): the writer is gone.
+    """
     if host != socket.gethostname():
         return True  # another machine on a shared disk: only the age rule applies
     try:
         os.kill(pid, 0)
     except OSError as exc:
-        return exc.errno == errno.EPERM  # exists, owned by another user
-    return True
+        if exc.errno != errno.EPERM:  # EPERM: exists, owned by another user
+            return False
+    started = _process_started_at(pid)
+    return started is None or since is None or started <= since + 1.0
+
+
+@functools.cache
+def _boot_time() -> float | None:
+    try:
+        for line in Path("/proc/stat").read_text().splitlines():
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _process_started_at(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), where the system says (Linux ``/proc``)."""
+    boot = _boot_time()
+    if boot is None:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, counted after the command name
+    except (OSError, ValueError, IndexError):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
 
 
 def bytes_freed_by_removing(path: Path) -> int:
@@ -120,7 +164,7 @@ def sweep_stale_temp_dirs(parent: Path) -> int:
         except FileNotFoundError:
             continue
         local = owner[0] == socket.gethostname()
-        if _owner_alive(*owner) and (local or age < _STALE_AFTER_SECONDS):
+        if _owner_alive(*owner, now - age) and (local or age < _STALE_AFTER_SECONDS):
             continue  # a live local builder is never swept, however slow
         with contextlib.suppress(OSError):
             removed += bytes_freed_by_removing(entry)
@@ -144,7 +188,7 @@ def is_leftover(entry: Path) -> str | None:
         age = time.time() - entry.stat().st_mtime
     except OSError:
         return None
-    if _owner_alive(*owner) and (owner[0] == socket.gethostname() or age < _STALE_AFTER_SECONDS):
+    if _owner_alive(*owner, time.time() - age) and (owner[0] == socket.gethostname() or age < _STALE_AFTER_SECONDS):
         return None  # still being written
     who = f"process {owner[1]} on {owner[0]}"
     if aside:

@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import shutil
 from collections.abc import Callable
@@ -27,7 +28,7 @@ import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheWriteError
 from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT, open_shard
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT, open_shard, read_shard_batches
 from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
 from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
 
@@ -147,11 +148,15 @@ def _start_writeback_of(path: Path, offset: int, length: int) -> None:
 def batch_digests_of(path: Path) -> BatchDigests:
     """The record batch digests of a finished shard, from the file as a reader maps it (see storage.batches).
 
-    The file was just written, so this reads the page cache; it runs on the helper thread,
+    The file was just written, so this reads the page cache, one batch at a time (a mapping of
+    the whole file would keep up to a shard's size resident); it runs on the helper thread,
     beside the writing of the next shard.
     """
-    table = open_shard(path, validate=False)
-    return BatchDigests.of_batches(table.schema.names, table.to_batches())
+    batches = read_shard_batches(path)
+    first = next(batches, None)
+    if first is None:
+        return BatchDigests.of_batches(open_shard(path, validate=False).schema.names, [])
+    return BatchDigests.of_batches(first.schema.names, itertools.chain([first], batches))
 
 
 Sealed = tuple[str, BatchDigests | None]

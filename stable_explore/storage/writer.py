@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import xxhash
 from filelock import FileLock
 
 from stable_explore._canonical import unencodable_text
@@ -41,9 +40,11 @@ from stable_explore.storage.format import (
     ShardedCacheMeta,
     meta_from_dict,
     metadata_digest,
+    read_shard_batches,
 )
 from stable_explore.storage.fsutil import publish_dir, temp_dir_beside, writing
 from stable_explore.storage.hashing import ContentDigest, row_hashes
+from stable_explore.storage.key_check import KeyCheck, key_hashes
 from stable_explore.storage.shards import BatchCallback, ShardList, ShardWriter
 
 if TYPE_CHECKING:
@@ -126,76 +127,38 @@ def _key_problem(key: Any) -> str | None:
     return None
 
 
-def _key_hashes(keys: pa.Array) -> np.ndarray:
-    """64 bits per key: an int key is its own hash (exact); a string key's is xxh3-64 of its UTF-8 bytes."""
-    if pa.types.is_integer(keys.type):
-        return np.asarray(keys.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
-    digest = xxhash.xxh3_64_intdigest
-    return np.fromiter((digest(k.encode()) for k in keys.to_pylist()), dtype=np.uint64, count=len(keys))
-
-
-class _KeyCheck:
-    """Refuses duplicate keys in a build, in bounded memory: 8 bytes a row (16 while checking), never the keys.
-
-    Duplicates inside one batch are caught as the batch is encoded; across batches, the sorted
-    hashes are compared when the last shard is sealed. A repeated hash is then confirmed on the
-    keys read back from the shards (so a hash collision is never reported as a duplicate).
-    """
-
-    def __init__(self) -> None:
-        self._chunks: list[np.ndarray] = []
-
-    def add(self, keys: list[Any], key_array: pa.Array, first_index: int) -> None:
-        if len(set(keys)) != len(keys):
-            first: dict[Any, int] = {}
-            for position, key in enumerate(keys):
-                if key in first:
-                    raise DuplicateKeyError(key, first_index + first[key], first_index + position)
-                first[key] = position
-        self._chunks.append(_key_hashes(key_array))
-
-    def add_hashes(self, key_array: pa.Array) -> None:
-        """Add keys already known to be unique among themselves (a shard another writer checked)."""
-        self._chunks.append(_key_hashes(key_array).copy())  # a copy: the keys may live in a memory map
-
-    def finish(self, out_dir: Path, written: ShardList) -> None:
-        if not self._chunks:
-            return
-        hashes = np.concatenate(self._chunks)
-        self._chunks.clear()
-        hashes.sort()
-        repeated = hashes[1:][hashes[1:] == hashes[:-1]]
-        if len(repeated):
-            self._confirm(out_dir, written, np.unique(repeated))
-
-    @staticmethod
-    def _confirm(out_dir: Path, written: ShardList, candidates: np.ndarray) -> None:
-        first: dict[Any, int] = {}
-        offset = 0
-        for name, rows in zip(written.names, written.rows, strict=True):
-            with pa.memory_map(str(out_dir / name)) as source:
-                keys = pa.ipc.open_file(source).read_all().column(KEY_COLUMN).combine_chunks()
-            for position in np.flatnonzero(np.isin(_key_hashes(keys), candidates)).tolist():
+def _confirm_duplicates(out_dir: Path, written: ShardList, candidates: np.ndarray) -> None:
+    """Raise DuplicateKeyError for the first key that repeats among those whose hash repeats (read back)."""
+    if not len(candidates):
+        return
+    first: dict[Any, int] = {}
+    offset = 0
+    for name in written.names:
+        for batch in read_shard_batches(out_dir / name):  # a batch at a time: memory stays flat in the rows
+            keys = batch.column(KEY_COLUMN)
+            for position in np.flatnonzero(np.isin(key_hashes(keys), candidates)).tolist():
                 key = keys[position].as_py()
                 if key in first:
                     raise DuplicateKeyError(key, first[key], offset + position)
                 first[key] = offset + position
-            offset += rows
+            offset += batch.num_rows
 
 
 def check_unique_keys(out_dir: Path, written: ShardList) -> None:
     """Refuse a key repeated across shards that separate writers wrote (a parallel build's tasks).
 
-    Each writer already refused repeats among its own rows; this compares every shard's keys,
-    in bounded memory as :class:`_KeyCheck` does, and names rows by their place in ``written``.
+    Each writer already refused repeats among its own rows; this compares every shard's keys
+    in the same bounded memory as a serial build (:class:`KeyCheck`), and names rows by their
+    place in ``written``.
     """
-    check = _KeyCheck()
-    for name in written.names:
-        with pa.memory_map(str(out_dir / name)) as source:
-            reader = pa.ipc.open_file(source)
-            for position in range(reader.num_record_batches):
-                check.add_hashes(reader.get_batch(position).column(KEY_COLUMN))
-    check.finish(out_dir, written)
+    check = KeyCheck(out_dir)
+    try:
+        for name in written.names:
+            for batch in read_shard_batches(out_dir / name):
+                check.add_unique(batch.column(KEY_COLUMN))
+        _confirm_duplicates(out_dir, written, check.repeated_hashes())
+    finally:
+        check.close()
 
 
 def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:
@@ -241,7 +204,7 @@ def write_shards(
         msg = "features must have at least one column"
         raise SchemaError(msg)
     encoder = _BatchEncoder(features)
-    key_check = _KeyCheck()
+    key_check = KeyCheck(out_dir)  # spills sorted key hashes into out_dir past 1M rows
     names = encoder.names
     field_count = len(names)
     # One C-level call fetches every field of an example; batches are transposed at flush.
@@ -287,10 +250,11 @@ def write_shards(
             flush()
         written = shards.finish() if shards is not None else ShardList([], [], [], [])
     except BaseException:
+        key_check.close()
         if shards is not None:
             shards.abort()
         raise
-    key_check.finish(out_dir, written)
+    _confirm_duplicates(out_dir, written, key_check.repeated_hashes())
 
     return shard_metadata(
         features,

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,24 @@ def test_a_hit_on_the_latest_version_writes_nothing(home: Path) -> None:
     before = ref.stat().st_mtime_ns
     se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
     assert ref.stat().st_mtime_ns == before
+
+
+def test_a_cache_hit_in_a_home_this_process_cannot_write_still_reuses(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hit takes the refs lock to mark the version used (for gc); on a read-only share that fails: still a hit."""
+    import errno
+    import os
+
+    first = se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    real_open = os.open
+
+    def read_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", read_only)
+    again = se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    assert again.build_info.startswith("reused")
+    assert again.version == first.version

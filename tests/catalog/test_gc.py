@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import stable_explore as se
+from stable_explore.catalog import Catalog, collect_garbage
 from tests.sources import NUM_FEATURES, numbers
 
 
@@ -37,3 +46,92 @@ def test_gc_counts_only_bytes_it_frees_from_an_interrupted_save(home: Path) -> N
     assert freed == 1000
     assert not stale.exists()
     assert se.verify(ds).num_rows == 300
+
+
+def _age(path: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+
+
+def test_gc_sweeps_leftovers_of_dead_processes_and_says_so(home: Path) -> None:
+    ds = se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    host, dead = socket.gethostname(), _dead_pid()
+    root = home / "numbers"
+    ref_tmp = root / "refs" / f".latest.tmp-{host}-{dead}-abcd1234"
+    ref_tmp.write_text("x\n")
+    source_tmp = root / "sources" / f".abc.tmp-{host}-{dead}-abcd1234"
+    source_tmp.write_text("x\n")
+    stale_lock = root / ".build-0123abcd.lock"
+    stale_lock.write_text(json.dumps({"pid": dead, "host": host, "since": "then"}) + "\n")
+    reused = root / "versions" / f".staging.tmp-{host}-{os.getpid()}-abcd1234"  # this pid, but older than us
+    reused.mkdir()
+    (reused / "shard-00000.arrow").write_bytes(b"x" * 100)
+    _age(reused, 3 * 3600)
+    live = root / "versions" / f".staging.tmp-{host}-{os.getpid()}-live0001"  # a build of this process, now
+    live.mkdir()
+    report = se.gc(home=home)
+    swept = "\n".join(report.swept)
+    for path in (ref_tmp, source_tmp, stale_lock, reused):
+        assert not path.exists(), path
+        assert str(path) in swept
+    assert live.exists()
+    assert str(live) not in swept
+    assert int(report) == 100 + 2 + 2  # the shard, and the two one-line temp files
+    assert se.verify(ds).num_rows == 3
+    assert se.fsck(home=home).ok
+
+
+def test_gc_never_sweeps_a_held_lock(home: Path) -> None:
+    from stable_explore.storage.locks import hold_lock
+
+    se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    lock = home / "numbers" / ".build-feedbeef.lock"
+    with hold_lock(lock):
+        assert se.gc(home=home).swept == []
+        assert lock.exists()
+    assert not lock.exists()  # let go: its holder removes it
+
+
+def test_gc_removes_the_empty_dataset_a_failed_first_build_left(home: Path) -> None:
+    def broken() -> Iterator[dict[str, object]]:
+        yield {"x": 1, "s": "a"}
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        se.build(broken, NUM_FEATURES, name="never", home=home, progress=False)
+    folder = home / "never"
+    assert folder.is_dir()
+    assert not any((folder / "versions").iterdir())
+    assert se.gc(home=home).swept == []  # it may be a first build starting now: left a minute
+    _age(folder / "versions", 120)
+    report = se.gc(home=home)
+    assert not folder.exists()
+    assert report.swept == [f"{folder} (an empty dataset left by a failed first build)"]
+
+
+def test_gc_drops_file_listings_no_version_names(home: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.txt").write_text("a")
+
+    def files(root: str) -> Iterator[dict[str, object]]:
+        for i, p in enumerate(sorted(Path(root).iterdir())):
+            yield {"x": i, "s": p.name}
+
+    se.build(files, NUM_FEATURES, args=(str(data),), home=home, progress=False)
+    (data / "b.txt").write_text("b")
+    se.build(files, NUM_FEATURES, args=(str(data),), home=home, progress=False)
+    listings = home / "files" / "sources" / "files"
+    assert len(list(listings.iterdir())) == 2
+    for path in listings.iterdir():
+        _age(path, 3600)
+    report = collect_garbage(Catalog(home), keep=0, grace=0)
+    assert len(report.removed) == 1
+    assert len(list(listings.iterdir())) == 1  # the deleted version's listing went with it
+    assert any("a file listing no version's source names" in s for s in report.swept)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 import stable_explore as se
 from tests.sources import NUM_FEATURES, numbers
@@ -46,3 +50,49 @@ def test_same_content_has_the_same_version_id_in_any_process_and_home(tmp_path: 
     assert out.stdout.strip() == a.version
     changed = se.build(rows, NUM_FEATURES, name="n", home=tmp_path / "a", progress=False, description="other")
     assert changed.version != a.version
+
+
+def _fail_fsync_of(directory: Path, error: int, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Inject a failing fsync (``error``) of one directory: the real call runs for every other fd."""
+    real = os.fsync
+    failed: list[str] = []
+
+    def fsync(fd: int) -> None:
+        if Path(f"/proc/self/fd/{fd}").readlink() == directory:
+            failed.append(str(directory))
+            raise OSError(error, os.strerror(error))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return failed
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="finds the fsynced directory through /proc")
+def test_a_failed_fsync_of_versions_fails_the_publish_and_leaves_nothing(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    failed = _fail_fsync_of(home / "numbers" / "versions", errno.EIO, monkeypatch)
+    with pytest.raises(se.CacheWriteError) as caught:
+        se.build(numbers, NUM_FEATURES, args=(4,), home=home, progress=False)
+    assert failed  # the fault really was injected
+    assert caught.value.errno == errno.EIO
+    assert caught.value.filename == str(home / "numbers" / "versions")
+    assert f"numbers@{old.version} is kept as the latest version" in str(caught.value.__notes__)
+    monkeypatch.undo()
+    assert [row["version"] for row in se.versions("numbers", home=home)] == [old.version]  # nothing half-published
+    assert se.load("numbers", home=home).version == old.version
+    again = se.build(numbers, NUM_FEATURES, args=(4,), home=home, progress=False)
+    assert len(again) == 4
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="finds the fsynced directory through /proc")
+def test_a_file_system_that_cannot_fsync_directories_still_publishes(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    failed = _fail_fsync_of(home / "numbers" / "versions", errno.EINVAL, monkeypatch)
+    ds = se.build(numbers, NUM_FEATURES, args=(4,), home=home, progress=False)
+    assert failed
+    assert len(ds) == 4
+    assert se.load("numbers", home=home).version == ds.version

@@ -106,3 +106,102 @@ def edit_metadata(cache_dir: Path, change: Any, *, keep_digest: bool = True) -> 
     if not keep_digest:
         raw.pop("metadata_digest", None)
     path.write_text(json.dumps(raw), encoding="utf-8")
+
+
+HTML_PAYLOADS = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(2)>",
+    "x' onmouseover='alert(3)",
+    'y" onclick="alert(4)',
+    "a&b",
+    "</td></tr></table><script>alert(5)</script>",
+    "<svg onload=alert(6)>",
+    "javascript:alert(7)",
+    "<iframe src=javascript:alert(8)>",
+    "<a href='javascript:alert(9)'>x</a>",
+    "&lt;script&gt;",
+    "<!-- x",
+    "--> y",
+    "<![CDATA[x]]>",
+    "<style>*{display:none}</style>",
+    "<body onload=alert(10)>",
+    '"><script>alert(11)</script>',
+    "'><img src=x onerror=alert(12)>",
+    "<math><mi xlink:href=javascript:alert(13)>",
+    "<details open ontoggle=alert(14)>",
+    "{{7*7}}",
+    "${alert(15)}",
+    "<scr<script>ipt>alert(16)</script>",
+]
+"""Text a user's data could carry into HTML: tags, event handlers, broken quoting, comments, entities."""
+
+_OUR_TAGS = {"div", "b", "br", "table", "thead", "tbody", "tr", "th", "td", "code", "figure", "figcaption", "img",
+             "span", "style", "details", "summary", "small", "i", "strong", "p", "ul", "li", "caption"}  # fmt: skip
+_OUR_ATTRIBUTES = {"class", "style", "src", "alt", "colspan", "title", "data-testid", "open"}
+
+
+def inert_and_shown(page: str, text: str) -> str | None:
+    """None when ``page`` carries no markup of the user's (only our tags and attributes, images inline only)
+    and shows ``text`` as text; else what is wrong."""
+    from html.parser import HTMLParser
+
+    tags: list[tuple[str, dict[str, str | None]]] = []
+    shown: list[str] = []
+
+    class Markup(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            tags.append((tag, dict(attrs)))
+
+        def handle_data(self, data: str) -> None:
+            shown.append(data)
+
+    parser = Markup(convert_charrefs=True)
+    parser.feed(page)
+    parser.close()
+    for tag, attrs in tags:
+        if tag not in _OUR_TAGS:
+            return f"a <{tag}> element reached the page"
+        if not set(attrs) <= _OUR_ATTRIBUTES:
+            return f"attributes {sorted(set(attrs) - _OUR_ATTRIBUTES)} on <{tag}>"
+        if tag == "img" and not (attrs.get("src") or "").startswith("data:image/"):
+            return f"an image from {attrs.get('src')!r}"
+    if text not in "".join(shown):
+        return "the text is not shown as it is"
+    return None
+
+
+def html_payload_trials(root: Path, payloads: list[str] = HTML_PAYLOADS) -> tuple[int, int, list[str]]:
+    """Each payload in 6 places a user's data reaches HTML: (escaped, tried, what let markup through).
+
+    Places: a description, a license and a class name in the dataset card; a save message in the
+    versions table; a row key and a changed description in the diff card.
+    """
+    import stable_explore as se
+    from stable_explore import ClassLabel, Features, Value
+
+    escaped = tried = 0
+    failures: list[str] = []
+    for index, payload in enumerate(payloads):
+        home = root / f"html-{index}"
+        features = Features(label=ClassLabel(names=["plain", payload]), x=Value("int64"))
+        rows = [(f"{payload}-{i}", {"label": i % 2, "x": i}) for i in range(4)]
+        ds = se.build(rows, features, name="h", home=home, progress=False, description=payload, license=payload)
+        saved = ds.set(0, "x", 100).save(message=payload, progress=False)
+        other = se.build(rows, features, name="h", home=home, progress=False, description=payload + "!")
+        card = ds._repr_html_()
+        places = {
+            "description": (card, payload),
+            "license": (card, payload),
+            "class name": (card, payload),
+            "message in se.versions": (se.versions("h", home=home)._repr_html_(), payload),
+            "key in the diff card": (se.compare(ds, saved)._repr_html_(), f"{payload}-0"),
+            "description in the diff card": (se.compare(ds, other)._repr_html_(), payload + "!"),
+        }
+        for place, (page, text) in places.items():
+            tried += 1
+            problem = inert_and_shown(page, text)
+            if problem is None:
+                escaped += 1
+            else:
+                failures.append(f"{place} {payload!r}: {problem}")
+    return escaped, tried, failures
