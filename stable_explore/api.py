@@ -35,10 +35,11 @@ from stable_explore.catalog import (
     version_rows,
 )
 from stable_explore.catalog import fsck as fsck_catalog
+from stable_explore.catalog.fsck_remote import fsck_remote
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import bytes_bar, progress_bar
 from stable_explore.display.table import listing_table
-from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, NotInCatalogError
+from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
 from stable_explore.storage.format import read_sharded_cache_meta
 from stable_explore.storage.verify import VerifyReport
 from stable_explore.storage.verify import verify as verify_cache_dir
@@ -471,11 +472,15 @@ def verify(
     return verify_cache_dir(Path(target))
 
 
-def fsck(name: str | None = None, *, home: str | Path | None = None) -> FsckReport:
+def fsck(
+    name: str | None = None, *, home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None
+) -> FsckReport:
     """Check the whole catalog (or one dataset): every shard, record batch, version id, ref and source record.
 
     Nothing is changed. ``str(report)`` lists one line per problem, naming the file, and a summary
-    with the MB/s read; ``report.ok`` is True when there is none.
+    with the MB/s read; ``report.ok`` is True when there is none. On a home in a bucket, every
+    version is fetched whole and checked, and problems are named by URL; leftovers of an
+    interrupted publish are reported (another machine's publish in progress looks the same).
 
     Raises
     ------
@@ -490,10 +495,9 @@ def fsck(name: str | None = None, *, home: str | Path | None = None) -> FsckRepo
     >>> se.fsck(home=home).ok
     True
     """
-    catalog = open_catalog(home)
-    if isinstance(catalog, RemoteCatalog):  # fsck walks a folder's entries; a bucket's versions are verified
-        msg = f"fsck checks a local home; for {catalog.url}, verify its versions: se.verify('NAME@VERSION', home=...)"
-        raise InvalidOptionError(msg)
+    catalog = open_catalog(home, storage_options)
+    if isinstance(catalog, RemoteCatalog):  # no folders to walk: each version is fetched and checked
+        return fsck_remote(catalog, name)
     return fsck_catalog(catalog, name)
 
 

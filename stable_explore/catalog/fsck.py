@@ -38,7 +38,7 @@ __all__ = ["FsckReport", "fsck"]
 class FsckReport:
     """What ``fsck`` found: every problem (one line each, naming the file) and how much it read, how fast."""
 
-    home: Path
+    home: Path | str
     problems: list[Problem] = field(default_factory=list)
     datasets: int = 0
     versions: int = 0

@@ -11,7 +11,7 @@ import dataclasses
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE
@@ -19,14 +19,21 @@ from stable_explore.storage.format import METADATA_FILE
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from _typeshed import DataclassInstance
+
     from stable_explore.storage.format import ShardedCacheMeta
-    from stable_explore.storage.verify import VerifyReport
 
 __all__ = ["verify_remote"]
 
+Checked = TypeVar("Checked", bound="DataclassInstance")
 
-def verify_remote(meta: ShardedCacheMeta, check: Callable[[Path], VerifyReport]) -> VerifyReport:
-    """Fetch a bucket's version (``meta.remote``) into a temp folder and run ``check`` (the local verify) on it."""
+
+def verify_remote(meta: ShardedCacheMeta, check: Callable[[Path], Checked]) -> Checked:
+    """Fetch a bucket's version (``meta.remote``) into a temp folder and run ``check`` (a local check) on it.
+
+    ``check`` returns a dataclass with a ``cache_dir`` (:class:`VerifyReport`, or fsck's
+    :class:`CacheCheck`); it comes back with ``cache_dir`` set to the version's mirror folder.
+    """
     location = meta.remote
     assert location is not None
     store = location.store()

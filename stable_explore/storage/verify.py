@@ -142,9 +142,9 @@ _MAX_BATCH_LINES = 20  # per shard: a shard damaged throughout is not a thousand
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a cache: the file, and what is wrong with it."""
+    """One thing wrong with a cache: the file (a path, or a URL in a bucket), and what is wrong with it."""
 
-    path: Path
+    path: Path | str
     reason: str
 
     def __str__(self) -> str:

@@ -19,7 +19,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.catalog import RemoteCatalog, StoreCatalog
-from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError
+from stable_explore.errors import CacheCorruptionError, RemoteStoreError
 from stable_explore.storage.batches import forget_checked
 from stable_explore.storage.object import ObjectStore
 from stable_explore.storage.read_cache import CACHE_ENV
@@ -78,8 +78,11 @@ def test_build_load_save_compare_verify_gc_on_a_bucket(tmp_path: Path, bucket: s
     assert se.verify(clean).num_rows == 1199
     assert se.verify(f"pets@{raw.version}", home=bucket).num_rows == 1200
     assert se.verify(f"{bucket}/pets@{raw.version[:6]}").num_rows == 1200
-    with pytest.raises(InvalidOptionError, match=bucket):
-        se.fsck(home=bucket)
+    checked = se.fsck(home=bucket)
+    assert checked.ok, str(checked)
+    assert (checked.datasets, checked.versions) == (1, 2)
+    assert checked.home == bucket
+    assert bucket in checked.summary()
 
     assert se.tag(raw, "raw") == raw.version
     assert sorted(row["version"] for row in se.versions("pets", home=bucket)) == sorted([raw.version, clean.version])
@@ -247,6 +250,15 @@ def test_a_damaged_shard_in_the_bucket_is_refused_on_read(
         se.load(f"{bucket}/pets").to_arrow()
     with pytest.raises(CacheCorruptionError, match=name):
         se.verify(f"pets@{ds.version}", home=bucket)
+    # fsck names the damaged shard and the ref that now points at a damaged version, by URL
+    store.write_text(f"pets/versions/{'0' * 16}/part-0.arrow", "left by an interrupted publish")
+    report = se.fsck("pets", home=bucket)
+    lines = str(report).splitlines()
+    assert any(line.startswith(f"{bucket}/pets/versions/{ds.version}/{name}: ") for line in lines), lines
+    assert any(line.startswith(f"{bucket}/pets/refs/latest: the ref points to version {ds.version}") for line in lines)
+    assert any(line.startswith(f"{bucket}/pets/versions/{'0' * 16}: files without") for line in lines), lines
+    with pytest.raises(se.CacheNotFoundError, match="no dataset named 'cats'"):
+        se.fsck("cats", home=bucket)
 
 
 def test_a_bucket_home_lists_from_the_command_line(bucket: str, jpegs: list[bytes]) -> None:
@@ -258,6 +270,11 @@ def test_a_bucket_home_lists_from_the_command_line(bucket: str, jpegs: list[byte
     assert "pets" in out.stdout
     assert ds.version in out.stdout
     assert json.dumps(SECRET_KEY) not in out.stdout + out.stderr
+    checked = subprocess.run(
+        [sys.executable, "-m", "stable_explore.cli", "--home", bucket, "fsck"], env=env, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "no problems: 1 dataset(s), 1 version(s)" in checked.stdout
 
 
 def test_a_pull_lands_in_the_bucket_the_environment_names(
