@@ -9,7 +9,8 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
-from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, pull, push, tag, verify, versions
+from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
+from stable_explore.api_transfer import pull, push
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
     CacheCorruptionError,

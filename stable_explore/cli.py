@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stable_explore import api
+from stable_explore import api, api_transfer
 from stable_explore._units import format_size
 from stable_explore.errors import InvalidOptionError, StableExploreError
 from stable_explore.storage.fsutil import writing
@@ -256,9 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "build":
             print(_build(args, home))
         elif args.command == "push":
-            print(api.push(args.ref, args.to, home=home, progress=not args.quiet))
+            print(api_transfer.push(args.ref, args.to, home=home, progress=not args.quiet))
         elif args.command == "pull":
-            ds = api.pull(args.url, home=home, progress=not args.quiet)
+            ds = api_transfer.pull(args.url, home=home, progress=not args.quiet)
             print(f"pulled {ds!r} (verified)")
     except StableExploreError as exc:
         print(f"stable-explore {args.command}: {exc}", file=sys.stderr)

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     {"dataset", "_export", "_selection", "_decoding", "_sharding", "_iterable", "_splits"},
     {"versioning"},  # edits saved as versions, compare
     {"widgets"},  # the anywidget browser
-    {"api", "magic", "cli", "cache", "backend", "__init__", "testing"},  # entry points and seed facades
+    {"api", "api_transfer", "magic", "cli", "cache", "backend", "__init__", "testing"},  # entry points and seed facades
 ]
 LAZY_FACADES = {
     ("dataset", "versioning", "drop"),

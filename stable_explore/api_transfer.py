@@ -1,0 +1,112 @@
+"""``se.push`` and ``se.pull``: copy a version between two homes (folders or buckets), moving only what is missing.
+
+The copying itself (by shard digest, resumable, metadata last) is :mod:`stable_explore.catalog.transfer`;
+this is the public entry point with its progress bar in bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.api import load
+from stable_explore.catalog import (
+    StoreCatalog,
+    TransferReport,
+    copy_version,
+    open_catalog,
+    open_store,
+    split_url_ref,
+    version_nbytes,
+)
+from stable_explore.display.progress import bytes_bar
+from stable_explore.errors import NotInCatalogError
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["pull", "push"]
+
+
+def push(
+    dataset: CachedDataset | str,
+    to: str | Path,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> TransferReport:
+    """Copy a version to another home (a bucket such as ``s3://team-bucket/cache``, or a folder).
+
+    Only what the other side lacks moves: shards it already holds (by digest) are copied there
+    without an upload, and files left by an interrupted push are kept. The version appears
+    there only when whole (its metadata goes last); its tags come along, and the other home's
+    ``latest`` moves to it if it is newer.
+
+    Parameters
+    ----------
+    dataset:
+        A dataset, or a ref in the local home such as ``"pets@clean"``.
+    to:
+        The other home.
+    storage_options:
+        Object-storage settings instead of the environment (see :class:`~stable_explore.storage.object.ObjectStore`).
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home, team = tempfile.mkdtemp(), tempfile.mkdtemp()
+    >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
+    >>> se.push(ds, team, progress=False).files_sent
+    1
+    >>> se.load("n", home=team).version == ds.version
+    True
+    """
+    if isinstance(dataset, str):
+        dataset = load(dataset, home=home)
+    if dataset.name is None or dataset.home is None:
+        msg = f"only versions in a catalog can be pushed; {dataset.cache_dir} was opened by path outside one"
+        raise NotInCatalogError(msg)
+    source = open_catalog(dataset.home)
+    target = StoreCatalog(open_store(to, storage_options))
+    return _transfer(source, dataset.name, dataset.version, target, dataset.nbytes, progress)
+
+
+def pull(
+    url: str,
+    *,
+    home: str | Path | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> CachedDataset:
+    """Bring a version from another home into the local one: ``se.pull("s3://team-bucket/cache/pets@clean")``.
+
+    Only missing files are downloaded (shards already in the local home are hard-linked), the
+    copy is verified, and an interrupted pull resumes where it stopped.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> team, mine = tempfile.mkdtemp(), tempfile.mkdtemp()
+    >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="n", home=team, progress=False)
+    >>> se.pull(f"file://{team}/n", home=mine, progress=False).version == ds.version
+    True
+    """
+    where, ref = split_url_ref(url)
+    source = StoreCatalog(open_store(where, storage_options))
+    name, version_id = source.resolve_id(ref)
+    target = open_catalog(home)  # the local home, or the bucket $STABLE_EXPLORE_HOME names
+    _transfer(source, name, version_id, target, version_nbytes(source, name, version_id), progress)
+    pulled = load(f"{name}@{version_id}", home=target.where)
+    pulled.verify()  # every shard's digest and the version id, as they arrived
+    return pulled
+
+
+def _transfer(
+    source: StoreCatalog, name: str, version_id: str, target: StoreCatalog, nbytes: int, progress: bool
+) -> TransferReport:
+    if not progress:
+        return copy_version(source, name, version_id, target)
+    with bytes_bar(f"copying {name}@{version_id[:8]}", nbytes) as on_file:
+        return copy_version(source, name, version_id, target, on_file=on_file)
