@@ -24,6 +24,7 @@ Run::
 
     python benchmarks/bench_versions.py           # 100k rows
     python benchmarks/bench_versions.py --quick   # 10k rows
+    python benchmarks/bench_versions.py --tiny-save 2000000   # what a label-only save writes, field by field
     python benchmarks/bench_versions.py --table   # the same-run table at 100k and 2M rows (--full: 10M too)
 """
 
@@ -120,6 +121,42 @@ def _kb(count: int) -> str:
     return f"{count / 1024:9.1f}"
 
 
+def metadata_breakdown(cache_dir: Path) -> str:
+    """What the ``_metadata.json`` a save rewrote is made of, per large field (compact JSON bytes)."""
+    import json
+
+    path = cache_dir / "_metadata.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    big = ("batch_digests", "content_runs", "row_segments")
+    parts = {k: len(json.dumps(raw.get(k), separators=(",", ":"))) for k in big}
+    rest = path.stat().st_size - sum(parts.values())
+    fields = ", ".join(f"{k} {v / 1024:.1f} KB" for k, v in parts.items())
+    return f"_metadata.json {path.stat().st_size / 1024:.1f} KB: {fields}, the rest {rest / 1024:.1f} KB"
+
+
+def tiny_save(n: int) -> None:
+    """A label-only save of 10 rows over ``n`` tiny rows (a key, a label, a float): bytes written, and by what."""
+    import stable_explore as se
+    from _edit_systems import NAMES, folder_bytes
+
+    work = Path(tempfile.mkdtemp(prefix="bench-tiny-save-"))
+    try:
+        features = se.Features(label=se.ClassLabel(names=NAMES), score=se.Value("float32"))
+        rows = ((f"row-{i:08d}", {"label": i % 10, "score": (i % 97) / 7}) for i in range(n))
+        ds = se.build(rows, features, name="tiny", home=work, progress=False, shard_size="64MB")
+        before = folder_bytes(work)
+        edits = dict.fromkeys(np.random.default_rng(5).choice(n, 10, replace=False).tolist(), 3)
+        start = time.perf_counter()
+        saved = ds.relabel(edits).save(progress=False)
+        seconds = time.perf_counter() - start
+        written = folder_bytes(work) - before
+        kb = written / 1024
+        print(f"label-only save of 10 rows at {n:,} tiny rows: {seconds * 1000:.1f} ms, {kb:.1f} KB written")
+        print(f"  {metadata_breakdown(saved.cache_dir)}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def table_run(n: int, chain: int) -> None:
     """One size of the same-run table: every installed system, the same rows and edits."""
     from _edit_systems import cleanup, rows_table, systems
@@ -168,8 +205,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int)
     parser.add_argument("--table", action="store_true", help="the same-run table against Lance, Deep Lake, raw IPC")
     parser.add_argument("--full", action="store_true", help="with --table: 10M rows too")
+    parser.add_argument(
+        "--tiny-save", type=int, metavar="ROWS", help="only: what a save of 10 relabels writes at ROWS tiny rows"
+    )
     parser.add_argument("--chain", type=int, default=50, help="with --table: saves in the chain (default 50)")
     args = parser.parse_args()
+    if args.tiny_save:
+        tiny_save(args.tiny_save)
+        return
     if args.table:
         print("stable-explore edits: the same-run table (a shared machine: figures are noisy)")
         for n in [args.rows] if args.rows else [100_000, 2_000_000, *([10_000_000] if args.full else [])]:
@@ -201,6 +244,7 @@ def main() -> None:
         print(f"  ours: {ours_s * 1000:8.1f} ms, {len(new_files)} of {len(all_files)} shard files written "
               f"({ours_bytes / 1024:.1f} KB; the rest are the parent's files, linked)")  # fmt: skip
         print(f"        {saved.build_info}")
+        print(f"        {metadata_breakdown(saved.cache_dir)}")
         print(f"  HF Dataset.map: {hf_s * 1000:8.1f} ms, {hf_bytes / 2**20:7.1f} MB written")
         print(f"  ours/HF time {ours_s / hf_s:.2f}x, bytes {ours_bytes / max(hf_bytes, 1):.3f}x")
         print(f"  target: <= 2 shards written: {'PASS' if len(new_files) <= 2 else 'MISS'}")

@@ -39,6 +39,7 @@ from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.version_files import version_files
 from stable_explore.storage.writer import write_metadata
 
 if TYPE_CHECKING:
@@ -136,15 +137,14 @@ def _upload_into_place(
     if store.exists(f"{prefix}/{METADATA_FILE}"):
         return catalog.ref(name, version_id), True
     known = shard_keys_by_digest(catalog, name)
-    names, digests, sizes = fields["shard_filenames"], fields["shard_hashes"], fields["shard_sizes"]
-    for filename, digest, size in zip(names, digests, sizes, strict=True):
-        key = f"{prefix}/{filename}"
-        if store.size(key) == size:
+    for file in version_files(fields):
+        key = f"{prefix}/{file.name}"
+        if store.size(key) == file.size:
             continue
-        if digest in known:
-            store.copy(known[digest], key)
+        if file.digest in known:
+            store.copy(known[file.digest], key)
         else:
-            store.put_file(key, staging / filename)
+            store.put_file(key, staging / file.name)
     write_metadata(staging, fields)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
     return catalog.ref(name, version_id), not created

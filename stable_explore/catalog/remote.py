@@ -38,6 +38,7 @@ from stable_explore.storage.format import METADATA_FILE, REMOTE_FILE
 from stable_explore.storage.fsutil import write_text_durably
 from stable_explore.storage.object import shared_store
 from stable_explore.storage.read_cache import default_cache_dir
+from stable_explore.storage.version_files import version_files
 
 __all__ = ["RemoteCatalog", "collect_remote_garbage", "home_of", "open_catalog"]
 
@@ -144,9 +145,9 @@ def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: in
             except ValueError:
                 raw = {}
             catalog.store.delete(f"{prefix}/{METADATA_FILE}")
-            for filename, size in zip(raw.get("shard_filenames") or [], raw.get("shard_sizes") or [], strict=False):
-                catalog.store.delete(f"{prefix}/{check_name(str(filename), 'shard file name')}")
-                freed += int(size)
+            for file in version_files(raw):
+                catalog.store.delete(f"{prefix}/{check_name(file.name, 'shard file name')}")
+                freed += file.size or 0
             catalog.forget(dataset, version_id)
     return freed
 

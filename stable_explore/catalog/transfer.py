@@ -35,6 +35,7 @@ from stable_explore.catalog.names import LATEST
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE
 from stable_explore.storage.metadata import version_id_of
+from stable_explore.storage.version_files import version_files
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import StoreCatalog
@@ -103,8 +104,9 @@ def shard_keys_by_digest(catalog: StoreCatalog, name: str) -> dict[str, str]:
             raw = _metadata_of(catalog, name, version_id)
         except CacheCorruptionError:
             continue  # a damaged version is no source of shards
-        for filename, digest in zip(raw.get("shard_filenames") or [], raw.get("shard_hashes") or [], strict=False):
-            found.setdefault(str(digest), f"{name}/versions/{version_id}/{filename}")
+        for file in version_files(raw):
+            if file.digest is not None:
+                found.setdefault(file.digest, f"{name}/versions/{version_id}/{file.name}")
     return found
 
 
@@ -133,20 +135,17 @@ def copy_version(
         report.existed = True
     else:
         known = shard_keys_by_digest(target, name)
-        names = raw.get("shard_filenames") or []
-        hashes = raw.get("shard_hashes") or [None] * len(names)
-        sizes = raw.get("shard_sizes") or [None] * len(names)
         with tempfile.TemporaryDirectory(prefix="stable-explore-transfer-") as scratch:
-            for filename, digest, size in zip(names, hashes, sizes, strict=False):
-                key = f"{prefix}/{filename}"
-                expected = size if size is not None else source.store.size(key)
+            for file in version_files(raw):
+                key = f"{prefix}/{file.name}"
+                expected = file.size if file.size is not None else source.store.size(key)
                 if target.store.size(key) == expected:
                     report.files_kept += 1  # left by an interrupted copy: same name, same size
-                elif digest is not None and digest in known:
-                    target.store.copy(known[digest], key)
+                elif file.digest is not None and file.digest in known:
+                    target.store.copy(known[file.digest], key)
                     report.files_reused += 1
                 else:
-                    _send(source, target, key, Path(scratch) / filename)
+                    _send(source, target, key, Path(scratch) / file.name)
                     report.files_sent += 1
                     report.bytes_sent += int(expected or 0)
                 if on_file is not None:
@@ -178,11 +177,11 @@ def _check_arrived(source: StoreCatalog, target: StoreCatalog, name: str, versio
     if raw.get("version_id") != version_id or version_id_of(raw) != version_id:
         msg = f"the metadata gives version id {version_id_of(raw)}, not {version_id}; not copied"
         raise CacheCorruptionError(where, msg)
-    for filename, size in zip(raw.get("shard_filenames") or [], raw.get("shard_sizes") or [], strict=False):
-        key = f"{name}/versions/{version_id}/{filename}"
+    for file in version_files(raw):
+        key = f"{name}/versions/{version_id}/{file.name}"
         found = target.store.size(key)
-        if found != size:
-            msg = f"{target.store.url}/{key} is {found} bytes after the copy, but {size} were sent"
+        if file.size is not None and found != file.size:
+            msg = f"{target.store.url}/{key} is {found} bytes after the copy, but {file.size} were sent"
             raise CacheCorruptionError(key, msg)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE
+from stable_explore.storage.version_files import version_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,13 +42,13 @@ def verify_remote(meta: ShardedCacheMeta, check: Callable[[Path], Checked]) -> C
         copy = Path(scratch) / "versions" / meta.cache_dir.name  # the layout the version-id check expects
         copy.mkdir(parents=True)
         shutil.copyfile(meta.cache_dir / METADATA_FILE, copy / METADATA_FILE)
-        for filename in meta.shard_filenames:
-            key = location.key(filename)
+        for file in version_files(meta.raw or {}):  # names checked when the metadata was read
+            key = location.key(file.name)
             if store.size(key) is None:
                 raise CacheCorruptionError(
-                    location.describe(filename), "shard file listed in _metadata.json is missing"
+                    location.describe(file.name), "shard file listed in _metadata.json is missing"
                 )
-            store.get_file(key, copy / filename)
+            store.get_file(key, copy / file.name)
         try:
             report = check(copy)
         except CacheCorruptionError as exc:

@@ -318,14 +318,32 @@ def shard_metadata(
     return meta
 
 
+def metadata_text(meta: Mapping[str, Any]) -> str:
+    """The text of ``_metadata.json``: one field a line, each value as compact JSON.
+
+    Not indented: every save rewrites this file whole, and at millions of rows its lists
+    (``batch_digests``, ``content_runs``) indented one element a line made it about a
+    third larger. Key order is kept: the order of ``features`` is the column order.
+
+    Examples
+    --------
+    >>> print(metadata_text({"num_rows": 2, "shard_row_counts": [1, 1]}), end="")
+    {
+    "num_rows":2,
+    "shard_row_counts":[1,1]
+    }
+    """
+    lines = [json.dumps(k) + ":" + json.dumps(v, separators=(",", ":"), allow_nan=False) for k, v in meta.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
     """Write ``_metadata.json`` (fsynced) into a cache directory being built, sealed with its own digest."""
     path = cache_dir / METADATA_FILE
     sealed = {k: v for k, v in meta.items() if k != METADATA_DIGEST_FIELD}
     sealed[METADATA_DIGEST_FIELD] = metadata_digest(sealed)
     with writing(path), path.open("w", encoding="utf-8") as f:
-        # key order kept: the order of "features" is the column order
-        json.dump(sealed, f, indent=2, allow_nan=False)
+        f.write(metadata_text(sealed))
         f.flush()
         os.fsync(f.fileno())
 

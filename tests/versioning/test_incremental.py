@@ -218,3 +218,21 @@ def test_compare_reads_only_rows_outside_shared_pieces_and_agrees_with_a_full_jo
     old = se.load(as_format_revision_2(many.cache_dir))  # an older format: every key is joined, same answer
     assert unshared_rows(old.cache_meta, child.cache_meta) is None
     assert se.compare(old, child).rows.changed == expected
+
+
+def test_a_label_only_save_of_200k_tiny_rows_rewrites_a_compact_metadata_file(tmp_path: Path) -> None:
+    ds = se.build(_examples(200_000), FEATURES, name="tiny", home=tmp_path, progress=False, shard_size="64MB")
+    edits = dict.fromkeys(np.random.default_rng(3).choice(200_000, 10, replace=False).tolist(), "c")
+    saved = ds.relabel(edits).save(progress=False)
+    new_files = [p for p in saved.cache_dir.iterdir() if p.stat().st_nlink == 1]
+    assert sorted(p.name for p in new_files if p.suffix == ".arrow") == ["shard-00001.arrow"]  # the 10 rows only
+    meta_path = saved.cache_dir / "_metadata.json"
+    text = meta_path.read_text(encoding="utf-8")
+    raw = json.loads(text)
+    compact = len(json.dumps(raw, separators=(",", ":")))
+    assert len(text) <= compact + 2 * len(raw) + 4, (len(text), compact)  # one field a line, nothing indented
+    # what is left is per record batch and per digest run (issue 16: batch digests beside shards would drop it)
+    assert meta_path.stat().st_size < 20_000, meta_path.stat().st_size
+    assert sum(p.stat().st_size for p in new_files) < 22_000
+    assert [saved[i]["label"] for i in sorted(edits)] == [2] * 10
+    assert se.verify(saved).num_rows == 200_000
