@@ -18,9 +18,12 @@ Examples
 
 from __future__ import annotations
 
+import ctypes
 import inspect
 import os
 import pickle
+import platform
+import sys
 import time
 import traceback
 import uuid
@@ -42,6 +45,7 @@ __all__ = [
     "Task",
     "TaskFailure",
     "WriteSpec",
+    "prepare_worker",
     "read_progress",
     "run_task",
     "ship",
@@ -52,6 +56,10 @@ CANCEL_FILE = "CANCEL"
 """Created in the tasks folder when the build stops: every task still running stops at its next row."""
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 _REPORT_EVERY = 0.2  # seconds between a task's progress writes (and checks for a cancelled build)
+# glibc's mallopt parameters (<malloc.h>) and what a pool worker sets them to; see prepare_worker
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_WORKER_TRIM_BYTES = 64 * 2**20
+_WORKER_MMAP_BYTES = 32 * 2**20  # glibc's own ceiling for its adaptive threshold on 64-bit systems
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,42 @@ class _Progress:
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+def prepare_worker() -> bool:
+    """Set up a worker process of our own pool (``num_proc=``) before its first task; True if malloc was tuned.
+
+    A worker lives for one build, so memory it frees need not go back to the system before it
+    ends. glibc's malloc gives the top of its heap back whenever more than a threshold (a few
+    MB, adapting) is free, and a generator that decodes an image per row frees that much after
+    every row: the next row takes the pages back, one page fault per 4 kB. Measured on the
+    benchmark's image generator: ~52,000 page faults per worker for 600 rows (0.2-0.4 s of system
+    CPU, ~10% of the task) against ~8,000 with the thresholds raised, at the same peak memory.
+    A long-running process (a serial build in the kernel, a Dask worker) reached that steady
+    state long ago; a fresh worker has not. Elsewhere than glibc nothing is changed.
+
+    Examples
+    --------
+    The initializer of a pool's workers (here one spawned worker; it tunes nothing on macOS or Windows):
+
+    >>> import multiprocessing
+    >>> from concurrent.futures import ProcessPoolExecutor
+    >>> spawn = multiprocessing.get_context("spawn")
+    >>> with ProcessPoolExecutor(1, mp_context=spawn, initializer=prepare_worker) as pool:
+    ...     pool.submit(sum, [1, 2]).result()
+    3
+    """
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    # Setting the trim threshold turns off glibc's adaptive mmap threshold, so that is set too (to
+    # its adaptive ceiling): blocks up to 32 MB come from the heap and are reused, not mapped anew.
+    return bool(mallopt(_M_TRIM_THRESHOLD, _WORKER_TRIM_BYTES)) and bool(mallopt(_M_MMAP_THRESHOLD, _WORKER_MMAP_BYTES))
 
 
 def read_progress(tasks_dir: Path, index: int) -> tuple[int, int]:

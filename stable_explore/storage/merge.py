@@ -67,7 +67,8 @@ class TaskShards:
     """The shards one task wrote into its own folder, in order, and the rows whose key is their index in the task.
 
     ``default_keys`` are ``(start, stop)`` runs of rows (numbered within the task) that were
-    yielded without a key. Plain data (str paths, lists, JSON), so it travels back from any worker.
+    yielded without a key; ``key_offset`` is what :func:`rekey_task_shards` added to their keys
+    (0 before). Plain data (str paths, lists, JSON), so it travels back from any worker.
     """
 
     directory: str
@@ -78,6 +79,7 @@ class TaskShards:
     batches: tuple[Any, ...]
     key_type: str
     default_keys: tuple[tuple[int, int], ...] = ()
+    key_offset: int = 0
 
     @classmethod
     def of_fields(
@@ -143,6 +145,8 @@ def rekey_task_shards(task: TaskShards, offset: int, *, compression: str | None 
         hashes=tuple(written.hashes),
         batches=tuple(b.to_json() if b is not None else None for b in written.batches),
         key_type=task.key_type,
+        default_keys=task.default_keys,
+        key_offset=task.key_offset + offset,
     )
 
 
@@ -204,7 +208,8 @@ def merge_task_shards(
             batches.append(None if batch is None else BatchDigests.from_json(batch, staging / target, len(names) - 1))
         shutil.rmtree(folder, ignore_errors=True)
     written = ShardList(names, rows, sizes, hashes, bytes_written=sum(sizes), batches=batches)
-    check_unique_keys(staging, written)
+    if not _keyed_by_row_index(tasks):
+        check_unique_keys(staging, written)
     content = _content_digest(staging, names)
     return shard_metadata(
         features,
@@ -216,6 +221,20 @@ def merge_task_shards(
         content_digest=content.hexdigest(),
         content_runs=content.runs,  # as a serial build records them, so the first save rehashes only what it edits
     )
+
+
+def _keyed_by_row_index(tasks: Sequence[TaskShards]) -> bool:
+    """Whether every row's key is its index in the whole build, so no key can repeat (the check reads every key).
+
+    True when each task yielded all its rows without keys and its keys were shifted by exactly the
+    rows of the tasks before it: the keys are then 0, 1, ..., n - 1 in order, as a serial build's.
+    """
+    offset = 0
+    for task in tasks:
+        if task.num_rows and (task.default_keys != ((0, task.num_rows),) or task.key_offset != offset):
+            return False
+        offset += task.num_rows
+    return True
 
 
 def _common_key_type(tasks: Sequence[TaskShards]) -> str:
