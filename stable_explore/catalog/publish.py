@@ -29,12 +29,13 @@ import os
 import shutil
 import socket
 import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
-from stable_explore.catalog.transfer import shard_keys_by_digest
+from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
@@ -137,14 +138,27 @@ def _upload_into_place(
         return catalog.ref(name, version_id), True
     known = shard_keys_by_digest(catalog, name)
     names, digests, sizes = fields["shard_filenames"], fields["shard_hashes"], fields["shard_sizes"]
-    for filename, digest, size in zip(names, digests, sizes, strict=True):
+
+    def place(filename: str, digest: str, size: int) -> None:
         key = f"{prefix}/{filename}"
         if store.size(key) == size:
-            continue
+            return
         if digest in known:
             store.copy(known[digest], key)
         else:
             store.put_file(key, staging / filename)
+
+    # a few shards at a time (obstore releases the GIL); the first failure is raised once the running
+    # ones end, before any metadata: what landed is what an interrupted publish leaves (no version)
+    with ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(names) or 1), thread_name_prefix="se-publish") as pool:
+        futures = [pool.submit(place, *shard) for shard in zip(names, digests, sizes, strict=True)]
+        try:
+            for future in as_completed(futures):
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
     write_metadata(staging, fields)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
     return catalog.ref(name, version_id), not created
