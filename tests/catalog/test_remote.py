@@ -365,3 +365,20 @@ def test_a_publish_whose_upload_fails_midway_leaves_no_version(tmp_path: Path, b
     again = _build(bucket, jpegs)  # the next publish keeps what landed and completes
     assert catalog.version_ids("pets") == [again.version]
     assert se.verify(again).num_rows == 1200
+
+
+def test_a_column_of_a_big_remote_shard_holds_only_its_own_bytes(bucket: str, jpegs: list[bytes]) -> None:
+    import pyarrow as pa
+
+    built = se.build(_rows(jpegs), _features(), name="pets", batch_size=100, home=bucket, progress=False)
+    assert built.num_shards == 1
+    ds = se.load(f"{bucket}/pets")
+    before = pa.total_allocated_bytes()
+    labels = ds.backend.column("label")
+    held = pa.total_allocated_bytes() - before
+    assert labels.num_chunks == 12
+    assert labels.to_pylist() == [i % 2 for i in range(1200)]
+    # Arrow reads each batch into a buffer the size of the whole batch; the labels must not keep them
+    assert held < 64 * 1024, (
+        f"{held:,} bytes held for {labels.nbytes:,} bytes of labels ({built.nbytes:,} in the shard)"
+    )
