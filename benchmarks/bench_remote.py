@@ -127,6 +127,10 @@ def main() -> int:
             print(f"bench_remote: {n:,} rows, SeaweedFS on {server.endpoint} (machine shared: figures are noisy)")
 
             # 1. build to s3 vs local, interleaved pairs (each build is a new name: nothing is reused)
+            # a small build to each first: the process's first request to the server (connection, the
+            # bucket's first volume) cost about a second and landed on whichever build ran first
+            _build(rows[:200], "s3://bench/warm-up", "warm")
+            _build(rows[:200], scratch / "warm-up", "warm")
             s3_times, local_times = [], []
             ds = None
             for round_ in range(args.repeat):

@@ -22,6 +22,7 @@ from stable_explore.catalog import (
 )
 from stable_explore.display.progress import bytes_bar
 from stable_explore.errors import NotInCatalogError
+from stable_explore.storage.verify import check_rows
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -97,16 +98,27 @@ def pull(
     source = StoreCatalog(open_store(where, storage_options))
     name, version_id = source.resolve_id(ref)
     target = open_catalog(home)  # the local home, or the bucket $STABLE_EXPLORE_HOME names
-    _transfer(source, name, version_id, target, version_nbytes(source, name, version_id), progress)
+    nbytes = version_nbytes(source, name, version_id)
+    report = _transfer(source, name, version_id, target, nbytes, progress, verify=True)
     pulled = load(f"{name}@{version_id}", home=target.where)
-    pulled.verify()  # every shard's digest and the version id, as they arrived
+    if report.existed or target.store.local_path(name) is None:
+        pulled.verify()  # not checked on arrival (already there, or in a bucket): every shard re-hashed
+    else:
+        check_rows(pulled.cache_dir)  # shard digests were checked as they arrived: the rows and the id remain
     return pulled
 
 
 def _transfer(
-    source: StoreCatalog, name: str, version_id: str, target: StoreCatalog, nbytes: int, progress: bool
+    source: StoreCatalog,
+    name: str,
+    version_id: str,
+    target: StoreCatalog,
+    nbytes: int,
+    progress: bool,
+    *,
+    verify: bool = False,
 ) -> TransferReport:
     if not progress:
-        return copy_version(source, name, version_id, target)
+        return copy_version(source, name, version_id, target, verify=verify)
     with bytes_bar(f"copying {name}@{version_id[:8]}", nbytes) as on_file:
-        return copy_version(source, name, version_id, target, on_file=on_file)
+        return copy_version(source, name, version_id, target, on_file=on_file, verify=verify)

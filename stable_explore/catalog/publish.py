@@ -29,17 +29,18 @@ import os
 import shutil
 import socket
 import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
-from stable_explore.catalog.transfer import shard_keys_by_digest
+from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
-from stable_explore.storage.version_files import version_files
+from stable_explore.storage.version_files import VersionFile, version_files
 from stable_explore.storage.writer import write_metadata
 
 if TYPE_CHECKING:
@@ -137,14 +138,28 @@ def _upload_into_place(
     if store.exists(f"{prefix}/{METADATA_FILE}"):
         return catalog.ref(name, version_id), True
     known = shard_keys_by_digest(catalog, name)
-    for file in version_files(fields):
+    files = version_files(fields)
+
+    def place(file: VersionFile) -> None:
         key = f"{prefix}/{file.name}"
         if store.size(key) == file.size:
-            continue
+            return
         if file.digest in known:
             store.copy(known[file.digest], key)
         else:
             store.put_file(key, staging / file.name)
+
+    # a few files at a time (obstore releases the GIL); the first failure is raised once the running
+    # ones end, before any metadata: what landed is what an interrupted publish leaves (no version)
+    with ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(files) or 1), thread_name_prefix="se-publish") as pool:
+        futures = [pool.submit(place, file) for file in files]
+        try:
+            for future in as_completed(futures):
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
     write_metadata(staging, fields)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
     return catalog.ref(name, version_id), not created

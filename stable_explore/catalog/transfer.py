@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.catalog.names import LATEST
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE
+from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
 from stable_explore.storage.metadata import version_id_of
 from stable_explore.storage.version_files import version_files
 
@@ -119,6 +121,11 @@ def _created(catalog: StoreCatalog, name: str, version_id: str | None) -> str:
         return ""
 
 
+COPY_THREADS = 4
+"""Files copied at once: object-store transfers wait on the network (obstore releases the GIL), so a few
+threads keep the link busy where one file at a time left it idle between requests."""
+
+
 def copy_version(
     source: StoreCatalog,
     name: str,
@@ -126,8 +133,15 @@ def copy_version(
     target: StoreCatalog,
     *,
     on_file: BytesCallback | None = None,
+    verify: bool = False,
 ) -> TransferReport:
-    """Copy one version of ``name`` from ``source`` to ``target`` (files, then metadata, then refs)."""
+    """Copy one version of ``name`` from ``source`` to ``target`` (files, then metadata, then refs).
+
+    Missing files are copied :data:`COPY_THREADS` at a time. With ``verify``, every shard is
+    checked against its recorded digest before the metadata makes the version visible: a
+    downloaded one is hashed as it is written (one pass), one kept from an interrupted copy is
+    re-hashed where the target is local; a file that does not match is removed and named.
+    """
     report = TransferReport(name, version_id, target.store.url)
     prefix = f"{name}/versions/{version_id}"
     text, raw = _metadata_text(source, name, version_id)
@@ -135,21 +149,23 @@ def copy_version(
         report.existed = True
     else:
         known = shard_keys_by_digest(target, name)
-        with tempfile.TemporaryDirectory(prefix="stable-explore-transfer-") as scratch:
-            for file in version_files(raw):
-                key = f"{prefix}/{file.name}"
-                expected = file.size if file.size is not None else source.store.size(key)
-                if target.store.size(key) == expected:
-                    report.files_kept += 1  # left by an interrupted copy: same name, same size
-                elif file.digest is not None and file.digest in known:
-                    target.store.copy(known[file.digest], key)
-                    report.files_reused += 1
-                else:
-                    _send(source, target, key, Path(scratch) / file.name)
-                    report.files_sent += 1
-                    report.bytes_sent += int(expected or 0)
-                if on_file is not None:
-                    on_file(int(expected or 0))
+        missing: list[tuple[str, str | None, int]] = []
+        for file in version_files(raw):
+            key = f"{prefix}/{file.name}"
+            expected = int(file.size if file.size is not None else source.store.size(key) or 0)
+            if target.store.size(key) == expected:
+                report.files_kept += 1  # left by an interrupted copy: same name, same size
+                if verify and file.digest is not None:
+                    _check_kept(target, key, file.digest)
+            elif file.digest is not None and file.digest in known:
+                target.store.copy(known[file.digest], key)
+                report.files_reused += 1
+            else:
+                missing.append((key, file.digest, expected))
+                continue
+            if on_file is not None:
+                on_file(expected)
+        _send_all(source, target, missing, report, on_file, verify=verify)
         _check_arrived(source, target, name, version_id, raw)
     with target.refs_lock(name):  # gc of a local home cannot take the version before its refs point at it
         if not report.existed:
@@ -158,17 +174,88 @@ def copy_version(
     return report
 
 
-def _send(source: StoreCatalog, target: StoreCatalog, key: str, scratch: Path) -> None:
-    """One file from ``source`` to ``target``: straight from disk when the source is local, else via a temp file."""
+def _send_all(
+    source: StoreCatalog,
+    target: StoreCatalog,
+    missing: list[tuple[str, str | None, int]],
+    report: TransferReport,
+    on_file: BytesCallback | None,
+    *,
+    verify: bool,
+) -> None:
+    """Copy the missing files a few at a time; counts and progress move in this thread as each one lands.
+
+    The first failure cancels the files not yet started and is raised once the running ones
+    end; files already copied stay, and the next copy keeps them (resumable).
+    """
+    if not missing:
+        return
+    with tempfile.TemporaryDirectory(prefix="stable-explore-transfer-") as scratch:
+        pool = ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(missing)), thread_name_prefix="se-transfer")
+        try:
+            futures = {
+                pool.submit(_send, source, target, key, Path(scratch), digest if verify else None): size
+                for key, digest, size in missing
+            }
+            for done in as_completed(futures):
+                done.result()
+                report.files_sent += 1
+                report.bytes_sent += futures[done]
+                if on_file is not None:
+                    on_file(futures[done])
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _send(source: StoreCatalog, target: StoreCatalog, key: str, scratch: Path, digest: str | None) -> None:
+    """One file from ``source`` to ``target``, checked against ``digest`` when given.
+
+    A download into a local target is written straight to its place (no second copy); between two
+    remote stores it goes through a temp file; from a local source it is uploaded from disk.
+    """
+    hasher = None if digest is None else new_file_hasher()
     local = source.store.local_path(key)
+    landing = target.store.local_path(key)
+    if local is None and landing is not None:
+        landing.parent.mkdir(parents=True, exist_ok=True)
+        source.store.get_file(key, landing, hasher=hasher)
+        _check_digest(target, key, digest, hasher)
+        return
+    temp = scratch / key.replace("/", "__")
     if local is None:
-        source.store.get_file(key, scratch)
-        local = scratch
+        source.store.get_file(key, temp, hasher=hasher)
+        local = temp
+    elif hasher is not None:
+        hasher = None  # a local source is hashed by reading it: same check, no hasher to feed
+        _check_digest(target, key, digest, found=hash_file(local))
     try:
+        _check_digest(target, key, digest, hasher)
         target.store.put_file(key, local)
     finally:
-        if local == scratch:
-            scratch.unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
+
+
+def _check_kept(target: StoreCatalog, key: str, digest: str) -> None:
+    """A file an interrupted copy left must hold the recorded bytes (re-hashed where the target is local)."""
+    landing = target.store.local_path(key)
+    if landing is not None:
+        _check_digest(target, key, digest, found=hash_file(landing))
+
+
+def _check_digest(
+    target: StoreCatalog, key: str, digest: str | None, hasher: Any = None, *, found: str | None = None
+) -> None:
+    """Raise (and remove the file from the target, so no later copy keeps it) unless it matches ``digest``."""
+    if digest is None or (hasher is None and found is None):
+        return
+    found = found if found is not None else format_digest(hasher)
+    if found == digest:
+        return
+    if target.store.local_path(key) is not None:
+        target.store.delete(key)
+    where = f"{target.store.url}/{key}"
+    msg = f"content digest {found} does not match the recorded {digest}; the file was not kept"
+    raise CacheCorruptionError(where, msg)
 
 
 def _check_arrived(source: StoreCatalog, target: StoreCatalog, name: str, version_id: str, raw: dict[str, Any]) -> None:

@@ -20,12 +20,15 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 from typing_extensions import override
 
 from stable_explore.storage.fsutil import fsync_path, replacing, temp_path_beside, writing
 from stable_explore.storage.protocol import Store, check_key
+
+_COPY_CHUNK = 8 * 1024 * 1024
 
 __all__ = ["LocalStore"]
 
@@ -70,10 +73,16 @@ class LocalStore(Store):
             return None
 
     @override
-    def get_file(self, key: str, path: Path) -> None:
+    def get_file(self, key: str, path: Path, *, hasher: Any = None) -> None:
         source = self._path(key)
         with writing(path), replacing(path) as tmp:
-            shutil.copyfile(source, tmp)
+            if hasher is None:
+                shutil.copyfile(source, tmp)
+                return
+            with source.open("rb") as src, tmp.open("wb") as out:
+                while chunk := src.read(_COPY_CHUNK):
+                    hasher.update(chunk)
+                    out.write(chunk)
 
     @override
     def list_dir(self, prefix: str) -> list[str]:

@@ -143,11 +143,13 @@ class ObjectStore(Store):
         return [bytes(next(fetched)) if e > s else b"" for s, e in ranges]
 
     @override
-    def get_file(self, key: str, path: Path) -> None:
+    def get_file(self, key: str, path: Path, *, hasher: Any = None) -> None:
         source = check_key(key)
         with writing(path), replacing(path) as tmp, tmp.open("wb") as out:
             try:
                 for chunk in self._obstore.get(self._store, source).stream(min_chunk_size=8 * 1024 * 1024):
+                    if hasher is not None:
+                        hasher.update(chunk)  # xxhash takes the buffer as is: no copy
                     out.write(chunk)
             except FileNotFoundError as exc:
                 msg = f"{self.url}/{key} is missing"

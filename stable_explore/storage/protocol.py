@@ -29,6 +29,7 @@ import abc
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from stable_explore.errors import UnsafePathError
 
@@ -86,8 +87,12 @@ class Store(abc.ABC):
         """Bytes of the file at ``key``, or None when there is none."""
 
     @abc.abstractmethod
-    def get_file(self, key: str, path: Path) -> None:
-        """Copy the file at ``key`` to the local ``path`` (which appears whole or not at all)."""
+    def get_file(self, key: str, path: Path, *, hasher: Any = None) -> None:
+        """Copy the file at ``key`` to the local ``path`` (which appears whole or not at all).
+
+        ``hasher`` (e.g. :func:`~stable_explore.storage.hashing.new_file_hasher`), when given, is
+        fed every byte as it is written: the copy is checked in the same pass that makes it.
+        """
 
     def read_ranges(self, key: str, ranges: list[tuple[int, int]]) -> list[bytes]:
         """The bytes ``[start, end)`` of the file at ``key``, for each range (one request for all, where it can)."""

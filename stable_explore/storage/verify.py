@@ -46,6 +46,7 @@ __all__ = [
     "Problem",
     "VerifyReport",
     "check_cache_dir",
+    "check_rows",
     "content_digest_of",
     "content_digest_of_files",
     "feed_rows",
@@ -246,6 +247,36 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
     except CacheCorruptionError as exc:
         check.problems.append(Problem(exc.path, exc.reason))
     return check
+
+
+def check_rows(cache_dir: Path) -> None:
+    """Check a cache's rows against its recorded content digest, and its version id; shard files are not re-hashed.
+
+    For a copy whose shard digests were checked as the bytes arrived (``se.pull``): the rest of
+    :func:`verify`, reading only the key and row-hash columns.
+
+    Raises
+    ------
+    CacheCorruptionError
+        Names the metadata file when the rows or the id do not match.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, Value
+    >>> from stable_explore.storage.writer import write_sharded_arrow_cache
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
+    >>> check_rows(out)
+    """
+    meta = read_sharded_cache_meta(Path(cache_dir))
+    recorded = meta.version_metadata.content_digest
+    if recorded is not None:
+        found = content_digest_of(meta)
+        if found != recorded:
+            msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
+            raise CacheCorruptionError(meta.cache_dir / METADATA_FILE, msg)
+    _check_version_id(meta)
 
 
 def verify(target: Any) -> VerifyReport:

@@ -328,3 +328,57 @@ def test_a_parallel_build_into_a_bucket_has_the_serial_local_id(
     assert se.verify(remote).num_rows == 300
     again = se.build(keyed_pets, _features(), name="pets", home=bucket, num_proc=2, progress=False, **common)
     assert again.build_info.startswith("reused")
+
+
+def test_a_build_that_fails_leaves_nothing_in_the_bucket(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    def failing() -> object:
+        for i, row in enumerate(_rows(jpegs)):
+            if i == 900:  # several shards sealed by now
+                msg = "the generator broke"
+                raise OSError(msg)
+            yield row
+
+    with pytest.raises(OSError, match="the generator broke"):
+        se.build(failing(), _features(), name="pets", shard_size="64KB", batch_size=100, home=bucket, progress=False)
+    store = ObjectStore(bucket)
+    assert StoreCatalog(store).version_ids("pets") == []
+    assert store.list_dir("pets/versions") == []
+    assert StoreCatalog(store).read_ref("pets", "latest") is None
+
+
+def test_a_publish_whose_upload_fails_midway_leaves_no_version(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+    from stable_explore.catalog.publish import publish_version
+    from stable_explore.catalog.remote import open_catalog
+    from stable_explore.storage.metadata import VersionMetadata
+    from stable_explore.storage.writer import write_shards
+
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    fields = write_shards(iter(_rows(jpegs)), _features(), staging, shard_size_bytes=64 * 1024, batch_size=100)
+    assert len(fields["shard_filenames"]) > 4
+    (staging / fields["shard_filenames"][3]).unlink()  # one shard vanishes before its upload: a real failed put
+    catalog = open_catalog(bucket)
+    with pytest.raises((RemoteStoreError, OSError)):
+        publish_version(catalog, "pets", staging, fields, VersionMetadata(message="cut"))
+    assert catalog.version_ids("pets") == [], "shards uploaded without their metadata are no version"
+    assert catalog.read_ref("pets", "latest") is None
+    again = _build(bucket, jpegs)  # the next publish keeps what landed and completes
+    assert catalog.version_ids("pets") == [again.version]
+    assert se.verify(again).num_rows == 1200
+
+
+def test_a_column_of_a_big_remote_shard_holds_only_its_own_bytes(bucket: str, jpegs: list[bytes]) -> None:
+    import pyarrow as pa
+
+    built = se.build(_rows(jpegs), _features(), name="pets", batch_size=100, home=bucket, progress=False)
+    assert built.num_shards == 1
+    ds = se.load(f"{bucket}/pets")
+    before = pa.total_allocated_bytes()
+    labels = ds.backend.column("label")
+    held = pa.total_allocated_bytes() - before
+    assert labels.num_chunks == 12
+    assert labels.to_pylist() == [i % 2 for i in range(1200)]
+    # Arrow reads each batch into a buffer the size of the whole batch; the labels must not keep them
+    assert held < 64 * 1024, (
+        f"{held:,} bytes held for {labels.nbytes:,} bytes of labels ({built.nbytes:,} in the shard)"
+    )
