@@ -217,12 +217,13 @@ def prepare_worker() -> bool:
 
     Examples
     --------
-    The initializer of a pool's workers (here one spawned worker; it tunes nothing on macOS or Windows):
+    The initializer of a pool's workers (here one forked worker, so that the calling process keeps
+    its own malloc settings; it tunes nothing on macOS or Windows):
 
     >>> import multiprocessing
     >>> from concurrent.futures import ProcessPoolExecutor
-    >>> spawn = multiprocessing.get_context("spawn")
-    >>> with ProcessPoolExecutor(1, mp_context=spawn, initializer=prepare_worker) as pool:
+    >>> fork = multiprocessing.get_context("fork")
+    >>> with ProcessPoolExecutor(1, mp_context=fork, initializer=prepare_worker) as pool:
     ...     pool.submit(sum, [1, 2]).result()
     3
     """
