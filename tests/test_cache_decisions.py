@@ -215,6 +215,8 @@ def test_watch_adds_a_path_the_code_opens_that_no_argument_names(tmp_path: Path)
     rebuilt = se.build(rows, NUM, progress=False, watch=[labels])
     assert rebuilt.build_info == f"rebuilt: file changed: watched path ({labels})"
     assert len(rebuilt) == 5
+    # a single file's change is named by its path, so no listing of it is kept (only folders get one)
+    assert not (Path(se.load("rows").home or "") / "rows" / "sources" / "files").exists()
     labels.unlink()
     with pytest.raises(FileNotFoundError):
         se.build(rows, NUM, progress=False, watch=[labels])

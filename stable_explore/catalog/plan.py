@@ -48,7 +48,8 @@ class SourcePlan:
 
     ``unstable`` names the inputs that have no content hash (label -> what they are): a source
     with any cannot be recognised next time, so it builds every run. ``file_states`` are the
-    listings behind ``parts["files"]``, kept so a later rebuild can name the files that changed.
+    listings of the folders in ``parts["files"]``, kept so a later rebuild can name the files that
+    changed in them (a single file's change is named by its path).
     """
 
     parts: dict[str, Any] | None
@@ -152,7 +153,8 @@ def plan_source(
             unstable.setdefault(label, f"a folder with more than {FILE_LIMIT:,} files ({path})")
         kind = "folder" if Path(path).is_dir() else "file"
         files[path] = {"by": label, "digest": state.digest, "files": state.files, "kind": kind}
-        states.append(state)
+        if kind == "folder":  # a file's change is explained by its path alone: only folders keep a listing
+            states.append(state)
     if files:
         parts["files"] = files
         if options.check_content:
