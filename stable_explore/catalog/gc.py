@@ -97,7 +97,8 @@ def collect_garbage(
         msg = f"keep must be >= 0, got {keep}"
         raise InvalidOptionError(msg)
     if isinstance(catalog, RemoteCatalog):  # refs move by compare-and-swap there; no local leftovers to sweep
-        return GcReport(collect_remote_garbage(catalog, name, keep=keep), [], [], [])
+        freed, removed = collect_remote_garbage(catalog, name, keep=keep)
+        return GcReport(freed, removed, [], [])
     report = GcReport(0, [], [], [])
     freed = 0
     if name is not None:

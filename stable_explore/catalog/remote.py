@@ -119,14 +119,15 @@ class RemoteCatalog(Catalog):
         return VersionRef(name, version_id, self.version_dir(name, version_id), self.url)
 
 
-def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: int) -> int:
+def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: int) -> tuple[int, list[str]]:
     """Collect garbage in a bucket: a version loses its metadata first (then it is no version), then its shards.
 
     Tagged versions and the ``keep`` newest are kept, as on a local home. Files under a version
     prefix without metadata are not swept: on a shared bucket they may be another machine's
-    publish in progress.
+    publish in progress. Returns the bytes freed and ``name@version`` of each version deleted.
     """
     freed = 0
+    removed: list[str] = []
     for dataset in [name] if name is not None else catalog.names():
         ids = catalog.version_ids(dataset)
         if not ids:
@@ -149,7 +150,8 @@ def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: in
                 catalog.store.delete(f"{prefix}/{check_name(file.name, 'shard file name')}")
                 freed += file.size or 0
             catalog.forget(dataset, version_id)
-    return freed
+            removed.append(f"{dataset}@{version_id}")
+    return freed, removed
 
 
 def _created_at(catalog: RemoteCatalog, name: str, version_id: str) -> str:

@@ -168,18 +168,7 @@ class LegacyContentDigest:
 
     def update(self, keys: pa.Array, hashes: np.ndarray) -> None:
         """Add the next rows: their keys (int64 or string) and 64-bit row hashes, in order."""
-        t = keys.type
-        if pa.types.is_string(t) or pa.types.is_large_string(t):
-            self._kind = "string"
-            _, offsets_buf, data_buf = keys.buffers()
-            offsets = np.frombuffer(offsets_buf, dtype=np.int64 if pa.types.is_large_string(t) else np.int32)
-            offsets = offsets[keys.offset : keys.offset + len(keys) + 1].astype(np.int64)
-            self._key_lengths.update(np.diff(offsets).astype("<i8").tobytes())
-            if data_buf is not None:
-                self._keys.update(memoryview(data_buf)[int(offsets[0]) : int(offsets[-1])])
-        else:
-            self._kind = "int64"
-            self._keys.update(keys.to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+        self._kind = _feed_keys(keys, self._keys, self._key_lengths)
         self._rows.update(hashes.astype("<u8").tobytes())
 
     def hexdigest(self) -> str:
@@ -188,6 +177,24 @@ class LegacyContentDigest:
         for part in (self._kind, self._keys.hexdigest(), self._key_lengths.hexdigest(), self._rows.hexdigest()):
             combined.update(part.encode())
         return f"{FILE_HASH_ALGORITHM}:{combined.hexdigest()}"
+
+
+def _feed_keys(keys: pa.Array, key_bytes: Any, key_lengths: Any) -> str:
+    """Feed keys to two hashers: string keys' UTF-8 bytes and lengths, or int64 keys' little-endian bytes.
+
+    Returns the key kind ("string" or "int64"). Both content digests hash keys this way.
+    """
+    t = keys.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        _, offsets_buf, data_buf = keys.buffers()
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64 if pa.types.is_large_string(t) else np.int32)
+        offsets = offsets[keys.offset : keys.offset + len(keys) + 1].astype(np.int64)
+        key_lengths.update(np.diff(offsets).astype("<i8").tobytes())
+        if data_buf is not None:
+            key_bytes.update(memoryview(data_buf)[int(offsets[0]) : int(offsets[-1])])
+        return "string"
+    key_bytes.update(keys.to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+    return "int64"
 
 
 # --- content digest over row runs (format revision 3) -----------------------------------------
@@ -270,16 +277,7 @@ class ContentDigest:
         return combined.hexdigest()
 
     def _feed(self, keys: pa.Array, hashes: np.ndarray) -> None:
-        t = keys.type
-        if pa.types.is_string(t) or pa.types.is_large_string(t):
-            _, offsets_buf, data_buf = keys.buffers()
-            offsets = np.frombuffer(offsets_buf, dtype=np.int64 if pa.types.is_large_string(t) else np.int32)
-            offsets = offsets[keys.offset : keys.offset + len(keys) + 1].astype(np.int64)
-            self._key_lengths.update(np.diff(offsets).astype("<i8").tobytes())
-            if data_buf is not None:
-                self._keys.update(memoryview(data_buf)[int(offsets[0]) : int(offsets[-1])])
-        else:
-            self._keys.update(keys.to_numpy(zero_copy_only=False).astype("<i8").tobytes())
+        _feed_keys(keys, self._keys, self._key_lengths)
         self._rows.update(np.asarray(hashes).astype("<u8").tobytes())
         self._count += len(keys)
 

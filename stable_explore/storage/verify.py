@@ -236,12 +236,8 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
         if table.num_rows != meta.shard_row_counts[position]:
             msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
             check.problems.append(Problem(path, msg))
-    recorded = meta.version_metadata.content_digest
-    if recorded is not None and not check.problems:
-        found = content_digest_of(meta)
-        if found != recorded:
-            msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
-            check.problems.append(Problem(cache_dir / METADATA_FILE, msg))
+    if not check.problems and (rows := _rows_problem(meta)) is not None:
+        check.problems.append(rows)
     try:
         _check_version_id(meta)
     except CacheCorruptionError as exc:
@@ -270,13 +266,22 @@ def check_rows(cache_dir: Path) -> None:
     >>> check_rows(out)
     """
     meta = read_sharded_cache_meta(Path(cache_dir))
-    recorded = meta.version_metadata.content_digest
-    if recorded is not None:
-        found = content_digest_of(meta)
-        if found != recorded:
-            msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
-            raise CacheCorruptionError(meta.cache_dir / METADATA_FILE, msg)
+    problem = _rows_problem(meta)
+    if problem is not None:
+        raise CacheCorruptionError(problem.path, problem.reason)
     _check_version_id(meta)
+
+
+def _rows_problem(meta: ShardedCacheMeta) -> Problem | None:
+    """The rows' content digest against the recorded one (read from the key and row-hash columns), or None."""
+    recorded = meta.version_metadata.content_digest
+    if recorded is None:
+        return None
+    found = content_digest_of(meta)
+    if found == recorded:
+        return None
+    msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
+    return Problem(meta.cache_dir / METADATA_FILE, msg)
 
 
 def verify(target: Any) -> VerifyReport:

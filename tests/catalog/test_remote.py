@@ -94,6 +94,7 @@ def test_build_load_save_compare_verify_gc_on_a_bucket(tmp_path: Path, bucket: s
     store.delete("pets/refs/raw-old")
     freed = se.gc("pets", keep=0, home=bucket)
     assert freed == raw.nbytes
+    assert freed.removed == [f"pets@{raw.version}"]  # the report names what it deleted, as on a local home
     assert [row["version"] for row in se.versions("pets", home=bucket)] == [clean.version]
     assert se.load(f"{bucket}/pets@clean")[3]["label"] == 0
 
