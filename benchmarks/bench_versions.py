@@ -134,6 +134,12 @@ def metadata_breakdown(cache_dir: Path) -> str:
     return f"_metadata.json {path.stat().st_size / 1024:.1f} KB: {fields}, the rest {rest / 1024:.1f} KB"
 
 
+def new_files(cache_dir: Path) -> str:
+    """The files of a version that are not hard links to an earlier version's, with their sizes."""
+    fresh = [p for p in sorted(cache_dir.iterdir()) if p.is_file() and p.stat().st_nlink == 1]
+    return ", ".join(f"{p.name} {p.stat().st_size / 1024:.1f} KB" for p in fresh)
+
+
 def tiny_save(n: int) -> None:
     """A label-only save of 10 rows over ``n`` tiny rows (a key, a label, a float): bytes written, and by what."""
     import stable_explore as se
@@ -153,6 +159,19 @@ def tiny_save(n: int) -> None:
         kb = written / 1024
         print(f"label-only save of 10 rows at {n:,} tiny rows: {seconds * 1000:.1f} ms, {kb:.1f} KB written")
         print(f"  {metadata_breakdown(saved.cache_dir)}")
+        print(f"  new files: {new_files(saved.cache_dir)}")
+        sizes, times = [], []
+        rng = np.random.default_rng(6)
+        for i in range(20):  # a chain: the runs file is rewritten only once its splices grow past a limit
+            edits = dict.fromkeys(rng.choice(n, 10, replace=False).tolist(), i % 10)
+            before = folder_bytes(work)
+            start = time.perf_counter()
+            saved = saved.relabel(edits).save(progress=False)
+            times.append(time.perf_counter() - start)
+            sizes.append(folder_bytes(work) - before)
+        print(f"  a chain of 20 such saves: median {statistics.median(sizes) / 1024:.1f} KB "
+              f"(mean {statistics.mean(sizes) / 1024:.1f}, max {max(sizes) / 1024:.1f}), "
+              f"median {statistics.median(times) * 1000:.1f} ms")  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

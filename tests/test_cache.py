@@ -23,7 +23,8 @@ def test_layout_and_metadata_keep_seed_fields_and_add_ours(tmp_path: Path, pet_f
     assert meta.num_shards == 5
     assert meta.shard_row_counts == [50] * 5
     files = sorted(p.name for p in (tmp_path / "pets").iterdir())
-    assert files == ["_metadata.json"] + [f"shard-{i:05d}.arrow" for i in range(5)]
+    shards = [f"shard-{i:05d}.{kind}" for i in range(5) for kind in ("arrow", "batches")]
+    assert files == sorted(["_metadata.json", "content-runs.json", *shards])  # revision 4: small files beside
     raw = json.loads((tmp_path / "pets" / "_metadata.json").read_text())
     for seed_field in (
         "cache_format_version",

@@ -132,6 +132,27 @@ def runs_digest(kind: str, keys: list, hashes: list, recorded_runs: list | None)
     return "xxh3_128-runs:" + xxhash.xxh3_128_hexdigest(top.encode())
 
 
+def small_file(folder: Path, entry: dict[str, Any]) -> bytes:
+    """'Small files': a file named beside _metadata.json, with the XXH3-128 digest and size recorded there."""
+    assert "/" not in entry["file"]
+    data = (folder / entry["file"]).read_bytes()
+    assert len(data) == entry["size"]
+    assert entry["digest"] == "xxh3_128:" + xxhash.xxh3_128_hexdigest(data)
+    return data
+
+
+def recorded_runs(folder: Path, meta: dict[str, Any]) -> list | None:
+    """'Content digest': the recorded runs, inline (revision 3) or a runs file and splices (revision 4)."""
+    recorded = meta.get("content_runs")
+    if recorded is None or isinstance(recorded, list):
+        return recorded
+    runs = json.loads(small_file(folder, recorded))
+    assert len(runs) == recorded["runs"]
+    for index, removed, inserted in reversed(recorded["splices"]):  # from the end: indexes stay the file's
+        runs[index : index + removed] = inserted
+    return runs
+
+
 def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     """Check a version folder as 'Fields ...', 'Shards', 'Content digest' and 'Version id' say; return its rows."""
     meta = json.loads((folder / "_metadata.json").read_text(encoding="utf-8"))
@@ -161,7 +182,12 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
 
     keys = rows.column("__key__").to_pylist()
     hashes = rows.column("__row_hash__").to_pylist()
-    assert meta["content_digest"] == runs_digest(meta["key_type"], keys, hashes, meta.get("content_runs"))
+    assert meta["content_digest"] == runs_digest(meta["key_type"], keys, hashes, recorded_runs(folder, meta))
+    for position, entry in enumerate(meta.get("batch_digests") or []):
+        if entry is not None and "file" in entry:  # 'Small files': one shard's batch digests, beside it
+            digests = json.loads(small_file(folder, entry))
+            assert sum(digests["rows"]) == meta["shard_row_counts"][position]
+            assert digests["columns"] == rows.schema.names
 
     defining = {
         "features": meta["features"],
@@ -324,4 +350,4 @@ def test_int_keys_and_an_empty_version(tmp_path: Path) -> None:
     meta = json.loads((empty.cache_dir / "_metadata.json").read_text())
     assert meta["num_rows"] == 0
     assert meta["content_digest"] == "xxh3_128-runs:" + xxhash.xxh3_128_hexdigest(b"")
-    assert meta["content_runs"] == []
+    assert recorded_runs(empty.cache_dir, meta) == []

@@ -14,6 +14,11 @@ the file and its xxh3 digest, checked on first read; see :mod:`stable_explore.st
 and ``metadata_digest``, a digest of every other field, so that a hand edit of class names,
 dtypes, descriptions or row segments is caught when the metadata is loaded. Caches of
 revision 1 (or seed 000's) have neither and keep working unchecked.
+
+Format revision 3 defines the content digest over runs of rows and lists them (``content_runs``).
+Revision 4 keeps both long lists out of ``_metadata.json``, in small files beside it that a save
+links unchanged (see :mod:`stable_explore.storage.sidecars`): each shard's batch digests in
+``shard-NNNNN.batches``, and the runs in ``content-runs.json`` plus a short list of splices.
 """
 
 from __future__ import annotations
@@ -32,10 +37,12 @@ from stable_explore._canonical import canonical_json
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.fsutil import recover_moved_aside
+from stable_explore.storage.content_runs import ParentRuns, RunsRecord, load_content_runs
+from stable_explore.storage.fsutil import recover_moved_aside, version_gone
 from stable_explore.storage.hashing import digest_of_runs
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.remote_file import RemoteLocation
+from stable_explore.storage.sidecars import BatchDigestList, FileRef
 
 __all__ = [
     "COMPRESSIONS",
@@ -53,7 +60,7 @@ __all__ = [
 CACHE_FORMAT_VERSION = 1
 SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
 FORMAT_NAME = "stable-explore"
-FORMAT_REVISION = 3  # 2: batch_digests and metadata_digest; 3: content digest over runs of rows, content_runs
+FORMAT_REVISION = 4  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
 RUNS_FORMAT_REVISION = 3  # from this revision on, content_digest is defined over runs of rows (hashing.ContentDigest)
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
@@ -87,12 +94,41 @@ class ShardedCacheMeta:
     row_segments: list[tuple[int, int, int]] | None = None
     version_metadata: VersionMetadata = field(default_factory=VersionMetadata)
     shard_size_target_bytes: int | None = None
-    batch_digests: list[BatchDigests | None] | None = None
-    """Per shard, its record batches' digests (None for a cache, or a shard, written before revision 2)."""
+    batch_digests: BatchDigestList | None = None
+    """Per shard, its record batches' digests, read when first asked for (None for a cache, or a shard,
+    written before revision 2)."""
     remote: RemoteLocation | None = None
     """For a version in a bucket: where its shards are (``cache_dir`` is then a local copy of its metadata only)."""
-    content_runs: list[tuple[int, str]] | None = None
-    """(row count, digest) of each run of rows the content digest is made of (revision 3 on; None before)."""
+    content_runs_field: Any = None
+    """``content_runs`` as recorded (checked in shape): inline runs (revision 3), or a file and splices (4)."""
+    _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def content_runs(self) -> list[tuple[int, str]] | None:
+        """(row count, digest) of each run of rows the content digest is made of (revision 3 on; None before).
+
+        Read (from ``content-runs.json`` in revision 4) and checked against the content digest
+        the first time it is asked for.
+        """
+        loaded = self._load_runs()
+        return None if loaded is None else loaded[0]
+
+    @property
+    def runs_file(self) -> ParentRuns | None:
+        """The runs file of this version and its runs, for a save to link (None before revision 4)."""
+        loaded = self._load_runs()
+        return None if loaded is None else loaded[1]
+
+    def _load_runs(self) -> tuple[list[tuple[int, str]], ParentRuns | None] | None:
+        if self.content_runs_field is None:
+            return None
+        if self._runs is None:
+            raw = self.raw or {}
+            meta_path = self.cache_dir / METADATA_FILE
+            runs, parent = load_content_runs(self.cache_dir, self.content_runs_field, meta_path, self.remote)
+            _check_runs_total(runs, raw, self.num_rows, meta_path)
+            self._runs = (runs, parent)
+        return self._runs
 
     @property
     def format_revision(self) -> int:
@@ -202,17 +238,52 @@ def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path
         raise _corrupt(meta_path, msg)
 
 
-def _checked_batch_digests(
-    raw: Mapping[str, Any], num_shards: int, meta_path: Path
-) -> list[BatchDigests | None] | None:
+def _checked_batch_digests(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> BatchDigestList | None:
+    """Check ``batch_digests``: per shard, digests inline (revisions 2-3), a file beside the shard (4), or None."""
     entries = raw.get("batch_digests")
     if entries is None:
         return None
-    if not isinstance(entries, list) or len(entries) != num_shards:
+    if not isinstance(entries, list) or len(entries) != len(counts):
         raise _corrupt(
-            meta_path, f"'batch_digests' must list one entry per shard ({num_shards}), found {entries!r:.100}"
+            meta_path, f"'batch_digests' must list one entry per shard ({len(counts)}), found {entries!r:.100}"
         )
-    return [None if e is None else BatchDigests.from_json(e, meta_path, i) for i, e in enumerate(entries)]
+    checked: list[BatchDigests | FileRef | None] = []
+    for position, entry in enumerate(entries):
+        if entry is None:
+            checked.append(None)
+        elif isinstance(entry, Mapping) and "file" in entry:
+            ref = FileRef.from_json(entry, meta_path, f"'batch_digests' of shard {position}")
+            _checked_shard_name(ref.file, meta_path.parent, meta_path)
+            checked.append(ref)
+        else:
+            digests = BatchDigests.from_json(entry, meta_path, position)
+            if sum(digests.rows) != counts[position]:
+                msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
+                raise _corrupt(meta_path, msg)
+            checked.append(digests)
+    return BatchDigestList(meta_path.parent, checked, counts)
+
+
+def _check_small_files(cache_dir: Path, meta: ShardedCacheMeta, meta_path: Path) -> None:
+    """Every small file the metadata names beside itself (revision 4) is there, at its recorded size.
+
+    Not for a bucket's version: its mirror's files are read from the bucket when missing.
+    """
+    if meta.remote is not None:
+        return
+    refs = [meta.batch_digests.file_ref(i) for i in range(len(meta.batch_digests))] if meta.batch_digests else []
+    if isinstance(meta.content_runs_field, Mapping):
+        refs.append(RunsRecord.from_json(meta.content_runs_field, meta_path).base)
+    for ref in refs:
+        if ref is None:
+            continue
+        path = cache_dir / _checked_shard_name(ref.file, cache_dir, meta_path)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise _corrupt(path, f"listed in {METADATA_FILE} but missing") from None
+        if size != ref.size:
+            raise _corrupt(path, f"is {size} bytes, but {ref.size} were written (truncated or modified)")
 
 
 def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
@@ -300,21 +371,20 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
-    batch_digests = _checked_batch_digests(raw, num_shards, meta_path)
-    for position, digests in enumerate(batch_digests or []):
-        if digests is not None and sum(digests.rows) != counts[position]:
-            msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
-            raise _corrupt(meta_path, msg)
+    batch_digests = _checked_batch_digests(raw, counts, meta_path)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
-    runs = _checked_content_runs(raw, num_rows, meta_path)  # after the seal: a hand edit is named as one
+    runs_field = _checked_content_runs(raw, num_rows, meta_path)  # after the seal: a hand edit is named as one
     meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
-    meta.content_runs = runs
+    meta.content_runs_field = runs_field
     meta.remote = remote
+    if batch_digests is not None:
+        batch_digests.remote = remote
+    _check_small_files(cache_dir, meta, meta_path)
     return meta
 
 
@@ -331,17 +401,25 @@ def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
     return RemoteLocation(raw["url"], raw["prefix"])
 
 
-def _checked_content_runs(raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> list[tuple[int, str]] | None:
-    """Check ``content_runs``: runs that cover every row and combine into the recorded content digest."""
+def _checked_content_runs(raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> Any:
+    """Check ``content_runs`` as far as the metadata alone allows; return the field (None: not recorded).
+
+    Inline runs (revision 3) are checked at once; a runs file (revision 4) when first read.
+    """
     entries = raw.get("content_runs")
     if entries is None:
         return None
-    runs = []
-    for run in entries if isinstance(entries, list) else [entries]:
-        ok = isinstance(run, list) and len(run) == 2 and type(run[0]) is int and run[0] > 0
-        if not ok or not isinstance(run[1], str) or len(run[1]) != 32:
-            raise _corrupt(meta_path, f"content run {run!r:.100} is not [row count, 32 hex digits]")
-        runs.append((run[0], run[1]))
+    if isinstance(entries, Mapping):
+        record = RunsRecord.from_json(entries, meta_path)
+        _checked_shard_name(record.base.file, meta_path.parent, meta_path)
+        return entries
+    runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
+    _check_runs_total(runs, raw, num_rows, meta_path)
+    return entries
+
+
+def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> None:
+    """Runs must cover every row and combine into the recorded content digest."""
     if sum(rows for rows, _ in runs) != num_rows:
         msg = f"'content_runs' count {sum(rows for rows, _ in runs)} rows, but num_rows is {num_rows}"
         raise _corrupt(meta_path, msg)
@@ -349,7 +427,6 @@ def _checked_content_runs(raw: Mapping[str, Any], num_rows: int, meta_path: Path
     if combined != raw.get("content_digest"):
         msg = f"'content_runs' combine into {combined}, not the recorded content digest {raw.get('content_digest')}"
         raise _corrupt(meta_path, msg)
-    return runs
 
 
 def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
@@ -373,12 +450,12 @@ def meta_from_dict(
     names: list[str] | None = None,
     features: Features | None = None,
     segments: list[tuple[int, int, int]] | None = None,
-    batch_digests: list[BatchDigests | None] | None = None,
+    batch_digests: BatchDigestList | None = None,
 ) -> ShardedCacheMeta:
     if features is None and raw.get("features") is not None:
         features = Features.from_dict(raw["features"])
     if batch_digests is None and raw.get("batch_digests") is not None:
-        batch_digests = _checked_batch_digests(raw, int(raw["num_shards"]), cache_dir / METADATA_FILE)
+        batch_digests = _checked_batch_digests(raw, list(raw["shard_row_counts"]), cache_dir / METADATA_FILE)
     return ShardedCacheMeta(
         cache_dir=cache_dir,
         num_rows=raw["num_rows"],
@@ -397,7 +474,7 @@ def meta_from_dict(
         # format 1 reads every shard whole, whatever else the file says
         row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
         batch_digests=batch_digests,
-        content_runs=[(int(r), str(d)) for r, d in raw["content_runs"]] if raw.get("content_runs") else None,
+        content_runs_field=raw.get("content_runs"),
     )
 
 
@@ -473,22 +550,6 @@ def read_shard_batches(path: Path) -> Iterator[pa.RecordBatch]:
             yield batch
 
 
-def _version_gone(cache_dir: Path) -> str | None:
-    """Why a whole cache directory is gone (deleted, or garbage-collected, after it was opened), or None."""
-    if (cache_dir / METADATA_FILE).exists():
-        return None
-    gc_mark = f".{cache_dir.name}.tmp-"
-    try:
-        collected = any(e.name.startswith(gc_mark) and "-gc" in e.name for e in cache_dir.parent.iterdir())
-    except OSError:
-        collected = False
-    how = "garbage-collected by gc" if collected or cache_dir.parent.name == "versions" else "deleted"
-    return (
-        f"version {cache_dir.name} ({cache_dir}) was {how} after this dataset was opened, so its shards are gone; "
-        "load the dataset again (tag a version to keep it from gc)"
-    )
-
-
 def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
     """Memory-map one shard and return its table, zero-copy.
 
@@ -511,7 +572,7 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
         if validate:
             table.validate(full=True)
     except FileNotFoundError:
-        gone = _version_gone(path.parent)
+        gone = version_gone(path.parent)
         if gone:
             raise CacheNotFoundError(gone) from None
         raise _corrupt(path, "shard file is missing") from None

@@ -377,3 +377,19 @@ def writing(path: Path) -> Iterator[None]:
         raise
     except OSError as exc:
         raise write_error(exc, path) from exc
+
+
+def version_gone(cache_dir: Path) -> str | None:
+    """Why a whole cache directory is gone (deleted, or garbage-collected, after it was opened), or None."""
+    if (cache_dir / "_metadata.json").exists():
+        return None
+    gc_mark = f".{cache_dir.name}.tmp-"
+    try:
+        collected = any(e.name.startswith(gc_mark) and "-gc" in e.name for e in cache_dir.parent.iterdir())
+    except OSError:
+        collected = False
+    how = "garbage-collected by gc" if collected or cache_dir.parent.name == "versions" else "deleted"
+    return (
+        f"version {cache_dir.name} ({cache_dir}) was {how} after this dataset was opened, so its shards are gone; "
+        "load the dataset again (tag a version to keep it from gc)"
+    )

@@ -48,10 +48,11 @@ import pyarrow as pa
 
 from stable_explore.errors import EncodingError
 from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
-from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
+from stable_explore.storage.content_runs import content_runs_field
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE, SHARD_NAME_FMT
 from stable_explore.storage.hashing import ContentDigest
 from stable_explore.storage.shards import ShardList, ShardWriter
+from stable_explore.storage.sidecars import FileRef, batches_file_name
 from stable_explore.storage.writer import check_unique_keys, shard_metadata
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ def rekey_task_shards(task: TaskShards, offset: int, *, compression: str | None 
         rows=tuple(written.rows),
         sizes=tuple(written.sizes),
         hashes=tuple(written.hashes),
-        batches=tuple(b.to_json() if b is not None else None for b in written.batches),
+        batches=tuple(b.to_json() if b is not None else None for b in written.batch_files),
         key_type=task.key_type,
         default_keys=task.default_keys,
         key_offset=task.key_offset + offset,
@@ -193,7 +194,7 @@ def merge_task_shards(
     rows: list[int] = []
     sizes: list[int] = []
     hashes: list[str] = []
-    batches: list[BatchDigests | None] = []
+    batches: list[FileRef | None] = []
     for task in tasks:
         folder = Path(task.directory)
         for name, count, size, digest, batch in zip(
@@ -205,9 +206,9 @@ def merge_task_shards(
             rows.append(count)
             sizes.append(size)
             hashes.append(digest)
-            batches.append(None if batch is None else BatchDigests.from_json(batch, staging / target, len(names) - 1))
+            batches.append(None if batch is None else _moved_batches_file(batch, folder, staging, target))
         shutil.rmtree(folder, ignore_errors=True)
-    written = ShardList(names, rows, sizes, hashes, bytes_written=sum(sizes), batches=batches)
+    written = ShardList(names, rows, sizes, hashes, bytes_written=sum(sizes), batch_files=batches)
     if not _keyed_by_row_index(tasks):
         check_unique_keys(staging, written)
     content = _content_digest(staging, names)
@@ -219,8 +220,16 @@ def merge_task_shards(
         key_type=key_type,
         compression=compression,
         content_digest=content.hexdigest(),
-        content_runs=content.runs,  # as a serial build records them, so the first save rehashes only what it edits
+        content_runs=content_runs_field(staging, content.runs),  # as a serial build records them
     )
+
+
+def _moved_batches_file(recorded: Any, folder: Path, staging: Path, shard_name: str) -> FileRef:
+    """Move a task's shard's batch digests file beside the shard's new name; return its new record."""
+    ref = FileRef.from_json(recorded, folder / METADATA_FILE, "a task's batch digests")
+    moved = ref.renamed(batches_file_name(shard_name))
+    (folder / ref.file).replace(staging / moved.file)
+    return moved
 
 
 def _keyed_by_row_index(tasks: Sequence[TaskShards]) -> bool:

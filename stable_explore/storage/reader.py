@@ -235,7 +235,7 @@ class ArrowBackend:
         self._lock = threading.Lock()
         self._open: OrderedDict[int, _OpenShard] = OrderedDict()
         self._segments = [tuple(int(v) for v in run) for run in segments] if segments is not None else None
-        self._batch_digests = list(batch_digests) if batch_digests is not None else None
+        self._batch_digests = batch_digests  # a BatchDigestList reads each file when its shard is first read
         self._remote = remote
         if shard_paths is not None:
             self._files: list[Path] | None = [Path(p) for p in shard_paths]

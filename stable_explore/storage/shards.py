@@ -31,6 +31,7 @@ from stable_explore.storage.batches import BatchDigests
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT, open_shard, read_shard_batches
 from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
 from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
+from stable_explore.storage.sidecars import FileRef, batches_file_name, link_small_file, write_batches_file
 
 __all__ = ["BatchCallback", "ShardList", "ShardWriter"]
 
@@ -159,18 +160,18 @@ def batch_digests_of(path: Path) -> BatchDigests:
     return BatchDigests.of_batches(first.schema.names, itertools.chain([first], batches))
 
 
-Sealed = tuple[str, BatchDigests | None]
-"""A finished shard's file digest and its record batch digests."""
+Sealed = tuple[str, FileRef | None]
+"""A finished shard's file digest and the file beside it that holds its record batch digests."""
 
 
 def _fsync_returning(path: Path, digest: str) -> Sealed:
-    batches = batch_digests_of(path)
+    batches = write_batches_file(path.parent, path.name, batch_digests_of(path))
     with writing(path):  # a delayed allocation or a network file system may report a full disk only here
         fsync_path(path)
     return digest, batches
 
 
-def _seal_copy(path: Path, batches: BatchDigests | None) -> Sealed:
+def _seal_copy(path: Path, batches: FileRef | None) -> Sealed:
     """Digest a copied shard (read back from the page cache) and fsync it; its batch digests are the source's."""
     digest = hash_file(path)
     with writing(path):
@@ -188,8 +189,9 @@ class ShardList:
     hashes: list[str]
     bytes_written: int = 0
     linked: int = 0
-    batches: list[BatchDigests | None] = field(default_factory=list)
-    """Per shard, its record batches' digests (None for a linked shard of a cache that has none)."""
+    batch_files: list[FileRef | None] = field(default_factory=list)
+    """Per shard, the file beside it that holds its record batches' digests (None for a linked shard of a
+    cache that has none)."""
 
 
 class ShardWriter:
@@ -268,34 +270,55 @@ class ShardWriter:
         self._shards[self._sink_index] = (rows, size, self._sealer.submit(_fsync_returning, self._sink.path, digest))
         self._sink = None
 
-    def link(self, source: Path, *, rows: int, size: int, digest: str, batches: BatchDigests | None = None) -> int:
+    def _carried_batches(
+        self, name: str, batches: BatchDigests | FileRef | None, source_dir: Path | None
+    ) -> FileRef | None:
+        """The batch digests file of a reused shard.
+
+        The source's file, linked (or, for ``source_dir`` None, referred to by digest), or a new
+        file for digests its cache recorded inline.
+        """
+        if isinstance(batches, FileRef):
+            if source_dir is None:
+                return batches.renamed(batches_file_name(name))
+            return link_small_file(source_dir, batches, self.out_dir, batches_file_name(name))
+        if batches is not None:
+            return write_batches_file(self.out_dir, name, batches)
+        return None
+
+    def link(
+        self, source: Path, *, rows: int, size: int, digest: str, batches: BatchDigests | FileRef | None = None
+    ) -> int:
         """Add an existing shard file, unchanged, as another shard; returns its index.
 
         The open shard stays open: rows written later keep filling it. ``batches`` are the
-        file's batch digests, carried over (None when its cache recorded none).
+        file's batch digests, carried over: the file beside it that holds them (linked too),
+        the digests themselves (written to a file), or None when its cache recorded none.
         """
         index = self._next_name()
         target = self.out_dir / self._names[index]
+        carried = self._carried_batches(self._names[index], batches, source.parent)
         try:
             os.link(source, target)
         except OSError:
             with writing(target):
                 shutil.copyfile(source, target)
             self.bytes_written += size
-            self._shards[index] = (rows, size, self._sealer.submit(_seal_copy, target, batches))
+            self._shards[index] = (rows, size, self._sealer.submit(_seal_copy, target, carried))
         else:
             self.linked += 1
-            self._shards[index] = (rows, size, (digest, batches))
+            self._shards[index] = (rows, size, (digest, carried))
         return index
 
-    def refer(self, *, rows: int, size: int, digest: str, batches: BatchDigests | None = None) -> int:
+    def refer(self, *, rows: int, size: int, digest: str, batches: BatchDigests | FileRef | None = None) -> int:
         """Add a shard the home already holds (by digest), without a local file; returns its index.
 
-        For a home in a bucket: publishing copies it there inside the store instead of uploading it.
+        For a home in a bucket: publishing copies it there inside the store instead of uploading it
+        (its batch digests file too, when ``batches`` names one).
         """
         index = self._next_name()
         self.linked += 1
-        self._shards[index] = (rows, size, (digest, batches))
+        self._shards[index] = (rows, size, (digest, self._carried_batches(self._names[index], batches, None)))
         return index
 
     def finish(self) -> ShardList:
@@ -313,7 +336,7 @@ class ShardWriter:
             hashes=[digest for digest, _ in sealed],
             bytes_written=self.bytes_written,
             linked=self.linked,
-            batches=[batches for _, batches in sealed],
+            batch_files=[batches for _, batches in sealed],
         )
 
     def abort(self) -> None:

@@ -277,6 +277,10 @@ def _rows_problem(meta: ShardedCacheMeta) -> Problem | None:
     recorded = meta.version_metadata.content_digest
     if recorded is None:
         return None
+    try:
+        meta.content_runs  # noqa: B018 - reads the runs file (revision 4): its digest, and that the runs combine
+    except CacheCorruptionError as exc:
+        return Problem(exc.path, exc.reason)
     found = content_digest_of(meta)
     if found == recorded:
         return None

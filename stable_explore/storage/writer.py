@@ -27,6 +27,7 @@ from filelock import FileLock
 from stable_explore._canonical import unencodable_text
 from stable_explore.errors import DuplicateKeyError, EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema.columns import KEY_COLUMN
+from stable_explore.storage.content_runs import content_runs_field
 from stable_explore.storage.format import (
     CACHE_FORMAT_VERSION,
     COMPRESSIONS,
@@ -264,7 +265,7 @@ def write_shards(
         key_type=encoder.key_type or "int64",
         compression=compression,
         content_digest=encoder.content.hexdigest(),
-        content_runs=encoder.content.runs,
+        content_runs=content_runs_field(out_dir, encoder.content.runs),
     )
 
 
@@ -278,14 +279,15 @@ def shard_metadata(
     compression: str | None,
     content_digest: str,
     segments: list[list[int]] | None = None,
-    content_runs: list[tuple[int, str]] | None = None,
+    content_runs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
     Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
     for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
-    ``content_runs`` ((row count, digest) per run, from :attr:`ContentDigest.runs`) lets a
-    later edit rehash only the runs it touches; a version without them is hashed whole once.
+    ``content_runs`` (the field :func:`~stable_explore.storage.content_runs.content_runs_field`
+    gives for the version's runs) lets a later edit rehash only the runs it touches; a version
+    without them is hashed whole once.
     """
     meta: dict[str, Any] = {
         # seed 000, format version 1
@@ -305,14 +307,14 @@ def shard_metadata(
         "key_type": key_type,
         "compression": compression,
         "content_digest": content_digest,
-        # format revision 2: where each record batch ends in its shard, and its digest (None: not recorded)
-        "batch_digests": [b.to_json() if b is not None else None for b in shards.batches]
-        if len(shards.batches) == len(shards.names)
+        # format revision 4: per shard, the file beside it holding its record batches' digests (None: not recorded)
+        "batch_digests": [b.to_json() if b is not None else None for b in shards.batch_files]
+        if len(shards.batch_files) == len(shards.names)
         else [None] * len(shards.names),
     }
     if content_runs is not None:
-        # format revision 3: the runs of rows the content digest combines (an edit rehashes only those it touches)
-        meta["content_runs"] = [[rows, digest] for rows, digest in content_runs]
+        # the runs of rows the content digest combines (an edit rehashes only those it touches): their file
+        meta["content_runs"] = dict(content_runs)
     if segments is not None:
         meta["row_segments"] = segments
     return meta

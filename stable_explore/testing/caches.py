@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -15,8 +16,16 @@ from stable_explore.schema import ClassLabel, Features, Image, Value
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.storage.format import ShardedCacheMeta
 
-__all__ = ["TINY_NAMES", "as_format_revision_2", "tiny_dataset", "tiny_features", "write_seed_v1_cache"]
+__all__ = [
+    "TINY_NAMES",
+    "as_format_revision_2",
+    "as_format_revision_3",
+    "tiny_dataset",
+    "tiny_features",
+    "write_seed_v1_cache",
+]
 
 TINY_NAMES = ["cat", "dog", "bird"]
 
@@ -84,7 +93,7 @@ def as_format_revision_2(cache_dir: Path) -> Path:
     from stable_explore.storage.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)
-    raw = dict(meta.raw or {})
+    raw = _inlined(meta)
     legacy = LegacyContentDigest()
     feed_rows(legacy, meta.shard_paths, meta.segments)
     raw.pop("content_runs", None)
@@ -103,4 +112,41 @@ def as_format_revision_2(cache_dir: Path) -> Path:
                     ref.write_text(raw["version_id"] + "\n")
     (target / "_metadata.json").unlink()
     write_metadata(target, raw)
+    _remove_small_files(target, meta.raw or {})
     return target
+
+
+def _inlined(meta: ShardedCacheMeta) -> dict[str, Any]:
+    """The metadata fields with batch digests and content runs written inline, as revisions 2 and 3 did."""
+    raw = dict(meta.raw or {})
+    if meta.batch_digests is not None:
+        raw["batch_digests"] = [None if d is None else d.to_json() for d in meta.batch_digests]
+    if meta.content_runs is not None:
+        raw["content_runs"] = [[rows, digest] for rows, digest in meta.content_runs]
+    return raw
+
+
+def _remove_small_files(cache_dir: Path, raw: Mapping[str, Any]) -> None:
+    from stable_explore.storage.version_files import version_files
+
+    for file in version_files(raw):
+        if file.small:
+            (cache_dir / file.name).unlink(missing_ok=True)
+
+
+def as_format_revision_3(cache_dir: Path) -> Path:
+    """Rewrite a version's metadata exactly as format revision 3 wrote it (same id); return its directory.
+
+    Revision 3 kept the batch digests and content runs inline in ``_metadata.json``; the small
+    files revision 4 keeps beside it are removed.
+    """
+    from stable_explore.storage.format import read_sharded_cache_meta
+    from stable_explore.storage.writer import write_metadata
+
+    meta = read_sharded_cache_meta(cache_dir)
+    raw = _inlined(meta)
+    raw["format_revision"] = 3
+    (cache_dir / "_metadata.json").unlink()
+    write_metadata(cache_dir, raw)
+    _remove_small_files(cache_dir, meta.raw or {})
+    return cache_dir

@@ -37,7 +37,8 @@ from stable_explore.catalog import check_name, open_catalog, publish_version
 from stable_explore.display.progress import saving_bar
 from stable_explore.errors import ColumnNotFoundError, EncodingError, InvalidArgumentTypeError, RowIndexError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
+from stable_explore.storage.content_runs import content_runs_field
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
 from stable_explore.storage.hashing import ContentDigest, digest_of_runs, row_hashes
 from stable_explore.storage.metadata import VersionMetadata
@@ -48,6 +49,8 @@ from stable_explore.versioning._plan import Rewrite, base_runs, compacted, plan_
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.storage.batches import BatchDigests
+    from stable_explore.storage.sidecars import FileRef
 
 __all__ = ["Draft", "PendingEdits"]
 
@@ -296,7 +299,8 @@ class Draft:
                 key_type="string" if key_type == pa.string() else "int64",
                 compression=meta.compression,
                 content_digest=digest_of_runs(meta.key_type, runs),
-                content_runs=runs,
+                # a view's rows are not its parent's: no runs file of the parent's to splice
+                content_runs=content_runs_field(staging, runs, None if origin.is_view else meta.runs_file),
                 segments=segments if segmented else None,
             )
             record = VersionMetadata(
@@ -445,7 +449,7 @@ class Draft:
                 assert meta.shard_sizes is not None
                 rows, size = meta.shard_row_counts[file_id], meta.shard_sizes[file_id]
                 digest = meta.shard_hashes[file_id]
-                batches = meta.batch_digests[file_id] if meta.batch_digests is not None else None
+                batches = _batches_of(meta, file_id)
                 if meta.remote is not None:  # in a bucket: the store copies it at publish, nothing moves here
                     linked[file_id] = writer.refer(rows=rows, size=size, digest=digest, batches=batches)
                     self._referred[linked[file_id]] = file_id
@@ -495,6 +499,16 @@ class Draft:
         hashes = pa.array(row_hashes(arrays), type=pa.uint64())
         batch = pa.RecordBatch.from_arrays([*arrays, keys.cast(schema.field(KEY_COLUMN).type), hashes], schema=schema)
         writer.write(batch)
+
+
+def _batches_of(meta: ShardedCacheMeta, file_id: int) -> BatchDigests | FileRef | None:
+    """What a save carries over of a reused shard's batch digests.
+
+    The file holding them (linked or referred to, never read), or the digests an older cache recorded inline.
+    """
+    if meta.batch_digests is None:
+        return None
+    return meta.batch_digests.file_ref(file_id) or meta.batch_digests[file_id]
 
 
 def _replace(

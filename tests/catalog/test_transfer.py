@@ -12,6 +12,7 @@ import stable_explore as se
 from stable_explore.catalog import StoreCatalog, copy_version
 from stable_explore.catalog.transfer import COPY_THREADS
 from stable_explore.storage.object import ObjectStore
+from stable_explore.storage.version_files import version_files
 
 if TYPE_CHECKING:
     from tests.s3server import S3Server
@@ -31,12 +32,21 @@ def _pets(home: Path, jpegs: list[bytes], n: int = 1200) -> se.CachedDataset:
     return se.build(rows, features, name="pets", shard_size="64KB", batch_size=100, home=home, progress=False)
 
 
+def _files(ds: se.CachedDataset) -> int:
+    """Files a version has: its shards and the small files beside them (batch digests, content runs)."""
+    return len(version_files(ds.cache_meta.raw or {}))
+
+
+def _bytes(ds: se.CachedDataset) -> int:
+    return sum(f.size or 0 for f in version_files(ds.cache_meta.raw or {}))
+
+
 def test_push_then_pull_into_an_empty_home(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
     mine = _pets(tmp_path / "mine", jpegs)
     se.tag(mine, "raw")
     report = se.push(mine, bucket, progress=False)
-    assert report.files_sent == mine.num_shards
-    assert report.bytes_sent == mine.nbytes
+    assert report.files_sent == _files(mine)
+    assert report.bytes_sent == _bytes(mine)
     assert sorted(report.tags) == ["latest", "raw"]
     theirs = se.pull(f"{bucket}/pets@raw", home=tmp_path / "theirs", progress=False)
     assert theirs.version == mine.version
@@ -52,8 +62,8 @@ def test_pushing_a_relabel_uploads_only_the_changed_shard(tmp_path: Path, bucket
     se.push(raw, bucket, progress=False)
     clean = raw.relabel({2: "dog"}).save(message="fix 2", progress=False)
     report = se.push(clean, bucket, progress=False)
-    assert report.files_reused == clean.num_shards - report.files_sent
-    assert report.files_sent <= 2  # the rewritten rows' shard (and at most one more)
+    assert report.files_reused == _files(clean) - report.files_sent
+    assert report.files_sent <= 4  # the rewritten rows' shard and its batch digests (and at most one more pair)
     assert report.bytes_sent < raw.nbytes / 2
     remote = StoreCatalog(ObjectStore(bucket))
     assert remote.read_ref("pets", "latest") == clean.version
@@ -79,8 +89,8 @@ def test_an_interrupted_push_resumes_and_sends_only_the_rest(tmp_path: Path, buc
     assert target.version_ids("pets") == [], "no version is visible before its metadata"
     report = se.push(mine, bucket, progress=False)
     # files already uploading when the interrupt came finish (each lands whole) and are kept too
-    assert 2 <= report.files_kept < mine.num_shards
-    assert report.files_sent == mine.num_shards - report.files_kept
+    assert 2 <= report.files_kept < _files(mine)
+    assert report.files_sent == _files(mine) - report.files_kept
     assert se.pull(f"{bucket}/pets", home=tmp_path / "theirs", progress=False).version == mine.version
 
 
@@ -113,8 +123,8 @@ def test_a_pull_downloads_shards_concurrently_checks_each_and_counts_every_byte(
     report = copy_version(
         StoreCatalog(ObjectStore(bucket)), "pets", mine.version, theirs, on_file=progressed.append, verify=True
     )
-    assert report.files_sent == mine.num_shards
-    assert sum(progressed) == report.bytes_sent == mine.nbytes
+    assert report.files_sent == _files(mine)
+    assert sum(progressed) == report.bytes_sent == _bytes(mine)
     for path in sorted(mine.cache_dir.glob("shard-*.arrow")):
         pulled = tmp_path / "theirs" / "pets" / "versions" / mine.version / path.name
         assert pulled.read_bytes() == path.read_bytes()
@@ -155,7 +165,7 @@ def test_the_command_line_pushes_and_pulls(
 
     mine = _pets(tmp_path / "mine", jpegs, n=300)
     assert main(["--home", str(tmp_path / "mine"), "push", "pets", bucket, "-q"]) == 0
-    assert f"pets@{mine.version} -> {bucket}: sent {mine.num_shards} file(s)" in capsys.readouterr().out
+    assert f"pets@{mine.version} -> {bucket}: sent {_files(mine)} file(s)" in capsys.readouterr().out
     assert main(["--home", str(tmp_path / "theirs"), "pull", f"{bucket}/pets", "-q"]) == 0
     assert f"pulled CachedDataset(pets@{mine.version}" in capsys.readouterr().out
     assert main(["--home", str(tmp_path / "theirs"), "pull", f"{bucket}/nothing", "-q"]) == 1

@@ -155,13 +155,28 @@ def test_old_caches_without_batch_digests_keep_working_and_verify_says_so(home: 
     assert "no record batch digests (written before format revision 2" in str(se.verify(old))
 
 
-def test_verify_and_seed_readers_see_format_revision_3(home: Path) -> None:
+def test_verify_and_seed_readers_see_format_revision_4(home: Path) -> None:
     ds = _build(home)
     raw = json.loads((ds.cache_dir / "_metadata.json").read_text())
     assert raw["cache_format_version"] == 1  # seed 000's reader still reads it
-    assert raw["format_revision"] == 3
-    assert len(raw["batch_digests"][0]["digests"]) == ROWS // 500
+    assert raw["format_revision"] == 4
+    sidecar = json.loads((ds.cache_dir / raw["batch_digests"][0]["file"]).read_text())
+    assert len(sidecar["digests"]) == ROWS // 500
     assert "10 record batch digests match" in str(se.verify(ds))
+
+
+def test_a_damaged_or_missing_batch_digests_file_is_named(home: Path) -> None:
+    ds = _build(home)
+    sidecar = ds.cache_dir / "shard-00000.batches"
+    text = sidecar.read_text()
+    sidecar.write_text(text.replace('"rows":[500', '"rows":[501', 1)[: len(text)])  # same size, other bytes
+    with pytest.raises(CacheCorruptionError, match=r"shard-00000\.batches.*damaged or replaced"):
+        se.load("n", home=home).to_pandas()
+    with pytest.raises(CacheCorruptionError, match=r"shard-00000\.batches"):
+        se.verify("n", home=home)
+    sidecar.unlink()
+    with pytest.raises(CacheCorruptionError, match=r"shard-00000\.batches.*listed in _metadata.json but missing"):
+        se.load("n", home=home)
 
 
 def test_numpy_takes_of_many_rows_check_every_batch_they_touch(home: Path) -> None:

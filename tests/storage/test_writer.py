@@ -191,7 +191,12 @@ def test_a_full_disk_names_the_shard_and_keeps_the_old_cache(tmp_path: Path, pet
 def test_rebuild_replaces_the_old_cache_whole(tmp_path: Path, pet_features, jpegs) -> None:
     write_pets(tmp_path, pet_features, jpegs, 50, batch_size=10, shard_size_bytes=1)
     meta = write_pets(tmp_path, pet_features, jpegs, 12)
-    assert sorted(p.name for p in meta.cache_dir.iterdir()) == ["_metadata.json", "shard-00000.arrow"]
+    assert sorted(p.name for p in meta.cache_dir.iterdir()) == [
+        "_metadata.json",
+        "content-runs.json",
+        "shard-00000.arrow",
+        "shard-00000.batches",
+    ]
     assert read_sharded_cache_meta(meta.cache_dir).num_rows == 12
 
 

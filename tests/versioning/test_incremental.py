@@ -12,7 +12,7 @@ import pytest
 import stable_explore as se
 from stable_explore import CachedDataset, Features
 from stable_explore.storage.hashing import ContentDigest
-from stable_explore.testing.caches import as_format_revision_2
+from stable_explore.testing.caches import as_format_revision_2, as_format_revision_3
 from stable_explore.versioning._plan import Link, Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
 
 ROWS = 70_000  # about 17 digest runs of 4,096 rows on average
@@ -127,9 +127,28 @@ def test_a_revision_2_parent_still_loads_verifies_and_saves(many: CachedDataset,
     assert old.cache_meta.content_runs is None
     assert se.verify(old).num_rows == ROWS  # checked with the digest it was written with
     saved = old.relabel({5: "c"}).drop([7]).save(progress=False)
-    assert saved.cache_meta.format_revision == 3
+    assert saved.cache_meta.format_revision == 4
     assert saved.cache_meta.content_runs is not None
     assert saved.version == _rebuild(saved, tmp_path).version
+    assert not se.fsck(home=tmp_path).problems
+
+
+def test_a_revision_3_parent_keeps_its_id_loads_verifies_and_saves(many: CachedDataset, tmp_path: Path) -> None:
+    runs = many.cache_meta.content_runs
+    old_dir = as_format_revision_3(many.cache_dir)
+    raw = json.loads((old_dir / "_metadata.json").read_text())
+    assert raw["format_revision"] == 3
+    assert isinstance(raw["content_runs"], list)
+    assert isinstance(raw["batch_digests"][0]["digests"], list)
+    assert sorted(p.name for p in old_dir.iterdir() if not p.name.endswith(".arrow")) == ["_metadata.json"]
+    old = se.load("many", home=tmp_path)
+    assert old.version == many.version  # the content digest did not change in revision 4
+    assert old.cache_meta.content_runs == runs
+    assert se.verify(old).num_rows == ROWS
+    saved = old.relabel({5: "c"}).drop([7]).save(progress=False)
+    assert saved.cache_meta.format_revision == 4
+    assert saved.version == _rebuild(saved, tmp_path).version
+    assert saved[5]["label"] == FEATURES["label"].names.index("c")
     assert not se.fsck(home=tmp_path).problems
 
 
