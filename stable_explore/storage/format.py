@@ -23,6 +23,7 @@ links unchanged (see :mod:`stable_explore.storage.sidecars`): each shard's batch
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
@@ -188,15 +190,19 @@ def _expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path
     return values
 
 
-def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path) -> str:
-    """Reject shard names that could point outside the cache directory."""
+def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path, resolved_dir: Path | None = None) -> str:
+    """Reject shard names that could point outside the cache directory (``resolved_dir``: it, resolved)."""
     if not isinstance(name, str) or not name:
         raise UnsafePathError(meta_path, f"shard file name must be a non-empty string, found {name!r}")
     separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
     if name in (".", "..") or any(s in name for s in separators) or "\x00" in name or Path(name).is_absolute():
         raise UnsafePathError(meta_path, f"shard file name {name!r} is not a plain file name inside the cache")
-    resolved = (cache_dir / name).resolve()
-    if resolved.parent != cache_dir.resolve():
+    if resolved_dir is None:
+        resolved_dir = cache_dir.resolve()
+    # a plain name inside a resolved folder stays there unless it is a link (one lstat, not one per folder)
+    candidate = resolved_dir / name
+    resolved = candidate.resolve() if candidate.is_symlink() else candidate
+    if resolved.parent != resolved_dir:
         raise UnsafePathError(meta_path, f"shard file {name!r} resolves to {resolved}, outside {cache_dir}")
     return name
 
@@ -336,7 +342,8 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     names = raw.get("shard_filenames")
     if not isinstance(names, list) or len(names) != num_shards:
         raise _corrupt(meta_path, f"metadata claims {num_shards} shards but lists {names!r:.200}")
-    names = [_checked_shard_name(n, cache_dir, meta_path) for n in names]
+    resolved_dir = cache_dir.resolve()  # once: resolving walks every part of the path
+    names = [_checked_shard_name(n, cache_dir, meta_path, resolved_dir) for n in names]
     if len(set(names)) != len(names):
         raise _corrupt(meta_path, "a shard file is listed twice")
     counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
@@ -434,13 +441,39 @@ def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path
     segments = raw.get("row_segments")
     if not isinstance(segments, list):
         raise _corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
-    checked = []
+    if len(segments) > _MANY_RUNS and _segments_fit(segments, counts):
+        return list(map(tuple, segments))
+    checked = []  # something is wrong: find the first bad run, to name it
     for run in segments:
         ok = isinstance(run, list) and len(run) == 3 and all(type(v) is int for v in run)
         if not ok or not (0 <= run[0] < len(counts) and run[1] >= 0 and 0 < run[2] <= counts[run[0]] - run[1]):
             raise _corrupt(meta_path, f"row segment {run!r:.100} is not [shard, start, count] inside a listed shard")
         checked.append((run[0], run[1], run[2]))
     return checked
+
+
+_MANY_RUNS = 128  # more row segments than this are checked in arrays (fewer: a loop is quicker)
+
+
+def _segments_fit(segments: list[Any], counts: list[int]) -> bool:
+    """Whether every run is [shard, start, count] of ints inside a listed shard, checked in arrays.
+
+    A version of many saves has thousands of runs: a loop of Python per run cost a read of it a
+    measurable share of its time (see benchmarks/bench_versions.py --table).
+    """
+    if set(map(type, segments)) != {list} or set(map(len, segments)) != {3}:
+        return False
+    if set(map(type, itertools.chain.from_iterable(segments))) != {int}:  # bools and floats are not runs
+        return False
+    try:
+        runs = np.array(list(itertools.chain.from_iterable(segments)), dtype=np.int64).reshape(-1, 3)
+    except OverflowError:
+        return False
+    shard, start, count = runs[:, 0], runs[:, 1], runs[:, 2]
+    if shard.min() < 0 or shard.max() >= len(counts):
+        return False
+    rows = np.asarray(counts, dtype=np.int64)[shard]
+    return bool(np.all(start >= 0) and np.all(count > 0) and np.all(count <= rows - start))
 
 
 def meta_from_dict(
@@ -526,13 +559,12 @@ def _binary_compatible(found: pa.DataType, expected: pa.DataType) -> bool:
 
 def _upgrade_binary(table: pa.Table) -> pa.Table:
     """Cast ``binary`` columns to ``large_binary`` so gathers past 2 GB cannot overflow 32-bit offsets."""
-    if not any(f.type == pa.binary() for f in table.schema):
-        return table
-    schema = pa.schema(
-        [pa.field(f.name, pa.large_binary()) if f.type == pa.binary() else f for f in table.schema],
-        metadata=table.schema.metadata,
-    )
-    return table.cast(schema)
+    # only those columns are cast: a cast of the whole table runs a kernel per column and record batch
+    for index, found in enumerate(table.schema):
+        if found.type == pa.binary():
+            wide = pa.field(found.name, pa.large_binary(), found.nullable, found.metadata)
+            table = table.set_column(index, wide, table.column(index).cast(pa.large_binary()))
+    return table
 
 
 def read_shard_batches(path: Path) -> Iterator[pa.RecordBatch]:
@@ -550,8 +582,24 @@ def read_shard_batches(path: Path) -> Iterator[pa.RecordBatch]:
             yield batch
 
 
+_READ_WHOLE_BYTES = 1 << 20  # a shard up to this size is read into memory; larger ones are memory-mapped
+
+
+def _shard_buffer(path: Path) -> pa.Buffer:
+    """The whole file as one buffer: read (a small shard) or memory-mapped, zero-copy (any other).
+
+    The IPC reader then slices one buffer: reading from the memory-mapped file instead cost a
+    system call per record batch (it advises the kernel of each read), and mapping a file of a
+    few rows cost more than reading it (a chain of saves adds one such file per save).
+    """
+    with path.open("rb", buffering=0) as raw:
+        if os.fstat(raw.fileno()).st_size <= _READ_WHOLE_BYTES:
+            return pa.py_buffer(raw.readall())
+    return pa.memory_map(str(path), "r").read_buffer()
+
+
 def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
-    """Memory-map one shard and return its table, zero-copy.
+    """Open one shard and return its table: memory-mapped and zero-copy (a shard of up to 1 MiB is read).
 
     With ``validate`` (the default) the Arrow structure is checked in full
     (offsets, lengths, UTF-8) so a damaged file raises instead of crashing a
@@ -565,8 +613,7 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
     """
     path = Path(path)
     try:
-        source = pa.memory_map(str(path), "r")
-        table = ipc.open_file(source).read_all()
+        table = ipc.open_file(pa.BufferReader(_shard_buffer(path))).read_all()
         if columns is not None:  # only these are checked and upgraded: the others' pages are never touched
             table = table.select(columns)
         if validate:

@@ -45,6 +45,7 @@ DEFAULT_MAX_OPEN_SHARDS = 128
 _SPARSE_TAKE_LIMIT = 2048
 _MANY_SEGMENTS = 16  # a slice over more segments plans its batch checks per file, vectorised
 _DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half of its rows
+_WIDE = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}  # types compared as read
 
 
 class _OpenShard:
@@ -230,11 +231,13 @@ class ArrowBackend:
             raise InvalidOptionError(msg)
         self._table = table
         self._schema = schema
+        self._expected_columns: list[tuple[str, pa.DataType]] | None = None
         self._validate = validate
         self._max_open = max(1, int(max_open_shards))
         self._lock = threading.Lock()
         self._open: OrderedDict[int, _OpenShard] = OrderedDict()
-        self._segments = [tuple(int(v) for v in run) for run in segments] if segments is not None else None
+        # one (shard, start, count) row per segment: a version of many segments is parsed in one pass
+        self._segments = np.asarray(segments, dtype=np.int64).reshape(-1, 3) if segments is not None else None
         self._batch_digests = batch_digests  # a BatchDigestList reads each file when its shard is first read
         self._remote = remote
         if shard_paths is not None:
@@ -245,18 +248,19 @@ class ArrowBackend:
                 msg = f"{len(self._files)} shard paths but {len(shard_row_counts)} row counts"
                 raise InvalidOptionError(msg)
             self._file_counts = [int(c) for c in shard_row_counts]
-            segment_list = (
-                self._segments if self._segments is not None else [(i, 0, c) for i, c in enumerate(self._file_counts)]
-            )
+            runs = self._segments
+            if runs is None:
+                counts = np.array(self._file_counts, dtype=np.int64)
+                runs = np.column_stack([np.arange(counts.size), np.zeros_like(counts), counts])
         else:
             assert table is not None
             self._files = None
             self._file_counts = [table.num_rows]
-            segment_list = [(0, 0, table.num_rows)]
-        self._segment_shard = np.array([r[0] for r in segment_list], dtype=np.int64)
-        self._segment_start = np.array([r[1] for r in segment_list], dtype=np.int64)
-        self._segment_rows = [r[2] for r in segment_list]
-        self._offsets = np.cumsum([0, *self._segment_rows], dtype=np.int64)
+            runs = np.array([[0, 0, table.num_rows]], dtype=np.int64)
+        self._segment_shard = np.ascontiguousarray(runs[:, 0])
+        self._segment_start = np.ascontiguousarray(runs[:, 1])
+        self._segment_rows: list[int] = runs[:, 2].tolist()
+        self._offsets = np.concatenate([[0], np.cumsum(runs[:, 2])]).astype(np.int64)
 
     @classmethod
     def from_meta(cls, meta: ShardedCacheMeta, **kwargs: Any) -> ArrowBackend:
@@ -473,23 +477,55 @@ class ArrowBackend:
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def _slice_segments(self, first: int, last: int, start: int, stop: int, cols: list[str] | None) -> pa.Table:
-        """Rows start..stop over segments first..last: checks planned per file at once, then one slice per segment.
+        """Rows start..stop over segments first..last: checks planned per file at once, then the slices in one table.
 
-        An edited version's rows can be a thousand segments; per segment, only the slice is left.
+        An edited version's rows can be a thousand segments. Each is cut into the record batches it
+        spans (planned for all segments at once, in arrays), a batch used whole is kept as it is, and
+        one table is made of the pieces: per segment, only one zero-copy slice is left to Python.
         """
         ids = np.arange(first, last + 1)
         lo = np.maximum(start, self._offsets[ids]) - self._offsets[ids] + self._segment_start[ids]
         hi = np.minimum(stop, self._offsets[ids + 1]) - self._offsets[ids] + self._segment_start[ids]
         files = self._segment_shard[ids]
-        tables = {}
+        batches: list[pa.RecordBatch] = []
+        starts: list[np.ndarray] = []  # per file, the first row of each of its batches
+        sizes: list[np.ndarray] = []  # and their rows
+        first_batch = np.empty(ids.size, dtype=np.int64)  # of each segment, in the list of every file's batches
+        last_batch = np.empty(ids.size, dtype=np.int64)
         for file_id in np.unique(files).tolist():
             opened = self._file(file_id)
-            if opened.check is not None:
-                mine = files == file_id
-                opened.check.ensure_ranges(lo[mine], hi[mine], cols)
-            tables[file_id] = opened.table if cols is None else opened.table.select(cols)
-        pieces = [tables[f].slice(a, b - a) for f, a, b in zip(files.tolist(), lo.tolist(), hi.tolist(), strict=True)]
-        return pa.concat_tables(pieces)
+            mine = files == file_id
+            table = opened.table if cols is None else opened.table.select(cols)
+            chunks = table.to_batches()  # the shard's record batches, as its check counts them
+            offsets = opened.offsets
+            if len(chunks) != offsets.size - 1:  # never for a shard opened here; a guard, not a path
+                msg = f"shard table has {len(chunks)} record batches, its check counts {offsets.size - 1}"
+                raise CacheCorruptionError(self._shard_name(file_id), msg)
+            firsts = np.searchsorted(offsets, lo[mine], side="right") - 1
+            lasts = np.searchsorted(offsets, hi[mine] - 1, side="right") - 1
+            if opened.check is not None:  # every batch a segment touches, each once
+                marks = np.bincount(firsts, minlength=len(chunks) + 1) - np.bincount(
+                    lasts + 1, minlength=len(chunks) + 1
+                )
+                opened.checked(np.flatnonzero(np.cumsum(marks)[:-1] > 0).tolist(), cols)
+            first_batch[mine] = len(batches) + firsts
+            last_batch[mine] = len(batches) + lasts
+            batches.extend(chunks)
+            starts.append(offsets[:-1])
+            sizes.append(np.diff(offsets))
+        batch_start = np.concatenate(starts)
+        batch_rows = np.concatenate(sizes)
+        spans = last_batch - first_batch + 1
+        owner = np.repeat(np.arange(ids.size), spans)  # the segment of each piece
+        batch = np.arange(int(spans.sum())) - np.repeat(np.cumsum(spans) - spans, spans) + first_batch[owner]
+        begin = np.maximum(lo[owner], batch_start[batch]) - batch_start[batch]
+        length = np.minimum(hi[owner], batch_start[batch] + batch_rows[batch]) - batch_start[batch] - begin
+        whole = length == batch_rows[batch]
+        pieces = [
+            batches[b] if w else batches[b].slice(a, n)
+            for b, a, n, w in zip(batch.tolist(), begin.tolist(), length.tolist(), whole.tolist(), strict=True)
+        ]
+        return pa.Table.from_batches(pieces)
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One column over all shards (zero-copy, maps every shard)."""
@@ -617,24 +653,30 @@ class ArrowBackend:
 
     def _check_schema(self, path: str | Path, found: pa.Schema) -> None:
         """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""
-        expected = self._schema
-        if expected is None:
+        if self._schema is None:
             return
-        wide = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}
-        pairs = [(f.name, wide.get(f.type, f.type)) for f in expected]
-        if [(f.name, wide.get(f.type, f.type)) for f in found] != pairs:
+        if self._expected_columns is None:  # once per backend: a version of many saves opens many files
+            self._expected_columns = [(f.name, _WIDE.get(f.type, f.type)) for f in self._schema]
+        pairs = self._expected_columns
+        if [(f.name, _WIDE.get(f.type, f.type)) for f in found] != pairs:
             msg = f"shard holds columns {found.names} of types {found.types}, but the metadata's features give {pairs}"
             raise CacheCorruptionError(path, msg)
 
     def _rows_of(self, file_id: int) -> Callable[[int, int], str]:
-        """Names shard rows [lo, hi) of file ``file_id`` as rows of this version, for error messages."""
+        """Names shard rows [lo, hi) of file ``file_id`` as rows of this version, for error messages.
+
+        The function holds the segment arrays, not the backend: a backend its open shards referred
+        back to would be freed (and its memory maps unmapped) only by a garbage collection, in
+        whichever later read happened to trigger one.
+        """
+        shards, starts, counts, offsets = self._segment_shard, self._segment_start, self._segment_rows, self._offsets
 
         def rows_of(lo: int, hi: int) -> str:
             found = []
-            for segment, (shard, start, count) in enumerate(self.segments):
+            for segment, (shard, start, count) in enumerate(zip(shards.tolist(), starts.tolist(), counts, strict=True)):
                 if shard == file_id and start < hi and lo < start + count:
-                    first = int(self._offsets[segment]) + max(lo, start) - start
-                    last = int(self._offsets[segment]) + min(hi, start + count) - start - 1
+                    first = int(offsets[segment]) + max(lo, start) - start
+                    last = int(offsets[segment]) + min(hi, start + count) - start - 1
                     found.append(f"{first}-{last}")
             return f"rows {', '.join(found)} of the version" if found else "rows the version does not use"
 

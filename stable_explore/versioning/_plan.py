@@ -123,35 +123,51 @@ def compacted(
     max_segments: int,
     small_file_rows: int,
     max_small_files: int,
+    file_bytes: Sequence[int] | None = None,
+    merge_bytes: int = 0,
 ) -> list[Link | Rewrite]:
-    """The plan with fragmented rows rewritten as long runs: what keeps reads of the 50th save fast.
+    """The plan with fragmented files rewritten whole: what keeps reads of the 50th save near a fresh build's.
 
-    Past ``max_segments`` pieces, every linked piece shorter than twice the average a version
-    of that many pieces would have is rewritten: runs of short pieces become one run of a new
-    file, and the long pieces stay linked. The small files of earlier saves' edited rows (fewer
-    than ``small_file_rows`` rows) are merged into the new file once there are more than
-    ``max_small_files``. Reads then pay for a bounded number of pieces and files, and a save
-    pays for compaction only when a threshold is passed (measured in benchmarks/bench_versions.py).
+    A read of an edited version pays, beyond a fresh build's, for each piece (a slice), each file
+    (an open) and each row of its files that it no longer uses (checked at open). So, past
+    ``max_segments`` pieces, the files that cost the most pieces per row are rewritten whole (every
+    row the version keeps of them, in order, into the save's new file) until the plan is back to 3/4
+    of the limit; only files with at least one piece per ``2 * rows / max_segments`` rows qualify, so
+    a shard the edits left whole is never rewritten for pieces. A file the version then uses less
+    than half of is rewritten too. The small files of earlier saves' edited rows (fewer than
+    ``small_file_rows`` rows) are merged into the new file once there are more than
+    ``max_small_files``, or as soon as the save writes a file anyway and they hold no more than
+    ``merge_bytes`` (``file_bytes`` per file): a version then has one small file, which its read
+    opens, instead of one per recent save. Planning is O(files x pieces); the rows written are those of the files
+    rewritten, which a save pays only when a threshold is passed (see benchmarks/bench_versions.py).
     """
-    redo_pieces = len(plan) > max_segments
-    total = sum(step.count for step in plan)
-    long_rows = 2 * total // max(1, max_segments)
-    files = {step.file_id for step in plan if isinstance(step, Link)}
-    small = {f for f in files if file_rows[f] < small_file_rows}
-    redo_files = small if len(small) > max_small_files else set()
-    if redo_pieces:
-        # a file the compacted version would read less than half of is rewritten too: a read
-        # checks whole files, so half-dead files would cost reads what compaction saves them
-        used: dict[int, int] = {}
-        for step in plan:
-            if isinstance(step, Link) and step.count >= long_rows and step.file_id not in redo_files:
-                used[step.file_id] = used.get(step.file_id, 0) + step.count
-        redo_files = redo_files | {f for f, rows in used.items() if 2 * rows < file_rows[f]}
-    if not redo_pieces and not redo_files:
-        return plan
+    used: dict[int, int] = {}
+    for step in plan:
+        if isinstance(step, Link):
+            used[step.file_id] = used.get(step.file_id, 0) + step.count
+    small = {f for f in used if file_rows[f] < small_file_rows}
+    writes = any(isinstance(step, Rewrite) for step in plan)  # a save of drops only writes no file
+    cheap = file_bytes is not None and writes and sum(file_bytes[f] for f in small) <= merge_bytes
+    redo = small if len(small) > max_small_files or cheap else set()
+    if len(plan) > max_segments:
+        total = sum(step.count for step in plan)
+        dense = 2 * total // max(1, max_segments)  # rows per piece of a file worth rewriting, at most
+        gains = {f: len(plan) - len(_rewritten(plan, redo | {f})) for f in used if f not in redo}
+        ranked = sorted((used[f] / gains[f], f) for f in gains if gains[f] > 0 and used[f] <= dense * gains[f])
+        target = max_segments * 3 // 4
+        for _, file_id in ranked:
+            if len(_rewritten(plan, redo)) <= target:
+                break
+            redo = redo | {file_id}
+        redo = redo | {f for f, rows in used.items() if 2 * rows < file_rows[f]}
+    return _rewritten(plan, redo) if redo else plan
+
+
+def _rewritten(plan: list[Link | Rewrite], files: set[int]) -> list[Link | Rewrite]:
+    """The plan with every link into ``files`` written anew (neighbouring rewrites join into one run)."""
     out: list[Link | Rewrite] = []
     for step in plan:
-        if isinstance(step, Link) and (step.file_id in redo_files or (redo_pieces and step.count < long_rows)):
+        if isinstance(step, Link) and step.file_id in files:
             step = Rewrite(step.position, step.count)
         last = out[-1] if out else None
         if isinstance(step, Rewrite) and isinstance(last, Rewrite) and last.start + last.count == step.start:

@@ -58,10 +58,11 @@ _CHUNK_ROWS = 1000
 _ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
 _MIN_LINKED_ROWS = 1  # every unchanged piece is linked; compaction (below) bounds the pieces per file
 _KEEP_PLACE_ROWS = 256  # rewritten runs this long are written before the next link (files stay in row order)
-_MIN_COMPACT_SEGMENTS = 256  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a save compacts its short pieces
-_ROWS_PER_SEGMENT = 512  # (a piece costs a read about 6 us, a row of a full scan about 0.2 us: within 10%)
+_MIN_COMPACT_SEGMENTS = 64  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a save rewrites its most fragmented files
+_ROWS_PER_SEGMENT = 1000  # (a piece costs a read about 1.5 us, a row of a fresh read about 30 ns: within 5%)
 _SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
 _MAX_SMALL_FILES = 2  # past this many small files, their rows are merged into the save's new file (cheap: edited rows)
+_MERGE_SMALL_BYTES = 256 * 1024  # small files up to this size in all are merged into a save's new file at once
 
 
 @dataclass(frozen=True)
@@ -409,6 +410,8 @@ class Draft:
             max_segments=max(_MIN_COMPACT_SEGMENTS, meta.num_rows // _ROWS_PER_SEGMENT),
             small_file_rows=max(meta.shard_row_counts, default=0) // _SMALL_FILE_FRACTION,
             max_small_files=_MAX_SMALL_FILES,
+            file_bytes=meta.shard_sizes,
+            merge_bytes=_MERGE_SMALL_BYTES,
         )
         segments: list[list[int]] = []
         linked: dict[int, int] = {}

@@ -105,6 +105,27 @@ def test_row_segments_are_checked_against_their_shards(tmp_path: Path, pet_featu
         read_sharded_cache_meta(meta.cache_dir)
 
 
+def test_many_row_segments_are_checked_in_arrays_and_a_bad_one_is_still_named(
+    tmp_path: Path, pet_features, jpegs
+) -> None:
+    meta = write_pets(tmp_path, pet_features, jpegs, 100, batch_size=50, shard_size_bytes=1)
+    meta_path = meta.cache_dir / "_metadata.json"
+    raw = json.loads(meta_path.read_text())
+    for field in ("metadata_digest", "content_runs"):
+        del raw[field]
+    raw["format_revision"] = 1
+    runs = [[i % 2, i % 50, 1] for i in range(300)]  # more runs than a loop checks: one pass in arrays
+    segmented = {**raw, "cache_format_version": 2, "row_segments": runs, "num_rows": 300}
+    meta_path.write_text(json.dumps(segmented))
+    again = read_sharded_cache_meta(meta.cache_dir)
+    assert again.row_segments == [tuple(run) for run in runs]
+    assert ArrowBackend.from_meta(again).slice(0, 300).column("name").to_pylist()[:3] == ["n0", "n51", "n2"]
+    for bad in ([0, 1, True], [0, 1.0, 1], [2, 0, 1], [0, 49, 2], [0, -1, 1], [0, 0, 0], [0, 0], "x", [0, 2**70, 1]):
+        meta_path.write_text(json.dumps({**segmented, "row_segments": [*runs[:200], bad, *runs[201:]]}))
+        with pytest.raises(CacheCorruptionError, match=r"row segment .* is not \[shard, start, count\]"):
+            read_sharded_cache_meta(meta.cache_dir)
+
+
 def test_row_segments_only_count_in_format_2(big_shards: CachedDataset, tmp_path: Path) -> None:
     import json
 

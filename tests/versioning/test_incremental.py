@@ -13,7 +13,7 @@ import stable_explore as se
 from stable_explore import CachedDataset, Features
 from stable_explore.storage.hashing import ContentDigest
 from stable_explore.testing.caches import as_format_revision_2, as_format_revision_3
-from stable_explore.versioning._plan import Link, Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
+from stable_explore.versioning._plan import Link, Rewrite, base_runs, plan_rows, stale_digest_runs
 
 ROWS = 70_000  # about 17 digest runs of 4,096 rows on average
 FEATURES = Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
@@ -161,20 +161,6 @@ def test_a_newer_format_revision_is_refused_by_name(many: CachedDataset) -> None
         se.load(many.cache_dir)
 
 
-def test_compaction_rewrites_short_pieces_and_small_files_only() -> None:
-    plan: list[Link | Rewrite] = [Link(0, i * 2, 1, i) for i in range(5)]
-    plan += [Link(1, 0, 100, 5), Rewrite(105, 1), Link(2, 0, 3, 106), Link(3, 0, 3, 109)]
-    same = compacted(plan, [10, 100, 3, 3], max_segments=9, small_file_rows=5, max_small_files=2)
-    assert same == plan
-    fewer = compacted(plan, [10, 100, 3, 3], max_segments=8, small_file_rows=5, max_small_files=2)
-    assert fewer == [Rewrite(0, 5), Link(1, 0, 100, 5), Rewrite(105, 7)]
-    files = compacted(plan, [10, 100, 3, 3], max_segments=9, small_file_rows=5, max_small_files=1)
-    assert files == [*plan[:6], Rewrite(105, 7)]
-    # compacting, a file less than half used is rewritten too (reads check whole files)
-    half_dead = compacted(plan, [10, 201, 3, 3], max_segments=8, small_file_rows=5, max_small_files=2)
-    assert half_dead == [Rewrite(0, 112)]
-
-
 def test_fifty_small_saves_keep_files_and_pieces_bounded(tmp_path: Path) -> None:
     ds = se.build(_examples(6000), FEATURES, name="chain", home=tmp_path, progress=False, shard_size="64KB")
     rng = np.random.default_rng(11)
@@ -182,7 +168,7 @@ def test_fifty_small_saves_keep_files_and_pieces_bounded(tmp_path: Path) -> None
         rows = rng.choice(len(ds), 10, replace=False).tolist()
         draft = ds.relabel(dict.fromkeys(rows, "abc"[step % 3])) if step % 5 else ds.drop(rows[:2])
         ds = draft.save(progress=False)
-        assert len(ds.cache_meta.segments) <= 256 + 3 * 10  # compacted past 256; a save adds 3 per edit at most
+        assert len(ds.cache_meta.segments) <= 64 + 3 * 10  # compacted past 64; a save adds 3 per edit at most
         largest = max(ds.cache_meta.shard_row_counts)
         assert sum(1 for rows in ds.cache_meta.shard_row_counts if rows < largest // 8) <= 2 + 1
     rebuilt = _rebuild(ds, tmp_path)
