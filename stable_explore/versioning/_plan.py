@@ -125,6 +125,7 @@ def compacted(
     max_small_files: int,
     file_bytes: Sequence[int] | None = None,
     merge_bytes: int = 0,
+    small_file_bytes: int | None = None,
 ) -> list[Link | Rewrite]:
     """The plan with fragmented files rewritten whole: what keeps reads of the 50th save near a fresh build's.
 
@@ -137,7 +138,8 @@ def compacted(
     than half of is rewritten too. The small files of earlier saves' edited rows (fewer than
     ``small_file_rows`` rows) are merged into the new file once there are more than
     ``max_small_files``, or as soon as the save writes a file anyway and they hold no more than
-    ``merge_bytes`` (``file_bytes`` per file): a version then has one small file, which its read
+    ``merge_bytes`` (``file_bytes`` per file; a file of more than ``small_file_bytes`` is never
+    small): a version then has one small file, which its read
     opens, instead of one per recent save. Planning is O(files x pieces); the rows written are those of the files
     rewritten, which a save pays only when a threshold is passed (see benchmarks/bench_versions.py).
     """
@@ -145,7 +147,13 @@ def compacted(
     for step in plan:
         if isinstance(step, Link):
             used[step.file_id] = used.get(step.file_id, 0) + step.count
-    small = {f for f in used if file_rows[f] < small_file_rows}
+    # a build's last shard is short in rows but no earlier save's edits: past small_file_bytes it is left alone
+    small = {
+        f
+        for f in used
+        if file_rows[f] < small_file_rows
+        and (file_bytes is None or small_file_bytes is None or file_bytes[f] <= small_file_bytes)
+    }
     writes = any(isinstance(step, Rewrite) for step in plan)  # a save of drops only writes no file
     cheap = file_bytes is not None and writes and sum(file_bytes[f] for f in small) <= merge_bytes
     redo = small if len(small) > max_small_files or cheap else set()

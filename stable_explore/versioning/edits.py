@@ -62,6 +62,7 @@ _MIN_COMPACT_SEGMENTS = 64  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a
 _ROWS_PER_SEGMENT = 1000  # (a piece costs a read about 1.5 us, a row of a fresh read about 30 ns: within 5%)
 _SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
 _MAX_SMALL_FILES = 2  # past this many small files, their rows are merged into the save's new file (cheap: edited rows)
+_SMALL_FILE_BYTES = 1024 * 1024  # a file past this size is never "small" (a build's last shard: 4.8 MB at 2M rows)
 _MERGE_SMALL_BYTES = 256 * 1024  # small files up to this size in all are merged into a save's new file at once
 
 
@@ -412,6 +413,7 @@ class Draft:
             max_small_files=_MAX_SMALL_FILES,
             file_bytes=meta.shard_sizes,
             merge_bytes=_MERGE_SMALL_BYTES,
+            small_file_bytes=_SMALL_FILE_BYTES,
         )
         segments: list[list[int]] = []
         linked: dict[int, int] = {}

@@ -134,3 +134,26 @@ def test_saving_a_reordered_view_of_a_fragmented_version_keeps_its_rows_in_view_
     del expected[1]
     assert saved.to_arrow().column("label").to_pylist() == expected
     assert saved.keys() == [f"k{i:06d}" for i in np.delete(order, 1).tolist()]
+
+
+def test_a_short_but_big_file_is_never_merged_as_a_small_one() -> None:
+    # a build's last shard has fewer rows than the largest / 8, but it is no earlier save's edited rows
+    plan = [Link(0, 0, 50, 0), Link(1, 0, 9, 50), Link(2, 0, 1, 59), Link(3, 0, 1, 60), Rewrite(61, 1)]
+    rows, sizes = [100, 9, 1, 1], [90_000, 8_000, 10, 10]
+    out = compacted(
+        plan, rows, max_segments=64, small_file_rows=10, max_small_files=1, file_bytes=sizes, small_file_bytes=1000
+    )
+    assert out == [Link(0, 0, 50, 0), Link(1, 0, 9, 50), Rewrite(59, 3)]
+
+
+def test_a_chain_of_saves_never_rewrites_the_build_s_last_shard(home: Path) -> None:
+    rows = 400_000
+    ds = se.build(_examples(rows), FEATURES, name="t", home=home, progress=False, batch_size=5000, shard_size="12MB")
+    counts, sizes = ds.cache_meta.shard_row_counts, ds.cache_meta.shard_sizes or []
+    assert len(counts) == 2 and counts[1] * 8 < counts[0] and sizes[1] > 1024 * 1024, (counts, sizes)
+    last = ds.cache_meta.shard_paths[-1]
+    rng = np.random.default_rng(2)
+    for step in range(6):
+        ds = ds.relabel(dict.fromkeys(rng.choice(rows, 10, replace=False).tolist(), step % 3)).save(progress=False)
+        assert any(p.samefile(last) for p in ds.cache_meta.shard_paths), step  # still linked, never rewritten
+        assert len(ds.cache_meta.shard_paths) <= 4, step  # the saves' own small files are still merged
