@@ -171,6 +171,15 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     assert [t.num_rows for t in files] == meta["shard_row_counts"]
     if meta["cache_format_version"] == 2:
         segments = meta["row_segments"]
+        if isinstance(segments, dict):  # 'Small files': a segments file, its shard map, and splices
+            shard_map = segments["shards"]
+            base = [
+                [shard_map[shard], start, count] for shard, start, count in json.loads(small_file(folder, segments))
+            ]
+            assert len(base) == segments["segments"]
+            for index, removed, inserted in reversed(segments["splices"]):
+                base[index : index + removed] = inserted
+            segments = base
     else:
         assert meta["cache_format_version"] == 1
         segments = [[i, 0, count] for i, count in enumerate(meta["shard_row_counts"])]

@@ -6,24 +6,23 @@ which a save links from its parent unchanged, and records in the metadata only h
 runs differ from that file: a list of splices ``[index, removed, [[rows, digest], ...]]``
 (replace ``removed`` runs from ``index`` of the file by those listed). A save of 10 edits
 records about 10 runs (under 1 KB). Once the splices outgrow a share of the file (see
-:func:`rebase_limit`), the save writes a new file with no splices, so a chain of saves
+:func:`~stable_explore.storage.splices.rebase_limit`), the save writes a new file with no splices, so a chain of saves
 writes on average a few KB each, and reading the runs stays one file and a short list.
 
 Examples
 --------
->>> base = [(4, "a" * 32), (5, "b" * 32), (6, "c" * 32)]
->>> runs = [(4, "a" * 32), (2, "d" * 32), (3, "e" * 32), (6, "c" * 32)]
->>> splices = splices_between(base, runs)
->>> splices
-[(1, 1, ((2, 'dddddddddddddddddddddddddddddddd'), (3, 'eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee')))]
->>> apply_splices(base, splices, "m.json") == runs
-True
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> field = content_runs_field(folder, [(4, "a" * 32), (5, "b" * 32)])
+>>> field["file"], field["runs"], field["splices"]
+('content-runs.json', 2, [])
+>>> load_content_runs(folder, field, folder / "_metadata.json")[0]
+[(4, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'), (5, 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')]
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,23 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_small_file
+from stable_explore.storage.splices import Splice, apply_splices, keeps_splicing, splices_between
 
 if TYPE_CHECKING:
     from stable_explore.storage.remote_file import RemoteLocation
 
-__all__ = [
-    "RUNS_FILE",
-    "RunsRecord",
-    "apply_splices",
-    "content_runs_field",
-    "load_content_runs",
-    "splices_between",
-]
+__all__ = ["RUNS_FILE", "ParentRuns", "RunsRecord", "content_runs_field", "load_content_runs"]
 
 RUNS_FILE = "content-runs.json"
 
 Run = tuple[int, str]
-Splice = tuple[int, int, tuple[Run, ...]]
 
 
 def _checked_runs(value: Any, where: str, path: str | Path) -> list[Run]:
@@ -66,7 +58,7 @@ class RunsRecord:
 
     base: FileRef
     count: int
-    splices: tuple[Splice, ...]
+    splices: tuple[Splice[Run], ...]
 
     def to_json(self) -> dict[str, Any]:
         """The form ``_metadata.json`` records."""
@@ -92,65 +84,6 @@ class RunsRecord:
                 )
             splices.append((entry[0], entry[1], tuple(_checked_runs(entry[2], "'content_runs' splice", meta_path))))
         return cls(base, count, tuple(splices))
-
-
-def splices_between(base: Sequence[Run], runs: Sequence[Run]) -> list[Splice]:
-    """Splices that turn ``base`` into ``runs``, in one pass (runs a save did not touch keep their digests).
-
-    A run of ``runs`` found later in ``base`` (by digest and rows) anchors the two lists together;
-    runs between anchors are recorded as inserted, runs of ``base`` skipped as removed.
-    """
-    where: dict[Run, list[int]] = {}
-    for index, run in enumerate(base):
-        where.setdefault(run, []).append(index)
-    splices: list[Splice] = []
-    position = 0  # next run of base not yet matched or removed
-    pending: list[Run] = []
-    for run in runs:
-        if position < len(base) and base[position] == run:
-            if pending:
-                splices.append((position, 0, tuple(pending)))
-                pending = []
-            position += 1
-            continue
-        later = next((i for i in where.get(run, ()) if i > position), None)
-        if later is None:
-            pending.append(run)
-            continue
-        splices.append((position, later - position, tuple(pending)))
-        pending = []
-        position = later + 1
-    if pending or position < len(base):
-        splices.append((position, len(base) - position, tuple(pending)))
-    return splices
-
-
-def apply_splices(base: Sequence[Run], splices: Sequence[Splice], path: str | Path) -> list[Run]:
-    """``base`` with each splice applied; splices must be in order and inside ``base``."""
-    runs: list[Run] = []
-    position = 0
-    for index, removed, inserted in splices:
-        if index < position or index + removed > len(base):
-            raise CacheCorruptionError(path, f"content run splice at {index} (removing {removed}) is out of order")
-        runs.extend(base[position:index])
-        runs.extend(inserted)
-        position = index + removed
-    runs.extend(base[position:])
-    return runs
-
-
-def rebase_limit(base_runs: int) -> int:
-    """Spliced runs past which a save writes a new runs file: about the square root of the file's size.
-
-    Spliced runs are rewritten by every save until a new file is written, so waiting for T runs
-    costs about T / 2 runs per save plus the file over the saves in between; that is least near
-    the square root of the file's runs times the runs a save changes.
-    """
-    return min(base_runs, max(32, 4 * math.isqrt(base_runs)))
-
-
-def _spliced(splices: Sequence[Splice]) -> int:
-    return sum(removed + len(inserted) for _, removed, inserted in splices)
 
 
 @dataclass(frozen=True)
@@ -183,11 +116,11 @@ def content_runs_field(out_dir: Path, runs: Sequence[Run], parent: ParentRuns | 
     """Record ``runs`` for a version being written in ``out_dir``: the ``content_runs`` field to store.
 
     With ``parent``, the parent's runs file is linked and only the splices are recorded, while
-    they stay under :func:`rebase_limit`; otherwise a new runs file is written.
+    they stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new runs file is written.
     """
     if parent is not None:
         splices = splices_between(parent.base, runs)
-        if _spliced(splices) <= rebase_limit(len(parent.base)):
+        if keeps_splicing(len(parent.base), splices, parent.record.splices):
             base = link_small_file(parent.directory, parent.record.base, out_dir, RUNS_FILE)
             return RunsRecord(base, len(parent.base), tuple(splices)).to_json()
     text = json.dumps([list(run) for run in runs], separators=(",", ":")).encode()

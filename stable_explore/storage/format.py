@@ -45,6 +45,7 @@ from stable_explore.storage.fsutil import recover_moved_aside, version_gone
 from stable_explore.storage.hashing import digest_of_runs
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.remote_file import RemoteLocation
+from stable_explore.storage.row_segments import ParentSegments, load_row_segments
 from stable_explore.storage.sidecars import BatchDigestList, FileRef
 
 __all__ = [
@@ -102,6 +103,8 @@ class ShardedCacheMeta:
     written before revision 2)."""
     remote: RemoteLocation | None = None
     """For a version in a bucket: where its shards are (``cache_dir`` is then a local copy of its metadata only)."""
+    segments_file: ParentSegments | None = None
+    """Revision 4: the file that holds this version's row segments, for a save to link (None: inline, or none)."""
     content_runs_field: Any = None
     """``content_runs`` as recorded (checked in shape): inline runs (revision 3), or a file and splices (4)."""
     _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
@@ -281,6 +284,8 @@ def _check_small_files(cache_dir: Path, meta: ShardedCacheMeta, meta_path: Path)
     refs = [meta.batch_digests.file_ref(i) for i in range(len(meta.batch_digests))] if meta.batch_digests else []
     if isinstance(meta.content_runs_field, Mapping):
         refs.append(RunsRecord.from_json(meta.content_runs_field, meta_path).base)
+    if meta.segments_file is not None:
+        refs.append(meta.segments_file.record.base)
     for ref in refs:
         if ref is None:
             continue
@@ -348,7 +353,15 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     if len(set(names)) != len(names):
         raise _corrupt(meta_path, "a shard file is listed twice")
     counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
-    segments = _checked_segments(raw, counts, meta_path) if version == SEGMENTED_FORMAT_VERSION else None
+    remote = read_remote_marker(cache_dir)
+    segments, segments_file = None, None
+    if version == SEGMENTED_FORMAT_VERSION:
+        field_value = raw.get("row_segments")
+        if isinstance(field_value, Mapping):  # revision 4: a file beside the metadata, and splices
+            _checked_shard_name(field_value.get("file"), cache_dir, meta_path, resolved_dir)
+            loaded, segments_file = load_row_segments(cache_dir, field_value, meta_path, remote)
+            field_value = [list(segment) for segment in loaded]
+        segments = _checked_segments(field_value, counts, meta_path)
     total = sum(length for _, _, length in segments) if segments is not None else sum(counts)
     if total != num_rows:
         raise _corrupt(meta_path, f"shard row counts add up to {total}, but num_rows is {num_rows}")
@@ -369,7 +382,6 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if raw.get("compression") not in COMPRESSIONS:
             raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
 
-    remote = read_remote_marker(cache_dir)
     for position, name in enumerate(names if remote is None else ()):  # remote shards: sizes checked as read
         path = cache_dir / name
         try:
@@ -389,6 +401,7 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
     meta.content_runs_field = runs_field
+    meta.segments_file = segments_file
     meta.remote = remote
     if batch_digests is not None:
         batch_digests.remote = remote
@@ -437,9 +450,8 @@ def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_r
         raise _corrupt(meta_path, msg)
 
 
-def _checked_segments(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
-    """Check ``row_segments``: each run names a listed shard and stays inside its rows."""
-    segments = raw.get("row_segments")
+def _checked_segments(segments: Any, counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
+    """Check the row segments: each run names a listed shard and stays inside its rows."""
     if not isinstance(segments, list):
         raise _corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
     if len(segments) > _MANY_RUNS and _segments_fit(segments, counts):

@@ -55,9 +55,10 @@ def version_files(raw: Mapping[str, Any]) -> list[VersionFile]:
         for name, digest, size in zip(names, digests, sizes, strict=False)
     ]
     small = [entry for entry in raw.get("batch_digests") or [] if isinstance(entry, Mapping) and "file" in entry]
-    runs = raw.get("content_runs")
-    if isinstance(runs, Mapping) and "file" in runs:
-        small.append(runs)
+    for field in ("content_runs", "row_segments"):
+        value = raw.get(field)
+        if isinstance(value, Mapping) and "file" in value:
+            small.append(value)
     files.extend(VersionFile(str(f["file"]), str(f.get("digest")), _size(f.get("size")), small=True) for f in small)
     return files
 

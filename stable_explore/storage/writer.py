@@ -278,7 +278,7 @@ def shard_metadata(
     key_type: str,
     compression: str | None,
     content_digest: str,
-    segments: list[list[int]] | None = None,
+    segments: list[list[int]] | Mapping[str, Any] | None = None,
     content_runs: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).

@@ -123,6 +123,8 @@ def _inlined(meta: ShardedCacheMeta) -> dict[str, Any]:
         raw["batch_digests"] = [None if d is None else d.to_json() for d in meta.batch_digests]
     if meta.content_runs is not None:
         raw["content_runs"] = [[rows, digest] for rows, digest in meta.content_runs]
+    if meta.row_segments is not None:
+        raw["row_segments"] = [list(segment) for segment in meta.row_segments]
     return raw
 
 
@@ -137,7 +139,7 @@ def _remove_small_files(cache_dir: Path, raw: Mapping[str, Any]) -> None:
 def as_format_revision_3(cache_dir: Path) -> Path:
     """Rewrite a version's metadata exactly as format revision 3 wrote it (same id); return its directory.
 
-    Revision 3 kept the batch digests and content runs inline in ``_metadata.json``; the small
+    Revision 3 kept the batch digests, content runs and row segments inline in ``_metadata.json``; the small
     files revision 4 keeps beside it are removed.
     """
     from stable_explore.storage.format import read_sharded_cache_meta

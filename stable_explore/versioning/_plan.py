@@ -137,7 +137,7 @@ def compacted(
     a shard the edits left whole is never rewritten for pieces. A file the version then uses less
     than half of is rewritten too. The small files of earlier saves' edited rows (fewer than
     ``small_file_rows`` rows) are merged into the new file once there are more than
-    ``max_small_files``, or as soon as the save writes a file anyway and they hold no more than
+    ``max_small_files`` (the smallest of them, so that ``max_small_files`` stay), or as soon as the save writes a file anyway and they hold no more than
     ``merge_bytes`` (``file_bytes`` per file; a file of more than ``small_file_bytes`` is never
     small): a version then has one small file, which its read
     opens, instead of one per recent save. Planning is O(files x pieces); the rows written are those of the files
@@ -156,7 +156,15 @@ def compacted(
     }
     writes = any(isinstance(step, Rewrite) for step in plan)  # a save of drops only writes no file
     cheap = file_bytes is not None and writes and sum(file_bytes[f] for f in small) <= merge_bytes
-    redo = small if len(small) > max_small_files or cheap else set()
+    if cheap:
+        redo = small
+    elif len(small) > max_small_files:
+        # the smallest ones, so that the version keeps max_small_files: merging all of them every few
+        # saves would rewrite every earlier edit again and again (quadratic in a chain of saves)
+        size = file_bytes if file_bytes is not None else file_rows
+        redo = set(sorted(small, key=lambda f: (size[f], f))[: len(small) - max_small_files + 1])
+    else:
+        redo = set()
     if len(plan) > max_segments:
         total = sum(step.count for step in plan)
         dense = 2 * total // max(1, max_segments)  # rows per piece of a file worth rewriting, at most

@@ -42,6 +42,7 @@ from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, ShardedCache
 from stable_explore.storage.fsutil import temp_dir_beside
 from stable_explore.storage.hashing import ContentDigest, digest_of_runs, row_hashes
 from stable_explore.storage.metadata import VersionMetadata
+from stable_explore.storage.row_segments import row_segments_field
 from stable_explore.storage.shards import ShardWriter
 from stable_explore.storage.verify import feed_rows
 from stable_explore.storage.writer import shard_metadata
@@ -63,7 +64,10 @@ _ROWS_PER_SEGMENT = 1000  # (a piece costs a read about 1.5 us, a row of a fresh
 _SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
 _MAX_SMALL_FILES = 2  # past this many small files, their rows are merged into the save's new file (cheap: edited rows)
 _SMALL_FILE_BYTES = 1024 * 1024  # a file past this size is never "small" (a build's last shard: 4.8 MB at 2M rows)
-_MERGE_SMALL_BYTES = 256 * 1024  # small files up to this size in all are merged into a save's new file at once
+_MERGE_SMALL_BYTES = 64 * 1024  # small files up to this size in all are merged into a save's new file at once
+_ROWS_PER_SMALL_FILE = 100_000  # ... at 100k rows; both scale with the rows, as a small file's share of a read does:
+# it costs a read about 0.25 ms, 5% of a read of 100k small rows but 0.25% at 2M, where merging them on
+# every save would only rewrite the earlier saves' edits again and again (bytes written, measured in bench_versions)
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,7 @@ class Draft:
         self._origin = origin
         self._edits = edits or PendingEdits()
         self._referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
+        self._linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by _write_rows)
         self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property
@@ -303,7 +308,15 @@ class Draft:
                 content_digest=digest_of_runs(meta.key_type, runs),
                 # a view's rows are not its parent's: no runs file of the parent's to splice
                 content_runs=content_runs_field(staging, runs, None if origin.is_view else meta.runs_file),
-                segments=segments if segmented else None,
+                segments=row_segments_field(
+                    staging,
+                    segments,
+                    num_shards=len(shards.names),
+                    parent=meta.segments_file,
+                    parent_to_child=self._linked,
+                )
+                if segmented
+                else None,
             )
             record = VersionMetadata(
                 parent=origin.version,
@@ -410,13 +423,14 @@ class Draft:
             meta.shard_row_counts,
             max_segments=max(_MIN_COMPACT_SEGMENTS, meta.num_rows // _ROWS_PER_SEGMENT),
             small_file_rows=max(meta.shard_row_counts, default=0) // _SMALL_FILE_FRACTION,
-            max_small_files=_MAX_SMALL_FILES,
+            max_small_files=max(_MAX_SMALL_FILES, meta.num_rows // _ROWS_PER_SMALL_FILE),
             file_bytes=meta.shard_sizes,
-            merge_bytes=_MERGE_SMALL_BYTES,
+            merge_bytes=_MERGE_SMALL_BYTES * _ROWS_PER_SMALL_FILE // max(meta.num_rows, _ROWS_PER_SMALL_FILE),
             small_file_bytes=_SMALL_FILE_BYTES,
         )
         segments: list[list[int]] = []
         linked: dict[int, int] = {}
+        self._linked = linked  # the origin's shard -> the new version's, for its segments file
         pending: list[int] = []  # origin positions to write anew, in output order
         waiting: list[tuple[list[int], int]] = []  # segments of those rows, and where they start in pending
 

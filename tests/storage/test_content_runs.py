@@ -11,7 +11,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.content_runs import apply_splices, rebase_limit, splices_between
+from stable_explore.storage.splices import apply_splices, rebase_limit, splices_between
 
 FEATURES = se.Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
 
@@ -41,16 +41,17 @@ def test_splices_turn_a_base_into_any_edit_of_it(seed: int) -> None:
 
 def test_out_of_order_splices_are_refused() -> None:
     base = [_run(i) for i in range(5)]
-    with pytest.raises(CacheCorruptionError, match="out of order"):
+    with pytest.raises(CacheCorruptionError, match="out of order or past"):
         apply_splices(base, [(3, 1, ()), (1, 1, ())], "m.json")
-    with pytest.raises(CacheCorruptionError, match="out of order"):
+    with pytest.raises(CacheCorruptionError, match="out of order or past"):
         apply_splices(base, [(4, 2, ())], "m.json")
 
 
-def test_the_rebase_limit_grows_like_a_square_root() -> None:
-    assert rebase_limit(10) == 10
-    assert rebase_limit(400) == 80
-    assert rebase_limit(10_000) == 400
+def test_the_rebase_limit_grows_like_a_square_root_of_the_file_and_the_saves_changes() -> None:
+    assert rebase_limit(10, 5) == 10  # never more than the file
+    assert rebase_limit(400, 1) == 32
+    assert rebase_limit(400, 20) == 126
+    assert rebase_limit(10_000, 20) == 632
 
 
 def _many(home: Path, rows: int = 60_000) -> se.CachedDataset:
@@ -90,7 +91,7 @@ def test_a_chain_of_saves_rebases_the_runs_file_and_keeps_every_version_whole(ho
         versions.append(versions[-1].relabel(edits).save(progress=False))
         raw = json.loads((versions[-1].cache_dir / "_metadata.json").read_text())
         spliced = sum(removed + len(inserted) for _, removed, inserted in raw["content_runs"]["splices"])
-        assert spliced <= rebase_limit(raw["content_runs"]["runs"]), step
+        assert spliced <= raw["content_runs"]["runs"], step  # never more than a new file would hold
     files = {(v.cache_dir / "content-runs.json").stat().st_ino for v in versions}
     assert 1 < len(files) < len(versions)  # some saves wrote a new runs file, most linked their parent's
     se.gc("m", keep=1, home=home)  # parents deleted: the last version keeps its own links
@@ -112,4 +113,49 @@ def test_a_damaged_runs_file_or_splice_is_named(home: Path) -> None:
         again.relabel({6: "b"}).save(progress=False)
     runs_file.unlink()
     with pytest.raises(CacheCorruptionError, match=r"content-runs\.json.*missing"):
+        se.load("m", home=home)
+
+
+def test_long_row_segments_go_to_a_file_that_later_saves_splice(home: Path) -> None:
+    ds = _many(home, rows=300_000)  # compaction leaves rows / 1000 pieces: more than stay inline
+    keys = ds.keys()
+    rng = random.Random(5)
+    seen_file = seen_linked = False
+    for step in range(12):
+        parent = ds
+        if step % 4 == 3:  # a relabel now and then: a new small file, renumbered shards
+            edits = {rng.randrange(len(ds)): rng.randrange(3) for _ in range(10)}
+            ds = ds.relabel(edits).save(progress=False)
+        else:  # drops cut pieces and write no file
+            dropped = rng.sample(range(len(ds)), 10)
+            ds = ds.drop(dropped).save(progress=False)
+            gone = set(dropped)
+            keys = [k for i, k in enumerate(keys) if i not in gone]
+        raw = json.loads((ds.cache_dir / "_metadata.json").read_text())
+        field = raw.get("row_segments")
+        if isinstance(field, dict):
+            seen_file = True
+            mine, theirs = ds.cache_dir / field["file"], parent.cache_dir / field["file"]
+            if theirs.exists() and mine.samefile(theirs):
+                seen_linked = True
+                assert field["splices"], step  # linked, with this save's own changes as splices
+        assert ds.keys() == keys, step
+    assert seen_file
+    assert seen_linked
+    fresh = se.load("m", home=home)
+    assert fresh.cache_meta.segments == ds.cache_meta.segments
+    assert fresh.verify().num_rows == len(keys)
+
+
+def test_a_row_segment_naming_a_shard_the_version_does_not_keep_is_refused(home: Path) -> None:
+    ds = _many(home, rows=300_000)
+    rng = random.Random(6)
+    for _ in range(6):
+        ds = ds.relabel({rng.randrange(len(ds)): rng.randrange(3) for _ in range(10)}).save(progress=False)
+    path = ds.cache_dir / "_metadata.json"
+    raw = json.loads(path.read_text())
+    assert isinstance(raw["row_segments"], dict)
+    raw["row_segments"]["shards"] = [-1] * len(raw["row_segments"]["shards"])
+    path.write_text(json.dumps(raw))
+    with pytest.raises(CacheCorruptionError, match=r"does not keep|edited or damaged"):
         se.load("m", home=home)
