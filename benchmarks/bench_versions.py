@@ -17,8 +17,9 @@ The same-run table (``--table``; see ``_edit_systems.py``): ours, Lance (``pylan
 Arrow IPC on the same rows (a key, a 10-class label, a float, a 256-byte payload) at 100k and 2M rows (and
 10M with ``--full``): a save of 10 relabels (time, bytes written, peak RSS delta), a drop of 10 rows, the
 median save of a chain of 50 such saves, a full read of the first version and of the 50th (a fresh
-open each time; the median of 5, after a warm-up read and a garbage collection), and the time to find what changed between the first and the last (``cmp v1``) and
-between the last and its parent (``cmp v49``: two versions that share most of their data).
+open each time; the median of 5, after a warm-up read and a garbage collection), and the time to find
+what changed between the first and the last (``cmp v1``) and between the last and its parent
+(``cmp v49``: two versions that share most of their data).
 
 Run::
 

@@ -136,12 +136,12 @@ def compacted(
     of the limit; only files with at least one piece per ``2 * rows / max_segments`` rows qualify, so
     a shard the edits left whole is never rewritten for pieces. A file the version then uses less
     than half of is rewritten too. The small files of earlier saves' edited rows (fewer than
-    ``small_file_rows`` rows) are merged into the new file once there are more than
-    ``max_small_files`` (the smallest of them, so that ``max_small_files`` stay), or as soon as the save writes a file anyway and they hold no more than
-    ``merge_bytes`` (``file_bytes`` per file; a file of more than ``small_file_bytes`` is never
-    small): a version then has one small file, which its read
-    opens, instead of one per recent save. Planning is O(files x pieces); the rows written are those of the files
-    rewritten, which a save pays only when a threshold is passed (see benchmarks/bench_versions.py).
+    ``small_file_rows`` rows, and at most ``small_file_bytes``) are merged into the new file once
+    there are more than ``max_small_files`` (the smallest of them, so that ``max_small_files``
+    stay), or all of them as soon as the save writes a file anyway and they hold no more than
+    ``merge_bytes`` (``file_bytes`` per file). Planning is O(files x pieces); the rows written are
+    those of the files rewritten, which a save pays only when a threshold is passed (see
+    benchmarks/bench_versions.py).
     """
     used: dict[int, int] = {}
     for step in plan:
