@@ -650,6 +650,9 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
             table.validate(full=True)
             with _VALIDATED_LOCK:
                 _VALIDATED.add((*identity, None if columns is None else tuple(columns)))
+        else:  # lengths and buffer counts only (no data read), and names as text: a damaged footer raises here
+            table.validate()
+            _ = table.schema.names
     except FileNotFoundError:
         gone = version_gone(path.parent)
         if gone:
