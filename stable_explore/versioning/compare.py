@@ -87,7 +87,8 @@ class Diff:
         :class:`RowDiff`: added / removed / changed keys, and the fields that changed.
     labels:
         Per ClassLabel column: counts per class before and after, and a relabel
-        matrix ``{(old, new): count}``.
+        matrix ``{(old, new): count}``. Counted when first asked for (a whole-column read of
+        ``a``; ``b``'s counts follow from the row diff), so ``compare`` itself costs what changed.
     shards:
         ``identical``: pairs of shard files both versions read whole and unchanged (by digest);
         ``shared``: pairs of files both versions hold (by digest), however much of each they read
@@ -101,17 +102,29 @@ class Diff:
     metadata: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     schema: dict[str, Any] = field(default_factory=dict)
     rows: RowDiff = field(default_factory=RowDiff)
-    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
     shards: dict[str, Any] = field(default_factory=dict)
     datasets: tuple[CachedDataset, CachedDataset] | None = field(default=None, repr=False, compare=False)
+    _labels: dict[str, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def labels(self) -> dict[str, dict[str, Any]]:
+        """Per ClassLabel column: ``before`` and ``after`` counts per class and the ``relabelled`` matrix."""
+        if self._labels is None:
+            self._labels = _label_diff(*self.datasets, self.rows) if self.datasets and not self.identical else {}
+        return self._labels
+
+    @labels.setter
+    def labels(self, value: dict[str, dict[str, Any]]) -> None:
+        self._labels = value
 
     def summary(self) -> str:
         """One line: ``"+0 -5 ~10 rows; label: cat->dog x2 ..."``."""
         if self.identical:
             return f"identical ({self.a} == {self.b})"
         parts = [f"+{len(self.rows.added)} -{len(self.rows.removed)} ~{len(self.rows.changed)} rows"]
-        for column, info in self.labels.items():
-            moves = sorted(info["relabelled"].items(), key=lambda item: (-item[1], item[0]))
+        relabelled = _relabelled(*self.datasets, self.rows) if self.datasets else {}
+        for column, moved in relabelled.items():  # from the row diff alone: no counts read
+            moves = sorted(moved.items(), key=lambda item: (-item[1], item[0]))
             if moves:
                 shown = ", ".join(f"{old}->{new} x{count}" for (old, new), count in moves[:5])
                 more = f", ... {len(moves) - 5} more" if len(moves) > 5 else ""
@@ -297,7 +310,6 @@ def compare(a: CachedDataset, b: CachedDataset) -> Diff:
     diff.schema = _schema_diff(left.features, right.features)
     diff.shards = _shard_diff(left, right)
     diff.rows = _row_diff_past_shared(left, right)
-    diff.labels = _label_diff(left, right, diff.rows)
     diff.identical = not (diff.metadata or diff.schema or diff.rows.added or diff.rows.removed or diff.rows.changed)
     return diff
 
@@ -497,19 +509,65 @@ def _changed_fields(
     return out
 
 
-def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _label_columns(a: CachedDataset, b: CachedDataset) -> list[tuple[str, ClassLabel, ClassLabel]]:
+    """The ClassLabel columns both sides have: (name, a's feature, b's feature)."""
+    out = []
     for name, feature in a.features.items():
-        if not isinstance(feature, ClassLabel) or not isinstance(b.features.get(name), ClassLabel):
-            continue
-        relabelled: Counter[tuple[Any, Any]] = Counter()
+        other = b.features.get(name)
+        if isinstance(feature, ClassLabel) and isinstance(other, ClassLabel):
+            out.append((name, feature, other))
+    return out
+
+
+def _relabelled(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, Counter[tuple[Any, Any]]]:
+    """Per ClassLabel column, ``{(old class, new class): rows}`` of the changed rows (from the row diff)."""
+    out: dict[str, Counter[tuple[Any, Any]]] = {}
+    for name, _, _ in _label_columns(a, b):
+        moved: Counter[tuple[Any, Any]] = Counter()
         for key in rows.changed:
             change = rows.changed_fields.get(key, {}).get(name)
             if change is not None:
-                relabelled[change] += 1
-        out[name] = {
-            "before": a.label_counts(name) if len(a) else dict.fromkeys(feature.names or (), 0),
-            "after": b.label_counts(name) if len(b) else dict.fromkeys(getattr(b.features[name], "names", ()), 0),
-            "relabelled": dict(relabelled),
-        }
+                moved[change] += 1
+        out[name] = moved
     return out
+
+
+def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    relabelled = _relabelled(a, b, rows)
+    for name, feature, other in _label_columns(a, b):
+        before = a.label_counts(name) if len(a) else dict.fromkeys(feature.names or (), 0)
+        if list(feature.names or ()) == list(other.names or ()) and not rows.repeated_keys:
+            after = _counts_after(a, b, name, before, rows, relabelled[name])  # O(changed): no second read
+        else:  # classes renamed or rows matched by repeated keys: count b's column itself
+            after = b.label_counts(name) if len(b) else dict.fromkeys(other.names or (), 0)
+        out[name] = {"before": before, "after": after, "relabelled": dict(relabelled[name])}
+    return out
+
+
+def _counts_after(
+    a: CachedDataset,
+    b: CachedDataset,
+    name: str,
+    before: dict[str, int],
+    rows: RowDiff,
+    moved: Counter[tuple[Any, Any]],
+) -> dict[str, int]:
+    """``b``'s counts per class: ``a``'s, less the removed rows' classes, plus the added rows', plus the moves."""
+    after = dict(before)
+    for (old, new), count in moved.items():
+        for label, step in ((old, -count), (new, count)):
+            if label in after:
+                after[label] += step
+    for side, positions, step in (
+        (a, [row_a for row_a, _ in rows.removed_rows], -1),
+        (b, [row_b for _, row_b in rows.added_rows], 1),
+    ):
+        if positions:
+            feature = side.features[name]
+            assert isinstance(feature, ClassLabel)
+            for value in side[positions].arrow_column(name).to_pylist():
+                label = class_name(feature, value) if value is not None else None
+                if label in after:
+                    after[label] += step
+    return after

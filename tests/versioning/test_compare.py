@@ -190,3 +190,24 @@ def test_repeated_keys_are_refused_at_build(tmp_path: Path) -> None:
     # rows are matched by key across versions, so a build refuses a repeated key (tests/test_duplicate_keys.py)
     with pytest.raises(se.DuplicateKeyError, match="rows 0 and 1 both have key 'k'"):
         se.build([("k", {"x": 1}), ("k", {"x": 2})], NUM, name="r", home=tmp_path, progress=False)
+
+
+def test_label_counts_after_follow_from_the_row_diff_and_are_counted_only_when_asked(tmp_path: Path) -> None:
+    features = Features(label=ClassLabel(names=["a", "b", "c"]), x=Value("int64"))
+    first = se.build(
+        [(f"k{i:04d}", {"label": i % 3, "x": i}) for i in range(900)], features, name="l", home=tmp_path, progress=False
+    )
+    edited = first.relabel({1: "c", 2: "a", 10: "b"}).drop([0, 5, 8, 600]).save(progress=False)
+    other = se.build(  # rows added and removed by key, as well as changed
+        [(f"k{i:04d}", {"label": (i * 7) % 3, "x": i}) for i in range(300, 1200)],
+        features,
+        name="l",
+        home=tmp_path,
+        progress=False,
+    )
+    for a, b in ((first, edited), (edited, first), (first, other), (edited, other)):
+        diff = se.compare(a, b)
+        assert diff._labels is None  # compare itself reads no whole label column
+        assert diff.labels["label"]["before"] == a.label_counts("label")
+        assert diff.labels["label"]["after"] == b.label_counts("label")
+    assert "label: " in se.compare(first, edited).summary()  # the moves come from the row diff
