@@ -336,8 +336,10 @@ def _changed(a: pa.Table, b: pa.Table) -> int:
     return int(pc.sum(differs).as_py() or 0)
 
 
-def systems(work: Path, table: pa.Table) -> Iterator[System]:
+def systems(work: Path, table: pa.Table, only: str | None = None) -> Iterator[System]:
     for cls in (Ours, Lance, DeepLake, RawIPC):
+        if only is not None and cls.name != only:
+            continue
         try:
             if cls is Lance:
                 import lance  # noqa: F401

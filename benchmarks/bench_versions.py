@@ -17,8 +17,9 @@ The same-run table (``--table``; see ``_edit_systems.py``): ours, Lance (``pylan
 Arrow IPC on the same rows (a key, a 10-class label, a float, a 256-byte payload) at 100k and 2M rows (and
 10M with ``--full``): a save of 10 relabels (time, bytes written, peak RSS delta), a drop of 10 rows, the
 median save of a chain of 50 such saves, a full read of the first version and of the 50th (a fresh
-open each time), and the time to find what changed between the first and the last (``cmp v1``) and
-between the last and its parent (``cmp v49``: two versions that share most of their data).
+open each time; the median of 5, after a warm-up read and a garbage collection), and the time to find
+what changed between the first and the last (``cmp v1``) and between the last and its parent
+(``cmp v49``: two versions that share most of their data).
 
 Run::
 
@@ -26,11 +27,13 @@ Run::
     python benchmarks/bench_versions.py --quick   # 10k rows
     python benchmarks/bench_versions.py --tiny-save 2000000   # what a label-only save writes, field by field
     python benchmarks/bench_versions.py --table   # the same-run table at 100k and 2M rows (--full: 10M too)
+    python benchmarks/bench_versions.py --table --rows 100000 --only stable-explore   # one system, one size
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import statistics
@@ -47,9 +50,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_cache import LABEL_NAMES, keyed_rows, make_jpegs, our_features
 
+_READ_REPEATS = 5  # reads of a version are a few ms at 100k rows: a median of 5 on a shared machine
+
 
 def median_ms(fn: Callable[[], Any], repeats: int) -> float:
     fn()
+    gc.collect()  # garbage of earlier steps (a chain of saves) is not collected inside the timed calls
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -157,7 +163,7 @@ def tiny_save(n: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def table_run(n: int, chain: int) -> None:
+def table_run(n: int, chain: int, only: str | None = None) -> None:
     """One size of the same-run table: every installed system, the same rows and edits."""
     from _edit_systems import cleanup, rows_table, systems
 
@@ -167,7 +173,7 @@ def table_run(n: int, chain: int) -> None:
         print(f"\n{n:,} rows; a chain of {chain} saves of 10 relabels (times in ms, bytes in KB, RSS in MB)")
         print(f"  {'system':16} {'build s':>8} {'save10':>8} {'KB':>9} {'RSS':>6} {'drop10':>8} {'KB':>9} "
               f"{'chain med':>9} {'read v1':>8} {'read v50':>8} {'ratio':>6} {'cmp v1':>8} {'cmp v49':>8}")  # fmt: skip
-        for system in systems(work, data):
+        for system in systems(work, data, only):
             rng = np.random.default_rng(5)
             size = n
             build_s, _, _ = system.timed(system.build)
@@ -183,8 +189,8 @@ def table_run(n: int, chain: int) -> None:
                 start = time.perf_counter()
                 system.relabel(rows, i % 10)
                 times.append(time.perf_counter() - start)
-            read_first = median_ms(system.read_first, 2)
-            read_latest = median_ms(system.read_latest, 2)
+            read_first = median_ms(system.read_first, _READ_REPEATS)
+            read_latest = median_ms(system.read_latest, _READ_REPEATS)
             start = time.perf_counter()
             changed = system.compare_first_and_latest()
             compare_s = time.perf_counter() - start
@@ -209,6 +215,7 @@ def main() -> None:
         "--tiny-save", type=int, metavar="ROWS", help="only: what a save of 10 relabels writes at ROWS tiny rows"
     )
     parser.add_argument("--chain", type=int, default=50, help="with --table: saves in the chain (default 50)")
+    parser.add_argument("--only", metavar="SYSTEM", help='with --table: one system, e.g. "stable-explore"')
     args = parser.parse_args()
     if args.tiny_save:
         tiny_save(args.tiny_save)
@@ -216,7 +223,7 @@ def main() -> None:
     if args.table:
         print("stable-explore edits: the same-run table (a shared machine: figures are noisy)")
         for n in [args.rows] if args.rows else [100_000, 2_000_000, *([10_000_000] if args.full else [])]:
-            table_run(n, args.chain)
+            table_run(n, args.chain, args.only)
         return
     n = args.rows or (10_000 if args.quick else 100_000)
     repeats = 5 if args.quick else 15
