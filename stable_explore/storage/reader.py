@@ -43,7 +43,7 @@ __all__ = ["ArrowBackend"]
 
 DEFAULT_MAX_OPEN_SHARDS = 128
 _SPARSE_TAKE_LIMIT = 2048
-_MANY_SEGMENTS = 16  # a slice over more segments plans its batch checks per file, vectorised
+_MANY_SEGMENTS = 16  # a remote slice over more segments reads whole shards (a local one: over 1 segment)
 _DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half of its rows
 _WIDE = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}  # types compared as read
 
@@ -474,7 +474,7 @@ class ArrowBackend:
             return self._empty(cols)
         first = int(np.searchsorted(self._offsets, start, side="right") - 1)
         last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
-        if last - first >= _MANY_SEGMENTS:
+        if last > first and (self._remote is None or last - first >= _MANY_SEGMENTS):
             return self._slice_segments(first, last, start, stop, cols)
         pieces = []
         for segment in range(first, last + 1):
