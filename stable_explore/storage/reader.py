@@ -43,7 +43,7 @@ __all__ = ["ArrowBackend"]
 
 DEFAULT_MAX_OPEN_SHARDS = 128
 _SPARSE_TAKE_LIMIT = 2048
-_MANY_SEGMENTS = 16  # a slice over more segments plans its batch checks per file, vectorised
+_MANY_SEGMENTS = 16  # a remote slice over more segments reads whole shards (a local one: over 1 segment)
 _DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half of its rows
 _WIDE = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}  # types compared as read
 
@@ -86,6 +86,13 @@ class _OpenShard:
             self.prefetch(range(len(self.batches)))
             self._table = pa.Table.from_batches(list(self.batches), schema=self.schema)
         return self._table
+
+    def all_batches(self) -> Sequence[pa.RecordBatch]:
+        """Every record batch (a remote shard is read whole here, as for ``table``)."""
+        if isinstance(self.batches, LazyBatches):
+            batches: list[pa.RecordBatch] = self.table.to_batches()
+            return batches
+        return self.batches
 
     def prefetch(self, batch_ids: Sequence[int]) -> None:
         """A remote shard: fetch these batches together (a local one is mapped: nothing to do)."""
@@ -467,7 +474,7 @@ class ArrowBackend:
             return self._empty(cols)
         first = int(np.searchsorted(self._offsets, start, side="right") - 1)
         last = int(np.searchsorted(self._offsets, stop - 1, side="right") - 1)
-        if last - first >= _MANY_SEGMENTS:
+        if last > first and (self._remote is None or last - first >= _MANY_SEGMENTS):
             return self._slice_segments(first, last, start, stop, cols)
         pieces = []
         for segment in range(first, last + 1):
@@ -477,55 +484,63 @@ class ArrowBackend:
         return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
     def _slice_segments(self, first: int, last: int, start: int, stop: int, cols: list[str] | None) -> pa.Table:
-        """Rows start..stop over segments first..last: checks planned per file at once, then the slices in one table.
+        """Rows start..stop over segments first..last: checks planned per file at once, then one table of slices.
 
-        An edited version's rows can be a thousand segments. Each is cut into the record batches it
-        spans (planned for all segments at once, in arrays), a batch used whole is kept as it is, and
-        one table is made of the pieces: per segment, only one zero-copy slice is left to Python.
+        An edited version's rows can be a thousand segments. Where each starts and ends among its
+        file's record batches is found for all of them at once, in arrays; then per segment only a
+        slice of its first and last batch is made, the batches between are taken as they are
+        (a list slice, no Python per batch), and one table is made of them all.
         """
         ids = np.arange(first, last + 1)
         lo = np.maximum(start, self._offsets[ids]) - self._offsets[ids] + self._segment_start[ids]
         hi = np.minimum(stop, self._offsets[ids + 1]) - self._offsets[ids] + self._segment_start[ids]
         files = self._segment_shard[ids]
-        batches: list[pa.RecordBatch] = []
+        batches: list[pa.RecordBatch] = []  # every record batch of the files read, file after file
         starts: list[np.ndarray] = []  # per file, the first row of each of its batches
-        sizes: list[np.ndarray] = []  # and their rows
-        first_batch = np.empty(ids.size, dtype=np.int64)  # of each segment, in the list of every file's batches
+        first_batch = np.empty(ids.size, dtype=np.int64)  # of each segment, in ``batches``
         last_batch = np.empty(ids.size, dtype=np.int64)
         for file_id in np.unique(files).tolist():
             opened = self._file(file_id)
             mine = files == file_id
-            table = opened.table if cols is None else opened.table.select(cols)
-            chunks = table.to_batches()  # the shard's record batches, as its check counts them
+            chunks = opened.all_batches()
             offsets = opened.offsets
             if len(chunks) != offsets.size - 1:  # never for a shard opened here; a guard, not a path
-                msg = f"shard table has {len(chunks)} record batches, its check counts {offsets.size - 1}"
+                msg = f"shard has {len(chunks)} record batches, its check counts {offsets.size - 1}"
                 raise CacheCorruptionError(self._shard_name(file_id), msg)
             firsts = np.searchsorted(offsets, lo[mine], side="right") - 1
             lasts = np.searchsorted(offsets, hi[mine] - 1, side="right") - 1
             if opened.check is not None:  # every batch a segment touches, each once
-                marks = np.bincount(firsts, minlength=len(chunks) + 1) - np.bincount(
-                    lasts + 1, minlength=len(chunks) + 1
-                )
+                bound = len(chunks) + 1
+                marks = np.bincount(firsts, minlength=bound) - np.bincount(lasts + 1, minlength=bound)
                 opened.checked(np.flatnonzero(np.cumsum(marks)[:-1] > 0).tolist(), cols)
             first_batch[mine] = len(batches) + firsts
             last_batch[mine] = len(batches) + lasts
             batches.extend(chunks)
-            starts.append(offsets[:-1])
-            sizes.append(np.diff(offsets))
-        batch_start = np.concatenate(starts)
-        batch_rows = np.concatenate(sizes)
-        spans = last_batch - first_batch + 1
-        owner = np.repeat(np.arange(ids.size), spans)  # the segment of each piece
-        batch = np.arange(int(spans.sum())) - np.repeat(np.cumsum(spans) - spans, spans) + first_batch[owner]
-        begin = np.maximum(lo[owner], batch_start[batch]) - batch_start[batch]
-        length = np.minimum(hi[owner], batch_start[batch] + batch_rows[batch]) - batch_start[batch] - begin
-        whole = length == batch_rows[batch]
-        pieces = [
-            batches[b] if w else batches[b].slice(a, n)
-            for b, a, n, w in zip(batch.tolist(), begin.tolist(), length.tolist(), whole.tolist(), strict=True)
-        ]
-        return pa.Table.from_batches(pieces)
+            starts.append(offsets)
+        bounds = np.concatenate([offsets[:-1] for offsets in starts])
+        ends = np.concatenate([offsets[1:] for offsets in starts])
+        skip = lo - bounds[first_batch]  # rows of its first batch before the segment
+        keep = hi - bounds[last_batch]  # rows of its last batch up to the segment's end
+        whole_first = (skip == 0).tolist()
+        whole_last = (hi == ends[last_batch]).tolist()
+        pieces: list[pa.RecordBatch] = []
+        for b0, b1, a, z, w0, w1 in zip(
+            first_batch.tolist(),
+            last_batch.tolist(),
+            skip.tolist(),
+            keep.tolist(),
+            whole_first,
+            whole_last,
+            strict=True,
+        ):
+            if b0 == b1:
+                pieces.append(batches[b0] if w0 and w1 else batches[b0].slice(a, z - a))
+                continue
+            pieces.append(batches[b0] if w0 else batches[b0].slice(a))
+            pieces.extend(batches[b0 + 1 : b1])
+            pieces.append(batches[b1] if w1 else batches[b1].slice(0, z))
+        table = pa.Table.from_batches(pieces)
+        return table if cols is None else table.select(cols)
 
     def column(self, name: str) -> pa.ChunkedArray:
         """One column over all shards (zero-copy, maps every shard)."""

@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import pickle
+import random
 import shutil
 import subprocess
 import sys
@@ -384,3 +385,23 @@ def test_a_column_of_a_big_remote_shard_holds_only_its_own_bytes(bucket: str, jp
     assert held < 64 * 1024, (
         f"{held:,} bytes held for {labels.nbytes:,} bytes of labels ({built.nbytes:,} in the shard)"
     )
+
+
+def test_a_chain_of_saves_in_a_bucket_compacts_and_keeps_every_row(bucket: str, jpegs: list[bytes]) -> None:
+    ds = se.build(_rows(jpegs), _features(), name="pets", shard_size="8MB", batch_size=100, home=bucket, progress=False)
+    labels = [i % 2 for i in range(1200)]
+    rng = random.Random(4)
+    infos = []
+    for step in range(6):
+        rows = rng.sample(range(1200), 10)
+        ds = ds.relabel(dict.fromkeys(rows, ["cat", "dog"][step % 2])).save(progress=False)
+        for row in rows:
+            labels[row] = step % 2
+        infos.append(ds.build_info)
+        counts = ds.cache_meta.shard_row_counts
+        assert sum(1 for rows_in in counts if rows_in < max(counts) // 8) <= 1  # earlier saves' rows merged
+    assert any("reused 0 of the parent's" in info for info in infos)  # its fragmented shard was rewritten
+    fresh = se.load(f"{bucket}/pets")
+    assert fresh.version == ds.version
+    assert fresh.to_arrow().column("label").to_pylist() == labels
+    assert se.verify(fresh).num_rows == 1200
