@@ -32,8 +32,8 @@ import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.batches import ShardCheck
-from stable_explore.storage.format import open_shard
 from stable_explore.storage.remote_reader import LazyBatches, RemoteShards
+from stable_explore.storage.shard_file import open_shard
 
 if TYPE_CHECKING:
     from stable_explore.storage.batches import BatchDigests

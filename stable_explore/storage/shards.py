@@ -28,9 +28,10 @@ import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheWriteError
 from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT, open_shard, read_shard_batches
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
 from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
 from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
+from stable_explore.storage.shard_file import open_shard, read_shard_batches
 from stable_explore.storage.sidecars import FileRef, batches_file_name, link_small_file, write_batches_file
 
 __all__ = ["BatchCallback", "ShardList", "ShardWriter"]

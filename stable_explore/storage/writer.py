@@ -41,11 +41,11 @@ from stable_explore.storage.format import (
     ShardedCacheMeta,
     meta_from_dict,
     metadata_digest,
-    read_shard_batches,
 )
 from stable_explore.storage.fsutil import publish_dir, temp_dir_beside, writing
 from stable_explore.storage.hashing import ContentDigest, row_hashes
 from stable_explore.storage.key_check import KeyCheck, key_hashes
+from stable_explore.storage.shard_file import read_shard_batches
 from stable_explore.storage.shards import BatchCallback, ShardList, ShardWriter
 
 if TYPE_CHECKING:
