@@ -47,11 +47,16 @@ def folder_bytes(path: Path) -> int:
 
 
 class PeakRSS:
-    """Peak resident memory above the starting point while the block runs (sampled every millisecond)."""
+    """Peak resident memory above the starting point while the block runs (sampled every millisecond).
+
+    ``delta`` counts every resident page, file-backed ones included (the mapped pages of the shards a
+    save reads); ``anon_delta`` counts only anonymous memory (resident minus shared file pages), what the
+    operation allocated.
+    """
 
     def __enter__(self) -> PeakRSS:
-        self.start = self._rss()
-        self.peak = self.start
+        self.start, self.start_anon = self._rss()
+        self.peak, self.peak_anon = self.start, self.start_anon
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
@@ -60,20 +65,31 @@ class PeakRSS:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, self._rss())
+        self._update()
 
     @property
     def delta(self) -> int:
         return self.peak - self.start
 
+    @property
+    def anon_delta(self) -> int:
+        return self.peak_anon - self.start_anon
+
+    def _update(self) -> None:
+        resident, anon = self._rss()
+        self.peak = max(self.peak, resident)
+        self.peak_anon = max(self.peak_anon, anon)
+
     def _sample(self) -> None:
         while not self._stop.wait(0.001):
-            self.peak = max(self.peak, self._rss())
+            self._update()
 
     @staticmethod
-    def _rss() -> int:
+    def _rss() -> tuple[int, int]:
         with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            fields = f.read().split()
+        page = os.sysconf("SC_PAGE_SIZE")
+        return int(fields[1]) * page, (int(fields[1]) - int(fields[2])) * page
 
 
 class System:
@@ -99,13 +115,14 @@ class System:
         """Between operations, untimed: free what the system would not keep (raw IPC's old copies)."""
 
     def timed(self, fn: Callable[[], Any]) -> tuple[float, int, int]:
-        """Seconds, bytes written and peak RSS delta of one operation."""
+        """Seconds, bytes written and peak RSS delta of one operation (its anonymous part: ``last_anon``)."""
         self.tidy()
         before = folder_bytes(self.root)
         with PeakRSS() as memory:
             start = time.perf_counter()
             fn()
             seconds = time.perf_counter() - start
+        self.last_anon = memory.anon_delta
         return seconds, folder_bytes(self.root) - before, memory.delta
 
 

@@ -13,13 +13,13 @@ shards of about 32 MB (so the cache has ~10 shards).
 Targets (informational; the exit status is always 0): identical compare <= 5 ms; 1%/0.1% compare <= 300 ms;
 saving 10 relabelled rows writes <= 2 shards.
 
-The same-run table (``--table``; see ``_edit_systems.py``): ours, Lance (``pylance``), Deep Lake and raw
-Arrow IPC on the same rows (a key, a 10-class label, a float, a 256-byte payload) at 100k and 2M rows (and
-10M with ``--full``): a save of 10 relabels (time, bytes written, peak RSS delta), a drop of 10 rows, the
-median save of a chain of 50 such saves (time, and bytes written: ``KB med``), a full read of the first
-version and of the 50th (a fresh open each time; the median of 5, after a warm-up read and a garbage
-collection), and the time to find what changed between the first and the last (``cmp v1``) and
-between the last and its parent (``cmp v49``: two versions that share most of their data).
+The same-run table (``--table``; see ``_edit_systems.py``): ours, Lance (``pylance``), Deep Lake and raw Arrow
+IPC on the same rows (a key, a 10-class label, a float, a 256-byte payload) at 100k and 2M rows (and 10M with
+``--full``): a save of 10 relabels (time, bytes written, peak RSS delta, and its anonymous part: ``anon``), a
+drop of 10 rows, the median save of a chain of 50 such saves (time, and bytes written: ``KB med``), a full
+read of the first version and of the 50th (a fresh open each time; the median of 5, after a warm-up read and a
+garbage collection), and the time to find what changed between the first and the last (``cmp v1``) and between
+the last and its parent (``cmp v49``: two versions that share most of their data).
 
 Run::
 
@@ -190,7 +190,7 @@ def table_run(n: int, chain: int, only: str | None = None) -> None:
     try:
         data = rows_table(n)
         print(f"\n{n:,} rows; a chain of {chain} saves of 10 relabels (times in ms, bytes in KB, RSS in MB)")
-        print(f"  {'system':16} {'build s':>8} {'save10':>8} {'KB':>9} {'RSS':>6} {'drop10':>8} {'KB':>9} "
+        print(f"  {'system':16} {'build s':>8} {'save10':>8} {'KB':>9} {'RSS':>6} {'anon':>6} {'drop10':>8} {'KB':>9} "
               f"{'chain med':>9} {'KB med':>8} {'read v1':>8} {'read v50':>8} {'ratio':>6} "
               f"{'cmp v1':>8} {'cmp v49':>8}")  # fmt: skip
         for system in systems(work, data, only):
@@ -199,6 +199,7 @@ def table_run(n: int, chain: int, only: str | None = None) -> None:
             build_s, _, _ = system.timed(system.build)
             ten = rng.choice(size, 10, replace=False).tolist()
             save_s, save_b, save_m = system.timed(partial(system.relabel, ten, 1))
+            save_anon = system.last_anon
             drop_rows = rng.choice(size, 10, replace=False).tolist()
             drop_s, drop_b, _ = system.timed(partial(system.drop, drop_rows))
             size -= 10
@@ -220,7 +221,8 @@ def table_run(n: int, chain: int, only: str | None = None) -> None:
             start = time.perf_counter()
             assert system.compare_previous_and_latest() > 0
             parent_s = time.perf_counter() - start
-            print(f"  {system.name:16} {build_s:8.1f} {_ms(save_s)} {_kb(save_b)} {save_m / 2**20:6.1f} {_ms(drop_s)} "
+            print(f"  {system.name:16} {build_s:8.1f} {_ms(save_s)} {_kb(save_b)} {save_m / 2**20:6.1f} "
+                  f"{save_anon / 2**20:6.1f} {_ms(drop_s)} "
                   f"{_kb(drop_b)} {_ms(statistics.median(times)):>9} {statistics.median(written) / 1024:8.1f} "
                   f"{read_first:8.1f} {read_latest:8.1f} "
                   f"{read_latest / read_first:6.2f} {_ms(compare_s)} {_ms(parent_s)}", flush=True)  # fmt: skip
