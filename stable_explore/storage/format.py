@@ -247,7 +247,9 @@ def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path
         raise _corrupt(meta_path, msg)
 
 
-def _checked_batch_digests(raw: Mapping[str, Any], counts: list[int], meta_path: Path) -> BatchDigestList | None:
+def _checked_batch_digests(
+    raw: Mapping[str, Any], counts: list[int], meta_path: Path, resolved_dir: Path | None = None
+) -> BatchDigestList | None:
     """Check ``batch_digests``: per shard, digests inline (revisions 2-3), a file beside the shard (4), or None."""
     entries = raw.get("batch_digests")
     if entries is None:
@@ -262,7 +264,7 @@ def _checked_batch_digests(raw: Mapping[str, Any], counts: list[int], meta_path:
             checked.append(None)
         elif isinstance(entry, Mapping) and "file" in entry:
             ref = FileRef.from_json(entry, meta_path, f"'batch_digests' of shard {position}")
-            _checked_shard_name(ref.file, meta_path.parent, meta_path)
+            _checked_shard_name(ref.file, meta_path.parent, meta_path, resolved_dir)
             checked.append(ref)
         else:
             digests = BatchDigests.from_json(entry, meta_path, position)
@@ -288,7 +290,7 @@ def _check_small_files(cache_dir: Path, meta: ShardedCacheMeta, meta_path: Path)
     for ref in refs:
         if ref is None:
             continue
-        path = cache_dir / _checked_shard_name(ref.file, cache_dir, meta_path)
+        path = cache_dir / ref.file  # a plain name: checked when the metadata was parsed
         try:
             size = path.stat().st_size
         except FileNotFoundError:
@@ -390,12 +392,14 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
-    batch_digests = _checked_batch_digests(raw, counts, meta_path)
+    batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
-    runs_field = _checked_content_runs(raw, num_rows, meta_path)  # after the seal: a hand edit is named as one
+    runs_field = _checked_content_runs(
+        raw, num_rows, meta_path, resolved_dir
+    )  # after the seal: a hand edit is named as one
     meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
@@ -421,7 +425,9 @@ def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
     return RemoteLocation(raw["url"], raw["prefix"])
 
 
-def _checked_content_runs(raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> Any:
+def _checked_content_runs(
+    raw: Mapping[str, Any], num_rows: int, meta_path: Path, resolved_dir: Path | None = None
+) -> Any:
     """Check ``content_runs`` as far as the metadata alone allows; return the field (None: not recorded).
 
     Inline runs (revision 3) are checked at once; a runs file (revision 4) when first read.
@@ -431,7 +437,7 @@ def _checked_content_runs(raw: Mapping[str, Any], num_rows: int, meta_path: Path
         return None
     if isinstance(entries, Mapping):
         record = RunsRecord.from_json(entries, meta_path)
-        _checked_shard_name(record.base.file, meta_path.parent, meta_path)
+        _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
         return entries
     runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
     _check_runs_total(runs, raw, num_rows, meta_path)
