@@ -59,8 +59,8 @@ def push(
     >>> import tempfile, stable_explore as se
     >>> home, team = tempfile.mkdtemp(), tempfile.mkdtemp()
     >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
-    >>> se.push(ds, team, progress=False).files_sent
-    1
+    >>> se.push(ds, team, progress=False).files_sent  # the shard, its batch digests and the content runs
+    3
     >>> se.load("n", home=team).version == ds.version
     True
     """

@@ -16,8 +16,8 @@ Examples
 >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")), name="n", home=home,
 ...               progress=False)
 >>> report = copy_version(StoreCatalog(LocalStore(home)), "n", ds.version, StoreCatalog(LocalStore(team)))
->>> report.files_sent, report.existed
-(1, False)
+>>> report.files_sent, report.existed  # the shard, its batch digests and the content runs
+(3, False)
 >>> copy_version(StoreCatalog(LocalStore(home)), "n", ds.version, StoreCatalog(LocalStore(team))).existed
 True
 """
