@@ -22,15 +22,21 @@ Examples
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_small_file
-from stable_explore.storage.splices import Splice, apply_splices, keeps_splicing, splices_between
+from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.splices import (
+    Splice,
+    apply_splices,
+    keeps_splicing,
+    parse_splices,
+    splices_between,
+    splices_to_json,
+)
 
 if TYPE_CHECKING:
     from stable_explore.storage.remote_file import RemoteLocation
@@ -62,28 +68,17 @@ class RunsRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The form ``_metadata.json`` records."""
-        splices = [[index, removed, [list(run) for run in inserted]] for index, removed, inserted in self.splices]
-        return {**self.base.to_json(), "runs": self.count, "splices": splices}
+        return {**self.base.to_json(), "runs": self.count, "splices": splices_to_json(self.splices)}
 
     @classmethod
     def from_json(cls, raw: Any, meta_path: Path) -> RunsRecord:
         """Check and type the field (the file itself is read later, by :func:`load_content_runs`)."""
         base = FileRef.from_json(raw, meta_path, "'content_runs'")
         assert isinstance(raw, Mapping)
-        count, entries = raw.get("runs"), raw.get("splices")
-        if type(count) is not int or count < 0 or not isinstance(entries, list):
-            raise CacheCorruptionError(
-                meta_path, f"'content_runs' needs a run count and a splice list, found {raw!r:.150}"
-            )
-        splices = []
-        for entry in entries:
-            ok = isinstance(entry, list) and len(entry) == 3 and type(entry[0]) is int and type(entry[1]) is int
-            if not ok or entry[0] < 0 or entry[1] < 0:
-                raise CacheCorruptionError(
-                    meta_path, f"content run splice {entry!r:.100} is not [index, removed, runs]"
-                )
-            splices.append((entry[0], entry[1], tuple(_checked_runs(entry[2], "'content_runs' splice", meta_path))))
-        return cls(base, count, tuple(splices))
+        count = raw.get("runs")
+        if type(count) is not int or count < 0:
+            raise CacheCorruptionError(meta_path, f"'content_runs' needs a run count, found {raw!r:.150}")
+        return cls(base, count, parse_splices(raw.get("splices"), "'content_runs'", meta_path, _checked_runs))
 
 
 @dataclass(frozen=True)
@@ -123,6 +118,5 @@ def content_runs_field(out_dir: Path, runs: Sequence[Run], parent: ParentRuns | 
         if keeps_splicing(len(parent.base), splices, parent.record.splices):
             base = link_small_file(parent.directory, parent.record.base, out_dir, RUNS_FILE)
             return RunsRecord(base, len(parent.base), tuple(splices)).to_json()
-    text = json.dumps([list(run) for run in runs], separators=(",", ":")).encode()
-    base = write_small_file(out_dir, RUNS_FILE, text)
+    base = write_json_file(out_dir, RUNS_FILE, [list(run) for run in runs])
     return RunsRecord(base, len(runs), ()).to_json()

@@ -248,7 +248,11 @@ def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path
 
 
 def _checked_batch_digests(
-    raw: Mapping[str, Any], counts: list[int], meta_path: Path, resolved_dir: Path | None = None
+    raw: Mapping[str, Any],
+    counts: list[int],
+    meta_path: Path,
+    resolved_dir: Path | None = None,
+    remote: RemoteLocation | None = None,
 ) -> BatchDigestList | None:
     """Check ``batch_digests``: per shard, digests inline (revisions 2-3), a file beside the shard (4), or None."""
     entries = raw.get("batch_digests")
@@ -272,21 +276,11 @@ def _checked_batch_digests(
                 msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
                 raise _corrupt(meta_path, msg)
             checked.append(digests)
-    return BatchDigestList(meta_path.parent, checked, counts)
+    return BatchDigestList(meta_path.parent, checked, counts, remote)
 
 
-def _check_small_files(cache_dir: Path, meta: ShardedCacheMeta, meta_path: Path) -> None:
-    """Every small file the metadata names beside itself (revision 4) is there, at its recorded size.
-
-    Not for a bucket's version: its mirror's files are read from the bucket when missing.
-    """
-    if meta.remote is not None:
-        return
-    refs = [meta.batch_digests.file_ref(i) for i in range(len(meta.batch_digests))] if meta.batch_digests else []
-    if isinstance(meta.content_runs_field, Mapping):
-        refs.append(RunsRecord.from_json(meta.content_runs_field, meta_path).base)
-    if meta.segments_file is not None:
-        refs.append(meta.segments_file.record.base)
+def _check_small_files(cache_dir: Path, refs: list[FileRef | None]) -> None:
+    """Every small file the metadata names beside itself (revision 4) is there, at its recorded size."""
     for ref in refs:
         if ref is None:
             continue
@@ -392,23 +386,22 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
-    batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir)
+    batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     _check_implied_version_id(raw, cache_dir, meta_path)
     _check_metadata_digest(raw, meta_path)
-    runs_field = _checked_content_runs(
-        raw, num_rows, meta_path, resolved_dir
-    )  # after the seal: a hand edit is named as one
+    # after the seal: a hand edit is named as one
+    runs_field, runs_file = _checked_content_runs(raw, num_rows, meta_path, resolved_dir)
+    if remote is None:  # a bucket's mirror reads a missing small file from the bucket
+        small = [batch_digests.file_ref(i) for i in range(len(batch_digests))] if batch_digests else []
+        _check_small_files(cache_dir, [*small, runs_file, segments_file.record.base if segments_file else None])
     meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
     meta.content_runs_field = runs_field
     meta.segments_file = segments_file
     meta.remote = remote
-    if batch_digests is not None:
-        batch_digests.remote = remote
-    _check_small_files(cache_dir, meta, meta_path)
     return meta
 
 
@@ -427,21 +420,21 @@ def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
 
 def _checked_content_runs(
     raw: Mapping[str, Any], num_rows: int, meta_path: Path, resolved_dir: Path | None = None
-) -> Any:
-    """Check ``content_runs`` as far as the metadata alone allows; return the field (None: not recorded).
+) -> tuple[Any, FileRef | None]:
+    """Check ``content_runs`` as far as the metadata alone allows: the field (None: not recorded), and its file.
 
     Inline runs (revision 3) are checked at once; a runs file (revision 4) when first read.
     """
     entries = raw.get("content_runs")
     if entries is None:
-        return None
+        return None, None
     if isinstance(entries, Mapping):
         record = RunsRecord.from_json(entries, meta_path)
         _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
-        return entries
+        return entries, record.base
     runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
     _check_runs_total(runs, raw, num_rows, meta_path)
-    return entries
+    return entries, None
 
 
 def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> None:

@@ -25,15 +25,21 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_small_file
-from stable_explore.storage.splices import Splice, apply_splices, keeps_splicing, splices_between
+from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.splices import (
+    Splice,
+    apply_splices,
+    keeps_splicing,
+    parse_splices,
+    splices_between,
+    splices_to_json,
+)
 
 if TYPE_CHECKING:
     from stable_explore.storage.remote_file import RemoteLocation
@@ -69,7 +75,7 @@ class SegmentsRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The form ``_metadata.json`` records."""
-        splices = [[index, removed, [list(s) for s in inserted]] for index, removed, inserted in self.splices]
+        splices = splices_to_json(self.splices)
         return {**self.base.to_json(), "segments": self.count, "shards": list(self.shards), "splices": splices}
 
     @classmethod
@@ -77,29 +83,14 @@ class SegmentsRecord:
         """Check and type the field (the file itself is read by :func:`load_row_segments`)."""
         base = FileRef.from_json(raw, meta_path, "'row_segments'")
         assert isinstance(raw, Mapping)
-        count, shards, entries = raw.get("segments"), raw.get("shards"), raw.get("splices")
-        ok = (
-            type(count) is int
-            and count >= 0
-            and isinstance(shards, list)
-            and all(type(s) is int and s >= -1 for s in shards)
-            and isinstance(entries, list)
-        )
-        if not ok:
-            msg = f"'row_segments' needs a segment count, a shard map and a splice list, found {raw!r:.150}"
+        count, shards = raw.get("segments"), raw.get("shards")
+        if not (type(count) is int and count >= 0 and isinstance(shards, list)) or not all(
+            type(s) is int and s >= -1 for s in shards
+        ):
+            msg = f"'row_segments' needs a segment count and a shard map, found {raw!r:.150}"
             raise CacheCorruptionError(meta_path, msg)
-        assert isinstance(shards, list)
-        assert isinstance(entries, list)
-        splices = []
-        for entry in entries:
-            ok = isinstance(entry, list) and len(entry) == 3 and type(entry[0]) is int and type(entry[1]) is int
-            if not ok or entry[0] < 0 or entry[1] < 0:
-                raise CacheCorruptionError(
-                    meta_path, f"row segment splice {entry!r:.100} is not [index, removed, runs]"
-                )
-            inserted = _checked_segments(entry[2], "'row_segments' splice", meta_path)
-            splices.append((entry[0], entry[1], tuple(inserted)))
-        return cls(base, int(count), tuple(shards), tuple(splices))  # type: ignore[arg-type]
+        splices = parse_splices(raw.get("splices"), "'row_segments'", meta_path, _checked_segments)
+        return cls(base, count, tuple(shards), splices)
 
 
 @dataclass(frozen=True)
@@ -158,6 +149,5 @@ def row_segments_field(
             return SegmentsRecord(base, len(parent.base), shards, tuple(splices)).to_json()
     if len(segments) <= INLINE_SEGMENTS:
         return [list(s) for s in segments]
-    text = json.dumps([list(s) for s in segments], separators=(",", ":")).encode()
-    base = write_small_file(out_dir, SEGMENTS_FILE, text)
+    base = write_json_file(out_dir, SEGMENTS_FILE, [list(s) for s in segments])
     return SegmentsRecord(base, len(segments), tuple(range(num_shards)), ()).to_json()

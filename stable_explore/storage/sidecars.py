@@ -50,6 +50,7 @@ __all__ = [
     "link_small_file",
     "read_small_file",
     "write_batches_file",
+    "write_json_file",
     "write_small_file",
 ]
 
@@ -109,10 +110,14 @@ def write_small_file(directory: Path, name: str, data: bytes) -> FileRef:
     return FileRef(name, _digest(data), len(data))
 
 
+def write_json_file(directory: Path, name: str, value: Any) -> FileRef:
+    """Write ``value`` as compact JSON in ``directory / name`` (see :func:`write_small_file`)."""
+    return write_small_file(directory, name, json.dumps(value, separators=(",", ":")).encode())
+
+
 def write_batches_file(directory: Path, shard_name: str, digests: BatchDigests) -> FileRef:
-    """Write a shard's record batch digests beside it (compact JSON); return how the metadata records the file."""
-    text = json.dumps(digests.to_json(), separators=(",", ":"))
-    return write_small_file(directory, batches_file_name(shard_name), text.encode())
+    """Write a shard's record batch digests beside it; return how the metadata records the file."""
+    return write_json_file(directory, batches_file_name(shard_name), digests.to_json())
 
 
 def link_small_file(source_dir: Path, ref: FileRef, target_dir: Path, name: str) -> FileRef:

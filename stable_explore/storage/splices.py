@@ -19,13 +19,22 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
 
-__all__ = ["Splice", "apply_splices", "keeps_splicing", "rebase_limit", "spliced_count", "splices_between"]
+__all__ = [
+    "Splice",
+    "apply_splices",
+    "keeps_splicing",
+    "parse_splices",
+    "rebase_limit",
+    "spliced_count",
+    "splices_between",
+    "splices_to_json",
+]
 
 T = TypeVar("T", bound=Hashable)
 Splice = tuple[int, int, tuple[T, ...]]
@@ -102,3 +111,23 @@ def keeps_splicing(base_items: int, splices: Sequence[Splice[Any]], parent_splic
 def spliced_count(splices: Sequence[Splice[Any]]) -> int:
     """Items the splices remove and insert: what :func:`rebase_limit` is compared with."""
     return sum(removed + len(inserted) for _, removed, inserted in splices)
+
+
+def splices_to_json(splices: Sequence[Splice[Sequence[Any]]]) -> list[list[Any]]:
+    """The form ``_metadata.json`` records: ``[[index, removed, [item as a list, ...]], ...]``."""
+    return [[index, removed, [list(item) for item in inserted]] for index, removed, inserted in splices]
+
+
+def parse_splices(
+    entries: Any, where: str, meta_path: Path, check_items: Callable[[Any, str, Path], list[T]]
+) -> tuple[Splice[T], ...]:
+    """Check and type recorded splices; ``check_items`` checks the inserted items (``where`` names the field)."""
+    if not isinstance(entries, list):
+        raise CacheCorruptionError(meta_path, f"{where} needs a list of splices, found {entries!r:.100}")
+    splices = []
+    for entry in entries:
+        ok = isinstance(entry, list) and len(entry) == 3 and type(entry[0]) is int and type(entry[1]) is int
+        if not ok or entry[0] < 0 or entry[1] < 0:
+            raise CacheCorruptionError(meta_path, f"{where}: splice {entry!r:.100} is not [index, removed, items]")
+        splices.append((entry[0], entry[1], tuple(check_items(entry[2], f"{where} splice", meta_path))))
+    return tuple(splices)
