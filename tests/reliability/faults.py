@@ -179,10 +179,11 @@ import json, sys, time
 import stable_explore as se
 from tests.sources import NUM_FEATURES, numbers
 
-home, role, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
-deadline = time.monotonic() + seconds
+home, role, seconds, rounds = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[5])
+started = time.monotonic()
 done, failures = 0, []
-while time.monotonic() < deadline:
+# at least `rounds` rounds however slow the machine, and at most a minute past the time asked for
+while (time.monotonic() < started + seconds or done < rounds) and time.monotonic() < started + seconds + 60:
     try:
         if role == "build":
             n = 10 if done % 2 == 0 else 20
@@ -198,8 +199,9 @@ print(json.dumps({"done": done, "failures": failures[:5], "failed": len(failures
 """
 
 
-def gc_race(home: Path, seconds: float, keep: int) -> tuple[dict[str, object], dict[str, object]]:
-    """Run the builder and the collector side by side for ``seconds``; return what each reported."""
+def gc_race(home: Path, seconds: float, keep: int, rounds: int = 0) -> tuple[dict[str, object], dict[str, object]]:
+    """Run the builder and the collector side by side for ``seconds``, and each for at least ``rounds``
+    rounds (a slow machine runs longer rather than test less); return what each reported."""
     import stable_explore as se
     from tests.sources import NUM_FEATURES, numbers
 
@@ -207,7 +209,7 @@ def gc_race(home: Path, seconds: float, keep: int) -> tuple[dict[str, object], d
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", LOOP, str(home), role, str(seconds), str(keep)],
+            [sys.executable, "-c", LOOP, str(home), role, str(seconds), str(keep), str(rounds)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -217,7 +219,7 @@ def gc_race(home: Path, seconds: float, keep: int) -> tuple[dict[str, object], d
     ]
     results = []
     for proc in procs:
-        out, err = proc.communicate(timeout=seconds + 60)
+        out, err = proc.communicate(timeout=seconds + 120)
         assert proc.returncode == 0, err[-3000:]
         results.append(json.loads(out.strip().splitlines()[-1]))
     return results[0], results[1]

@@ -17,7 +17,7 @@ from tests.sources import NUM_FEATURES, numbers
 
 @pytest.mark.parametrize("keep", [0, 1])
 def test_builds_and_gc_in_two_processes_never_lose_what_latest_points_at(home: Path, keep: int) -> None:
-    built, collected = gc_race(home, 3.0, keep)
+    built, collected = gc_race(home, 3.0, keep, rounds=6)
     assert built["failed"] == 0, built["failures"]
     assert collected["failed"] == 0, collected["failures"]
     assert built["done"] >= 4
