@@ -32,6 +32,7 @@ import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.batches import ShardCheck
+from stable_explore.storage.open_shard import OpenShard, as_run, gather
 from stable_explore.storage.remote_reader import LazyBatches, RemoteShards
 from stable_explore.storage.shard_file import open_shard
 
@@ -44,151 +45,7 @@ __all__ = ["ArrowBackend"]
 DEFAULT_MAX_OPEN_SHARDS = 128
 _SPARSE_TAKE_LIMIT = 2048
 _MANY_SEGMENTS = 16  # a remote slice over more segments reads whole shards (a local one: over 1 segment)
-_DENSE_TAKE_FRACTION = 2  # take over a whole shard when asked for at least half of its rows
 _WIDE = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}  # types compared as read
-
-
-class _OpenShard:
-    """One shard: memory-mapped (local) or read batch by batch (remote), its batch offsets and digest check.
-
-    Every way rows leave a shard goes through ``checked``/``checked_rows``/``checked_all`` first.
-    """
-
-    __slots__ = ("_columns", "_table", "batches", "check", "offsets", "open_columns", "schema")
-
-    def __init__(
-        self,
-        table: pa.Table | None,
-        batches: Sequence[pa.RecordBatch],
-        check: ShardCheck | None = None,
-        *,
-        schema: pa.Schema | None = None,
-        row_counts: Sequence[int] | None = None,
-        open_columns: Callable[[list[int]], pa.Table] | None = None,
-    ) -> None:
-        self._table = table
-        self._columns: dict[str, pa.ChunkedArray] = {}
-        self.open_columns = open_columns
-        self.batches = batches
-        self.schema = table.schema if table is not None else schema
-        counts = row_counts if row_counts is not None else [b.num_rows for b in self.batches]
-        self.offsets = np.cumsum([0, *counts], dtype=np.int64)
-        self.check = check
-
-    @property
-    def num_rows(self) -> int:
-        return int(self.offsets[-1])
-
-    @property
-    def table(self) -> pa.Table:
-        """The whole shard (a remote shard is read whole here: only whole-shard reads come this way)."""
-        if self._table is None:
-            self.prefetch(range(len(self.batches)))
-            self._table = pa.Table.from_batches(list(self.batches), schema=self.schema)
-        return self._table
-
-    def all_batches(self) -> Sequence[pa.RecordBatch]:
-        """Every record batch (a remote shard is read whole here, as for ``table``)."""
-        if isinstance(self.batches, LazyBatches):
-            batches: list[pa.RecordBatch] = self.table.to_batches()
-            return batches
-        return self.batches
-
-    def prefetch(self, batch_ids: Sequence[int]) -> None:
-        """A remote shard: fetch these batches together (a local one is mapped: nothing to do)."""
-        if isinstance(self.batches, LazyBatches):
-            self.batches.prefetch(batch_ids)
-
-    def rows(self, start: int, stop: int) -> pa.Table:
-        """Shard rows [start, stop), reading only the record batches that hold them."""
-        if self._table is not None or stop <= start:
-            return self.table.slice(start, max(0, stop - start))
-        first = int(np.searchsorted(self.offsets, start, side="right")) - 1
-        last = int(np.searchsorted(self.offsets, stop - 1, side="right")) - 1
-        self.prefetch(range(first, last + 1))
-        picked = pa.Table.from_batches([self.batches[i] for i in range(first, last + 1)], schema=self.schema)
-        return picked.slice(start - int(self.offsets[first]), stop - start)
-
-    def column(self, name: str) -> pa.ChunkedArray:
-        """One column of the whole shard, checked; a remote shard reads only that column's bytes."""
-        if self.open_columns is None or self._table is not None:
-            return self.checked_all([name]).column(name)
-        found = self._columns.get(name)
-        if found is None:
-            assert self.schema is not None
-            table = self.open_columns([self.schema.names.index(name)])
-            if self.check is not None:
-                self.check.ensure_column(name, table.column(0).chunks)
-            found = self._columns[name] = table.column(0)
-        return found
-
-    def checked(self, batch_ids: Any, columns: list[str] | None = None) -> None:
-        if self.check is not None:
-            self.check.ensure(batch_ids, columns)
-
-    def checked_rows(self, start: int, stop: int, columns: list[str] | None = None) -> None:
-        if self.check is not None:
-            self.check.ensure_rows(start, stop, columns)
-
-    def checked_all(self, columns: list[str] | None = None) -> pa.Table:
-        if self.check is not None:
-            self.check.ensure_all(columns)
-        return self.table
-
-    def take(self, local: np.ndarray, columns: list[str] | None = None) -> pa.Table:
-        if len(self.batches) > 1 and local.size * _DENSE_TAKE_FRACTION >= self.offsets[-1]:
-            # A large share of the shard: one take over the whole shard beats a take per batch plus a
-            # reordering pass. Arrow first joins the shard's chunks, a transient copy of at most
-            # _DENSE_TAKE_FRACTION times the rows returned.
-            self.prefetch(range(len(self.batches)))
-            table = self.checked_all(columns)
-            table = table if columns is None else table.select(columns)
-            return table.take(pa.array(local))
-        self.prefetch(np.unique(np.searchsorted(self.offsets, local, side="right") - 1).tolist())
-
-        def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
-            self.checked((batch_id,), columns)
-            batch = self.batches[batch_id]
-            if columns is not None:
-                batch = batch.select(columns)
-            run = _as_run(rows)
-            picked = batch.slice(run[0], run[1]) if run else batch.take(pa.array(rows))
-            return pa.Table.from_batches([picked])
-
-        return _gather(self.offsets, local, take_from_batch)
-
-
-def _as_run(rows: np.ndarray) -> tuple[int, int] | None:
-    """(start, length) when ``rows`` is one ascending run of consecutive ints."""
-    if rows.size == 1 or (rows.size > 1 and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1)):
-        return int(rows[0]), int(rows.size)
-    return None
-
-
-def _gather(offsets: np.ndarray, indices: np.ndarray, take_segment: Callable[[int, np.ndarray], pa.Table]) -> pa.Table:
-    """Take ``indices`` (any order, duplicates allowed) from segments that start at ``offsets``.
-
-    Each segment is asked once, for its own rows only, so nothing is copied but
-    the selected rows: unlike ``pa.Table.take`` on a many-chunk table, which
-    first concatenates every chunk of the column.
-    """
-    segment_ids = np.searchsorted(offsets, indices, side="right") - 1
-    first = segment_ids[0]
-    if np.all(segment_ids == first):
-        return take_segment(int(first), indices - offsets[first])
-    order = np.argsort(segment_ids, kind="stable")
-    sorted_ids = segment_ids[order]
-    bounds = np.flatnonzero(np.diff(sorted_ids)) + 1
-    pieces = []
-    for group in np.split(order, bounds):
-        segment = int(segment_ids[group[0]])
-        pieces.append(take_segment(segment, indices[group] - offsets[segment]))
-    combined = pa.concat_tables(pieces)
-    if np.all(np.diff(order) > 0):
-        return combined
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(order.size)
-    return combined.combine_chunks().take(pa.array(inverse))
 
 
 class ArrowBackend:
@@ -242,7 +99,7 @@ class ArrowBackend:
         self._validate = validate
         self._max_open = max(1, int(max_open_shards))
         self._lock = threading.Lock()
-        self._open: OrderedDict[int, _OpenShard] = OrderedDict()
+        self._open: OrderedDict[int, OpenShard] = OrderedDict()
         # one (shard, start, count) row per segment: a version of many segments is parsed in one pass
         self._segments = np.asarray(segments, dtype=np.int64).reshape(-1, 3) if segments is not None else None
         self._batch_digests = batch_digests  # a BatchDigestList reads each file when its shard is first read
@@ -417,19 +274,19 @@ class ArrowBackend:
         cols = list(columns) if columns is not None else None
         if index_array.size == 0:
             return self._empty(cols)
-        run = _as_run(index_array)
+        run = as_run(index_array)
         if run is not None:
             return self.slice(*run, columns=cols)
         if self._table is not None:
             table = self._table if cols is None else self._table.select(cols)
-            return _gather(np.array([0], dtype=np.int64), index_array, lambda _p, rows: table.take(pa.array(rows)))
+            return gather(np.array([0], dtype=np.int64), index_array, lambda _p, rows: table.take(pa.array(rows)))
         if index_array.size <= _SPARSE_TAKE_LIMIT:
             return self._take_sparse(index_array, cols)
 
         def take_segment(segment: int, rows: np.ndarray) -> pa.Table:
             return self._file(int(self._segment_shard[segment])).take(rows + self._segment_start[segment], cols)
 
-        return _gather(self._offsets, index_array, take_segment)
+        return gather(self._offsets, index_array, take_segment)
 
     def _take_sparse(self, indices: np.ndarray, columns: list[str] | None) -> pa.Table:
         """Few rows: one zero-copy 1-row slice each, in the requested order, then one compacting copy.
@@ -595,7 +452,7 @@ class ArrowBackend:
 
     # -- shard files ---------------------------------------------------------
 
-    def _file(self, file_id: int) -> _OpenShard:
+    def _file(self, file_id: int) -> OpenShard:
         assert self._files is not None
         with self._lock:
             shard = self._open.get(file_id)
@@ -614,7 +471,7 @@ class ArrowBackend:
                 self._open.popitem(last=False)
         return opened
 
-    def _open_file(self, file_id: int) -> _OpenShard:
+    def _open_file(self, file_id: int) -> OpenShard:
         """Map a shard; with batch digests, check its footer first and name a damaged batch if it does not open."""
         assert self._files is not None
         path = self._files[file_id]
@@ -629,7 +486,7 @@ class ArrowBackend:
             self._check_schema(path, table.schema)
         batches = table.to_batches()
         check = ShardCheck(path, digests, batches, self._rows_of(file_id)) if digests is not None else None
-        return _OpenShard(table, batches, check)
+        return OpenShard(table, batches, check)
 
     def _shard_name(self, file_id: int) -> str | Path:
         """The shard's path, or its URL for a shard in a bucket (for messages)."""
@@ -638,7 +495,7 @@ class ArrowBackend:
             return self._remote.describe(file_id)
         return self._files[file_id]
 
-    def _open_remote(self, file_id: int, digests: BatchDigests | None) -> _OpenShard:
+    def _open_remote(self, file_id: int, digests: BatchDigests | None) -> OpenShard:
         """A shard in a bucket: its footer now, each record batch when first asked for (see remote_file)."""
         assert self._remote is not None
         where = self._remote.describe(file_id)
@@ -667,7 +524,7 @@ class ArrowBackend:
                 raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
             return table
 
-        return _OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
+        return OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
 
     def _check_schema(self, path: str | Path, found: pa.Schema) -> None:
         """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""
