@@ -199,7 +199,7 @@ def test_a_label_only_save_of_100k_image_rows_writes_a_few_kilobytes(tmp_path: P
 
 def test_compare_reads_only_rows_outside_shared_pieces_and_agrees_with_a_full_join(many: CachedDataset) -> None:
     from stable_explore.versioning._shared import unshared_rows
-    from stable_explore.versioning.compare import _row_diff
+    from stable_explore.versioning.row_diff import _joined_row_diff
 
     child = many.relabel({10: "c", 40_000: "a", 69_999: "b"}).drop([5, 6, 50_000]).save(progress=False)
     grandchild = child.relabel({100: "b"}).save(progress=False)
@@ -209,7 +209,7 @@ def test_compare_reads_only_rows_outside_shared_pieces_and_agrees_with_a_full_jo
         rest_a, rest_b, shared = found
         assert len(rest_a) + len(rest_b) < 50
         assert shared + len(rest_a) == len(a)
-        fast, full = se.compare(a, b).rows, _row_diff(a, b)
+        fast, full = se.compare(a, b).rows, _joined_row_diff(a, b)
         assert fast.changed == full.changed
         assert sorted(fast.removed) == sorted(full.removed)
         assert sorted(fast.added) == sorted(full.added)
