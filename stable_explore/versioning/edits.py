@@ -23,9 +23,8 @@ Examples
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,38 +35,21 @@ from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
 from stable_explore.display.progress import saving_bar
 from stable_explore.errors import ColumnNotFoundError, EncodingError, InvalidArgumentTypeError, RowIndexError
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Value, class_name
+from stable_explore.schema import ClassLabel, Value, class_name
 from stable_explore.storage.content_runs import content_runs_field
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
-from stable_explore.storage.hashing import ContentDigest, digest_of_runs, row_hashes
+from stable_explore.storage.hashing import digest_of_runs
 from stable_explore.storage.metadata import VersionMetadata
 from stable_explore.storage.row_segments import row_segments_field
 from stable_explore.storage.shards import ShardWriter
-from stable_explore.storage.verify import feed_rows
 from stable_explore.storage.writer import shard_metadata
-from stable_explore.versioning._plan import Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
+from stable_explore.versioning._edit_writer import EditWriter
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.storage.batches import BatchDigests
-    from stable_explore.storage.sidecars import FileRef
 
 __all__ = ["Draft", "PendingEdits"]
-
-_CHUNK_ROWS = 1000
-_ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
-_MIN_LINKED_ROWS = 1  # every unchanged piece is linked; compaction (below) bounds the pieces per file
-_KEEP_PLACE_ROWS = 256  # rewritten runs this long are written before the next link (files stay in row order)
-_MIN_COMPACT_SEGMENTS = 64  # past max(this, rows / _ROWS_PER_SEGMENT) pieces, a save rewrites its most fragmented files
-_ROWS_PER_SEGMENT = 1000  # (a piece costs a read about 1.5 us, a row of a fresh read about 30 ns: within 5%)
-_SMALL_FILE_FRACTION = 8  # files with fewer rows than the largest / 8 are "small" (earlier saves' edited rows)
-_MAX_SMALL_FILES = 2  # past this many small files, the smallest are merged into the save's new file (reads open
-# each file: allowing 20 at 2M rows made a read of the 50th version 1.68x a fresh build's, bench_versions --table)
-_SMALL_FILE_BYTES = 1024 * 1024  # a file past this size is never "small" (a build's last shard: 4.8 MB at 2M rows)
-_MERGE_SMALL_BYTES = 64 * 1024  # small files up to this size in all are merged at once into a save's new file,
-_ROWS_PER_SMALL_FILE = 100_000  # at 100k rows, and less as the rows grow: merging them on every save rewrites the
-# earlier saves' edits again and again, and at 2M rows a small file costs a read well under 1%
 
 
 @dataclass(frozen=True)
@@ -110,8 +92,6 @@ class Draft:
     def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None) -> None:
         self._origin = origin
         self._edits = edits or PendingEdits()
-        self._referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
-        self._linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by _write_rows)
         self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property
@@ -283,11 +263,12 @@ class Draft:
             temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging,
             saving_bar(target_name, num_kept) if progress else contextlib.nullcontext() as on_rows,
         ):
+            rows_out = EditWriter(origin, self._edits)
             writer = ShardWriter(
                 staging, schema, shard_size_bytes=shard_size, compression=meta.compression, on_batch=on_rows
             )
             try:
-                segments = self._write_rows(writer, schema, on_rows)
+                segments = rows_out.write_rows(writer, schema, on_rows)
                 shards = writer.finish()
                 if on_rows is not None:
                     on_rows(0, shards.bytes_written)  # the bar ends on the bytes the save line reports
@@ -297,7 +278,7 @@ class Draft:
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
             # format 1 (what seed 000 reads) whenever every shard is used whole and in order
             segmented = segments != whole
-            runs = self._content_runs([staging / n for n in shards.names], segments)
+            runs = rows_out.content_runs([staging / n for n in shards.names], segments)
             shard_fields = shard_metadata(
                 features,
                 shards,
@@ -313,7 +294,7 @@ class Draft:
                     segments,
                     num_shards=len(shards.names),
                     parent=meta.segments_file,
-                    parent_to_child=self._linked,
+                    parent_to_child=rows_out.linked,
                 )
                 if segmented
                 else None,
@@ -356,178 +337,6 @@ class Draft:
         if metadata is not None and dict(metadata) != dict(parent.metadata):
             return False
         return not self._edits or not self.operations()
-
-    def _content_runs(self, paths: list[Path], segments: list[list[int]]) -> list[tuple[int, str]]:
-        """The new version's digest runs: the parent's, with only the runs the edits touched hashed again.
-
-        When the origin is a whole version that records its runs (format revision 3), the
-        rows of each stale group of runs are read back from the new version and hashed; every
-        other run keeps its digest. Otherwise (a view, an older parent) every row is hashed once.
-        """
-        origin = self._origin
-        parent_runs = origin.cache_meta.content_runs
-
-        def referred_columns(shard: int) -> pa.Table | None:
-            # a shard this save refers to in a bucket is not in staging: its two row columns come from there
-            old = self._referred.get(shard)
-            return origin.backend.file_columns(old, _ROW_COLUMNS) if old is not None else None
-
-        if origin.is_view or parent_runs is None:
-            digest = ContentDigest()
-            feed_rows(digest, paths, segments, open_columns=referred_columns)
-            return digest.runs
-        dropped = np.array(sorted(self._edits.dropped), dtype=np.int64)
-        affected = np.union1d(dropped, np.array(sorted(self._edits.touched()), dtype=np.int64))
-        ends = np.cumsum([rows for rows, _ in parent_runs], dtype=np.int64)
-        runs: list[tuple[int, str]] = []
-        done = 0
-        tables: dict[int, pa.Table] = {}
-        for first, last in stale_digest_runs(ends, affected):
-            runs.extend(parent_runs[done:first])
-            start = int(ends[first - 1]) if first else 0
-            stop = int(ends[last])
-            new_start = start - int(np.searchsorted(dropped, start))
-            new_stop = stop - int(np.searchsorted(dropped, stop))
-            digest = ContentDigest()
-            feed_rows(digest, paths, segments, new_start, new_stop, tables, open_columns=referred_columns)
-            runs.extend(digest.runs)
-            done = last + 1
-        runs.extend(parent_runs[done:])
-        return runs
-
-    def _write_rows(
-        self, writer: ShardWriter, schema: pa.Schema, on_rows: Callable[[int, int], None] | None = None
-    ) -> list[list[int]]:
-        """Write the output rows; return them as [shard, start, count] runs of the new version.
-
-        A long run of rows that survives unchanged and in order is kept where it is: its
-        parent shard file is linked once and the run points into it. Everything else (edited
-        rows, short runs of a reordered view) is written anew, in chunks. The plan is made
-        of runs (see :mod:`._plan`), so its cost grows with the edits, not the rows.
-        """
-        self._referred = {}
-        origin = self._origin
-        meta = origin.cache_meta
-        backend = origin.backend
-        plan = plan_rows(
-            base_runs(origin.view_rows, meta.num_rows),
-            np.array(sorted(self._edits.dropped), dtype=np.int64),
-            np.array(sorted(self._edits.touched() - self._edits.dropped), dtype=np.int64),
-            backend.segment_offsets,
-            backend.segments,
-            can_link=not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None,
-            min_linked_rows=_MIN_LINKED_ROWS,
-        )
-        plan = compacted(
-            plan,
-            meta.shard_row_counts,
-            max_segments=max(_MIN_COMPACT_SEGMENTS, meta.num_rows // _ROWS_PER_SEGMENT),
-            small_file_rows=max(meta.shard_row_counts, default=0) // _SMALL_FILE_FRACTION,
-            max_small_files=_MAX_SMALL_FILES,
-            file_bytes=meta.shard_sizes,
-            merge_bytes=_MERGE_SMALL_BYTES * _ROWS_PER_SMALL_FILE // max(meta.num_rows, _ROWS_PER_SMALL_FILE),
-            small_file_bytes=_SMALL_FILE_BYTES,
-        )
-        segments: list[list[int]] = []
-        linked: dict[int, int] = {}
-        self._linked = linked  # the origin's shard -> the new version's, for its segments file
-        pending: list[int] = []  # origin positions to write anew, in output order
-        waiting: list[tuple[list[int], int]] = []  # segments of those rows, and where they start in pending
-
-        def flush() -> None:
-            # rows to rewrite are gathered across links and written in full chunks, so a save of
-            # k scattered edits writes one record batch, not one per edited row
-            places = []
-            for chunk_start in range(0, len(pending), _CHUNK_ROWS):
-                places.append(writer.next_row())
-                self._rewrite(writer, pending[chunk_start : chunk_start + _CHUNK_ROWS], schema)
-            for entry, offset in waiting:
-                shard, row = places[offset // _CHUNK_ROWS]
-                entry[0], entry[1] = shard, row + offset % _CHUNK_ROWS
-            pending.clear()
-            waiting.clear()
-
-        for step in plan:
-            if isinstance(step, Rewrite):
-                start, count = step.start, step.count
-                while count:  # one segment per chunk the rows land in
-                    take = min(count, _CHUNK_ROWS - len(pending) % _CHUNK_ROWS)
-                    entry = [-1, -1, take]
-                    segments.append(entry)
-                    waiting.append((entry, len(pending)))
-                    pending.extend(range(start, start + take))
-                    start, count = start + take, count - take
-                if len(pending) >= _CHUNK_ROWS:
-                    flush()
-                continue
-            if len(pending) >= _KEEP_PLACE_ROWS:
-                flush()  # a long rewritten run keeps its place among the files (whole, in order: format 1)
-            file_id = step.file_id
-            if file_id not in linked:
-                assert meta.shard_hashes is not None
-                assert meta.shard_sizes is not None
-                rows, size = meta.shard_row_counts[file_id], meta.shard_sizes[file_id]
-                digest = meta.shard_hashes[file_id]
-                batches = _batches_of(meta, file_id)
-                if meta.remote is not None:  # in a bucket: the store copies it at publish, nothing moves here
-                    linked[file_id] = writer.refer(rows=rows, size=size, digest=digest, batches=batches)
-                    self._referred[linked[file_id]] = file_id
-                else:
-                    linked[file_id] = writer.link(
-                        backend.shard_files[file_id], rows=rows, size=size, digest=digest, batches=batches
-                    )
-            segments.append([linked[file_id], step.file_start, step.count])
-            if on_rows is not None:
-                on_rows(step.count, writer.bytes_written)
-        flush()
-        merged: list[list[int]] = []
-        for shard, start, count in segments:
-            last = merged[-1] if merged else None
-            if last is not None and last[0] == shard and last[1] + last[2] == start:
-                last[2] += count
-            else:
-                merged.append([shard, start, count])
-        return merged
-
-    def _rewrite(self, writer: ShardWriter, positions: list[int], schema: pa.Schema) -> None:
-        """Write these origin rows anew: read them, apply the edits, hash them again."""
-        if not positions:
-            return
-        origin = self._origin
-        picked = origin[positions]
-        rows = picked.base_rows()
-        feature_names = list(origin.features)
-        table = origin.backend.take(rows, columns=feature_names)
-        arrays = [table.column(n).combine_chunks() for n in feature_names]
-        for index, name in enumerate(feature_names):
-            changes = {}
-            for i, p in enumerate(positions):
-                if p in self._edits.relabelled and self._edits.relabelled[p][0] == name:
-                    changes[i] = self._edits.relabelled[p][1]
-                if (p, name) in self._edits.values:
-                    changes[i] = self._edits.values[(p, name)]
-            if changes:
-                values = arrays[index].to_pylist()
-                for i, value in changes.items():
-                    values[i] = value
-                arrays[index] = pa.array(values, type=arrays[index].type)
-        if origin.cache_meta.is_seed_v1:
-            keys = pa.array(rows, type=pa.int64())
-        else:
-            keys = origin.backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()
-        hashes = pa.array(row_hashes(arrays), type=pa.uint64())
-        batch = pa.RecordBatch.from_arrays([*arrays, keys.cast(schema.field(KEY_COLUMN).type), hashes], schema=schema)
-        writer.write(batch)
-
-
-def _batches_of(meta: ShardedCacheMeta, file_id: int) -> BatchDigests | FileRef | None:
-    """What a save carries over of a reused shard's batch digests.
-
-    The file holding them (linked or referred to, never read), or the digests an older cache recorded inline.
-    """
-    if meta.batch_digests is None:
-        return None
-    return meta.batch_digests.file_ref(file_id) or meta.batch_digests[file_id]
 
 
 def _replace(

@@ -142,12 +142,12 @@ def test_seed_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]
 
 
 def test_interrupted_save_leaves_nothing(pets: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stable_explore.versioning import edits
+    from stable_explore.versioning import _edit_writer
 
     def boom(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(edits.Draft, "_rewrite", boom)
+    monkeypatch.setattr(_edit_writer.EditWriter, "_rewrite", boom)
     with pytest.raises(KeyboardInterrupt):
         pets.drop([3]).relabel({5: "dog"}).save()
     versions_dir = pets.cache_dir.parent

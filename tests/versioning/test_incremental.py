@@ -83,7 +83,7 @@ def test_a_save_reads_only_the_runs_it_changed(many: CachedDataset, monkeypatch:
         fed.append((stop if stop is not None else len(many)) - start)
         return real(digest, paths, segments, start, stop, tables, **options)
 
-    monkeypatch.setattr("stable_explore.versioning.edits.feed_rows", counting)
+    monkeypatch.setattr("stable_explore.versioning._edit_writer.feed_rows", counting)
     saved = many.relabel({100: "c", 101: "c"}).save(progress=False)
     assert sum(fed) <= max(rows for rows, _ in many.cache_meta.content_runs or []) * 2
     assert sum(fed) < len(many) / 2
