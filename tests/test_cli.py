@@ -76,13 +76,13 @@ def test_show_prints_size_schema_labels_and_lineage(
     code, out, err = cli(capsys, home, "show", "pets@clean")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].startswith(f"CachedDataset(pets@{clean.version}: 11 rows, 3 shards, ")
+    assert lines[0].startswith(f"CachedDataset(pets@{clean.version}: 11 rows, 2 shards, ")  # relabel: a cell patch
     assert "description: Pets <subset>" in lines  # plain text: nothing is escaped in a terminal
     assert "license: CC-BY-4.0" in lines
     assert f"parent: {raw.version}  (fix)" in lines
     assert "  label: ClassLabel(names=['cat', 'dog', 'bird'])" in lines
     assert "labels: cat 2, dog 5, bird 4" in lines
-    assert lines[-1].startswith("shards: 3 (")
+    assert lines[-1].startswith("shards: 2 (")
     assert lines[-1].endswith(f") in {clean.cache_dir}")
     _, by_prefix, _ = cli(capsys, home, "show", f"pets@{raw.version[:6]}")
     assert by_prefix.startswith(f"CachedDataset(pets@{raw.version}: 12 rows")
@@ -125,7 +125,7 @@ def test_verify_reports_each_version_and_fails_on_damage(
     code, out, err = cli(capsys, home, "verify", "pets", f"pets@{raw.version}")
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].startswith("pets: ok: 3 shard(s), 11 rows")
+    assert lines[0].startswith("pets: ok: 2 shard(s), 11 rows")
     assert lines[1].startswith(f"pets@{raw.version}: ok: 2 shard(s), 12 rows")
     assert all("digests match" in line for line in lines)
     shard = raw.cache_dir / "shard-00001.arrow"

@@ -169,6 +169,22 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
         assert json.loads(table.schema.metadata[b"stable_explore.features"]) == meta["features"]
         files.append(table)
     assert [t.num_rows for t in files] == meta["shard_row_counts"]
+    patches = meta.get("cell_patches")
+    if patches is not None:  # 'Cell patches': cells a version changes in place, by shard digest and row
+        assert meta["format_revision"] == 5
+        entries = json.loads(small_file(folder, patches))
+        assert len(entries) == patches["entries"]
+        for index, removed, inserted in reversed(patches["splices"]):
+            entries[index : index + removed] = inserted
+        file_of = {digest: i for i, digest in enumerate(meta["shard_hashes"])}
+        for digest, row, new_hash, cells in entries:
+            table = files[file_of[digest]]
+            for name, value in [*cells, ["__row_hash__", new_hash]]:
+                field = table.schema.field(name)
+                column = table.column(name).to_pylist()
+                column[row] = value
+                table = table.set_column(table.schema.get_field_index(name), field, pa.array(column, field.type))
+            files[file_of[digest]] = table
     if meta["cache_format_version"] == 2:
         segments = meta["row_segments"]
         if isinstance(segments, dict):  # 'Small files': a segments file, its shard map, and splices
@@ -319,12 +335,14 @@ def test_a_built_version_is_format_1(catalog: tuple[Path, se.CachedDataset, se.C
         assert mine["blob"] == theirs["blob"]
 
 
-def test_a_saved_version_is_format_2_with_row_segments(
+def test_a_saved_version_is_format_2_with_row_segments_and_cell_patches(
     catalog: tuple[Path, se.CachedDataset, se.CachedDataset],
 ) -> None:
     home, built, saved = catalog
     meta, rows = read_version(resolve(home, "pets", "clean"))
     assert meta["cache_format_version"] == 2
+    assert meta["format_revision"] == 5  # the relabels are cell patches: the rows stay in the parent's files
+    assert meta["cell_patches"]["entries"] == 2
     assert meta["num_rows"] == 1198
     assert meta["parent"] == built.version
     assert meta["message"] == "spec"
@@ -342,6 +360,7 @@ def test_a_saved_version_is_format_2_with_row_segments(
     assert keys == saved.keys()
     assert "pet-0003-é" not in keys
     assert decode(meta, rows, keys.index("pet-0701-é"))["label"] == "cat"
+    assert decode(meta, rows, keys.index("pet-0700-é"))["label"] == "bird"
     # reused runs are hard links to the parent's files
     linked = [name for name in meta["shard_filenames"] if (saved.cache_dir / name).stat().st_nlink > 1]
     assert linked

@@ -16,8 +16,8 @@ def edited(tmp_path: Path) -> se.CachedDataset:
     rows = [(f"k{i:05d}", {"label": "a", "x": i}) for i in range(3000)]
     ds = se.build(rows, features, name="e", shard_size="16KB", batch_size=1000, home=tmp_path, progress=False)
     assert ds.num_shards > 2
-    # a relabel in the middle of the first shard: its other rows are reused where they are
-    return ds.relabel({500: "b"}).drop([2999]).save(message="edit", progress=False)
+    # a new value in the middle of the first shard: its other rows are reused where they are
+    return ds.set(500, "x", -500).drop([2999]).save(message="edit", progress=False)
 
 
 def test_shards_are_files_and_segments_are_runs(edited: se.CachedDataset) -> None:

@@ -38,6 +38,7 @@ from stable_explore._canonical import canonical_json
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
+from stable_explore.storage.cell_patches import CellPatches, ParentPatches, PatchesRecord, load_cell_patches
 from stable_explore.storage.content_runs import ParentRuns, RunsRecord, load_content_runs
 from stable_explore.storage.fsutil import recover_moved_aside
 from stable_explore.storage.hashing import digest_of_runs
@@ -63,7 +64,9 @@ __all__ = [
 CACHE_FORMAT_VERSION = 1
 SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
 FORMAT_NAME = "stable-explore"
-FORMAT_REVISION = 4  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
+FORMAT_REVISION = 5  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
+PATCHES_FORMAT_REVISION = 5  # cell patches
+PLAIN_FORMAT_REVISION = 4  # what a version without cell patches is written as (releases before 5 read it)
 RUNS_FORMAT_REVISION = 3  # from this revision on, content_digest is defined over runs of rows (hashing.ContentDigest)
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
@@ -106,7 +109,35 @@ class ShardedCacheMeta:
     """Revision 4: the file that holds this version's row segments, for a save to link (None: inline, or none)."""
     content_runs_field: Any = None
     """``content_runs`` as recorded (checked in shape): inline runs (revision 3), or a file and splices (4)."""
+    cell_patches_field: Any = None
+    """Revision 5: ``cell_patches`` as recorded (checked in shape; its file is read when first asked for)."""
     _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
+    _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def cell_patches(self) -> CellPatches | None:
+        """The label cells this version changes in its shards without copying their rows (None: none)."""
+        loaded = self._load_patches()
+        return None if loaded is None else loaded[0]
+
+    @property
+    def patches_file(self) -> ParentPatches | None:
+        """The cell patches file of this version and its entries, for a save to link (None: none)."""
+        loaded = self._load_patches()
+        return None if loaded is None else loaded[1]
+
+    def _load_patches(self) -> tuple[CellPatches, ParentPatches] | None:
+        if self.cell_patches_field is None:
+            return None
+        if self._patches is None:
+            meta_path = self.cache_dir / METADATA_FILE
+            entries, parent = load_cell_patches(self.cache_dir, self.cell_patches_field, meta_path, self.remote)
+            known = set(self.shard_hashes or ())
+            stray = next((digest for digest, _, _, _ in entries if digest not in known), None)
+            if stray is not None:
+                raise _corrupt(meta_path, f"'cell_patches' names shard digest {stray}, which no shard has")
+            self._patches = (CellPatches(entries), parent)
+        return self._patches
 
     @property
     def content_runs(self) -> list[tuple[int, str]] | None:
@@ -393,13 +424,16 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     _check_metadata_digest(raw, meta_path)
     # after the seal: a hand edit is named as one
     runs_field, runs_file = _checked_content_runs(raw, num_rows, meta_path, resolved_dir)
+    patches_field, patches_file = _checked_cell_patches(raw, meta_path, resolved_dir)
     if remote is None:  # a bucket's mirror reads a missing small file from the bucket
         small = [batch_digests.file_ref(i) for i in range(len(batch_digests))] if batch_digests else []
-        _check_small_files(cache_dir, [*small, runs_file, segments_file.record.base if segments_file else None])
+        segments_base = segments_file.record.base if segments_file else None
+        _check_small_files(cache_dir, [*small, runs_file, segments_base, patches_file])
     meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
     meta.content_runs_field = runs_field
+    meta.cell_patches_field = patches_field
     meta.segments_file = segments_file
     meta.remote = remote
     return meta
@@ -435,6 +469,20 @@ def _checked_content_runs(
     runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
     _check_runs_total(runs, raw, num_rows, meta_path)
     return entries, None
+
+
+def _checked_cell_patches(
+    raw: Mapping[str, Any], meta_path: Path, resolved_dir: Path | None = None
+) -> tuple[Any, FileRef | None]:
+    """Check ``cell_patches`` as far as the metadata alone allows: the field (None: none), and its file."""
+    value = raw.get("cell_patches")
+    if value is None:
+        return None, None
+    if raw.get("shard_hashes") is None or len(set(raw["shard_hashes"])) != len(raw["shard_hashes"]):
+        raise _corrupt(meta_path, "'cell_patches' needs shards with distinct digests to name them by")
+    record = PatchesRecord.from_json(value, meta_path)
+    _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
+    return value, record.base
 
 
 def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> None:
@@ -519,6 +567,7 @@ def meta_from_dict(
         row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
         batch_digests=batch_digests,
         content_runs_field=raw.get("content_runs"),
+        cell_patches_field=raw.get("cell_patches"),
     )
 
 

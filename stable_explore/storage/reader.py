@@ -38,6 +38,7 @@ from stable_explore.storage.shard_file import open_shard
 
 if TYPE_CHECKING:
     from stable_explore.storage.batches import BatchDigests
+    from stable_explore.storage.cell_patches import CellPatches
     from stable_explore.storage.format import ShardedCacheMeta
 
 __all__ = ["ArrowBackend"]
@@ -75,6 +76,9 @@ class ArrowBackend:
     remote:
         For a version in a bucket: its shards, read by range requests through
         the local read cache instead of memory maps (``shard_paths`` then only name them).
+    cell_patches, shard_digests:
+        Label cells the version changes in its shards (format revision 5), applied as each
+        shard is opened; ``shard_digests`` names the shards they refer to.
     """
 
     def __init__(
@@ -89,6 +93,8 @@ class ArrowBackend:
         validate: bool = True,
         batch_digests: Sequence[BatchDigests | None] | None = None,
         remote: RemoteShards | None = None,
+        cell_patches: CellPatches | None = None,
+        shard_digests: Sequence[str] | None = None,
     ) -> None:
         if (shard_paths is None) == (table is None):
             msg = "ArrowBackend needs either shard_paths (with shard_row_counts) or table"
@@ -104,6 +110,11 @@ class ArrowBackend:
         self._segments = np.asarray(segments, dtype=np.int64).reshape(-1, 3) if segments is not None else None
         self._batch_digests = batch_digests  # a BatchDigestList reads each file when its shard is first read
         self._remote = remote
+        self._patches = cell_patches if cell_patches else None
+        self._shard_digests = list(shard_digests) if shard_digests is not None else None
+        if self._patches is not None and self._shard_digests is None:
+            msg = "cell_patches need the shard_digests they name shards by"
+            raise InvalidOptionError(msg)
         if shard_paths is not None:
             self._files: list[Path] | None = [Path(p) for p in shard_paths]
             if shard_row_counts is None:
@@ -140,6 +151,8 @@ class ArrowBackend:
             segments=meta.row_segments,
             batch_digests=meta.batch_digests,
             remote=RemoteShards.of_meta(meta) if meta.remote is not None else None,
+            cell_patches=meta.cell_patches,
+            shard_digests=meta.shard_hashes,
             **kwargs,
         )
 
@@ -442,8 +455,8 @@ class ArrowBackend:
         if self._remote is not None:
             names = self.schema.names
             reader = self._remote.open(file_id, included_fields=[names.index(c) for c in columns])
-            return reader.read_all()
-        return open_shard(self._files[file_id], validate=False).select(list(columns))
+            return self._patched(file_id, reader.read_all())
+        return self._patched(file_id, open_shard(self._files[file_id], validate=False).select(list(columns)))
 
     def close(self) -> None:
         """Drop every open memory map (they reopen on the next access)."""
@@ -486,7 +499,17 @@ class ArrowBackend:
             self._check_schema(path, table.schema)
         batches = table.to_batches()
         check = ShardCheck(path, digests, batches, self._rows_of(file_id)) if digests is not None else None
+        patched = self._patched(file_id, table)
+        if patched is not table:  # the digests check the file's own batches; rows leave patched
+            return OpenShard(patched, patched.to_batches(), check)
         return OpenShard(table, batches, check)
+
+    def _patched(self, file_id: int, table: pa.Table) -> pa.Table:
+        """``table`` (of shard ``file_id``) with the version's cell patches of that shard applied."""
+        if self._patches is None:
+            return table
+        assert self._shard_digests is not None
+        return self._patches.apply(self._shard_digests[file_id], table)
 
     def _shard_name(self, file_id: int) -> str | Path:
         """The shard's path, or its URL for a shard in a bucket (for messages)."""
@@ -524,7 +547,15 @@ class ArrowBackend:
                 raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
             return table
 
-        return OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
+        opened = OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
+        if (
+            self._patches is None
+            or self._patches.for_file(self._shard_digests[file_id] if self._shard_digests else None) is None
+        ):
+            return opened
+        # a patched shard in a bucket is read whole once (its batches still checked as fetched)
+        patched = self._patched(file_id, opened.table)
+        return OpenShard(patched, patched.to_batches(), check)
 
     def _check_schema(self, path: str | Path, found: pa.Schema) -> None:
         """A shard's columns and types must be those the metadata's features give (a flipped type is damage)."""
@@ -572,6 +603,8 @@ class ArrowBackend:
             state["segments"] = self._segments
             state["batch_digests"] = self._batch_digests
             state["remote"] = self._remote
+            state["cell_patches"] = self._patches
+            state["shard_digests"] = self._shard_digests
             if not self._files and self._schema is not None:
                 state["schema"] = self._schema
         else:

@@ -41,6 +41,8 @@ from stable_explore.storage.hashing import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from stable_explore.storage.cell_patches import CellPatches
+
 __all__ = [
     "CacheCheck",
     "Problem",
@@ -64,16 +66,27 @@ def content_digest_of(meta: ShardedCacheMeta) -> str:
     """
     recorded = meta.version_metadata.content_digest or ""
     if recorded.startswith(CONTENT_DIGEST_ALGORITHM + ":") or (not recorded and meta.format_revision >= 3):
-        return content_digest_of_files(meta.shard_paths, meta.segments)
+        return content_digest_of_files(
+            meta.shard_paths, meta.segments, patches=meta.cell_patches, shard_digests=meta.shard_hashes
+        )
     legacy = LegacyContentDigest()
     feed_rows(legacy, meta.shard_paths, meta.segments)
     return legacy.hexdigest()
 
 
-def content_digest_of_files(paths: list[Path], segments: Iterable[Iterable[int]]) -> str:
-    """The content digest (format revision 3) of the rows ``segments`` (shard, start, count) pick from ``paths``."""
+def content_digest_of_files(
+    paths: list[Path],
+    segments: Iterable[Iterable[int]],
+    *,
+    patches: CellPatches | None = None,
+    shard_digests: list[str] | None = None,
+) -> str:
+    """The content digest (format revision 3) of the rows ``segments`` (shard, start, count) pick from ``paths``.
+
+    ``patches`` (with the ``shard_digests`` they name shards by) replace the row hashes of patched rows.
+    """
     digest = ContentDigest()
-    feed_rows(digest, paths, segments)
+    feed_rows(digest, paths, segments, patches=patches, shard_digests=shard_digests)
     return digest.hexdigest()
 
 
@@ -113,12 +126,15 @@ def feed_rows(
     tables: dict[int, pa.Table] | None = None,
     *,
     open_columns: Callable[[int], pa.Table | None] | None = None,
+    patches: CellPatches | None = None,
+    shard_digests: list[str] | None = None,
 ) -> None:
     """Feed ``digest`` the keys and row hashes of rows ``start:stop`` of the version that ``segments`` describe.
 
     ``tables`` caches the opened shards across calls (only the two row columns are read,
     and only the rows fed are validated). ``open_columns`` may give a shard's two row
     columns from elsewhere (a shard in a bucket); when it returns None, ``paths`` is read.
+    ``patches`` replace the row hashes of the rows they patch (shards named by ``shard_digests``).
     """
     tables = {} if tables is None else tables
     position = 0
@@ -131,7 +147,10 @@ def feed_rows(
             continue
         if shard not in tables:
             found = open_columns(shard) if open_columns is not None else None
-            tables[shard] = found if found is not None else _row_columns(paths[shard])
+            table = found if found is not None else _row_columns(paths[shard])
+            if patches is not None and shard_digests is not None:
+                table = patches.apply(shard_digests[shard], table)
+            tables[shard] = table
         piece = tables[shard].slice(first + lo - (position - count), hi - lo)
         piece.validate(full=True)  # only the two small columns, of the rows fed
         for batch in piece.to_batches():

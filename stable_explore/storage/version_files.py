@@ -55,7 +55,7 @@ def version_files(raw: Mapping[str, Any]) -> list[VersionFile]:
         for name, digest, size in zip(names, digests, sizes, strict=False)
     ]
     small = [entry for entry in raw.get("batch_digests") or [] if isinstance(entry, Mapping) and "file" in entry]
-    for field in ("content_runs", "row_segments"):
+    for field in ("content_runs", "row_segments", "cell_patches"):
         value = raw.get(field)
         if isinstance(value, Mapping) and "file" in value:
             small.append(value)

@@ -33,10 +33,11 @@ from stable_explore.storage.format import (
     COMPRESSIONS,
     DEFAULT_SHARD_SIZE_BYTES,
     FORMAT_NAME,
-    FORMAT_REVISION,
     KEY_TYPES,
     METADATA_DIGEST_FIELD,
     METADATA_FILE,
+    PATCHES_FORMAT_REVISION,
+    PLAIN_FORMAT_REVISION,
     SEGMENTED_FORMAT_VERSION,
     ShardedCacheMeta,
     meta_from_dict,
@@ -280,6 +281,7 @@ def shard_metadata(
     content_digest: str,
     segments: list[list[int]] | Mapping[str, Any] | None = None,
     content_runs: Mapping[str, Any] | None = None,
+    cell_patches: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
@@ -287,7 +289,8 @@ def shard_metadata(
     for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
     ``content_runs`` (the field :func:`~stable_explore.storage.content_runs.content_runs_field`
     gives for the version's runs) lets a later edit rehash only the runs it touches; a version
-    without them is hashed whole once.
+    without them is hashed whole once. ``cell_patches`` (see :mod:`~stable_explore.storage.cell_patches`)
+    makes the version format revision 5; without them it is revision 4, which earlier releases read.
     """
     meta: dict[str, Any] = {
         # seed 000, format version 1
@@ -300,7 +303,7 @@ def shard_metadata(
         "shard_size_target_bytes": shard_size_bytes,
         # stable-explore additions
         "format": FORMAT_NAME,
-        "format_revision": FORMAT_REVISION,
+        "format_revision": PATCHES_FORMAT_REVISION if cell_patches else PLAIN_FORMAT_REVISION,
         "features": features.to_dict(),
         "shard_hashes": shards.hashes,
         "shard_sizes": shards.sizes,
@@ -317,6 +320,8 @@ def shard_metadata(
         meta["content_runs"] = dict(content_runs)
     if segments is not None:
         meta["row_segments"] = segments
+    if cell_patches:
+        meta["cell_patches"] = dict(cell_patches)
     return meta
 
 

@@ -79,6 +79,14 @@ def write_seed_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:
     (cache_dir / "_metadata.json").write_text(json.dumps(meta, indent=2))
 
 
+def _refuse_patches(meta: Any) -> None:
+    from stable_explore.errors import InvalidOptionError
+
+    if meta.cell_patches_field is not None:
+        msg = f"{meta.cache_dir} has cell patches (format revision 5): earlier revisions cannot hold them"
+        raise InvalidOptionError(msg)
+
+
 def as_format_revision_2(cache_dir: Path) -> Path:
     """Rewrite a version's metadata exactly as format revision 2 wrote it; return its new directory.
 
@@ -93,6 +101,7 @@ def as_format_revision_2(cache_dir: Path) -> Path:
     from stable_explore.storage.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)
+    _refuse_patches(meta)
     raw = _inlined(meta)
     legacy = LegacyContentDigest()
     feed_rows(legacy, meta.shard_paths, meta.segments)
@@ -146,6 +155,7 @@ def as_format_revision_3(cache_dir: Path) -> Path:
     from stable_explore.storage.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)
+    _refuse_patches(meta)
     raw = _inlined(meta)
     raw["format_revision"] = 3
     (cache_dir / "_metadata.json").unlink()

@@ -17,13 +17,16 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
+from stable_explore.storage.cell_patches import CellPatches
 from stable_explore.storage.hashing import ContentDigest, row_hashes
 from stable_explore.storage.verify import feed_rows
-from stable_explore.versioning._plan import Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
+from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
+from stable_explore.versioning._plan import Link, Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.storage.batches import BatchDigests
+    from stable_explore.storage.cell_patches import PatchEntry
     from stable_explore.storage.format import ShardedCacheMeta
     from stable_explore.storage.shards import ShardWriter
     from stable_explore.storage.sidecars import FileRef
@@ -54,16 +57,21 @@ class EditWriter:
         self.edits = edits
         self.referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
         self.linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by write_rows)
+        self.patches: list[PatchEntry] = []  # the saved version's cell patches (filled by write_rows)
 
-    def content_runs(self, paths: list[Path], segments: list[list[int]]) -> list[tuple[int, str]]:
+    def content_runs(
+        self, paths: list[Path], segments: list[list[int]], shard_digests: list[str]
+    ) -> list[tuple[int, str]]:
         """The new version's digest runs: the parent's, with only the runs the edits touched hashed again.
 
         When the origin is a whole version that records its runs (format revision 3), the
         rows of each stale group of runs are read back from the new version and hashed; every
         other run keeps its digest. Otherwise (a view, an older parent) every row is hashed once.
+        Patched rows are hashed with their new row hashes (``shard_digests`` name the new version's shards).
         """
         origin = self.origin
         parent_runs = origin.cache_meta.content_runs
+        patches = CellPatches(self.patches) if self.patches else None
 
         def referred_columns(shard: int) -> pa.Table | None:
             # a shard this save refers to in a bucket is not in staging: its two row columns come from there
@@ -72,7 +80,9 @@ class EditWriter:
 
         if origin.is_view or parent_runs is None:
             digest = ContentDigest()
-            feed_rows(digest, paths, segments, open_columns=referred_columns)
+            feed_rows(
+                digest, paths, segments, open_columns=referred_columns, patches=patches, shard_digests=shard_digests
+            )
             return digest.runs
         dropped = np.array(sorted(self.edits.dropped), dtype=np.int64)
         affected = np.union1d(dropped, np.array(sorted(self.edits.touched()), dtype=np.int64))
@@ -87,7 +97,17 @@ class EditWriter:
             new_start = start - int(np.searchsorted(dropped, start))
             new_stop = stop - int(np.searchsorted(dropped, stop))
             digest = ContentDigest()
-            feed_rows(digest, paths, segments, new_start, new_stop, tables, open_columns=referred_columns)
+            feed_rows(
+                digest,
+                paths,
+                segments,
+                new_start,
+                new_stop,
+                tables,
+                open_columns=referred_columns,
+                patches=patches,
+                shard_digests=shard_digests,
+            )
             runs.extend(digest.runs)
             done = last + 1
         runs.extend(parent_runs[done:])
@@ -107,10 +127,15 @@ class EditWriter:
         origin = self.origin
         meta = origin.cache_meta
         backend = origin.backend
+        edits = self.edits
+        touched = edits.touched() - edits.dropped
+        # relabels of rows with no other edit become cell patches where the plan keeps the row in its file
+        relabels = set(edits.relabelled) - edits.dropped - {row for row, _ in edits.values}
+        relabels = relabels if patchable(meta) else set()
         plan = plan_rows(
             base_runs(origin.view_rows, meta.num_rows),
-            np.array(sorted(self.edits.dropped), dtype=np.int64),
-            np.array(sorted(self.edits.touched() - self.edits.dropped), dtype=np.int64),
+            np.array(sorted(edits.dropped), dtype=np.int64),
+            np.array(sorted(touched - relabels), dtype=np.int64),
             backend.segment_offsets,
             backend.segments,
             can_link=not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None,
@@ -126,6 +151,7 @@ class EditWriter:
             merge_bytes=_MERGE_SMALL_BYTES * _ROWS_PER_SMALL_FILE // max(meta.num_rows, _ROWS_PER_SMALL_FILE),
             small_file_bytes=_SMALL_FILE_BYTES,
         )
+        self.patches = self._patches_of(plan, np.array(sorted(relabels), dtype=np.int64))
         segments: list[list[int]] = []
         linked = self.linked
         linked.clear()
@@ -187,10 +213,29 @@ class EditWriter:
                 merged.append([shard, start, count])
         return merged
 
-    def _rewrite(self, writer: ShardWriter, positions: list[int], schema: pa.Schema) -> None:
-        """Write these origin rows anew: read them, apply the edits, hash them again."""
+    def _patches_of(self, plan: list[Link | Rewrite], relabels: np.ndarray) -> list[PatchEntry]:
+        """The saved version's cell patches: the origin's still linked, and ``relabels`` the plan links."""
+        meta = self.origin.cache_meta
+        inherited = meta.cell_patches
+        if meta.shard_hashes is None or (not relabels.size and not inherited):
+            return []
+        carried = carried_entries(inherited.entries if inherited else [], plan, meta.shard_hashes)
+        found, files, file_rows = linked_places(plan, relabels)
+        positions = relabels[found].tolist()
         if not positions:
-            return
+            return carried
+        _, arrays = self._edited_arrays(positions)
+        hashes = row_hashes(arrays).tolist()
+        new = [
+            (meta.shard_hashes[file_id], file_row, row_hash, (self.edits.relabelled[position],))
+            for position, file_id, file_row, row_hash in zip(
+                positions, files[found].tolist(), file_rows[found].tolist(), hashes, strict=True
+            )
+        ]
+        return merged_entries(carried, new)
+
+    def _edited_arrays(self, positions: list[int]) -> tuple[list[int], list[pa.Array]]:
+        """These origin rows' base rows, and their feature columns with the edits applied."""
         origin = self.origin
         picked = origin[positions]
         rows = picked.base_rows()
@@ -209,6 +254,14 @@ class EditWriter:
                 for i, value in changes.items():
                     values[i] = value
                 arrays[index] = pa.array(values, type=arrays[index].type)
+        return rows, arrays
+
+    def _rewrite(self, writer: ShardWriter, positions: list[int], schema: pa.Schema) -> None:
+        """Write these origin rows anew: read them, apply the edits, hash them again."""
+        if not positions:
+            return
+        origin = self.origin
+        rows, arrays = self._edited_arrays(positions)
         if origin.cache_meta.is_seed_v1:
             keys = pa.array(rows, type=pa.int64())
         else:

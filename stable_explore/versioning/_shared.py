@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from stable_explore.storage.format import ShardedCacheMeta
 
-__all__ = ["unshared_rows"]
+__all__ = ["differing_patches", "unshared_rows"]
 
 _FIRST_REVISION = 3
 _FEW_PIECES = 1024
@@ -30,6 +30,36 @@ def _pieces(meta: ShardedCacheMeta) -> dict[str, list[tuple[int, int, int]]]:
     for shard, start, count in meta.segments:
         out.setdefault(meta.shard_hashes[shard], []).append((start, count, position))
         position += count
+    return out
+
+
+def differing_patches(a: ShardedCacheMeta, b: ShardedCacheMeta) -> dict[str, np.ndarray]:
+    """Per shard digest, the sorted file rows whose cell patches differ between the two versions.
+
+    Those rows read differently from the same file, so they are not shared.
+    """
+    entries_a = set(a.cell_patches.entries) if a.cell_patches else set()
+    entries_b = set(b.cell_patches.entries) if b.cell_patches else set()
+    rows: dict[str, set[int]] = {}
+    for digest, row, _, _ in entries_a ^ entries_b:
+        rows.setdefault(digest, set()).add(row)
+    return {digest: np.array(sorted(found), dtype=np.int64) for digest, found in rows.items()}
+
+
+def _without(lo: int, hi: int, rows: np.ndarray | None) -> list[tuple[int, int]]:
+    """[lo, hi) cut around ``rows`` (sorted) into the intervals that hold none of them."""
+    if lo >= hi:
+        return []
+    if rows is None:
+        return [(lo, hi)]
+    inside = rows[np.searchsorted(rows, lo) : np.searchsorted(rows, hi)].tolist()
+    out, start = [], lo
+    for row in inside:
+        if row > start:
+            out.append((start, row))
+        start = row + 1
+    if start < hi:
+        out.append((start, hi))
     return out
 
 
@@ -59,6 +89,7 @@ def unshared_rows(a: ShardedCacheMeta, b: ShardedCacheMeta) -> tuple[np.ndarray,
     if len(a.segments) + len(b.segments) > max(_FEW_PIECES, (a.num_rows + b.num_rows) // _ROWS_PER_PIECE):
         return None  # scattered edits everywhere: one vectorised join over every key is quicker (measured)
     pieces_b = _pieces(b)
+    differing = differing_patches(a, b)
     shared_a: list[tuple[int, int]] = []
     shared_b: list[tuple[int, int]] = []
     for digest, runs_a in _pieces(a).items():
@@ -72,8 +103,8 @@ def unshared_rows(a: ShardedCacheMeta, b: ShardedCacheMeta) -> tuple[np.ndarray,
             for start_b, count_b, pos_b in runs_b[first:]:
                 if start_b >= stop_a:
                     break
-                lo, hi = max(start_a, start_b), min(stop_a, start_b + count_b)
-                if lo < hi:
+                overlap = max(start_a, start_b), min(stop_a, start_b + count_b)
+                for lo, hi in _without(*overlap, differing.get(digest)):  # rows patched alike stay shared
                     shared_a.append((pos_a + lo - start_a, pos_a + hi - start_a))
                     shared_b.append((pos_b + lo - start_b, pos_b + hi - start_b))
     rest_a = _complement(shared_a, a.num_rows)

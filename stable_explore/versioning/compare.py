@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.display.card import shard_line
 from stable_explore.schema import ClassLabel, Features, class_name
+from stable_explore.versioning._shared import differing_patches
 from stable_explore.versioning.row_diff import RowDiff, jsonable, row_diff
 
 if TYPE_CHECKING:
@@ -332,7 +333,8 @@ def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
     if not a.cache_meta.shard_hashes or not b.cache_meta.shard_hashes:
         return {}
     whole_a, whole_b = _whole_files(a), _whole_files(b)
-    identical = sorted([i, whole_b[h]] for h, i in whole_a.items() if h in whole_b)
+    patched = differing_patches(a.cache_meta, b.cache_meta)  # read differently from the same bytes
+    identical = sorted([i, whole_b[h]] for h, i in whole_a.items() if h in whole_b and h not in patched)
     matched_a = {i for i, _ in identical}
     matched_b = {j for _, j in identical}
     files_b = {h: j for j, h in enumerate(b.cache_meta.shard_hashes)}

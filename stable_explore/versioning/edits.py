@@ -34,8 +34,15 @@ from stable_explore._canonical import json_value
 from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
 from stable_explore.display.progress import saving_bar
-from stable_explore.errors import ColumnNotFoundError, EncodingError, InvalidArgumentTypeError, RowIndexError
+from stable_explore.errors import (
+    CacheWriteError,
+    ColumnNotFoundError,
+    EncodingError,
+    InvalidArgumentTypeError,
+    RowIndexError,
+)
 from stable_explore.schema import ClassLabel, Value, class_name
+from stable_explore.storage.cell_patches import cell_patches_field
 from stable_explore.storage.content_runs import content_runs_field
 from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.fsutil import temp_dir_beside
@@ -278,7 +285,11 @@ class Draft:
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
             # format 1 (what seed 000 reads) whenever every shard is used whole and in order
             segmented = segments != whole
-            runs = rows_out.content_runs([staging / n for n in shards.names], segments)
+            if rows_out.patches and len(set(shards.hashes)) != len(shards.hashes):
+                # patches name shards by digest: a new shard with the bytes of a kept one would be ambiguous
+                msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"
+                raise CacheWriteError(msg)
+            runs = rows_out.content_runs([staging / n for n in shards.names], segments, shards.hashes)
             shard_fields = shard_metadata(
                 features,
                 shards,
@@ -297,6 +308,9 @@ class Draft:
                     parent_to_child=rows_out.linked,
                 )
                 if segmented
+                else None,
+                cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file)
+                if rows_out.patches
                 else None,
             )
             record = VersionMetadata(

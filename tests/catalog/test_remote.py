@@ -388,20 +388,34 @@ def test_a_column_of_a_big_remote_shard_holds_only_its_own_bytes(bucket: str, jp
 
 
 def test_a_chain_of_saves_in_a_bucket_compacts_and_keeps_every_row(bucket: str, jpegs: list[bytes]) -> None:
-    ds = se.build(_rows(jpegs), _features(), name="pets", shard_size="8MB", batch_size=100, home=bucket, progress=False)
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
+    rows_in = [(key, {**row, "x": i}) for i, (key, row) in enumerate(_rows(jpegs))]
+    ds = se.build(rows_in, features, name="pets", shard_size="8MB", batch_size=100, home=bucket, progress=False)
     labels = [i % 2 for i in range(1200)]
+    xs = list(range(1200))
     rng = random.Random(4)
     infos = []
-    for step in range(6):
+    for step in range(12):
         rows = rng.sample(range(1200), 10)
-        ds = ds.relabel(dict.fromkeys(rows, ["cat", "dog"][step % 2])).save(progress=False)
-        for row in rows:
-            labels[row] = step % 2
+        if step % 2:  # relabels: cell patches on the bucket's shards, no row copied
+            ds = ds.relabel(dict.fromkeys(rows, ["cat", "dog"][step % 4 // 2])).save(progress=False)
+            for row in rows:
+                labels[row] = step % 4 // 2
+            assert "wrote 0 new shard(s)" in ds.build_info
+        else:  # new values: rows written anew, the bucket's shards cut into pieces until compacted
+            draft = ds
+            for row in rows:
+                draft = draft.set(row, "x", -row - 1)
+                xs[row] = -row - 1
+            ds = draft.save(progress=False)
         infos.append(ds.build_info)
         counts = ds.cache_meta.shard_row_counts
         assert sum(1 for rows_in in counts if rows_in < max(counts) // 8) <= 1  # earlier saves' rows merged
     assert any("reused 0 of the parent's" in info for info in infos)  # its fragmented shard was rewritten
     fresh = se.load(f"{bucket}/pets")
     assert fresh.version == ds.version
+    assert fresh.cache_meta.cell_patches is not None
     assert fresh.to_arrow().column("label").to_pylist() == labels
+    assert fresh.to_arrow().column("x").to_pylist() == xs
+    assert [fresh[i]["label"] for i in range(0, 1200, 97)] == labels[::97]
     assert se.verify(fresh).num_rows == 1200

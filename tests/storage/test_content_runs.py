@@ -61,7 +61,7 @@ def _many(home: Path, rows: int = 60_000) -> se.CachedDataset:
 
 def test_a_save_links_the_runs_file_and_batch_files_and_records_only_its_splices(home: Path) -> None:
     ds = _many(home)
-    saved = ds.relabel({5: "c", 40_000: "a"}).save(progress=False)
+    saved = ds.set(5, "x", -5).set(40_000, "x", -4).save(progress=False)  # two rows written anew
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
     assert raw["format_revision"] == 4
     runs = raw["content_runs"]
@@ -123,9 +123,11 @@ def test_long_row_segments_go_to_a_file_that_later_saves_splice(home: Path) -> N
     seen_file = seen_linked = False
     for step in range(12):
         parent = ds
-        if step % 4 == 3:  # a relabel now and then: a new small file, renumbered shards
-            edits = {rng.randrange(len(ds)): rng.randrange(3) for _ in range(10)}
-            ds = ds.relabel(edits).save(progress=False)
+        if step % 4 == 3:  # new values now and then: a new small file, renumbered shards
+            draft = ds
+            for row in rng.sample(range(len(ds)), 10):
+                draft = draft.set(row, "x", -1)
+            ds = draft.save(progress=False)
         else:  # drops cut pieces and write no file
             dropped = rng.sample(range(len(ds)), 10)
             ds = ds.drop(dropped).save(progress=False)
@@ -151,7 +153,10 @@ def test_a_row_segment_naming_a_shard_the_version_does_not_keep_is_refused(home:
     ds = _many(home, rows=300_000)
     rng = random.Random(6)
     for _ in range(6):
-        ds = ds.relabel({rng.randrange(len(ds)): rng.randrange(3) for _ in range(10)}).save(progress=False)
+        draft = ds
+        for row in rng.sample(range(len(ds)), 10):
+            draft = draft.set(row, "x", -1)  # rows written anew: their files are cut into segments
+        ds = draft.save(progress=False)
     path = ds.cache_dir / "_metadata.json"
     raw = json.loads(path.read_text())
     assert isinstance(raw["row_segments"], dict)

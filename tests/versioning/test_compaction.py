@@ -98,10 +98,15 @@ def test_a_chain_of_saves_keeps_pieces_and_files_bounded_and_every_row_right(tmp
         elif step % 7 == 5:
             draft = ds.set(rows[0], "x", -step).relabel({rows[1]: "c"})
             xs[rows[0]], labels[rows[1]] = -step, 2
-        else:
+        elif step % 2:  # relabels: cell patches, the rows stay where they are
             draft = ds.relabel(dict.fromkeys(rows, "abc"[step % 3]))
             for row in rows:
                 labels[row] = step % 3
+        else:  # new values: the rows are written anew, and the files they leave are cut into pieces
+            draft = ds
+            for row in rows:
+                draft = draft.set(row, "x", -row - 1)
+                xs[row] = -row - 1
         ds = draft.save(progress=False)
         meta = ds.cache_meta
         assert len(meta.segments) <= 64 + 3 * 10  # compacted past max(64, rows / 1000); a save adds 3 per edit

@@ -1,0 +1,260 @@
+"""Cell patches: the label cells a version changes in its parent's files, without copying their rows.
+
+Relabelling 10 rows of a dataset of images would otherwise write those 10 rows anew, images
+and all. A version of format revision 5 may instead keep reading the rows where they are and
+record, per changed row, the file it lives in (by the shard's digest), its row in that file,
+its new row hash and its new values: ``[shard digest, row, row hash, [[column, class index], ...]]``.
+Readers apply them as the file is opened, so every read (slices, takes, columns, the browser,
+exports) sees the new labels, and the content digest is made of the new row hashes.
+
+The entries live in ``cell-patches.json`` beside the metadata, which a save links from its
+parent and splices (see :mod:`~stable_explore.storage.splices`), so a save of 10 relabels
+records about 10 entries, whatever the rows. Entries are keyed by shard digest, not position,
+because saves renumber the shards they keep; a version whose shards repeat a digest does not
+patch (its rows are written anew).
+
+Examples
+--------
+>>> import tempfile, pathlib, pyarrow as pa
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> entries = [("xxh3_128:" + "d" * 32, 1, 77, (("label", 0),))]
+>>> field = cell_patches_field(folder, entries)
+>>> field["file"], field["entries"]
+('cell-patches.json', 1)
+>>> patches = CellPatches(load_cell_patches(folder, field, folder / "_metadata.json")[0])
+>>> table = pa.table({"label": [1, 1, 1], "__row_hash__": pa.array([5, 6, 7], pa.uint64())})
+>>> patches.apply("xxh3_128:" + "d" * 32, table).to_pydict()
+{'label': [1, 0, 1], '__row_hash__': [5, 77, 7]}
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.schema import HASH_COLUMN
+from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.splices import (
+    Splice,
+    apply_splices,
+    keeps_splicing,
+    parse_splices,
+    splices_between,
+)
+
+if TYPE_CHECKING:
+    from stable_explore.storage.remote_file import RemoteLocation
+
+__all__ = [
+    "PATCHES_FILE",
+    "CellPatches",
+    "FilePatch",
+    "ParentPatches",
+    "PatchEntry",
+    "PatchesRecord",
+    "cell_patches_field",
+    "load_cell_patches",
+]
+
+PATCHES_FILE = "cell-patches.json"
+
+PatchEntry = tuple[str, int, int, tuple[tuple[str, int], ...]]
+"""(shard digest, row in that shard, new row hash, ((column, new value), ...)), sorted by digest and row."""
+
+_MAX_HASH = 2**64 - 1
+
+
+def _checked_entries(value: Any, where: str, path: str | Path) -> list[PatchEntry]:
+    entries: list[PatchEntry] = []
+    for entry in value if isinstance(value, list) else [value]:
+        ok = isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str) and 0 < len(entry[0]) <= 80
+        ok = ok and type(entry[1]) is int and entry[1] >= 0 and type(entry[2]) is int and 0 <= entry[2] <= _MAX_HASH
+        cells = entry[3] if ok and isinstance(entry[3], list) else []
+        ok = ok and bool(cells)
+        ok = ok and all(
+            isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and type(c[1]) is int for c in cells
+        )
+        if not ok:
+            msg = f"{where}: cell patch {entry!r:.120} is not [shard digest, row, row hash, [[column, value], ...]]"
+            raise CacheCorruptionError(path, msg)
+        entries.append((entry[0], entry[1], entry[2], tuple((c[0], c[1]) for c in cells)))
+    return entries
+
+
+def _is_cell(cell: Any) -> bool:
+    return isinstance(cell, list) and len(cell) == 2 and isinstance(cell[0], str) and type(cell[1]) is int
+
+
+def _entries_to_json(entries: Iterable[PatchEntry]) -> list[list[Any]]:
+    return [[digest, row, row_hash, [list(cell) for cell in cells]] for digest, row, row_hash, cells in entries]
+
+
+@dataclass(frozen=True)
+class PatchesRecord:
+    """The ``cell_patches`` field: the entries file, how many entries it holds, and the splices."""
+
+    base: FileRef
+    count: int
+    splices: tuple[Splice[PatchEntry], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The form ``_metadata.json`` records."""
+        splices = [[index, removed, _entries_to_json(inserted)] for index, removed, inserted in self.splices]
+        return {**self.base.to_json(), "entries": self.count, "splices": splices}
+
+    @classmethod
+    def from_json(cls, raw: Any, meta_path: Path) -> PatchesRecord:
+        """Check and type the field (the file itself is read by :func:`load_cell_patches`)."""
+        base = FileRef.from_json(raw, meta_path, "'cell_patches'")
+        assert isinstance(raw, Mapping)
+        count = raw.get("entries")
+        if type(count) is not int or count < 0:
+            raise CacheCorruptionError(meta_path, f"'cell_patches' needs an entry count, found {raw!r:.150}")
+        return cls(base, count, parse_splices(raw.get("splices"), "'cell_patches'", meta_path, _checked_entries))
+
+
+@dataclass(frozen=True)
+class ParentPatches:
+    """A parent version's entries file, its entries, and its folder (a save links the file from there)."""
+
+    directory: Path
+    record: PatchesRecord
+    base: list[PatchEntry]
+
+
+def load_cell_patches(
+    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
+) -> tuple[list[PatchEntry], ParentPatches]:
+    """The entries a ``cell_patches`` field gives (its file, spliced), and the file for a save to link."""
+    record = PatchesRecord.from_json(raw, meta_path)
+    loaded = read_json_file(directory, record.base, meta_path, remote)
+    base = _checked_entries(loaded, "the file", directory / record.base.file)
+    if len(base) != record.count:
+        raise CacheCorruptionError(directory / record.base.file, f"holds {len(base)} entries, not {record.count}")
+    entries = apply_splices(base, record.splices, meta_path)
+    keys = [(digest, row) for digest, row, _, _ in entries]
+    if any(a >= b for a, b in itertools.pairwise(keys)):
+        raise CacheCorruptionError(meta_path, "'cell_patches' entries are not in order of shard digest and row")
+    return entries, ParentPatches(directory, record, base)
+
+
+def cell_patches_field(
+    out_dir: Path, entries: Sequence[PatchEntry], parent: ParentPatches | None = None
+) -> dict[str, Any]:
+    """Record a version's entries (sorted) in ``out_dir``: the ``cell_patches`` field to store.
+
+    With ``parent``, the parent's file is linked and only the splices are recorded, while they
+    stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new file is written.
+    """
+    if parent is not None:
+        splices = splices_between(parent.base, entries)
+        if keeps_splicing(len(parent.base), splices, parent.record.splices):
+            base = link_small_file(parent.directory, parent.record.base, out_dir, PATCHES_FILE)
+            return PatchesRecord(base, len(parent.base), tuple(splices)).to_json()
+    base = write_json_file(out_dir, PATCHES_FILE, _entries_to_json(entries))
+    return PatchesRecord(base, len(entries), ()).to_json()
+
+
+@dataclass(frozen=True)
+class FilePatch:
+    """One shard's patches as arrays: sorted rows, their new row hashes, and per column the rows and values."""
+
+    rows: np.ndarray
+    hashes: np.ndarray
+    columns: dict[str, tuple[np.ndarray, np.ndarray]]
+
+    def values_for(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, new values) of column ``name`` (``__row_hash__`` included), or None when it has none."""
+        if name == HASH_COLUMN:
+            return self.rows, self.hashes
+        return self.columns.get(name)
+
+
+class CellPatches:
+    """A version's cell patches, grouped by shard digest, applied to tables as shards are opened."""
+
+    def __init__(self, entries: Sequence[PatchEntry]) -> None:
+        self.entries = list(entries)
+        self._by_file: dict[str, FilePatch] | None = None
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"entries": self.entries}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["entries"])  # type: ignore[misc]
+
+    def for_file(self, digest: str | None) -> FilePatch | None:
+        """The patches of the shard with this digest, or None."""
+        if digest is None or not self.entries:
+            return None
+        if self._by_file is None:
+            grouped: dict[str, list[PatchEntry]] = {}
+            for entry in self.entries:
+                grouped.setdefault(entry[0], []).append(entry)
+            self._by_file = {digest: _file_patch(found) for digest, found in grouped.items()}
+        return self._by_file.get(digest)
+
+    def apply(self, digest: str | None, table: pa.Table) -> pa.Table:
+        """``table`` (a whole shard, or some of its columns) with this shard's patched cells replaced.
+
+        Each patched column is copied once and re-cut at its old chunk boundaries, so record
+        batch numbers (which the digest checks use) stay those of the file.
+        """
+        patch = self.for_file(digest)
+        if patch is None:
+            return table
+        for index, name in enumerate(table.column_names):
+            found = patch.values_for(name)
+            if found is not None:
+                table = table.set_column(index, table.schema.field(index), _patched(table.column(index), *found))
+        return table
+
+    def keys(self) -> set[tuple[str, int]]:
+        """(shard digest, row) of every patched row."""
+        return {(digest, row) for digest, row, _, _ in self.entries}
+
+
+def _file_patch(entries: list[PatchEntry]) -> FilePatch:
+    rows = np.array([row for _, row, _, _ in entries], dtype=np.int64)
+    hashes = np.array([row_hash for _, _, row_hash, _ in entries], dtype=np.uint64)
+    cells: dict[str, tuple[list[int], list[int]]] = {}
+    for _, row, _, changed in entries:
+        for name, value in changed:
+            found = cells.setdefault(name, ([], []))
+            found[0].append(row)
+            found[1].append(value)
+    columns = {name: (np.array(r, dtype=np.int64), np.array(v, dtype=np.int64)) for name, (r, v) in cells.items()}
+    return FilePatch(rows, hashes, columns)
+
+
+def _patched(column: pa.ChunkedArray, rows: np.ndarray, values: np.ndarray) -> pa.ChunkedArray:
+    """``column`` with ``values`` at ``rows``, in chunks of the same lengths."""
+    if rows.size and int(rows[-1]) >= len(column):
+        msg = f"a cell patch names row {int(rows[-1])} of a shard of {len(column)} rows"
+        raise CacheCorruptionError(Path(PATCHES_FILE), msg)
+    combined = column.combine_chunks()
+    kind = combined.type
+    data = combined.fill_null(0).to_numpy(zero_copy_only=False).copy() if combined.null_count else None
+    if data is None:
+        data = combined.to_numpy(zero_copy_only=False).copy()
+    data[rows] = values.astype(data.dtype, copy=False)
+    mask = None
+    if combined.null_count:
+        mask = np.asarray(combined.is_null().to_numpy(zero_copy_only=False), dtype=bool).copy()
+        mask[rows] = False
+    array = pa.array(data, type=kind, mask=mask)
+    pieces, start = [], 0
+    for chunk in column.chunks:
+        pieces.append(array.slice(start, len(chunk)))
+        start += len(chunk)
+    return pa.chunked_array(pieces, type=kind)
