@@ -147,9 +147,12 @@ _CHECKED_LOCK = threading.Lock()
 
 
 def forget_checked() -> None:
-    """Forget which batches this process checked (the next read of each batch checks it again)."""
+    """Forget which batches this process checked (the next read of each batch reads and checks it again)."""
+    from stable_explore.storage import open_files
+
     with _CHECKED_LOCK:
         _CHECKED.clear()
+    open_files.clear()  # a kept shard holds the bytes it was checked with
 
 
 RowsOf = Callable[[int, int], str]

@@ -21,7 +21,7 @@ Examples
 >>> field = cell_patches_field(folder, entries)
 >>> field["file"], field["entries"]
 ('cell-patches.json', 1)
->>> patches = CellPatches(load_cell_patches(folder, field, folder / "_metadata.json")[0])
+>>> patches = load_cell_patches(folder, field, folder / "_metadata.json")[0]
 >>> table = pa.table({"label": [1, 1, 1], "__row_hash__": pa.array([5, 6, 7], pa.uint64())})
 >>> patches.apply("xxh3_128:" + "d" * 32, table).to_pydict()
 {'label': [1, 0, 1], '__row_hash__': [5, 77, 7]}
@@ -30,6 +30,8 @@ Examples
 from __future__ import annotations
 
 import itertools
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import xxhash
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN
@@ -74,22 +77,28 @@ _MAX_HASH = 2**64 - 1
 def _checked_entries(value: Any, where: str, path: str | Path) -> list[PatchEntry]:
     entries: list[PatchEntry] = []
     for entry in value if isinstance(value, list) else [value]:
-        ok = isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], str) and 0 < len(entry[0]) <= 80
-        ok = ok and type(entry[1]) is int and entry[1] >= 0 and type(entry[2]) is int and 0 <= entry[2] <= _MAX_HASH
-        cells = entry[3] if ok and isinstance(entry[3], list) else []
-        ok = ok and bool(cells)
-        ok = ok and all(
-            isinstance(c, list) and len(c) == 2 and isinstance(c[0], str) and type(c[1]) is int for c in cells
-        )
+        try:  # one tight pass: a version read after a chain of saves holds hundreds of entries
+            digest, row, row_hash, cells = entry
+            ok = (
+                type(digest) is str
+                and 0 < len(digest) <= 80
+                and type(row) is int
+                and row >= 0
+                and type(row_hash) is int
+                and 0 <= row_hash <= _MAX_HASH
+                and type(cells) is list
+                and len(cells) > 0
+            )
+            if ok:
+                typed = tuple((name, value) for name, value in cells if type(name) is str and type(value) is int)
+                ok = len(typed) == len(cells)
+        except (TypeError, ValueError):
+            ok = False
         if not ok:
             msg = f"{where}: cell patch {entry!r:.120} is not [shard digest, row, row hash, [[column, value], ...]]"
             raise CacheCorruptionError(path, msg)
-        entries.append((entry[0], entry[1], entry[2], tuple((c[0], c[1]) for c in cells)))
+        entries.append((digest, row, row_hash, typed))
     return entries
-
-
-def _is_cell(cell: Any) -> bool:
-    return isinstance(cell, list) and len(cell) == 2 and isinstance(cell[0], str) and type(cell[1]) is int
 
 
 def _entries_to_json(entries: Iterable[PatchEntry]) -> list[list[Any]]:
@@ -129,10 +138,33 @@ class ParentPatches:
     base: list[PatchEntry]
 
 
+_LOADED: OrderedDict[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = OrderedDict()
+_LOADED_MAX = 32
+_LOADED_LOCK = threading.Lock()
+
+
 def load_cell_patches(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
-) -> tuple[list[PatchEntry], ParentPatches]:
-    """The entries a ``cell_patches`` field gives (its file, spliced), and the file for a save to link."""
+    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None, sealed_by: str | None = None
+) -> tuple[CellPatches, ParentPatches]:
+    """The patches a ``cell_patches`` field gives (its file, spliced), and the file for a save to link.
+
+    ``sealed_by`` is the metadata's own digest, which covers the field: the patches of a version
+    are then kept for the next load of it in this process while the file is the same one (each
+    load of a version after many saves otherwise parsed hundreds of entries again).
+    """
+    key: tuple[Any, ...] | None = None
+    if sealed_by is not None and remote is None and isinstance(raw, Mapping) and isinstance(raw.get("file"), str):
+        try:
+            stat = (directory / raw["file"]).stat()
+        except OSError:
+            stat = None
+        if stat is not None:
+            key = (sealed_by, str(directory), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            with _LOADED_LOCK:
+                found = _LOADED.get(key)
+                if found is not None:
+                    _LOADED.move_to_end(key)
+                    return found
     record = PatchesRecord.from_json(raw, meta_path)
     loaded = read_json_file(directory, record.base, meta_path, remote)
     base = _checked_entries(loaded, "the file", directory / record.base.file)
@@ -142,7 +174,13 @@ def load_cell_patches(
     keys = [(digest, row) for digest, row, _, _ in entries]
     if any(a >= b for a, b in itertools.pairwise(keys)):
         raise CacheCorruptionError(meta_path, "'cell_patches' entries are not in order of shard digest and row")
-    return entries, ParentPatches(directory, record, base)
+    result = (CellPatches(entries), ParentPatches(directory, record, base))
+    if key is not None:
+        with _LOADED_LOCK:
+            _LOADED[key] = result
+            while len(_LOADED) > _LOADED_MAX:
+                _LOADED.popitem(last=False)
+    return result
 
 
 def cell_patches_field(
@@ -169,6 +207,8 @@ class FilePatch:
     rows: np.ndarray
     hashes: np.ndarray
     columns: dict[str, tuple[np.ndarray, np.ndarray]]
+    key: str = ""
+    """A digest of the patches: the same shard patched alike is opened once per process (see open_files)."""
 
     def values_for(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(rows, new values) of column ``name`` (``__row_hash__`` included), or None when it has none."""
@@ -197,18 +237,24 @@ class CellPatches:
         """The patches of the shard with this digest, or None."""
         if digest is None or not self.entries:
             return None
+        return self._grouped().get(digest)
+
+    def digests(self) -> list[str]:
+        """The shard digests the patches name."""
+        return list(self._grouped())
+
+    def _grouped(self) -> dict[str, FilePatch]:
         if self._by_file is None:
             grouped: dict[str, list[PatchEntry]] = {}
             for entry in self.entries:
                 grouped.setdefault(entry[0], []).append(entry)
             self._by_file = {digest: _file_patch(found) for digest, found in grouped.items()}
-        return self._by_file.get(digest)
+        return self._by_file
 
     def apply(self, digest: str | None, table: pa.Table) -> pa.Table:
         """``table`` (a whole shard, or some of its columns) with this shard's patched cells replaced.
 
-        Each patched column is copied once and re-cut at its old chunk boundaries, so record
-        batch numbers (which the digest checks use) stay those of the file.
+        Each patched column is copied once (into one chunk; see :func:`_patched`).
         """
         patch = self.for_file(digest)
         if patch is None:
@@ -234,27 +280,57 @@ def _file_patch(entries: list[PatchEntry]) -> FilePatch:
             found[0].append(row)
             found[1].append(value)
     columns = {name: (np.array(r, dtype=np.int64), np.array(v, dtype=np.int64)) for name, (r, v) in cells.items()}
-    return FilePatch(rows, hashes, columns)
+    key = xxhash.xxh3_128(rows.tobytes() + hashes.tobytes())
+    for name, (cell_rows, values) in sorted(columns.items()):
+        key.update(name.encode() + b"\0" + cell_rows.tobytes() + values.tobytes())
+    return FilePatch(rows, hashes, columns, key.hexdigest())
+
+
+_ROWS_PER_CHUNK_PATCH = 4096  # patching one chunk costs about what joining this many rows of a column does
 
 
 def _patched(column: pa.ChunkedArray, rows: np.ndarray, values: np.ndarray) -> pa.ChunkedArray:
-    """``column`` with ``values`` at ``rows``, in chunks of the same lengths."""
+    """``column`` with ``values`` at ``rows`` (sorted), in chunks that still line up with the other columns'.
+
+    Few chunks touched (a large shard, a few patches): only those chunks are copied. Most of them
+    touched: the column is joined into one new buffer and patched in place, which is cheaper; the
+    other columns keep their chunks, so ``to_batches`` still cuts the table at the file's record
+    batches (which the digest checks number).
+    """
     if rows.size and int(rows[-1]) >= len(column):
         msg = f"a cell patch names row {int(rows[-1])} of a shard of {len(column)} rows"
         raise CacheCorruptionError(Path(PATCHES_FILE), msg)
+    starts = np.cumsum([0, *(len(chunk) for chunk in column.chunks)], dtype=np.int64)
+    which = np.searchsorted(starts, rows, side="right") - 1
+    touched, first = np.unique(which, return_index=True)
+    if touched.size * _ROWS_PER_CHUNK_PATCH < len(column):
+        chunks = list(column.chunks)
+        ends = [*first[1:].tolist(), rows.size]
+        for chunk_id, lo, hi in zip(touched.tolist(), first.tolist(), ends, strict=True):
+            chunks[chunk_id] = _patched_array(chunks[chunk_id], rows[lo:hi] - starts[chunk_id], values[lo:hi])
+        return pa.chunked_array(chunks, type=column.type)
     combined = column.combine_chunks()
-    kind = combined.type
-    data = combined.fill_null(0).to_numpy(zero_copy_only=False).copy() if combined.null_count else None
-    if data is None:
-        data = combined.to_numpy(zero_copy_only=False).copy()
-    data[rows] = values.astype(data.dtype, copy=False)
+    data = combined.buffers()[1]
+    if (  # joined into a new buffer of our own (never the file's pages): patched in place, no second copy
+        column.num_chunks > 1
+        and not combined.null_count
+        and data is not None
+        and data.is_mutable
+        and all(chunk.buffers()[1] is None or chunk.buffers()[1].address != data.address for chunk in column.chunks)
+    ):
+        view = np.frombuffer(memoryview(data), dtype=combined.type.to_pandas_dtype())
+        view[combined.offset + rows] = values.astype(view.dtype, copy=False)
+        return pa.chunked_array([combined], type=column.type)
+    return pa.chunked_array([_patched_array(combined, rows, values)], type=column.type)
+
+
+def _patched_array(array: pa.Array, rows: np.ndarray, values: np.ndarray) -> pa.Array:
+    """A copy of ``array`` with ``values`` at ``rows`` (a patched cell is never null)."""
     mask = None
-    if combined.null_count:
-        mask = np.asarray(combined.is_null().to_numpy(zero_copy_only=False), dtype=bool).copy()
+    if array.null_count:
+        mask = np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool).copy()
         mask[rows] = False
-    array = pa.array(data, type=kind, mask=mask)
-    pieces, start = [], 0
-    for chunk in column.chunks:
-        pieces.append(array.slice(start, len(chunk)))
-        start += len(chunk)
-    return pa.chunked_array(pieces, type=kind)
+        array = array.fill_null(0)
+    data = array.to_numpy(zero_copy_only=False).copy()
+    data[rows] = values.astype(data.dtype, copy=False)
+    return pa.array(data, type=array.type, mask=mask)

@@ -26,6 +26,8 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +40,7 @@ from stable_explore._canonical import canonical_json
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.cell_patches import CellPatches, ParentPatches, PatchesRecord, load_cell_patches
+from stable_explore.storage.cell_patches import CellPatches, ParentPatches, load_cell_patches
 from stable_explore.storage.content_runs import ParentRuns, RunsRecord, load_content_runs
 from stable_explore.storage.fsutil import recover_moved_aside
 from stable_explore.storage.hashing import digest_of_runs
@@ -131,12 +133,15 @@ class ShardedCacheMeta:
             return None
         if self._patches is None:
             meta_path = self.cache_dir / METADATA_FILE
-            entries, parent = load_cell_patches(self.cache_dir, self.cell_patches_field, meta_path, self.remote)
+            sealed_by = (self.raw or {}).get(METADATA_DIGEST_FIELD)
+            patches, parent = load_cell_patches(
+                self.cache_dir, self.cell_patches_field, meta_path, self.remote, sealed_by=sealed_by
+            )
             known = set(self.shard_hashes or ())
-            stray = next((digest for digest, _, _, _ in entries if digest not in known), None)
+            stray = next((digest for digest in patches.digests() if digest not in known), None)
             if stray is not None:
                 raise _corrupt(meta_path, f"'cell_patches' names shard digest {stray}, which no shard has")
-            self._patches = (CellPatches(entries), parent)
+            self._patches = (patches, parent)
         return self._patches
 
     @property
@@ -249,6 +254,14 @@ def metadata_digest(raw: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_SEALED: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+"""Metadata files (folder, device, inode, size, mtime) whose seal and version id this process checked.
+
+A notebook loads the same versions again and again; a file edited afterwards is a new identity."""
+_SEALED_MAX = 4096
+_SEALED_LOCK = threading.Lock()
+
+
 def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
     recorded = raw.get(METADATA_DIGEST_FIELD)
     if recorded is None:
@@ -346,7 +359,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
             msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
             raise CacheNotFoundError(msg)
     try:
-        raw = json.loads(meta_path.read_text(encoding="utf-8"))
+        with meta_path.open("rb") as source:
+            stat = os.fstat(source.fileno())
+            raw = json.loads(source.read().decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
     except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
@@ -420,8 +435,14 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
-    _check_implied_version_id(raw, cache_dir, meta_path)
-    _check_metadata_digest(raw, meta_path)
+    sealed = (str(cache_dir), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if sealed not in _SEALED:  # both checks encode the whole metadata: once per process and file
+        _check_implied_version_id(raw, cache_dir, meta_path)
+        _check_metadata_digest(raw, meta_path)
+        with _SEALED_LOCK:
+            _SEALED[sealed] = None
+            while len(_SEALED) > _SEALED_MAX:
+                _SEALED.popitem(last=False)
     # after the seal: a hand edit is named as one
     runs_field, runs_file = _checked_content_runs(raw, num_rows, meta_path, resolved_dir)
     patches_field, patches_file = _checked_cell_patches(raw, meta_path, resolved_dir)
@@ -480,9 +501,9 @@ def _checked_cell_patches(
         return None, None
     if raw.get("shard_hashes") is None or len(set(raw["shard_hashes"])) != len(raw["shard_hashes"]):
         raise _corrupt(meta_path, "'cell_patches' needs shards with distinct digests to name them by")
-    record = PatchesRecord.from_json(value, meta_path)
-    _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
-    return value, record.base
+    base = FileRef.from_json(value, meta_path, "'cell_patches'")  # its entries are checked when first read
+    _checked_shard_name(base.file, meta_path.parent, meta_path, resolved_dir)
+    return value, base
 
 
 def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> None:

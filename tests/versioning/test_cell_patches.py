@@ -187,3 +187,25 @@ def test_a_hand_edited_patch_entry_is_refused_by_name(home: Path, change: object
     write_metadata(saved.cache_dir, raw)  # resealed: only the entries' own checks can find it
     with pytest.raises(CacheCorruptionError, match=message):
         se.load(saved.cache_dir).to_arrow()
+
+
+@pytest.mark.parametrize("patched_rows", [[3, 9_001], list(range(0, 20_000, 7))])
+def test_applying_patches_keeps_batches_lined_up_and_nulls_where_they_were(patched_rows: list[int]) -> None:
+    import pyarrow as pa
+
+    from stable_explore.storage.cell_patches import CellPatches
+
+    labels = [None if i % 5 == 0 else i % 3 for i in range(20_000)]
+    table = pa.Table.from_batches(
+        pa.table({"label": pa.array(labels, pa.int64()), "x": pa.array(range(20_000), pa.int64())}).to_batches(1000)
+    )
+    digest = "xxh3_128:" + "a" * 32
+    patches = CellPatches([(digest, row, row, (("label", 7),)) for row in patched_rows])
+    out = patches.apply(digest, table)
+    assert [b.num_rows for b in out.to_batches()] == [1000] * 20  # the file's record batches, numbered as before
+    expected = list(labels)
+    for row in patched_rows:
+        expected[row] = 7
+    assert out.column("label").to_pylist() == expected
+    assert out.column("x").to_pylist() == list(range(20_000))
+    assert patches.apply("xxh3_128:" + "b" * 32, table) is table  # another shard: untouched
