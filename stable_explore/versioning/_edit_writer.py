@@ -19,7 +19,7 @@ import pyarrow as pa
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.hashing import ContentDigest, row_hashes
 from stable_explore.storage.verify import feed_rows
-from stable_explore.versioning._plan import Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
+from stable_explore.versioning._plan import Rewrite, base_runs, carried_ends, compacted, plan_rows, stale_digest_runs
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -75,7 +75,8 @@ class EditWriter:
             feed_rows(digest, paths, segments, open_columns=referred_columns)
             return digest.runs
         dropped = np.array(sorted(self.edits.dropped), dtype=np.int64)
-        affected = np.union1d(dropped, np.array(sorted(self.edits.touched()), dtype=np.int64))
+        changed = np.array(sorted(self.edits.touched()), dtype=np.int64)
+        affected = np.union1d(dropped, changed)
         ends = np.cumsum([rows for rows, _ in parent_runs], dtype=np.int64)
         runs: list[tuple[int, str]] = []
         done = 0
@@ -86,7 +87,7 @@ class EditWriter:
             stop = int(ends[last])
             new_start = start - int(np.searchsorted(dropped, start))
             new_stop = stop - int(np.searchsorted(dropped, stop))
-            digest = ContentDigest()
+            digest = ContentDigest(carried_ends(ends, first, last, dropped, changed))
             feed_rows(digest, paths, segments, new_start, new_stop, tables, open_columns=referred_columns)
             runs.extend(digest.runs)
             done = last + 1
