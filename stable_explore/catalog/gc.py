@@ -39,6 +39,7 @@ from stable_explore.errors import CacheNotFoundError, GcProblemWarning, InvalidO
 from stable_explore.storage.format import METADATA_FILE
 from stable_explore.storage.fsutil import bytes_freed_by_removing, is_leftover, sweep_stale_temp_dirs
 from stable_explore.storage.locks import try_remove_lock
+from stable_explore.storage.shard_file import forget_mapped
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog
@@ -154,6 +155,8 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
             _drop_dangling_sources(catalog, dataset, set(ids) - removed, grace, report)
             _drop_old_use_marks(catalog, dataset, set(ids) - removed, grace)
     finally:  # what was taken out of versions/ is deleted even if a later step failed
+        if doomed:
+            forget_mapped()  # a kept map of a deleted shard would hold its disk space
         for path in doomed:
             shutil.rmtree(path, ignore_errors=True)
     freed += _sweep(catalog.refs_dir(dataset), report) + _sweep(catalog.sources_dir(dataset), report)

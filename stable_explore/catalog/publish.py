@@ -40,6 +40,7 @@ from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.shard_file import forget_mapped
 from stable_explore.storage.version_files import VersionFile, version_files
 from stable_explore.storage.writer import write_metadata
 
@@ -170,6 +171,7 @@ def remove_version_dir(directory: Path) -> None:
 
     An interrupted delete leaves a temp dir that the next sweep finishes, never a half-deleted version.
     """
+    forget_mapped()  # a kept map of a deleted shard would hold its disk space
     shutil.rmtree(unpublish_version_dir(directory), ignore_errors=True)
 
 

@@ -297,6 +297,13 @@ def recover_moved_aside(target: Path) -> bool:
     return any(_settle_moved_aside(aside) for aside in candidates)
 
 
+def _forget_mapped() -> None:
+    """Let go of kept shard maps before a replaced cache is deleted (they would hold its disk space)."""
+    from stable_explore.storage.shard_file import forget_mapped  # shard_file uses this module
+
+    forget_mapped()
+
+
 def publish_dir(tmp: Path, target: Path) -> None:
     """Move a complete, fsynced temp dir to ``target``, replacing any old one, crash-safe at every step.
 
@@ -311,6 +318,7 @@ def publish_dir(tmp: Path, target: Path) -> None:
     recover_moved_aside(target)
     if target.exists() and exchange_paths(tmp, target):
         fsync_path(target.parent)
+        _forget_mapped()
         shutil.rmtree(tmp, ignore_errors=True)
         return
     old: Path | None = None
@@ -325,6 +333,7 @@ def publish_dir(tmp: Path, target: Path) -> None:
         raise
     fsync_path(target.parent)
     if old is not None:
+        _forget_mapped()
         shutil.rmtree(old, ignore_errors=True)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,43 @@ def run_ends(keys: pa.Array, hashes: np.ndarray) -> np.ndarray:
     return ends
 
 
+@dataclass(frozen=True)
+class KnownEnds:
+    """Which rows end a run, where the caller knows it already: rows an edit left as they were.
+
+    Positions count from the first row fed to a :class:`ContentDigest`; both arrays are sorted.
+    ``ends`` are rows known to end a run; ``unknown`` rows (changed ones) are looked at from
+    their key and row hash, as :func:`run_ends` does; every other row is known not to end one.
+    A save then hashes the keys of the rows it changed, not of every row in the runs those rows
+    sit in (about 4,096 rows per edit: at 100k rows, a third of a save of 10 relabels).
+
+    Examples
+    --------
+    >>> import numpy as np, pyarrow as pa
+    >>> keys, hashes = pa.array(range(20_000)), np.arange(20_000, dtype=np.uint64)
+    >>> whole = ContentDigest()
+    >>> whole.update(keys, hashes)
+    >>> ends = np.cumsum([rows for rows, _ in whole.runs]) - 1
+    >>> told = ContentDigest(KnownEnds(ends[:-2], ends[-2:]))  # rows whose ending a run is looked at
+    >>> told.update(keys, hashes)
+    >>> told.runs == whole.runs
+    True
+    """
+
+    ends: np.ndarray
+    unknown: np.ndarray
+
+    def within(self, offset: int, keys: pa.Array, hashes: np.ndarray) -> np.ndarray:
+        """The positions (in this batch) of the rows that end a run, for a batch fed at row ``offset``."""
+        stop = offset + len(keys)
+        ends = self.ends[np.searchsorted(self.ends, offset) : np.searchsorted(self.ends, stop)] - offset
+        look = self.unknown[np.searchsorted(self.unknown, offset) : np.searchsorted(self.unknown, stop)] - offset
+        if look.size:
+            found = look[run_ends(keys.take(pa.array(look)), np.asarray(hashes)[look])]
+            ends = np.union1d(ends, found)
+        return ends
+
+
 def digest_of_runs(key_type: str, runs: list[tuple[int, str]]) -> str:
     """The content digest of a version whose rows form ``runs`` ((row count, run digest) in order)."""
     combined = xxhash.xxh3_128()
@@ -245,7 +283,8 @@ class ContentDigest:
     its own xxh3-128 digest of its keys and row hashes, and the content digest is a digest
     of the runs' row counts and digests. Feed rows in order with :meth:`update`, in batches
     of any size: the result depends only on the rows, not on how they were batched, sharded
-    or split into tasks. An edit rehashes only the runs it touched (see :attr:`runs`).
+    or split into tasks. An edit rehashes only the runs it touched (see :attr:`runs`), and with
+    ``known`` (:class:`KnownEnds`) looks for run boundaries only among the rows it changed.
 
     Examples
     --------
@@ -259,9 +298,11 @@ class ContentDigest:
     (True, True)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, known: KnownEnds | None = None) -> None:
         self._kind = ""
         self._runs: list[tuple[int, str]] = []
+        self._known = known
+        self._fed = 0
         self._open_run()
 
     def _open_run(self) -> None:
@@ -288,7 +329,9 @@ class ContentDigest:
         t = keys.type
         self._kind = "string" if pa.types.is_string(t) or pa.types.is_large_string(t) else "int64"
         start = 0
-        for end in run_ends(keys, hashes).tolist():
+        ends = run_ends(keys, hashes) if self._known is None else self._known.within(self._fed, keys, hashes)
+        self._fed += len(keys)
+        for end in ends.tolist():
             self._feed(keys.slice(start, end + 1 - start), hashes[start : end + 1])
             self._runs.append((self._count, self._run_digest()))
             self._open_run()

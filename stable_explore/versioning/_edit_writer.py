@@ -21,7 +21,15 @@ from stable_explore.storage.cell_patches import CellPatches
 from stable_explore.storage.hashing import ContentDigest, row_hashes
 from stable_explore.storage.verify import feed_rows
 from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
-from stable_explore.versioning._plan import Link, Rewrite, base_runs, compacted, plan_rows, stale_digest_runs
+from stable_explore.versioning._plan import (
+    Link,
+    Rewrite,
+    base_runs,
+    carried_ends,
+    compacted,
+    plan_rows,
+    stale_digest_runs,
+)
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -85,7 +93,8 @@ class EditWriter:
             )
             return digest.runs
         dropped = np.array(sorted(self.edits.dropped), dtype=np.int64)
-        affected = np.union1d(dropped, np.array(sorted(self.edits.touched()), dtype=np.int64))
+        changed = np.array(sorted(self.edits.touched()), dtype=np.int64)
+        affected = np.union1d(dropped, changed)
         ends = np.cumsum([rows for rows, _ in parent_runs], dtype=np.int64)
         runs: list[tuple[int, str]] = []
         done = 0
@@ -96,7 +105,7 @@ class EditWriter:
             stop = int(ends[last])
             new_start = start - int(np.searchsorted(dropped, start))
             new_stop = stop - int(np.searchsorted(dropped, stop))
-            digest = ContentDigest()
+            digest = ContentDigest(carried_ends(ends, first, last, dropped, changed))
             feed_rows(
                 digest,
                 paths,

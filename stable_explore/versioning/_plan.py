@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Link", "Rewrite", "base_runs", "compacted", "plan_rows", "stale_digest_runs"]
+from stable_explore.storage.hashing import KnownEnds
+
+__all__ = ["Link", "Rewrite", "base_runs", "carried_ends", "compacted", "plan_rows", "stale_digest_runs"]
 
 
 @dataclass(frozen=True)
@@ -216,3 +218,34 @@ def stale_digest_runs(run_ends: np.ndarray, affected: np.ndarray) -> list[tuple[
             last += 1
         groups[-1] = (first, last)
     return groups
+
+
+def carried_ends(run_ends: np.ndarray, first: int, last: int, dropped: np.ndarray, changed: np.ndarray) -> KnownEnds:
+    """Where the runs of a stale group (parent runs ``first``..``last``) end in the saved version, as the parent says.
+
+    The new digest of the group is fed the group's rows minus ``dropped`` (counted from 0).
+    Whether a row ends a run depends on its key and row hash alone, so a row the edit left as
+    it was ends a run in the new version exactly when it ended one in the parent; ``changed``
+    rows are looked at again. (The parent's last run may end with its rows, not at a boundary:
+    counting its last row as one changes no run's rows or digest.) ``run_ends`` are the
+    cumulative row counts of the parent's runs; ``dropped`` and ``changed`` sorted positions.
+
+    Examples
+    --------
+    >>> known = carried_ends(np.array([10, 20, 30]), 1, 2, np.array([12]), np.array([19, 25]))
+    >>> known.ends.tolist(), known.unknown.tolist()  # rows 19 and 25 changed; row 12 dropped
+    ([18], [8, 14])
+    """
+    start = int(run_ends[first - 1]) if first else 0
+    stop = int(run_ends[last])
+    ends = run_ends[first : last + 1].astype(np.int64) - 1
+    unknown = changed[(changed >= start) & (changed < stop)].astype(np.int64)
+    ends = np.setdiff1d(ends, np.union1d(dropped, changed))
+    unknown = np.setdiff1d(unknown, dropped)
+    before = int(np.searchsorted(dropped, start))
+
+    def renumbered(rows: np.ndarray) -> np.ndarray:
+        moved: np.ndarray = rows - start - (np.searchsorted(dropped, rows) - before)
+        return moved.astype(np.int64)
+
+    return KnownEnds(renumbered(ends), renumbered(unknown))

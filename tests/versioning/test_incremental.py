@@ -11,9 +11,9 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CachedDataset, Features
-from stable_explore.storage.hashing import ContentDigest
+from stable_explore.storage.hashing import ContentDigest, run_ends
 from stable_explore.testing.caches import as_format_revision_2, as_format_revision_3
-from stable_explore.versioning._plan import Link, Rewrite, base_runs, plan_rows, stale_digest_runs
+from stable_explore.versioning._plan import Link, Rewrite, base_runs, carried_ends, plan_rows, stale_digest_runs
 
 ROWS = 70_000  # about 17 digest runs of 4,096 rows on average
 FEATURES = Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
@@ -88,6 +88,53 @@ def test_a_save_reads_only_the_runs_it_changed(many: CachedDataset, monkeypatch:
     assert sum(fed) <= max(rows for rows, _ in many.cache_meta.content_runs or []) * 2
     assert sum(fed) < len(many) / 2
     assert se.verify(saved).num_rows == len(many)
+
+
+def _hash_that_ends_a_run(key: str, rng: np.random.Generator) -> np.uint64:
+    """A row hash with which the row of this key ends a run (about one in 4,096 does)."""
+    candidates = rng.integers(0, 2**63, 50_000).astype(np.uint64)
+    found = run_ends(pa.array([key] * candidates.size), candidates)
+    return np.uint64(candidates[found[0]])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_run_ends_carried_from_the_parent_give_the_runs_of_a_full_pass(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 30_000
+    keys = pa.array([f"k{i:06d}" for i in range(n)])
+    hashes = rng.integers(0, 2**63, n).astype(np.uint64)
+    parent = ContentDigest()
+    parent.update(keys, hashes)
+    ends = np.cumsum([rows for rows, _ in parent.runs], dtype=np.int64)
+    # drop and change random rows, rows that end runs, the first and the last; one changed row comes to end a run
+    candidates = np.unique(np.concatenate([rng.choice(n, 30), rng.choice(ends - 1, 4), [0, n - 1]]))
+    dropped = np.sort(rng.choice(candidates, candidates.size // 2, replace=False))
+    changed = np.sort(rng.choice(candidates, candidates.size // 2, replace=False))  # some are dropped too
+    edited = hashes.copy()
+    edited[changed] = rng.integers(0, 2**63, changed.size).astype(np.uint64)
+    newly_ending = int(np.setdiff1d(changed, dropped)[0])
+    edited[newly_ending] = _hash_that_ends_a_run(keys[newly_ending].as_py(), rng)
+    kept = np.setdiff1d(np.arange(n), dropped)
+    child_keys, child_hashes = keys.take(pa.array(kept)), edited[kept]
+    full = ContentDigest()
+    full.update(child_keys, child_hashes)
+    # what a save does: the stale groups digested again with the ends the parent gives, every other run kept
+    runs: list[tuple[int, str]] = []
+    done = 0
+    for first, last in stale_digest_runs(ends, np.union1d(dropped, changed)):
+        runs.extend(parent.runs[done:first])
+        start, stop = (int(ends[first - 1]) if first else 0), int(ends[last])
+        new_start, new_stop = (x - int(np.searchsorted(dropped, x)) for x in (start, stop))
+        digest = ContentDigest(carried_ends(ends, first, last, dropped, changed))
+        for at in range(new_start, new_stop, 777):  # in batches, as a save reads shards
+            count = min(777, new_stop - at)
+            digest.update(child_keys.slice(at, count), child_hashes[at : at + count])
+        runs.extend(digest.runs)
+        done = last + 1
+    runs.extend(parent.runs[done:])
+    assert runs == full.runs
+    # the case a parent cannot tell: a changed row that now ends a run
+    assert int(np.searchsorted(kept, newly_ending)) in (np.cumsum([rows for rows, _ in full.runs]) - 1).tolist()
 
 
 def test_stale_groups_take_the_next_run_when_a_boundary_row_changes() -> None:
