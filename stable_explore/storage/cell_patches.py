@@ -30,9 +30,7 @@ Examples
 from __future__ import annotations
 
 import itertools
-import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,14 +41,8 @@ import xxhash
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN
-from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
-from stable_explore.storage.splices import (
-    Splice,
-    apply_splices,
-    keeps_splicing,
-    parse_splices,
-    splices_between,
-)
+from stable_explore.storage.kept import Kept, file_identity
+from stable_explore.storage.spliced_file import ParentList, SplicedList, SplicedRecord
 
 if TYPE_CHECKING:
     from stable_explore.storage.remote_file import RemoteLocation
@@ -101,46 +93,20 @@ def _checked_entries(value: Any, where: str, path: str | Path) -> list[PatchEntr
     return entries
 
 
-def _entries_to_json(entries: Iterable[PatchEntry]) -> list[list[Any]]:
-    return [[digest, row, row_hash, [list(cell) for cell in cells]] for digest, row, row_hash, cells in entries]
+def _entry_json(entry: PatchEntry) -> list[Any]:
+    digest, row, row_hash, cells = entry
+    return [digest, row, row_hash, [list(cell) for cell in cells]]
 
 
-@dataclass(frozen=True)
-class PatchesRecord:
-    """The ``cell_patches`` field: the entries file, how many entries it holds, and the splices."""
-
-    base: FileRef
-    count: int
-    splices: tuple[Splice[PatchEntry], ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """The form ``_metadata.json`` records."""
-        splices = [[index, removed, _entries_to_json(inserted)] for index, removed, inserted in self.splices]
-        return {**self.base.to_json(), "entries": self.count, "splices": splices}
-
-    @classmethod
-    def from_json(cls, raw: Any, meta_path: Path) -> PatchesRecord:
-        """Check and type the field (the file itself is read by :func:`load_cell_patches`)."""
-        base = FileRef.from_json(raw, meta_path, "'cell_patches'")
-        assert isinstance(raw, Mapping)
-        count = raw.get("entries")
-        if type(count) is not int or count < 0:
-            raise CacheCorruptionError(meta_path, f"'cell_patches' needs an entry count, found {raw!r:.150}")
-        return cls(base, count, parse_splices(raw.get("splices"), "'cell_patches'", meta_path, _checked_entries))
+PatchesRecord = SplicedRecord[PatchEntry]
+"""The ``cell_patches`` field: the entries file, how many entries it holds, and the splices."""
+ParentPatches = ParentList[PatchEntry]
+"""A parent version's entries file, its entries, and its folder (a save links the file from there)."""
+PATCHES: SplicedList[PatchEntry] = SplicedList(PATCHES_FILE, "'cell_patches'", "entries", _checked_entries, _entry_json)
+"""How the entries file is named and checked."""
 
 
-@dataclass(frozen=True)
-class ParentPatches:
-    """A parent version's entries file, its entries, and its folder (a save links the file from there)."""
-
-    directory: Path
-    record: PatchesRecord
-    base: list[PatchEntry]
-
-
-_LOADED: OrderedDict[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = OrderedDict()
-_LOADED_MAX = 32
-_LOADED_LOCK = threading.Lock()
+_LOADED: Kept[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = Kept(max_entries=32)
 
 
 def load_cell_patches(
@@ -154,32 +120,19 @@ def load_cell_patches(
     """
     key: tuple[Any, ...] | None = None
     if sealed_by is not None and remote is None and isinstance(raw, Mapping) and isinstance(raw.get("file"), str):
-        try:
-            stat = (directory / raw["file"]).stat()
-        except OSError:
-            stat = None
-        if stat is not None:
-            key = (sealed_by, str(directory), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-            with _LOADED_LOCK:
-                found = _LOADED.get(key)
-                if found is not None:
-                    _LOADED.move_to_end(key)
-                    return found
-    record = PatchesRecord.from_json(raw, meta_path)
-    loaded = read_json_file(directory, record.base, meta_path, remote)
-    base = _checked_entries(loaded, "the file", directory / record.base.file)
-    if len(base) != record.count:
-        raise CacheCorruptionError(directory / record.base.file, f"holds {len(base)} entries, not {record.count}")
-    entries = apply_splices(base, record.splices, meta_path)
+        identity = file_identity(directory / raw["file"])
+        if identity is not None:
+            key = (sealed_by, str(directory), *identity)
+            found = _LOADED.get(key)
+            if found is not None:
+                return found
+    entries, parent = PATCHES.load(directory, raw, meta_path, remote)
     keys = [(digest, row) for digest, row, _, _ in entries]
     if any(a >= b for a, b in itertools.pairwise(keys)):
         raise CacheCorruptionError(meta_path, "'cell_patches' entries are not in order of shard digest and row")
-    result = (CellPatches(entries), ParentPatches(directory, record, base))
+    result = (CellPatches(entries), parent)
     if key is not None:
-        with _LOADED_LOCK:
-            _LOADED[key] = result
-            while len(_LOADED) > _LOADED_MAX:
-                _LOADED.popitem(last=False)
+        _LOADED.put(key, result)
     return result
 
 
@@ -191,13 +144,7 @@ def cell_patches_field(
     With ``parent``, the parent's file is linked and only the splices are recorded, while they
     stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new file is written.
     """
-    if parent is not None:
-        splices = splices_between(parent.base, entries)
-        if keeps_splicing(len(parent.base), splices, parent.record.splices):
-            base = link_small_file(parent.directory, parent.record.base, out_dir, PATCHES_FILE)
-            return PatchesRecord(base, len(parent.base), tuple(splices)).to_json()
-    base = write_json_file(out_dir, PATCHES_FILE, _entries_to_json(entries))
-    return PatchesRecord(base, len(entries), ()).to_json()
+    return PATCHES.field_value(out_dir, entries, parent)
 
 
 @dataclass(frozen=True)
@@ -264,10 +211,6 @@ class CellPatches:
             if found is not None:
                 table = table.set_column(index, table.schema.field(index), _patched(table.column(index), *found))
         return table
-
-    def keys(self) -> set[tuple[str, int]]:
-        """(shard digest, row) of every patched row."""
-        return {(digest, row) for digest, row, _, _ in self.entries}
 
 
 def _file_patch(entries: list[PatchEntry]) -> FilePatch:

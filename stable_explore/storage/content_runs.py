@@ -22,30 +22,25 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
-from stable_explore.storage.splices import (
-    Splice,
-    apply_splices,
-    keeps_splicing,
-    parse_splices,
-    splices_between,
-    splices_to_json,
-)
+from stable_explore.storage.spliced_file import ParentList, SplicedList, SplicedRecord
 
 if TYPE_CHECKING:
     from stable_explore.storage.remote_file import RemoteLocation
 
-__all__ = ["RUNS_FILE", "ParentRuns", "RunsRecord", "content_runs_field", "load_content_runs"]
+__all__ = ["RUNS", "RUNS_FILE", "ParentRuns", "RunsRecord", "content_runs_field", "load_content_runs"]
 
 RUNS_FILE = "content-runs.json"
 
 Run = tuple[int, str]
+RunsRecord = SplicedRecord[Run]
+"""The ``content_runs`` field of revision 4: the runs file, how many runs it holds, and the splices."""
+ParentRuns = ParentList[Run]
+"""A parent version's runs file, its runs, and its folder (a save links the file from there)."""
 
 
 def _checked_runs(value: Any, where: str, path: str | Path) -> list[Run]:
@@ -58,36 +53,8 @@ def _checked_runs(value: Any, where: str, path: str | Path) -> list[Run]:
     return runs
 
 
-@dataclass(frozen=True)
-class RunsRecord:
-    """The ``content_runs`` field of revision 4: the runs file, how many runs it holds, and the splices."""
-
-    base: FileRef
-    count: int
-    splices: tuple[Splice[Run], ...]
-
-    def to_json(self) -> dict[str, Any]:
-        """The form ``_metadata.json`` records."""
-        return {**self.base.to_json(), "runs": self.count, "splices": splices_to_json(self.splices)}
-
-    @classmethod
-    def from_json(cls, raw: Any, meta_path: Path) -> RunsRecord:
-        """Check and type the field (the file itself is read later, by :func:`load_content_runs`)."""
-        base = FileRef.from_json(raw, meta_path, "'content_runs'")
-        assert isinstance(raw, Mapping)
-        count = raw.get("runs")
-        if type(count) is not int or count < 0:
-            raise CacheCorruptionError(meta_path, f"'content_runs' needs a run count, found {raw!r:.150}")
-        return cls(base, count, parse_splices(raw.get("splices"), "'content_runs'", meta_path, _checked_runs))
-
-
-@dataclass(frozen=True)
-class ParentRuns:
-    """A parent version's runs file, its runs, and its folder (a save links the file from there)."""
-
-    directory: Path
-    record: RunsRecord
-    base: list[Run]
+RUNS: SplicedList[Run] = SplicedList(RUNS_FILE, "'content_runs'", "runs", _checked_runs, list)
+"""How the runs file is named and checked."""
 
 
 def load_content_runs(
@@ -99,12 +66,7 @@ def load_content_runs(
     """
     if isinstance(raw, list):
         return _checked_runs(raw, "'content_runs'", meta_path), None
-    record = RunsRecord.from_json(raw, meta_path)
-    loaded = read_json_file(directory, record.base, meta_path, remote)
-    base = _checked_runs(loaded, RUNS_FILE, directory / record.base.file)
-    if len(base) != record.count:
-        raise CacheCorruptionError(directory / record.base.file, f"holds {len(base)} runs, not {record.count}")
-    return apply_splices(base, record.splices, meta_path), ParentRuns(directory, record, base)
+    return RUNS.load(directory, raw, meta_path, remote)
 
 
 def content_runs_field(out_dir: Path, runs: Sequence[Run], parent: ParentRuns | None = None) -> dict[str, Any]:
@@ -113,10 +75,4 @@ def content_runs_field(out_dir: Path, runs: Sequence[Run], parent: ParentRuns | 
     With ``parent``, the parent's runs file is linked and only the splices are recorded, while
     they stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new runs file is written.
     """
-    if parent is not None:
-        splices = splices_between(parent.base, runs)
-        if keeps_splicing(len(parent.base), splices, parent.record.splices):
-            base = link_small_file(parent.directory, parent.record.base, out_dir, RUNS_FILE)
-            return RunsRecord(base, len(parent.base), tuple(splices)).to_json()
-    base = write_json_file(out_dir, RUNS_FILE, [list(run) for run in runs])
-    return RunsRecord(base, len(runs), ()).to_json()
+    return RUNS.field_value(out_dir, runs, parent)

@@ -26,8 +26,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,9 +39,10 @@ from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, Sche
 from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
 from stable_explore.storage.cell_patches import CellPatches, ParentPatches, load_cell_patches
-from stable_explore.storage.content_runs import ParentRuns, RunsRecord, load_content_runs
+from stable_explore.storage.content_runs import RUNS, ParentRuns, load_content_runs
 from stable_explore.storage.fsutil import recover_moved_aside
 from stable_explore.storage.hashing import digest_of_runs
+from stable_explore.storage.kept import Kept, identity_of
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.remote_file import RemoteLocation
 from stable_explore.storage.row_segments import ParentSegments, load_row_segments
@@ -254,12 +253,10 @@ def metadata_digest(raw: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_SEALED: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+_SEALED: Kept[tuple[Any, ...], bool] = Kept(max_entries=4096)
 """Metadata files (folder, device, inode, size, mtime) whose seal and version id this process checked.
 
 A notebook loads the same versions again and again; a file edited afterwards is a new identity."""
-_SEALED_MAX = 4096
-_SEALED_LOCK = threading.Lock()
 
 
 def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
@@ -435,14 +432,11 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
-    sealed = (str(cache_dir), stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    if sealed not in _SEALED:  # both checks encode the whole metadata: once per process and file
+    sealed = (str(cache_dir), *identity_of(stat))
+    if not _SEALED.get(sealed):  # both checks encode the whole metadata: once per process and file
         _check_implied_version_id(raw, cache_dir, meta_path)
         _check_metadata_digest(raw, meta_path)
-        with _SEALED_LOCK:
-            _SEALED[sealed] = None
-            while len(_SEALED) > _SEALED_MAX:
-                _SEALED.popitem(last=False)
+        _SEALED.put(sealed, True)
     # after the seal: a hand edit is named as one
     runs_field, runs_file = _checked_content_runs(raw, num_rows, meta_path, resolved_dir)
     patches_field, patches_file = _checked_cell_patches(raw, meta_path, resolved_dir)
@@ -484,7 +478,7 @@ def _checked_content_runs(
     if entries is None:
         return None, None
     if isinstance(entries, Mapping):
-        record = RunsRecord.from_json(entries, meta_path)
+        record = RUNS.record_from_json(entries, meta_path)
         _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
         return entries, record.base
     runs, _ = load_content_runs(meta_path.parent, entries, meta_path)

@@ -24,12 +24,12 @@ True
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from stable_explore.storage.kept import Kept, file_identity
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,8 +51,9 @@ class OpenedFile:
     patched_bytes: int
 
 
-_KEPT: OrderedDict[tuple[object, ...], OpenedFile] = OrderedDict()
-_LOCK = threading.Lock()
+_KEPT: Kept[tuple[object, ...], OpenedFile] = Kept(
+    max_entries=MAX_FILES, weight=lambda entry: entry.patched_bytes, max_weight=MAX_PATCHED_BYTES
+)
 
 
 def opened(
@@ -68,17 +69,12 @@ def opened(
     ``patch`` applies the cell patches (``patch_key``: a digest of them, "" for none), which copy
     ``patched_columns``.
     """
-    try:
-        stat = Path(path).stat()
-    except OSError:
-        stat = None  # open_table says what is wrong
-    key = None if stat is None else (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, patch_key)
+    identity = file_identity(path)  # None: open_table says what is wrong
+    key = None if identity is None else (*identity, patch_key)
     if key is not None:
-        with _LOCK:
-            found = _KEPT.get(key)
-            if found is not None:
-                _KEPT.move_to_end(key)
-                return found
+        found = _KEPT.get(key)
+        if found is not None:
+            return found
     table = open_table()
     assert table is not None
     read = patch(table)
@@ -87,16 +83,10 @@ def opened(
     batches = table.to_batches()
     entry = OpenedFile(table, batches, read, batches if read is table else read.to_batches(), patched_bytes)
     if key is not None:
-        with _LOCK:
-            _KEPT[key] = entry
-            while len(_KEPT) > MAX_FILES or sum(e.patched_bytes for e in _KEPT.values()) > MAX_PATCHED_BYTES:
-                _KEPT.popitem(last=False)
-                if not _KEPT:
-                    break
+        _KEPT.put(key, entry)
     return entry
 
 
 def clear() -> None:
     """Forget every kept shard (their maps close when no reader holds them)."""
-    with _LOCK:
-        _KEPT.clear()
+    _KEPT.clear()

@@ -457,8 +457,8 @@ class ArrowBackend:
         if self._remote is not None:
             names = self.schema.names
             reader = self._remote.open(file_id, included_fields=[names.index(c) for c in columns])
-            return self._patched(file_id, reader.read_all())
-        return self._patched(file_id, open_shard(self._files[file_id], validate=False).select(list(columns)))
+            return reader.read_all()
+        return open_shard(self._files[file_id], validate=False).select(list(columns))
 
     def close(self) -> None:
         """Drop every open memory map (they reopen on the next access)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.storage.fsutil import version_gone
+from stable_explore.storage.kept import FileIdentity, Kept, identity_of
 
 __all__ = ["forget_mapped", "open_shard", "read_shard", "read_shard_batches"]
 
@@ -74,14 +74,13 @@ def _shard_buffer(path: Path) -> tuple[pa.Buffer, tuple[int, int, int, int]]:
     """
     with path.open("rb", buffering=0) as raw:
         stat = os.fstat(raw.fileno())
-        identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        identity = identity_of(stat)
         if stat.st_size <= _READ_WHOLE_BYTES:
             return pa.py_buffer(raw.readall()), identity
     return pa.memory_map(str(path), "r").read_buffer(), identity
 
 
-_MAPPED_MAX = 16
-_MAPPED: OrderedDict[tuple[int, int, int, int], pa.Table] = OrderedDict()
+_MAPPED: Kept[FileIdentity, pa.Table] = Kept(max_entries=16)
 """The tables of the last memory-mapped shards opened, by file (device, inode, size, mtime), as read.
 
 Shards never change, and a save hard-links its parent's into the new version, so a chain of saves
@@ -90,34 +89,26 @@ shard faults in a page per record batch (227 batches: 2 ms, 4 ms with the binary
 and unmapping it costs about as much again; 10 relabels at 2M rows open about 8 shards. Only the
 maps are kept, no copies (a widened column is made again per open); what a reader touched through
 them stays resident while they are kept, so they are few. See :func:`forget_mapped`."""
-_MAPPED_LOCK = threading.Lock()
 
 
 def forget_mapped() -> None:
     """Let go of the shard maps kept for reuse (a deleted shard's disk space is freed once no map holds it)."""
     from stable_explore.storage import open_files
 
-    with _MAPPED_LOCK:
-        _MAPPED.clear()
+    _MAPPED.clear()
     open_files.clear()  # readers' opened shards hold maps too
 
 
 def _read_table(path: Path) -> tuple[pa.Table, tuple[int, int, int, int]]:
     """The shard's table as the IPC reader gives it (a kept map's, when there is one), and the file's identity."""
-    stat = path.stat()
-    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
-    with _MAPPED_LOCK:
-        table = _MAPPED.get(identity)
-        if table is not None:
-            _MAPPED.move_to_end(identity)
-            return table, identity
+    identity = identity_of(path.stat())
+    table = _MAPPED.get(identity)
+    if table is not None:
+        return table, identity
     buffer, identity = _shard_buffer(path)
     table = ipc.open_file(pa.BufferReader(buffer)).read_all()
     if identity[2] > _READ_WHOLE_BYTES:  # mapped, not read: keeping it holds no copy of its bytes
-        with _MAPPED_LOCK:
-            _MAPPED[identity] = table
-            while len(_MAPPED) > _MAPPED_MAX:
-                _MAPPED.popitem(last=False)
+        _MAPPED.put(identity, table)
     return table, identity
 
 

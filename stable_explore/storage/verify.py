@@ -13,9 +13,7 @@ Examples
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +35,7 @@ from stable_explore.storage.hashing import (
     LegacyContentDigest,
     hash_file,
 )
+from stable_explore.storage.kept import FileIdentity, Kept, identity_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -90,9 +89,7 @@ def content_digest_of_files(
     return digest.hexdigest()
 
 
-_OPENED: OrderedDict[tuple[int, int, int, int], pa.Table] = OrderedDict()
-_OPENED_MAX = 64
-_OPENED_LOCK = threading.Lock()
+_OPENED: Kept[FileIdentity, pa.Table] = Kept(max_entries=64)
 
 
 def _row_columns(path: Path) -> pa.Table:
@@ -102,18 +99,11 @@ def _row_columns(path: Path) -> pa.Table:
     saves reopens the same inodes: the table (a map, no copy) is kept per (device, inode, size,
     mtime) for the next save instead of reading a footer of thousands of batches again.
     """
-    st = path.stat()
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-    with _OPENED_LOCK:
-        table = _OPENED.get(key)
-        if table is not None:
-            _OPENED.move_to_end(key)
-            return table
-    table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
-    with _OPENED_LOCK:
-        _OPENED[key] = table
-        while len(_OPENED) > _OPENED_MAX:
-            _OPENED.popitem(last=False)
+    key = identity_of(path.stat())
+    table = _OPENED.get(key)
+    if table is None:
+        table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
+        _OPENED.put(key, table)
     return table
 
 

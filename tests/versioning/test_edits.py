@@ -157,6 +157,12 @@ def test_interrupted_save_leaves_nothing(pets: CachedDataset, monkeypatch: pytes
     assert np.array_equal(se.load("pets", home=pets.cache_dir.parents[2]).base_rows(), np.arange(300))
 
 
+def _rebuilt(saved: CachedDataset) -> CachedDataset:
+    """A build of ``saved``'s rows (keys, labels and x) in the same home."""
+    rows = ((k, {"label": r["label"], "x": r["x"]}) for k, r in zip(saved.keys(), saved, strict=True))
+    return se.build(rows, saved.features, name="big", home=saved.cache_dir.parents[2], progress=False)
+
+
 def test_scattered_relabels_patch_cells_and_write_no_rows(big_shards: CachedDataset) -> None:
     saved = big_shards.relabel({10: "bird", 1500: "bird", 1999: "cat"}).save(message="three labels")
     assert "wrote 0 new shard(s)" in saved.build_info
@@ -171,14 +177,7 @@ def test_scattered_relabels_patch_cells_and_write_no_rows(big_shards: CachedData
     assert se.verify(saved).num_rows == 2000
     assert se.compare(big_shards, saved).rows.changed == ["k0010", "k1500", "k1999"]
     # the version id depends on the rows, not on how they are stored: a build of the same rows has it
-    rebuilt = se.build(
-        ((k, {"label": r["label"], "x": r["x"]}) for k, r in zip(saved.keys(), saved, strict=True)),
-        saved.features,
-        name="big",
-        home=saved.cache_dir.parents[2],
-        progress=False,
-    )
-    assert rebuilt.version == saved.version
+    assert _rebuilt(saved).version == saved.version
 
 
 def test_scattered_sets_write_only_the_changed_rows(big_shards: CachedDataset) -> None:
@@ -201,15 +200,8 @@ def test_scattered_sets_write_only_the_changed_rows(big_shards: CachedDataset) -
     assert se.verify(saved).num_rows == 2000
     diff = se.compare(big_shards, saved)
     assert diff.rows.changed == ["k0010", "k1500", "k1999"]
-    # the version id depends on the rows, not on how they are stored
-    rebuilt = se.build(
-        ((k, {"label": r["label"], "x": r["x"]}) for k, r in zip(saved.keys(), saved, strict=True)),
-        saved.features,
-        name="big",
-        home=saved.cache_dir.parents[2],
-        progress=False,
-    )
-    assert rebuilt.version == saved.version
+    # the version id depends on the rows, not on how they are stored: a build of the same rows has it
+    assert _rebuilt(saved).version == saved.version
 
 
 def test_a_segmented_version_reads_edits_pickles_and_browses(big_shards: CachedDataset) -> None:
