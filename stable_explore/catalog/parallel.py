@@ -30,6 +30,7 @@ from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stable_explore.catalog.code_places import CodePlace, code_places, place_of
 from stable_explore.catalog.tasks import (
     CANCEL_FILE,
     Task,
@@ -214,7 +215,7 @@ class ParallelBuild:
             where += f" (the row after key {failure.last_key!r})"
         _add_note(error, where)
         if failure.frames:
-            error.__cause__ = TaskTraceback(_format_frames(failure.frames))
+            error.__cause__ = TaskTraceback(_format_frames(failure.frames, code_places(self.source)))
         return error
 
     def _lost(self, error: BaseException, tasks_dir: Path) -> ParallelBuildError:
@@ -272,11 +273,17 @@ def _process_context() -> multiprocessing.context.BaseContext:
 _preloaded = False
 
 
-def _format_frames(frames: list[tuple[str, int, str, str]]) -> str:
-    """A worker's frames as a traceback, with source lines from this process where the worker had none."""
-    summary = traceback.StackSummary.from_list(
-        [(name, line, function, text or linecache.getline(name, line).strip()) for name, line, function, text in frames]
-    )
+def _format_frames(frames: list[tuple[str, int, str, str]], places: list[CodePlace]) -> str:
+    """A worker's frames as a traceback, with source lines from this process where the worker had none.
+
+    A frame whose file the worker only knew by a placeholder (code shipped by value) is given the file
+    of the driver's code object with its name and line, when exactly one fits.
+    """
+    shown = []
+    for name, line, function, text in frames:
+        file = name if linecache.getline(name, line) else (place_of(places, function, line) or name)
+        shown.append((file, line, function, text or linecache.getline(file, line).strip()))
+    summary = traceback.StackSummary.from_list(shown)
     return "".join(["Traceback (most recent call last):\n", *summary.format()]).rstrip("\n")
 
 
