@@ -41,3 +41,42 @@ def test_every_notebook_is_a_page() -> None:
     notebooks = sorted(p.stem for p in (DOCS.parent / "notebooks").glob("*.ipynb"))
     listed = re.findall(r"^notebooks/(\S+)$", (DOCS / "examples.md").read_text(encoding="utf-8"), re.MULTILINE)
     assert listed == notebooks
+
+
+def test_every_line_of_getting_started_runs(home_ipython: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's code, block by block, in a real IPython shell with the magic: a newcomer can paste it all."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```$", page, re.MULTILINE | re.DOTALL)
+    assert len(blocks) >= 4, "the page's code blocks were not found"
+    shell = InteractiveShell.instance()
+    for block in blocks:
+        result = shell.run_cell(block)
+        assert result.success, f"this block of getting-started.md failed:\n{block}\n{capsys.readouterr()}"
+    names = shell.user_ns
+    assert names["ds"].build_info == "reused: same source, arguments and features"
+    assert len(names["clean"]) == len(names["digits"]) - 2
+    diff = names["se"].compare(names["digits"], names["clean"])
+    assert (sorted(diff.rows.removed), list(diff.rows.changed)) == (["digit-0003", "digit-0017"], ["digit-0044"])
+    assert names["clean"][42]["label"] == 1  # row 44 of the parent, two rows dropped before it: now "one"
+
+
+@pytest.fixture
+def home_ipython(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private home and working folder for code a page runs."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_the_magic_page_lists_every_option() -> None:
+    from IPython.core.magic_arguments import construct_parser
+
+    from stable_explore.magic import StableMagics
+
+    parser = construct_parser(StableMagics.stable_cache)
+    options = {s for action in parser._actions for s in action.option_strings if s.startswith("--")} - {"--help"}
+    page = (DOCS / "magic.md").read_text(encoding="utf-8")
+    missing = sorted(o for o in options if f"| `{o}" not in page)
+    assert not missing, f"docs/magic.md's options table does not list: {missing}"

@@ -33,6 +33,7 @@ from stable_explore._optional import require
 from stable_explore.errors import RemoteStoreError
 from stable_explore.storage.fsutil import replacing, writing
 from stable_explore.storage.protocol import Store, check_key
+from stable_explore.storage.remote_hints import explain
 
 __all__ = ["ObjectStore", "shared_store"]
 
@@ -69,7 +70,7 @@ class ObjectStore(Store):
         try:
             self._store = from_url(self.url, client_options=client or None, **options)
         except Exception as exc:  # obstore raises its own types (and panics on bad config keys)
-            msg = f"cannot open the home {self.url}: {type(exc).__name__}: {exc}"
+            msg = f"cannot open the home {self.url}: {explain(str(exc)) or f'{type(exc).__name__}: {exc}'}"
             raise RemoteStoreError(msg) from exc
 
     def __repr__(self) -> str:
@@ -83,7 +84,13 @@ class ObjectStore(Store):
         self.lease_seconds = state["lease_seconds"]
 
     def _error(self, key: str, exc: Exception) -> RemoteStoreError:
-        msg = f"{self.url}/{key}: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        text = str(exc)
+        hint = explain(text)
+        msg = (
+            f"{self.url}/{key}: {hint}"
+            if hint
+            else f"{self.url}/{key}: {type(exc).__name__}: {text.splitlines()[0][:300]}"
+        )
         return RemoteStoreError(msg)
 
     # -- reading -----------------------------------------------------------------

@@ -225,13 +225,33 @@ def test_credentials_never_leave_the_process(
 def test_wrong_credentials_or_a_missing_bucket_give_one_clear_error(
     bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(RemoteStoreError, match="s3://no-such-bucket/cache"):
+    with pytest.raises(RemoteStoreError, match="s3://no-such-bucket/cache") as caught:
         se.build(_rows(jpegs, 10), _features(), name="pets", home="s3://no-such-bucket/cache", progress=False)
+    assert "NoSuchBucket: the bucket does not exist; create it" in str(caught.value)  # the cause, not the XML
+    assert "<?xml" not in str(caught.value)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
     wrong = bucket.replace("remote-", "wrong-")
     with pytest.raises(RemoteStoreError, match=wrong) as caught:
         se.load(f"{wrong}/pets")
     assert "not-the-secret" not in str(caught.value)
+    assert "check AWS_SECRET_ACCESS_KEY" in str(caught.value)
+
+
+def test_a_plain_http_server_without_allow_http_says_what_to_set(
+    bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "false")
+    with pytest.raises(RemoteStoreError, match="needs AWS_ALLOW_HTTP=true"):
+        se.load(f"{bucket}/pets")
+    shown = subprocess.run(  # a fresh process: this one keeps the store it opened for this home
+        [sys.executable, "-m", "stable_explore.cli", "--home", bucket, "ls"],
+        env={**os.environ, "AWS_ALLOW_HTTP": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "is AWS_ALLOW_HTTP set to an empty value?" in shown.stderr, shown.stderr
 
 
 def test_a_damaged_shard_in_the_bucket_is_refused_on_read(
