@@ -1,7 +1,7 @@
 """Exporting a dataset's rows: to pandas (labels as names, images as bytes, PIL, thumbnails or files) and to Parquet.
 
 The dataset hands over its rows as Arrow tables; this module turns them into what the
-user asked for. Files are written through :func:`stable_explore.storage.fsutil.replacing`,
+user asked for. Files are written through :func:`stable_explore.storage.backends.fsutil.replacing`,
 so two exports of one path never clobber each other's half-written file.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
-from stable_explore.storage.fsutil import replacing, writing
+from stable_explore.storage.backends.fsutil import replacing, writing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from stable_explore._selection import Rows
     from stable_explore.dataset import CachedDataset
     from stable_explore.schema import Features
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = ["IMAGE_EXPORTS", "Exports", "to_pandas", "to_parquet"]
 

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from stable_explore._iterable import RowStream
     from stable_explore._selection import Rows
     from stable_explore.dataset import CachedDataset
-    from stable_explore.storage.reader import ArrowBackend
+    from stable_explore.storage.read.reader import ArrowBackend
 
 __all__ = ["SplitViews"]
 

@@ -35,9 +35,9 @@ from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
 from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
-from stable_explore.storage.format import read_sharded_cache_meta
-from stable_explore.storage.verify import VerifyReport
-from stable_explore.storage.verify import verify as verify_cache_dir
+from stable_explore.storage.check.verify import VerifyReport
+from stable_explore.storage.check.verify import verify as verify_cache_dir
+from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
 
 if TYPE_CHECKING:
     from stable_explore.catalog import GcReport
@@ -125,7 +125,7 @@ def build(
         a folder, or a bucket's URL such as ``s3://team-bucket/cache``.
     storage_options:
         For a bucket: settings instead of the environment's (see
-        :class:`~stable_explore.storage.object.ObjectStore`); kept in this process only.
+        :class:`~stable_explore.storage.backends.object.ObjectStore`); kept in this process only.
     progress:
         Show a progress bar.
     num_proc:

@@ -34,7 +34,7 @@ from typing import Any
 from stable_explore import api, api_transfer
 from stable_explore._units import format_size
 from stable_explore.errors import InvalidOptionError, StableExploreError
-from stable_explore.storage.fsutil import writing
+from stable_explore.storage.backends.fsutil import writing
 
 __all__ = ["main"]
 

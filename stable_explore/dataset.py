@@ -44,11 +44,11 @@ from stable_explore.errors import (
     SchemaError,
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
-from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.reader import ArrowBackend
+from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.read.reader import ArrowBackend
 
 if TYPE_CHECKING:
-    from stable_explore.storage.verify import VerifyReport
+    from stable_explore.storage.check.verify import VerifyReport
     from stable_explore.versioning.edits import Draft, PendingEdits
     from stable_explore.widgets.browser import ShardBrowser
 
@@ -529,7 +529,7 @@ class CachedDataset(Exports, SplitViews):
 
     def verify(self) -> VerifyReport:
         """Re-hash every shard of this version and check its id (the same check as :func:`stable_explore.verify`)."""
-        from stable_explore.storage.verify import verify
+        from stable_explore.storage.check.verify import verify
 
         return verify(self.cache_dir)
 

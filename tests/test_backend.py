@@ -15,7 +15,7 @@ import pytest
 from stable_explore import Features, Value, backend
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import read_sharded_cache_meta, write_sharded_arrow_cache
-from stable_explore.storage import reader
+from stable_explore.storage.read import reader
 from tests.conftest import write_seed_v1_cache
 
 

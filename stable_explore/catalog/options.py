@@ -23,7 +23,7 @@ from stable_explore._canonical import canonical_json, unencodable_text
 from stable_explore._units import parse_size
 from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
-from stable_explore.storage.format import COMPRESSIONS
+from stable_explore.storage.format.cache_meta import COMPRESSIONS
 
 __all__ = ["BuildOptions"]
 

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore._optional import require
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
-from stable_explore.storage.merge import TaskShards
-from stable_explore.storage.writer import write_shards
+from stable_explore.storage.write.merge import TaskShards
+from stable_explore.storage.write.writer import write_shards
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features

@@ -11,7 +11,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.splices import apply_splices, rebase_limit, splices_between
+from stable_explore.storage.format.splices import apply_splices, rebase_limit, splices_between
 
 FEATURES = se.Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
 

@@ -9,8 +9,8 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, CachedDataset, CacheNotFoundError, Features, SchemaError, Value
-from stable_explore.storage.format import open_shard, read_sharded_cache_meta, validate_sharded_cache
-from stable_explore.storage.reader import ArrowBackend
+from stable_explore.storage.format.cache_meta import open_shard, read_sharded_cache_meta, validate_sharded_cache
+from stable_explore.storage.read.reader import ArrowBackend
 from tests.conftest import write_pets
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from stable_explore.storage import fsutil as _fsutil
-from stable_explore.storage.fsutil import fsync_path, start_writeback
+from stable_explore.storage.backends import fsutil as _fsutil
+from stable_explore.storage.backends.fsutil import fsync_path, start_writeback
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="sync_file_range is Linux-only")

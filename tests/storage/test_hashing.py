@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from stable_explore.storage.hashing import _column_hashes, row_hashes
+from stable_explore.storage.format.hashing import _column_hashes, row_hashes
 
 IMAGES = [b"\xff\xd8\xffabc", b"\x89PNG\r\n\x1a\nxyz", b""]
 TEXTS = ["cat", "é", ""]

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import stable_explore as se
-from stable_explore.storage.key_check import KeyCheck
+from stable_explore.storage.write.key_check import KeyCheck
 
 
 def _feed(check: KeyCheck, keys: np.ndarray, batch: int) -> None:

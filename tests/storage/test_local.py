@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stable_explore.storage.local import LocalStore
+from stable_explore.storage.backends.local import LocalStore
 from stable_explore.testing.store import StoreConformance
 
 

@@ -19,8 +19,8 @@ import pytest
 import stable_explore as se
 from stable_explore.catalog import BuildOptions
 from stable_explore.cli import main
-from stable_explore.storage import locks
-from stable_explore.storage.locks import hold_lock, holder_of, try_remove_lock
+from stable_explore.storage.backends import locks
+from stable_explore.storage.backends.locks import hold_lock, holder_of, try_remove_lock
 from tests.sources import NUM_FEATURES, numbers
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOLD = """
 import os, sys, time
 from pathlib import Path
-from stable_explore.storage.locks import hold_lock
+from stable_explore.storage.backends.locks import hold_lock
 
 path, mode = Path(sys.argv[1]), sys.argv[2]
 with hold_lock(path):

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 import stable_explore as se
-import stable_explore.storage.merge as merge
+import stable_explore.storage.write.merge as merge
 from stable_explore import Features, Value
 from stable_explore.schema.columns import KEY_COLUMN
-from stable_explore.storage.merge import TaskShards, merge_task_shards, rekey_task_shards
-from stable_explore.storage.shard_file import read_shard_batches
-from stable_explore.storage.writer import write_shards
+from stable_explore.storage.read.shard_file import read_shard_batches
+from stable_explore.storage.write.merge import TaskShards, merge_task_shards, rekey_task_shards
+from stable_explore.storage.write.writer import write_shards
 
 F = Features(x=Value("int64"))
 

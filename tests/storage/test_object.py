@@ -22,14 +22,14 @@ _counter = itertools.count()
 
 class TestObjectStore(StoreConformance):
     @pytest.fixture
-    def store(self, s3_env: S3Server) -> se.storage.object.ObjectStore:  # type: ignore[name-defined]
-        from stable_explore.storage.object import ObjectStore
+    def store(self, s3_env: S3Server) -> se.storage.backends.object.ObjectStore:  # type: ignore[name-defined]
+        from stable_explore.storage.backends.object import ObjectStore
 
         return ObjectStore(f"s3://team/conformance-{next(_counter)}")
 
 
 def test_a_dead_holders_lease_is_broken_after_its_time(s3_env: S3Server) -> None:
-    from stable_explore.storage.object import ObjectStore
+    from stable_explore.storage.backends.object import ObjectStore
 
     store = ObjectStore("s3://team/leases", lease_seconds=0.5)
     assert store.put_if_absent("d/.build-x.lock", '{"host": "gone", "pid": 1, "id": "x", "t": 0}')
@@ -39,7 +39,7 @@ def test_a_dead_holders_lease_is_broken_after_its_time(s3_env: S3Server) -> None
 
 
 def test_credentials_never_appear_in_repr_pickle_or_errors(s3_env: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stable_explore.storage.object import ObjectStore
+    from stable_explore.storage.backends.object import ObjectStore
 
     store = ObjectStore("s3://team/secret-check")
     store.write_text("a/refs/latest", "v\n")
@@ -55,7 +55,7 @@ def test_credentials_never_appear_in_repr_pickle_or_errors(s3_env: S3Server, mon
 
 
 def test_a_missing_bucket_is_one_clear_error_naming_the_url(s3_env: S3Server, tmp_path: Path) -> None:
-    from stable_explore.storage.object import ObjectStore
+    from stable_explore.storage.backends.object import ObjectStore
 
     store = ObjectStore("s3://no-such-bucket/cache")
     with pytest.raises(se.RemoteStoreError, match=r"s3://no-such-bucket/cache/x/refs/latest"):

@@ -10,9 +10,15 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from stable_explore.storage.local import LocalStore
-from stable_explore.storage.read_cache import BLOCK_SIZE, CACHE_ENV, CACHE_SIZE_ENV, ReadCache, default_read_cache
-from stable_explore.storage.remote_file import FETCHED, RemoteShardFile
+from stable_explore.storage.backends.local import LocalStore
+from stable_explore.storage.backends.read_cache import (
+    BLOCK_SIZE,
+    CACHE_ENV,
+    CACHE_SIZE_ENV,
+    ReadCache,
+    default_read_cache,
+)
+from stable_explore.storage.backends.remote_file import FETCHED, RemoteShardFile
 
 if TYPE_CHECKING:
     import pytest

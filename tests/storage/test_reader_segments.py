@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from stable_explore import CacheCorruptionError, Features, Value
-from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.reader import ArrowBackend
-from stable_explore.storage.writer import write_sharded_arrow_cache
+from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.write.writer import write_sharded_arrow_cache
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def test_a_read_frees_its_shards_when_dropped_without_waiting_for_a_garbage_coll
 
 
 def test_a_damaged_batch_in_a_segmented_read_is_refused_naming_rows_of_the_version(files: ShardedCacheMeta) -> None:
-    from stable_explore.storage.batches import forget_checked
+    from stable_explore.storage.read.batches import forget_checked
 
     segments = [(1, 0, 5), (0, 60, 30), (2, 0, 2)] * 10  # file 0's rows 60-89: its batches 1 and 2
     path = files.shard_paths[0]

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import stable_explore as se
-from stable_explore.storage.shard_file import forget_mapped, open_shard
+from stable_explore.storage.read.shard_file import forget_mapped, open_shard
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 

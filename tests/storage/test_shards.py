@@ -11,9 +11,9 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore import Features, Value, verify
-from stable_explore.storage.hashing import hash_file
-from stable_explore.storage.shards import ShardWriter
-from stable_explore.storage.writer import write_sharded_arrow_cache
+from stable_explore.storage.format.hashing import hash_file
+from stable_explore.storage.write.shards import ShardWriter
+from stable_explore.storage.write.writer import write_sharded_arrow_cache
 
 if TYPE_CHECKING:
     import pytest
@@ -36,7 +36,7 @@ def test_shard_digests_streamed_while_writing_match_the_files(tmp_path: Path) ->
 def test_aborting_a_writer_closes_its_file_and_its_queued_writebacks_do_not_fail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from stable_explore.storage import shards as cache
+    from stable_explore.storage.write import shards as cache
 
     calls: list[BaseException | None] = []
     original = cache._start_writeback_of

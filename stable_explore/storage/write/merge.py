@@ -4,7 +4,7 @@ Each task of a parallel build writes its own shards into a folder of the build's
 (:class:`TaskShards` says what it wrote). :func:`merge_task_shards` moves them into the staging
 folder itself, numbered in task order, refuses a key repeated across tasks, and digests the
 rows -- their keys and row hashes, read back from each shard's key and hash columns, in order --
-with :class:`~stable_explore.storage.hashing.ContentDigest`, the digest the serial writer feeds.
+with :class:`~stable_explore.storage.format.hashing.ContentDigest`, the digest the serial writer feeds.
 So the same rows in the same order give the serial build's content digest, and its version id,
 however the rows were cut into tasks and shards.
 
@@ -16,7 +16,7 @@ Examples
 --------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
->>> from stable_explore.storage.writer import write_shards
+>>> from stable_explore.storage.write.writer import write_shards
 >>> features = Features(x=Value("int64"))
 >>> staging = pathlib.Path(tempfile.mkdtemp())
 >>> parts = []
@@ -48,12 +48,12 @@ import pyarrow as pa
 
 from stable_explore.errors import EncodingError
 from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
-from stable_explore.storage.content_runs import content_runs_field
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE, SHARD_NAME_FMT
-from stable_explore.storage.hashing import ContentDigest
-from stable_explore.storage.shards import ShardList, ShardWriter
-from stable_explore.storage.sidecars import FileRef, batches_file_name
-from stable_explore.storage.writer import check_unique_keys, shard_metadata
+from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE, SHARD_NAME_FMT
+from stable_explore.storage.format.content_runs import content_runs_field
+from stable_explore.storage.format.hashing import ContentDigest
+from stable_explore.storage.format.sidecars import FileRef, batches_file_name
+from stable_explore.storage.write.shards import ShardList, ShardWriter
+from stable_explore.storage.write.writer import check_unique_keys, shard_metadata
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -86,7 +86,7 @@ class TaskShards:
     def of_fields(
         cls, directory: str | os.PathLike[str], fields: Mapping[str, Any], *, default_keys: Sequence[tuple[int, int]]
     ) -> TaskShards:
-        """What :func:`~stable_explore.storage.writer.write_shards` returned for ``directory``."""
+        """What :func:`~stable_explore.storage.write.writer.write_shards` returned for ``directory``."""
         return cls(
             directory=os.fspath(directory),
             names=tuple(fields["shard_filenames"]),

@@ -1,6 +1,6 @@
 """What a version records about itself beyond its shards, typed and checked once, and the version id it implies.
 
-``_metadata.json`` holds the shard fields (see :mod:`stable_explore.storage.format`) and
+``_metadata.json`` holds the shard fields (see :mod:`stable_explore.storage.format.cache_meta`) and
 these: the version's id and name, when it was made, its parent and the operations that
 made it from the parent, the source fingerprint that built it, its description, license,
 the user's metadata, a message, and the content digest of its rows. A seed-v1 cache has

@@ -25,8 +25,8 @@ from typing import Any
 from filelock import FileLock
 from typing_extensions import override
 
-from stable_explore.storage.fsutil import fsync_path, replacing, temp_path_beside, writing
-from stable_explore.storage.protocol import Store, check_key
+from stable_explore.storage.backends.fsutil import fsync_path, replacing, temp_path_beside, writing
+from stable_explore.storage.backends.protocol import Store, check_key
 
 _COPY_CHUNK = 8 * 1024 * 1024
 

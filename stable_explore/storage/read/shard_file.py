@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
-from stable_explore.storage.fsutil import version_gone
-from stable_explore.storage.kept import FileIdentity, Kept, identity_of
+from stable_explore.storage.backends.fsutil import version_gone
+from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
 
 __all__ = ["forget_mapped", "open_shard", "read_shard", "read_shard_batches"]
 
@@ -93,7 +93,7 @@ them stays resident while they are kept, so they are few. See :func:`forget_mapp
 
 def forget_mapped() -> None:
     """Let go of the shard maps kept for reuse (a deleted shard's disk space is freed once no map holds it)."""
-    from stable_explore.storage import open_files
+    from stable_explore.storage.read import open_files
 
     _MAPPED.clear()
     open_files.clear()  # readers' opened shards hold maps too

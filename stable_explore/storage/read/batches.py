@@ -148,7 +148,7 @@ _CHECKED_LOCK = threading.Lock()
 
 def forget_checked() -> None:
     """Forget which batches this process checked (the next read of each batch reads and checks it again)."""
-    from stable_explore.storage import open_files
+    from stable_explore.storage.read import open_files
 
     with _CHECKED_LOCK:
         _CHECKED.clear()

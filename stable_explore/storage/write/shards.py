@@ -27,12 +27,18 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheWriteError
-from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
-from stable_explore.storage.fsutil import fsync_path, start_writeback, write_error, writeback_supported, writing
-from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
-from stable_explore.storage.shard_file import open_shard, read_shard_batches
-from stable_explore.storage.sidecars import FileRef, batches_file_name, link_small_file, write_batches_file
+from stable_explore.storage.backends.fsutil import (
+    fsync_path,
+    start_writeback,
+    write_error,
+    writeback_supported,
+    writing,
+)
+from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
+from stable_explore.storage.format.hashing import format_digest, hash_file, new_file_hasher
+from stable_explore.storage.format.sidecars import FileRef, batches_file_name, link_small_file, write_batches_file
+from stable_explore.storage.read.batches import BatchDigests
+from stable_explore.storage.read.shard_file import open_shard, read_shard_batches
 
 __all__ = ["BatchCallback", "ShardList", "ShardWriter"]
 

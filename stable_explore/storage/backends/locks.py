@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from stable_explore.errors import LockTimeoutError
-from stable_explore.storage.fsutil import writing
+from stable_explore.storage.backends.fsutil import writing
 
 try:
     import fcntl

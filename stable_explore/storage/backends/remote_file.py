@@ -3,7 +3,7 @@
 Arrow's IPC file reader asks for the footer first (the last bytes of the file), then, for each
 record batch it is asked for, that batch's message and body, and with ``included_fields`` only
 the buffers of those columns. :class:`RemoteShardFile` serves each read from fixed-size blocks
-(:data:`~stable_explore.storage.read_cache.BLOCK_SIZE`): blocks already in the local read
+(:data:`~stable_explore.storage.backends.read_cache.BLOCK_SIZE`): blocks already in the local read
 cache are read from disk, the missing ones of one read are fetched together in one
 ``get_ranges`` call (object_store merges neighbouring ranges and runs them concurrently) and
 written to the cache. So the browser's first page costs the footer and the first batches'
@@ -19,8 +19,8 @@ would cache images a column read never needs; blocks serve both.
 Examples
 --------
 >>> import tempfile, pathlib, pyarrow as pa, pyarrow.ipc as ipc
->>> from stable_explore.storage.local import LocalStore
->>> from stable_explore.storage.read_cache import ReadCache
+>>> from stable_explore.storage.backends.local import LocalStore
+>>> from stable_explore.storage.backends.read_cache import ReadCache
 >>> root = pathlib.Path(tempfile.mkdtemp())
 >>> with ipc.new_file(str(root / "s.arrow"), pa.schema([("x", pa.int64())])) as writer:
 ...     writer.write_batch(pa.record_batch({"x": [1, 2, 3]}))
@@ -42,12 +42,12 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from typing_extensions import override
 
-from stable_explore.storage.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
+from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from stable_explore.storage.protocol import Store
+    from stable_explore.storage.backends.protocol import Store
 
 __all__ = ["FETCHED", "FetchCounter", "RemoteLocation", "RemoteShardFile", "open_remote_shard"]
 
@@ -81,10 +81,10 @@ class RemoteLocation:
     def store(self) -> Store:
         """The home's store, shared in this process (credentials come from the environment or storage_options)."""
         if "://" in self.url and not self.url.startswith("file://"):
-            from stable_explore.storage.object import shared_store
+            from stable_explore.storage.backends.object import shared_store
 
             return shared_store(self.url)
-        from stable_explore.storage.local import LocalStore
+        from stable_explore.storage.backends.local import LocalStore
 
         return LocalStore(self.url.removeprefix("file://"))
 

@@ -8,7 +8,7 @@ Readers apply them as the file is opened, so every read (slices, takes, columns,
 exports) sees the new labels, and the content digest is made of the new row hashes.
 
 The entries live in ``cell-patches.json`` beside the metadata, which a save links from its
-parent and splices (see :mod:`~stable_explore.storage.splices`), so a save of 10 relabels
+parent and splices (see :mod:`~stable_explore.storage.format.splices`), so a save of 10 relabels
 records about 10 entries, whatever the rows. Entries are keyed by shard digest, not position,
 because saves renumber the shards they keep; a version whose shards repeat a digest does not
 patch (its rows are written anew).
@@ -41,11 +41,11 @@ import xxhash
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN
-from stable_explore.storage.kept import Kept, file_identity
-from stable_explore.storage.spliced_file import ParentList, SplicedList, SplicedRecord
+from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
+from stable_explore.storage.read.kept import Kept, file_identity
 
 if TYPE_CHECKING:
-    from stable_explore.storage.remote_file import RemoteLocation
+    from stable_explore.storage.backends.remote_file import RemoteLocation
 
 __all__ = [
     "PATCHES_FILE",
@@ -142,7 +142,7 @@ def cell_patches_field(
     """Record a version's entries (sorted) in ``out_dir``: the ``cell_patches`` field to store.
 
     With ``parent``, the parent's file is linked and only the splices are recorded, while they
-    stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new file is written.
+    stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written.
     """
     return PATCHES.field_value(out_dir, entries, parent)
 

@@ -4,7 +4,7 @@ Examples
 --------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
->>> from stable_explore.storage.writer import write_sharded_arrow_cache
+>>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
 >>> meta = write_sharded_arrow_cache(({"x": i} for i in range(5)), Features(x=Value("int64")),
 ...                                  pathlib.Path(tempfile.mkdtemp()) / "c")
 >>> meta.num_rows, meta.shard_filenames
@@ -27,8 +27,8 @@ from filelock import FileLock
 from stable_explore._canonical import unencodable_text
 from stable_explore.errors import DuplicateKeyError, EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema.columns import KEY_COLUMN
-from stable_explore.storage.content_runs import content_runs_field
-from stable_explore.storage.format import (
+from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside, writing
+from stable_explore.storage.format.cache_meta import (
     CACHE_FORMAT_VERSION,
     COMPRESSIONS,
     DEFAULT_SHARD_SIZE_BYTES,
@@ -43,11 +43,11 @@ from stable_explore.storage.format import (
     meta_from_dict,
     metadata_digest,
 )
-from stable_explore.storage.fsutil import publish_dir, temp_dir_beside, writing
-from stable_explore.storage.hashing import ContentDigest, row_hashes
-from stable_explore.storage.key_check import KeyCheck, key_hashes
-from stable_explore.storage.shard_file import read_shard_batches
-from stable_explore.storage.shards import BatchCallback, ShardList, ShardWriter
+from stable_explore.storage.format.content_runs import content_runs_field
+from stable_explore.storage.format.hashing import ContentDigest, row_hashes
+from stable_explore.storage.read.shard_file import read_shard_batches
+from stable_explore.storage.write.key_check import KeyCheck, key_hashes
+from stable_explore.storage.write.shards import BatchCallback, ShardList, ShardWriter
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -287,9 +287,9 @@ def shard_metadata(
 
     Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
     for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
-    ``content_runs`` (the field :func:`~stable_explore.storage.content_runs.content_runs_field`
+    ``content_runs`` (the field :func:`~stable_explore.storage.format.content_runs.content_runs_field`
     gives for the version's runs) lets a later edit rehash only the runs it touches; a version
-    without them is hashed whole once. ``cell_patches`` (see :mod:`~stable_explore.storage.cell_patches`)
+    without them is hashed whole once. ``cell_patches`` (see :mod:`~stable_explore.storage.format.cell_patches`)
     makes the version format revision 5; without them it is revision 4, which earlier releases read.
     """
     meta: dict[str, Any] = {

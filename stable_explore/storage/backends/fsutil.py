@@ -299,7 +299,7 @@ def recover_moved_aside(target: Path) -> bool:
 
 def _forget_mapped() -> None:
     """Let go of kept shard maps before a replaced cache is deleted (they would hold its disk space)."""
-    from stable_explore.storage.shard_file import forget_mapped  # shard_file uses this module
+    from stable_explore.storage.read.shard_file import forget_mapped  # shard_file uses this module
 
     forget_mapped()
 

@@ -6,8 +6,8 @@ which a save links from its parent unchanged, and records in the metadata only h
 runs differ from that file: a list of splices ``[index, removed, [[rows, digest], ...]]``
 (replace ``removed`` runs from ``index`` of the file by those listed). A save of 10 edits
 records about 10 runs (under 1 KB). Once the splices outgrow a share of the file (see
-:func:`~stable_explore.storage.splices.rebase_limit`), the save writes a new file with no splices, so a chain of saves
-writes on average a few KB each, and reading the runs stays one file and a short list.
+:func:`~stable_explore.storage.format.splices.rebase_limit`), the save writes a new file with no splices, so a
+chain of saves writes on average a few KB each, and reading the runs stays one file and a short list.
 
 Examples
 --------
@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.spliced_file import ParentList, SplicedList, SplicedRecord
+from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
 
 if TYPE_CHECKING:
-    from stable_explore.storage.remote_file import RemoteLocation
+    from stable_explore.storage.backends.remote_file import RemoteLocation
 
 __all__ = ["RUNS", "RUNS_FILE", "ParentRuns", "RunsRecord", "content_runs_field", "load_content_runs"]
 
@@ -73,6 +73,6 @@ def content_runs_field(out_dir: Path, runs: Sequence[Run], parent: ParentRuns | 
     """Record ``runs`` for a version being written in ``out_dir``: the ``content_runs`` field to store.
 
     With ``parent``, the parent's runs file is linked and only the splices are recorded, while
-    they stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new runs file is written.
+    they stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new runs file is written.
     """
     return RUNS.field_value(out_dir, runs, parent)

@@ -4,7 +4,7 @@ A publish to a bucket, a push or pull, a gc of a bucket and the mirror of a buck
 each handle every file of a version: they ask this module which files those are instead of
 reading the shard lists themselves. A version's files are its shards and, from format revision
 4 on, the small files beside them: each shard's record batch digests and the runs of rows of
-its content digest (see :mod:`stable_explore.storage.sidecars`).
+its content digest (see :mod:`stable_explore.storage.format.sidecars`).
 
 Examples
 --------
@@ -45,7 +45,7 @@ def version_files(raw: Mapping[str, Any]) -> list[VersionFile]:
     """Every file that parsed ``_metadata.json`` fields ``raw`` list beside the metadata, in order.
 
     Names are returned as recorded: callers that make paths or keys of them check them
-    (``check_name``, or the checks of :func:`~stable_explore.storage.format.read_sharded_cache_meta`).
+    (``check_name``, or the checks of :func:`~stable_explore.storage.format.cache_meta.read_sharded_cache_meta`).
     """
     names = raw.get("shard_filenames") or []
     digests = raw.get("shard_hashes") or [None] * len(names)

@@ -4,7 +4,7 @@ The runs of the content digest and the cell patches are both such lists: a field
 metadata names the file (``{"file", "digest", "size"}``), says how many items it holds and
 records the splices that turn them into the version's list. :class:`SplicedList` says how one
 list is named and checked; it reads the field and writes it, linking the parent's file while
-the splices stay under :func:`~stable_explore.storage.splices.rebase_limit`.
+the splices stay under :func:`~stable_explore.storage.format.splices.rebase_limit`.
 
 Examples
 --------
@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
-from stable_explore.storage.splices import Splice, apply_splices, keeps_splicing, parse_splices, splices_between
+from stable_explore.storage.format.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.format.splices import Splice, apply_splices, keeps_splicing, parse_splices, splices_between
 
 if TYPE_CHECKING:
-    from stable_explore.storage.remote_file import RemoteLocation
+    from stable_explore.storage.backends.remote_file import RemoteLocation
 
 __all__ = ["ParentList", "SplicedList", "SplicedRecord"]
 
@@ -95,7 +95,7 @@ class SplicedList(Generic[T]):
         """Record ``items`` for a version being written in ``out_dir``: the field to store.
 
         With ``parent``, the parent's file is linked and only the splices are recorded, while they
-        stay under :func:`~stable_explore.storage.splices.rebase_limit`; otherwise a new file is written.
+        stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written.
         """
         if parent is not None:
             splices = splices_between(parent.base, items)

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.storage.remote_reader import LazyBatches
+from stable_explore.storage.backends.remote_reader import LazyBatches
 
 if TYPE_CHECKING:
-    from stable_explore.storage.batches import ShardCheck
+    from stable_explore.storage.read.batches import ShardCheck
 
 __all__ = ["OpenShard", "as_run", "gather"]
 

@@ -31,8 +31,8 @@ from typing_extensions import override
 
 from stable_explore._optional import require
 from stable_explore.errors import RemoteStoreError
-from stable_explore.storage.fsutil import replacing, writing
-from stable_explore.storage.protocol import Store, check_key
+from stable_explore.storage.backends.fsutil import replacing, writing
+from stable_explore.storage.backends.protocol import Store, check_key
 
 __all__ = ["ObjectStore", "shared_store"]
 

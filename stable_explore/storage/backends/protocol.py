@@ -13,7 +13,7 @@ without losing each other's updates.
 Examples
 --------
 >>> import tempfile
->>> from stable_explore.storage.local import LocalStore
+>>> from stable_explore.storage.backends.local import LocalStore
 >>> store = LocalStore(tempfile.mkdtemp())
 >>> store.put_if_absent("pets/refs/latest", "v1\n"), store.put_if_absent("pets/refs/latest", "v2\n")
 (True, False)
@@ -90,7 +90,7 @@ class Store(abc.ABC):
     def get_file(self, key: str, path: Path, *, hasher: Any = None) -> None:
         """Copy the file at ``key`` to the local ``path`` (which appears whole or not at all).
 
-        ``hasher`` (e.g. :func:`~stable_explore.storage.hashing.new_file_hasher`), when given, is
+        ``hasher`` (e.g. :func:`~stable_explore.storage.format.hashing.new_file_hasher`), when given, is
         fed every byte as it is written: the copy is checked in the same pass that makes it.
         """
 

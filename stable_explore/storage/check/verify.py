@@ -4,7 +4,7 @@ Examples
 --------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
->>> from stable_explore.storage.writer import write_sharded_arrow_cache
+>>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
 >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
 >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
 >>> verify(out).num_rows
@@ -21,26 +21,26 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
-from stable_explore.storage.batches import BATCH_HASH_ALGORITHM, bad_columns
-from stable_explore.storage.format import (
+from stable_explore.storage.format.cache_meta import (
     METADATA_FILE,
     ShardedCacheMeta,
     open_shard,
     read_sharded_cache_meta,
 )
-from stable_explore.storage.hashing import (
+from stable_explore.storage.format.hashing import (
     CONTENT_DIGEST_ALGORITHM,
     FILE_HASH_ALGORITHM,
     ContentDigest,
     LegacyContentDigest,
     hash_file,
 )
-from stable_explore.storage.kept import FileIdentity, Kept, identity_of
+from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns
+from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from stable_explore.storage.cell_patches import CellPatches
+    from stable_explore.storage.format.cell_patches import CellPatches
 
 __all__ = [
     "CacheCheck",
@@ -269,7 +269,7 @@ def check_rows(cache_dir: Path) -> None:
     --------
     >>> import tempfile, pathlib
     >>> from stable_explore import Features, Value
-    >>> from stable_explore.storage.writer import write_sharded_arrow_cache
+    >>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
     >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
     >>> check_rows(out)
@@ -319,7 +319,7 @@ def verify(target: Any) -> VerifyReport:
     --------
     >>> import tempfile, pathlib
     >>> from stable_explore import Features, Value
-    >>> from stable_explore.storage.writer import write_sharded_arrow_cache
+    >>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
     >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
     >>> verify(out).num_rows
@@ -329,7 +329,7 @@ def verify(target: Any) -> VerifyReport:
     started = time.perf_counter()
     meta = read_sharded_cache_meta(cache_dir)  # a missing cache raises CacheNotFoundError, as it always did
     if meta.remote is not None:
-        from stable_explore.storage.remote_verify import verify_remote
+        from stable_explore.storage.check.remote_verify import verify_remote
 
         return verify_remote(meta, verify)
     check = check_cache_dir(cache_dir)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.storage.kept import Kept, file_identity
+from stable_explore.storage.read.kept import Kept, file_identity
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.sidecars import FileRef, link_small_file, read_json_file, write_json_file
-from stable_explore.storage.splices import (
+from stable_explore.storage.format.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.format.splices import (
     Splice,
     apply_splices,
     keeps_splicing,
@@ -42,7 +42,7 @@ from stable_explore.storage.splices import (
 )
 
 if TYPE_CHECKING:
-    from stable_explore.storage.remote_file import RemoteLocation
+    from stable_explore.storage.backends.remote_file import RemoteLocation
 
 __all__ = ["INLINE_SEGMENTS", "ParentSegments", "SEGMENTS_FILE", "load_row_segments", "row_segments_field"]
 

@@ -30,7 +30,7 @@ import pyarrow as pa
 import xxhash
 
 from stable_explore.errors import DuplicateKeyError
-from stable_explore.storage.fsutil import writing
+from stable_explore.storage.backends.fsutil import writing
 
 __all__ = ["RUN_ROWS", "KeyCheck", "key_hashes"]
 

@@ -5,13 +5,13 @@ number open at once), routes global row numbers to (shard, record batch, row)
 through cumulative counts, and returns Arrow tables. It never decodes images:
 that is the dataset layer's job. Where the metadata records batch digests, each
 record batch is checked against its digest before any of its rows is returned
-(once per process; see :mod:`stable_explore.storage.batches`).
+(once per process; see :mod:`stable_explore.storage.read.batches`).
 
 Examples
 --------
 >>> import tempfile, pathlib
 >>> from stable_explore import Features, Value
->>> from stable_explore.storage.writer import write_sharded_arrow_cache
+>>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
 >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
 >>> meta = write_sharded_arrow_cache(({"x": i} for i in range(10)), Features(x=Value("int64")), out, batch_size=4)
 >>> backend = ArrowBackend.from_meta(meta)
@@ -32,16 +32,16 @@ import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError, RowIndexError
 from stable_explore.schema import HASH_COLUMN
-from stable_explore.storage.batches import ShardCheck
-from stable_explore.storage.open_files import opened
-from stable_explore.storage.open_shard import OpenShard, as_run, gather
-from stable_explore.storage.remote_reader import LazyBatches, RemoteShards
-from stable_explore.storage.shard_file import open_shard
+from stable_explore.storage.backends.remote_reader import LazyBatches, RemoteShards
+from stable_explore.storage.read.batches import ShardCheck
+from stable_explore.storage.read.open_files import opened
+from stable_explore.storage.read.open_shard import OpenShard, as_run, gather
+from stable_explore.storage.read.shard_file import open_shard
 
 if TYPE_CHECKING:
-    from stable_explore.storage.batches import BatchDigests
-    from stable_explore.storage.cell_patches import CellPatches
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+    from stable_explore.storage.format.cell_patches import CellPatches
+    from stable_explore.storage.read.batches import BatchDigests
 
 __all__ = ["ArrowBackend"]
 

@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any, overload
 import xxhash
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
-from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.fsutil import fsync_path, version_gone, writing
+from stable_explore.storage.backends.fsutil import fsync_path, version_gone, writing
+from stable_explore.storage.read.batches import BatchDigests
 
 if TYPE_CHECKING:
-    from stable_explore.storage.remote_file import RemoteLocation
+    from stable_explore.storage.backends.remote_file import RemoteLocation
 
 __all__ = [
     "BatchDigestList",

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.format import METADATA_FILE
-from stable_explore.storage.version_files import version_files
+from stable_explore.storage.format.cache_meta import METADATA_FILE
+from stable_explore.storage.format.version_files import version_files
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from _typeshed import DataclassInstance
 
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = ["verify_remote"]
 

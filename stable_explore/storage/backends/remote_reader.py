@@ -1,6 +1,6 @@
 """The shards of a version in a bucket, as the shard reader sees them: opened by footer, read batch by batch.
 
-:class:`RemoteShards` is what :class:`~stable_explore.storage.reader.ArrowBackend` holds instead
+:class:`RemoteShards` is what :class:`~stable_explore.storage.read.reader.ArrowBackend` holds instead
 of memory maps (picklable: the home's URL, never its credentials, and the shards' names, sizes
 and digests from the metadata). :class:`LazyBatches` is a shard's record batches, each read (by
 range requests through the read cache) the first time it is indexed, and kept in a small LRU.
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, overload
 import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
-from stable_explore.storage.remote_file import FETCHED, RemoteLocation, open_remote_shard
+from stable_explore.storage.backends.remote_file import FETCHED, RemoteLocation, open_remote_shard
 
 if TYPE_CHECKING:
     import pyarrow.ipc as ipc
 
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = ["LazyBatches", "RemoteShards"]
 

@@ -10,14 +10,14 @@ decoding images.
 
 Format revision 2 (``format_revision``; ``cache_format_version`` stays 1 so that seed 000
 still reads our shards) adds ``batch_digests`` (per shard: where each record batch ends in
-the file and its xxh3 digest, checked on first read; see :mod:`stable_explore.storage.batches`)
+the file and its xxh3 digest, checked on first read; see :mod:`stable_explore.storage.read.batches`)
 and ``metadata_digest``, a digest of every other field, so that a hand edit of class names,
 dtypes, descriptions or row segments is caught when the metadata is loaded. Caches of
 revision 1 (or seed 000's) have neither and keep working unchecked.
 
 Format revision 3 defines the content digest over runs of rows and lists them (``content_runs``).
 Revision 4 keeps both long lists out of ``_metadata.json``, in small files beside it that a save
-links unchanged (see :mod:`stable_explore.storage.sidecars`): each shard's batch digests in
+links unchanged (see :mod:`stable_explore.storage.format.sidecars`): each shard's batch digests in
 ``shard-NNNNN.batches``, and the runs in ``content-runs.json`` plus a short list of splices.
 """
 
@@ -37,17 +37,17 @@ import pyarrow as pa
 from stable_explore._canonical import canonical_json
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
-from stable_explore.storage.batches import BatchDigests
-from stable_explore.storage.cell_patches import CellPatches, ParentPatches, load_cell_patches
-from stable_explore.storage.content_runs import RUNS, ParentRuns, load_content_runs
-from stable_explore.storage.fsutil import recover_moved_aside
-from stable_explore.storage.hashing import digest_of_runs
-from stable_explore.storage.kept import Kept, identity_of
-from stable_explore.storage.metadata import VersionMetadata, version_id_of
-from stable_explore.storage.remote_file import RemoteLocation
-from stable_explore.storage.row_segments import ParentSegments, load_row_segments
-from stable_explore.storage.shard_file import open_shard, read_shard
-from stable_explore.storage.sidecars import BatchDigestList, FileRef
+from stable_explore.storage.backends.fsutil import recover_moved_aside
+from stable_explore.storage.backends.remote_file import RemoteLocation
+from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
+from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
+from stable_explore.storage.format.hashing import digest_of_runs
+from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.format.row_segments import ParentSegments, load_row_segments
+from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
+from stable_explore.storage.read.batches import BatchDigests
+from stable_explore.storage.read.kept import Kept, identity_of
+from stable_explore.storage.read.shard_file import open_shard, read_shard
 
 __all__ = [
     "COMPRESSIONS",
