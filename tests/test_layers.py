@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
     {"display"},  # rendering helpers: cards, tables, thumbnails, progress bars
     # CachedDataset: views, decoding, export, splits for ranks and workers
-    {"dataset", "_export", "_selection", "_decoding", "_sharding", "_iterable", "_splits"},
+    {"dataset"},
     {"versioning"},  # edits saved as versions, compare
     {"widgets"},  # the anywidget browser
     {"api", "api_transfer", "magic", "cli", "cache", "backend", "__init__", "testing"},  # entry points and seed facades

@@ -11,7 +11,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CachedDataset, InvalidArgumentTypeError, InvalidOptionError
-from stable_explore._sharding import consumer_runs, deal, file_units
+from stable_explore.dataset._sharding import consumer_runs, deal, file_units
 
 FEATURES = se.Features(x=se.Value("int64"))
 

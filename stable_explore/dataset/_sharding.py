@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from stable_explore._selection import Rows, select_rows
+from stable_explore.dataset._selection import Rows, select_rows
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 
 __all__ = [

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from stable_explore._selection import Rows
     from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._selection import Rows
     from stable_explore.schema import Features
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 

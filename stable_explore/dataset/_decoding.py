@@ -22,7 +22,7 @@ from stable_explore.schema import Array3D, Features, Image, Sequence
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from stable_explore._selection import Rows
+    from stable_explore.dataset._selection import Rows
 
 __all__ = ["FORMATS", "decode_table", "decode_values", "needs_decoding"]
 

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stable_explore._sharding import Unit, check_count, check_part, consumer_runs
+from stable_explore.dataset._sharding import Unit, check_count, check_part, consumer_runs
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 
 if TYPE_CHECKING:
-    from stable_explore._selection import Rows
+    from stable_explore.dataset._selection import Rows
 
 __all__ = ["READ_ROWS", "RowStream", "resolve_rank"]
 
@@ -213,7 +213,7 @@ def _torch_view() -> type[RowStream]:
                 return self.rows()
             return self.rows(info.id, info.num_workers)
 
-    IterableView.__qualname__ = IterableView.__name__  # pickled by name: stable_explore._iterable.IterableView
+    IterableView.__qualname__ = IterableView.__name__  # pickled by name: stable_explore.dataset._iterable.IterableView
     IterableView.__module__ = __name__
     return IterableView
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stable_explore._iterable import RowStream
-    from stable_explore._selection import Rows
     from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._iterable import RowStream
+    from stable_explore.dataset._selection import Rows
     from stable_explore.storage.read.reader import ArrowBackend
 
 __all__ = ["SplitViews"]
@@ -69,7 +69,7 @@ class SplitViews:
         >>> ds.shard_row_counts, ds.shard(2, 1, by="files")["x"]
         ([5, 5], [5, 6, 7, 8, 9])
         """
-        from stable_explore._sharding import shard_rows
+        from stable_explore.dataset._sharding import shard_rows
 
         rows = shard_rows(
             self._all_rows(),
@@ -98,7 +98,7 @@ class SplitViews:
         >>> ds.split_by_node(0, 2)["x"], ds.split_by_node(1, 2)["x"]
         ([0, 1, 2], [3, 4])
         """
-        from stable_explore._sharding import check_part
+        from stable_explore.dataset._sharding import check_part
 
         world_size, rank = check_part(world_size, rank, count_name="world_size", index_name="rank")
         return self.shard(world_size, rank, by=by)
@@ -166,8 +166,8 @@ class SplitViews:
         >>> sorted(row["x"] for row in view) == list(range(8))
         True
         """
-        from stable_explore._iterable import IterableView, resolve_rank
-        from stable_explore._sharding import file_units
+        from stable_explore.dataset._iterable import IterableView, resolve_rank
+        from stable_explore.dataset._sharding import file_units
 
         rank, world_size = resolve_rank(rank, world_size)
         units = file_units(self._all_rows(), self.backend.segments, self.backend.segment_offsets)

@@ -32,11 +32,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore._decoding import FORMATS, decode_table, decode_values
-from stable_explore._export import Exports
-from stable_explore._selection import Rows, position_of, select_rows
-from stable_explore._splits import SplitViews
 from stable_explore._units import format_size
+from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values
+from stable_explore.dataset._export import Exports
+from stable_explore.dataset._selection import Rows, position_of, select_rows
+from stable_explore.dataset._splits import SplitViews
 from stable_explore.errors import (
     ColumnNotFoundError,
     EncodingError,
@@ -461,7 +461,7 @@ class CachedDataset(Exports, SplitViews):
             feature, name, values.to_pylist(), self._format, self._all_rows(), where=(self.ref, self.cache_dir)
         )
 
-    # -- export: to_arrow, to_pandas, to_parquet (stable_explore._export.Exports) --
+    # -- export: to_arrow, to_pandas, to_parquet (stable_explore.dataset._export.Exports) --
 
     def label_counts(self, column: str | None = None) -> dict[str, int]:
         """Rows per class name (every class listed, zeros included), from the label column alone."""
