@@ -23,7 +23,7 @@ from stable_explore.storage.backends import locks
 from stable_explore.storage.backends.locks import hold_lock, holder_of, try_remove_lock
 from tests.sources import NUM_FEATURES, numbers
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 HOLD = """
 import os, sys, time
