@@ -33,7 +33,6 @@ import pyarrow as pa
 from stable_explore._canonical import json_value
 from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
-from stable_explore.display.progress import saving_bar
 from stable_explore.errors import (
     CacheWriteError,
     ColumnNotFoundError,
@@ -259,6 +258,8 @@ class Draft:
                 home=origin.home,
                 build_info=f"nothing to save: no edits; {origin.ref} is unchanged and no version was created",
             )
+        from stable_explore.display.progress import saving_bar  # the UI layer, only for a save that shows one
+
         meta = origin.cache_meta
         parent = meta.version_metadata
         num_kept = len(origin) - len(self._edits.dropped)
