@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,7 +132,7 @@ class Draft:
     def drop(self, rows: Iterable[int] | int) -> Draft:
         """Drop rows (positions in the dataset the chain started from)."""
         chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else rows)
-        return Draft(self._origin, _replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
+        return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
 
     def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:
         """Give rows a new class (a name or an index): ``relabel({42: "dog"})``."""
@@ -154,7 +154,7 @@ class Draft:
                 relabelled[position] = (name, int(code))
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=name, index=position) from None
-        return Draft(self._origin, _replace(self._edits, relabelled=relabelled))
+        return Draft(self._origin, replace(self._edits, relabelled=relabelled))
 
     def set(self, row: int, field_name: str, value: Any) -> Draft:
         """Set a scalar field (a Value or ClassLabel column) of one row."""
@@ -175,7 +175,7 @@ class Draft:
             return self.relabel({position: encoded}, column=field_name)
         values = dict(self._edits.values)
         values[(position, field_name)] = encoded
-        return Draft(self._origin, _replace(self._edits, values=values))
+        return Draft(self._origin, replace(self._edits, values=values))
 
     # -- saving ------------------------------------------------------------------
 
@@ -352,17 +352,3 @@ class Draft:
         if metadata is not None and dict(metadata) != dict(parent.metadata):
             return False
         return not self._edits or not self.operations()
-
-
-def _replace(
-    edits: PendingEdits,
-    *,
-    dropped: frozenset[int] | None = None,
-    relabelled: Mapping[int, tuple[str, int]] | None = None,
-    values: Mapping[tuple[int, str], Any] | None = None,
-) -> PendingEdits:
-    return PendingEdits(
-        dropped=edits.dropped if dropped is None else dropped,
-        relabelled=edits.relabelled if relabelled is None else relabelled,
-        values=edits.values if values is None else values,
-    )

@@ -36,8 +36,6 @@ __all__ = ["LocalStore"]
 class LocalStore(Store):
     """A home in a local directory (created on the first write)."""
 
-    supports_links = True
-
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).expanduser()
         self.url = str(self.root)

@@ -58,12 +58,9 @@ class Store(abc.ABC):
     ----------
     url:
         Where the home is, for messages (never with credentials).
-    supports_links:
-        Whether a version may share a file with another by hard link (local disks).
     """
 
     url: str
-    supports_links: bool = False
 
     # -- reading -----------------------------------------------------------------
 

@@ -68,7 +68,6 @@ FORMAT_NAME = "stable-explore"
 FORMAT_REVISION = 5  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
 PATCHES_FORMAT_REVISION = 5  # cell patches
 PLAIN_FORMAT_REVISION = 4  # what a version without cell patches is written as (releases before 5 read it)
-RUNS_FORMAT_REVISION = 3  # from this revision on, content_digest is defined over runs of rows (hashing.ContentDigest)
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
 METADATA_FILE = "_metadata.json"

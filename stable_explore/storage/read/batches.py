@@ -255,18 +255,6 @@ class ShardCheck:
                     raise CacheCorruptionError(self.path, self._mismatch(batch, column))
                 self._checked[batch, column] = True
 
-    def ensure_ranges(self, starts: np.ndarray, stops: np.ndarray, columns: Sequence[str] | None = None) -> None:
-        """Check the batches holding shard rows [start, stop) of every range (one vectorised pass)."""
-        keep = stops > starts
-        if not keep.any():
-            return
-        first = np.searchsorted(self.row_offsets, starts[keep], side="right") - 1
-        last = np.searchsorted(self.row_offsets, stops[keep] - 1, side="right") - 1
-        marks = np.zeros(len(self.row_offsets), dtype=np.int64)  # +1 where a range of batches opens, -1 after
-        np.add.at(marks, first, 1)
-        np.add.at(marks, last + 1, -1)
-        self.ensure(np.flatnonzero(np.cumsum(marks)[: len(self.row_offsets) - 1] > 0).tolist(), columns)
-
     def _check(self, batch: int, column: int) -> None:
         if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
             raise CacheCorruptionError(self.path, self._mismatch(batch, column))
