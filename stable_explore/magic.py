@@ -32,18 +32,16 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from stable_explore.api import dataset_from_build
+from stable_explore.api import build_from_options
 from stable_explore.catalog import (
     LATEST,
-    BuildOptions,
-    build_version,
     check_name,
     failure_note_of,
     open_catalog,
+    options_from_args,
     plan_source,
 )
 from stable_explore.catalog.parallel import TaskTraceback
-from stable_explore.display.progress import progress_bar
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
 
@@ -323,22 +321,7 @@ class StableMagics(Magics):
         name = check_name(args.name or variable)
         features = self._features(args)
         metadata = self._eval(args.metadata) if args.metadata else None
-        options = BuildOptions(
-            description=args.description,
-            license=args.license,
-            metadata=metadata or {},
-            shard_size=args.shard_size,
-            batch_size=args.batch_size,
-            compression=args.compression,
-            tag=args.tag,
-            force=args.force,
-            key=args.key,
-            ignore=tuple(args.ignore),
-            watch=tuple(args.watch),
-            check_content=args.check_content,
-            num_proc=args.num_proc,
-            lock_timeout=args.lock_timeout,
-        )
+        options = options_from_args(args, metadata=metadata or {})
         catalog = open_catalog(args.home)
         call_args: tuple[Any, ...] = ()
         call_kwargs: dict[str, Any] = {}
@@ -349,7 +332,7 @@ class StableMagics(Magics):
             assert expression is not None
             source, call_args, call_kwargs = self._line_source(expression)
             plan = plan_source(source, features, options, args=call_args, kwargs=call_kwargs, home=catalog.home)
-        result = build_version(
+        return build_from_options(
             catalog,
             name,
             source,
@@ -358,9 +341,8 @@ class StableMagics(Magics):
             args=call_args,
             kwargs=call_kwargs,
             plan=plan,
-            progress=None if args.quiet else progress_bar,
+            progress=not args.quiet,
         )
-        return dataset_from_build(result)
 
     def _line_source(self, expression: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
         """A generator function and its evaluated arguments when EXPR is such a call; else the iterable."""
