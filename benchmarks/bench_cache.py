@@ -202,7 +202,7 @@ def write_plain(n: int, jpegs: list[bytes], out_dir: Path) -> list[Path]:
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
-    from stable_explore.storage.hashing import row_hashes
+    from stable_explore.storage.format.hashing import row_hashes
 
     schema = pa.schema(
         [

@@ -75,7 +75,7 @@ def key_check_memory(rows: int) -> tuple[int, float]:
     import numpy as np
     import pyarrow as pa
 
-    from stable_explore.storage.key_check import KeyCheck
+    from stable_explore.storage.write.key_check import KeyCheck
 
     spill = Path(tempfile.mkdtemp())
     check = KeyCheck(spill)

@@ -34,6 +34,7 @@ from stable_explore.errors import (
     SchemaError,
     StableCacheError,
     StableExploreError,
+    StableExploreWarning,
     UnfingerprintableWarning,
     UnsafePathError,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "RowIndexError",
     "StableCacheError",
     # warnings
+    "StableExploreWarning",
     "UnfingerprintableWarning",
     "__version__",
 ]

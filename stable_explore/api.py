@@ -35,12 +35,12 @@ from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
 from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
-from stable_explore.storage.format import read_sharded_cache_meta
-from stable_explore.storage.verify import VerifyReport
-from stable_explore.storage.verify import verify as verify_cache_dir
+from stable_explore.storage.check.verify import VerifyReport
+from stable_explore.storage.check.verify import verify as verify_cache_dir
+from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
 
 if TYPE_CHECKING:
-    from stable_explore.catalog import GcReport
+    from stable_explore.catalog import Catalog, GcReport, SourcePlan
     from stable_explore.display.table import Table
     from stable_explore.schema import Features
     from stable_explore.versioning.compare import Diff
@@ -125,7 +125,7 @@ def build(
         a folder, or a bucket's URL such as ``s3://team-bucket/cache``.
     storage_options:
         For a bucket: settings instead of the environment's (see
-        :class:`~stable_explore.storage.object.ObjectStore`); kept in this process only.
+        :class:`~stable_explore.storage.backends.object.ObjectStore`); kept in this process only.
     progress:
         Show a progress bar.
     num_proc:
@@ -196,11 +196,7 @@ def build(
     >>> tasks.version == serial.version, tasks.num_shards
     (True, 2)
     """
-    if name is None:
-        name = getattr(source, "__name__", None)
-        if not callable(source) or not name or name == "<lambda>":
-            msg = "name= is required unless source is a named generator function"
-            raise InvalidArgumentTypeError(msg)
+    name = _name_of(source, name)
     options = BuildOptions(
         description=description,
         license=license,
@@ -218,14 +214,54 @@ def build(
         executor=executor,
         lock_timeout=lock_timeout,
     )
-    result = build_version(  # checks the name and the features
+    return build_from_options(
         open_catalog(home, storage_options),
         name,
         source,
         features,
         options,
+        args=args,
+        kwargs=kwargs,
+        progress=progress,
+    )
+
+
+def _name_of(source: Any, name: str | None) -> str:
+    """The dataset's name: ``name``, or the generator function's own name."""
+    if name is None:
+        name = getattr(source, "__name__", None)
+        if not callable(source) or not name or name == "<lambda>":
+            msg = "name= is required unless source is a named generator function"
+            raise InvalidArgumentTypeError(msg)
+    return name
+
+
+def build_from_options(
+    catalog: Catalog,
+    name: str | None,
+    source: Any,
+    features: Features | Mapping[str, Any],
+    options: BuildOptions,
+    *,
+    args: tuple[Any, ...] = (),
+    kwargs: Mapping[str, Any] | None = None,
+    plan: SourcePlan | None = None,
+    progress: bool = True,
+) -> CachedDataset:
+    """Reuse or build a version with options already checked: what ``se.build``, the CLI and the magic call.
+
+    ``plan`` overrides how the source is fingerprinted (the magic passes a cell's plan);
+    ``progress`` shows a bar of the rows written.
+    """
+    result = build_version(  # checks the name and the features
+        catalog,
+        _name_of(source, name),
+        source,
+        features,
+        options,
         args=tuple(args),
         kwargs=kwargs,
+        plan=plan,
         progress=progress_bar if progress else None,
     )
     return dataset_from_build(result)

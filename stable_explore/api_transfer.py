@@ -22,7 +22,7 @@ from stable_explore.catalog import (
 )
 from stable_explore.display.progress import bytes_bar
 from stable_explore.errors import NotInCatalogError
-from stable_explore.storage.verify import check_rows
+from stable_explore.storage.check.verify import check_rows
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -52,7 +52,8 @@ def push(
     to:
         The other home.
     storage_options:
-        Object-storage settings instead of the environment (see :class:`~stable_explore.storage.object.ObjectStore`).
+        Object-storage settings instead of the environment
+        (see :class:`~stable_explore.storage.backends.object.ObjectStore`).
 
     Examples
     --------

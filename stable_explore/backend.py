@@ -1,4 +1,4 @@
-"""Seed-compatible name for the shard reader (seed 001's ``ArrowBackend``), over :mod:`stable_explore.storage.reader`.
+"""Seed-compatible name for the shard reader (seed 001's ``ArrowBackend``), over ``stable_explore.storage.read``.
 
 Examples
 --------
@@ -14,6 +14,6 @@ Examples
 
 from __future__ import annotations
 
-from stable_explore.storage.reader import ArrowBackend
+from stable_explore.storage.read.reader import ArrowBackend
 
 __all__ = ["ArrowBackend"]

@@ -1,7 +1,7 @@
 """Seed-compatible names for the shard cache (seed 000's writer, seed 001's reader), over :mod:`stable_explore.storage`.
 
 A cache directory holds ``shard-NNNNN.arrow`` files and ``_metadata.json``; see
-:mod:`stable_explore.storage.format` for the format. These names stay where
+:mod:`stable_explore.storage.format.cache_meta` for the format. These names stay where
 seed 000 put them, so code written against it keeps working.
 
 Examples
@@ -19,7 +19,8 @@ Examples
 
 from __future__ import annotations
 
-from stable_explore.storage.format import (
+from stable_explore.storage.check.verify import VerifyReport, verify
+from stable_explore.storage.format.cache_meta import (
     DEFAULT_SHARD_SIZE_BYTES,
     ShardedCacheMeta,
     open_shard,
@@ -27,8 +28,7 @@ from stable_explore.storage.format import (
     read_sharded_cache_meta,
     validate_sharded_cache,
 )
-from stable_explore.storage.verify import VerifyReport, verify
-from stable_explore.storage.writer import write_sharded_arrow_cache
+from stable_explore.storage.write.writer import write_sharded_arrow_cache
 
 __all__ = [
     "DEFAULT_SHARD_SIZE_BYTES",

@@ -33,8 +33,9 @@ from typing import Any
 
 from stable_explore import api, api_transfer
 from stable_explore._units import format_size
+from stable_explore.catalog import open_catalog, options_from_args
 from stable_explore.errors import InvalidOptionError, StableExploreError
-from stable_explore.storage.fsutil import writing
+from stable_explore.storage.backends.fsutil import writing
 
 __all__ = ["main"]
 
@@ -192,23 +193,16 @@ def _build(args: argparse.Namespace, home: str | None) -> str:
             msg = f"--list takes NAME VALUE...: {name!r} is not an argument name (or is given twice)"
             raise InvalidOptionError(msg)
         lists[name] = values
-    ds = api.build(
+    options = options_from_args(args)
+    ds = api.build_from_options(
+        open_catalog(home),
+        args.name,
         source,
         features,
-        name=args.name,
+        options,
         args=tuple(args.arg),
         kwargs=lists,
-        num_proc=args.num_proc,
-        description=args.description,
-        license=args.license,
-        shard_size=args.shard_size,
-        compression=args.compression,
-        tag=args.tag,
-        force=args.force,
-        key=args.key,
-        home=home,
         progress=not args.quiet,
-        lock_timeout=args.lock_timeout,
     )
     return f"{ds!r}\n{ds.build_info}"
 

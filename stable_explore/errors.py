@@ -25,17 +25,40 @@ __all__ = [
     "LockTimeoutError",
     "MissingDependencyError",
     "NotInCatalogError",
+    "ParallelBuildError",
     "RemoteStoreError",
     "RowIndexError",
     "SchemaError",
     "StableCacheError",
     "StableExploreError",
     "UnsafePathError",
+    # warnings
+    "StableExploreWarning",
+    "GcProblemWarning",
+    "LockWaitWarning",
+    "UnfingerprintableWarning",
 ]
 
 
 class StableExploreError(Exception):
     """Base class of every error raised by stable-explore."""
+
+
+class StableExploreWarning(Warning):
+    """Base class of every warning stable-explore shows; each also subclasses the builtin category it had.
+
+    Examples
+    --------
+    Silence them all, or turn them into errors, with one filter:
+
+    >>> import warnings
+    >>> from stable_explore.errors import LockWaitWarning, StableExploreWarning
+    >>> issubclass(LockWaitWarning, StableExploreWarning), issubclass(LockWaitWarning, UserWarning)
+    (True, True)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", StableExploreWarning)
+    ...     warnings.warn("waiting for a lock", LockWaitWarning, stacklevel=1)
+    """
 
 
 class SchemaError(StableExploreError, ValueError):
@@ -183,11 +206,11 @@ class MissingDependencyError(StableExploreError, ImportError):
     """An optional package is not installed; the message names the ``pip install`` that provides it."""
 
 
-class UnfingerprintableWarning(UserWarning):
+class UnfingerprintableWarning(StableExploreWarning, UserWarning):
     """A build reads something stable-explore cannot hash by content, so it rebuilds on every run.
 
     The message names the input and how to avoid it: ``key=`` (``--key``) or ``ignore=[...]`` (``--ignore``).
-    A warning, not an error (so not in ``__all__``'s error hierarchy): the build still runs.
+    A warning, not an error: the build still runs.
     """
 
 
@@ -222,14 +245,14 @@ class LockTimeoutError(StableExploreError, TimeoutError):
         )
 
 
-class LockWaitWarning(UserWarning):
+class LockWaitWarning(StableExploreWarning, UserWarning):
     """A build waits for a lock another process holds, or took over the lock of a process that is gone.
 
     The message says who holds it (pid, host) and since when. A warning, not an error: the build goes on.
     """
 
 
-class GcProblemWarning(UserWarning):
+class GcProblemWarning(StableExploreWarning, UserWarning):
     """``gc`` found a dataset it could not read (a damaged ref, source record or metadata) and skipped it.
 
     The message names the file; the other datasets were collected. ``stable-explore fsck`` lists every problem.

@@ -22,34 +22,29 @@ import inspect
 import linecache
 import re
 import shlex
-import sysconfig
 import textwrap
 import traceback
-from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from stable_explore.api import dataset_from_build
+from stable_explore._frames import is_user_file, user_frames
+from stable_explore.api import build_from_options
 from stable_explore.catalog import (
     LATEST,
-    BuildOptions,
-    build_version,
     check_name,
     failure_note_of,
     open_catalog,
+    options_from_args,
     plan_source,
 )
 from stable_explore.catalog.parallel import TaskTraceback
-from stable_explore.display.progress import progress_bar
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
 
 __all__ = ["StableCacheError", "StableMagics", "load_ipython_extension"]
-
-_PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
 def _split_options(text: str) -> tuple[str, str]:
@@ -108,28 +103,11 @@ def _leading_options(text: str) -> tuple[str, str]:
                 position = value.end()
 
 
-_NOT_USER_CODE = (
-    _PACKAGE_DIR,
-    sysconfig.get_paths()["stdlib"],
-    sysconfig.get_paths()["purelib"],
-    sysconfig.get_paths()["platlib"],
-)
-
-
-def _is_library_frame(filename: str) -> bool:
-    return (
-        filename.startswith(_NOT_USER_CODE)
-        or "site-packages" in filename
-        or filename.endswith((".pyx", ".pxi"))  # Cython frames (pyarrow's) carry relative paths
-        or filename.startswith("<frozen")
-    )
-
-
 def _raised_in_user_code(error: BaseException) -> bool:
     """Whether the error came through the user's own code (their generator), not only ours or a library's."""
     if isinstance(error.__cause__, TaskTraceback):  # raised in a parallel build's task, trimmed there
         return True
-    return any(not _is_library_frame(frame.filename) for frame in traceback.extract_tb(error.__traceback__))
+    return any(is_user_file(frame.filename) for frame in traceback.extract_tb(error.__traceback__))
 
 
 def _trimmed_traceback(error: BaseException) -> list[str]:
@@ -137,7 +115,7 @@ def _trimmed_traceback(error: BaseException) -> list[str]:
     if isinstance(error.__cause__, TaskTraceback):  # a parallel build's task: its worker's frames, trimmed there
         lines = [error.__cause__.text + "\n", *traceback.format_exception_only(type(error), error)]
         return [line.rstrip("\n") for line in "".join(lines).splitlines()]
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_PACKAGE_DIR)]
+    frames = user_frames(error.__traceback__)
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
     lines += traceback.format_exception_only(type(error), error)
     return [line.rstrip("\n") for line in "".join(lines).splitlines()]
@@ -323,22 +301,7 @@ class StableMagics(Magics):
         name = check_name(args.name or variable)
         features = self._features(args)
         metadata = self._eval(args.metadata) if args.metadata else None
-        options = BuildOptions(
-            description=args.description,
-            license=args.license,
-            metadata=metadata or {},
-            shard_size=args.shard_size,
-            batch_size=args.batch_size,
-            compression=args.compression,
-            tag=args.tag,
-            force=args.force,
-            key=args.key,
-            ignore=tuple(args.ignore),
-            watch=tuple(args.watch),
-            check_content=args.check_content,
-            num_proc=args.num_proc,
-            lock_timeout=args.lock_timeout,
-        )
+        options = options_from_args(args, metadata=metadata or {})
         catalog = open_catalog(args.home)
         call_args: tuple[Any, ...] = ()
         call_kwargs: dict[str, Any] = {}
@@ -349,7 +312,7 @@ class StableMagics(Magics):
             assert expression is not None
             source, call_args, call_kwargs = self._line_source(expression)
             plan = plan_source(source, features, options, args=call_args, kwargs=call_kwargs, home=catalog.home)
-        result = build_version(
+        return build_from_options(
             catalog,
             name,
             source,
@@ -358,9 +321,8 @@ class StableMagics(Magics):
             args=call_args,
             kwargs=call_kwargs,
             plan=plan,
-            progress=None if args.quiet else progress_bar,
+            progress=not args.quiet,
         )
-        return dataset_from_build(result)
 
     def _line_source(self, expression: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
         """A generator function and its evaluated arguments when EXPR is such a call; else the iterable."""

@@ -1,7 +1,7 @@
 """stable_explore.backend, seed 001's name: ``ArrowBackend`` reads seed 000's caches and ours the seed's way.
 
 The backend's own behaviour (routing, take, slice, batches, pickling, damaged shards) is tested in
-tests/storage/test_reader.py; here, only what code written against seed 001 relies on.
+tests/storage/read/test_reader.py; here, only what code written against seed 001 relies on.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from stable_explore import Features, Value, backend
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import read_sharded_cache_meta, write_sharded_arrow_cache
-from stable_explore.storage import reader
+from stable_explore.storage.read import reader
 from tests.conftest import write_seed_v1_cache
 
 

@@ -11,9 +11,9 @@ import pytest
 from stable_explore import ClassLabel, Features, Image, SchemaError, Value, cache, verify
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import read_shard, read_sharded_cache_meta, validate_sharded_cache
-from stable_explore.storage import format as storage_format
-from stable_explore.storage import verify as storage_verify
-from stable_explore.storage import writer as storage_writer
+from stable_explore.storage.check import verify as storage_verify
+from stable_explore.storage.format import cache_meta as storage_format
+from stable_explore.storage.write import writer as storage_writer
 from tests.conftest import NAMES, write_pets, write_seed_v1_cache
 
 

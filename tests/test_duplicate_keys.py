@@ -75,7 +75,7 @@ def test_the_magic_refuses_a_repeated_key_in_one_line(capsys: pytest.CaptureFixt
 
 def test_the_check_holds_eight_bytes_a_row_not_the_keys(tmp_path: Path) -> None:
     """200k string keys: the check keeps 64-bit hashes (1.6 MB, 3.2 MB while sorting), never the keys."""
-    from stable_explore.storage.key_check import KeyCheck
+    from stable_explore.storage.write.key_check import KeyCheck
 
     n, batch = 200_000, 10_000
     check = KeyCheck(tmp_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stable_explore"
 BUILTINS = {"ValueError", "KeyError", "TypeError", "IndexError", "RuntimeError", "FileNotFoundError", "ImportError"}
 # raises that are protocol or control flow, not errors shown to users
 ALLOWED = {
-    ("storage/writer.py", "KeyError"),  # caught two lines below: "not one of the features' fields"
+    ("storage/write/writer.py", "KeyError"),  # caught two lines below: "not one of the features' fields"
 }
 
 
@@ -36,8 +37,52 @@ def test_no_bare_builtin_errors_are_raised() -> None:
 def test_every_error_class_is_a_stable_explore_error_and_exported() -> None:
     for name in errors.__all__:
         cls = getattr(errors, name)
-        assert issubclass(cls, se.StableExploreError), name
+        assert issubclass(cls, (se.StableExploreError, se.StableExploreWarning)), name
         assert getattr(se, name) is cls, f"se.{name} is not exported"
+
+
+def test_errors_all_lists_every_class_it_defines() -> None:
+    defined = {
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, BaseException) and value.__module__ == errors.__name__
+    }
+    assert defined == set(errors.__all__)
+    assert {"ParallelBuildError", "StableExploreWarning", "LockWaitWarning"} <= defined
+
+
+def test_every_warning_of_ours_has_one_base_and_keeps_its_builtin() -> None:
+    warnings_of_ours = [getattr(errors, n) for n in errors.__all__ if issubclass(getattr(errors, n), Warning)]
+    assert {w.__name__ for w in warnings_of_ours} == {
+        "StableExploreWarning",
+        "UnfingerprintableWarning",
+        "LockWaitWarning",
+        "GcProblemWarning",
+    }
+    for warning in warnings_of_ours:
+        assert issubclass(warning, se.StableExploreWarning), warning.__name__
+        if warning is not se.StableExploreWarning:  # each keeps the builtin category filters already name
+            assert issubclass(warning, UserWarning), f"{warning.__name__} stays a UserWarning"
+    assert not issubclass(se.StableExploreWarning, se.StableExploreError)
+    assert se.errors.StableExploreWarning is se.StableExploreWarning
+
+
+def test_one_filter_silences_every_warning_of_ours(tmp_path: Path) -> None:
+    import threading
+    import warnings
+
+    def numbers(lock: object) -> Iterator[dict[str, int]]:
+        yield from ({"x": i} for i in range(3))
+
+    features = se.Features(x=se.Value("int64"))
+    with pytest.warns(se.UnfingerprintableWarning) as caught:
+        se.build(numbers, features, name="n", args=(threading.Lock(),), home=tmp_path, progress=False)
+    assert all(isinstance(w.message, se.StableExploreWarning) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", se.StableExploreWarning)
+        ds = se.build(numbers, features, name="n", args=(threading.Lock(),), home=tmp_path, progress=False)
+    assert len(ds) == 3
 
 
 def test_an_invalid_name_is_caught_as_ours_and_as_value_error(tmp_path: Path) -> None:

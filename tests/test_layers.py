@@ -1,33 +1,40 @@
-"""The package tree is the architecture: imports point down the layers of DESIGN.md, never up.
+"""The package tree is the architecture: imports point down the layers of DESIGN.md §4, never up.
 
-Layers, lowest first. A module may import its own layer and the layers below it. Imports
-under ``if TYPE_CHECKING:`` are for types only and do not count. The two documented lazy
-facades (``CachedDataset.drop/relabel/set/save/pending_edits`` -> versioning, and
-``CachedDataset.browse`` -> widgets) import upward inside those methods only, as pandas
-does for ``DataFrame.plot``.
+Layers, lowest first. A module may import its own layer and the layers below it. Every way a module
+imports another counts: ``import a.b``, ``from a import b``, relative imports (``from ..widgets import
+browser``) and ``importlib.import_module("a.b")`` with a literal name. The body of ``if TYPE_CHECKING:``
+is for types only and does not count; its ``else:`` runs, and counts. The documented lazy facades
+(``CachedDataset.drop/relabel/set/save/pending_edits`` -> versioning, ``CachedDataset.browse`` ->
+widgets, and the reprs and progress bars that render through ``display``) import upward inside those
+functions only, as pandas does for ``DataFrame.plot``.
 """
 
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "stable_explore"
 
+# DESIGN.md §4, read from the bottom up.
 LAYERS: list[set[str]] = [
-    {"errors", "_units", "_optional", "_canonical"},  # plain helpers every layer may use
+    {"errors", "_units", "_optional", "_canonical", "_frames"},  # plain helpers every layer may use
     {"schema"},  # feature types
-    {"storage"},  # the on-disk format, shard writer and reader, digests, verify
+    {"storage"},  # format/, backends/, read/, write/, check/
+    {"cache", "backend"},  # seed-compatible facades over storage/ (for users: nothing in the package imports them)
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
-    {"display"},  # rendering helpers: cards, tables, thumbnails, progress bars
-    # CachedDataset: views, decoding, export, splits for ranks and workers
-    {"dataset", "_export", "_selection", "_decoding", "_sharding", "_iterable", "_splits"},
+    {"dataset"},  # CachedDataset: views, decoding, export, splits for ranks and workers
     {"versioning"},  # edits saved as versions, compare
-    {"widgets"},  # the anywidget browser
-    {"api", "api_transfer", "magic", "cli", "cache", "backend", "__init__", "testing"},  # entry points and seed facades
+    {"signals"},  # computed columns that find rows worth a look
+    {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
+    {"widgets"},  # UI: the anywidget browser (it draws with display's helpers)
+    {"api", "api_transfer", "magic", "cli", "__init__", "testing"},  # entry points; test helpers use them all
 ]
+FACADES = {"cache", "backend", "testing"}  # for users and tests: no module of the package imports them
+# (layer group, imported group, function): an upward import allowed inside that function only
 LAZY_FACADES = {
     ("dataset", "versioning", "drop"),
     ("dataset", "versioning", "relabel"),
@@ -35,13 +42,18 @@ LAZY_FACADES = {
     ("dataset", "versioning", "save"),
     ("dataset", "versioning", "pending_edits"),
     ("dataset", "widgets", "browse"),
+    ("dataset", "display", "_repr_html_"),  # the dataset card
+    ("dataset", "display", "_export_images"),  # to_pandas(images="thumbnail") makes thumbnails as the browser does
+    ("versioning", "display", "_repr_html_"),  # the diff card and the gallery of changed rows
+    ("versioning", "display", "__str__"),  # Diff's text names the shard files as the card does
+    ("versioning", "display", "save"),  # the progress bar of a save
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "anywidget", "traitlets", "tqdm")
 
 
-def _group(module: Path) -> str:
-    """The top-level part of the package a file belongs to: ``storage`` for storage/writer.py."""
-    parts = module.relative_to(PACKAGE).with_suffix("").parts
+def _group(module: Path, root: Path = PACKAGE) -> str:
+    """The top-level part of the package a file belongs to: ``storage`` for storage/write/writer.py."""
+    parts = module.relative_to(root).with_suffix("").parts
     return parts[0]
 
 
@@ -53,47 +65,120 @@ def _layer(group: str) -> int:
     raise AssertionError(msg)
 
 
-def _imports(tree: ast.Module) -> list[tuple[str, str | None, int]]:
-    """(imported module, enclosing function or None, line) for each runtime import."""
+def _is_group(name: str, root: Path = PACKAGE) -> bool:
+    """Whether ``stable_explore.<name>`` is a part of the package (not a name its ``__init__`` exports)."""
+    if any(name in members for members in LAYERS):
+        return True
+    if (root / name).is_dir() or (root / f"{name}.py").is_file():
+        _layer(name)  # a part in no layer: say so
+    return False
+
+
+def _package_of(module: Path, root: Path = PACKAGE) -> str:
+    """The dotted package relative imports in ``module`` start from: ``stable_explore.storage.write`` for its writer."""
+    parts = [root.name, *module.relative_to(root).with_suffix("").parts]
+    return ".".join(parts[:-1])  # a package's __init__ starts from the package, a module from the one holding it
+
+
+def _absolute(name: str, level: int, package: str) -> str:
+    """``from ..widgets import x`` in ``stable_explore.dataset`` -> ``stable_explore.widgets``."""
+    if level == 0:
+        return name
+    base = package.split(".")
+    base = base[: len(base) - (level - 1)] if level > 1 else base
+    return ".".join([*base, name] if name else base)
+
+
+def _is_type_checking(test: ast.expr) -> bool | None:
+    """True for ``TYPE_CHECKING`` (or ``typing.TYPE_CHECKING``), False for its ``not``, None for any other test."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _is_type_checking(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+        return True
+    if isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+        return True
+    return None
+
+
+def _literal_import(call: ast.Call, package: str) -> str | None:
+    """The module ``importlib.import_module("...")`` (or ``__import__("...")``) names with a literal, if any."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name not in ("import_module", "__import__") or not call.args:
+        return None
+    first = call.args[0]
+    if not isinstance(first, ast.Constant) or not isinstance(first.value, str):
+        return None
+    text = first.value
+    level = len(text) - len(text.lstrip("."))
+    return _absolute(text[level:], level, package)
+
+
+def _imports(tree: ast.Module, package: str = "stable_explore") -> list[tuple[str, str | None, int]]:
+    """(imported module, enclosing function or None, line) for each runtime import of a module in ``package``."""
     found: list[tuple[str, str | None, int]] = []
 
+    def visit_all(nodes: list[ast.stmt], function: str | None) -> None:
+        for node in nodes:
+            visit(node, function)
+
     def visit(node: ast.AST, function: str | None) -> None:
+        if isinstance(node, ast.If):
+            checking = _is_type_checking(node.test)
+            if checking is not None:
+                visit_all(node.orelse if checking else node.body, function)  # the branch that runs
+                return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = node.name
+        if isinstance(node, ast.ImportFrom):
+            module = _absolute(node.module or "", node.level, package)
+            found.append((module, function, node.lineno))
+            # from stable_explore import cache / from .. import widgets: each name may be a module
+            found.extend((f"{module}.{alias.name}", function, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend((alias.name, function, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.Call):
+            literal = _literal_import(node, package)
+            if literal is not None:
+                found.append((literal, function, node.lineno))
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
-                continue  # types only
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, child.name)
-                continue
-            if isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
-                found.append((child.module, function, child.lineno))
-                if child.module == "stable_explore":  # from stable_explore import cache
-                    found.extend((f"stable_explore.{a.name}", function, child.lineno) for a in child.names)
-            elif isinstance(child, ast.Import):
-                found.extend((alias.name, function, child.lineno) for alias in child.names)
             visit(child, function)
 
     visit(tree, None)
     return found
 
 
-def _sources() -> list[Path]:
-    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+def _sources(root: Path = PACKAGE) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def upward_imports(module: Path, root: Path = PACKAGE) -> list[str]:
+    """Each import in ``module`` that points up the layers (or at a facade), as ``file:line imports name (why)``."""
+    group = _group(module, root)
+    own = _layer(group)
+    where = module.relative_to(root)
+    upward = []
+    for imported, function, line in _imports(ast.parse(module.read_text(encoding="utf-8")), _package_of(module, root)):
+        if not imported.startswith(f"{root.name}."):
+            continue
+        target = imported.split(".")[1]
+        if target == group or not _is_group(target, root):
+            continue
+        if target in FACADES:
+            upward.append(f"{where}:{line} imports {imported} (a facade for users)")
+            continue
+        if _layer(target) <= own:
+            continue
+        if function is not None and (group, target, function) in LAZY_FACADES:
+            continue
+        upward.append(f"{where}:{line} imports {imported} (layer {_layer(target)} > {own})")
+    return upward
 
 
 @pytest.mark.parametrize("module", _sources(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_point_down_the_layers(module: Path) -> None:
-    group = _group(module)
-    own = _layer(group)
-    upward = []
-    for imported, function, line in _imports(ast.parse(module.read_text(encoding="utf-8"))):
-        if not imported.startswith("stable_explore.") or imported == "stable_explore":
-            continue
-        target = imported.split(".")[1]
-        if target == group or _layer(target) <= own:
-            continue
-        if function is not None and (group, target, function) in LAZY_FACADES:
-            continue
-        upward.append(f"{module.relative_to(PACKAGE)}:{line} imports {imported} (layer {_layer(target)} > {own})")
+    upward = upward_imports(module)
     assert not upward, "\n".join(upward)
 
 
@@ -101,7 +186,7 @@ def test_imports_point_down_the_layers(module: Path) -> None:
 def test_core_layers_never_import_notebook_or_ui_packages(group: str) -> None:
     offenders = []
     for module in sorted((PACKAGE / group).rglob("*.py")):
-        for imported, _, line in _imports(ast.parse(module.read_text(encoding="utf-8"))):
+        for imported, _, line in _imports(ast.parse(module.read_text(encoding="utf-8")), _package_of(module)):
             if imported.split(".")[0] in UI_PACKAGES:
                 offenders.append(f"{module.relative_to(PACKAGE)}:{line} imports {imported}")
     assert not offenders, "\n".join(offenders)
@@ -117,7 +202,96 @@ def test_the_layer_check_sees_an_upward_import(tmp_path: Path) -> None:
     guarded = ast.parse(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from stable_explore.catalog import C\n"
     )
-    assert [i for i, _, _ in _imports(guarded)] == ["typing"]
+    assert [i for i, _, _ in _imports(guarded)] == ["typing", "typing.TYPE_CHECKING"]
+
+
+def _plant(root: Path, relative: str, source: str) -> Path:
+    """A module of a package tree shaped like ours, under ``root`` (named ``stable_explore``)."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for folder in [path.parent, *path.parent.parents]:
+        if folder == root.parent:
+            break
+        (folder / "__init__.py").touch()
+    path.write_text(textwrap.dedent(source), encoding="utf-8")
+    return path
+
+
+def test_the_three_holes_are_caught(tmp_path: Path) -> None:
+    """Relative imports, the ``else:`` of ``if TYPE_CHECKING:`` and a literal ``import_module`` all point up."""
+    root = tmp_path / "stable_explore"
+    relative = _plant(root, "storage/read/relative.py", "from ...widgets import browser\n")
+    relative_bare = _plant(root, "storage/read/relative_bare.py", "from ... import catalog\n")
+    otherwise = _plant(
+        root,
+        "storage/format/otherwise.py",
+        """\
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from stable_explore.dataset import CachedDataset  # types only: not counted
+        else:
+            from stable_explore.catalog import refs
+        """,
+    )
+    negated = _plant(
+        root,
+        "schema/negated.py",
+        """\
+        import typing
+        if not typing.TYPE_CHECKING:
+            from stable_explore.storage.read import reader
+        """,
+    )
+    dynamic = _plant(
+        root,
+        "catalog/dynamic.py",
+        """\
+        import importlib
+        def later():
+            return importlib.import_module("stable_explore.versioning.edits")
+        """,
+    )
+    dynamic_relative = _plant(
+        root,
+        "dataset/dynamic_relative.py",
+        """\
+        from importlib import import_module
+        widgets = import_module("..widgets", __package__)
+        """,
+    )
+    found = {str(path.relative_to(root)): upward_imports(path, root) for path in _sources(root)}
+    planted = [relative, relative_bare, otherwise, negated, dynamic, dynamic_relative]
+    planted_names = [str(path.relative_to(root)) for path in planted]
+    assert found["storage/read/relative.py"] == [
+        "storage/read/relative.py:1 imports stable_explore.widgets (layer 9 > 2)",
+        "storage/read/relative.py:1 imports stable_explore.widgets.browser (layer 9 > 2)",
+    ]
+    assert found["storage/read/relative_bare.py"] == [
+        "storage/read/relative_bare.py:1 imports stable_explore.catalog (layer 4 > 2)"
+    ]
+    assert found["storage/format/otherwise.py"] == [
+        "storage/format/otherwise.py:5 imports stable_explore.catalog (layer 4 > 2)",
+        "storage/format/otherwise.py:5 imports stable_explore.catalog.refs (layer 4 > 2)",
+    ]
+    assert found["schema/negated.py"] == [
+        "schema/negated.py:3 imports stable_explore.storage.read (layer 2 > 1)",
+        "schema/negated.py:3 imports stable_explore.storage.read.reader (layer 2 > 1)",
+    ]
+    assert found["catalog/dynamic.py"] == ["catalog/dynamic.py:3 imports stable_explore.versioning.edits (layer 6 > 4)"]
+    assert found["dataset/dynamic_relative.py"] == [
+        "dataset/dynamic_relative.py:2 imports stable_explore.widgets (layer 9 > 5)"
+    ]
+    flagged = sorted(name for name, upward in found.items() if upward)
+    assert flagged == sorted(planted_names)  # and no other file
+
+
+def test_a_facade_imported_inside_the_package_is_caught(tmp_path: Path) -> None:
+    root = tmp_path / "stable_explore"
+    module = _plant(root, "api.py", "from stable_explore.cache import read_shard\n")
+    assert upward_imports(module, root) == [
+        "api.py:1 imports stable_explore.cache (a facade for users)",
+        "api.py:1 imports stable_explore.cache.read_shard (a facade for users)",
+    ]
 
 
 def test_no_module_reads_another_modules_private_attributes() -> None:

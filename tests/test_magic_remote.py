@@ -16,7 +16,7 @@ pytest.importorskip("obstore")
 from IPython.core.interactiveshell import InteractiveShell
 
 import stable_explore as se
-from stable_explore.storage.read_cache import CACHE_ENV
+from stable_explore.storage.backends.read_cache import CACHE_ENV
 
 if TYPE_CHECKING:
     from tests.s3server import S3Server

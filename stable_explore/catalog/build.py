@@ -33,14 +33,14 @@ from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
 from stable_explore.errors import UnfingerprintableWarning
 from stable_explore.schema import Features
-from stable_explore.storage.fsutil import temp_dir_beside
-from stable_explore.storage.metadata import VersionMetadata
-from stable_explore.storage.writer import write_shards
+from stable_explore.storage.backends.fsutil import temp_dir_beside
+from stable_explore.storage.format.metadata import VersionMetadata
+from stable_explore.storage.write.writer import write_shards
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef
     from stable_explore.catalog.options import BuildOptions
-    from stable_explore.storage.shards import BatchCallback
+    from stable_explore.storage.write.shards import BatchCallback
 
 __all__ = ["BuildResult", "ProgressFactory", "build_version", "failure_note", "failure_note_of"]
 

@@ -27,13 +27,13 @@ from stable_explore.errors import (
     LockWaitWarning,
     UnsafePathError,
 )
-from stable_explore.storage.format import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.fsutil import writing
-from stable_explore.storage.local import LocalStore
-from stable_explore.storage.locks import Notify, hold_lock
+from stable_explore.storage.backends.fsutil import writing
+from stable_explore.storage.backends.local import LocalStore
+from stable_explore.storage.backends.locks import Notify, hold_lock
+from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
 
 if TYPE_CHECKING:
-    from stable_explore.storage.protocol import Store
+    from stable_explore.storage.backends.protocol import Store
 
 __all__ = ["REFS_LOCK", "Catalog", "StoreCatalog", "VersionRef", "warn_lock_wait"]
 
@@ -62,7 +62,7 @@ class StoreCatalog:
     Examples
     --------
     >>> import tempfile
-    >>> from stable_explore.storage.local import LocalStore
+    >>> from stable_explore.storage.backends.local import LocalStore
     >>> StoreCatalog(LocalStore(tempfile.mkdtemp())).names()
     []
     """

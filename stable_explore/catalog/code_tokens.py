@@ -17,19 +17,16 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
 import dis
-import functools
 import hashlib
 import inspect
-import os
 import sys
-import sysconfig
 import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 from types import CodeType
 from typing import Any
+
+from stable_explore._frames import is_user_file, user_stacklevel
 
 __all__ = [
     "attribute_chains",
@@ -42,48 +39,6 @@ __all__ = [
     "unwrapped",
     "user_stacklevel",
 ]
-
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
-_LIBRARY_DIRS = tuple(
-    sorted(
-        {
-            os.path.realpath(p)
-            for key in ("stdlib", "platstdlib", "purelib", "platlib")
-            if (p := sysconfig.get_paths().get(key))
-        }
-        | {_PACKAGE_DIR}
-    )
-)
-
-
-@functools.lru_cache(maxsize=4096)
-def is_user_file(filename: str | None) -> bool:
-    """Whether code from ``filename`` is the user's own (a notebook, a script, a module beside it).
-
-    Code in site-packages, the standard library, stable-explore itself, or frozen and built-in
-    modules is library code: it is not fingerprinted (upgrading a library does not rebuild).
-    """
-    if not filename or filename.startswith("<frozen"):
-        return False
-    if filename.startswith("<"):
-        return True  # "<string>", "<ipython-input-...>", a %%stable_cache cell: typed by the user
-    real = os.path.realpath(filename)
-    if "site-packages" in real or "dist-packages" in real:
-        return False
-    return not any(real == d or real.startswith(d + os.sep) for d in _LIBRARY_DIRS)
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` for :func:`warnings.warn` that points at the first frame outside stable-explore."""
-    here = inspect.currentframe()
-    frame = here.f_back if here is not None else None  # the caller's frame: stacklevel 1
-    level = 1
-    while frame is not None and (
-        frame.f_code.co_filename.startswith(_PACKAGE_DIR) or frame.f_code.co_filename == contextlib.__file__
-    ):  # our context managers run inside contextlib's frames: the user's line is above both
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 def module_file(module_name: str | None) -> str | None:

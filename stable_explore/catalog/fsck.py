@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 from stable_explore.catalog.names import LATEST, NAME_PATTERN
 from stable_explore.errors import CacheNotFoundError, InvalidNameError, UnsafePathError
-from stable_explore.storage.format import METADATA_FILE
-from stable_explore.storage.fsutil import is_leftover
-from stable_explore.storage.verify import Problem, check_cache_dir
+from stable_explore.storage.backends.fsutil import is_leftover
+from stable_explore.storage.check.verify import Problem, check_cache_dir
+from stable_explore.storage.format.cache_meta import METADATA_FILE
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog

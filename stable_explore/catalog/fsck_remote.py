@@ -2,7 +2,7 @@
 
 A bucket has no folders to walk, so this goes through the catalog: each dataset's versions
 (those whose metadata exists), each version's files fetched whole into a temp folder and checked
-as a local version is (:func:`~stable_explore.storage.verify.check_cache_dir`), and each ref,
+as a local version is (:func:`~stable_explore.storage.check.verify.check_cache_dir`), and each ref,
 which must point at a version that passed. A version prefix holding files but no metadata is
 reported too: an interrupted publish, or one still running on another machine.
 
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from stable_explore.catalog.fsck import FsckReport
 from stable_explore.catalog.names import LATEST, NAME_PATTERN
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, StableExploreError
-from stable_explore.storage.format import METADATA_FILE
-from stable_explore.storage.remote_verify import verify_remote
-from stable_explore.storage.verify import CacheCheck, Problem, check_cache_dir
+from stable_explore.storage.check.remote_verify import verify_remote
+from stable_explore.storage.check.verify import CacheCheck, Problem, check_cache_dir
+from stable_explore.storage.format.cache_meta import METADATA_FILE
 
 if TYPE_CHECKING:
     from stable_explore.catalog.remote import RemoteCatalog

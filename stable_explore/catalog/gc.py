@@ -36,10 +36,10 @@ from stable_explore.catalog.names import NAME_PATTERN
 from stable_explore.catalog.publish import unpublish_version_dir
 from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
 from stable_explore.errors import CacheNotFoundError, GcProblemWarning, InvalidOptionError
-from stable_explore.storage.format import METADATA_FILE
-from stable_explore.storage.fsutil import bytes_freed_by_removing, is_leftover, sweep_stale_temp_dirs
-from stable_explore.storage.locks import try_remove_lock
-from stable_explore.storage.shard_file import forget_mapped
+from stable_explore.storage.backends.fsutil import bytes_freed_by_removing, is_leftover, sweep_stale_temp_dirs
+from stable_explore.storage.backends.locks import try_remove_lock
+from stable_explore.storage.format.cache_meta import METADATA_FILE
+from stable_explore.storage.read.shard_file import forget_mapped
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import InvalidNameError
-from stable_explore.storage.local import LocalStore
+from stable_explore.storage.backends.local import LocalStore
 
 if TYPE_CHECKING:
-    from stable_explore.storage.protocol import Store
+    from stable_explore.storage.backends.protocol import Store
 
 __all__ = ["HOME_ENV", "LATEST", "NAME_PATTERN", "check_name", "is_url", "open_store", "resolve_home", "split_url_ref"]
 
@@ -57,7 +57,7 @@ def is_url(home: str | Path) -> bool:
 def open_store(home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None) -> Store:
     """The store of a home: an :class:`ObjectStore` for ``s3://``, ``gs://``, ``az://``; else a :class:`LocalStore`."""
     if home is not None and is_url(home):
-        from stable_explore.storage.object import ObjectStore
+        from stable_explore.storage.backends.object import ObjectStore
 
         return ObjectStore(str(home), storage_options)
     text = str(home) if home is not None else None

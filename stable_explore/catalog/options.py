@@ -13,6 +13,7 @@ stable_explore.errors.InvalidOptionError: batch_size must be a positive int, got
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Executor
@@ -23,9 +24,9 @@ from stable_explore._canonical import canonical_json, unencodable_text
 from stable_explore._units import parse_size
 from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
-from stable_explore.storage.format import COMPRESSIONS
+from stable_explore.storage.format.cache_meta import COMPRESSIONS
 
-__all__ = ["BuildOptions"]
+__all__ = ["BuildOptions", "options_from_args"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,54 @@ class BuildOptions:
     def descriptive(self) -> dict[str, Any]:
         """The fields that describe the data without changing its rows: description, license, metadata."""
         return {"description": self.description, "license": self.license, "metadata": dict(self.metadata)}
+
+
+# The BuildOptions fields a command line can give, by the same name (``--shard-size`` is ``shard_size``)
+_ARGUMENT_FIELDS = (
+    "description",
+    "license",
+    "shard_size",
+    "batch_size",
+    "compression",
+    "tag",
+    "force",
+    "key",
+    "ignore",
+    "watch",
+    "check_content",
+    "num_proc",
+    "lock_timeout",
+)
+
+
+def options_from_args(args: argparse.Namespace, **given: Any) -> BuildOptions:
+    """The build options parsed command-line arguments give: the CLI's ``build`` and ``%stable_cache`` alike.
+
+    Parameters
+    ----------
+    args:
+        The parsed arguments; each field of :class:`BuildOptions` that the parser defines is read
+        (the others keep their defaults).
+    **given:
+        Fields the caller works out itself, such as the magic's ``metadata`` (a notebook variable).
+
+    Returns
+    -------
+    BuildOptions
+        Checked once, as ``se.build`` checks its keywords.
+
+    Examples
+    --------
+    >>> import argparse
+    >>> options = options_from_args(argparse.Namespace(shard_size="64MB", tag="raw", quiet=True))
+    >>> options.shard_size_bytes, options.tag
+    (67108864, 'raw')
+    """
+    values: dict[str, Any] = {name: getattr(args, name) for name in _ARGUMENT_FIELDS if hasattr(args, name)}
+    for many in ("ignore", "watch"):
+        if many in values:
+            values[many] = tuple(values[many] or ())
+    return BuildOptions(**{**values, **given})
 
 
 def _names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:

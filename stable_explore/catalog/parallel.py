@@ -5,7 +5,7 @@ contiguous tasks (:mod:`stable_explore.catalog.tasks`), runs each on a worker --
 of ``num_proc`` spawned processes, or any :class:`concurrent.futures.Executor` passed as
 ``executor=`` (a Dask client's ``get_executor()``, Ray's) -- and each task writes its own shards
 into the build's staging folder. Once every task has succeeded, the driver joins the shards in
-task order (:mod:`stable_explore.storage.merge`) and the build publishes once, as a serial build
+task order (:mod:`stable_explore.storage.write.merge`) and the build publishes once, as a serial build
 does: same rows in the same order, same content digest, same version id.
 
 Progress comes back through the staging folder (each task rewrites a tiny progress file a few
@@ -43,12 +43,12 @@ from stable_explore.catalog.tasks import (
     split_arguments,
 )
 from stable_explore.errors import InvalidArgumentTypeError, ParallelBuildError
-from stable_explore.storage.merge import TaskShards, merge_task_shards, rekey_task_shards
+from stable_explore.storage.write.merge import TaskShards, merge_task_shards, rekey_task_shards
 
 if TYPE_CHECKING:
     from stable_explore.catalog.options import BuildOptions
     from stable_explore.schema import Features
-    from stable_explore.storage.shards import BatchCallback
+    from stable_explore.storage.write.shards import BatchCallback
 
 __all__ = ["DEFAULT_EXECUTOR_TASKS", "ParallelBuild", "TaskTraceback"]
 

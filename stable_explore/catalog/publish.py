@@ -10,9 +10,9 @@ Examples
 >>> import tempfile
 >>> from stable_explore import Features, Value
 >>> from stable_explore.catalog import Catalog
->>> from stable_explore.storage.fsutil import temp_dir_beside
->>> from stable_explore.storage.metadata import VersionMetadata
->>> from stable_explore.storage.writer import write_shards
+>>> from stable_explore.storage.backends.fsutil import temp_dir_beside
+>>> from stable_explore.storage.format.metadata import VersionMetadata
+>>> from stable_explore.storage.write.writer import write_shards
 >>> catalog = Catalog(tempfile.mkdtemp())
 >>> with temp_dir_beside(catalog.versions_dir("nums") / "staging") as staging:
 ...     shards = write_shards(({"x": i} for i in range(3)), Features(x=Value("int64")), staging)
@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
-from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
-from stable_explore.storage.metadata import VersionMetadata, version_id_of
-from stable_explore.storage.shard_file import forget_mapped
-from stable_explore.storage.version_files import VersionFile, version_files
-from stable_explore.storage.writer import write_metadata
+from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_error, writing
+from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.format.version_files import VersionFile, version_files
+from stable_explore.storage.read.shard_file import forget_mapped
+from stable_explore.storage.write.writer import write_metadata
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef

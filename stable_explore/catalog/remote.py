@@ -36,11 +36,11 @@ from stable_explore.catalog.catalog import Catalog, VersionRef
 from stable_explore.catalog.names import HOME_ENV, check_name, is_url
 from stable_explore.catalog.transfer import COPY_THREADS
 from stable_explore.errors import CacheNotFoundError
-from stable_explore.storage.format import METADATA_FILE, REMOTE_FILE
-from stable_explore.storage.fsutil import write_text_durably
-from stable_explore.storage.object import shared_store
-from stable_explore.storage.read_cache import default_cache_dir
-from stable_explore.storage.version_files import version_files
+from stable_explore.storage.backends.fsutil import write_text_durably
+from stable_explore.storage.backends.object import shared_store
+from stable_explore.storage.backends.read_cache import default_cache_dir
+from stable_explore.storage.format.cache_meta import METADATA_FILE, REMOTE_FILE
+from stable_explore.storage.format.version_files import version_files
 
 __all__ = ["RemoteCatalog", "collect_remote_garbage", "home_of", "open_catalog"]
 

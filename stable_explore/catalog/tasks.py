@@ -25,17 +25,17 @@ import pickle
 import platform
 import sys
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stable_explore._frames import user_frames
 from stable_explore._optional import require
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
-from stable_explore.storage.merge import TaskShards
-from stable_explore.storage.writer import write_shards
+from stable_explore.storage.write.merge import TaskShards
+from stable_explore.storage.write.writer import write_shards
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -54,7 +54,6 @@ __all__ = [
 
 CANCEL_FILE = "CANCEL"
 """Created in the tasks folder when the build stops: every task still running stops at its next row."""
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 _REPORT_EVERY = 0.2  # seconds between a task's progress writes (and checks for a cancelled build)
 # glibc's mallopt parameters (<malloc.h>) and what a pool worker sets them to; see prepare_worker
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
@@ -352,7 +351,4 @@ def _user_traceback(error: BaseException) -> list[tuple[str, int, str, str]]:
     Plain tuples, so they travel; the driver fills in source lines the worker could not read
     (a notebook cell's code is in the kernel's line cache, not the worker's).
     """
-    frames = traceback.extract_tb(error.__traceback__)
-    return [
-        (f.filename, f.lineno or 0, f.name, f.line or "") for f in frames if not f.filename.startswith(_PACKAGE_DIR)
-    ]
+    return [(f.filename, f.lineno or 0, f.name, f.line or "") for f in user_frames(error.__traceback__)]

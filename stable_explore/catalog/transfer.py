@@ -11,7 +11,7 @@ Examples
 --------
 >>> import tempfile, stable_explore as se
 >>> from stable_explore.catalog import Catalog, StoreCatalog
->>> from stable_explore.storage.local import LocalStore
+>>> from stable_explore.storage.backends.local import LocalStore
 >>> home, team = tempfile.mkdtemp(), tempfile.mkdtemp()
 >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")), name="n", home=home,
 ...               progress=False)
@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.format import METADATA_FILE
-from stable_explore.storage.hashing import format_digest, hash_file, new_file_hasher
-from stable_explore.storage.metadata import version_id_of
-from stable_explore.storage.version_files import version_files
+from stable_explore.storage.format.cache_meta import METADATA_FILE
+from stable_explore.storage.format.hashing import format_digest, hash_file, new_file_hasher
+from stable_explore.storage.format.metadata import version_id_of
+from stable_explore.storage.format.version_files import version_files
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import StoreCatalog

@@ -16,7 +16,7 @@ from stable_explore.schema import ClassLabel, Features, Image, Value
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = [
     "TINY_NAMES",
@@ -94,11 +94,11 @@ def as_format_revision_2(cache_dir: Path) -> Path:
     changes: inside a catalog the directory is renamed to it and refs that named the
     old id are moved. The shards are left as they are (revision 3 did not change them).
     """
-    from stable_explore.storage.format import read_sharded_cache_meta
-    from stable_explore.storage.hashing import LegacyContentDigest
-    from stable_explore.storage.metadata import version_id_of
-    from stable_explore.storage.verify import feed_rows
-    from stable_explore.storage.writer import write_metadata
+    from stable_explore.storage.check.verify import feed_rows
+    from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
+    from stable_explore.storage.format.hashing import LegacyContentDigest
+    from stable_explore.storage.format.metadata import version_id_of
+    from stable_explore.storage.write.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)
     _refuse_patches(meta)
@@ -138,7 +138,7 @@ def _inlined(meta: ShardedCacheMeta) -> dict[str, Any]:
 
 
 def _remove_small_files(cache_dir: Path, raw: Mapping[str, Any]) -> None:
-    from stable_explore.storage.version_files import version_files
+    from stable_explore.storage.format.version_files import version_files
 
     for file in version_files(raw):
         if file.small:
@@ -151,8 +151,8 @@ def as_format_revision_3(cache_dir: Path) -> Path:
     Revision 3 kept the batch digests, content runs and row segments inline in ``_metadata.json``; the small
     files revision 4 keeps beside it are removed.
     """
-    from stable_explore.storage.format import read_sharded_cache_meta
-    from stable_explore.storage.writer import write_metadata
+    from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
+    from stable_explore.storage.write.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)
     _refuse_patches(meta)

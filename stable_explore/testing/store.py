@@ -20,7 +20,7 @@ import pytest
 from stable_explore.errors import UnsafePathError
 
 if TYPE_CHECKING:
-    from stable_explore.storage.protocol import Store
+    from stable_explore.storage.backends.protocol import Store
 
 __all__ = ["StoreConformance"]
 

@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
-from stable_explore.storage.cell_patches import CellPatches
-from stable_explore.storage.hashing import ContentDigest, row_hashes
-from stable_explore.storage.verify import feed_rows
+from stable_explore.storage.check.verify import feed_rows
+from stable_explore.storage.format.cell_patches import CellPatches
+from stable_explore.storage.format.hashing import ContentDigest, row_hashes
 from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
 from stable_explore.versioning._plan import (
     Link,
@@ -33,11 +33,11 @@ from stable_explore.versioning._plan import (
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.storage.batches import BatchDigests
-    from stable_explore.storage.cell_patches import PatchEntry
-    from stable_explore.storage.format import ShardedCacheMeta
-    from stable_explore.storage.shards import ShardWriter
-    from stable_explore.storage.sidecars import FileRef
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+    from stable_explore.storage.format.cell_patches import PatchEntry
+    from stable_explore.storage.format.sidecars import FileRef
+    from stable_explore.storage.read.batches import BatchDigests
+    from stable_explore.storage.write.shards import ShardWriter
     from stable_explore.versioning.edits import PendingEdits
 
 __all__ = ["EditWriter"]

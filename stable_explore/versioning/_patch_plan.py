@@ -24,8 +24,8 @@ import numpy as np
 from stable_explore.versioning._plan import Link, Rewrite
 
 if TYPE_CHECKING:
-    from stable_explore.storage.cell_patches import PatchEntry
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+    from stable_explore.storage.format.cell_patches import PatchEntry
 
 __all__ = ["carried_entries", "linked_places", "merged_entries", "patchable"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stable_explore.storage.hashing import KnownEnds
+from stable_explore.storage.format.hashing import KnownEnds
 
 __all__ = ["Link", "Rewrite", "base_runs", "carried_ends", "compacted", "plan_rows", "stale_digest_runs"]
 

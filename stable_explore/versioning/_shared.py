@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from stable_explore.storage.format import ShardedCacheMeta
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = ["differing_patches", "unshared_rows"]
 

@@ -23,7 +23,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.display.card import shard_line
 from stable_explore.schema import ClassLabel, Features, class_name
 from stable_explore.versioning._shared import differing_patches
 from stable_explore.versioning.row_diff import RowDiff, jsonable, row_diff
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["Diff", "Gallery", "compare", "shard_line"]
+__all__ = ["Diff", "Gallery", "compare"]
 
 _METADATA_FIELDS = ("description", "license", "metadata")
 
@@ -154,6 +153,8 @@ class Diff:
         return f"Diff({self.a} -> {self.b}: {self.summary()})"
 
     def __str__(self) -> str:
+        from stable_explore.display.card import shard_line  # the UI layer, as the card renders it
+
         lines = [f"{self.a} -> {self.b}", self.summary()]
         for name, (old, new) in sorted(self.metadata.items()):
             lines.append(f"  metadata {name}: {old!r} -> {new!r}")

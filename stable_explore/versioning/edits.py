@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +33,6 @@ import pyarrow as pa
 from stable_explore._canonical import json_value
 from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
-from stable_explore.display.progress import saving_bar
 from stable_explore.errors import (
     CacheWriteError,
     ColumnNotFoundError,
@@ -42,15 +41,15 @@ from stable_explore.errors import (
     RowIndexError,
 )
 from stable_explore.schema import ClassLabel, Value, class_name
-from stable_explore.storage.cell_patches import cell_patches_field
-from stable_explore.storage.content_runs import content_runs_field
-from stable_explore.storage.format import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
-from stable_explore.storage.fsutil import temp_dir_beside
-from stable_explore.storage.hashing import digest_of_runs
-from stable_explore.storage.metadata import VersionMetadata
-from stable_explore.storage.row_segments import row_segments_field
-from stable_explore.storage.shards import ShardWriter
-from stable_explore.storage.writer import shard_metadata
+from stable_explore.storage.backends.fsutil import temp_dir_beside
+from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
+from stable_explore.storage.format.cell_patches import cell_patches_field
+from stable_explore.storage.format.content_runs import content_runs_field
+from stable_explore.storage.format.hashing import digest_of_runs
+from stable_explore.storage.format.metadata import VersionMetadata
+from stable_explore.storage.format.row_segments import row_segments_field
+from stable_explore.storage.write.shards import ShardWriter
+from stable_explore.storage.write.writer import shard_metadata
 from stable_explore.versioning._edit_writer import EditWriter
 
 if TYPE_CHECKING:
@@ -133,7 +132,7 @@ class Draft:
     def drop(self, rows: Iterable[int] | int) -> Draft:
         """Drop rows (positions in the dataset the chain started from)."""
         chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else rows)
-        return Draft(self._origin, _replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
+        return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
 
     def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:
         """Give rows a new class (a name or an index): ``relabel({42: "dog"})``."""
@@ -155,7 +154,7 @@ class Draft:
                 relabelled[position] = (name, int(code))
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=name, index=position) from None
-        return Draft(self._origin, _replace(self._edits, relabelled=relabelled))
+        return Draft(self._origin, replace(self._edits, relabelled=relabelled))
 
     def set(self, row: int, field_name: str, value: Any) -> Draft:
         """Set a scalar field (a Value or ClassLabel column) of one row."""
@@ -176,7 +175,7 @@ class Draft:
             return self.relabel({position: encoded}, column=field_name)
         values = dict(self._edits.values)
         values[(position, field_name)] = encoded
-        return Draft(self._origin, _replace(self._edits, values=values))
+        return Draft(self._origin, replace(self._edits, values=values))
 
     # -- saving ------------------------------------------------------------------
 
@@ -259,6 +258,8 @@ class Draft:
                 home=origin.home,
                 build_info=f"nothing to save: no edits; {origin.ref} is unchanged and no version was created",
             )
+        from stable_explore.display.progress import saving_bar  # the UI layer, only for a save that shows one
+
         meta = origin.cache_meta
         parent = meta.version_metadata
         num_kept = len(origin) - len(self._edits.dropped)
@@ -351,17 +352,3 @@ class Draft:
         if metadata is not None and dict(metadata) != dict(parent.metadata):
             return False
         return not self._edits or not self.operations()
-
-
-def _replace(
-    edits: PendingEdits,
-    *,
-    dropped: frozenset[int] | None = None,
-    relabelled: Mapping[int, tuple[str, int]] | None = None,
-    values: Mapping[tuple[int, str], Any] | None = None,
-) -> PendingEdits:
-    return PendingEdits(
-        dropped=edits.dropped if dropped is None else dropped,
-        relabelled=edits.relabelled if relabelled is None else relabelled,
-        values=edits.values if values is None else values,
-    )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any
 
 ThumbKey = tuple[str, int, int]
 
@@ -56,9 +55,6 @@ class ThumbnailCache:
 
     def __len__(self) -> int:
         return len(self._items)
-
-    def stats(self) -> dict[str, Any]:
-        return {"items": len(self), "bytes": self._bytes, "hits": self.hits, "misses": self.misses}
 
 
 SHARED_CACHE = ThumbnailCache()

@@ -82,7 +82,7 @@ def test_gc_sweeps_leftovers_of_dead_processes_and_says_so(home: Path) -> None:
 
 
 def test_gc_never_sweeps_a_held_lock(home: Path) -> None:
-    from stable_explore.storage.locks import hold_lock
+    from stable_explore.storage.backends.locks import hold_lock
 
     se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
     lock = home / "numbers" / ".build-feedbeef.lock"

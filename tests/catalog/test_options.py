@@ -56,3 +56,42 @@ def test_bad_options_are_refused_when_made(options: dict, error: type[Exception]
 @pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
 def test_the_compressions_arrow_ipc_supports(compression: str | None) -> None:
     assert BuildOptions(compression=compression).compression == compression
+
+
+def test_the_cli_and_the_magic_assemble_options_from_their_arguments_alike() -> None:
+    """One function turns parsed options into BuildOptions, for the command line and for %stable_cache."""
+    from IPython.core.magic_arguments import parse_argstring
+
+    from stable_explore.catalog import options_from_args
+    from stable_explore.cli import _parser
+    from stable_explore.magic import StableMagics
+
+    given = "--description d --license MIT --tag raw --force --key k --shard-size 1MB --compression zstd"
+    given += " --num-proc 2 --lock-timeout 3"
+    expected = BuildOptions(
+        description="d",
+        license="MIT",
+        tag="raw",
+        force=True,
+        key="k",
+        shard_size="1MB",
+        compression="zstd",
+        num_proc=2,
+        lock_timeout=3.0,
+    )
+    cli = _parser().parse_args(["build", "mod:gen", "--features", "mod:F", *given.split()])
+    assert options_from_args(cli) == expected
+    magic = parse_argstring(StableMagics.stable_cache, f"{given} --ignore log --watch data --check-content")
+    assert options_from_args(magic, metadata={"n": 1}) == dataclasses.replace(
+        expected, ignore=("log",), watch=("data",), check_content=True, metadata={"n": 1}
+    )
+
+
+def test_options_from_args_checks_what_it_is_given() -> None:
+    import argparse
+
+    from stable_explore.catalog import options_from_args
+    from stable_explore.errors import InvalidOptionError
+
+    with pytest.raises(InvalidOptionError, match="batch_size must be a positive int, got 0"):
+        options_from_args(argparse.Namespace(batch_size=0, quiet=True))

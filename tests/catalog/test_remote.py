@@ -21,11 +21,11 @@ import pytest
 import stable_explore as se
 from stable_explore.catalog import RemoteCatalog, StoreCatalog
 from stable_explore.errors import CacheCorruptionError, RemoteStoreError
-from stable_explore.storage.batches import forget_checked
-from stable_explore.storage.object import ObjectStore
-from stable_explore.storage.read_cache import CACHE_ENV
-from stable_explore.storage.remote_file import FETCHED
-from stable_explore.storage.version_files import version_files
+from stable_explore.storage.backends.object import ObjectStore
+from stable_explore.storage.backends.read_cache import CACHE_ENV
+from stable_explore.storage.backends.remote_file import FETCHED
+from stable_explore.storage.format.version_files import version_files
+from stable_explore.storage.read.batches import forget_checked
 from tests.s3server import SECRET_KEY
 
 if TYPE_CHECKING:
@@ -372,8 +372,8 @@ def test_a_build_that_fails_leaves_nothing_in_the_bucket(tmp_path: Path, bucket:
 def test_a_publish_whose_upload_fails_midway_leaves_no_version(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
     from stable_explore.catalog.publish import publish_version
     from stable_explore.catalog.remote import open_catalog
-    from stable_explore.storage.metadata import VersionMetadata
-    from stable_explore.storage.writer import write_shards
+    from stable_explore.storage.format.metadata import VersionMetadata
+    from stable_explore.storage.write.writer import write_shards
 
     staging = tmp_path / "staging"
     staging.mkdir()

@@ -11,8 +11,8 @@ import pytest
 import stable_explore as se
 from stable_explore.catalog import StoreCatalog, copy_version
 from stable_explore.catalog.transfer import COPY_THREADS
-from stable_explore.storage.object import ObjectStore
-from stable_explore.storage.version_files import version_files
+from stable_explore.storage.backends.object import ObjectStore
+from stable_explore.storage.format.version_files import version_files
 
 if TYPE_CHECKING:
     from tests.s3server import S3Server

@@ -15,8 +15,8 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, ClassLabel, Features, Value
-from stable_explore.storage import open_files
-from stable_explore.storage.batches import forget_checked
+from stable_explore.storage.read import open_files
+from stable_explore.storage.read.batches import forget_checked
 from tests.reliability.trials import edit_metadata, flip_byte
 
 FEATURES = Features(x=Value("int64"), label=ClassLabel(names=["a", "b", "c"]), s=Value("string"))

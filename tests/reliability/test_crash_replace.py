@@ -12,7 +12,7 @@ import pytest
 
 from stable_explore import Features, Value
 from stable_explore.cache import read_sharded_cache_meta, write_sharded_arrow_cache
-from stable_explore.storage.fsutil import exchange_paths
+from stable_explore.storage.backends.fsutil import exchange_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 F = Features(x=Value("int64"))
@@ -21,7 +21,7 @@ CHILD = """
 import os, pathlib, shutil, signal, sys
 from stable_explore import Features, Value
 from stable_explore.cache import write_sharded_arrow_cache
-from stable_explore.storage import fsutil
+from stable_explore.storage.backends import fsutil
 
 target, mode = pathlib.Path(sys.argv[1]), sys.argv[2]
 if mode == "between-renames":

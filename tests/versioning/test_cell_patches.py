@@ -171,7 +171,7 @@ def test_a_damaged_or_missing_patches_file_is_named(home: Path) -> None:
 def test_a_hand_edited_patch_entry_is_refused_by_name(home: Path, change: object, message: str) -> None:
     import xxhash
 
-    from stable_explore.storage.writer import write_metadata
+    from stable_explore.storage.write.writer import write_metadata
 
     saved = _patched(home)
     path = saved.cache_dir / "cell-patches.json"
@@ -193,7 +193,7 @@ def test_a_hand_edited_patch_entry_is_refused_by_name(home: Path, change: object
 def test_applying_patches_keeps_batches_lined_up_and_nulls_where_they_were(patched_rows: list[int]) -> None:
     import pyarrow as pa
 
-    from stable_explore.storage.cell_patches import CellPatches
+    from stable_explore.storage.format.cell_patches import CellPatches
 
     labels = [None if i % 5 == 0 else i % 3 for i in range(20_000)]
     table = pa.Table.from_batches(

@@ -117,11 +117,11 @@ def _version_with_repeated_keys(home: Path, keys: list[str], xs: list[int]) -> s
     import pyarrow as pa
 
     from stable_explore.catalog import Catalog, publish_version
-    from stable_explore.storage.fsutil import temp_dir_beside
-    from stable_explore.storage.hashing import ContentDigest, row_hashes
-    from stable_explore.storage.metadata import VersionMetadata
-    from stable_explore.storage.shards import ShardWriter
-    from stable_explore.storage.writer import shard_metadata
+    from stable_explore.storage.backends.fsutil import temp_dir_beside
+    from stable_explore.storage.format.hashing import ContentDigest, row_hashes
+    from stable_explore.storage.format.metadata import VersionMetadata
+    from stable_explore.storage.write.shards import ShardWriter
+    from stable_explore.storage.write.writer import shard_metadata
 
     features = Features(x=Value("int64"))
     schema = features.to_arrow_schema(with_row_columns=True, key_type=pa.string())

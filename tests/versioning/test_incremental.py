@@ -11,7 +11,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CachedDataset, Features
-from stable_explore.storage.hashing import ContentDigest, run_ends
+from stable_explore.storage.format.hashing import ContentDigest, run_ends
 from stable_explore.testing.caches import as_format_revision_2, as_format_revision_3
 from stable_explore.versioning._plan import Link, Rewrite, base_runs, carried_ends, plan_rows, stale_digest_runs
 
@@ -74,7 +74,7 @@ def test_the_digest_does_not_depend_on_batches_and_runs_follow_the_rows() -> Non
 
 
 def test_a_save_reads_only_the_runs_it_changed(many: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
-    from stable_explore.storage import verify
+    from stable_explore.storage.check import verify
 
     fed: list[int] = []
     real = verify.feed_rows

@@ -1,0 +1,12 @@
+"""The dataset layer: :class:`CachedDataset` and the views, decoding, export and splits it is made of.
+
+``cached_dataset`` holds the class; ``_selection`` (rows a view selects), ``_decoding`` (output formats),
+``_export`` (pandas, Arrow, Parquet), ``_splits``, ``_sharding`` and ``_iterable`` (rows split over nodes and
+DataLoader workers) are its parts.
+"""
+
+from __future__ import annotations
+
+from stable_explore.dataset.cached_dataset import CachedDataset, Metadata
+
+__all__ = ["CachedDataset", "Metadata"]

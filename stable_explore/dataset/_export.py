@@ -1,0 +1,267 @@
+"""Exporting a dataset's rows: to pandas (labels as names, images as bytes, PIL, thumbnails or files) and to Parquet.
+
+The dataset hands over its rows as Arrow tables; this module turns them into what the
+user asked for. Files are written through :func:`stable_explore.storage.backends.fsutil.replacing`,
+so two exports of one path never clobber each other's half-written file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Image, decode_image_bytes
+from stable_explore.schema.image_formats import sniff
+from stable_explore.storage.backends.fsutil import replacing, writing
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._selection import Rows
+    from stable_explore.schema import Features
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+
+__all__ = ["IMAGE_EXPORTS", "Exports", "to_pandas", "to_parquet"]
+
+IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
+
+_CATEGORY_DTYPES: dict[tuple[str, ...], Any] = {}
+
+
+def to_pandas(
+    ds: CachedDataset,
+    table_of: Callable[[list[str]], pa.Table],
+    rows: range | np.ndarray,
+    *,
+    images: str,
+    columns: list[str],
+    thumbnail_size: int,
+    image_dir: str | Path | None,
+) -> pd.DataFrame:
+    """``ds.to_pandas``: ``table_of(columns)`` gives the rows, ``rows`` their numbers in the version (the index)."""
+    import pandas as pd
+
+    if images not in IMAGE_EXPORTS:
+        msg = f"images must be one of {IMAGE_EXPORTS}, got {images!r}"
+        raise InvalidOptionError(msg)
+    features = ds.features
+    image_columns = [c for c in columns if isinstance(features[c], Image)]
+    wanted = [c for c in columns if c not in image_columns] if images == "drop" else list(columns)
+    table = table_of(wanted)
+    frame = table.to_pandas(split_blocks=True, self_destruct=False)
+    for name in wanted:
+        feature = features[name]
+        if isinstance(feature, ClassLabel):
+            # assigning replaces the int column in place: the column order stays as asked
+            codes = table.column(name).fill_null(-1).to_numpy()
+            codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
+            frame[name] = _categorical(pd, codes, feature)
+    if images not in ("bytes", "drop"):
+        for name in image_columns:
+            frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)
+    if isinstance(rows, range):
+        frame.index = pd.RangeIndex(rows.start, rows.stop, rows.step, name="row")
+    else:
+        frame.index = pd.Index(np.asarray(rows, dtype=np.int64), name="row")
+    return frame
+
+
+def _export_images(
+    ds: CachedDataset, column: pa.ChunkedArray, how: str, size: int, image_dir: str | Path | None, name: str
+) -> list[Any]:
+    from stable_explore.display.images import open_thumbnail
+
+    values = column.to_pylist()
+    if how in ("pil", "thumbnail"):
+        feature = ds.features[name]
+        limit = feature.max_pixels if isinstance(feature, Image) else None
+        opened: list[Any] = []
+        for row, value in zip(ds.base_rows().tolist(), values, strict=True):
+            try:
+                if value is None:
+                    opened.append(None)
+                elif how == "pil":
+                    opened.append(decode_image_bytes(value, limit))
+                else:
+                    opened.append(open_thumbnail(value, size))
+            except ImageTooLargeError as exc:
+                msg = f"row {row} (in {ds.ref}), field {name!r}: {exc}"
+                raise ImageTooLargeError(msg) from exc
+        return opened
+    # one folder per version and column, so exports of other columns or versions never collide
+    root = Path(image_dir) if image_dir is not None else _default_export_dir(ds)
+    folder = _inside(root, ds.version, name) if image_dir is not None else _inside(root, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not folder.resolve().is_relative_to(root.resolve()):
+        msg = f"the export folder leads (through a symlink) to {folder.resolve()}, outside {root}; refusing to write"
+        raise UnsafePathError(folder, msg)
+    paths: list[Any] = []
+    for row, data in zip(ds.base_rows().tolist(), values, strict=True):
+        if data is None:
+            paths.append(None)
+            continue
+        kind = sniff(data)
+        path = folder / f"{row:08d}{kind.extension if kind else '.img'}"
+        if not path.exists():  # versions are immutable: a file written once stays right
+            with replacing(path, durable=False) as tmp:
+                tmp.write_bytes(data)
+        paths.append(str(path))
+    return paths
+
+
+def _inside(root: Path, *parts: str) -> Path:
+    """``root / parts``, where each part (a name, version id or column name from metadata) is a plain name."""
+    for part in parts:
+        if not isinstance(part, str) or part in ("", ".", "..") or any(s in part for s in ("/", "\\", "\x00")):
+            msg = f"refusing to export into {part!r}: a name taken from the metadata must be a plain folder name"
+            raise UnsafePathError(root, msg)
+    return root.joinpath(*parts)
+
+
+def _default_export_dir(ds: CachedDataset) -> Path:
+    if ds.home is not None and ds.name:
+        # a bucket's version exports beside this machine's mirror of its metadata, never into the bucket
+        root = ds.home if isinstance(ds.home, Path) else ds.cache_dir.parents[2]
+        return _inside(root, ds.name, "exports", ds.version)
+    return _inside(ds.cache_dir.parent, f"{ds.cache_dir.name}-exports")
+
+
+def to_parquet(
+    target: Path, chunks: Iterable[pa.Table], schema: pa.Schema, *, rows_per_group: int, compression: str
+) -> Path:
+    """Write ``chunks`` (tables of ``schema``'s columns) to one Parquet file, replacing ``target`` only when done."""
+    import pyarrow.parquet as pq
+
+    with writing(target):  # a folder that is a file, a full disk: a CacheWriteError naming the target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with (
+            replacing(target, durable=False) as tmp,
+            pq.ParquetWriter(str(tmp), schema, compression=compression) as parquet,
+        ):
+            for chunk in chunks:
+                parquet.write_table(chunk.cast(schema), row_group_size=rows_per_group)
+    return target
+
+
+def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
+    """Codes (already clamped to -1 .. n-1) as a pandas Categorical of the class names."""
+    names = tuple(feature.names or ())
+    dtype = _CATEGORY_DTYPES.get(names)
+    if dtype is None:  # building one checks the names for uniqueness: worth doing once per label set
+        dtype = _CATEGORY_DTYPES[names] = pd.CategoricalDtype(list(names), ordered=False)
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)  # pandas >= 2.1
+    except TypeError:
+        return pd.Categorical.from_codes(codes, dtype=dtype)
+
+
+class Exports:
+    """``ds.to_arrow``, ``ds.to_pandas`` and ``ds.to_parquet``: mixed into ``CachedDataset`` (only there)."""
+
+    if TYPE_CHECKING:  # what CachedDataset provides
+
+        @property
+        def features(self) -> Features: ...
+
+        @property
+        def cache_meta(self) -> ShardedCacheMeta: ...
+
+        def _all_rows(self) -> Rows: ...
+
+        def _feature_columns(self) -> list[str]: ...
+
+        def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table: ...
+
+    def to_arrow(self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False) -> pa.Table:
+        """The rows as a ``pyarrow.Table`` (labels as ints; the features JSON is in the schema metadata)."""
+        wanted = list(columns) if columns is not None else self._feature_columns()
+        if with_row_columns and not self.cache_meta.is_seed_v1:
+            wanted += [c for c in (KEY_COLUMN, HASH_COLUMN) if c not in wanted]
+        table = self._table_of(self._all_rows(), wanted)
+        return table.replace_schema_metadata(self.features.to_arrow_schema().metadata)
+
+    def to_pandas(
+        self,
+        images: str = "bytes",
+        *,
+        columns: Sequence[str] | None = None,
+        thumbnail_size: int = 128,
+        image_dir: str | Path | None = None,
+    ) -> pd.DataFrame:
+        """The rows as a pandas DataFrame, indexed by row number in the version.
+
+        Parameters
+        ----------
+        images:
+            What each image cell holds:
+
+            - ``"bytes"`` (default, fastest): the encoded file bytes (JPEG, PNG, ...), as stored;
+            - ``"pil"``: decoded ``PIL.Image.Image`` objects at full size;
+            - ``"thumbnail"``: PIL images no larger than ``thumbnail_size`` pixels (cheap to keep many);
+            - ``"path"``: paths of image files written once under ``image_dir``
+              (for tools that read files);
+            - ``"drop"``: no image columns.
+
+            pandas prints a PIL image as ``<PIL.Image.Image ...>`` text. To see the images in a
+            notebook, wrap the frame: ``stable_explore.display.show(df)`` draws every image cell
+            (PIL or bytes) as an inline thumbnail.
+        columns:
+            Only these columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ClassLabel columns are ``Categorical`` of the class names.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": "b"}, {"label": "a"}], se.Features(label=se.ClassLabel(names=["a", "b"])),
+        ...               name="tiny", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.to_pandas()["label"].cat.categories.tolist()
+        ['a', 'b']
+        """
+        wanted = list(columns) if columns is not None else self._feature_columns()
+        unknown = [c for c in wanted if c not in self.features]
+        if unknown:
+            msg = f"no column(s) {unknown}; columns are {list(self.features)}"
+            raise ColumnNotFoundError(msg)
+        rows = self._all_rows()
+        return to_pandas(
+            cast("CachedDataset", self),
+            lambda names: self._table_of(rows, names),
+            rows,
+            images=images,
+            columns=wanted,
+            thumbnail_size=thumbnail_size,
+            image_dir=image_dir,
+        )
+
+    def to_parquet(self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd") -> Path:
+        """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
+
+        Labels are stored as ints; the full features JSON is in the file's schema metadata.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, pyarrow.parquet as pq, stable_explore as se
+        >>> home = pathlib.Path(tempfile.mkdtemp())
+        >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n", home=home,
+        ...               progress=False)
+        >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
+        [1, 2, 3]
+        """
+        rows = self._all_rows()
+        chunks = (
+            self._table_of(rows[start : start + rows_per_group], list(self.features))
+            for start in range(0, len(rows), rows_per_group)
+        )
+        return to_parquet(
+            Path(path), chunks, self.features.to_arrow_schema(), rows_per_group=rows_per_group, compression=compression
+        )

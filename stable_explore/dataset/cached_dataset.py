@@ -1,0 +1,642 @@
+"""CachedDataset: one version of a cached dataset, its views, decoding and export.
+
+A dataset is a cheap handle: it holds the version's metadata, a lazily mapped
+backend and, for a view, the row numbers it covers. Indexing with an int
+decodes one row; indexing with a slice, list, array or mask returns a view
+that copies nothing. Row numbers of a view always refer to rows of the version
+it came from (``ds.base_rows()``), which is what edits use.
+
+Examples
+--------
+>>> import tempfile
+>>> import stable_explore as se
+>>> home = tempfile.mkdtemp()
+>>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), size=se.Value("float32"))
+>>> rows = [{"label": "cat", "size": 1.0}, {"label": "dog", "size": 2.5}, {"label": "dog", "size": 3.0}]
+>>> ds = se.build(rows, features, name="pets", home=home, progress=False)
+>>> len(ds), ds[1]
+(3, {'label': 1, 'size': 2.5})
+>>> ds.label_counts()
+{'cat': 1, 'dog': 2}
+>>> ds[1:].to_pandas()["label"].tolist()
+['dog', 'dog']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stable_explore._units import format_size
+from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values
+from stable_explore.dataset._export import Exports
+from stable_explore.dataset._selection import Rows, position_of, select_rows
+from stable_explore.dataset._splits import SplitViews
+from stable_explore.errors import (
+    ColumnNotFoundError,
+    EncodingError,
+    InvalidOptionError,
+    SchemaError,
+)
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
+from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.read.reader import ArrowBackend
+
+if TYPE_CHECKING:
+    from stable_explore.storage.check.verify import VerifyReport
+    from stable_explore.versioning.edits import Draft, PendingEdits
+    from stable_explore.widgets.browser import ShardBrowser
+
+__all__ = ["CachedDataset", "Metadata"]
+
+
+class Metadata(dict[str, Any]):
+    """A version's metadata: a plain dict, JSON-ready, with ``.DESCR``-style upper-case attributes."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.isupper() and name.lower() in self:
+            return self[name.lower()]
+        raise AttributeError(name)
+
+
+class CachedDataset(Exports, SplitViews):
+    """One version of a cached dataset (or a view of some of its rows).
+
+    Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import stable_explore as se
+    >>> ds = se.build([{"x": i} for i in range(10)], se.Features(x=se.Value("int64")),
+    ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
+    >>> view = ds[::2][1:3]
+    >>> [row["x"] for row in view], view.base_rows().tolist()
+    ([2, 4], [2, 4])
+    >>> ds.filter(lambda row: row["x"] > 7)["x"]
+    [8, 9]
+    """
+
+    def __init__(
+        self,
+        meta: ShardedCacheMeta,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        home: Path | str | None = None,
+        features: Features | None = None,
+        build_info: str | None = None,
+        backend: ArrowBackend | None = None,
+        rows: Rows | None = None,
+        format: str = "pil",
+    ) -> None:
+        self._meta = meta
+        self._backend = backend if backend is not None else ArrowBackend.from_meta(meta)
+        if features is not None and meta.features is not None and features.fingerprint() != meta.features.fingerprint():
+            msg = (
+                f"{meta.cache_dir} stores its own features {meta.features!r}; features= is only for caches "
+                f"that do not (seed-v1), and {features!r} differs"
+            )
+            raise SchemaError(msg)
+        given = features or meta.features
+        if given is None:
+            given = Features.from_arrow_schema(self._backend.schema)
+        self._features = given
+        self._features_given = features is not None
+        self._name = name
+        self._version = version or meta.version_metadata.version_id or _seed_version(meta)
+        self._home = home
+        self.build_info = build_info
+        self._rows = rows
+        if format not in FORMATS:
+            msg = f"format must be one of {FORMATS}, got {format!r}"
+            raise InvalidOptionError(msg)
+        self._format = format
+
+    # -- identity ------------------------------------------------------------
+
+    @property
+    def name(self) -> str | None:
+        """The catalog name (None for a cache opened by path outside a catalog)."""
+        return self._name
+
+    @property
+    def version(self) -> str:
+        """The version id: a hash of what defines the content."""
+        return self._version
+
+    @property
+    def ref(self) -> str:
+        """``name@version``, what :func:`stable_explore.load` accepts."""
+        return f"{self._name}@{self._version}" if self._name else str(self.cache_dir)
+
+    @property
+    def latest_version(self) -> str | None:
+        """The version ``latest`` points at now (None outside a catalog): compare with :attr:`version`.
+
+        ``latest`` is the most recently created version; a cache hit returns an older one
+        without moving it.
+        """
+        if self._name is None or self._home is None:
+            return None
+        from stable_explore.catalog import LATEST, open_catalog
+
+        try:
+            return open_catalog(self._home).read_ref(self._name, LATEST)
+        except (OSError, ValueError):
+            return None
+
+    @property
+    def features(self) -> Features:
+        """The schema, with class names, shapes and dtypes."""
+        return self._features
+
+    @property
+    def cache_dir(self) -> Path:
+        """The version's directory on disk."""
+        return self._meta.cache_dir
+
+    @property
+    def home(self) -> Path | str | None:
+        """The catalog home this version lives in: a folder or a bucket's URL (None for a cache opened by path)."""
+        return self._home
+
+    @property
+    def cache_meta(self) -> ShardedCacheMeta:
+        """The version's checked ``_metadata.json`` (shards, features, its record); shared, read-only."""
+        return self._meta
+
+    @property
+    def backend(self) -> ArrowBackend:
+        """The shard reader behind this dataset (shared by its views)."""
+        return self._backend
+
+    @property
+    def num_shards(self) -> int:
+        """Shard files of the version (an edited version may share some with its parent)."""
+        return self._meta.num_shards
+
+    @property
+    def num_segments(self) -> int:
+        """Segments: runs of consecutive rows of one shard file, in row order (one per shard in format 1)."""
+        return self._backend.num_segments
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the version's shard files on disk (the whole version, also for a view)."""
+        return self._meta.nbytes
+
+    @property
+    def shard_row_counts(self) -> list[int]:
+        """Rows of the version in each shard file, by shard index."""
+        counts = [0] * self._meta.num_shards
+        for shard, _, rows in self._backend.segments:
+            counts[shard] += rows
+        return counts
+
+    def shard_ids(self) -> np.ndarray:
+        """The shard file each row of this dataset is stored in, in this dataset's order."""
+        segments = self._backend.segments
+        per_segment = np.array([shard for shard, _, _ in segments], dtype=np.int64)
+        offsets = self._backend.segment_offsets
+        segment = np.searchsorted(offsets, self.base_rows(), side="right") - 1
+        ids: np.ndarray = per_segment[segment] if len(per_segment) else np.zeros(0, dtype=np.int64)
+        return ids
+
+    @property
+    def is_view(self) -> bool:
+        """True when this covers a selection of the version's rows, not all of them."""
+        return self._rows is not None
+
+    @property
+    def view_rows(self) -> range | np.ndarray | None:
+        """The version's rows this view covers, in order (a range or an array), or None for the whole version."""
+        return self._rows
+
+    @property
+    def metadata(self) -> Metadata:
+        """Description, license, hashes, lineage and the user's metadata, as one JSON-ready dict."""
+        record = self._meta.version_metadata
+        ours = {
+            "description": record.description,
+            "license": record.license,
+            "hashes": {
+                "content": record.content_digest,
+                "shards": dict(zip(self._meta.shard_filenames, self._meta.shard_hashes or [], strict=False)),
+            },
+            "version_id": self._version,
+            "name": self._name,
+            "created_at": record.created_at,
+            "parent": record.parent,
+            "message": record.message,
+            "operations": [dict(op) for op in record.operations],
+            "source_fingerprint": record.source_fingerprint,
+            "num_rows": self._meta.num_rows,
+        }
+        return Metadata({**record.metadata, **ours})
+
+    def __getattr__(self, name: str) -> Any:
+        # Easydata-style access: ds.DESCR, ds.LICENSE, ds.HASHES, ds.<USER_KEY>
+        if name.isupper():
+            metadata = self.metadata
+            if name == "DESCR":
+                return metadata.get("description")
+            if name.lower() in metadata:
+                return metadata[name.lower()]
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg)
+
+    def __dir__(self) -> list[str]:
+        """Attributes for tab completion: the methods, plus ``DESCR``, ``LICENSE``, ``HASHES`` and user keys."""
+        record = self._meta.version_metadata
+        upper = [
+            "DESCR",
+            "LICENSE",
+            "HASHES",
+            *(k.upper() for k in record.metadata if isinstance(k, str) and k.islower() and k.isidentifier()),
+        ]
+        return sorted({*super().__dir__(), *upper})
+
+    def _ipython_key_completions_(self) -> list[str]:
+        """Column names, offered by IPython after ``ds["``."""
+        return list(self._features)
+
+    # -- rows and views ------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._meta.num_rows if self._rows is None else len(self._rows)
+
+    def base_rows(self) -> np.ndarray:
+        """Row numbers, in the version this came from, of the rows this covers."""
+        if self._rows is None:
+            return np.arange(self._meta.num_rows, dtype=np.int64)
+        if isinstance(self._rows, range):
+            return np.arange(self._rows.start, self._rows.stop, self._rows.step, dtype=np.int64)
+        return np.asarray(self._rows, dtype=np.int64)
+
+    def _all_rows(self) -> Rows:
+        return range(self._meta.num_rows) if self._rows is None else self._rows
+
+    def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset:
+        clone = object.__new__(CachedDataset)
+        clone.__dict__.update(self.__dict__)
+        clone._rows = rows
+        clone._format = format or self._format
+        return clone
+
+    def _select(self, selection: Any) -> Rows:
+        """Turn a slice, list, array or boolean mask over this dataset into base rows."""
+        return select_rows(self._all_rows(), selection)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, (int, np.integer)):
+            return self._rows_at(np.array([self._base_row(key)], dtype=np.int64))[0]
+        if isinstance(key, str):
+            return self.column(key)
+        return self._view(self._select(key))
+
+    def _base_row(self, index: Any) -> int:
+        position = position_of(index, len(self))
+        return position if self._rows is None else int(self._rows[position])
+
+    def __getitems__(self, indices: Sequence[int]) -> list[Any]:
+        """Batched row access (``torch.utils.data.DataLoader`` calls this)."""
+        return self._rows_at(self._select(list(indices)))
+
+    def __iter__(self) -> Iterator[Any]:
+        for batch in self._iter_row_batches(1000):
+            yield from batch
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
+        """A view of the rows at ``indices`` (positions in this dataset), in that order."""
+        return self._view(self._select(indices))
+
+    def select(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
+        """Same as :meth:`take` (the name Hugging Face ``datasets`` uses)."""
+        return self.take(indices)
+
+    def head(self, n: int = 5) -> CachedDataset:
+        """A view of the first ``n`` rows."""
+        view: CachedDataset = self[:n]
+        return view
+
+    def shuffle(self, seed: int | None = None) -> CachedDataset:
+        """A view of the rows in a random order (reproducible with ``seed``)."""
+        order = np.random.default_rng(seed).permutation(len(self))
+        return self._view(self._select(order))
+
+    def filter(self, function: Callable[[dict[str, Any]], bool] | None = None, /, **equals: Any) -> CachedDataset:
+        """A view of the rows that pass.
+
+        ``filter(label="cat")`` or ``filter(label=["cat", "dog"])`` compares
+        columns with Arrow compute (class names allowed for labels) and never
+        decodes images. ``filter(fn)`` calls ``fn`` on each decoded row.
+        """
+        rows = self.base_rows()
+        keep = np.ones(len(rows), dtype=bool)
+        for column, wanted in equals.items():
+            keep &= self._column_matches(column, wanted, rows)
+        if function is not None:
+            candidates = self._view(rows[keep])
+            mask = np.fromiter((bool(function(row)) for row in candidates), dtype=bool, count=len(candidates))
+            kept = rows[keep][mask]
+        else:
+            kept = rows[keep]
+        return self._view(kept)
+
+    def _column_matches(self, column: str, wanted: Any, rows: np.ndarray) -> np.ndarray:
+        if column not in self._features:
+            msg = f"no column {column!r}; columns are {list(self._features)}"
+            raise ColumnNotFoundError(msg)
+        feature = self._features[column]
+        values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+        if isinstance(feature, ClassLabel):
+            try:  # a class that does not exist is a mistake to say, not a filter that matches nothing
+                values = [feature.encode_value(v) for v in values]
+            except EncodingError as exc:
+                raise EncodingError(exc.reason, field=column) from None
+        data = self._column_arrow(column, rows)
+        matches = pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False)
+        mask: np.ndarray = matches.to_numpy(zero_copy_only=False)
+        return mask
+
+    def arrow_column(self, column: str) -> pa.Array:
+        """One stored column of this dataset's rows, in order, as Arrow (``__key__`` and ``__row_hash__`` too)."""
+        return self._column_arrow(column)
+
+    def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
+        if rows is None:
+            rows = self.base_rows()
+        if self._rows is None and len(rows) == self._meta.num_rows:
+            chunked = self._backend.column(column)
+        else:
+            chunked = self._backend.take(rows, columns=[column]).column(column)
+        return chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
+
+    def keys(self) -> list[Any]:
+        """Each row's key (the generator's key, or its running index), in this dataset's order."""
+        if self._meta.is_seed_v1:
+            keys: list[Any] = self.base_rows().tolist()
+            return keys
+        stored: list[Any] = self._column_arrow(KEY_COLUMN).to_pylist()
+        return stored
+
+    def row_hashes(self) -> np.ndarray:
+        """Each row's 64-bit content hash, in this dataset's order."""
+        hashes: np.ndarray = self._column_arrow(HASH_COLUMN).to_numpy(zero_copy_only=False)
+        return hashes
+
+    def shard_of(self, index: int) -> tuple[int, int]:
+        """(shard file, row within that file) where row ``index`` of this dataset is stored."""
+        base = self._base_row(index)
+        offsets = self._backend.segment_offsets
+        segment = int(np.searchsorted(offsets, base, side="right") - 1)
+        shard, start, _ = self._backend.segments[segment]
+        return shard, start + base - int(offsets[segment])
+
+    # -- decoding ------------------------------------------------------------
+
+    def with_format(self, format: str) -> CachedDataset:
+        """The same rows, decoded differently.
+
+        ``"pil"`` (default): images as PIL images, arrays as ndarrays.
+        ``"numpy"``: images as ndarrays too. ``"python"``: images stay encoded
+        bytes. ``"arrow"``: ``ds[i]`` and batches are ``pyarrow.Table``.
+        """
+        if format not in FORMATS:
+            msg = f"format must be one of {FORMATS}, got {format!r}"
+            raise InvalidOptionError(msg)
+        return self._view(self._rows, format=format)
+
+    @property
+    def format(self) -> str:
+        """How rows are decoded: ``"pil"``, ``"numpy"``, ``"python"`` or ``"arrow"`` (see :meth:`with_format`)."""
+        return self._format
+
+    def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:
+        if isinstance(rows, range) and rows.step == 1:
+            return self._backend.slice(rows.start, len(rows), columns=columns)
+        return self._backend.take(np.asarray(rows, dtype=np.int64), columns=columns)
+
+    def _feature_columns(self) -> list[str]:
+        return list(self._features)
+
+    def _decode_table(self, table: pa.Table, rows: Rows | None = None) -> list[Any]:
+        return decode_table(table, self._features, self._format, rows, where=(self.ref, self.cache_dir))
+
+    def _rows_at(self, rows: Rows) -> list[Any]:
+        return self._decode_table(self._table_of(rows, self._feature_columns()), rows)
+
+    def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
+        rows = self._all_rows()
+        for start in range(0, len(rows), batch_size):
+            yield self._rows_at(rows[start : start + batch_size])
+
+    def iter(self, batch_size: int = 1000) -> Iterator[Any]:
+        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format)."""
+        rows = self._all_rows()
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start : start + batch_size]
+            if self._format == "arrow":
+                yield self._table_of(chunk, self._feature_columns())
+                continue
+            decoded = self._rows_at(chunk)
+            yield {name: [row[name] for row in decoded] for name in self._feature_columns()}
+
+    def column(self, name: str) -> Any:
+        """One column's values for every row, decoded in the current format."""
+        if name not in self._features:
+            msg = f"no column {name!r}; columns are {list(self._features)}"
+            raise ColumnNotFoundError(msg)
+        feature = self._features[name]
+        values = self._column_arrow(name)
+        if self._format == "arrow":
+            return values
+        return decode_values(
+            feature, name, values.to_pylist(), self._format, self._all_rows(), where=(self.ref, self.cache_dir)
+        )
+
+    # -- export: to_arrow, to_pandas, to_parquet (stable_explore.dataset._export.Exports) --
+
+    def label_counts(self, column: str | None = None) -> dict[str, int]:
+        """Rows per class name (every class listed, zeros included), from the label column alone."""
+        name = column or self._features.first_of(ClassLabel)
+        if name is None or not isinstance(self._features.get(name), ClassLabel):
+            msg = f"no ClassLabel column {'named ' + repr(column) if column else 'in this dataset'}"
+            raise ColumnNotFoundError(msg)
+        feature = self._features[name]
+        assert isinstance(feature, ClassLabel)
+        values = self._column_arrow(name).to_numpy(zero_copy_only=False)
+        values = values[~np.isnan(values)].astype(np.int64) if values.dtype.kind == "f" else values
+        classes = feature.num_classes or 0
+        counts = np.bincount(values[(values >= 0) & (values < classes)], minlength=classes)
+        return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
+
+    # -- edits (lazy; see stable_explore.versioning.edits) --------------------------------
+
+    def drop(self, rows: Sequence[int] | int) -> Draft:
+        """A draft without these rows; ``.save(message=...)`` writes it as a new version."""
+        from stable_explore.versioning.edits import Draft
+
+        return Draft(self).drop(rows)
+
+    def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Draft:
+        """A draft with rows given new classes: ``ds.relabel({42: "dog"})``."""
+        from stable_explore.versioning.edits import Draft
+
+        return Draft(self).relabel(changes, column=column)
+
+    def set(self, row: int, field: str, value: Any) -> Draft:
+        """A draft with one scalar field of one row changed."""
+        from stable_explore.versioning.edits import Draft
+
+        return Draft(self).set(row, field, value)
+
+    @property
+    def pending_edits(self) -> PendingEdits:
+        """Edits not yet saved: none, on a dataset (drafts have them)."""
+        from stable_explore.versioning.edits import PendingEdits
+
+        return PendingEdits()
+
+    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
+        """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one."""
+        from stable_explore.versioning.edits import Draft
+
+        return Draft(self).save(message, **options)
+
+    # -- browsing ------------------------------------------------------------
+
+    def browse(self, *, page_size: int = 48, thumb_size: int = 128) -> ShardBrowser:
+        """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
+
+        Needs the ``lab`` extra (anywidget). ``browser.selected`` and
+        ``browser.selection()`` hand the selected rows back to Python.
+        """
+        from stable_explore._optional import require
+
+        require("anywidget", "lab", "the shard browser")
+        from stable_explore.widgets.browser import ShardBrowser
+
+        return ShardBrowser(self, page_size=page_size, thumb_size=thumb_size)
+
+    # -- integrity -----------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        """Re-hash every shard of this version and check its id (the same check as :func:`stable_explore.verify`)."""
+        from stable_explore.storage.check.verify import verify
+
+        return verify(self.cache_dir)
+
+    def __stable_token__(self) -> dict[str, Any]:
+        """What identifies this data for a build fingerprint: the version, and the rows of a view."""
+        from stable_explore._canonical import fingerprint
+
+        rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
+        return {"version": self._version, "rows": rows}
+
+    # -- pickling: references only -----------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        rows = self._rows
+        if isinstance(rows, np.ndarray):
+            rows = rows.astype(np.int64)
+        return {
+            "cache_dir": str(self.cache_dir),
+            "name": self._name,
+            "version": self._version,
+            "home": str(self._home) if self._home else None,
+            "features": self._features.to_dict() if self._features_given else None,
+            "rows": rows,
+            "format": self._format,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        home = _home_of(state["home"])
+        cache_dir = state["cache_dir"]
+        if isinstance(home, str) and state["name"] and not Path(cache_dir).is_dir():
+            # a bucket's version unpickled on another machine: mirror its metadata there first
+            from stable_explore.catalog import open_catalog
+
+            cache_dir = open_catalog(home).version_dir(state["name"], state["version"])
+        meta = read_sharded_cache_meta(cache_dir)
+        features = Features.from_dict(state["features"]) if state["features"] else None
+        self.__init__(  # type: ignore[misc]
+            meta,
+            name=state["name"],
+            version=state["version"],
+            home=home,
+            features=features,
+            rows=state["rows"],
+            format=state["format"],
+        )
+
+    # -- display -------------------------------------------------------------
+
+    def _summary(self) -> dict[str, Any]:
+        """The one cheap summary every repr is made from (no image is decoded)."""
+        total = self._meta.num_rows
+        return {
+            "ref": f"{self._name or self.cache_dir.name}@{self._version}",
+            "rows": len(self),
+            "total_rows": total,
+            "shards": self._meta.num_shards,
+            "size": format_size(self._meta.nbytes),
+            "view": self.is_view,
+            "latest": self.latest_version,
+        }
+
+    def __repr__(self) -> str:
+        s = self._summary()
+        rows = f"{s['rows']:,} of {s['total_rows']:,} rows (view)" if s["view"] else f"{s['rows']:,} rows"
+        shards = f"{s['shards']} shard" + ("" if s["shards"] == 1 else "s")
+        return f"CachedDataset({s['ref']}: {rows}, {shards}, {s['size']}{_latest_text(s, self._name)})"
+
+    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
+        s = self._summary()
+        yield "ref", s["ref"]
+        yield "rows", s["rows"]
+        yield "shards", s["shards"]
+        yield "size", s["size"]
+        if s["latest"] is not None:
+            yield "latest", s["latest"] == self._version
+
+    def _repr_html_(self) -> str:
+        from stable_explore.display.card import dataset_card
+
+        return dataset_card(self, self._summary())
+
+
+def _latest_text(summary: dict[str, Any], name: str | None) -> str:
+    """``", latest"``, or ``", latest is pets@<id>"`` when another version is the latest ("" outside a catalog)."""
+    latest = summary.get("latest")
+    if latest is None:
+        return ""
+    return ", latest" if summary["ref"].endswith(f"@{latest}") else f", latest is {name}@{latest}"
+
+
+def _home_of(text: str | None) -> Path | str | None:
+    """A pickled home: a bucket's URL stays text (it carries no credentials), a folder becomes a path."""
+    if not text:
+        return None
+    return text if "://" in text else Path(text)
+
+
+def _seed_version(meta: ShardedCacheMeta) -> str:
+    """An id for a cache that has none (seed-v1 format): its folder and the identity of its files.
+
+    A seed cache records nothing about its content, so the id follows the files themselves
+    (inode, size, modification time): two caches, or one cache rewritten in place, differ.
+    """
+    from stable_explore._canonical import fingerprint
+
+    files = []
+    for path in meta.shard_paths:
+        stat = path.stat()
+        files.append([path.name, stat.st_ino, stat.st_size, stat.st_mtime_ns])
+    return "v1-" + fingerprint({"dir": str(meta.cache_dir.resolve()), "files": files}, 12)

@@ -1,0 +1,404 @@
+"""Durable, atomic file-system steps: temp dirs beside a target, fsync, rename, sweeping.
+
+A build writes into ``.<target>.tmp-<host>-<pid>-<random>`` beside its target
+and renames it into place once everything is fsynced. A temp dir whose process
+is gone (killed, crashed) is swept the next time anything is built beside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import functools
+import os
+import shutil
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from stable_explore.errors import CacheWriteError
+
+_TMP_MARK = ".tmp-"
+_ASIDE_MARK = ".old-"  # an existing cache moved aside while a new one replaces it (see publish_dir)
+_STALE_AFTER_SECONDS = 24 * 3600
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file's (or a directory's) contents to disk."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) if path.is_dir() else os.O_RDONLY
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename into it) to disk; a failure raises.
+
+    The one failure ignored is ``EINVAL``: file systems that cannot fsync a directory at all
+    (some FUSE and network mounts) say so with it, and there the rename is as durable as that
+    file system makes it. Any other error (``EIO``, ``ENOSPC``...) means the entry may not be on disk.
+    """
+    try:
+        fsync_path(path)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+
+
+def temp_path_beside(path: Path) -> Path:
+    """A fresh temp name next to ``path`` that names its owner (host, pid), so a sweep can tell if it is stale."""
+    return path.with_name(f"{_tmp_prefix(path.name)}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+
+
+@contextlib.contextmanager
+def replacing(path: Path, *, durable: bool = True) -> Iterator[Path]:
+    """Write a file through a temp file beside it, renamed over ``path`` only when the block succeeds.
+
+    The temp name is unique per call, so two writers of one path never clobber each other's
+    half-written file; readers see the old file or the new one. With ``durable`` the file is
+    fsynced before the rename and the directory after it.
+    """
+    tmp = temp_path_beside(path)
+    try:
+        yield tmp
+        if durable:
+            fsync_path(tmp)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        fsync_path(path.parent)
+
+
+def write_text_durably(path: Path, text: str) -> None:
+    """Write a small text file atomically and durably (see :func:`replacing`)."""
+    with replacing(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def _tmp_prefix(target_name: str) -> str:
+    return f".{target_name}{_TMP_MARK}"
+
+
+def _owner(dirname: str) -> tuple[str, int] | None:
+    """(host, pid) from a temp dir's name, or None if the name is not one of ours."""
+    try:
+        host, pid_text, _ = dirname.rsplit(_TMP_MARK, 1)[1].rsplit("-", 2)
+        return host, int(pid_text)
+    except ValueError:
+        return None
+
+
+def _owner_alive(host: str, pid: int, since: float | None = None) -> bool:
+    """Whether the process that named a temp dir (last modified at ``since``) may still be writing it.
+
+    A live process with that pid that started after ``since`` is another process the pid was
+    given to (Linux tells when a process started): the writer is gone.
+    """
+    if host != socket.gethostname():
+        return True  # another machine on a shared disk: only the age rule applies
+    try:
+        os.kill(pid, 0)
+    except OSError as exc:
+        if exc.errno != errno.EPERM:  # EPERM: exists, owned by another user
+            return False
+    started = _process_started_at(pid)
+    return started is None or since is None or started <= since + 1.0
+
+
+@functools.cache
+def _boot_time() -> float | None:
+    try:
+        for line in Path("/proc/stat").read_text().splitlines():
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _process_started_at(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), where the system says (Linux ``/proc``)."""
+    boot = _boot_time()
+    if boot is None:
+        return None
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, counted after the command name
+    except (OSError, ValueError, IndexError):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def bytes_freed_by_removing(path: Path) -> int:
+    """Bytes that deleting ``path`` frees: files hard-linked elsewhere (a parent's shards) do not count."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
+    return sum(stat.st_size for stat in (f.stat() for f in files) if stat.st_nlink <= 1)
+
+
+def sweep_stale_temp_dirs(parent: Path) -> int:
+    """Remove temp dirs left in ``parent`` by processes that are gone. Returns the bytes freed."""
+    removed = 0
+    if not parent.is_dir():
+        return 0
+    now = time.time()
+    for entry in parent.iterdir():
+        if entry.name.startswith(".") and _ASIDE_MARK in entry.name:
+            _settle_moved_aside(entry)
+            continue
+        if not entry.name.startswith(".") or _TMP_MARK not in entry.name:
+            continue
+        owner = _owner(entry.name)
+        if owner is None:
+            continue  # not a name we make: never ours to delete
+        try:
+            age = now - entry.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        local = owner[0] == socket.gethostname()
+        if _owner_alive(*owner, now - age) and (local or age < _STALE_AFTER_SECONDS):
+            continue  # a live local builder is never swept, however slow
+        with contextlib.suppress(OSError):
+            removed += bytes_freed_by_removing(entry)
+        if entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+    return removed
+
+
+def is_leftover(entry: Path) -> str | None:
+    """Why ``entry`` is a leftover of a process that is gone (a temp file or dir, a moved-aside copy), or None."""
+    name = entry.name
+    aside = _ASIDE_MARK in name
+    if not name.startswith(".") or not (aside or _TMP_MARK in name):
+        return None
+    owner = _owner(name.replace(_ASIDE_MARK, _TMP_MARK) if aside else name)
+    if owner is None:
+        return None
+    try:
+        age = time.time() - entry.stat().st_mtime
+    except OSError:
+        return None
+    if _owner_alive(*owner, time.time() - age) and (owner[0] == socket.gethostname() or age < _STALE_AFTER_SECONDS):
+        return None  # still being written
+    who = f"process {owner[1]} on {owner[0]}"
+    if aside:
+        return f"an old copy moved aside by a replacement that was killed ({who}); the next open or write settles it"
+    return f"left behind by {who}, which is gone; gc sweeps it"
+
+
+@contextlib.contextmanager
+def temp_dir_beside(target: Path) -> Iterator[Path]:
+    """A fresh temp dir next to ``target``, removed on any error or interrupt."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale_temp_dirs(target.parent)
+    tmp = temp_path_beside(target)
+    tmp.mkdir()
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if tmp.exists():
+        # The caller did not publish it (for example, identical content already existed).
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+_RENAME_EXCHANGE = 2  # from <linux/fs.h>: swap two paths atomically
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """Libc's ``renameat2`` on Linux (glibc >= 2.28), else None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def exchange_paths(first: Path, second: Path) -> bool:
+    """Swap two existing paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``).
+
+    Returns False where that is not possible (another system, an old kernel, a file
+    system without it); nothing has changed then.
+    """
+    function = _renameat2()
+    if function is None:
+        return False
+    at_cwd = -100  # AT_FDCWD
+    if function(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(error, os.strerror(error), str(second))
+
+
+def _aside_name(target: Path) -> Path:
+    return target.parent / f".{target.name}{_ASIDE_MARK}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _settle_moved_aside(aside: Path) -> bool:
+    """Finish what a replacement killed midway left: put the old copy back, or drop it. True if put back.
+
+    ``.<target>.old-<host>-<pid>-<random>`` is an existing cache moved aside by :func:`publish_dir`.
+    Once its owner is gone: if the target is missing (killed between the two renames) the old
+    copy goes back in place; if the target exists (killed after the second rename) it is deleted.
+    """
+    name = aside.name
+    mark = name.rfind(_ASIDE_MARK)
+    target_name = name[1:mark]
+    owner = _owner(name[:mark] + _TMP_MARK + name[mark + len(_ASIDE_MARK) :])
+    if owner is None or not target_name:
+        return False
+    try:
+        age = time.time() - aside.stat().st_mtime
+    except OSError:
+        return False
+    if _owner_alive(*owner) and (owner[0] == socket.gethostname() or age < _STALE_AFTER_SECONDS):
+        return False  # the replacement may still be under way
+    target = aside.parent / target_name
+    if target.exists():
+        shutil.rmtree(aside, ignore_errors=True)
+        return False
+    try:
+        aside.rename(target)
+    except OSError:
+        return False  # another process put it back first, or published a new one
+    with contextlib.suppress(OSError):
+        fsync_path(aside.parent)
+    return True
+
+
+def recover_moved_aside(target: Path) -> bool:
+    """If ``target`` is missing because a replacement was killed midway, put the old copy back. True if it did."""
+    parent = target.parent
+    if not parent.is_dir():
+        return False
+    prefix = f".{target.name}{_ASIDE_MARK}"
+    try:
+        candidates = sorted(e for e in parent.iterdir() if e.name.startswith(prefix))
+    except OSError:
+        return False
+    return any(_settle_moved_aside(aside) for aside in candidates)
+
+
+def _forget_mapped() -> None:
+    """Let go of kept shard maps before a replaced cache is deleted (they would hold its disk space)."""
+    from stable_explore.storage.read.shard_file import forget_mapped  # shard_file uses this module
+
+    forget_mapped()
+
+
+def publish_dir(tmp: Path, target: Path) -> None:
+    """Move a complete, fsynced temp dir to ``target``, replacing any old one, crash-safe at every step.
+
+    Where the system can (Linux), the two directories are swapped in one atomic step and the
+    old one (now at the temp name) deleted: a crash leaves the old or the new cache in place,
+    and at worst a temp dir that the next sweep removes. Elsewhere the old target is renamed
+    aside (``.<target>.old-<host>-<pid>-<random>``), the new one renamed in, and the old one
+    deleted; a crash between the two renames leaves the old copy aside, and the next open of
+    ``target`` or write beside it puts it back (:func:`recover_moved_aside`).
+    """
+    fsync_path(tmp)
+    recover_moved_aside(target)
+    if target.exists() and exchange_paths(tmp, target):
+        fsync_path(target.parent)
+        _forget_mapped()
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    old: Path | None = None
+    if target.exists():
+        old = _aside_name(target)
+        target.rename(old)
+    try:
+        tmp.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    fsync_path(target.parent)
+    if old is not None:
+        _forget_mapped()
+        shutil.rmtree(old, ignore_errors=True)
+
+
+_SYNC_FILE_RANGE_WRITE = 2  # from <fcntl.h>: start writeback of dirty pages in the range, do not wait
+
+
+@functools.cache
+def _sync_file_range() -> Any:
+    """Libc's ``sync_file_range`` on Linux, else None (loaded on first use)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).sync_file_range
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
+    function.restype = ctypes.c_int
+    return function
+
+
+def writeback_supported() -> bool:
+    """Whether :func:`start_writeback` does anything here (Linux)."""
+    return _sync_file_range() is not None
+
+
+def start_writeback(fd: int, offset: int, length: int) -> None:
+    """Ask the kernel to start writing a range of a file to disk, without waiting for it (Linux only).
+
+    A later ``fsync`` then waits only for what is still in flight, so the cost of
+    durability overlaps with writing the rest of the file. Elsewhere this does nothing.
+    """
+    function = _sync_file_range()
+    if function is not None and length > 0:
+        function(fd, offset, length, _SYNC_FILE_RANGE_WRITE)  # a failure only means fsync does all the work
+
+
+def write_error(exc: OSError, path: Path) -> CacheWriteError:
+    """The CacheWriteError, naming ``path``, for a file-system failure while writing it."""
+    if exc.errno is None:
+        return CacheWriteError(f"{path}: {exc}")
+    return CacheWriteError(exc.errno, exc.strerror, str(path))
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """Turn a file-system failure while writing ``path`` into a CacheWriteError that names it."""
+    try:
+        yield
+    except CacheWriteError:
+        raise
+    except OSError as exc:
+        raise write_error(exc, path) from exc
+
+
+def version_gone(cache_dir: Path) -> str | None:
+    """Why a whole cache directory is gone (deleted, or garbage-collected, after it was opened), or None."""
+    if (cache_dir / "_metadata.json").exists():
+        return None
+    gc_mark = f".{cache_dir.name}.tmp-"
+    try:
+        collected = any(e.name.startswith(gc_mark) and "-gc" in e.name for e in cache_dir.parent.iterdir())
+    except OSError:
+        collected = False
+    how = "garbage-collected by gc" if collected or cache_dir.parent.name == "versions" else "deleted"
+    return (
+        f"version {cache_dir.name} ({cache_dir}) was {how} after this dataset was opened, so its shards are gone; "
+        "load the dataset again (tag a version to keep it from gc)"
+    )

@@ -1,0 +1,195 @@
+"""Reading a shard in a bucket without downloading it: a seekable file over range requests and the read cache.
+
+Arrow's IPC file reader asks for the footer first (the last bytes of the file), then, for each
+record batch it is asked for, that batch's message and body, and with ``included_fields`` only
+the buffers of those columns. :class:`RemoteShardFile` serves each read from fixed-size blocks
+(:data:`~stable_explore.storage.backends.read_cache.BLOCK_SIZE`): blocks already in the local read
+cache are read from disk, the missing ones of one read are fetched together in one
+``get_ranges`` call (object_store merges neighbouring ranges and runs them concurrently) and
+written to the cache. So the browser's first page costs the footer and the first batches'
+blocks, not the shard, and a second page or a second process on the node costs no request.
+
+Why not ``pyarrow.fs.S3FileSystem``: it reads the same ranges but keeps nothing, so every process
+and every page pays the network again, and it is a second S3 client beside obstore with its own
+settings. Measured on SeaweedFS on loopback (a 40-batch shard of 64x64 JPEGs; the label column
+alone, then the first batch; 3 rounds): S3FileSystem 0.27 s median (0.15-1.07), this file cold
+0.21 s (0.16-0.26), warm 0.04 s (0.03-0.05) with no request. Caching whole decoded batches instead
+would cache images a column read never needs; blocks serve both.
+
+Examples
+--------
+>>> import tempfile, pathlib, pyarrow as pa, pyarrow.ipc as ipc
+>>> from stable_explore.storage.backends.local import LocalStore
+>>> from stable_explore.storage.backends.read_cache import ReadCache
+>>> root = pathlib.Path(tempfile.mkdtemp())
+>>> with ipc.new_file(str(root / "s.arrow"), pa.schema([("x", pa.int64())])) as writer:
+...     writer.write_batch(pa.record_batch({"x": [1, 2, 3]}))
+>>> size = (root / "s.arrow").stat().st_size
+>>> file = RemoteShardFile(LocalStore(root), "s.arrow", size, "d1g", ReadCache(tempfile.mkdtemp()))
+>>> ipc.open_file(pa.PythonFile(file, mode="r")).get_batch(0).column(0).to_pylist()
+[1, 2, 3]
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+from typing_extensions import override
+
+from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from stable_explore.storage.backends.protocol import Store
+
+__all__ = ["FETCHED", "FetchCounter", "RemoteLocation", "RemoteShardFile", "open_remote_shard"]
+
+_MEMORY_BLOCKS = 8  # blocks kept in memory per open file: Arrow reads a message's header and body separately
+
+
+@dataclass
+class FetchCounter:
+    """Bytes and requests this process fetched from object storage for shard reads (for tests and benchmarks)."""
+
+    bytes: int = 0
+    requests: int = 0
+
+    def reset(self) -> None:
+        """Start counting from zero."""
+        self.bytes = 0
+        self.requests = 0
+
+
+FETCHED = FetchCounter()
+_fetched_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RemoteLocation:
+    """Where a version's files really are: a home URL (no credentials) and the version's key prefix in it."""
+
+    url: str
+    prefix: str
+
+    def store(self) -> Store:
+        """The home's store, shared in this process (credentials come from the environment or storage_options)."""
+        if "://" in self.url and not self.url.startswith("file://"):
+            from stable_explore.storage.backends.object import shared_store
+
+            return shared_store(self.url)
+        from stable_explore.storage.backends.local import LocalStore
+
+        return LocalStore(self.url.removeprefix("file://"))
+
+    def key(self, filename: str) -> str:
+        """The storage key of one of the version's files."""
+        return f"{self.prefix}/{filename}"
+
+    def describe(self, filename: str) -> str:
+        """``s3://bucket/cache/name/versions/<id>/<filename>``, for messages."""
+        return f"{self.url}/{self.key(filename)}"
+
+
+class RemoteShardFile(io.RawIOBase):
+    """A read-only, seekable view of one stored shard, read in cached blocks (see the module's docs)."""
+
+    def __init__(self, store: Store, key: str, size: int, digest: str, cache: ReadCache | None = None) -> None:
+        super().__init__()
+        self._store = store
+        self._key = key
+        self._size = int(size)
+        self._digest = digest
+        self._cache = cache if cache is not None else default_read_cache()
+        self._pos = 0
+        self._memory: OrderedDict[int, bytes] = OrderedDict()
+
+    @override
+    def readable(self) -> bool:
+        return True
+
+    @override
+    def seekable(self) -> bool:
+        return True
+
+    @override
+    def tell(self) -> int:
+        return self._pos
+
+    @override
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def size(self) -> int:
+        """Bytes of the shard (from the metadata: no request)."""
+        return self._size
+
+    @override
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        view = memoryview(buffer).cast("B")
+        view[: len(data)] = data
+        return len(data)
+
+    @override
+    def read(self, size: int | None = -1) -> bytes:
+        start = self._pos
+        end = self._size if size is None or size < 0 else min(self._size, start + size)
+        if end <= start:
+            return b""
+        first, last = start // BLOCK_SIZE, (end - 1) // BLOCK_SIZE
+        blocks = self._blocks(range(first, last + 1))
+        joined = blocks[0] if first == last else b"".join(blocks)
+        offset = start - first * BLOCK_SIZE
+        self._pos = end
+        return joined[offset : offset + end - start]
+
+    def _blocks(self, wanted: range) -> list[bytes]:
+        found: dict[int, bytes] = {}
+        for block in wanted:
+            data = self._memory.get(block)
+            if data is None:
+                data = self._cache.get(self._digest, block)
+            if data is not None:
+                found[block] = data
+        missing = [b for b in wanted if b not in found]
+        if missing:
+            ranges = [(b * BLOCK_SIZE, min(self._size, (b + 1) * BLOCK_SIZE)) for b in missing]
+            fetched = self._store.read_ranges(self._key, ranges)
+            with _fetched_lock:
+                FETCHED.bytes += sum(len(part) for part in fetched)
+                FETCHED.requests += 1
+            for block, data in zip(missing, fetched, strict=True):
+                self._cache.put(self._digest, block, data)
+                found[block] = data
+        for block in wanted:
+            self._memory[block] = found[block]
+            self._memory.move_to_end(block)
+        while len(self._memory) > _MEMORY_BLOCKS:
+            self._memory.popitem(last=False)
+        return [found[b] for b in wanted]
+
+
+def open_remote_shard(
+    location: RemoteLocation,
+    filename: str,
+    size: int,
+    digest: str,
+    *,
+    included_fields: Sequence[int] | None = None,
+) -> ipc.RecordBatchFileReader:
+    """Arrow's file reader over a stored shard (reading only its footer now; batches as asked)."""
+    raw = RemoteShardFile(location.store(), location.key(filename), size, digest)
+    # no reader threads: each would call back into this Python file and wait for the GIL (measured: a label
+    # column of 80 batches took 0.64 s threaded, 0.014 s on the calling thread)
+    fields = list(included_fields) if included_fields is not None else None
+    options = ipc.IpcReadOptions(included_fields=fields, use_threads=False)
+    return ipc.open_file(pa.PythonFile(raw, mode="r"), options=options)

@@ -1,0 +1,217 @@
+"""The shards of a version in a bucket, as the shard reader sees them: opened by footer, read batch by batch.
+
+:class:`RemoteShards` is what :class:`~stable_explore.storage.read.reader.ArrowBackend` holds instead
+of memory maps (picklable: the home's URL, never its credentials, and the shards' names, sizes
+and digests from the metadata). :class:`LazyBatches` is a shard's record batches, each read (by
+range requests through the read cache) the first time it is indexed, and kept in a small LRU.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, overload
+
+import pyarrow as pa
+
+from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
+from stable_explore.storage.backends.remote_file import FETCHED, RemoteLocation, open_remote_shard
+
+if TYPE_CHECKING:
+    import pyarrow.ipc as ipc
+
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+
+__all__ = ["LazyBatches", "RemoteShards"]
+
+_KEPT_BATCHES = 16  # decoded batches kept per open shard; older ones are read again from the local cache
+
+
+@dataclass(frozen=True)
+class RemoteShards:
+    """A bucket's version's shard files: where they are, and their names, sizes and digests (from the metadata)."""
+
+    location: RemoteLocation
+    filenames: tuple[str, ...]
+    sizes: tuple[int, ...]
+    digests: tuple[str, ...]
+
+    @classmethod
+    def of_meta(cls, meta: ShardedCacheMeta) -> RemoteShards:
+        """The remote shards of a version whose metadata came from a bucket."""
+        if meta.remote is None or meta.shard_sizes is None or meta.shard_hashes is None:
+            msg = "only a version with shard sizes and digests (format 2) can be read from a bucket"
+            raise CacheCorruptionError(meta.cache_dir, msg)
+        return cls(meta.remote, tuple(meta.shard_filenames), tuple(meta.shard_sizes), tuple(meta.shard_hashes))
+
+    def describe(self, file_id: int) -> str:
+        """The shard's URL, for messages."""
+        return self.location.describe(self.filenames[file_id])
+
+    def digest(self, file_id: int) -> str:
+        """The shard's content digest: the read cache's key."""
+        return self.digests[file_id]
+
+    def open(self, file_id: int, included_fields: Sequence[int] | None = None) -> ipc.RecordBatchFileReader:
+        """Arrow's reader over the shard (its footer is read now, nothing else)."""
+        where = self.describe(file_id)
+        try:
+            return open_remote_shard(
+                self.location,
+                self.filenames[file_id],
+                self.sizes[file_id],
+                self.digests[file_id],
+                included_fields=included_fields,
+            )
+        except RemoteStoreError:
+            raise
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise CacheCorruptionError(where, f"not a readable Arrow IPC file: {exc}") from exc
+
+    def read_columns(self, file_id: int, fields: Sequence[int]) -> pa.Table:
+        """Some columns of the whole shard: only their bytes, batches fetched by several threads at once.
+
+        Each record batch costs a round trip or two (its header, then the columns' buffers); doing them
+        one after another made a cold label column of 80 batches take seconds. The threads wait on the
+        network, not the GIL (obstore releases it), and each has its own reader.
+        """
+        first_reader = self.open(file_id, included_fields=fields)
+        count = first_reader.num_record_batches
+        before = FETCHED.requests
+        first = [_compact(first_reader.get_batch(0))] if count else []
+        if count <= 2 or FETCHED.requests == before:
+            # already in the local cache: one thread is fastest (threads would only queue for the GIL)
+            rest = [_compact(first_reader.get_batch(i)) for i in range(1, count)]
+            return pa.Table.from_batches(first + rest, schema=first_reader.schema)
+        step = -(-(count - 1) // _COLUMN_THREADS)
+        chunks = [range(start, min(count, start + step)) for start in range(1, count, step)]
+
+        def read(chunk: range) -> list[pa.RecordBatch]:
+            reader = self.open(file_id, included_fields=fields)
+            return [_compact(reader.get_batch(i)) for i in chunk]
+
+        parts = [first, *_column_pool().map(read, chunks)]
+        return pa.Table.from_batches([b for part in parts for b in part], schema=first_reader.schema)
+
+
+def _compact(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch's columns copied into buffers of their own size.
+
+    Over a file that is not memory-mapped, Arrow's IPC reader allocates a buffer for a record
+    batch's whole body and reads only the wanted columns into it; the arrays it returns are
+    slices of that buffer. A label column of a 260 MiB shard (80 batches of 8 kB) so held 260 MiB
+    of allocations: 0.4-0.6 s of a warm first page went to that memory, 0.004 s to the reads.
+    Copying each batch's small columns out lets each body go at once.
+    """
+    return pa.RecordBatch.from_arrays([pa.concat_arrays([column]) for column in batch.columns], schema=batch.schema)
+
+
+_COLUMN_THREADS = 8  # concurrent fetches of one shard's batches (each thread waits on the network)
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _column_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_COLUMN_THREADS, thread_name_prefix="stable-explore-columns")
+        return _pool
+
+
+class LazyBatches(Sequence[pa.RecordBatch]):
+    """A remote shard's record batches, each read when first indexed (a damaged one raises, naming the URL).
+
+    ``shards`` and ``file_id`` let :meth:`prefetch` fetch many batches at once on several threads.
+    """
+
+    def __init__(
+        self,
+        reader: ipc.RecordBatchFileReader,
+        where: str,
+        *,
+        validate: bool = True,
+        shards: RemoteShards | None = None,
+        file_id: int = 0,
+    ) -> None:
+        self._shards = shards
+        self._file_id = file_id
+        self._reader = reader
+        self._where = where
+        self._validate = validate
+        self._kept: OrderedDict[int, pa.RecordBatch] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return int(self._reader.num_record_batches)
+
+    @overload
+    def __getitem__(self, index: int) -> pa.RecordBatch: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[pa.RecordBatch]: ...
+
+    def __getitem__(self, index: int | slice) -> pa.RecordBatch | Sequence[pa.RecordBatch]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            msg = f"record batch {index} of {len(self)} in {self._where}"
+            raise RowIndexError(msg)
+        with self._lock:
+            batch = self._kept.get(index)
+            if batch is not None:
+                self._kept.move_to_end(index)
+                return batch
+            batch = self._read(index)
+            self._kept[index] = batch
+            while len(self._kept) > _KEPT_BATCHES:
+                self._kept.popitem(last=False)
+            return batch
+
+    def prefetch(self, indices: Sequence[int]) -> None:
+        """Bring these batches into the local read cache together, when they are not there yet.
+
+        The first is read here; only if that needed the network are the others fetched by the
+        column threads (warm batches are read fastest on one thread).
+        """
+        wanted = [int(i) for i in dict.fromkeys(indices) if int(i) not in self._kept]
+        if len(wanted) < 2 or self._shards is None:
+            return
+        before = FETCHED.requests
+        self[wanted[0]]
+        if FETCHED.requests == before:
+            return
+        shards, file_id, rest = self._shards, self._file_id, wanted[1:]
+        step = -(-len(rest) // _COLUMN_THREADS)
+
+        def fetch(chunk: list[int]) -> None:
+            try:
+                reader = shards.open(file_id)
+                for index in chunk:
+                    reader.get_batch(index)  # for the cache; read again, and checked, when asked for
+            except CacheCorruptionError:
+                return  # the checked read that follows names the damage
+            except (pa.ArrowException, ValueError):
+                return
+
+        list(_column_pool().map(fetch, [rest[i : i + step] for i in range(0, len(rest), step)]))
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return (self[i] for i in range(len(self)))
+
+    def _read(self, index: int) -> pa.RecordBatch:
+        try:
+            batch = self._reader.get_batch(index)
+            if self._validate:
+                batch.validate(full=True)
+        except RemoteStoreError:
+            raise
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            msg = f"record batch {index} cannot be read: {exc} (the file is damaged or truncated)"
+            raise CacheCorruptionError(self._where, msg) from exc
+        return batch

@@ -1,0 +1,362 @@
+"""Checking a version end to end: every shard's digest and structure, and the digest of its rows.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from stable_explore import Features, Value
+>>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
+>>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+>>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
+>>> verify(out).num_rows
+3
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
+from stable_explore.storage.format.cache_meta import (
+    METADATA_FILE,
+    ShardedCacheMeta,
+    open_shard,
+    read_sharded_cache_meta,
+)
+from stable_explore.storage.format.hashing import (
+    CONTENT_DIGEST_ALGORITHM,
+    FILE_HASH_ALGORITHM,
+    ContentDigest,
+    LegacyContentDigest,
+    hash_file,
+)
+from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns
+from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from stable_explore.storage.format.cell_patches import CellPatches
+
+__all__ = [
+    "CacheCheck",
+    "Problem",
+    "VerifyReport",
+    "check_cache_dir",
+    "check_rows",
+    "content_digest_of",
+    "content_digest_of_files",
+    "feed_rows",
+    "verify",
+]
+
+
+def content_digest_of(meta: ShardedCacheMeta) -> str:
+    """The content digest of a cache's rows in order, read from the key and row-hash columns only.
+
+    The definition is the one the recorded digest names (as shard digests name theirs): runs
+    of rows (``xxh3_128-runs:``, format revision 3 on, :class:`ContentDigest`), or one stream
+    (``xxh3_128:``, revisions 1 and 2, :class:`LegacyContentDigest`), so an old cache is
+    checked as it was written and its id is never recomputed.
+    """
+    recorded = meta.version_metadata.content_digest or ""
+    if recorded.startswith(CONTENT_DIGEST_ALGORITHM + ":") or (not recorded and meta.format_revision >= 3):
+        return content_digest_of_files(
+            meta.shard_paths, meta.segments, patches=meta.cell_patches, shard_digests=meta.shard_hashes
+        )
+    legacy = LegacyContentDigest()
+    feed_rows(legacy, meta.shard_paths, meta.segments)
+    return legacy.hexdigest()
+
+
+def content_digest_of_files(
+    paths: list[Path],
+    segments: Iterable[Iterable[int]],
+    *,
+    patches: CellPatches | None = None,
+    shard_digests: list[str] | None = None,
+) -> str:
+    """The content digest (format revision 3) of the rows ``segments`` (shard, start, count) pick from ``paths``.
+
+    ``patches`` (with the ``shard_digests`` they name shards by) replace the row hashes of patched rows.
+    """
+    digest = ContentDigest()
+    feed_rows(digest, paths, segments, patches=patches, shard_digests=shard_digests)
+    return digest.hexdigest()
+
+
+_OPENED: Kept[FileIdentity, pa.Table] = Kept(max_entries=64)
+
+
+def _row_columns(path: Path) -> pa.Table:
+    """The key and row-hash columns of a shard, memory-mapped; kept for the file's inode.
+
+    Shards never change once written, and saves link them into each new version, so a chain of
+    saves reopens the same inodes: the table (a map, no copy) is kept per (device, inode, size,
+    mtime) for the next save instead of reading a footer of thousands of batches again.
+    """
+    key = identity_of(path.stat())
+    table = _OPENED.get(key)
+    if table is None:
+        table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
+        _OPENED.put(key, table)
+    return table
+
+
+def feed_rows(
+    digest: ContentDigest | LegacyContentDigest,
+    paths: list[Path],
+    segments: Iterable[Iterable[int]],
+    start: int = 0,
+    stop: int | None = None,
+    tables: dict[int, pa.Table] | None = None,
+    *,
+    open_columns: Callable[[int], pa.Table | None] | None = None,
+    patches: CellPatches | None = None,
+    shard_digests: list[str] | None = None,
+) -> None:
+    """Feed ``digest`` the keys and row hashes of rows ``start:stop`` of the version that ``segments`` describe.
+
+    ``tables`` caches the opened shards across calls (only the two row columns are read,
+    and only the rows fed are validated). ``open_columns`` may give a shard's two row
+    columns from elsewhere (a shard in a bucket); when it returns None, ``paths`` is read.
+    ``patches`` replace the row hashes of the rows they patch (shards named by ``shard_digests``).
+    """
+    tables = {} if tables is None else tables
+    position = 0
+    for shard, first, count in segments:
+        lo, hi = max(start, position), min(position + count, stop if stop is not None else position + count)
+        position += count
+        if lo >= hi:
+            if stop is not None and position >= stop:
+                break
+            continue
+        if shard not in tables:
+            found = open_columns(shard) if open_columns is not None else None
+            table = found if found is not None else _row_columns(paths[shard])
+            if patches is not None and shard_digests is not None:
+                table = patches.apply(shard_digests[shard], table)
+            tables[shard] = table
+        piece = tables[shard].slice(first + lo - (position - count), hi - lo)
+        piece.validate(full=True)  # only the two small columns, of the rows fed
+        for batch in piece.to_batches():
+            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
+
+
+_MAX_BATCH_LINES = 20  # per shard: a shard damaged throughout is not a thousand lines
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a cache: the file (a path, or a URL in a bucket), and what is wrong with it."""
+
+    path: Path | str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True, repr=False)
+class VerifyReport:
+    """What ``verify`` checked: all of it passed, or it would have raised."""
+
+    cache_dir: Path
+    num_shards: int
+    num_rows: int
+    nbytes: int
+    seconds: float
+    hashed: bool
+    batch_digests: int = 0
+    """How many record batches were checked against their own digests (0: the cache records none)."""
+
+    def __str__(self) -> str:
+        how = f"{FILE_HASH_ALGORITHM} digests match" if self.hashed else "structure valid (seed-v1 cache: no digests)"
+        if self.hashed:
+            how += (
+                f", {self.batch_digests} record batch digests match"
+                if self.batch_digests
+                else "; no record batch digests (written before format revision 2: plain reads are not checked)"
+            )
+        return (
+            f"ok: {self.num_shards} shard(s), {self.num_rows} rows, {self.nbytes} bytes; "
+            f"{how} ({self.seconds:.2f} s) - {self.cache_dir}"
+        )
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@dataclass
+class CacheCheck:
+    """Everything :func:`check_cache_dir` found about one cache directory."""
+
+    cache_dir: Path
+    problems: list[Problem]
+    meta: ShardedCacheMeta | None = None
+    bytes_read: int = 0
+    batches_checked: int = 0
+
+
+def check_cache_dir(cache_dir: Path) -> CacheCheck:
+    """Check one cache directory end to end, collecting every problem instead of stopping at the first.
+
+    Reads each shard once (its whole-file digest and each record batch's digest in one pass),
+    then checks its Arrow structure and row count, the rows' content digest, and the version id
+    (and, inside a catalog, that the directory is named after it).
+    """
+    cache_dir = Path(cache_dir)
+    check = CacheCheck(cache_dir, [])
+    try:
+        meta = read_sharded_cache_meta(cache_dir)
+    except CacheCorruptionError as exc:
+        check.problems.append(Problem(exc.path, exc.reason))
+        return check
+    check.meta = meta
+    for position, path in enumerate(meta.shard_paths):
+        batches = meta.batch_digests[position] if meta.batch_digests is not None else None
+        whole_file_ok = False
+        if meta.shard_hashes is not None:
+            found = hash_file(path)
+            check.bytes_read += meta.shard_sizes[position] if meta.shard_sizes else path.stat().st_size
+            whole_file_ok = found == meta.shard_hashes[position]
+            if not whole_file_ok:
+                msg = f"content digest {found} does not match the recorded {meta.shard_hashes[position]}"
+                check.problems.append(Problem(path, msg))
+        try:
+            table = open_shard(path)
+        except CacheCorruptionError as exc:
+            check.problems.append(Problem(exc.path, exc.reason))
+            continue
+        if batches is not None:
+            # the bytes the batch digests were made from, unchanged: they match; else name the damaged batches
+            bad = [] if whole_file_ok else bad_columns(batches, table.to_batches())
+            for batch, column in bad[:_MAX_BATCH_LINES]:
+                msg = f"record batch {batch}, column {column!r} does not match its {BATCH_HASH_ALGORITHM} digest"
+                check.problems.append(Problem(path, msg))
+            if len(bad) > _MAX_BATCH_LINES:
+                msg = f"... and {len(bad) - _MAX_BATCH_LINES} more (batch, column) digests do not match"
+                check.problems.append(Problem(path, msg))
+            check.batches_checked += len(batches.digests)
+        if table.num_rows != meta.shard_row_counts[position]:
+            msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
+            check.problems.append(Problem(path, msg))
+    if not check.problems and (rows := _rows_problem(meta)) is not None:
+        check.problems.append(rows)
+    try:
+        _check_version_id(meta)
+    except CacheCorruptionError as exc:
+        check.problems.append(Problem(exc.path, exc.reason))
+    return check
+
+
+def check_rows(cache_dir: Path) -> None:
+    """Check a cache's rows against its recorded content digest, and its version id; shard files are not re-hashed.
+
+    For a copy whose shard digests were checked as the bytes arrived (``se.pull``): the rest of
+    :func:`verify`, reading only the key and row-hash columns.
+
+    Raises
+    ------
+    CacheCorruptionError
+        Names the metadata file when the rows or the id do not match.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, Value
+    >>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
+    >>> check_rows(out)
+    """
+    meta = read_sharded_cache_meta(Path(cache_dir))
+    problem = _rows_problem(meta)
+    if problem is not None:
+        raise CacheCorruptionError(problem.path, problem.reason)
+    _check_version_id(meta)
+
+
+def _rows_problem(meta: ShardedCacheMeta) -> Problem | None:
+    """The rows' content digest against the recorded one (read from the key and row-hash columns), or None."""
+    recorded = meta.version_metadata.content_digest
+    if recorded is None:
+        return None
+    try:
+        meta.content_runs  # noqa: B018 - reads the runs file (revision 4): its digest, and that the runs combine
+    except CacheCorruptionError as exc:
+        return Problem(exc.path, exc.reason)
+    found = content_digest_of(meta)
+    if found == recorded:
+        return None
+    msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"
+    return Problem(meta.cache_dir / METADATA_FILE, msg)
+
+
+def verify(target: Any) -> VerifyReport:
+    """Re-hash every shard and record batch of a cache, check its structure, its rows' digest and its version id.
+
+    Parameters
+    ----------
+    target:
+        A cache directory, or anything with a ``cache_dir`` attribute (a dataset).
+
+    Returns
+    -------
+    VerifyReport
+        A short report when all is well; it says whether the cache records batch digests.
+
+    Raises
+    ------
+    CacheCorruptionError
+        Names the first shard (or metadata file) that does not match.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, Value
+    >>> from stable_explore.storage.write.writer import write_sharded_arrow_cache
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "c"
+    >>> _ = write_sharded_arrow_cache(({"x": i} for i in range(3)), Features(x=Value("int64")), out)
+    >>> verify(out).num_rows
+    3
+    """
+    cache_dir = Path(getattr(target, "cache_dir", target))
+    started = time.perf_counter()
+    meta = read_sharded_cache_meta(cache_dir)  # a missing cache raises CacheNotFoundError, as it always did
+    if meta.remote is not None:
+        from stable_explore.storage.check.remote_verify import verify_remote
+
+        return verify_remote(meta, verify)
+    check = check_cache_dir(cache_dir)
+    if check.problems:
+        first = check.problems[0]
+        raise CacheCorruptionError(first.path, first.reason)
+    return VerifyReport(
+        cache_dir=cache_dir,
+        num_shards=meta.num_shards,
+        num_rows=meta.num_rows,
+        nbytes=meta.nbytes,
+        seconds=time.perf_counter() - started,
+        hashed=meta.shard_hashes is not None,
+        batch_digests=check.batches_checked,
+    )
+
+
+def _check_version_id(meta: ShardedCacheMeta) -> None:
+    """The recorded version id (and the directory's name, inside a catalog) must be what the content implies."""
+    recorded = meta.version_metadata.version_id
+    if recorded is None:
+        return
+    expected = meta.implied_version_id
+    cache_dir = meta.cache_dir
+    if recorded != expected or (cache_dir.parent.name == "versions" and cache_dir.name != recorded):
+        msg = (
+            f"version id {recorded} (directory {cache_dir.name}) does not match the content "
+            f"and labels recorded in the metadata, which give {expected}"
+        )
+        raise CacheCorruptionError(cache_dir / METADATA_FILE, msg)

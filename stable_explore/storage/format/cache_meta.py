@@ -1,0 +1,631 @@
+"""The on-disk format of one version: ``_metadata.json``, its checks, and opening a shard safely.
+
+A version's directory holds ``shard-NNNNN.arrow`` files (Arrow IPC) and ``_metadata.json``.
+The metadata keeps every field of seed 000's format version 1 (so that reader lists and reads
+our shards) and adds the full ``features``, one content digest and byte size per shard, the key
+type and the compression. Format 2 adds ``row_segments``, for a version whose rows are runs of
+shards. Every shard also stores two row columns: ``__key__`` (the generator's key, or the running
+index) and ``__row_hash__`` (a 64-bit content hash), so versions can be diffed row by row without
+decoding images.
+
+Format revision 2 (``format_revision``; ``cache_format_version`` stays 1 so that seed 000
+still reads our shards) adds ``batch_digests`` (per shard: where each record batch ends in
+the file and its xxh3 digest, checked on first read; see :mod:`stable_explore.storage.read.batches`)
+and ``metadata_digest``, a digest of every other field, so that a hand edit of class names,
+dtypes, descriptions or row segments is caught when the metadata is loaded. Caches of
+revision 1 (or seed 000's) have neither and keep working unchecked.
+
+Format revision 3 defines the content digest over runs of rows and lists them (``content_runs``).
+Revision 4 keeps both long lists out of ``_metadata.json``, in small files beside it that a save
+links unchanged (see :mod:`stable_explore.storage.format.sidecars`): each shard's batch digests in
+``shard-NNNNN.batches``, and the runs in ``content-runs.json`` plus a short list of splices.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from stable_explore._canonical import canonical_json
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
+from stable_explore.schema import Features
+from stable_explore.storage.backends.fsutil import recover_moved_aside
+from stable_explore.storage.backends.remote_file import RemoteLocation
+from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
+from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
+from stable_explore.storage.format.hashing import digest_of_runs
+from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.format.row_segments import ParentSegments, load_row_segments
+from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
+from stable_explore.storage.read.batches import BatchDigests
+from stable_explore.storage.read.kept import Kept, identity_of
+from stable_explore.storage.read.shard_file import open_shard, read_shard
+
+__all__ = [
+    "COMPRESSIONS",
+    "VersionMetadata",
+    "version_id_of",
+    "DEFAULT_SHARD_SIZE_BYTES",
+    "METADATA_FILE",
+    "ShardedCacheMeta",
+    "open_shard",
+    "read_shard",
+    "read_sharded_cache_meta",
+    "validate_sharded_cache",
+]
+
+CACHE_FORMAT_VERSION = 1
+SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
+FORMAT_NAME = "stable-explore"
+FORMAT_REVISION = 5  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
+PATCHES_FORMAT_REVISION = 5  # cell patches
+PLAIN_FORMAT_REVISION = 4  # what a version without cell patches is written as (releases before 5 read it)
+METADATA_DIGEST_FIELD = "metadata_digest"
+SHARD_NAME_FMT = "shard-{:05d}.arrow"
+METADATA_FILE = "_metadata.json"
+REMOTE_FILE = "_remote.json"  # beside a local copy of a bucket's version's metadata: where its shards are
+DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024
+COMPRESSIONS = (None, "lz4", "zstd")
+KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
+
+
+@dataclass
+class ShardedCacheMeta:
+    """What ``_metadata.json`` says about a cache directory.
+
+    The first six fields are seed 000's; the rest are empty for a cache that
+    seed 000's writer produced.
+    """
+
+    cache_dir: Path
+    num_rows: int
+    num_shards: int
+    shard_filenames: list[str]
+    shard_row_counts: list[int]
+    schema_fingerprint: str
+    shard_hashes: list[str] | None = None
+    shard_sizes: list[int] | None = None
+    features: Features | None = None
+    key_type: str = "int64"
+    compression: str | None = None
+    raw: dict[str, Any] | None = None
+    row_segments: list[tuple[int, int, int]] | None = None
+    version_metadata: VersionMetadata = field(default_factory=VersionMetadata)
+    shard_size_target_bytes: int | None = None
+    batch_digests: BatchDigestList | None = None
+    """Per shard, its record batches' digests, read when first asked for (None for a cache, or a shard,
+    written before revision 2)."""
+    remote: RemoteLocation | None = None
+    """For a version in a bucket: where its shards are (``cache_dir`` is then a local copy of its metadata only)."""
+    segments_file: ParentSegments | None = None
+    """Revision 4: the file that holds this version's row segments, for a save to link (None: inline, or none)."""
+    content_runs_field: Any = None
+    """``content_runs`` as recorded (checked in shape): inline runs (revision 3), or a file and splices (4)."""
+    cell_patches_field: Any = None
+    """Revision 5: ``cell_patches`` as recorded (checked in shape; its file is read when first asked for)."""
+    _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
+    _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def cell_patches(self) -> CellPatches | None:
+        """The label cells this version changes in its shards without copying their rows (None: none)."""
+        loaded = self._load_patches()
+        return None if loaded is None else loaded[0]
+
+    @property
+    def patches_file(self) -> ParentPatches | None:
+        """The cell patches file of this version and its entries, for a save to link (None: none)."""
+        loaded = self._load_patches()
+        return None if loaded is None else loaded[1]
+
+    def _load_patches(self) -> tuple[CellPatches, ParentPatches] | None:
+        if self.cell_patches_field is None:
+            return None
+        if self._patches is None:
+            meta_path = self.cache_dir / METADATA_FILE
+            sealed_by = (self.raw or {}).get(METADATA_DIGEST_FIELD)
+            patches, parent = load_cell_patches(
+                self.cache_dir, self.cell_patches_field, meta_path, self.remote, sealed_by=sealed_by
+            )
+            known = set(self.shard_hashes or ())
+            stray = next((digest for digest in patches.digests() if digest not in known), None)
+            if stray is not None:
+                raise _corrupt(meta_path, f"'cell_patches' names shard digest {stray}, which no shard has")
+            self._patches = (patches, parent)
+        return self._patches
+
+    @property
+    def content_runs(self) -> list[tuple[int, str]] | None:
+        """(row count, digest) of each run of rows the content digest is made of (revision 3 on; None before).
+
+        Read (from ``content-runs.json`` in revision 4) and checked against the content digest
+        the first time it is asked for.
+        """
+        loaded = self._load_runs()
+        return None if loaded is None else loaded[0]
+
+    @property
+    def runs_file(self) -> ParentRuns | None:
+        """The runs file of this version and its runs, for a save to link (None before revision 4)."""
+        loaded = self._load_runs()
+        return None if loaded is None else loaded[1]
+
+    def _load_runs(self) -> tuple[list[tuple[int, str]], ParentRuns | None] | None:
+        if self.content_runs_field is None:
+            return None
+        if self._runs is None:
+            raw = self.raw or {}
+            meta_path = self.cache_dir / METADATA_FILE
+            runs, parent = load_content_runs(self.cache_dir, self.content_runs_field, meta_path, self.remote)
+            _check_runs_total(runs, raw, self.num_rows, meta_path)
+            self._runs = (runs, parent)
+        return self._runs
+
+    @property
+    def format_revision(self) -> int:
+        """Which revision of the format wrote this cache (1 for caches that do not say, seed 000's too)."""
+        revision = (self.raw or {}).get("format_revision", 1)
+        return revision if isinstance(revision, int) else 1
+
+    @property
+    def implied_version_id(self) -> str | None:
+        """The version id this metadata's content fields give (None for a seed-v1 cache, which has none)."""
+        if self.is_seed_v1:
+            return None
+        return version_id_of(self.raw or {})
+
+    @property
+    def segments(self) -> list[tuple[int, int, int]]:
+        """The rows in order, as (shard index, first row in that shard, row count) runs.
+
+        Format version 1 reads every shard whole; version 2 (an edited version that reuses
+        parts of its parent's shards) lists the runs explicitly.
+        """
+        if self.row_segments is not None:
+            return list(self.row_segments)
+        return [(i, 0, count) for i, count in enumerate(self.shard_row_counts)]
+
+    @property
+    def shard_paths(self) -> list[Path]:
+        """Absolute paths of the shard files, in row order."""
+        return [self.cache_dir / name for name in self.shard_filenames]
+
+    @property
+    def is_seed_v1(self) -> bool:
+        """True for a cache written by seed 000 (no row keys, hashes or features)."""
+        return self.shard_hashes is None
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of shard files on disk."""
+        if self.shard_sizes is not None:
+            return sum(self.shard_sizes)
+        return sum(p.stat().st_size for p in self.shard_paths)
+
+
+def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
+    return CacheCorruptionError(path, reason)
+
+
+def _expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path) -> list[int]:
+    values = raw.get(field)
+    if (
+        not isinstance(values, list)
+        or len(values) != length
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
+    ):
+        msg = f"{field!r} must be a list of {length} non-negative ints, found {values!r:.200}"
+        raise _corrupt(path, msg)
+    return values
+
+
+def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path, resolved_dir: Path | None = None) -> str:
+    """Reject shard names that could point outside the cache directory (``resolved_dir``: it, resolved)."""
+    if not isinstance(name, str) or not name:
+        raise UnsafePathError(meta_path, f"shard file name must be a non-empty string, found {name!r}")
+    separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    if name in (".", "..") or any(s in name for s in separators) or "\x00" in name or Path(name).is_absolute():
+        raise UnsafePathError(meta_path, f"shard file name {name!r} is not a plain file name inside the cache")
+    if resolved_dir is None:
+        resolved_dir = cache_dir.resolve()
+    # a plain name inside a resolved folder stays there unless it is a link (one lstat, not one per folder)
+    candidate = resolved_dir / name
+    resolved = candidate.resolve() if candidate.is_symlink() else candidate
+    if resolved.parent != resolved_dir:
+        raise UnsafePathError(meta_path, f"shard file {name!r} resolves to {resolved}, outside {cache_dir}")
+    return name
+
+
+def metadata_digest(raw: Mapping[str, Any]) -> str:
+    """The digest of every field of ``_metadata.json`` but the digest itself (canonical JSON, SHA-256)."""
+    import hashlib
+
+    body = {k: v for k, v in raw.items() if k != METADATA_DIGEST_FIELD}
+    return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_SEALED: Kept[tuple[Any, ...], bool] = Kept(max_entries=4096)
+"""Metadata files (folder, device, inode, size, mtime) whose seal and version id this process checked.
+
+A notebook loads the same versions again and again; a file edited afterwards is a new identity."""
+
+
+def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
+    recorded = raw.get(METADATA_DIGEST_FIELD)
+    if recorded is None:
+        return  # written before format revision 2
+    found = metadata_digest(raw)
+    if recorded != found:
+        msg = (
+            f"the metadata does not match its own {METADATA_DIGEST_FIELD!r}: it was edited or damaged after it "
+            "was written (class names, dtypes, descriptions or row segments changed by hand?); restore it from "
+            "a copy, or rebuild this version (force=True)"
+        )
+        raise _corrupt(meta_path, msg)
+
+
+def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+    """A recorded version id must be what the content fields give (and the directory's name, in a catalog)."""
+    recorded = raw.get("version_id")
+    if not isinstance(recorded, str):
+        return
+    expected = version_id_of(raw)
+    if recorded != expected or (cache_dir.parent.name == "versions" and cache_dir.name != recorded):
+        msg = (
+            f"version id {recorded} (directory {cache_dir.name}) does not match the content and labels "
+            f"recorded in the metadata, which give {expected}: the features, description, license, "
+            "metadata or row digest were edited after the version was published"
+        )
+        raise _corrupt(meta_path, msg)
+
+
+def _checked_batch_digests(
+    raw: Mapping[str, Any],
+    counts: list[int],
+    meta_path: Path,
+    resolved_dir: Path | None = None,
+    remote: RemoteLocation | None = None,
+) -> BatchDigestList | None:
+    """Check ``batch_digests``: per shard, digests inline (revisions 2-3), a file beside the shard (4), or None."""
+    entries = raw.get("batch_digests")
+    if entries is None:
+        return None
+    if not isinstance(entries, list) or len(entries) != len(counts):
+        raise _corrupt(
+            meta_path, f"'batch_digests' must list one entry per shard ({len(counts)}), found {entries!r:.100}"
+        )
+    checked: list[BatchDigests | FileRef | None] = []
+    for position, entry in enumerate(entries):
+        if entry is None:
+            checked.append(None)
+        elif isinstance(entry, Mapping) and "file" in entry:
+            ref = FileRef.from_json(entry, meta_path, f"'batch_digests' of shard {position}")
+            _checked_shard_name(ref.file, meta_path.parent, meta_path, resolved_dir)
+            checked.append(ref)
+        else:
+            digests = BatchDigests.from_json(entry, meta_path, position)
+            if sum(digests.rows) != counts[position]:
+                msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
+                raise _corrupt(meta_path, msg)
+            checked.append(digests)
+    return BatchDigestList(meta_path.parent, checked, counts, remote)
+
+
+def _check_small_files(cache_dir: Path, refs: list[FileRef | None]) -> None:
+    """Every small file the metadata names beside itself (revision 4) is there, at its recorded size."""
+    for ref in refs:
+        if ref is None:
+            continue
+        path = cache_dir / ref.file  # a plain name: checked when the metadata was parsed
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise _corrupt(path, f"listed in {METADATA_FILE} but missing") from None
+        if size != ref.size:
+            raise _corrupt(path, f"is {size} bytes, but {ref.size} were written (truncated or modified)")
+
+
+def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
+    """Read and check ``_metadata.json`` of a cache directory.
+
+    Checks that the file is valid JSON of the expected shape, that counts add
+    up, that every shard name is a plain file inside the directory, and that
+    every shard exists with the recorded size.
+
+    Raises
+    ------
+    CacheNotFoundError
+        No cache at ``cache_dir``.
+    CacheCorruptionError
+        The metadata or a shard does not match; the message names the file.
+    """
+    cache_dir = Path(cache_dir)
+    meta_path = cache_dir / METADATA_FILE
+    if not meta_path.is_file():
+        recover_moved_aside(cache_dir)  # a replacement killed between its two renames left the old copy aside
+        if not meta_path.is_file():
+            msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
+            raise CacheNotFoundError(msg)
+    try:
+        with meta_path.open("rb") as source:
+            stat = os.fstat(source.fileno())
+            raw = json.loads(source.read().decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
+        raise _corrupt(meta_path, "not valid metadata: JSON nested too deeply to read") from exc
+    if not isinstance(raw, dict):
+        raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
+    version = raw.get("cache_format_version")
+    if version not in (CACHE_FORMAT_VERSION, SEGMENTED_FORMAT_VERSION):
+        expected = f"{CACHE_FORMAT_VERSION} or {SEGMENTED_FORMAT_VERSION}"
+        msg = f"unsupported cache_format_version {version!r} (expected {expected})"
+        raise _corrupt(meta_path, msg)
+    revision = raw.get("format_revision", 1)
+    if type(revision) is not int or not 1 <= revision <= FORMAT_REVISION:
+        msg = (
+            f"format revision {revision!r} is not one this version of stable-explore reads (1 to {FORMAT_REVISION}): "
+            "the cache was written by a newer stable-explore; upgrade it (pip install -U stable-explore)"
+        )
+        raise _corrupt(meta_path, msg)
+    num_shards = raw.get("num_shards")
+    num_rows = raw.get("num_rows")
+    if not isinstance(num_shards, int) or not isinstance(num_rows, int) or num_shards < 0 or num_rows < 0:
+        raise _corrupt(
+            meta_path, f"num_shards and num_rows must be non-negative ints, found {num_shards!r}, {num_rows!r}"
+        )
+    names = raw.get("shard_filenames")
+    if not isinstance(names, list) or len(names) != num_shards:
+        raise _corrupt(meta_path, f"metadata claims {num_shards} shards but lists {names!r:.200}")
+    resolved_dir = cache_dir.resolve()  # once: resolving walks every part of the path
+    names = [_checked_shard_name(n, cache_dir, meta_path, resolved_dir) for n in names]
+    if len(set(names)) != len(names):
+        raise _corrupt(meta_path, "a shard file is listed twice")
+    counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
+    remote = read_remote_marker(cache_dir)
+    segments, segments_file = None, None
+    if version == SEGMENTED_FORMAT_VERSION:
+        field_value = raw.get("row_segments")
+        if isinstance(field_value, Mapping):  # revision 4: a file beside the metadata, and splices
+            _checked_shard_name(field_value.get("file"), cache_dir, meta_path, resolved_dir)
+            loaded, segments_file = load_row_segments(cache_dir, field_value, meta_path, remote)
+            field_value = [list(segment) for segment in loaded]
+        segments = _checked_segments(field_value, counts, meta_path)
+    total = sum(length for _, _, length in segments) if segments is not None else sum(counts)
+    if total != num_rows:
+        raise _corrupt(meta_path, f"shard row counts add up to {total}, but num_rows is {num_rows}")
+
+    hashes = raw.get("shard_hashes")
+    sizes = None
+    features = None
+    if hashes is not None:
+        if not isinstance(hashes, list) or len(hashes) != num_shards or not all(isinstance(h, str) for h in hashes):
+            raise _corrupt(meta_path, f"'shard_hashes' must list {num_shards} digests")
+        sizes = _expect_int_list(raw, "shard_sizes", num_shards, meta_path)
+        try:
+            features = Features.from_dict(raw.get("features"))  # type: ignore[arg-type]
+        except SchemaError as exc:
+            raise _corrupt(meta_path, f"'features' is not a valid schema: {exc}") from exc
+        if raw.get("key_type") not in KEY_TYPES:
+            raise _corrupt(meta_path, f"'key_type' must be one of {list(KEY_TYPES)}, found {raw.get('key_type')!r}")
+        if raw.get("compression") not in COMPRESSIONS:
+            raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
+
+    for position, name in enumerate(names if remote is None else ()):  # remote shards: sizes checked as read
+        path = cache_dir / name
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
+        if sizes is not None and size != sizes[position]:
+            raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
+
+    batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
+    # last, so that the specific checks above name what is wrong where they can
+    VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
+    sealed = (str(cache_dir), *identity_of(stat))
+    if not _SEALED.get(sealed):  # both checks encode the whole metadata: once per process and file
+        _check_implied_version_id(raw, cache_dir, meta_path)
+        _check_metadata_digest(raw, meta_path)
+        _SEALED.put(sealed, True)
+    # after the seal: a hand edit is named as one
+    runs_field, runs_file = _checked_content_runs(raw, num_rows, meta_path, resolved_dir)
+    patches_field, patches_file = _checked_cell_patches(raw, meta_path, resolved_dir)
+    if remote is None:  # a bucket's mirror reads a missing small file from the bucket
+        small = [batch_digests.file_ref(i) for i in range(len(batch_digests))] if batch_digests else []
+        segments_base = segments_file.record.base if segments_file else None
+        _check_small_files(cache_dir, [*small, runs_file, segments_base, patches_file])
+    meta = meta_from_dict(
+        cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
+    )
+    meta.content_runs_field = runs_field
+    meta.cell_patches_field = patches_field
+    meta.segments_file = segments_file
+    meta.remote = remote
+    return meta
+
+
+def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
+    """The :data:`REMOTE_FILE` of a local copy of a bucket's version's metadata: where its shards are."""
+    try:
+        raw = json.loads((cache_dir / REMOTE_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise _corrupt(cache_dir / REMOTE_FILE, f"not valid JSON: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("url"), str) or not isinstance(raw.get("prefix"), str):
+        raise _corrupt(cache_dir / REMOTE_FILE, "expected an object with the home's 'url' and the version's 'prefix'")
+    return RemoteLocation(raw["url"], raw["prefix"])
+
+
+def _checked_content_runs(
+    raw: Mapping[str, Any], num_rows: int, meta_path: Path, resolved_dir: Path | None = None
+) -> tuple[Any, FileRef | None]:
+    """Check ``content_runs`` as far as the metadata alone allows: the field (None: not recorded), and its file.
+
+    Inline runs (revision 3) are checked at once; a runs file (revision 4) when first read.
+    """
+    entries = raw.get("content_runs")
+    if entries is None:
+        return None, None
+    if isinstance(entries, Mapping):
+        record = RUNS.record_from_json(entries, meta_path)
+        _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
+        return entries, record.base
+    runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
+    _check_runs_total(runs, raw, num_rows, meta_path)
+    return entries, None
+
+
+def _checked_cell_patches(
+    raw: Mapping[str, Any], meta_path: Path, resolved_dir: Path | None = None
+) -> tuple[Any, FileRef | None]:
+    """Check ``cell_patches`` as far as the metadata alone allows: the field (None: none), and its file."""
+    value = raw.get("cell_patches")
+    if value is None:
+        return None, None
+    if raw.get("shard_hashes") is None or len(set(raw["shard_hashes"])) != len(raw["shard_hashes"]):
+        raise _corrupt(meta_path, "'cell_patches' needs shards with distinct digests to name them by")
+    base = FileRef.from_json(value, meta_path, "'cell_patches'")  # its entries are checked when first read
+    _checked_shard_name(base.file, meta_path.parent, meta_path, resolved_dir)
+    return value, base
+
+
+def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> None:
+    """Runs must cover every row and combine into the recorded content digest."""
+    if sum(rows for rows, _ in runs) != num_rows:
+        msg = f"'content_runs' count {sum(rows for rows, _ in runs)} rows, but num_rows is {num_rows}"
+        raise _corrupt(meta_path, msg)
+    combined = digest_of_runs(str(raw.get("key_type", "int64")), runs)
+    if combined != raw.get("content_digest"):
+        msg = f"'content_runs' combine into {combined}, not the recorded content digest {raw.get('content_digest')}"
+        raise _corrupt(meta_path, msg)
+
+
+def _checked_segments(segments: Any, counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
+    """Check the row segments: each run names a listed shard and stays inside its rows."""
+    if not isinstance(segments, list):
+        raise _corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
+    if len(segments) > _MANY_RUNS and _segments_fit(segments, counts):
+        return list(map(tuple, segments))
+    checked = []  # something is wrong: find the first bad run, to name it
+    for run in segments:
+        ok = isinstance(run, list) and len(run) == 3 and all(type(v) is int for v in run)
+        if not ok or not (0 <= run[0] < len(counts) and run[1] >= 0 and 0 < run[2] <= counts[run[0]] - run[1]):
+            raise _corrupt(meta_path, f"row segment {run!r:.100} is not [shard, start, count] inside a listed shard")
+        checked.append((run[0], run[1], run[2]))
+    return checked
+
+
+_MANY_RUNS = 128  # more row segments than this are checked in arrays (fewer: a loop is quicker)
+
+
+def _segments_fit(segments: list[Any], counts: list[int]) -> bool:
+    """Whether every run is [shard, start, count] of ints inside a listed shard, checked in arrays.
+
+    A version of many saves has thousands of runs: a loop of Python per run cost a read of it a
+    measurable share of its time (see benchmarks/bench_versions.py --table).
+    """
+    if set(map(type, segments)) != {list} or set(map(len, segments)) != {3}:
+        return False
+    if set(map(type, itertools.chain.from_iterable(segments))) != {int}:  # bools and floats are not runs
+        return False
+    try:
+        runs = np.array(list(itertools.chain.from_iterable(segments)), dtype=np.int64).reshape(-1, 3)
+    except OverflowError:
+        return False
+    shard, start, count = runs[:, 0], runs[:, 1], runs[:, 2]
+    if shard.min() < 0 or shard.max() >= len(counts):
+        return False
+    rows = np.asarray(counts, dtype=np.int64)[shard]
+    return bool(np.all(start >= 0) and np.all(count > 0) and np.all(count <= rows - start))
+
+
+def meta_from_dict(
+    cache_dir: Path,
+    raw: Mapping[str, Any],
+    *,
+    names: list[str] | None = None,
+    features: Features | None = None,
+    segments: list[tuple[int, int, int]] | None = None,
+    batch_digests: BatchDigestList | None = None,
+) -> ShardedCacheMeta:
+    if features is None and raw.get("features") is not None:
+        features = Features.from_dict(raw["features"])
+    if batch_digests is None and raw.get("batch_digests") is not None:
+        batch_digests = _checked_batch_digests(raw, list(raw["shard_row_counts"]), cache_dir / METADATA_FILE)
+    return ShardedCacheMeta(
+        cache_dir=cache_dir,
+        num_rows=raw["num_rows"],
+        num_shards=raw["num_shards"],
+        shard_filenames=list(names if names is not None else raw["shard_filenames"]),
+        shard_row_counts=list(raw["shard_row_counts"]),
+        schema_fingerprint=raw.get("schema_fingerprint", ""),
+        shard_hashes=raw.get("shard_hashes"),
+        shard_sizes=raw.get("shard_sizes"),
+        features=features,
+        key_type=raw.get("key_type", "int64"),
+        compression=raw.get("compression"),
+        raw=dict(raw),
+        version_metadata=VersionMetadata.from_json(raw, cache_dir / METADATA_FILE),
+        shard_size_target_bytes=_optional_size(raw.get("shard_size_target_bytes")),
+        # format 1 reads every shard whole, whatever else the file says
+        row_segments=segments if raw.get("cache_format_version") == SEGMENTED_FORMAT_VERSION else None,
+        batch_digests=batch_digests,
+        content_runs_field=raw.get("content_runs"),
+        cell_patches_field=raw.get("cell_patches"),
+    )
+
+
+def _optional_size(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def validate_sharded_cache(cache_dir: Path | str, features: Features) -> ShardedCacheMeta:
+    """Read a cache's metadata and check that it was written with ``features``.
+
+    For a cache with stored features the schema fingerprints are compared;
+    for a seed-v1 cache the shards' Arrow column types are.
+
+    Raises
+    ------
+    SchemaError
+        The cache holds a different schema; the message says how it differs.
+    """
+    meta = read_sharded_cache_meta(cache_dir)
+    if meta.features is not None:
+        if meta.features.fingerprint() != features.fingerprint():
+            msg = (
+                f"cache at {meta.cache_dir} was written with {meta.features!r}, not {features!r}; "
+                "rebuild it (force=True) or load it with its own features"
+            )
+            raise SchemaError(msg)
+        return meta
+    if meta.num_shards:
+        stored = open_shard(meta.shard_paths[0]).schema
+        expected = features.to_arrow_schema()
+        for arrow_field in expected:
+            if arrow_field.name not in stored.names:
+                msg = f"cache at {meta.cache_dir} has no column {arrow_field.name!r}; it has {stored.names}"
+                raise SchemaError(msg)
+            found = stored.field(arrow_field.name).type
+            if found != arrow_field.type and not _binary_compatible(found, arrow_field.type):
+                msg = (
+                    f"column {arrow_field.name!r} of {meta.cache_dir} is {found}, "
+                    f"but features expect {arrow_field.type}"
+                )
+                raise SchemaError(msg)
+    return meta
+
+
+def _binary_compatible(found: pa.DataType, expected: pa.DataType) -> bool:
+    binaries = (pa.binary(), pa.large_binary())
+    return found in binaries and expected in binaries

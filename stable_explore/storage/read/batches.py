@@ -1,0 +1,272 @@
+"""Per-record-batch digests: recorded when a shard is written, checked the first time a process reads a batch.
+
+Each record batch of a shard has one xxh3 digest per column, of the column's Arrow buffers
+as a reader gets them (lengths and bytes, children included), plus the batch's row count. The
+reader checks a batch's columns the first time it hands out rows of them, so damaged bytes
+are never returned as data, and reading one small column (label counts, a filter) checks only
+that column, not the images beside it. Which (batch, column) pairs passed is remembered per
+process, by file identity (device, inode, size, mtime), so a shard hard-linked into several
+versions is checked once. Bytes no reader uses (padding, an unused part of the footer) are not
+covered here; ``verify`` and ``fsck`` re-hash whole files.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> batch = pa.record_batch({"x": pa.array([1, 2, 3]), "s": pa.array(["a", None, "c"])})
+>>> digests = BatchDigests.of_batches(["x", "s"], [batch])
+>>> digests.rows, len(digests.digests[0])
+((3,), 32)
+>>> BatchDigests.from_json(digests.to_json(), "m.json", 0) == digests
+True
+>>> bad_columns(digests, [batch])
+[]
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import xxhash
+
+from stable_explore.errors import CacheCorruptionError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "BATCH_HASH_ALGORITHM",
+    "BatchDigests",
+    "ShardCheck",
+    "bad_columns",
+    "column_digest",
+    "forget_checked",
+]
+
+BATCH_HASH_ALGORITHM = "xxh3_64"
+_HEX = 16  # hex digits of one digest
+_NO_BUFFER = b"\xff" * 8
+
+
+def column_digest(array: pa.Array) -> str:
+    """The digest of one column of one batch: its length, offset and every buffer (children included)."""
+    hasher = xxhash.xxh3_64()
+    hasher.update(struct.pack("<qq", len(array), array.offset))
+    for buffer in array.buffers():
+        if buffer is None:
+            hasher.update(_NO_BUFFER)
+        else:
+            hasher.update(struct.pack("<q", buffer.size))
+            hasher.update(buffer)
+    return str(hasher.hexdigest())
+
+
+def _batch_digest(batch: pa.RecordBatch) -> str:
+    return "".join(column_digest(column) for column in batch.columns)
+
+
+@dataclass(frozen=True)
+class BatchDigests:
+    """One shard's record batches: the columns, each batch's row count, and per batch its columns' digests.
+
+    ``digests[b]`` is the 16-hex-digit digests of batch ``b``'s columns, in ``columns`` order, joined.
+    """
+
+    columns: tuple[str, ...]
+    rows: tuple[int, ...]
+    digests: tuple[str, ...]
+
+    @classmethod
+    def of_batches(cls, columns: Sequence[str], batches: Iterable[pa.RecordBatch]) -> BatchDigests:
+        """Digest batches as a reader gets them (see :func:`column_digest`), one at a time."""
+        rows: list[int] = []
+        digests: list[str] = []
+        for batch in batches:
+            rows.append(batch.num_rows)
+            digests.append(_batch_digest(batch))
+        return cls(tuple(columns), tuple(rows), tuple(digests))
+
+    def digest(self, batch: int, column: int) -> str:
+        """The hex digest of one column of one record batch."""
+        return self.digests[batch][column * _HEX : (column + 1) * _HEX]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form stored in ``_metadata.json``."""
+        return {"algorithm": BATCH_HASH_ALGORITHM, "columns": list(self.columns), "rows": list(self.rows),
+                "digests": list(self.digests)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, raw: Any, path: str | Path, shard: int) -> BatchDigests:
+        """Check and type one shard's entry of ``batch_digests``; ``path`` names ``_metadata.json`` in errors."""
+        where = f"'batch_digests' of shard {shard}"
+        if not isinstance(raw, Mapping) or raw.get("algorithm") != BATCH_HASH_ALGORITHM:
+            msg = f"{where} must be an object with algorithm {BATCH_HASH_ALGORITHM!r}, found {raw!r:.100}"
+            raise CacheCorruptionError(path, msg)
+        columns, rows, digests = raw.get("columns"), raw.get("rows"), raw.get("digests")
+        ok = (
+            isinstance(columns, list)
+            and all(isinstance(c, str) for c in columns)
+            and isinstance(rows, list)
+            and isinstance(digests, list)
+            and len(rows) == len(digests)
+            and all(type(r) is int and r >= 0 for r in rows)
+            and all(isinstance(d, str) and len(d) == _HEX * len(columns) for d in digests)
+        )
+        if not ok:
+            msg = f"{where} must list columns, and per batch a row count and one digest per column, found {raw!r:.200}"
+            raise CacheCorruptionError(path, msg)
+        assert isinstance(columns, list)
+        assert isinstance(rows, list)
+        assert isinstance(digests, list)
+        return cls(tuple(columns), tuple(rows), tuple(digests))
+
+
+def bad_columns(digests: BatchDigests, batches: Sequence[pa.RecordBatch]) -> list[tuple[int, str]]:
+    """Every (batch, column name) whose digest does not match (all of them when the batches do not line up)."""
+    if len(batches) != len(digests.rows):
+        return [(b, c) for b in range(len(digests.rows)) for c in digests.columns]
+    bad: list[tuple[int, str]] = []
+    for index, batch in enumerate(batches):
+        if batch.num_rows != digests.rows[index] or batch.schema.names != list(digests.columns):
+            bad.extend((index, c) for c in digests.columns)
+            continue
+        for position, name in enumerate(digests.columns):
+            if column_digest(batch.column(position)) != digests.digest(index, position):
+                bad.append((index, name))
+    return bad
+
+
+# file identity -> which (batch, column) of that file passed their check in this process
+_CHECKED: dict[tuple[int, int, int, int, str], np.ndarray] = {}
+_CHECKED_LOCK = threading.Lock()
+
+
+def forget_checked() -> None:
+    """Forget which batches this process checked (the next read of each batch reads and checks it again)."""
+    from stable_explore.storage.read import open_files
+
+    with _CHECKED_LOCK:
+        _CHECKED.clear()
+    open_files.clear()  # a kept shard holds the bytes it was checked with
+
+
+RowsOf = Callable[[int, int], str]
+"""Describes shard rows [start, stop) for an error message (for example as rows of the version)."""
+
+
+class ShardCheck:
+    """Checks the batches of one mapped shard against their digests, each (batch, column) once per process.
+
+    ``rows_of`` turns shard rows into the words an error uses to name them.
+
+    Raises
+    ------
+    CacheCorruptionError
+        Already when made, if the shard's batches, row counts or columns differ from what was written.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        digests: BatchDigests,
+        batches: Sequence[pa.RecordBatch],
+        rows_of: RowsOf | None = None,
+        *,
+        identity: str | None = None,
+    ) -> None:
+        self.path = path
+        self.digests = digests
+        self.batches = batches
+        self.rows_of = rows_of
+        # a remote shard's batches are read lazily: their row counts are checked as part of each digest
+        found = [b.num_rows for b in batches] if identity is None else list(digests.rows)
+        if found != list(digests.rows):
+            msg = (
+                f"shard holds record batches of {found[:8]}{'...' if len(found) > 8 else ''} rows, but "
+                f"{list(digests.rows[:8])}{'...' if len(digests.rows) > 8 else ''} were written: the file is damaged"
+            )
+            raise CacheCorruptionError(path, msg)
+        names = batches[0].schema.names if batches and identity is None else list(digests.columns)
+        if names != list(digests.columns):
+            msg = f"shard holds columns {names}, but {list(digests.columns)} were written: the file is damaged"
+            raise CacheCorruptionError(path, msg)
+        self.row_offsets = np.cumsum([0, *found], dtype=np.int64)
+        self.column_index = {name: i for i, name in enumerate(digests.columns)}
+        first = digests.digests[0] if digests.digests else ""
+        if identity is not None:  # a remote shard is immutable and named by its content digest
+            key: tuple[int, int, int, int, str] = (-1, -1, -1, -1, f"{identity}:{first}")
+        else:
+            try:
+                stat = Path(path).stat()
+            except OSError as exc:
+                raise CacheCorruptionError(path, f"cannot stat the shard: {exc}") from exc
+            key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, first)
+        with _CHECKED_LOCK:
+            checked = _CHECKED.get(key)
+            if checked is None:
+                checked = _CHECKED[key] = np.zeros((len(found), len(names)), dtype=bool)
+        self._checked = checked
+
+    def _columns(self, columns: Sequence[str] | None) -> list[int]:
+        if columns is None:
+            return list(range(len(self.digests.columns)))
+        return [self.column_index[c] for c in columns if c in self.column_index]
+
+    def ensure(self, batches: Iterable[int], columns: Sequence[str] | None = None) -> None:
+        """Check these batches' ``columns`` (all by default) not checked before in this process."""
+        wanted = self._columns(columns)
+        checked = self._checked
+        for batch in batches:
+            row = checked[batch]
+            for column in wanted:
+                if not row[column]:
+                    self._check(int(batch), column)
+
+    def ensure_all(self, columns: Sequence[str] | None = None) -> None:
+        """Check every batch of these columns (all by default) that this process has not checked yet."""
+        wanted = self._columns(columns)
+        if not self._checked[:, wanted].all():
+            self.ensure(range(len(self.batches)), columns)
+
+    def ensure_rows(self, start: int, stop: int, columns: Sequence[str] | None = None) -> None:
+        """Check the batches holding shard rows [start, stop)."""
+        if stop <= start:
+            return
+        first = int(np.searchsorted(self.row_offsets, start, side="right")) - 1
+        last = int(np.searchsorted(self.row_offsets, stop - 1, side="right")) - 1
+        self.ensure(range(first, last + 1), columns)
+
+    def ensure_column(self, name: str, chunks: Sequence[pa.Array]) -> None:
+        """Check one column read on its own (one chunk per record batch), for batches not checked before."""
+        column = self.column_index.get(name)
+        if column is None:
+            return
+        if len(chunks) != len(self.digests.rows):
+            msg = f"column {name!r} has {len(chunks)} record batches, but {len(self.digests.rows)} were written"
+            raise CacheCorruptionError(self.path, msg)
+        for batch, chunk in enumerate(chunks):
+            if not self._checked[batch, column]:
+                if column_digest(chunk) != self.digests.digest(batch, column):
+                    raise CacheCorruptionError(self.path, self._mismatch(batch, column))
+                self._checked[batch, column] = True
+
+    def _check(self, batch: int, column: int) -> None:
+        if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
+            raise CacheCorruptionError(self.path, self._mismatch(batch, column))
+        self._checked[batch, column] = True
+
+    def _mismatch(self, batch: int, column: int) -> str:
+        lo, hi = int(self.row_offsets[batch]), int(self.row_offsets[batch + 1])
+        rows = f"rows {lo}-{hi - 1} of this shard"
+        if self.rows_of is not None:
+            rows += f"; {self.rows_of(lo, hi)}"
+        return (
+            f"record batch {batch}, column {self.digests.columns[column]!r} ({rows}) does not match its "
+            f"{BATCH_HASH_ALGORITHM} digest: the shard is damaged and these rows are not returned; rebuild this "
+            "version (force=True) or restore it from a copy"
+        )

@@ -1,0 +1,5 @@
+"""Writing a version: examples to encoded record batches, shards and ``_metadata.json``.
+
+``writer`` is the build's writing path, ``shards`` writes numbered Arrow IPC shards digested as they are written,
+``key_check`` finds duplicate keys in bounded memory and ``merge`` joins the shards of a parallel build in order.
+"""
