@@ -20,7 +20,7 @@ def test_drafts_are_lazy_and_chainable(pets: CachedDataset) -> None:
     assert len(draft) == 298
     edits = draft.pending_edits
     assert edits.dropped == {3, 17}
-    assert edits.relabelled == {42: ("label", 1)}
+    assert edits.relabelled == {(42, "label"): 1}
     assert edits.values == {(44, "name"): "renamed"}
     assert "drop 2, relabel 1, set 1 value(s)" in repr(draft)
     assert not pets.pending_edits
