@@ -67,6 +67,10 @@ def test_relabels_in_two_columns_of_one_row_both_land(home: Path) -> None:
     assert [dict(cells) for _, _, _, cells in patches.entries] == [{"flag": 1, "label": 1}]
     ops = {op["column"]: op["changes"] for op in saved.metadata["operations"]}
     assert ops == {"label": [["k001", "cat", "dog"]], "flag": [["k001", "x", "y"]]}
+    diff = se.compare(ds, saved)
+    assert diff.rows.changed_fields == {"k001": {"label": ("cat", "dog"), "flag": ("x", "y")}}
+    assert diff.labels["flag"]["relabelled"] == {("x", "y"): 1}
+    assert diff.labels["label"]["relabelled"] == {("cat", "dog"): 1}
 
 
 def test_sets_of_two_columns_of_one_row_both_land(home: Path) -> None:
