@@ -289,8 +289,10 @@ class Draft:
                 writer.abort()
                 raise
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
-            # format 1 (what seed 000 reads) whenever every shard is used whole and in order
-            segmented = segments != whole
+            # format 1 (what seed 000 reads) whenever every shard is used whole and in order, and no cell
+            # is patched: a reader that knows nothing of patches would read the old values, so a patched
+            # version lists its segments (format 2), which such a reader refuses
+            segmented = segments != whole or bool(rows_out.patches)
             if rows_out.patches and len(set(shards.hashes)) != len(shards.hashes):
                 # patches name shards by digest: a new shard with the bytes of a kept one would be ambiguous
                 msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"
