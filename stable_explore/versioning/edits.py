@@ -33,6 +33,7 @@ import pyarrow as pa
 from stable_explore._canonical import json_value
 from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
+from stable_explore.catalog.options import check_metadata
 from stable_explore.display.progress import saving_bar
 from stable_explore.errors import (
     CacheWriteError,
@@ -252,6 +253,8 @@ class Draft:
 
         origin = self._origin
         target_name = check_name(name or origin.name or "")
+        if metadata is not None:
+            check_metadata(metadata)
         if tag is not None:
             check_name(tag, "tag")
         catalog = open_catalog(origin.home)
