@@ -19,7 +19,69 @@ import json
 import math
 from typing import Any, Literal
 
-__all__ = ["canonical_json", "fingerprint", "json_value", "unencodable_text"]
+__all__ = [
+    "MAX_NESTING",
+    "canonical_json",
+    "fingerprint",
+    "json_value",
+    "nested_too_deep",
+    "parse_json",
+    "unencodable_text",
+]
+
+MAX_NESTING = 100
+"""How deep user metadata may nest lists and dicts (JSON tools recurse per level; ours stays far from their limit)."""
+
+
+def nested_too_deep(obj: Any, limit: int = MAX_NESTING) -> str | None:
+    """Where ``obj`` nests lists, tuples or dicts deeper than ``limit`` (a path such as ``['a'][0]...``), or None.
+
+    Walked without recursion, so any depth is answered; the path shows the first levels.
+
+    Examples
+    --------
+    >>> nested_too_deep({"a": [[1]]}) is None
+    True
+    >>> print(nested_too_deep({"a": [[1]]}, limit=2))
+    ['a'][0]: nested more than 2 levels deep
+    """
+    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(obj, 0, ())]
+    while stack:
+        value, depth, path = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.items()
+        elif isinstance(value, (list, tuple)):
+            children = enumerate(value)
+        else:
+            continue
+        if depth >= limit:
+            shown = "".join(f"[{step!r}]" for step in path[:8]) + ("..." if len(path) > 8 else "")
+            return f"{shown}: nested more than {limit} levels deep"
+        stack.extend((child, depth + 1, (*path, key) if len(path) < 9 else path) for key, child in children)
+    return None
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads``, with JSON nested deeper than the parser goes refused as ``ValueError`` too.
+
+    Python's parser recurses per level and raises ``RecursionError`` past about 1,000 levels; a
+    file from elsewhere (a bucket, a damaged disk) is data, and its damage must be reported the
+    way any invalid JSON is: every caller that handles ``ValueError`` handles this as well.
+
+    Examples
+    --------
+    >>> parse_json('{"a": [1]}')
+    {'a': [1]}
+    >>> parse_json("[" * 100_000 + "]" * 100_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: JSON nested too deeply to read (deeper than the parser's recursion limit)
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        msg = "JSON nested too deeply to read (deeper than the parser's recursion limit)"
+        raise ValueError(msg) from None
 
 
 def canonical_json(obj: Any) -> str:

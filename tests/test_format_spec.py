@@ -172,6 +172,7 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     patches = meta.get("cell_patches")
     if patches is not None:  # 'Cell patches': cells a version changes in place, by shard digest and row
         assert meta["format_revision"] == 5
+        assert meta["cache_format_version"] == 2  # 'Format revisions': a seed reader must refuse it
         entries = json.loads(small_file(folder, patches))
         assert len(entries) == patches["entries"]
         for index, removed, inserted in reversed(patches["splices"]):
@@ -364,6 +365,19 @@ def test_a_saved_version_is_format_2_with_row_segments_and_cell_patches(
     # reused runs are hard links to the parent's files
     linked = [name for name in meta["shard_filenames"] if (saved.cache_dir / name).stat().st_nlink > 1]
     assert linked
+
+
+def test_a_relabel_only_save_is_format_2_with_every_file_whole(
+    catalog: tuple[Path, se.CachedDataset, se.CachedDataset],
+) -> None:
+    home, built, _ = catalog
+    relabelled = built.relabel({5: "cat", 6: "cat"}).save(name="relabelled", progress=False)
+    meta, rows = read_version(resolve(home, "relabelled"))
+    assert meta["cache_format_version"] == 2  # 'Format 2': patched cells, so not format 1
+    assert meta["row_segments"] == [[i, 0, count] for i, count in enumerate(meta["shard_row_counts"])]
+    assert meta["cell_patches"]["entries"] == 2
+    assert [decode(meta, rows, i)["label"] for i in (5, 6)] == ["cat", "cat"]
+    assert rows.column("__key__").to_pylist() == relabelled.keys()
 
 
 def test_int_keys_and_an_empty_version(tmp_path: Path) -> None:

@@ -20,13 +20,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from stable_explore._canonical import canonical_json, unencodable_text
+from stable_explore._canonical import canonical_json, nested_too_deep, unencodable_text
 from stable_explore._units import parse_size
 from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 from stable_explore.storage.format.cache_meta import COMPRESSIONS
 
-__all__ = ["BuildOptions", "options_from_args"]
+__all__ = ["BuildOptions", "check_metadata", "options_from_args"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class BuildOptions:
         object.__setattr__(self, "ignore", _names(self.ignore, "ignore"))
         object.__setattr__(self, "watch", _paths(self.watch))
         object.__setattr__(self, "metadata", dict(self.metadata or {}))
+        check_metadata(self.metadata)
         try:
             canonical_json(self.metadata)
         except (TypeError, ValueError) as exc:
@@ -205,3 +206,23 @@ def _paths(value: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | No
             msg = f"watch takes file or folder paths, got {item!r}"
             raise InvalidArgumentTypeError(msg)
     return tuple(os.fspath(item) for item in items)
+
+
+def check_metadata(metadata: Any, what: str = "metadata") -> None:
+    """Refuse user metadata nested deeper than JSON tools can take, naming where (see ``nested_too_deep``).
+
+    Raises
+    ------
+    InvalidArgumentTypeError
+        A ``TypeError``: the path of the first value too deep, and the limit.
+
+    Examples
+    --------
+    >>> check_metadata({"a": {"b": 1}})
+    >>> check_metadata({"a": [[1]]}, "note") is None
+    True
+    """
+    problem = nested_too_deep(metadata)
+    if problem is not None:
+        msg = f"{what}{problem}; metadata must be JSON of plain values, lists and dicts, flatter than this"
+        raise InvalidArgumentTypeError(msg)

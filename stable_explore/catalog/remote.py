@@ -32,6 +32,7 @@ from typing import Any
 
 from typing_extensions import override
 
+from stable_explore._canonical import parse_json
 from stable_explore.catalog.catalog import Catalog, VersionRef
 from stable_explore.catalog.names import HOME_ENV, check_name, is_url
 from stable_explore.catalog.transfer import COPY_THREADS
@@ -111,7 +112,7 @@ class RemoteCatalog(Catalog):
         They are checked against their digests when read, as on a local home.
         """
         try:
-            raw = json.loads(text)
+            raw = parse_json(text)
         except ValueError:
             return  # reading the mirror's metadata names the damage
         if not isinstance(raw, dict):
@@ -161,7 +162,7 @@ def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: in
             prefix = f"{dataset}/versions/{version_id}"
             text = catalog.store.read_text(f"{prefix}/{METADATA_FILE}") or "{}"
             try:
-                raw = json.loads(text)
+                raw = parse_json(text)
             except ValueError:
                 raw = {}
             catalog.store.delete(f"{prefix}/{METADATA_FILE}")

@@ -24,7 +24,6 @@ True
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stable_explore._canonical import parse_json
 from stable_explore.catalog.names import LATEST
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format.cache_meta import METADATA_FILE
@@ -81,7 +81,7 @@ def _metadata_text(catalog: StoreCatalog, name: str, version_id: str) -> tuple[s
     if text is None:
         raise CacheCorruptionError(where, "the version's metadata is missing")
     try:
-        raw = json.loads(text)
+        raw = parse_json(text)
     except ValueError as exc:
         raise CacheCorruptionError(where, f"not valid JSON: {exc}") from exc
     if not isinstance(raw, dict):

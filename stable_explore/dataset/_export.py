@@ -7,6 +7,7 @@ so two exports of one path never clobber each other's half-written file.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from stable_explore.schema import Features
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
-__all__ = ["IMAGE_EXPORTS", "Exports", "to_pandas", "to_parquet"]
+__all__ = ["IMAGE_EXPORTS", "Exports", "column_folder", "to_pandas", "to_parquet"]
 
 IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
 
@@ -96,7 +97,8 @@ def _export_images(
         return opened
     # one folder per version and column, so exports of other columns or versions never collide
     root = Path(image_dir) if image_dir is not None else _default_export_dir(ds)
-    folder = _inside(root, ds.version, name) if image_dir is not None else _inside(root, name)
+    column = column_folder(name)
+    folder = _inside(root, ds.version, column) if image_dir is not None else _inside(root, column)
     folder.mkdir(parents=True, exist_ok=True)
     if not folder.resolve().is_relative_to(root.resolve()):
         msg = f"the export folder leads (through a symlink) to {folder.resolve()}, outside {root}; refusing to write"
@@ -113,6 +115,32 @@ def _export_images(
                 tmp.write_bytes(data)
         paths.append(str(path))
     return paths
+
+
+_FOLDER_BYTES = 100  # column names up to this many UTF-8 bytes are their own export folder's name
+_KEPT_BYTES = 64  # a longer name keeps this much of itself, then a digest of the whole name
+
+
+def column_folder(name: str) -> str:
+    """The export folder of a column: its name, or for a long name a short prefix and a digest of the name.
+
+    Column names have no length limit (Arrow, pandas and Parquet have none), but a folder name does
+    (255 bytes on most file systems, less on some), so a long name must not decide whether an
+    export can be written.
+
+    Examples
+    --------
+    >>> column_folder("image")
+    'image'
+    >>> long = column_folder("c" * 300)
+    >>> long[:8], len(long)
+    ('cccccccc', 81)
+    """
+    data = name.encode("utf-8")
+    if len(data) <= _FOLDER_BYTES:
+        return name
+    kept = data[:_KEPT_BYTES].decode("utf-8", errors="ignore").rstrip(" .")
+    return f"{kept}-{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 def _inside(root: Path, *parts: str) -> Path:

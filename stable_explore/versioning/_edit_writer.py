@@ -139,7 +139,7 @@ class EditWriter:
         edits = self.edits
         touched = edits.touched() - edits.dropped
         # relabels of rows with no other edit become cell patches where the plan keeps the row in its file
-        relabels = set(edits.relabelled) - edits.dropped - {row for row, _ in edits.values}
+        relabels = {row for row, _ in edits.relabelled} - edits.dropped - {row for row, _ in edits.values}
         relabels = relabels if patchable(meta) else set()
         plan = plan_rows(
             base_runs(origin.view_rows, meta.num_rows),
@@ -235,8 +235,11 @@ class EditWriter:
             return carried
         _, arrays = self._edited_arrays(positions)
         hashes = row_hashes(arrays).tolist()
+        cells: dict[int, list[tuple[str, int]]] = {}
+        for (position, column), code in sorted(self.edits.relabelled.items()):
+            cells.setdefault(position, []).append((column, code))
         new = [
-            (meta.shard_hashes[file_id], file_row, row_hash, (self.edits.relabelled[position],))
+            (meta.shard_hashes[file_id], file_row, row_hash, tuple(cells[position]))
             for position, file_id, file_row, row_hash in zip(
                 positions, files[found].tolist(), file_rows[found].tolist(), hashes, strict=True
             )
@@ -251,13 +254,14 @@ class EditWriter:
         feature_names = list(origin.features)
         table = origin.backend.take(rows, columns=feature_names)
         arrays = [table.column(n).combine_chunks() for n in feature_names]
+        relabelled, set_values = self.edits.relabelled, self.edits.values
         for index, name in enumerate(feature_names):
             changes = {}
             for i, p in enumerate(positions):
-                if p in self.edits.relabelled and self.edits.relabelled[p][0] == name:
-                    changes[i] = self.edits.relabelled[p][1]
-                if (p, name) in self.edits.values:
-                    changes[i] = self.edits.values[(p, name)]
+                if (p, name) in relabelled:
+                    changes[i] = relabelled[(p, name)]
+                if (p, name) in set_values:
+                    changes[i] = set_values[(p, name)]
             if changes:
                 values = arrays[index].to_pylist()
                 for i, value in changes.items():

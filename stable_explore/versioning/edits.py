@@ -33,6 +33,7 @@ import pyarrow as pa
 from stable_explore._canonical import json_value
 from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
+from stable_explore.catalog.options import check_metadata
 from stable_explore.errors import (
     CacheWriteError,
     ColumnNotFoundError,
@@ -60,18 +61,24 @@ __all__ = ["Draft", "PendingEdits"]
 
 @dataclass(frozen=True)
 class PendingEdits:
-    """What a draft will change, by row position in the dataset the chain started from."""
+    """What a draft will change, by row position in the dataset the chain started from.
+
+    Relabels and values are kept per cell, (row, column): edits of two columns of one
+    row both apply, and a second edit of the same cell replaces the first.
+    """
 
     dropped: frozenset[int] = frozenset()
-    relabelled: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    relabelled: Mapping[tuple[int, str], int] = field(default_factory=dict)
+    """(row, ClassLabel column) -> the new class index."""
     values: Mapping[tuple[int, str], Any] = field(default_factory=dict)
+    """(row, Value column) -> the new value, encoded."""
 
     def __bool__(self) -> bool:
         return bool(self.dropped or self.relabelled or self.values)
 
     def touched(self) -> set[int]:
         """Rows whose content changes (not counting drops)."""
-        return set(self.relabelled) | {row for row, _ in self.values}
+        return {row for row, _ in self.relabelled} | {row for row, _ in self.values}
 
     def summary(self) -> str:
         """The edits in a few words, e.g. ``"drop 2, relabel 1"``."""
@@ -151,7 +158,7 @@ class Draft:
                 if code is None:
                     msg = "expected a class name or index, got None"
                     raise EncodingError(msg)
-                relabelled[position] = (name, int(code))
+                relabelled[(position, name)] = int(code)
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=name, index=position) from None
         return Draft(self._origin, replace(self._edits, relabelled=relabelled))
@@ -192,20 +199,20 @@ class Draft:
         origin = self._origin
         edits = self._edits
         features = origin.features
-        named = sorted(edits.dropped | set(edits.relabelled) | {p for p, _ in edits.values})
+        named = sorted(edits.dropped | edits.touched())
         keys = dict(zip(named, origin[named].keys() if named else [], strict=True))
         ops: list[dict[str, Any]] = []
         if edits.dropped:
             ops.append({"op": "drop", "keys": [keys[p] for p in sorted(edits.dropped)]})
         if edits.relabelled:
             by_column: dict[str, list[list[Any]]] = {}
-            for column in sorted({c for c, _ in edits.relabelled.values()}):
-                rows = sorted(p for p, (c, _) in edits.relabelled.items() if c == column and p not in edits.dropped)
+            for column in sorted({c for _, c in edits.relabelled}):
+                rows = sorted(p for p, c in edits.relabelled if c == column and p not in edits.dropped)
                 old = origin[rows].arrow_column(column).to_pylist() if rows else []
                 feature = features[column]
                 assert isinstance(feature, ClassLabel)
                 for position, was in zip(rows, old, strict=True):
-                    new = edits.relabelled[position][1]
+                    new = edits.relabelled[(position, column)]
                     if was != new:  # relabelling a row to the class it has is not an edit
                         by_column.setdefault(column, []).append(
                             [keys[position], class_name(feature, was), class_name(feature, new)]
@@ -245,6 +252,8 @@ class Draft:
 
         origin = self._origin
         target_name = check_name(name or origin.name or "")
+        if metadata is not None:
+            check_metadata(metadata)
         if tag is not None:
             check_name(tag, "tag")
         catalog = open_catalog(origin.home)
@@ -284,8 +293,10 @@ class Draft:
                 writer.abort()
                 raise
             whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
-            # format 1 (what seed 000 reads) whenever every shard is used whole and in order
-            segmented = segments != whole
+            # format 1 (what seed 000 reads) whenever every shard is used whole and in order, and no cell
+            # is patched: a reader that knows nothing of patches would read the old values, so a patched
+            # version lists its segments (format 2), which such a reader refuses
+            segmented = segments != whole or bool(rows_out.patches)
             if rows_out.patches and len(set(shards.hashes)) != len(shards.hashes):
                 # patches name shards by digest: a new shard with the bytes of a kept one would be ambiguous
                 msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"

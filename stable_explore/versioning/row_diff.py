@@ -2,8 +2,9 @@
 
 Two versions where one was saved from the other share most of their pieces (same
 file, same rows); :func:`row_diff` reads only the rows outside them, so it costs what
-changed. Only the changed rows are read to say which fields changed; images are
-compared as bytes, never decoded.
+changed. Only the changed rows are read to say which fields changed, by the hashes of their
+cells (any Arrow type: lists, lists of lists, fixed-size lists); images are compared
+as bytes, never decoded.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pyarrow.compute as pc
 
 from stable_explore._canonical import json_value
 from stable_explore.schema import KEY_COLUMN, class_name
+from stable_explore.storage.format.hashing import cell_hashes
 from stable_explore.versioning._shared import unshared_rows
 
 if TYPE_CHECKING:
@@ -174,9 +176,9 @@ def _changed_fields(
                 if old != new:
                     out[keys[i]][name] = (old, new)
             continue
-        differs = ~np.asarray(pc.equal(left, right).fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-        both_null = np.asarray(pc.and_(left.is_null(), right.is_null()).to_numpy(zero_copy_only=False), dtype=bool)
-        differs &= ~both_null
+        # the cells' own hashes (what the row hashes are made of): any Arrow type, lists and
+        # fixed-size lists included; nulls equal nulls and NaNs equal NaNs, as in the row hashes
+        differs = cell_hashes(left) != cell_hashes(right)
         if not differs.any():
             continue
         feature_a, feature_b = a.features[name], b.features[name]

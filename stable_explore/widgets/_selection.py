@@ -112,7 +112,9 @@ class SelectionMixin:
         self._draft = draft
         edits = draft.pending_edits if draft is not None else None
         self.dropped = sorted(edits.dropped) if edits else []
-        self.pending_labels = {str(r): c for r, (_, c) in sorted(edits.relabelled.items())} if edits else {}
+        column = self.label_column
+        pending = sorted(edits.relabelled.items()) if edits else []
+        self.pending_labels = {str(row): code for (row, name), code in pending if name == column}
         self.pending = edits.summary() if edits else ""
 
     def drop_flagged(self) -> None:

@@ -114,7 +114,10 @@ def test_a_label_only_save_writes_the_patches_not_the_rows(home: Path) -> None:
     assert sum(new.values()) < 6 * 1024, new
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
     assert raw["format_revision"] == 5
-    assert raw["cache_format_version"] == 1  # every shard whole, in order: the rows did not move
+    # the rows did not move (every shard whole, in order), but their cells are patched: format 2,
+    # which seed readers refuse instead of reading the old labels
+    assert raw["cache_format_version"] == 2
+    assert raw["row_segments"] == [[i, 0, rows] for i, rows in enumerate(raw["shard_row_counts"])]
     again = saved.relabel({1: "a", 2: "a"}).save(progress=False)
     patches = json.loads((again.cache_dir / "_metadata.json").read_text())["cell_patches"]
     assert (again.cache_dir / "cell-patches.json").samefile(saved.cache_dir / "cell-patches.json")  # linked

@@ -20,7 +20,7 @@ def test_drafts_are_lazy_and_chainable(pets: CachedDataset) -> None:
     assert len(draft) == 298
     edits = draft.pending_edits
     assert edits.dropped == {3, 17}
-    assert edits.relabelled == {42: ("label", 1)}
+    assert edits.relabelled == {(42, "label"): 1}
     assert edits.values == {(44, "name"): "renamed"}
     assert "drop 2, relabel 1, set 1 value(s)" in repr(draft)
     assert not pets.pending_edits
@@ -167,7 +167,8 @@ def test_scattered_relabels_patch_cells_and_write_no_rows(big_shards: CachedData
     saved = big_shards.relabel({10: "bird", 1500: "bird", 1999: "cat"}).save(message="three labels")
     assert "wrote 0 new shard(s)" in saved.build_info
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
-    assert raw["cache_format_version"] == 1  # every file whole and in order: the rows did not move
+    assert raw["cache_format_version"] == 2  # every file whole and in order, but patched: seed readers refuse it
+    assert raw["row_segments"] == [[i, 0, rows] for i, rows in enumerate(raw["shard_row_counts"])]
     assert raw["format_revision"] == 5
     assert raw["cell_patches"]["entries"] == 3
     assert all((saved.cache_dir / n).stat().st_nlink > 1 for n in raw["shard_filenames"])

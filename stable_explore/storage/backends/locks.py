@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from stable_explore._canonical import parse_json
 from stable_explore.errors import LockTimeoutError
 from stable_explore.storage.backends.fsutil import writing
 
@@ -63,7 +64,7 @@ def _record() -> str:
 
 def _read_record(path: Path) -> dict[str, object] | None:
     try:
-        raw = json.loads(path.read_bytes().decode("utf-8") or "null")
+        raw = parse_json(path.read_bytes().decode("utf-8") or "null")
     except (OSError, ValueError):
         return None
     return raw if isinstance(raw, dict) else None
@@ -230,7 +231,7 @@ def _acquire(path: Path, timeout: float | None, notify: Notify | None, notice_af
 
 def _read_record_fd(fd: int) -> dict[str, object] | None:
     try:
-        raw = json.loads(os.pread(fd, 4096, 0).decode("utf-8") or "null")
+        raw = parse_json(os.pread(fd, 4096, 0).decode("utf-8") or "null")
     except (OSError, ValueError):
         return None
     return raw if isinstance(raw, dict) else None

@@ -29,6 +29,7 @@ from typing import Any
 
 from typing_extensions import override
 
+from stable_explore._canonical import parse_json
 from stable_explore._optional import require
 from stable_explore.errors import RemoteStoreError
 from stable_explore.storage.backends.fsutil import replacing, writing
@@ -254,7 +255,7 @@ class ObjectStore(Store):
 
 def _lease_age(text: str) -> float:
     try:
-        return time.time() - float(json.loads(text)["t"])
+        return time.time() - float(parse_json(text)["t"])
     except (ValueError, KeyError, TypeError):
         return float("inf")  # not a lease we can read: treat as abandoned
 

@@ -34,7 +34,7 @@ from stable_explore.storage.format.hashing import (
     LegacyContentDigest,
     hash_file,
 )
-from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns
+from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
 from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
 
 if TYPE_CHECKING:
@@ -218,7 +218,11 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
         return check
     check.meta = meta
     for position, path in enumerate(meta.shard_paths):
-        batches = meta.batch_digests[position] if meta.batch_digests is not None else None
+        try:  # revision 4: the shard's .batches file, read here first; damaged, it is one more problem
+            batches = meta.batch_digests[position] if meta.batch_digests is not None else None
+        except CacheCorruptionError as exc:
+            check.problems.append(Problem(exc.path, exc.reason))
+            batches = None
         whole_file_ok = False
         if meta.shard_hashes is not None:
             found = hash_file(path)
@@ -233,8 +237,16 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
             check.problems.append(Problem(exc.path, exc.reason))
             continue
         if batches is not None:
-            # the bytes the batch digests were made from, unchanged: they match; else name the damaged batches
-            bad = [] if whole_file_ok else bad_columns(batches, table.to_batches())
+            # the bytes the batch digests were made from, unchanged: they match, if they describe this file's
+            # batches and columns (a reader checks that first); else name the damaged batches
+            split = table.to_batches()
+            lined_up = split_matches(batches, split)
+            bad = [] if whole_file_ok and lined_up else bad_columns(batches, split)
+            if not lined_up:
+                ref = meta.batch_digests.file_ref(position) if meta.batch_digests is not None else None
+                where = meta.cache_dir / (ref.file if ref is not None else METADATA_FILE)
+                msg = f"the record batch digests of {path.name} describe other batches or columns than it holds"
+                check.problems.append(Problem(where, msg))
             for batch, column in bad[:_MAX_BATCH_LINES]:
                 msg = f"record batch {batch}, column {column!r} does not match its {BATCH_HASH_ALGORITHM} digest"
                 check.problems.append(Problem(path, msg))
@@ -245,7 +257,10 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
         if table.num_rows != meta.shard_row_counts[position]:
             msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
             check.problems.append(Problem(path, msg))
-    if not check.problems and (rows := _rows_problem(meta)) is not None:
+    patches = _patches_problem(meta)  # the patches file is checked even where the shards are damaged
+    if patches is not None:
+        check.problems.append(patches)
+    elif not check.problems and (rows := _rows_problem(meta)) is not None:
         check.problems.append(rows)
     try:
         _check_version_id(meta)
@@ -281,6 +296,15 @@ def check_rows(cache_dir: Path) -> None:
     _check_version_id(meta)
 
 
+def _patches_problem(meta: ShardedCacheMeta) -> Problem | None:
+    """What is wrong with the version's cell patches file (its digest, its entries), or None."""
+    try:
+        meta.cell_patches  # noqa: B018 - reads and checks the patches file (revision 5)
+    except CacheCorruptionError as exc:
+        return Problem(exc.path, exc.reason)
+    return None
+
+
 def _rows_problem(meta: ShardedCacheMeta) -> Problem | None:
     """The rows' content digest against the recorded one (read from the key and row-hash columns), or None."""
     recorded = meta.version_metadata.content_digest
@@ -288,9 +312,9 @@ def _rows_problem(meta: ShardedCacheMeta) -> Problem | None:
         return None
     try:
         meta.content_runs  # noqa: B018 - reads the runs file (revision 4): its digest, and that the runs combine
+        found = content_digest_of(meta)  # applies the cell patches, which may name rows no shard has
     except CacheCorruptionError as exc:
         return Problem(exc.path, exc.reason)
-    found = content_digest_of(meta)
     if found == recorded:
         return None
     msg = f"the rows (keys and row hashes, in order) give {found}, but {recorded} is recorded"

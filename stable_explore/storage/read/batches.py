@@ -46,6 +46,7 @@ __all__ = [
     "bad_columns",
     "column_digest",
     "forget_checked",
+    "split_matches",
 ]
 
 BATCH_HASH_ALGORITHM = "xxh3_64"
@@ -124,6 +125,14 @@ class BatchDigests:
         assert isinstance(rows, list)
         assert isinstance(digests, list)
         return cls(tuple(columns), tuple(rows), tuple(digests))
+
+
+def split_matches(digests: BatchDigests, batches: Sequence[pa.RecordBatch]) -> bool:
+    """Whether ``digests`` describe these batches: as many, with their row counts and column names."""
+    if len(batches) != len(digests.rows):
+        return False
+    columns = list(digests.columns)
+    return all(b.num_rows == rows and b.schema.names == columns for b, rows in zip(batches, digests.rows, strict=True))
 
 
 def bad_columns(digests: BatchDigests, batches: Sequence[pa.RecordBatch]) -> list[tuple[int, str]]:

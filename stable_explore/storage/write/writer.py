@@ -286,12 +286,17 @@ def shard_metadata(
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
     Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
-    for a version whose rows are runs of shards (seed 000's reader refuses it, as it should).
+    for a version whose rows are runs of shards or whose cells are patched (seed 000's reader
+    refuses it, as it should: it would read other rows, or the old values).
     ``content_runs`` (the field :func:`~stable_explore.storage.format.content_runs.content_runs_field`
     gives for the version's runs) lets a later edit rehash only the runs it touches; a version
     without them is hashed whole once. ``cell_patches`` (see :mod:`~stable_explore.storage.format.cell_patches`)
     makes the version format revision 5; without them it is revision 4, which earlier releases read.
     """
+    if cell_patches and segments is None:
+        # format 1 is what seed 000 reads, whole shards as they are: it would read the unpatched cells
+        msg = "a version with cell patches is format 2: give its row segments (every shard whole, if so)"
+        raise ValueError(msg)
     meta: dict[str, Any] = {
         # seed 000, format version 1
         "cache_format_version": SEGMENTED_FORMAT_VERSION if segments is not None else CACHE_FORMAT_VERSION,
