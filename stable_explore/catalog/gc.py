@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.code_tokens import user_stacklevel
+from stable_explore.catalog.file_state import LISTINGS
 from stable_explore.catalog.names import NAME_PATTERN
 from stable_explore.catalog.publish import unpublish_version_dir
 from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
@@ -245,7 +246,7 @@ def _drop_dangling_sources(catalog: Catalog, name: str, live: set[str], grace: f
             continue
         if version_id not in live:
             path.unlink(missing_ok=True)
-    listings = root / "files"
+    listings = root / LISTINGS
     if not listings.is_dir():
         return
     named: set[str] = set()
