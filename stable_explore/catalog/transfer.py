@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,17 +98,22 @@ def version_nbytes(catalog: StoreCatalog, name: str, version_id: str) -> int:
     return sum(int(size) for size in _metadata_of(catalog, name, version_id).get("shard_sizes") or [])
 
 
-def shard_keys_by_digest(catalog: StoreCatalog, name: str) -> dict[str, str]:
-    """Shard digest -> key of a file holding it, over every version of ``name`` in ``catalog``."""
+def shard_keys_by_digest(catalog: StoreCatalog, name: str, *, also: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
+    """Shard digest -> key of a file holding it, over every version of ``name`` in ``catalog``.
+
+    ``also`` adds the files of other versions, as ``(dataset, version id)`` pairs: the version a save
+    under another name started from, whose shards the new one reuses.
+    """
     found: dict[str, str] = {}
-    for version_id in catalog.version_ids(name):
+    versions = [(name, version_id) for version_id in catalog.version_ids(name)]
+    for dataset, version_id in [*versions, *also]:
         try:
-            raw = _metadata_of(catalog, name, version_id)
+            raw = _metadata_of(catalog, dataset, version_id)
         except CacheCorruptionError:
-            continue  # a damaged version is no source of shards
+            continue  # a damaged or deleted version is no source of shards
         for file in version_files(raw):
             if file.digest is not None:
-                found.setdefault(file.digest, f"{name}/versions/{version_id}/{file.name}")
+                found.setdefault(file.digest, f"{dataset}/versions/{version_id}/{file.name}")
     return found
 
 

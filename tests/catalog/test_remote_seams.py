@@ -1,0 +1,91 @@
+"""Where a bucket home meets the other features: gc then fsck, saves under another name, URL refs, reprs."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import stable_explore as se
+from stable_explore.storage.object import ObjectStore
+from stable_explore.storage.read_cache import CACHE_ENV
+
+if TYPE_CHECKING:
+    from tests.s3server import S3Server
+
+pytest.importorskip("obstore")
+_prefixes = itertools.count()
+F = se.Features(x=se.Value("int64"), label=se.ClassLabel(names=["cat", "dog"]))
+
+
+@pytest.fixture
+def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
+    return f"s3://team/seams-{os.getpid()}-{next(_prefixes)}"
+
+
+def numbers(n: int, offset: int = 0):
+    for i in range(n):
+        yield {"x": i + offset, "label": i % 2}
+
+
+def _build(home: str, n: int = 300, offset: int = 0, name: str = "digits") -> se.CachedDataset:
+    return se.build(numbers, F, args=(n, offset), name=name, home=home, progress=False, shard_size="2KB", batch_size=50)
+
+
+def test_fsck_after_gc_on_a_bucket_reports_nothing(bucket: str) -> None:
+    _build(bucket)
+    _build(bucket, offset=1)
+    kept = _build(bucket, offset=2)
+    freed = se.gc("digits", keep=0, home=bucket)
+    assert len(freed.removed) == 2
+    report = se.fsck(home=bucket)
+    assert report.ok, str(report)
+    assert report.versions == 1
+    assert se.load("digits", home=bucket).version == kept.version
+    store = ObjectStore(bucket)
+    assert all(not store.list_dir(f"digits/versions/{gone.split('@')[1]}") for gone in freed.removed)
+
+
+def test_a_save_under_another_name_in_a_bucket_reuses_the_parents_shards(bucket: str, tmp_path: Path) -> None:
+    ds = _build(bucket)
+    local = _build(str(tmp_path / "local"))
+    saved = ds.relabel({3: "cat"}).save(name="other", message="fixed 3", progress=False)
+    local_saved = local.relabel({3: "cat"}).save(name="other", message="fixed 3", progress=False)
+    assert saved.version == local_saved.version
+    assert saved.name == "other"
+    again = se.load(f"{bucket}/other")
+    assert again.version == saved.version
+    assert again[3]["label"] == 0
+    assert [row["x"] for row in again] == list(range(300))
+    assert se.verify(again).num_rows == 300
+    report = se.fsck(home=bucket)
+    assert report.ok, str(report)
+    dropped = ds.drop([0, 1]).save(name="third", progress=False)
+    assert se.load(f"{bucket}/third")[0]["x"] == 2
+    assert se.fsck(home=bucket).ok
+    assert dropped.version == local.drop([0, 1]).save(name="third", progress=False).version
+
+
+def test_a_publish_that_fails_midway_takes_back_what_it_uploaded(tmp_path: Path, bucket: str) -> None:
+    from stable_explore.catalog.publish import publish_version
+    from stable_explore.catalog.remote import open_catalog
+    from stable_explore.errors import CacheWriteError
+    from stable_explore.storage.metadata import VersionMetadata
+    from stable_explore.storage.writer import write_shards
+
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    fields = write_shards(numbers(300), F, staging, shard_size_bytes=2048, batch_size=50)
+    assert len(fields["shard_filenames"]) > 2
+    (staging / fields["shard_filenames"][1]).unlink()  # one shard vanishes before its upload
+    catalog = open_catalog(bucket)
+    with pytest.raises(CacheWriteError, match=r"shard-00001\.arrow: neither staged"):
+        publish_version(catalog, "digits", staging, fields, VersionMetadata(message="cut"))
+    store = ObjectStore(bucket)
+    assert all(not store.list_dir(f"digits/versions/{v}") for v in store.list_dir("digits/versions"))
+    report = se.fsck(home=bucket)
+    assert not any("interrupted publish" in str(p) for p in report.problems), str(report)
