@@ -89,3 +89,18 @@ def test_a_publish_that_fails_midway_takes_back_what_it_uploaded(tmp_path: Path,
     assert all(not store.list_dir(f"digits/versions/{v}") for v in store.list_dir("digits/versions"))
     report = se.fsck(home=bucket)
     assert not any("interrupted publish" in str(p) for p in report.problems), str(report)
+
+
+def test_every_call_that_takes_a_name_takes_a_url_ref(bucket: str, tmp_path: Path) -> None:
+    first = _build(bucket)
+    latest = _build(bucket, offset=1)
+    url = f"{bucket}/digits"
+    elsewhere = tmp_path / "elsewhere"  # a home= that the URL overrides, as load does
+    assert se.tag(f"{url}@{first.version[:8]}", "clean", home=elsewhere) == first.version
+    assert se.load(f"{url}@clean").version == first.version
+    listed = se.versions(f"{url}@clean", home=elsewhere)
+    assert sorted(row["version"] for row in listed) == sorted([first.version, latest.version])
+    assert se.verify(f"{url}@clean").num_rows == 300
+    assert se.compare(f"{url}@clean", url).summary() == se.compare(first, latest).summary()
+    assert se.fsck(url).ok
+    assert not elsewhere.exists()
