@@ -104,3 +104,29 @@ def test_every_call_that_takes_a_name_takes_a_url_ref(bucket: str, tmp_path: Pat
     assert se.compare(f"{url}@clean", url).summary() == se.compare(first, latest).summary()
     assert se.fsck(url).ok
     assert not elsewhere.exists()
+
+
+def test_a_repr_reads_the_bucket_at_most_once_in_a_while(bucket: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.catalog import latest_seen
+
+    first = _build(bucket)
+    opened = se.load(f"{bucket}/digits")
+    reads: list[str] = []
+    original = ObjectStore.read_text
+
+    def counted(self: ObjectStore, key: str) -> str | None:
+        reads.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(ObjectStore, "read_text", counted)
+    for _ in range(50):
+        assert repr(opened).endswith(", latest)")
+        opened._repr_html_()
+    assert len(reads) <= 1, reads
+    second = _build(bucket, offset=1)  # this process moved latest: every repr says so at once
+    assert repr(opened).endswith(f", latest is digits@{second.version})")
+    assert repr(first).endswith(f", latest is digits@{second.version})")
+    reads.clear()
+    monkeypatch.setattr(latest_seen, "FRESH_SECONDS", 0.0)  # past the window, one read again
+    assert repr(opened).endswith(f", latest is digits@{second.version})")
+    assert reads == ["digits/refs/latest"]
