@@ -117,6 +117,9 @@ def _check_versions(catalog: Catalog, name: str, report: FsckReport) -> set[str]
         if not entry.is_dir():
             report.problems.append(Problem(entry, "not a version directory (a file)"))
             continue
+        for inside in sorted(entry.iterdir()):  # partial files a killed push or pull left
+            if inside.name.startswith("."):
+                _check_leftover(inside, report)
         if not (entry / METADATA_FILE).is_file():
             msg = f"a version directory without {METADATA_FILE} (an interrupted publish or delete; gc removes it)"
             report.problems.append(Problem(entry, msg))

@@ -130,3 +130,87 @@ def test_a_repr_reads_the_bucket_at_most_once_in_a_while(bucket: str, monkeypatc
     monkeypatch.setattr(latest_seen, "FRESH_SECONDS", 0.0)  # past the window, one read again
     assert repr(opened).endswith(f", latest is digits@{second.version})")
     assert reads == ["digits/refs/latest"]
+
+
+KILLED_COPY = r"""
+import os, signal, sys
+what, url, home = sys.argv[1], sys.argv[2], sys.argv[3]
+calls = []
+
+def kill_on_second(owner, attr, inside):
+    real = getattr(owner, attr)
+
+    def wrapped(*args, **kwargs):
+        if inside in str(args[0] if attr == "replace" else args[1]):
+            calls.append(args)
+            if len(calls) == 2:  # the second file: the first is whole, this one half-way
+                os.kill(os.getpid(), signal.SIGKILL)
+        return real(*args, **kwargs)
+
+    setattr(owner, attr, wrapped)
+
+import stable_explore as se
+if what == "pull":
+    kill_on_second(os, "replace", "/versions/")
+    se.pull(url, home=home, progress=False)
+else:
+    import obstore
+    kill_on_second(obstore, "put", "/versions/")
+    se.push(url, home, progress=False)
+"""
+
+
+def _killed(what: str, source: str, target: str, tmp: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "TMPDIR": str(tmp)}
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_COPY, what, source, target], env=env, cwd=root, capture_output=True, check=False
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+
+
+def test_a_killed_pull_or_push_is_reported_swept_and_resumed(
+    bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    team = _build(bucket, n=2000)
+    mine = tmp_path / "mine"
+    _killed("pull", f"{bucket}/digits@{team.version}", str(mine), scratch)
+    version_dir = mine / "digits" / "versions" / team.version
+    partial = sorted(p for p in version_dir.iterdir() if ".tmp-" in p.name)
+    whole = sorted(p for p in version_dir.iterdir() if not p.name.startswith("."))
+    assert partial  # (copies run a few at a time: each left its temp file)
+    assert all(p.name.startswith(".shard-0") for p in partial)
+    problems = [str(p) for p in se.fsck(home=mine).problems]
+    for leftover in partial:
+        assert any(line.startswith(f"{leftover}: left behind by process") for line in problems), problems
+    swept = se.gc(home=mine)
+    for leftover in partial:
+        assert any(line.startswith(str(leftover)) for line in swept.swept)
+        assert not leftover.exists()
+    assert all(p.exists() for p in whole)  # whole files stay: the retry resumes
+
+    _killed("pull", f"{bucket}/digits@{team.version}", str(mine), scratch)
+    pulled = se.pull(f"{bucket}/digits@{team.version}", home=mine, progress=False)  # the retry sweeps and resumes
+    assert pulled.version == team.version
+    assert not [p for p in version_dir.iterdir() if p.name.startswith(".")]
+    assert se.fsck(home=mine).ok
+
+    local = _build(str(tmp_path / "local"), n=2000, offset=5)
+    other = f"{bucket}/elsewhere"
+    _killed("push", str(local.cache_dir), other, scratch)
+    left = list(scratch.iterdir())
+    assert [p.name.startswith(".stable-explore-transfer.tmp-") for p in left] == [True]
+    pushed = se.push(local, other, progress=False)  # the retry sweeps the dead copy's temp folder and resumes
+    assert pushed.files_kept >= 1
+    assert list(scratch.iterdir()) == []
+    assert se.load(f"{other}/digits").version == local.version
+    assert se.fsck(home=other).ok
