@@ -24,9 +24,8 @@ from stable_explore.catalog import (
     collect_garbage,
     dataset_columns,
     dataset_rows,
-    is_url,
+    locate_ref,
     open_catalog,
-    split_url_ref,
     version_rows,
 )
 from stable_explore.catalog import fsck as fsck_catalog
@@ -310,8 +309,8 @@ def load(
     >>> se.load("one", home=home).version == se.load(f"one@{ds.version[:6]}", home=home).version
     True
     """
-    if isinstance(ref, str) and is_url(ref):
-        home, ref = split_url_ref(ref)
+    if isinstance(ref, str):
+        home, ref = locate_ref(ref, home)
     if _is_path(ref):
         path = Path(ref).expanduser()
         meta = read_sharded_cache_meta(path)
@@ -377,6 +376,7 @@ def versions(name: str, home: str | Path | None = None, *, storage_options: Mapp
     >>> [(row["message"], row["parent"] == raw.version) for row in se.versions("n", home=home)]
     [('drop the first row', True), ('', False)]
     """
+    home, name = locate_ref(name, home)
     catalog = open_catalog(home, storage_options)
     catalog.resolve_id(name)  # a clear error for an unknown name
     dataset = name.partition("@")[0]
@@ -411,6 +411,7 @@ def tag(
     True
     """
     if isinstance(dataset, str):
+        home, dataset = locate_ref(dataset, home)
         catalog = open_catalog(home, storage_options)
         resolved: tuple[str | None, str] = catalog.resolve_id(dataset)
         name, version_id = resolved
@@ -496,8 +497,8 @@ def verify(
     """
     if isinstance(target, CachedDataset):
         return target.verify()
-    if isinstance(target, str) and is_url(target):
-        home, target = split_url_ref(target)
+    if isinstance(target, str):
+        home, target = locate_ref(target, home)
     if isinstance(target, str) and not _is_path(target):
         return verify_cache_dir(open_catalog(home, storage_options).resolve(target).cache_dir)
     return verify_cache_dir(Path(target))
@@ -526,6 +527,8 @@ def fsck(
     >>> se.fsck(home=home).ok
     True
     """
+    if name is not None:
+        home, name = locate_ref(name, home)
     catalog = open_catalog(home, storage_options)
     if isinstance(catalog, RemoteCatalog):  # no folders to walk: each version is fetched and checked
         return fsck_remote(catalog, name)

@@ -24,6 +24,7 @@ __all__ = [
     "InvalidOptionError",
     "LockTimeoutError",
     "MissingDependencyError",
+    "NotACacheError",
     "NotInCatalogError",
     "ParallelBuildError",
     "RemoteStoreError",
@@ -168,6 +169,25 @@ class CacheCorruptionError(StableExploreError, ValueError):
         self.reason = reason
         where = path if isinstance(path, str) and "://" in path else self.path  # a URL keeps its "//"
         super().__init__(f"{where}: {reason}")
+
+
+class NotACacheError(StableExploreError, ValueError):
+    """A folder holds data in another layout (stable-datasets' Lance rows, for example), not a stable-explore cache.
+
+    Nothing is damaged: the message names the layout, the folder, and what opens it.
+
+    Attributes
+    ----------
+    path:
+        The file that says which layout it is (or the folder).
+    reason:
+        What the folder holds, in words.
+    """
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 class UnsafePathError(CacheCorruptionError):

@@ -235,3 +235,41 @@ def test_compare_datasets_or_refs(home: Path) -> None:
     assert se.compare(latest, first).rows.removed == ["k3"]
     with pytest.raises(se.CacheNotFoundError, match="no version or tag 'second'"):
         se.compare("squares@first", "squares@second", home=home)
+
+
+def _lance_rows_cache(folder: Path) -> Path:
+    """A small fake of stable-datasets' Lance layout: metadata naming the layout, rows in a .lance folder."""
+    import json
+
+    folder.mkdir(parents=True)
+    (folder / "data.lance" / "_versions").mkdir(parents=True)
+    (folder / "data.lance" / "_versions" / "1.manifest").write_bytes(b"LANC")
+    meta = {
+        "layout": "lance-rows",
+        "layout_version": 1,
+        "schema_fingerprint": "83810d311e4f1df4",
+        "num_rows": 10,
+        "features": {"x": {"_type": "Value", "dtype": "int64"}},
+        "lance_dir": "data.lance",
+    }
+    (folder / "_metadata.json").write_text(json.dumps(meta))
+    return folder
+
+
+def test_a_cache_in_another_layout_is_named_as_such_not_as_damage(home: Path, tmp_path: Path) -> None:
+    foreign = _lance_rows_cache(tmp_path / "lance-cache")
+    expected = "layout 'lance-rows' is not a stable-explore cache"
+    for call in (se.load, se.verify):
+        with pytest.raises(se.NotACacheError, match=expected) as info:
+            call(foreign)
+        assert not isinstance(info.value, se.CacheCorruptionError)
+        assert info.value.path == foreign / "_metadata.json"
+    with pytest.raises(se.NotACacheError, match="layout 'lance' is not a stable-explore cache: a Lance dataset"):
+        se.load(foreign / "data.lance")
+    se.build(squares, NUM, args=(2,), home=home, progress=False)
+    copied = _lance_rows_cache(home / "squares" / "versions" / "0123456789abcdef")  # copied into a home by hand
+    problems = [str(p) for p in se.fsck(home=home).problems]
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{copied / '_metadata.json'}: {expected}")
+    assert "damaged" not in problems[0]
+    assert "corrupt" not in problems[0]

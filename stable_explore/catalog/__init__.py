@@ -10,7 +10,16 @@ from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
 from stable_explore.catalog.fsck import FsckReport, fsck
 from stable_explore.catalog.gc import GcReport, collect_garbage
 from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_columns, dataset_rows, version_rows
-from stable_explore.catalog.names import HOME_ENV, LATEST, check_name, is_url, open_store, resolve_home, split_url_ref
+from stable_explore.catalog.names import (
+    HOME_ENV,
+    LATEST,
+    check_name,
+    is_url,
+    locate_ref,
+    open_store,
+    resolve_home,
+    split_url_ref,
+)
 from stable_explore.catalog.options import BuildOptions, options_from_args
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import Published, publish_version
@@ -43,6 +52,7 @@ __all__ = [
     "dataset_rows",
     "explain_changes",
     "is_url",
+    "locate_ref",
     "open_store",
     "failure_note",
     "failure_note_of",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.catalog import warn_lock_wait
 from stable_explore.catalog.code_tokens import user_stacklevel
-from stable_explore.catalog.file_state import Entry, read_listing, write_listing
+from stable_explore.catalog.file_state import LISTINGS, Entry, read_listing, write_listing
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.parallel import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
@@ -34,6 +34,7 @@ from stable_explore.catalog.publish import publish_version
 from stable_explore.errors import UnfingerprintableWarning
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import temp_dir_beside
+from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.write.writer import write_shards
 
@@ -179,7 +180,7 @@ def build_version(
             catalog.record_source(name, plan.fingerprint, published.ref.version_id)
         for state in plan.file_states:
             if state.files <= _LISTING_LIMIT:
-                write_listing(catalog.sources_dir(name) / "files", state)
+                write_listing(catalog.sources_dir(name) / LISTINGS, state)
     return BuildResult(published.ref, False, why, time.perf_counter() - started, changes)
 
 
@@ -242,15 +243,25 @@ def _explain(
     catalog: Catalog, name: str, earlier: VersionMetadata, plan: SourcePlan, features: Features, options: BuildOptions
 ) -> list[str]:
     listings = {state.digest: state.entries for state in plan.file_states}
-    directory = catalog.sources_dir(name) / "files"
+    directory = catalog.sources_dir(name) / LISTINGS
 
     def listing(digest: str) -> Mapping[str, Entry] | None:
         return listings[digest] if digest in listings else read_listing(directory, digest)
 
     old_features: Mapping[str, Any] | None = None
+    revision = PLAIN_FORMAT_REVISION
     with contextlib.suppress(OSError, ValueError):
-        stored = catalog.version_meta(name, earlier.version_id or "").features
-        old_features = stored.to_dict() if stored is not None else None
+        stored_meta = catalog.version_meta(name, earlier.version_id or "")
+        revision = stored_meta.format_revision
+        old_features = stored_meta.features.to_dict() if stored_meta.features is not None else None
+    if revision < PLAIN_FORMAT_REVISION:
+        # Its source record was fingerprinted by an older release, in ways this one does not: the parts
+        # cannot be compared, and naming them ("argument 'root' changed") would accuse the user's inputs.
+        return [
+            f"the earlier build ({name}@{earlier.version_id}, format revision {revision}) was recorded by an older "
+            "stable-explore, whose source fingerprints this release does not compare; it stays readable, and "
+            "the next build of this source is recognised"
+        ]
     old_descriptive = {"description": earlier.description, "license": earlier.license, "metadata": earlier.metadata}
     return explain_changes(
         earlier.source,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stable_explore.catalog.code_tokens import user_stacklevel
+from stable_explore.catalog.latest_seen import note_latest
 from stable_explore.catalog.names import LATEST, NAME_PATTERN, check_name, resolve_home
 from stable_explore.errors import (
     CacheCorruptionError,
@@ -109,7 +110,10 @@ class StoreCatalog:
     def read_ref(self, name: str, tag: str) -> str | None:
         """The version id ``tag`` points at, or None when the tag is not set."""
         text = self._read_pointer(self._ref_key(name, tag), "ref")
-        return (text or "").strip() or None
+        version_id = (text or "").strip() or None
+        if tag == LATEST:
+            note_latest(self.store.url, name, version_id)
+        return version_id
 
     def _read_pointer(self, key: str, what: str) -> str | None:
         """A ref's or source record's text; one that is no readable UTF-8 file is a CacheCorruptionError naming it."""
@@ -127,6 +131,8 @@ class StoreCatalog:
         with self.refs_lock(name):
             self._check_version(name, version_id)
             self.store.write_text(key, version_id + "\n")
+        if tag == LATEST:
+            note_latest(self.store.url, name, version_id)
 
     def swap_ref(self, name: str, tag: str, expected: str | None, version_id: str) -> bool:
         """Point ``tag`` at a version only if it still points at ``expected`` (None: only if unset).
@@ -136,7 +142,10 @@ class StoreCatalog:
         key = self._ref_key(name, tag)
         self._check_version(name, version_id)
         before = None if expected is None else expected + "\n"
-        return self.store.swap(key, before, version_id + "\n")
+        swapped = self.store.swap(key, before, version_id + "\n")
+        if swapped and tag == LATEST:
+            note_latest(self.store.url, name, version_id)
+        return swapped
 
     def _check_version(self, name: str, version_id: str) -> None:
         if not self.store.exists(f"{check_name(name)}/versions/{check_name(version_id, 'version id')}/{METADATA_FILE}"):

@@ -26,6 +26,7 @@ import contextlib
 import gzip
 import json
 import os
+import re
 import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ import xxhash
 
 __all__ = [
     "FILE_LIMIT",
+    "LISTINGS",
+    "LISTING_NAME",
     "SKIPPED_NAMES",
     "FileState",
     "describe_listing_changes",
@@ -159,6 +162,12 @@ def describe_listing_changes(before: Mapping[str, Entry], after: Mapping[str, En
             shown = ", ".join(names[:show]) + (f", and {len(names) - show} more" if len(names) > show else "")
             parts.append(f"{len(names)} {what} ({shown})")
     return ", ".join(parts) or "file times changed"
+
+
+LISTINGS = "files"
+"""The folder, in a dataset's ``sources/``, that keeps the listings of folders builds read."""
+LISTING_NAME = re.compile(r"[0-9a-f]{32}\.json\.gz")
+"""A listing's file name: the digest of the folder state it lists."""
 
 
 def _listing_path(directory: Path, digest: str) -> Path:

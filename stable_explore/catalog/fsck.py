@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stable_explore.catalog.file_state import LISTING_NAME, LISTINGS, read_listing
 from stable_explore.catalog.names import LATEST, NAME_PATTERN
 from stable_explore.errors import CacheNotFoundError, InvalidNameError, UnsafePathError
 from stable_explore.storage.backends.fsutil import is_leftover
@@ -116,6 +117,9 @@ def _check_versions(catalog: Catalog, name: str, report: FsckReport) -> set[str]
         if not entry.is_dir():
             report.problems.append(Problem(entry, "not a version directory (a file)"))
             continue
+        for inside in sorted(entry.iterdir()):  # partial files a killed push or pull left
+            if inside.name.startswith("."):
+                _check_leftover(inside, report)
         if not (entry / METADATA_FILE).is_file():
             msg = f"a version directory without {METADATA_FILE} (an interrupted publish or delete; gc removes it)"
             report.problems.append(Problem(entry, msg))
@@ -178,9 +182,24 @@ def _check_sources(catalog: Catalog, name: str, live: set[str], report: FsckRepo
         if path.name.startswith("."):
             _check_leftover(path, report)
             continue
+        if path.name == LISTINGS and path.is_dir() and not path.is_symlink():
+            _check_listings(path, report)
+            continue
         version = _read_pointer(path, report, "source record")
         if version is not None and version not in live:
             msg = f"the source record names version {version}, which is missing or damaged (gc drops the record)"
+            report.problems.append(Problem(path, msg))
+
+
+def _check_listings(root: Path, report: FsckReport) -> None:
+    """The folder listings builds keep (``<digest>.json.gz``) to explain a rebuild; a damaged one is only named."""
+    for path in sorted(root.iterdir()):
+        if path.name.startswith("."):
+            _check_leftover(path, report)
+        elif not LISTING_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
+            report.problems.append(Problem(path, "not a folder listing (<digest>.json.gz, a plain file)"))
+        elif read_listing(root, path.name.split(".", 1)[0]) is None:
+            msg = "an unreadable folder listing: a rebuild cannot name the files that changed (deleting it is safe)"
             report.problems.append(Problem(path, msg))
 
 

@@ -4,7 +4,8 @@ A bucket has no folders to walk, so this goes through the catalog: each dataset'
 (those whose metadata exists), each version's files fetched whole into a temp folder and checked
 as a local version is (:func:`~stable_explore.storage.check.verify.check_cache_dir`), and each ref,
 which must point at a version that passed. A version prefix holding files but no metadata is
-reported too: an interrupted publish, or one still running on another machine.
+reported too: an interrupted publish, or one still running on another machine; a prefix holding
+nothing at all (SeaweedFS keeps one after gc deletes its objects) is no problem.
 
 Examples
 --------
@@ -65,6 +66,8 @@ def _check_versions(catalog: RemoteCatalog, name: str, report: FsckReport) -> se
             report.problems.append(Problem(url, "not a version (its name is no version id)"))
             continue
         if not catalog.store.exists(f"{prefix}/{entry}/{METADATA_FILE}"):
+            if not catalog.store.list_dir(f"{prefix}/{entry}"):
+                continue  # an empty prefix (some servers keep one after gc deletes its objects): nothing is there
             msg = f"files without {METADATA_FILE}: an interrupted publish (or one still running elsewhere)"
             report.problems.append(Problem(url, msg))
             continue

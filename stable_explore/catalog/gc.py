@@ -32,9 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.code_tokens import user_stacklevel
+from stable_explore.catalog.file_state import LISTINGS
 from stable_explore.catalog.names import NAME_PATTERN
 from stable_explore.catalog.publish import unpublish_version_dir
 from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
+from stable_explore.catalog.transfer import sweep_transfer_leftovers
 from stable_explore.errors import CacheNotFoundError, GcProblemWarning, InvalidOptionError
 from stable_explore.storage.backends.fsutil import bytes_freed_by_removing, is_leftover, sweep_stale_temp_dirs
 from stable_explore.storage.backends.locks import try_remove_lock
@@ -101,6 +103,7 @@ def collect_garbage(
         freed, removed = collect_remote_garbage(catalog, name, keep=keep)
         return GcReport(freed, removed, [], [])
     report = GcReport(0, [], [], [])
+    report.swept.extend(f"{path} (a temp folder a killed copy left)" for path in sweep_transfer_leftovers(catalog))
     freed = 0
     if name is not None:
         if not catalog.versions_dir(name).is_dir():
@@ -134,6 +137,9 @@ def _dataset_dirs(catalog: Catalog) -> list[str]:
 def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, report: GcReport) -> int:
     versions = catalog.versions_dir(dataset)
     freed = _sweep(versions, report)
+    for entry in sorted(versions.iterdir()):  # partial files a killed push or pull left inside a version's folder
+        if not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink():
+            freed += _sweep(entry, report)
     doomed: list[Path] = []
     try:
         with catalog.refs_lock(dataset):
@@ -245,7 +251,7 @@ def _drop_dangling_sources(catalog: Catalog, name: str, live: set[str], grace: f
             continue
         if version_id not in live:
             path.unlink(missing_ok=True)
-    listings = root / "files"
+    listings = root / LISTINGS
     if not listings.is_dir():
         return
     named: set[str] = set()

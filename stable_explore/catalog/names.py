@@ -20,7 +20,17 @@ from stable_explore.storage.backends.local import LocalStore
 if TYPE_CHECKING:
     from stable_explore.storage.backends.protocol import Store
 
-__all__ = ["HOME_ENV", "LATEST", "NAME_PATTERN", "check_name", "is_url", "open_store", "resolve_home", "split_url_ref"]
+__all__ = [
+    "HOME_ENV",
+    "LATEST",
+    "NAME_PATTERN",
+    "check_name",
+    "is_url",
+    "locate_ref",
+    "open_store",
+    "resolve_home",
+    "split_url_ref",
+]
 
 HOME_ENV = "STABLE_EXPLORE_HOME"
 LATEST = "latest"
@@ -73,4 +83,22 @@ def split_url_ref(url: str) -> tuple[str, str]:
         msg = f"expected HOME/NAME[@VERSION], such as s3://bucket/cache/pets@clean, got {url!r}"
         raise InvalidNameError(msg)
     check_name(ref.partition("@")[0])
+    return home, ref
+
+
+def locate_ref(ref: str, home: str | Path | None) -> tuple[str | Path | None, str]:
+    """The home and the ref in it that ``ref`` names: a URL ref carries its home, any other ref is in ``home``.
+
+    Every public call that takes a name parses it here, so ``s3://bucket/cache/pets@clean`` means
+    the same to ``load``, ``verify``, ``compare``, ``tag``, ``versions``, ``fsck`` and ``push``.
+
+    Examples
+    --------
+    >>> locate_ref("s3://bucket/cache/pets@clean", None)
+    ('s3://bucket/cache', 'pets@clean')
+    >>> locate_ref("pets@clean", "/data/home")
+    ('/data/home', 'pets@clean')
+    """
+    if is_url(ref):
+        return split_url_ref(ref)
     return home, ref

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import linecache
 import multiprocessing
+import os
 import shutil
 import sys
 import traceback
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.code_places import CodePlace, code_places, place_of
+from stable_explore.catalog.owner_watch import start_time
 from stable_explore.catalog.tasks import (
     CANCEL_FILE,
     Task,
@@ -138,7 +140,11 @@ class ParallelBuild:
             # __spec__, which spawn reads; an interactive __main__ has __spec__ None, so say that.
             main.__spec__ = None
         # prepare_worker: a worker lives for one build, so glibc keeps what it frees (far fewer page faults)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_process_context(), initializer=prepare_worker)
+        # the workers also watch this process, and end when it is gone (a killed kernel leaves none behind)
+        owner = (os.getpid(), start_time(os.getpid()))
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=_process_context(), initializer=prepare_worker, initargs=owner
+        )
         return pool, True
 
     def _run_all(

@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import os
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.errors import CacheCorruptionError, CacheWriteError
 from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
@@ -70,12 +71,15 @@ def publish_version(
     record: VersionMetadata,
     *,
     tag: str | None = None,
+    reuse: tuple[tuple[str, str], ...] = (),
 ) -> Published:
     """Publish ``staging`` (shards written, no metadata yet) as a version of ``name``; move ``latest`` and ``tag``.
 
     ``shard_fields`` are the shard metadata the writer returned; ``record`` is the version's own
     record (its name and time are filled in here). The staging dir must be private to the caller;
-    when identical content already exists it is left for the caller to remove.
+    when identical content already exists it is left for the caller to remove. ``reuse`` names
+    other versions, ``(dataset, version id)``, whose files a bucket home copies in place of the ones
+    not staged (a save under another name reuses its parent's shards; locally they are linked).
     """
     check_name(name)
     if tag is not None:
@@ -85,7 +89,7 @@ def publish_version(
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
     with catalog.refs_lock(name):  # gc decides under the same lock: it never sees the version without its ref
-        ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+        ref, existed = _move_into_place(catalog, name, staging, fields, version_id, reuse)
         catalog.write_ref(name, LATEST, version_id)
         if tag:
             catalog.write_ref(name, tag, version_id)
@@ -93,10 +97,15 @@ def publish_version(
 
 
 def _move_into_place(
-    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
+    catalog: Catalog,
+    name: str,
+    staging: Path,
+    fields: dict[str, Any],
+    version_id: str,
+    reuse: tuple[tuple[str, str], ...] = (),
 ) -> tuple[VersionRef, bool]:
     if catalog.store.local_path(name) is None:
-        return _upload_into_place(catalog, name, staging, fields, version_id)
+        return _upload_into_place(catalog, name, staging, fields, version_id, reuse)
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
         try:
@@ -125,21 +134,28 @@ def _move_into_place(
 
 
 def _upload_into_place(
-    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
+    catalog: Catalog,
+    name: str,
+    staging: Path,
+    fields: dict[str, Any],
+    version_id: str,
+    reuse: tuple[tuple[str, str], ...] = (),
 ) -> tuple[VersionRef, bool]:
     """Object storage has no rename: upload the shards under the version's prefix, then the metadata, last.
 
     A shard whose digest the home already holds (a parent's shard an edit reuses: not even staged
-    here) is copied inside the store; a file an interrupted publish left with the right size is
-    kept. ``_metadata.json`` is put only if absent: of two processes publishing the same content,
-    one writes it and both get the version.
+    here), in this dataset or in a version ``reuse`` names, is copied inside the store; a file an
+    interrupted publish left with the right size is kept. ``_metadata.json`` is put only if absent:
+    of two processes publishing the same content, one writes it and both get the version. When a
+    file fails, the files this call put are deleted again, so no half-published prefix is left.
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
     if store.exists(f"{prefix}/{METADATA_FILE}"):
         return catalog.ref(name, version_id), True
-    known = shard_keys_by_digest(catalog, name)
+    known = shard_keys_by_digest(catalog, name, also=reuse)
     files = version_files(fields)
+    placed: list[str] = []
 
     def place(file: VersionFile) -> None:
         key = f"{prefix}/{file.name}"
@@ -147,11 +163,15 @@ def _upload_into_place(
             return
         if file.digest in known:
             store.copy(known[file.digest], key)
-        else:
+        elif (staging / file.name).is_file():
             store.put_file(key, staging / file.name)
+        else:
+            msg = f"{store.url}/{key}: neither staged nor held by a version this save reuses"
+            raise CacheWriteError(msg)
+        placed.append(key)
 
     # a few files at a time (obstore releases the GIL); the first failure is raised once the running
-    # ones end, before any metadata: what landed is what an interrupted publish leaves (no version)
+    # ones end, before any metadata: what this call put is deleted again (no version, nothing left)
     with ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(files) or 1), thread_name_prefix="se-publish") as pool:
         futures = [pool.submit(place, file) for file in files]
         try:
@@ -160,6 +180,10 @@ def _upload_into_place(
         except BaseException:
             for future in futures:
                 future.cancel()
+            pool.shutdown(wait=True)
+            for key in placed:
+                with contextlib.suppress(Exception):
+                    store.delete(key)
             raise
     write_metadata(staging, fields)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))

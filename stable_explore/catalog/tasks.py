@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore._frames import user_frames
 from stable_explore._optional import require
+from stable_explore.catalog.owner_watch import watch_owner
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
 from stable_explore.storage.write.merge import TaskShards
 from stable_explore.storage.write.writer import write_shards
@@ -202,8 +203,12 @@ class _Progress:
         os.close(self.fd)
 
 
-def prepare_worker() -> bool:
+def prepare_worker(owner: int | None = None, owner_started: str | None = None) -> bool:
     """Set up a worker process of our own pool (``num_proc=``) before its first task; True if malloc was tuned.
+
+    ``owner`` is the process that runs the build (its start time ``owner_started``): the worker
+    ends when that process is gone (:mod:`~stable_explore.catalog.owner_watch`), so killing a
+    kernel mid-build leaves no worker behind.
 
     A worker lives for one build, so memory it frees need not go back to the system before it
     ends. glibc's malloc gives the top of its heap back whenever more than a threshold (a few
@@ -226,6 +231,8 @@ def prepare_worker() -> bool:
     ...     pool.submit(sum, [1, 2]).result()
     3
     """
+    if owner is not None:
+        watch_owner(owner, owner_started)
     if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
         return False
     try:

@@ -24,8 +24,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from stable_explore._canonical import parse_json
 from stable_explore.catalog.names import LATEST
 from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.backends.fsutil import is_leftover, sweep_stale_temp_dirs, temp_path_beside
 from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.hashing import format_digest, hash_file, new_file_hasher
 from stable_explore.storage.format.metadata import version_id_of
@@ -42,7 +45,14 @@ from stable_explore.storage.format.version_files import version_files
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import StoreCatalog
 
-__all__ = ["TransferReport", "copy_version", "shard_keys_by_digest", "version_nbytes"]
+__all__ = [
+    "TRANSFER_DIR",
+    "TransferReport",
+    "copy_version",
+    "shard_keys_by_digest",
+    "sweep_transfer_leftovers",
+    "version_nbytes",
+]
 
 BytesCallback = Callable[[int], None]
 """Called with the bytes of each file once it has been copied."""
@@ -98,17 +108,22 @@ def version_nbytes(catalog: StoreCatalog, name: str, version_id: str) -> int:
     return sum(int(size) for size in _metadata_of(catalog, name, version_id).get("shard_sizes") or [])
 
 
-def shard_keys_by_digest(catalog: StoreCatalog, name: str) -> dict[str, str]:
-    """Shard digest -> key of a file holding it, over every version of ``name`` in ``catalog``."""
+def shard_keys_by_digest(catalog: StoreCatalog, name: str, *, also: Iterable[tuple[str, str]] = ()) -> dict[str, str]:
+    """Shard digest -> key of a file holding it, over every version of ``name`` in ``catalog``.
+
+    ``also`` adds the files of other versions, as ``(dataset, version id)`` pairs: the version a save
+    under another name started from, whose shards the new one reuses.
+    """
     found: dict[str, str] = {}
-    for version_id in catalog.version_ids(name):
+    versions = [(name, version_id) for version_id in catalog.version_ids(name)]
+    for dataset, version_id in [*versions, *also]:
         try:
-            raw = _metadata_of(catalog, name, version_id)
+            raw = _metadata_of(catalog, dataset, version_id)
         except CacheCorruptionError:
-            continue  # a damaged version is no source of shards
+            continue  # a damaged or deleted version is no source of shards
         for file in version_files(raw):
             if file.digest is not None:
-                found.setdefault(file.digest, f"{name}/versions/{version_id}/{file.name}")
+                found.setdefault(file.digest, f"{dataset}/versions/{version_id}/{file.name}")
     return found
 
 
@@ -144,6 +159,7 @@ def copy_version(
     """
     report = TransferReport(name, version_id, target.store.url)
     prefix = f"{name}/versions/{version_id}"
+    sweep_transfer_leftovers(target, prefix)  # a retry after a killed copy starts clean
     text, raw = _metadata_text(source, name, version_id)
     if target.store.exists(f"{prefix}/{METADATA_FILE}"):
         report.existed = True
@@ -190,7 +206,7 @@ def _send_all(
     """
     if not missing:
         return
-    with tempfile.TemporaryDirectory(prefix="stable-explore-transfer-") as scratch:
+    with _scratch_dir() as scratch:
         pool = ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(missing)), thread_name_prefix="se-transfer")
         try:
             futures = {
@@ -205,6 +221,49 @@ def _send_all(
                     on_file(futures[done])
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+TRANSFER_DIR = "stable-explore-transfer"
+"""The temp folders a copy between two buckets passes files through: ``.stable-explore-transfer.tmp-<host>-<pid>-*``
+in the system's temp directory, named by their owner so a later copy or gc can tell a dead one."""
+
+
+@contextlib.contextmanager
+def _scratch_dir() -> Iterator[Path]:
+    folder = temp_path_beside(Path(tempfile.gettempdir()) / TRANSFER_DIR)
+    folder.mkdir(mode=0o700)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep_transfer_leftovers(target: StoreCatalog, prefix: str | None = None) -> list[Path]:
+    """Remove what killed copies left: their temp folders, and partial files in ``prefix`` of a local ``target``.
+
+    Only leftovers of processes that are gone are removed (their names say whose they are); whole
+    files an interrupted copy placed are kept, so the next copy resumes. Returns what was removed.
+    """
+    removed = [entry for entry in _stale_scratch_dirs() if _remove(entry)]
+    folder = target.store.local_path(prefix) if prefix else None
+    if folder is not None and folder.is_dir():
+        stale = [entry for entry in folder.iterdir() if entry.name.startswith(".") and is_leftover(entry)]
+        sweep_stale_temp_dirs(folder)
+        removed.extend(entry for entry in stale if not entry.exists())
+    return removed
+
+
+def _stale_scratch_dirs() -> list[Path]:
+    try:
+        entries = list(Path(tempfile.gettempdir()).glob(f".{TRANSFER_DIR}.tmp-*"))
+    except OSError:
+        return []
+    return [entry for entry in entries if is_leftover(entry)]
+
+
+def _remove(entry: Path) -> bool:
+    shutil.rmtree(entry, ignore_errors=True)
+    return not entry.exists()
 
 
 def _send(source: StoreCatalog, target: StoreCatalog, key: str, scratch: Path, digest: str | None) -> None:

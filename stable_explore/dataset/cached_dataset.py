@@ -588,8 +588,16 @@ class CachedDataset(Exports, SplitViews):
             "shards": self._meta.num_shards,
             "size": format_size(self._meta.nbytes),
             "view": self.is_view,
-            "latest": self.latest_version,
+            "latest": self._latest_seen(),
         }
+
+    def _latest_seen(self) -> str | None:
+        """:attr:`latest_version` for a repr: as this process last saw it, read at most every few seconds."""
+        if self._name is None or self._home is None:
+            return None
+        from stable_explore.catalog.latest_seen import seen_latest
+
+        return seen_latest(self._home, self._name, lambda: self.latest_version)
 
     def __repr__(self) -> str:
         s = self._summary()

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TINY_NAMES",
+    "as_format_revision_1",
     "as_format_revision_2",
     "as_format_revision_3",
     "tiny_dataset",
@@ -91,11 +92,24 @@ def as_format_revision_2(cache_dir: Path) -> Path:
     """Rewrite a version's metadata exactly as format revision 2 wrote it; return its new directory.
 
     Revision 2 had one-stream content digests (no ``content_runs``), so the version id
-    changes: inside a catalog the directory is renamed to it and refs that named the
-    old id are moved. The shards are left as they are (revision 3 did not change them).
+    changes: inside a catalog the directory is renamed to it and the refs and source records
+    that named the old id are moved. The shards are left as they are (revision 3 did not change them).
     """
+    return _as_legacy_revision(cache_dir, 2)
+
+
+def as_format_revision_1(cache_dir: Path) -> Path:
+    """Rewrite a version's metadata exactly as format revision 1 wrote it; return its new directory.
+
+    Revision 1 is revision 2 without ``batch_digests`` and without ``metadata_digest`` (the
+    metadata was not sealed); the id changes as :func:`as_format_revision_2` says.
+    """
+    return _as_legacy_revision(cache_dir, 1)
+
+
+def _as_legacy_revision(cache_dir: Path, revision: int) -> Path:
     from stable_explore.storage.check.verify import feed_rows
-    from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
+    from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
     from stable_explore.storage.format.hashing import LegacyContentDigest
     from stable_explore.storage.format.metadata import version_id_of
     from stable_explore.storage.write.writer import write_metadata
@@ -106,7 +120,7 @@ def as_format_revision_2(cache_dir: Path) -> Path:
     legacy = LegacyContentDigest()
     feed_rows(legacy, meta.shard_paths, meta.segments)
     raw.pop("content_runs", None)
-    raw["format_revision"] = 2
+    raw["format_revision"] = revision
     raw["content_digest"] = legacy.hexdigest()
     old_id = raw.get("version_id")
     target = cache_dir
@@ -115,12 +129,18 @@ def as_format_revision_2(cache_dir: Path) -> Path:
         if cache_dir.parent.name == "versions":
             target = cache_dir.parent / raw["version_id"]
             cache_dir.rename(target)
-            refs = cache_dir.parent.parent / "refs"
-            for ref in refs.iterdir() if refs.is_dir() else []:
-                if ref.read_text().strip() == old_id:
-                    ref.write_text(raw["version_id"] + "\n")
-    (target / "_metadata.json").unlink()
-    write_metadata(target, raw)
+            for pointers in ("refs", "sources"):
+                folder = cache_dir.parent.parent / pointers
+                for pointer in folder.iterdir() if folder.is_dir() else []:
+                    if pointer.is_file() and pointer.read_text().strip() == old_id:
+                        pointer.write_text(raw["version_id"] + "\n")
+    (target / METADATA_FILE).unlink()
+    if revision >= 2:
+        write_metadata(target, raw)
+    else:
+        raw.pop("batch_digests", None)
+        raw.pop("metadata_digest", None)
+        (target / METADATA_FILE).write_text(json.dumps(raw, indent=2), encoding="utf-8")
     _remove_small_files(target, meta.raw or {})
     return target
 

@@ -333,7 +333,8 @@ class Draft:
                 metadata=dict(metadata) if metadata is not None else dict(parent.metadata),
                 message=message,
             )
-            published = publish_version(catalog, target_name, staging, shard_fields, record, tag=tag)
+            reuse = ((origin.name, origin.version),) if origin.name and origin.version else ()
+            published = publish_version(catalog, target_name, staging, shard_fields, record, tag=tag, reuse=reuse)
         ref, existed = published.ref, published.existed
         rewritten = len(shards.names) - shards.linked
         written = f"wrote {rewritten} new shard(s) ({format_size(shards.bytes_written)})"

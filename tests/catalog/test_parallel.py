@@ -442,3 +442,53 @@ def test_a_generator_defined_in_a_notebook_builds_with_num_proc(
     assert "same id: True built: first build of parallel" in printed
     assert "magic id: True 2" in printed
     assert "pets@" in printed
+
+
+def test_killing_the_parent_of_a_parallel_build_ends_its_workers(home: Path, tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import stable_explore as se
+        from tests.catalog.test_parallel import NUM, slow
+        se.build(slow, NUM, name="orphans", kwargs={{"items": list(range(2000))}}, home={str(home)!r},
+                 progress=False, num_proc=2)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": with_this_checkout()}
+    child = subprocess.Popen([sys.executable, "-c", script], env=env, cwd=str(Path(__file__).parents[2]))
+    parent = psutil.Process(child.pid)
+    deadline = time.monotonic() + 60
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline:  # the fork server, the resource tracker and two workers
+        descendants = parent.children(recursive=True)
+        workers = [p for p in descendants if p.ppid() != child.pid]
+        if len(workers) >= 2 and len(descendants) >= 4:
+            break
+        time.sleep(0.1)
+    else:
+        child.kill()
+        pytest.fail(f"the build did not start its workers: {parent.children(recursive=True)}")
+    time.sleep(0.5)  # the workers are in the generator now
+    descendants = parent.children(recursive=True)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    alive = _still_running(descendants, within=5.0)
+    for leftover in alive:
+        leftover.kill()
+    assert alive == [], f"still running 5 s after their parent was killed: {alive}"
+
+
+def _still_running(processes: list[psutil.Process], *, within: float) -> list[psutil.Process]:
+    """Those of ``processes`` still running (not ended, nor a zombie nobody reaped yet) after ``within`` seconds."""
+
+    def running(process: psutil.Process) -> bool:
+        try:
+            return process.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + within
+    alive = [p for p in processes if running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [p for p in alive if running(p)]
+    return alive

@@ -119,3 +119,69 @@ def test_an_empty_dataset_left_by_a_failed_first_build_is_one_line(home: Path) -
     assert [str(p) for p in report.problems] == [
         f"{home / 'failed'}: an empty dataset: no versions and no refs (left by a first build that failed)"
     ]
+
+
+def lines_of(root: str):
+    for i, path in enumerate(sorted(Path(root).glob("*.txt"))):
+        yield {"x": i, "s": path.read_text()}
+
+
+def test_a_dataset_built_from_a_folder_or_a_file_is_healthy(tmp_path: Path) -> None:
+    home, data = tmp_path / "home", tmp_path / "data"
+    data.mkdir()
+    for i in range(3):
+        (data / f"{i}.txt").write_text(f"line {i}")
+    se.build(lines_of, F, args=(str(data),), name="folder", home=home, progress=False)
+    se.build(lines_of, F, args=(str(data / "1.txt"),), name="file", home=home, progress=False)
+    assert (home / "folder" / "sources" / "files").is_dir()  # the listing a rebuild explains itself with
+    report = se.fsck(home=home)
+    assert report.ok, str(report)
+    result = _cli(home)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no problems" in result.stdout
+    listing = next((home / "folder" / "sources" / "files").iterdir())
+    listing.write_bytes(b"not gzip")
+    (home / "folder" / "sources" / "files" / "stray.txt").write_text("x")
+    problems = sorted(str(p) for p in se.fsck(home=home).problems)
+    assert problems == [
+        f"{listing}: an unreadable folder listing: a rebuild cannot name the files that changed (deleting it is safe)",
+        f"{listing.parent / 'stray.txt'}: not a folder listing (<digest>.json.gz, a plain file)",
+    ]
+
+
+def test_an_early_revision_cache_is_healthy_and_its_rebuild_says_why(tmp_path: Path) -> None:
+    import json
+
+    from stable_explore.testing.caches import as_format_revision_1
+
+    home, data = tmp_path / "home", tmp_path / "data"
+    data.mkdir()
+    for i in range(3):
+        (data / f"{i}.txt").write_text(f"line {i}")
+    built = se.build(lines_of, F, args=(str(data),), name="old", home=home, progress=False)
+    old_dir = as_format_revision_1(built.cache_dir)
+    raw = json.loads((old_dir / "_metadata.json").read_text())
+    assert raw["format_revision"] == 1
+    assert "metadata_digest" not in raw
+    assert "batch_digests" not in raw
+    old = se.load("old", home=home)
+    assert old.version == old_dir.name
+    assert old[2]["s"] == "line 2"
+    assert "ok: 1 shard(s), 3 rows" in str(se.verify(old))
+    report = se.fsck(home=home)
+    assert report.ok, str(report)
+    # the source record as that release fingerprinted it: no file states, other digests of code and arguments
+    source = raw["source"]
+    raw["source"] = {**{k: v for k, v in source.items() if k != "files"}, "code": "e096ad877b66f2f8"}
+    raw["source"]["arguments"] = {"root": "7a8c1f40982d1432"}
+    (old_dir / "_metadata.json").write_text(json.dumps(raw))
+    for record in (home / "old" / "sources").iterdir():
+        if record.is_file():
+            record.unlink()  # that release's source fingerprint is not this one's: a miss
+    (data / "3.txt").write_text("line 3")
+    rebuilt = se.build(lines_of, F, args=(str(data),), name="old", home=home, progress=False)
+    why = rebuilt.build_info
+    assert f"the earlier build (old@{old.version}, format revision 1) was recorded by an older stable-explore" in why
+    for wrong in ("now exists", "argument 'root'", "generator source"):
+        assert wrong not in why
+    assert se.fsck(home=home).ok

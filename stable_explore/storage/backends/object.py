@@ -175,7 +175,9 @@ class ObjectStore(Store):
         except Exception as exc:
             raise self._error(prefix, exc) from exc
         names = {p.rstrip("/").rsplit("/", 1)[-1] for p in listing["common_prefixes"]}
-        names |= {o["path"].rsplit("/", 1)[-1] for o in listing["objects"]}
+        # some servers (SeaweedFS) keep a folder marker object named as the prefix itself: it is no entry in it
+        inside = [o["path"] for o in listing["objects"] if where is None or o["path"].startswith(where)]
+        names |= {path.rsplit("/", 1)[-1] for path in inside}
         return sorted(n for n in names if n and not n.startswith("."))
 
     # -- writing -----------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.errors import CacheCorruptionError, NotACacheError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.format.cache_meta import (
     METADATA_FILE,
@@ -213,7 +213,7 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
     check = CacheCheck(cache_dir, [])
     try:
         meta = read_sharded_cache_meta(cache_dir)
-    except CacheCorruptionError as exc:
+    except (CacheCorruptionError, NotACacheError) as exc:  # another layout is named as such, not as damage
         check.problems.append(Problem(exc.path, exc.reason))
         return check
     check.meta = meta

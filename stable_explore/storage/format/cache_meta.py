@@ -35,7 +35,13 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore._canonical import canonical_json
-from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, SchemaError, UnsafePathError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    CacheNotFoundError,
+    NotACacheError,
+    SchemaError,
+    UnsafePathError,
+)
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import recover_moved_aside
 from stable_explore.storage.backends.remote_file import RemoteLocation
@@ -211,6 +217,32 @@ class ShardedCacheMeta:
         return sum(p.stat().st_size for p in self.shard_paths)
 
 
+def _refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
+    """Metadata of another layout (stable-datasets' Lance rows) is no damage: say which layout it is, by name."""
+    named = raw.get("layout")  # a stable-explore cache never has one
+    if named is None:
+        if raw.get("format") in (None, FORMAT_NAME) or "cache_format_version" in raw:
+            return
+        named = raw.get("format")
+    shown = repr(named) if isinstance(named, str) and len(named) <= 80 else f"{str(named)[:80]!r}"
+    msg = (
+        f"layout {shown} is not a stable-explore cache (its {METADATA_FILE} names that layout, where a "
+        f"stable-explore cache has 'cache_format_version' and Arrow shards); open it with the library that "
+        "wrote it (stable_datasets), or rebuild it here with se.build"
+    )
+    raise NotACacheError(meta_path, msg)
+
+
+def _is_lance_dataset(folder: Path) -> bool:
+    """A Lance dataset's folder (``_versions/`` with ``.manifest`` files), which has no ``_metadata.json``."""
+    try:
+        return (folder / "_versions").is_dir() and any(
+            p.suffix == ".manifest" for p in (folder / "_versions").iterdir()
+        )
+    except OSError:
+        return False
+
+
 def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
     return CacheCorruptionError(path, reason)
 
@@ -352,6 +384,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     if not meta_path.is_file():
         recover_moved_aside(cache_dir)  # a replacement killed between its two renames left the old copy aside
         if not meta_path.is_file():
+            if _is_lance_dataset(cache_dir):
+                msg = "layout 'lance' is not a stable-explore cache: a Lance dataset (open it with lance)"
+                raise NotACacheError(cache_dir, msg)
             msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
             raise CacheNotFoundError(msg)
     try:
@@ -364,6 +399,7 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         raise _corrupt(meta_path, "not valid metadata: JSON nested too deeply to read") from exc
     if not isinstance(raw, dict):
         raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
+    _refuse_other_layouts(raw, meta_path)
     version = raw.get("cache_format_version")
     if version not in (CACHE_FORMAT_VERSION, SEGMENTED_FORMAT_VERSION):
         expected = f"{CACHE_FORMAT_VERSION} or {SEGMENTED_FORMAT_VERSION}"
