@@ -84,19 +84,27 @@ def publish_version(
     fields = {**shard_fields, **record.to_json()}
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
-    with catalog.refs_lock(name):  # gc decides under the same lock: it never sees the version without its ref
-        ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
-        catalog.write_ref(name, LATEST, version_id)
+    remote = catalog.store.local_path(name) is None
+    if remote:  # the long part (uploads) outside the lock: files without metadata are no version, gc leaves them
+        _upload_files(catalog, name, staging, fields, version_id)
+    # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag and
+    # the source record first, latest at the very end): an error before that leaves latest where it was
+    with catalog.refs_lock(name):
+        if remote:
+            ref, existed = _put_metadata(catalog, name, staging, fields, version_id)
+        else:
+            ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+        if record.source_fingerprint:
+            catalog.record_source(name, record.source_fingerprint, version_id)
         if tag:
             catalog.write_ref(name, tag, version_id)
+        catalog.write_ref(name, LATEST, version_id)
     return Published(ref, existed)
 
 
 def _move_into_place(
     catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
 ) -> tuple[VersionRef, bool]:
-    if catalog.store.local_path(name) is None:
-        return _upload_into_place(catalog, name, staging, fields, version_id)
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
         try:
@@ -124,20 +132,18 @@ def _move_into_place(
     return catalog.ref(name, version_id), False
 
 
-def _upload_into_place(
-    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
-) -> tuple[VersionRef, bool]:
-    """Object storage has no rename: upload the shards under the version's prefix, then the metadata, last.
+def _upload_files(
+    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str, *, missing_only: bool = False
+) -> None:
+    """Object storage has no rename: upload the shards under the version's prefix (the metadata comes last).
 
     A shard whose digest the home already holds (a parent's shard an edit reuses: not even staged
-    here) is copied inside the store; a file an interrupted publish left with the right size is
-    kept. ``_metadata.json`` is put only if absent: of two processes publishing the same content,
-    one writes it and both get the version.
+    here) is copied inside the store; a file an interrupted publish left with the right size is kept.
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
-    if store.exists(f"{prefix}/{METADATA_FILE}"):
-        return catalog.ref(name, version_id), True
+    if not missing_only and store.exists(f"{prefix}/{METADATA_FILE}"):
+        return
     known = shard_keys_by_digest(catalog, name)
     files = version_files(fields)
 
@@ -145,7 +151,7 @@ def _upload_into_place(
         key = f"{prefix}/{file.name}"
         if store.size(key) == file.size:
             return
-        if file.digest in known:
+        if file.digest in known and known[file.digest] != key:
             store.copy(known[file.digest], key)
         else:
             store.put_file(key, staging / file.name)
@@ -161,7 +167,23 @@ def _upload_into_place(
             for future in futures:
                 future.cancel()
             raise
+
+
+def _put_metadata(
+    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
+) -> tuple[VersionRef, bool]:
+    """Under the refs lock: check every file is in place, then put ``_metadata.json`` if absent.
+
+    gc may have taken a leftover the upload kept meanwhile; of two processes publishing the same
+    content, one writes the metadata and both get the version.
+    """
+    store = catalog.store
+    prefix = f"{name}/versions/{version_id}"
+    if store.exists(f"{prefix}/{METADATA_FILE}"):
+        return catalog.ref(name, version_id), True
+    _upload_files(catalog, name, staging, fields, version_id, missing_only=True)
     write_metadata(staging, fields)
+    catalog.check_refs_lock(name)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
     return catalog.ref(name, version_id), not created
 

@@ -40,7 +40,7 @@ from stable_explore.schema import Features
 from stable_explore.storage.batches import BatchDigests
 from stable_explore.storage.cell_patches import CellPatches, ParentPatches, load_cell_patches
 from stable_explore.storage.content_runs import RUNS, ParentRuns, load_content_runs
-from stable_explore.storage.fsutil import recover_moved_aside
+from stable_explore.storage.fsutil import recover_moved_aside, version_gone
 from stable_explore.storage.hashing import digest_of_runs
 from stable_explore.storage.kept import Kept, identity_of
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
@@ -329,6 +329,9 @@ def _check_small_files(cache_dir: Path, refs: list[FileRef | None]) -> None:
         try:
             size = path.stat().st_size
         except FileNotFoundError:
+            gone = version_gone(cache_dir)
+            if gone:
+                raise CacheNotFoundError(gone) from None
             raise _corrupt(path, f"listed in {METADATA_FILE} but missing") from None
         if size != ref.size:
             raise _corrupt(path, f"is {size} bytes, but {ref.size} were written (truncated or modified)")
@@ -359,6 +362,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         with meta_path.open("rb") as source:
             stat = os.fstat(source.fileno())
             raw = json.loads(source.read().decode("utf-8"))
+    except FileNotFoundError:  # gc took the version out between the check above and the open
+        msg = version_gone(cache_dir) or f"no cache at {cache_dir} (missing {METADATA_FILE})"
+        raise CacheNotFoundError(msg) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
     except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
@@ -425,6 +431,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         try:
             size = path.stat().st_size
         except FileNotFoundError:
+            gone = version_gone(cache_dir)
+            if gone:
+                raise CacheNotFoundError(gone) from None
             raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
