@@ -130,10 +130,12 @@ def _describe(text: str | None) -> str:
 class Lease:
     """One held lease: renewed by a heartbeat thread until :meth:`release`."""
 
-    def __init__(self, store: LeaseStore, key: str, record: LeaseRecord, etag: str, seconds: float) -> None:
+    def __init__(
+        self, store: LeaseStore, key: str, record: LeaseRecord, etag: str, seconds: float, sent: float
+    ) -> None:
         self.store, self.key, self.seconds = store, key, seconds
         self._record, self._etag = record, etag
-        self._renewed = time.monotonic()
+        self._renewed = sent  # when the put that took it was *sent*: never later than the server stored it
         self._lost: str | None = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -155,6 +157,7 @@ class Lease:
             if self._lost is not None or self._stop.is_set():
                 return
             record = LeaseRecord.new(self.seconds, self._record.holder, self._record.since)
+            sent = time.monotonic()  # a renewal counts from when it was sent: a slow answer must not extend it
             try:
                 etag = self.store.put_tagged(self.key, record.to_text(), self._etag)
             except RemoteStoreError:
@@ -165,7 +168,7 @@ class Lease:
                     found = self.store.read_tagged(self.key)
                 self._lost = f"taken over by {_describe(None if found is None else found[0])}"
                 return
-            self._record, self._etag, self._renewed = record, etag, time.monotonic()
+            self._record, self._etag, self._renewed = record, etag, sent
 
     def check(self) -> None:
         """Raise :class:`LeaseLostError` if the lease was taken over, or may have run out (no renewal for too long)."""
@@ -190,7 +193,7 @@ class Lease:
 
 def _acquire(
     store: LeaseStore, key: str, seconds: float, timeout: float | None, notify: Notify | None
-) -> tuple[LeaseRecord, str]:
+) -> tuple[LeaseRecord, str, float]:
     mine = LeaseRecord.new(seconds)
     started = time.monotonic()
     seen: tuple[str | None, float] | None = None  # (ETag, when first seen by this waiter's clock)
@@ -198,22 +201,24 @@ def _acquire(
     told = False
     while True:
         mine = LeaseRecord.new(seconds, mine.holder, mine.since)
+        sent = time.monotonic()
         etag = store.put_tagged(key, mine.to_text(), None)
         if etag is not None:
-            return mine, etag
+            return mine, etag, sent
         found = store.read_tagged(key)
         if found is None:
             continue  # let go meanwhile: try again at once
         text, tag = found
         record = LeaseRecord.parse(text)
         if record is not None and record.holder == mine.holder and tag is not None:
-            return mine, tag  # our own put landed although its answer was lost (a retried request)
+            return mine, tag, sent  # our own put landed although its answer was lost (a retried request)
         now = time.monotonic()
         if seen is None or seen[0] != tag:
             seen = (tag, now)
         unchanged = now - seen[1] >= seconds
         long_expired = record is None or record.expires + seconds < time.time()
         if (unchanged or long_expired) and tag is not None:
+            sent = time.monotonic()
             taken = store.put_tagged(key, mine.to_text(), tag)
             if taken is not None:
                 if notify is not None:
@@ -221,7 +226,7 @@ def _acquire(
                         f"took over the lease {store.url}/{key} from {_describe(text)}: it was not renewed for "
                         f"{seconds:g} s (its holder was killed, stopped or cut off)"
                     )
-                return mine, taken
+                return mine, taken, sent
             continue
         waited = now - started
         if timeout is not None and waited >= timeout:
@@ -268,8 +273,8 @@ def hold_lease(
         Called when this process has waited a while (who holds it), and when it took over a stale lease.
     """
     duration = lease_seconds_from_env() if seconds is None else seconds
-    record, etag = _acquire(store, key, duration, timeout, notify)
-    lease = Lease(store, key, record, etag, duration)
+    record, etag, sent = _acquire(store, key, duration, timeout, notify)
+    lease = Lease(store, key, record, etag, duration, sent)
     try:
         yield lease
     finally:

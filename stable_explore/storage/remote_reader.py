@@ -68,8 +68,8 @@ class RemoteShards:
                     self.digests[file_id],
                     included_fields=included_fields,
                 )
-            except RemoteStoreError:
-                raise
+            except RemoteStoreError as exc:
+                raise self.gone_or(exc) from exc
             except (pa.ArrowException, OSError, ValueError) as exc:
                 # damaged bytes in the read cache (another home's damaged copy of this shard) are dropped,
                 # and the footer fetched from this home once more
@@ -77,6 +77,10 @@ class RemoteShards:
                     continue
                 raise CacheCorruptionError(where, f"not a readable Arrow IPC file: {exc}") from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
+
+    def gone_or(self, exc: RemoteStoreError) -> Exception:
+        """See :meth:`RemoteLocation.gone_or`."""
+        return self.location.gone_or(exc)
 
     def drop_cached(self, file_id: int) -> bool:
         """Drop the shard's blocks from the local read cache (they did not match); True if any were there."""
@@ -250,7 +254,9 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             batch = self._reader.get_batch(index)
             if self._validate:
                 batch.validate(full=True)
-        except RemoteStoreError:
+        except RemoteStoreError as exc:
+            if self._shards is not None:
+                raise self._shards.gone_or(exc) from exc
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             msg = f"record batch {index} cannot be read: {exc} (the file is damaged or truncated)"

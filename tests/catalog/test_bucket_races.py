@@ -166,3 +166,18 @@ def test_a_stopped_process_holding_a_datasets_refs_lock_makes_others_give_up_nam
     ds = se.load("d", home=home)
     with pytest.warns(se.LockWaitWarning, match=f"took over the lock .* from process {proc.pid} on .* which is gone"):
         assert ds.drop([0]).save(progress=False).version != ds.version
+
+
+def test_a_dataset_whose_version_gc_deleted_says_so_on_read(
+    s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    url = f"s3://team/races-{os.getpid()}-{next(_prefixes)}"
+    features = se.Features(label=se.ClassLabel(names=["a", "b"]), x=se.Value("int64"))
+    old = se.build([{"label": i % 2, "x": i} for i in range(50)], features, name="d", home=url, progress=False)
+    opened = se.load(f"{url}/d")  # metadata only: no shard byte read yet
+    old.drop([0]).save(progress=False)  # latest moves on
+    assert f"d@{old.version}" in se.gc("d", keep=0, home=url).removed
+    with pytest.raises(se.CacheNotFoundError, match=f"version {old.version} .* was garbage-collected by gc"):
+        opened[3]
+    assert se.load(f"{url}/d")[3]["x"] == 4, "loaded again: the new latest"

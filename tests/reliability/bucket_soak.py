@@ -43,8 +43,8 @@ def rows(n):
     for i in range(n):
         yield {"label": i % 2, "x": i}
 
-def report(kind, started, **extra):
-    print(json.dumps({"role": role, "op": kind, "s": round(time.monotonic() - started, 3), **extra}), flush=True)
+def report(op, started, **extra):
+    print(json.dumps({"role": role, "op": op, "s": round(time.monotonic() - started, 3), **extra}), flush=True)
 
 def run_once():
     started = time.monotonic()
@@ -110,13 +110,15 @@ class SoakReport:
 
 
 def _start(role: str, url: str, until: float, cache: Path, seed: int, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-c", PARTICIPANT, role, url, str(until), str(seed), str(ROWS)],
-        env={**env, "STABLE_EXPLORE_CACHE": str(cache)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache.parent / f"{cache.name}.stderr").open("a") as log:  # kept for a look after a failed soak
+        return subprocess.Popen(
+            [sys.executable, "-c", PARTICIPANT, role, url, str(until), str(seed), str(ROWS)],
+            env={**env, "STABLE_EXPLORE_CACHE": str(cache)},
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
 
 
 def soak(
@@ -160,6 +162,8 @@ def soak(
                 victim.kill()
                 report.faults["SIGKILL " + role] = report.faults.get("SIGKILL " + role, 0) + 1
             out, _ = victim.communicate()
+            if victim.returncode not in (0, -signal.SIGKILL):
+                report.raw.append(f"the {role} exited with {victim.returncode} (see its .stderr in the scratch folder)")
             outputs.append(out)
             restarts += 1
             procs[role] = _start(role, url, until, scratch / f"machine-{role}", seed * 10 + 100 + restarts, env)
@@ -171,13 +175,15 @@ def soak(
             finally:
                 os.killpg(server_pid, signal.SIGCONT)
             report.faults["SIGSTOP server"] = report.faults.get("SIGSTOP server", 0) + 1
-    for proc in procs.values():
+    for role, proc in procs.items():
         try:
             out, _ = proc.communicate(timeout=hang_after + 60)
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
-            report.hangs.append("a participant did not end within the hang limit after the soak")
+            report.hangs.append(f"the {role} did not end within the hang limit after the soak")
+        if proc.returncode not in (0, -signal.SIGKILL):
+            report.raw.append(f"the {role} exited with {proc.returncode} (see its .stderr in the scratch folder)")
         outputs.append(out)
     report.seconds = time.monotonic() - started
     acknowledged_tags: dict[str, str] = {}
