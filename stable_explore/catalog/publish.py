@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.errors import CacheCorruptionError, RemoteStoreError
 from stable_explore.storage.format import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.metadata import VersionMetadata, version_id_of
@@ -152,7 +152,13 @@ def _upload_files(
         if store.size(key) == file.size:
             return
         if file.digest in known and known[file.digest] != key:
-            store.copy(known[file.digest], key)
+            try:
+                store.copy(known[file.digest], key)
+            except RemoteStoreError as exc:
+                if missing_only or not isinstance(exc.__cause__, FileNotFoundError):
+                    raise
+                # gc took that copy of the shard since it was listed: placed again under the refs lease,
+                # from a fresh listing that gc cannot change meanwhile
         else:
             store.put_file(key, staging / file.name)
 

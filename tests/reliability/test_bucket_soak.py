@@ -30,7 +30,8 @@ def test_sixty_seconds_of_machines_and_faults_on_a_bucket_lose_nothing(
     own_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "checker"))
-    report = soak(f"s3://soak/ci-{os.getpid()}", own_server.pid, tmp_path, seconds=60, seed=22)
+    # server stops of 4-12 s: some shorter than the 10 s request timeout (calls wait), some longer (calls fail)
+    report = soak(f"s3://soak/ci-{os.getpid()}", own_server.pid, tmp_path, seconds=60, seed=22, stop_server=(4, 12))
     summary = report.to_json()
     assert report.lost == [], summary
     assert report.dangling == [], summary
