@@ -206,7 +206,7 @@ class LockTimeoutError(StableExploreError, TimeoutError):
     Attributes
     ----------
     path:
-        The lock file.
+        The lock file (a ``Path``), or a lease's URL in a bucket (a ``str``).
     holder:
         Who held it, as the holder recorded it (``process 123 on host, since ...``), or ``"unknown"``.
     waited:
