@@ -33,7 +33,7 @@ from stable_explore.catalog.fsck_remote import fsck_remote
 from stable_explore.dataset import CachedDataset
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
-from stable_explore.errors import InvalidArgumentTypeError, NotInCatalogError
+from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, NotInCatalogError
 from stable_explore.storage.check.verify import VerifyReport
 from stable_explore.storage.check.verify import verify as verify_cache_dir
 from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
@@ -323,7 +323,13 @@ def load(
             home=path.resolve().parents[2] if in_catalog and name else None,
             features=features,
         )
-    return _open(open_catalog(home, storage_options).resolve(str(ref)), features=features)
+    catalog = open_catalog(home, storage_options)
+    try:
+        return _open(catalog.resolve(str(ref)), features=features)
+    except CacheNotFoundError:
+        # the version the ref named was garbage-collected between reading the ref and opening it (the ref had
+        # moved on meanwhile): read the ref once more
+        return _open(catalog.resolve(str(ref)), features=features)
 
 
 def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:

@@ -22,6 +22,7 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidNameError",
     "InvalidOptionError",
+    "LeaseLostError",
     "LockTimeoutError",
     "MissingDependencyError",
     "NotACacheError",
@@ -248,21 +249,39 @@ class LockTimeoutError(StableExploreError, TimeoutError):
     Attributes
     ----------
     path:
-        The lock file.
+        The lock file (a ``Path``), or a lease's URL in a bucket (a ``str``).
     holder:
         Who held it, as the holder recorded it (``process 123 on host, since ...``), or ``"unknown"``.
     waited:
         Seconds this process waited.
     """
 
-    def __init__(self, path: str | Path, holder: str, waited: float) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | Path, holder: str, waited: float, *, advice: str | None = None) -> None:
+        self.path = path if isinstance(path, str) and "://" in path else Path(path)
         self.holder = holder
         self.waited = waited
-        super().__init__(
-            f"gave up after waiting {waited:.1f} s for the lock {self.path}, held by {holder}; "
-            "if that process is stopped or hung, end it (its lock is then released), or wait longer (lock_timeout=)"
+        advice = advice or (
+            "if that process is stopped or hung, end it (its lock is then released), or wait longer "
+            "(lock_timeout=, or STABLE_EXPLORE_LOCK_TIMEOUT seconds)"
         )
+        super().__init__(f"gave up after waiting {waited:.1f} s for the lock {self.path}, held by {holder}; {advice}")
+
+
+class LeaseLostError(StableExploreError, RuntimeError):
+    """A lease on a bucket (the lock of a dataset's refs or of a build) was lost while held.
+
+    Another machine took it over because this process did not renew it in time (it was stopped,
+    or the server did not answer). The step it guarded was not done; run the operation again.
+
+    Attributes
+    ----------
+    where:
+        The lease object's URL.
+    """
+
+    def __init__(self, where: str, why: str) -> None:
+        self.where = where
+        super().__init__(f"lost the lease {where}: {why}; the step it guarded was not done, run it again")
 
 
 class LockWaitWarning(StableExploreWarning, UserWarning):

@@ -24,6 +24,8 @@ class S3Server:
 
     endpoint: str
     master: str
+    pid: int = 0
+    """The server's process (and process group): a test may stop it (SIGSTOP) to play a hung server."""
 
     @property
     def env(self) -> dict[str, str]:
@@ -105,7 +107,7 @@ def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
     log = (root / "weed.log").open("wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     # SeaweedFS names a master with its gRPC port as host:port.grpcport
-    server = S3Server(f"http://127.0.0.1:{s3_port}", f"127.0.0.1:{master_port}.{master_grpc}")
+    server = S3Server(f"http://127.0.0.1:{s3_port}", f"127.0.0.1:{master_port}.{master_grpc}", process.pid)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -123,6 +125,7 @@ def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
         yield server
     finally:
         with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGCONT)  # a test may have left it stopped
             os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=20)

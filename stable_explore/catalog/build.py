@@ -104,10 +104,10 @@ def build_version(
     )
 
     def reuse(version_id: str, why: str) -> BuildResult:
+        if options.tag:  # refs move last, latest at the very end
+            catalog.write_ref(name, options.tag, version_id)
         if previous is None:  # only when no ref exists at all; a hit never moves latest
             catalog.write_ref(name, LATEST, version_id)
-        if options.tag:
-            catalog.write_ref(name, options.tag, version_id)
         return BuildResult(catalog.ref(name, version_id), True, why, time.perf_counter() - started)
 
     if decides and not options.force:
@@ -176,11 +176,12 @@ def build_version(
             raise
         if published.existed:
             why += " (identical content: reusing the existing version)"
-        if decides and plan.fingerprint is not None:
-            catalog.record_source(name, plan.fingerprint, published.ref.version_id)
-        for state in plan.file_states:
-            if state.files <= _LISTING_LIMIT:
-                write_listing(catalog.sources_dir(name) / LISTINGS, state)
+        # the source record was written with the version, before latest moved; a file listing only explains a
+        # later rebuild: failing to write one must not fail a build whose version is published
+        with contextlib.suppress(OSError):
+            for state in plan.file_states:
+                if state.files <= _LISTING_LIMIT:
+                    write_listing(catalog.sources_dir(name) / LISTINGS, state)
     return BuildResult(published.ref, False, why, time.perf_counter() - started, changes)
 
 

@@ -26,11 +26,12 @@ from stable_explore.errors import (
     CacheNotFoundError,
     CacheWriteError,
     LockWaitWarning,
+    RemoteStoreError,
     UnsafePathError,
 )
 from stable_explore.storage.backends.fsutil import writing
 from stable_explore.storage.backends.local import LocalStore
-from stable_explore.storage.backends.locks import Notify, hold_lock
+from stable_explore.storage.backends.locks import REFS_LOCK_TIMEOUT, Notify, lock_timeout
 from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
 
 if TYPE_CHECKING:
@@ -119,6 +120,8 @@ class StoreCatalog:
         """A ref's or source record's text; one that is no readable UTF-8 file is a CacheCorruptionError naming it."""
         try:
             return self.store.read_text(key)
+        except RemoteStoreError:
+            raise  # the server failed or did not answer: a transport error, never a damaged ref
         except (OSError, UnicodeDecodeError) as exc:
             where = self.store.local_path(key) or f"{self.store.url}/{key}"
             reason = "is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else f"cannot be read ({exc})"
@@ -161,13 +164,18 @@ class StoreCatalog:
         """
         name, _, wanted = ref.partition("@")
         check_name(name)
-        ids = self.version_ids(name)
+        wanted = wanted or LATEST
+        for attempt in (1, 2):
+            # refs first: a version is published before a ref names it, so the listing read next has it
+            # (unless gc deleted it meanwhile, after the ref moved on: then both are read once more)
+            refs = self.refs(name)
+            ids = self.version_ids(name)
+            if wanted not in refs or refs[wanted] in ids or attempt == 2:
+                break
         if not ids:
             known = self.names()
             msg = f"no dataset named {name!r} in {self.store.url}; datasets: {known or 'none yet'}"
             raise CacheNotFoundError(msg)
-        refs = self.refs(name)
-        wanted = wanted or LATEST
         if wanted in refs and refs[wanted] in ids:
             return name, refs[wanted]
         matches = sorted(v for v in ids if v.startswith(wanted))
@@ -219,18 +227,37 @@ class StoreCatalog:
     def build_lock(
         self, name: str, key: str, *, timeout: float | None = None, notify: Notify | None = None
     ) -> Iterator[None]:
-        """Held while building ``key``, so concurrent builders of one source build once.
+        """Held while building ``key`` (``<name>/.build-<key>.lock``), so concurrent builders of one source build once.
 
-        ``timeout`` and ``notify`` (who holds the lock, after a few seconds) apply to local homes;
-        an object store's lease lock waits until the lease is free or stale.
+        The store's lock: a lock file on a local home, a lease in a bucket. ``timeout`` (default
+        ``$STABLE_EXPLORE_LOCK_TIMEOUT``, else no limit) and ``notify`` (who holds it, after a few seconds).
         """
-        with self.store.lock(f"{check_name(name)}/.build-{check_name(key, 'build key')}.lock"):
+        wait = lock_timeout(None) if timeout is None else timeout
+        with self.store.lock(
+            f"{check_name(name)}/.build-{check_name(key, 'build key')}.lock", timeout=wait, notify=notify
+        ):
             yield
 
     def refs_lock(self, name: str) -> contextlib.AbstractContextManager[None]:
-        """Held while refs move and while gc decides and deletes (local homes; object stores swap refs by CAS)."""
-        check_name(name)
-        return contextlib.nullcontext()
+        """``<name>/.refs.lock``, held while refs move and while gc decides and deletes.
+
+        Publishing holds it while it puts a version in place and moves refs, and gc while it decides
+        what no ref points at and takes it out, so gc never deletes what a ref points to. It is the
+        store's lock: a lock file on a local home, a lease in a bucket (two machines exclude each
+        other). It is waited for at most ``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds (default 300).
+        """
+        return self.store.lock(
+            f"{check_name(name)}/{REFS_LOCK}", timeout=lock_timeout(REFS_LOCK_TIMEOUT), notify=warn_lock_wait
+        )
+
+    def check_refs_lock(self, name: str) -> None:
+        """Raise :class:`~stable_explore.errors.LeaseLostError` if this process's refs lease of ``name`` was lost.
+
+        Called before each step that must not happen without the lock (a local lock file cannot be lost).
+        """
+        check = getattr(self.store, "check_lock", None)
+        if check is not None:
+            check(f"{check_name(name)}/{REFS_LOCK}")
 
 
 class Catalog(StoreCatalog):
@@ -282,23 +309,6 @@ class Catalog(StoreCatalog):
     def sources_dir(self, name: str) -> Path:
         """The folder of ``name``'s source records (source fingerprint -> version id)."""
         return self.dataset_dir(name) / "sources"
-
-    @contextlib.contextmanager
-    def build_lock(
-        self, name: str, key: str, *, timeout: float | None = None, notify: Notify | None = None
-    ) -> Iterator[None]:
-        """Held while building ``key``: the lock file ``<name>/.build-<key>.lock`` records who holds it."""
-        path = self.dataset_dir(name) / f".build-{check_name(key, 'build key')}.lock"
-        with hold_lock(path, timeout=timeout, notify=notify):
-            yield
-
-    def refs_lock(self, name: str) -> contextlib.AbstractContextManager[None]:
-        """``<name>/.refs.lock``, held while refs move and while gc decides and deletes.
-
-        Publishing holds it while it renames a version in and moves refs, and gc while it decides
-        what no ref points at and moves it out, so gc never deletes what a ref points to.
-        """
-        return hold_lock(self.dataset_dir(name) / REFS_LOCK, notify=warn_lock_wait)
 
     def use_mark(self, name: str, version_id: str) -> Path:
         """``<name>/.used/<version>``: its modification time is when a build last reused that version."""

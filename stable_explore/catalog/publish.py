@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
-from stable_explore.errors import CacheCorruptionError, CacheWriteError
+from stable_explore.errors import CacheCorruptionError, CacheWriteError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
@@ -88,24 +88,27 @@ def publish_version(
     fields = {**shard_fields, **record.to_json()}
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
-    with catalog.refs_lock(name):  # gc decides under the same lock: it never sees the version without its ref
-        ref, existed = _move_into_place(catalog, name, staging, fields, version_id, reuse)
-        catalog.write_ref(name, LATEST, version_id)
+    remote = catalog.store.local_path(name) is None
+    if remote:  # the long part (uploads) outside the lock: files without metadata are no version, gc leaves them
+        _upload_files(catalog, name, staging, fields, version_id, reuse=reuse)
+    # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag and
+    # the source record first, latest at the very end): an error before that leaves latest where it was
+    with catalog.refs_lock(name):
+        if remote:
+            ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse)
+        else:
+            ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+        if record.source_fingerprint:
+            catalog.record_source(name, record.source_fingerprint, version_id)
         if tag:
             catalog.write_ref(name, tag, version_id)
+        catalog.write_ref(name, LATEST, version_id)
     return Published(ref, existed)
 
 
 def _move_into_place(
-    catalog: Catalog,
-    name: str,
-    staging: Path,
-    fields: dict[str, Any],
-    version_id: str,
-    reuse: tuple[tuple[str, str], ...] = (),
+    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
 ) -> tuple[VersionRef, bool]:
-    if catalog.store.local_path(name) is None:
-        return _upload_into_place(catalog, name, staging, fields, version_id, reuse)
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
         try:
@@ -133,26 +136,27 @@ def _move_into_place(
     return catalog.ref(name, version_id), False
 
 
-def _upload_into_place(
+def _upload_files(
     catalog: Catalog,
     name: str,
     staging: Path,
     fields: dict[str, Any],
     version_id: str,
+    *,
+    missing_only: bool = False,
     reuse: tuple[tuple[str, str], ...] = (),
-) -> tuple[VersionRef, bool]:
-    """Object storage has no rename: upload the shards under the version's prefix, then the metadata, last.
+) -> None:
+    """Object storage has no rename: upload the shards under the version's prefix (the metadata comes last).
 
     A shard whose digest the home already holds (a parent's shard an edit reuses: not even staged
     here), in this dataset or in a version ``reuse`` names, is copied inside the store; a file an
-    interrupted publish left with the right size is kept. ``_metadata.json`` is put only if absent:
-    of two processes publishing the same content, one writes it and both get the version. When a
-    file fails, the files this call put are deleted again, so no half-published prefix is left.
+    interrupted publish left with the right size is kept. When a file fails, the files this call put
+    are deleted again, so no half-published prefix is left.
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
-    if store.exists(f"{prefix}/{METADATA_FILE}"):
-        return catalog.ref(name, version_id), True
+    if not missing_only and store.exists(f"{prefix}/{METADATA_FILE}"):
+        return
     known = shard_keys_by_digest(catalog, name, also=reuse)
     files = version_files(fields)
     placed: list[str] = []
@@ -161,8 +165,15 @@ def _upload_into_place(
         key = f"{prefix}/{file.name}"
         if store.size(key) == file.size:
             return
-        if file.digest in known:
-            store.copy(known[file.digest], key)
+        if file.digest in known and known[file.digest] != key:
+            try:
+                store.copy(known[file.digest], key)
+            except RemoteStoreError as exc:
+                if missing_only or not isinstance(exc.__cause__, FileNotFoundError):
+                    raise
+                # gc took that copy of the shard since it was listed: placed again under the refs lease,
+                # from a fresh listing that gc cannot change meanwhile
+                return
         elif (staging / file.name).is_file():
             store.put_file(key, staging / file.name)
         else:
@@ -185,7 +196,28 @@ def _upload_into_place(
                 with contextlib.suppress(Exception):
                     store.delete(key)
             raise
+
+
+def _put_metadata(
+    catalog: Catalog,
+    name: str,
+    staging: Path,
+    fields: dict[str, Any],
+    version_id: str,
+    reuse: tuple[tuple[str, str], ...] = (),
+) -> tuple[VersionRef, bool]:
+    """Under the refs lock: check every file is in place, then put ``_metadata.json`` if absent.
+
+    gc may have taken a leftover the upload kept meanwhile; of two processes publishing the same
+    content, one writes the metadata and both get the version.
+    """
+    store = catalog.store
+    prefix = f"{name}/versions/{version_id}"
+    if store.exists(f"{prefix}/{METADATA_FILE}"):
+        return catalog.ref(name, version_id), True
+    _upload_files(catalog, name, staging, fields, version_id, missing_only=True, reuse=reuse)
     write_metadata(staging, fields)
+    catalog.check_refs_lock(name)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
     return catalog.ref(name, version_id), not created
 

@@ -98,7 +98,10 @@ class RemoteCatalog(Catalog):
             prefix = f"{name}/versions/{version_id}"
             text = self.store.read_text(f"{prefix}/{METADATA_FILE}")
             if text is None:
-                msg = f"{self.url}/{prefix} does not exist (no {METADATA_FILE})"
+                msg = (
+                    f"{self.url}/{prefix} does not exist (no {METADATA_FILE}): no such version, or gc deleted it "
+                    "after a ref named it; load the dataset again"
+                )
                 raise CacheNotFoundError(msg)
             path.mkdir(parents=True, exist_ok=True)
             write_text_durably(path / REMOTE_FILE, json.dumps({"url": self.url, "prefix": prefix}))
@@ -124,11 +127,15 @@ class RemoteCatalog(Catalog):
 
     @override
     def write_ref(self, name: str, tag: str, version_id: str) -> None:
-        """Point ``tag`` at a version by compare-and-swap, so that no writer's update is lost unseen."""
-        while True:
-            current = self.read_ref(name, tag)
-            if current == version_id or self.swap_ref(name, tag, current, version_id):
-                return
+        """Point ``tag`` at a version under the refs lease (gc cannot take it meanwhile), by compare-and-swap."""
+        with self.refs_lock(name):
+            while True:
+                current = self.read_ref(name, tag)
+                if current == version_id:
+                    return
+                self.check_refs_lock(name)
+                if self.swap_ref(name, tag, current, version_id):
+                    return
 
     def forget(self, name: str, version_id: str) -> None:
         """Drop this machine's mirror of a version (after it was deleted from the bucket)."""
@@ -140,37 +147,45 @@ class RemoteCatalog(Catalog):
 
 
 def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: int) -> tuple[int, list[str]]:
-    """Collect garbage in a bucket: a version loses its metadata first (then it is no version), then its shards.
+    """Collect garbage in a bucket under each dataset's refs lease, as on a local home.
 
-    Tagged versions and the ``keep`` newest are kept, as on a local home. Files under a version
-    prefix without metadata are not swept: on a shared bucket they may be another machine's
-    publish in progress. Returns the bytes freed and ``name@version`` of each version deleted.
+    gc takes the dataset's refs lease (publishing takes it to put a version's metadata and move
+    refs), reads the refs first and then the versions, and deletes a version's metadata first (then
+    it is no version) and its shards, checking before each delete that the lease is still its own.
+    So it never deletes a version a ref points to, nor one published after it read the refs.
+    Tagged versions and the ``keep`` newest are kept. Files under a version prefix without metadata
+    are not swept: on a shared bucket they may be another machine's publish in progress. Returns the
+    bytes freed and ``name@version`` of each version deleted.
     """
     freed = 0
     removed: list[str] = []
     for dataset in [name] if name is not None else catalog.names():
-        ids = catalog.version_ids(dataset)
-        if not ids:
-            msg = f"no dataset named {dataset!r} in {catalog.url}"
-            raise CacheNotFoundError(msg)
-        created = {v: _created_at(catalog, dataset, v) for v in ids}
-        by_age = sorted(ids, key=lambda v: (created[v], v), reverse=True)
-        protected = set(catalog.refs(dataset).values()) | set(by_age[:keep])
-        for version_id in by_age:
-            if version_id in protected:
-                continue
-            prefix = f"{dataset}/versions/{version_id}"
-            text = catalog.store.read_text(f"{prefix}/{METADATA_FILE}") or "{}"
-            try:
-                raw = parse_json(text)
-            except ValueError:
-                raw = {}
-            catalog.store.delete(f"{prefix}/{METADATA_FILE}")
-            for file in version_files(raw):
-                catalog.store.delete(f"{prefix}/{check_name(file.name, 'shard file name')}")
-                freed += file.size or 0
-            catalog.forget(dataset, version_id)
-            removed.append(f"{dataset}@{version_id}")
+        with catalog.refs_lock(dataset):
+            protected = set(catalog.refs(dataset).values())
+            ids = catalog.version_ids(dataset)
+            if not ids:
+                msg = f"no dataset named {dataset!r} in {catalog.url}"
+                raise CacheNotFoundError(msg)
+            created = {v: _created_at(catalog, dataset, v) for v in ids}
+            by_age = sorted(ids, key=lambda v: (created[v], v), reverse=True)
+            protected |= set(by_age[:keep])
+            for version_id in by_age:
+                if version_id in protected:
+                    continue
+                prefix = f"{dataset}/versions/{version_id}"
+                text = catalog.store.read_text(f"{prefix}/{METADATA_FILE}") or "{}"
+                try:
+                    raw = parse_json(text)
+                except (ValueError, RecursionError):
+                    raw = {}
+                catalog.check_refs_lock(dataset)
+                catalog.store.delete(f"{prefix}/{METADATA_FILE}")
+                for file in version_files(raw) if isinstance(raw, dict) else []:
+                    catalog.check_refs_lock(dataset)
+                    catalog.store.delete(f"{prefix}/{check_name(file.name, 'shard file name')}")
+                    freed += file.size or 0
+                catalog.forget(dataset, version_id)
+                removed.append(f"{dataset}@{version_id}")
     return freed, removed
 
 

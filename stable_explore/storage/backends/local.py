@@ -26,7 +26,8 @@ from filelock import FileLock
 from typing_extensions import override
 
 from stable_explore.storage.backends.fsutil import fsync_path, replacing, temp_path_beside, writing
-from stable_explore.storage.backends.protocol import Store, check_key
+from stable_explore.storage.backends.locks import hold_lock
+from stable_explore.storage.backends.protocol import Notify, Store, check_key
 
 _COPY_CHUNK = 8 * 1024 * 1024
 
@@ -154,11 +155,8 @@ class LocalStore(Store):
 
     @contextlib.contextmanager
     @override
-    def lock(self, key: str) -> Iterator[None]:
-        path = self._path(key)
-        with writing(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(path)):
+    def lock(self, key: str, *, timeout: float | None = None, notify: Notify | None = None) -> Iterator[None]:
+        with hold_lock(self._path(key), timeout=timeout, notify=notify):
             yield
 
     def _record_lock(self, path: Path) -> FileLock:

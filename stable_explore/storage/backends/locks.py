@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from stable_explore._canonical import parse_json
-from stable_explore.errors import LockTimeoutError
+from stable_explore.errors import InvalidOptionError, LockTimeoutError
 from stable_explore.storage.backends.fsutil import writing
 
 try:
@@ -45,10 +45,46 @@ try:
 except ImportError:  # pragma: no cover - Windows: filelock's msvcrt lock, without holder records
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["NOTICE_AFTER_SECONDS", "holder_of", "hold_lock", "try_remove_lock"]
+__all__ = [
+    "LOCK_TIMEOUT_ENV",
+    "NOTICE_AFTER_SECONDS",
+    "REFS_LOCK_TIMEOUT",
+    "holder_of",
+    "hold_lock",
+    "lock_timeout",
+    "try_remove_lock",
+]
 
 NOTICE_AFTER_SECONDS = 5.0
 """How long a waiter waits before it says who holds the lock."""
+
+LOCK_TIMEOUT_ENV = "STABLE_EXPLORE_LOCK_TIMEOUT"
+"""Environment variable: seconds to wait for any lock (a dataset's refs, a build) before giving up."""
+
+REFS_LOCK_TIMEOUT = 300.0
+"""How long a save, tag, build or gc waits for a dataset's refs lock by default (it is held for moments)."""
+
+
+def lock_timeout(default: float | None) -> float | None:
+    """``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds when set, else ``default``.
+
+    Examples
+    --------
+    >>> lock_timeout(300.0) if not os.environ.get(LOCK_TIMEOUT_ENV) else 300.0
+    300.0
+    """
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        msg = f"{LOCK_TIMEOUT_ENV} must be a number of seconds >= 0, got {raw!r}"
+        raise InvalidOptionError(msg)
+    return value
+
 
 Notify = Callable[[str], None]
 
@@ -211,7 +247,8 @@ def _acquire(path: Path, timeout: float | None, notify: Notify | None, notice_af
             limit = "" if timeout is None else f" (giving up after {timeout:g} s)"
             notify(
                 f"waiting {waited:.0f} s for the lock {path}, held by {_describe(record)}{limit}; if that "
-                "process is stopped or hung, end it, or pass lock_timeout= (--lock-timeout) to give up"
+                f"process is stopped or hung, end it (its lock is then released), or give up sooner: "
+                f"lock_timeout= (--lock-timeout) for a build, {LOCK_TIMEOUT_ENV}=<seconds> for any lock"
             )
             told = True
         pause = delay if timeout is None else min(delay, max(0.0, timeout - waited))

@@ -2,9 +2,14 @@
 
 Object stores have no rename and no locks, but they have conditional writes, and that is
 all the protocol needs: ``put_if_absent`` is a put with ``If-None-Match: *``, ``swap`` a put
-with ``If-Match: <ETag>`` of the text it read, and a lock is a lease object created by
-``put_if_absent`` (a holder that died leaves a lease that others break once it is older
-than ``lease_seconds``).
+with ``If-Match: <ETag>`` of the text it read, and a lock is a lease object
+(:mod:`stable_explore.storage.backends.lease`): taken by a put if absent, renewed by a heartbeat,
+taken over by others once it was not renewed for ``lease_seconds``.
+
+Every request has a connect and a read timeout (``$STABLE_EXPLORE_S3_TIMEOUT`` seconds, default
+10, or the ``connect_timeout`` / ``read_timeout`` storage options); failed idempotent requests
+are retried with backoff within that time, and then an error names the endpoint. A hung server
+costs seconds, not minutes.
 
 Credentials and the endpoint come from each cloud's standard environment and config (for S3:
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_ENDPOINT_URL``, ``AWS_REGION``,
@@ -17,28 +22,69 @@ Needs the ``s3`` extra: ``pip install 'stable-explore[s3]'``.
 from __future__ import annotations
 
 import contextlib
-import json
+import datetime as dt
 import os
-import socket
 import threading
-import time
-import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from typing_extensions import override
 
-from stable_explore._canonical import parse_json
 from stable_explore._optional import require
-from stable_explore.errors import RemoteStoreError
+from stable_explore.errors import InvalidOptionError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import replacing, writing
+from stable_explore.storage.backends.lease import Lease, Notify, hold_lease, lease_seconds_from_env
 from stable_explore.storage.backends.protocol import Store, check_key
 from stable_explore.storage.backends.remote_hints import explain
 
-__all__ = ["ObjectStore", "shared_store"]
+__all__ = ["TIMEOUT_ENV", "ObjectStore", "request_timeout", "shared_store"]
 
-_CLIENT_OPTIONS = {"allow_http", "timeout", "connect_timeout", "proxy_url", "user_agent"}
+_CLIENT_OPTIONS = {"allow_http", "timeout", "connect_timeout", "read_timeout", "proxy_url", "user_agent"}
+
+TIMEOUT_ENV = "STABLE_EXPLORE_S3_TIMEOUT"
+"""Environment variable: seconds a bucket's server may take to connect or to answer (default 10)."""
+
+DEFAULT_TIMEOUT = 10.0
+
+
+def request_timeout() -> float:
+    """``$STABLE_EXPLORE_S3_TIMEOUT`` seconds, else :data:`DEFAULT_TIMEOUT`."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        msg = f"{TIMEOUT_ENV} must be a number of seconds > 0, got {raw!r}"
+        raise InvalidOptionError(msg)
+    return value
+
+
+def _seconds(value: Any) -> float:
+    """A timeout option (seconds, a timedelta, or a string like ``"5s"``) in seconds."""
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    for suffix, scale in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
+        if text.endswith(suffix):
+            with contextlib.suppress(ValueError):
+                return float(text[: -len(suffix)]) * scale
+    return float(text)
+
+
+def _endpoint(options: Mapping[str, Any]) -> str:
+    """The server's address, for messages (no user info: a URL may carry credentials)."""
+    for key in ("endpoint", "aws_endpoint", "aws_endpoint_url", "endpoint_url"):
+        if options.get(key):
+            raw = str(options[key])
+            break
+    else:
+        raw = os.environ.get("AWS_ENDPOINT_URL", "") or os.environ.get("AWS_ENDPOINT", "")
+    scheme, sep, rest = raw.partition("://")
+    return (scheme + sep + rest.rsplit("@", 1)[-1]) if sep else raw.rsplit("@", 1)[-1] or "the provider's endpoint"
 
 
 class ObjectStore(Store):
@@ -51,25 +97,45 @@ class ObjectStore(Store):
     storage_options:
         Settings for obstore instead of (or on top of) the environment, e.g.
         ``{"endpoint": "http://127.0.0.1:8333", "allow_http": True}``.
+        ``connect_timeout`` and ``read_timeout`` (seconds or ``"5s"``) bound each request
+        (default ``$STABLE_EXPLORE_S3_TIMEOUT``, else 10 s); ``lease_seconds`` sets the leases' duration.
     lease_seconds:
-        How old a lock's lease must be before another process may break it.
+        How long a lock's lease lasts unless its heartbeat renews it (default
+        ``$STABLE_EXPLORE_LEASE_SECONDS``, else 30): a holder that stops is taken over after that.
     """
 
     def __init__(
-        self, url: str, storage_options: Mapping[str, Any] | None = None, *, lease_seconds: float = 600
+        self, url: str, storage_options: Mapping[str, Any] | None = None, *, lease_seconds: float | None = None
     ) -> None:
         obstore = require("obstore", "s3", "a home on object storage")
         from obstore.store import from_url
 
         options = dict(storage_options or {})
+        if lease_seconds is None and "lease_seconds" in options:
+            lease_seconds = float(options.pop("lease_seconds"))
+        options.pop("lease_seconds", None)
         client: Any = {k: options.pop(k) for k in list(options) if k in _CLIENT_OPTIONS}
         if "allow_http" not in client and os.environ.get("AWS_ALLOW_HTTP", "").lower() in ("1", "true", "yes"):
             client["allow_http"] = True
+        timeout = request_timeout()
+        read = _seconds(client.get("read_timeout", timeout))
+        client.setdefault("read_timeout", dt.timedelta(seconds=read))
+        client.setdefault("connect_timeout", dt.timedelta(seconds=min(read, 5.0)))
+        self.timeout = read
+        self.endpoint = _endpoint(options)
+        # a retry only while the first try's time is not spent: a server that does not answer fails in ~timeout
+        retry: Any = {
+            "max_retries": 3,
+            "retry_timeout": dt.timedelta(seconds=read),
+            "backoff": {"init_backoff": dt.timedelta(seconds=0.1), "max_backoff": dt.timedelta(seconds=2), "base": 2},
+        }
         self.url = url.rstrip("/")
-        self.lease_seconds = lease_seconds
+        self.lease_seconds = lease_seconds_from_env() if lease_seconds is None else lease_seconds
         self._obstore = obstore
+        self._held: dict[str, tuple[int, int, Lease]] = {}  # key -> (thread, depth, lease): re-entrant
+        self._held_lock = threading.Lock()
         try:
-            self._store = from_url(self.url, client_options=client or None, **options)
+            self._store = from_url(self.url, client_options=client or None, retry_config=retry, **options)
         except Exception as exc:  # obstore raises its own types (and panics on bad config keys)
             msg = f"cannot open the home {self.url}: {explain(str(exc)) or f'{type(exc).__name__}: {exc}'}"
             raise RemoteStoreError(msg) from exc
@@ -87,11 +153,13 @@ class ObjectStore(Store):
     def _error(self, key: str, exc: Exception) -> RemoteStoreError:
         text = str(exc)
         hint = explain(text)
-        msg = (
-            f"{self.url}/{key}: {hint}"
-            if hint
-            else f"{self.url}/{key}: {type(exc).__name__}: {text.splitlines()[0][:300]}"
-        )
+        cause = hint or f"{type(exc).__name__}: {text.splitlines()[0][:300]}"
+        msg = f"{self.url}/{key} (endpoint {self.endpoint}): {cause}"
+        if hint is None and ("timed out" in text.lower() or "timeout" in text.lower() or "connect" in text.lower()):
+            msg += (
+                f"; the server did not answer within {self.timeout:g} s (set {TIMEOUT_ENV} or the read_timeout "
+                "storage option to wait longer)"
+            )
         return RemoteStoreError(msg)
 
     # -- reading -----------------------------------------------------------------
@@ -236,30 +304,58 @@ class ObjectStore(Store):
         except Exception as exc:
             raise self._error(key, exc) from exc
 
+    def read_tagged(self, key: str) -> tuple[str, str | None] | None:
+        """(text, ETag) of the object at ``key``, or None (what a lease and a compare-and-swap need)."""
+        return self._get(key)
+
+    def put_tagged(self, key: str, text: str, expected: str | None) -> str | None:
+        """Put ``text`` only if the object's ETag is ``expected`` (None: only if absent); the new ETag, or None."""
+        exceptions = self._obstore.exceptions
+        path = check_key(key)
+        mode: Any = "create" if expected is None else {"e_tag": expected}
+        try:
+            result = self._obstore.put(self._store, path, text.encode("utf-8"), mode=mode, use_multipart=False)
+        except (exceptions.AlreadyExistsError, exceptions.PreconditionError):
+            return None
+        except Exception as exc:
+            raise self._error(key, exc) from exc
+        return str(result.get("e_tag") or "")
+
     @override
     @contextlib.contextmanager
-    def lock(self, key: str) -> Iterator[None]:
-        lease = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "id": uuid.uuid4().hex, "t": time.time()})
-        delay = 0.02
-        while not self.put_if_absent(key, lease):
-            held = self.read_text(key)
-            # a dead holder's lease is broken by compare-and-swap: of several breakers, one wins
-            if held is not None and _lease_age(held) > self.lease_seconds and self.swap(key, held, lease):
-                break
-            time.sleep(delay)
-            delay = min(delay * 2, 1.0)
-        try:
-            yield
-        finally:
-            if self.read_text(key) == lease:
-                self.delete(key)
+    def lock(self, key: str, *, timeout: float | None = None, notify: Notify | None = None) -> Iterator[None]:
+        """A lease (:mod:`stable_explore.storage.backends.lease`) at ``key``; re-entrant within a thread.
 
+        The lease held by this thread is checked (:meth:`check_lock`) before the guarded steps that matter.
+        """
+        me = threading.get_ident()
+        with self._held_lock:
+            held = self._held.get(key)
+            if held is not None and held[0] == me:
+                self._held[key] = (me, held[1] + 1, held[2])
+        if held is not None and held[0] == me:
+            try:
+                yield
+            finally:
+                with self._held_lock:
+                    thread, depth, lease = self._held[key]
+                    self._held[key] = (thread, depth - 1, lease)
+            return
+        with hold_lease(self, key, seconds=self.lease_seconds, timeout=timeout, notify=notify) as lease:
+            with self._held_lock:
+                self._held[key] = (me, 1, lease)
+            try:
+                yield
+            finally:
+                with self._held_lock:
+                    del self._held[key]
 
-def _lease_age(text: str) -> float:
-    try:
-        return time.time() - float(parse_json(text)["t"])
-    except (ValueError, KeyError, TypeError):
-        return float("inf")  # not a lease we can read: treat as abandoned
+    def check_lock(self, key: str) -> None:
+        """Raise :class:`LeaseLostError` if this process's lease ``key`` was taken over or ran out."""
+        with self._held_lock:
+            held = self._held.get(key)
+        if held is not None:
+            held[2].check()
 
 
 _shared: dict[str, ObjectStore] = {}

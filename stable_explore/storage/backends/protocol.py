@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from stable_explore.errors import UnsafePathError
+
+Notify = Callable[[str], None]
+"""Told (a message) when a lock's wait is long, or a dead holder's lock was taken over."""
 
 __all__ = ["Store", "check_key"]
 
@@ -139,6 +142,10 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     @contextlib.contextmanager
-    def lock(self, key: str) -> Iterator[None]:
-        """Hold an exclusive lock named ``key`` for the block (builders of one source build once)."""
+    def lock(self, key: str, *, timeout: float | None = None, notify: Notify | None = None) -> Iterator[None]:
+        """Hold an exclusive lock named ``key`` for the block; re-entrant within a thread.
+
+        ``timeout``: seconds to wait at most (None: until free), then ``LockTimeoutError``. ``notify`` is
+        told who holds it after a few seconds of waiting, and when a dead or stale holder's lock is taken over.
+        """
         yield  # pragma: no cover - abstract

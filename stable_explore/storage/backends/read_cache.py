@@ -113,6 +113,26 @@ class ReadCache:
         if over:
             self.evict()
 
+    def drop(self, digest: str) -> int:
+        """Delete every cached block of the shard ``digest`` (bytes that did not match it); returns blocks deleted.
+
+        A block is cached when fetched, before the record batches it holds are checked; when a check
+        fails, the shard's blocks are dropped here, so damaged bytes are never served again (by this
+        or any later process), and the next read fetches them from the store once more.
+        """
+        dropped = 0
+        folder = self.root / "blocks" / digest[:2]
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(folder):
+                if entry.name.split(".", 1)[0] == digest:
+                    with contextlib.suppress(OSError):
+                        Path(entry.path).unlink()
+                        dropped += 1
+        with self._lock:
+            self._estimate = None
+            self._touched = {k: v for k, v in self._touched.items() if k[0] != digest}
+        return dropped
+
     def size(self) -> int:
         """Bytes of every block in the cache now."""
         return sum(size for _, size, _ in self._blocks())

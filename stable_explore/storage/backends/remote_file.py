@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from typing_extensions import override
 
+from stable_explore.errors import CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
 
 if TYPE_CHECKING:
@@ -95,6 +96,26 @@ class RemoteLocation:
     def describe(self, filename: str) -> str:
         """``s3://bucket/cache/name/versions/<id>/<filename>``, for messages."""
         return f"{self.url}/{self.key(filename)}"
+
+    def gone_or(self, exc: RemoteStoreError) -> Exception:
+        """A :class:`CacheNotFoundError` if a file is missing because gc deleted the version since it was opened.
+
+        Otherwise ``exc`` itself (a transport error, or a file missing from a version still published).
+        """
+        if not isinstance(exc.__cause__, FileNotFoundError):
+            return exc
+        try:
+            published = self.store().exists(self.key("_metadata.json"))
+        except RemoteStoreError:
+            return exc
+        if published:
+            return exc
+        msg = (
+            f"version {self.prefix.rsplit('/', 1)[-1]} ({self.url}/{self.prefix}) was garbage-collected by gc after "
+            "this dataset was opened, so its shards are gone; load the dataset again (tag a version to keep it "
+            "from gc)"
+        )
+        return CacheNotFoundError(msg)
 
 
 class RemoteShardFile(io.RawIOBase):

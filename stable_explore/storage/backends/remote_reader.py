@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, overload
 import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
+from stable_explore.storage.backends.read_cache import default_read_cache
 from stable_explore.storage.backends.remote_file import FETCHED, RemoteLocation, open_remote_shard
 
 if TYPE_CHECKING:
@@ -58,18 +59,32 @@ class RemoteShards:
     def open(self, file_id: int, included_fields: Sequence[int] | None = None) -> ipc.RecordBatchFileReader:
         """Arrow's reader over the shard (its footer is read now, nothing else)."""
         where = self.describe(file_id)
-        try:
-            return open_remote_shard(
-                self.location,
-                self.filenames[file_id],
-                self.sizes[file_id],
-                self.digests[file_id],
-                included_fields=included_fields,
-            )
-        except RemoteStoreError:
-            raise
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise CacheCorruptionError(where, f"not a readable Arrow IPC file: {exc}") from exc
+        for attempt in (1, 2):
+            try:
+                return open_remote_shard(
+                    self.location,
+                    self.filenames[file_id],
+                    self.sizes[file_id],
+                    self.digests[file_id],
+                    included_fields=included_fields,
+                )
+            except RemoteStoreError as exc:
+                raise self.gone_or(exc) from exc
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                # damaged bytes in the read cache (another home's damaged copy of this shard) are dropped,
+                # and the footer fetched from this home once more
+                if attempt == 1 and self.drop_cached(file_id):
+                    continue
+                raise CacheCorruptionError(where, f"not a readable Arrow IPC file: {exc}") from exc
+        raise AssertionError  # pragma: no cover - the loop returns or raises
+
+    def gone_or(self, exc: RemoteStoreError) -> Exception:
+        """See :meth:`RemoteLocation.gone_or`."""
+        return self.location.gone_or(exc)
+
+    def drop_cached(self, file_id: int) -> bool:
+        """Drop the shard's blocks from the local read cache (they did not match); True if any were there."""
+        return default_read_cache().drop(self.digests[file_id]) > 0
 
     def read_columns(self, file_id: int, fields: Sequence[int]) -> pa.Table:
         """Some columns of the whole shard: only their bytes, batches fetched by several threads at once.
@@ -167,7 +182,13 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             if batch is not None:
                 self._kept.move_to_end(index)
                 return batch
-            batch = self._read(index)
+            try:
+                batch = self._read(index)
+            except CacheCorruptionError:
+                if self._shards is None or not self._shards.drop_cached(self._file_id):
+                    raise
+                self._reader = self._shards.open(self._file_id)  # damaged cached bytes dropped: fetch them again
+                batch = self._read(index)
             self._kept[index] = batch
             while len(self._kept) > _KEPT_BATCHES:
                 self._kept.popitem(last=False)
@@ -204,12 +225,38 @@ class LazyBatches(Sequence[pa.RecordBatch]):
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return (self[i] for i in range(len(self)))
 
+    def drop_cached(self) -> bool:
+        """Drop this shard's blocks from the local read cache (they did not match); True if any were there."""
+        if self._shards is None or not self._shards.drop_cached(self._file_id):
+            return False
+        with self._lock:
+            self._kept.clear()
+            self._reader = self._shards.open(self._file_id)
+        return True
+
+    def refetch(self, index: int) -> pa.RecordBatch | None:
+        """Batch ``index`` read again from the store, after its digest did not match what the read cache gave.
+
+        The shard's cached blocks are dropped first (damaged bytes are never served again); None when
+        nothing was cached (the store's own copy is damaged: nothing to fetch again).
+        """
+        if self._shards is None or not self._shards.drop_cached(self._file_id):
+            return None
+        with self._lock:
+            self._kept.clear()
+            self._reader = self._shards.open(self._file_id)
+            batch = self._read(index)
+            self._kept[index] = batch
+            return batch
+
     def _read(self, index: int) -> pa.RecordBatch:
         try:
             batch = self._reader.get_batch(index)
             if self._validate:
                 batch.validate(full=True)
-        except RemoteStoreError:
+        except RemoteStoreError as exc:
+            if self._shards is not None:
+                raise self._shards.gone_or(exc) from exc
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             msg = f"record batch {index} cannot be read: {exc} (the file is damaged or truncated)"

@@ -43,7 +43,7 @@ from stable_explore.errors import (
     UnsafePathError,
 )
 from stable_explore.schema import Features
-from stable_explore.storage.backends.fsutil import recover_moved_aside
+from stable_explore.storage.backends.fsutil import recover_moved_aside, version_gone
 from stable_explore.storage.backends.remote_file import RemoteLocation
 from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
@@ -360,6 +360,9 @@ def _check_small_files(cache_dir: Path, refs: list[FileRef | None]) -> None:
         try:
             size = path.stat().st_size
         except FileNotFoundError:
+            gone = version_gone(cache_dir)
+            if gone:
+                raise CacheNotFoundError(gone) from None
             raise _corrupt(path, f"listed in {METADATA_FILE} but missing") from None
         if size != ref.size:
             raise _corrupt(path, f"is {size} bytes, but {ref.size} were written (truncated or modified)")
@@ -393,6 +396,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         with meta_path.open("rb") as source:
             stat = os.fstat(source.fileno())
             raw = json.loads(source.read().decode("utf-8"))
+    except FileNotFoundError:  # gc took the version out between the check above and the open
+        msg = version_gone(cache_dir) or f"no cache at {cache_dir} (missing {METADATA_FILE})"
+        raise CacheNotFoundError(msg) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
     except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
@@ -460,6 +466,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         try:
             size = path.stat().st_size
         except FileNotFoundError:
+            gone = version_gone(cache_dir)
+            if gone:
+                raise CacheNotFoundError(gone) from None
             raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
         if sizes is not None and size != sizes[position]:
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")

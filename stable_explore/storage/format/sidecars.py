@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import xxhash
 
-from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import fsync_path, version_gone, writing
 from stable_explore.storage.read.batches import BatchDigests
 
@@ -150,7 +150,10 @@ def read_small_file(directory: Path, ref: FileRef, meta_path: Path, remote: Remo
         data = path.read_bytes()
     except FileNotFoundError:
         if remote is not None:
-            data = remote.store().read_ranges(remote.key(ref.file), [(0, ref.size)])[0] if ref.size else b""
+            try:
+                data = remote.store().read_ranges(remote.key(ref.file), [(0, ref.size)])[0] if ref.size else b""
+            except RemoteStoreError as exc:
+                raise remote.gone_or(exc) from exc
         else:
             gone = version_gone(directory)
             if gone:

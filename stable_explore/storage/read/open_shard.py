@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.remote_reader import LazyBatches
 
 if TYPE_CHECKING:
@@ -94,7 +95,14 @@ class OpenShard:
             assert self.schema is not None
             table = self.open_columns([self.schema.names.index(name)])
             if self.check is not None:
-                self.check.ensure_column(name, table.column(0).chunks)
+                try:
+                    self.check.ensure_column(name, table.column(0).chunks)
+                except CacheCorruptionError:
+                    # bytes from the local read cache that did not match: dropped there, read once more
+                    if not isinstance(self.batches, LazyBatches) or not self.batches.drop_cached():
+                        raise
+                    table = self.open_columns([self.schema.names.index(name)])
+                    self.check.ensure_column(name, table.column(0).chunks)
             found = self._columns[name] = table.column(0)
         return found
 

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError, RowIndexError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    CacheNotFoundError,
+    InvalidOptionError,
+    RemoteStoreError,
+    RowIndexError,
+)
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.backends.remote_reader import LazyBatches, RemoteShards
 from stable_explore.storage.read.batches import ShardCheck
@@ -553,9 +559,11 @@ class ArrowBackend:
         def open_columns(fields: list[int]) -> pa.Table:
             try:
                 table: pa.Table = remote.read_columns(file_id, fields)
+            except CacheNotFoundError:
+                raise  # the version was garbage-collected since it was opened: said so
             except (pa.ArrowException, OSError, ValueError) as exc:
                 if isinstance(exc, RemoteStoreError):
-                    raise
+                    raise remote.gone_or(exc) from exc
                 raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
             return table
 

@@ -1,0 +1,183 @@
+"""Two machines on one bucket (a real SeaweedFS): gc while the other saves, reads meanwhile, a stopped lock holder."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import stable_explore as se
+from stable_explore.storage.backends.read_cache import CACHE_ENV
+
+if TYPE_CHECKING:
+    from tests.s3server import S3Server
+
+pytest.importorskip("obstore")
+_prefixes = itertools.count()
+ROOT = Path(__file__).resolve().parents[2]
+
+_SAVER = """
+import sys, time, stable_explore as se
+url, until = sys.argv[1], float(sys.argv[2])
+i = 0
+while (time.time() < until or i < 4) and time.time() < until + 60:  # at least 4 rounds on a slow machine
+    ds = se.load(url + "/d")
+    saved = ds.relabel({i % 50: "b" if ds[i % 50]["label"] == 0 else "a"}).save(message=f"{i}", progress=False)
+    print(saved.version, flush=True)
+    i += 1
+"""
+
+_GC = """
+import sys, time, stable_explore as se
+url, until = sys.argv[1], float(sys.argv[2])
+runs = 0
+while (time.time() < until or runs < 4) and time.time() < until + 60:  # at least 4 rounds on a slow machine
+    se.gc("d", keep=0, home=url)
+    runs += 1
+print(runs, flush=True)
+"""
+
+_READER = """
+import json, sys, time, stable_explore as se
+url, until = sys.argv[1], float(sys.argv[2])
+ok, failed = 0, []
+while time.time() < until:
+    try:
+        ds = se.load(url + "/d")
+    except Exception as exc:
+        failed.append(f"load: {type(exc).__name__}: {exc}")
+        continue
+    try:
+        assert len(ds) == 50 and ds[7]["label"] in (0, 1)
+        ok += 1
+    except se.CacheNotFoundError as exc:  # the version was deleted by gc after it was opened: said so
+        if "gc" not in str(exc):
+            failed.append(f"read: {type(exc).__name__}: {exc}")
+    except Exception as exc:
+        failed.append(f"read: {type(exc).__name__}: {exc}")
+print(json.dumps({"ok": ok, "failed": failed}), flush=True)
+"""
+
+
+def _machine(script: str, url: str, until: float, cache: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, CACHE_ENV: str(cache), "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-c", script, url, str(until)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_gc_on_one_machine_never_deletes_what_another_saves_and_reads_never_fail(
+    s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "here"))
+    url = f"s3://team/races-{os.getpid()}-{next(_prefixes)}"
+    features = se.Features(label=se.ClassLabel(names=["a", "b"]), x=se.Value("int64"))
+    se.build([{"label": i % 2, "x": i} for i in range(50)], features, name="d", home=url, progress=False)
+    until = time.time() + 15
+    saver = _machine(_SAVER, url, until, tmp_path / "saver")
+    collector = _machine(_GC, url, until, tmp_path / "gc")
+    reader = _machine(_READER, url, until, tmp_path / "reader")
+    outputs = {}
+    for role, proc in (("saver", saver), ("gc", collector), ("reader", reader)):
+        out, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, f"{role}: {err[-3000:]}"
+        outputs[role] = out
+    saved = outputs["saver"].split()
+    assert len(saved) >= 3, "the saver kept saving"
+    assert int(outputs["gc"]) >= 3, "gc ran again and again"
+    read = json.loads(outputs["reader"])
+    assert read["failed"] == [], read["failed"][:5]
+    assert read["ok"] > 0
+
+    latest = se.load(f"{url}/d")
+    assert latest.version == saved[-1], "the last acknowledged save is latest"
+    assert se.verify(latest).num_rows == 50, "and it is whole: gc took none of its files"
+    for row in se.versions("d", home=url):
+        assert se.verify(f"d@{row['version']}", home=url).num_rows == 50
+
+
+def test_a_stopped_process_holding_a_datasets_refs_lock_makes_others_give_up_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="d", home=home, progress=False)
+    holder = textwrap.dedent(
+        """
+        import sys, time
+        from stable_explore.catalog import Catalog
+        with Catalog(sys.argv[1]).refs_lock("d"):
+            print("held", flush=True)
+            time.sleep(600)
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", holder, str(home)], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "held"
+        os.kill(proc.pid, signal.SIGSTOP)  # alive, so its lock is not released, and it does nothing
+        waiter = textwrap.dedent(
+            """
+            import sys, warnings, stable_explore as se
+            ds = se.load("d", home=sys.argv[1])
+            try:
+                ds.drop([1]).save(progress=False)
+            except se.LockTimeoutError as exc:
+                print(exc)
+            with warnings.catch_warnings(record=True) as caught:  # gc goes on with the other datasets
+                warnings.simplefilter("always")
+                se.gc(keep=0, home=sys.argv[1])
+            print(*[w.message for w in caught])
+            """
+        )
+        started = time.monotonic()
+        out = subprocess.run(
+            [sys.executable, "-c", waiter, str(home)],
+            env={**env, "STABLE_EXPLORE_LOCK_TIMEOUT": "1"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert time.monotonic() - started < 30
+        assert out.returncode == 0, out.stderr
+        said_save, said_gc = out.stdout.splitlines()
+        assert f"held by process {proc.pid} on" in said_save
+        assert "STABLE_EXPLORE_LOCK_TIMEOUT" in said_save, "the advice names the setting that helps"
+        assert f"held by process {proc.pid} on" in said_gc
+        assert "dataset 'd' skipped" in said_gc
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    # its holder killed, the lock is free at once (the kernel let it go): a save goes through
+    ds = se.load("d", home=home)
+    with pytest.warns(se.LockWaitWarning, match=f"took over the lock .* from process {proc.pid} on .* which is gone"):
+        assert ds.drop([0]).save(progress=False).version != ds.version
+
+
+def test_a_dataset_whose_version_gc_deleted_says_so_on_read(
+    s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    url = f"s3://team/races-{os.getpid()}-{next(_prefixes)}"
+    features = se.Features(label=se.ClassLabel(names=["a", "b"]), x=se.Value("int64"))
+    old = se.build([{"label": i % 2, "x": i} for i in range(50)], features, name="d", home=url, progress=False)
+    opened = se.load(f"{url}/d")  # metadata only: no shard byte read yet
+    old.drop([0]).save(progress=False)  # latest moves on
+    assert f"d@{old.version}" in se.gc("d", keep=0, home=url).removed
+    with pytest.raises(se.CacheNotFoundError, match=f"version {old.version} .* was garbage-collected by gc"):
+        opened[3]
+    assert se.load(f"{url}/d")[3]["x"] == 4, "loaded again: the new latest"
