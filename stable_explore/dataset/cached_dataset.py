@@ -313,7 +313,17 @@ class CachedDataset(Exports, SplitViews):
             yield from batch
 
     def take(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
-        """A view of the rows at ``indices`` (positions in this dataset), in that order."""
+        """A view of the rows at ``indices`` (positions in this dataset), in that order.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
+        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
+        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.take([3, 0])["x"]
+        [3, 0]
+        """
         return self._view(self._select(indices))
 
     def select(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
@@ -336,6 +346,17 @@ class CachedDataset(Exports, SplitViews):
         ``filter(label="cat")`` or ``filter(label=["cat", "dog"])`` compares
         columns with Arrow compute (class names allowed for labels) and never
         decodes images. ``filter(fn)`` calls ``fn`` on each decoded row.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
+        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
+        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> len(ds.filter(label="cat")), len(ds.filter(label="dog"))
+        (4, 0)
+        >>> ds.filter(lambda row: row["x"] % 2 == 1)["x"]
+        [1, 3]
         """
         rows = self.base_rows()
         keep = np.ones(len(rows), dtype=bool)
@@ -480,13 +501,41 @@ class CachedDataset(Exports, SplitViews):
     # -- edits (lazy; see stable_explore.versioning.edits) --------------------------------
 
     def drop(self, rows: Sequence[int] | int) -> Draft:
-        """A draft without these rows; ``.save(message=...)`` writes it as a new version."""
+        """A draft without these rows; ``.save(message=...)`` writes it as a new version.
+
+        Row numbers are positions in this dataset, also after other edits in the same chain.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
+        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
+        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> draft = ds.drop([0, 2])
+        >>> len(draft), len(ds)
+        (2, 4)
+        >>> draft.save(message="drop two")["x"]
+        [1, 3]
+        """
         from stable_explore.versioning.edits import Draft
 
         return Draft(self).drop(rows)
 
     def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Draft:
-        """A draft with rows given new classes: ``ds.relabel({42: "dog"})``."""
+        """A draft with rows given new classes: ``ds.relabel({42: "dog"})``.
+
+        ``changes`` maps row positions to a class name or index; ``column`` names the
+        ClassLabel column when there are several.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
+        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
+        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.relabel({1: "dog"}).save(message="1 is a dog").label_counts()
+        {'cat': 3, 'dog': 1}
+        """
         from stable_explore.versioning.edits import Draft
 
         return Draft(self).relabel(changes, column=column)
@@ -505,7 +554,21 @@ class CachedDataset(Exports, SplitViews):
         return PendingEdits()
 
     def save(self, message: str | None = None, **options: Any) -> CachedDataset:
-        """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one."""
+        """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one.
+
+        ``options`` are those of :meth:`~stable_explore.versioning.Draft.save` (``tag``, ``name``,
+        ``description``, ``license``, ``metadata``, ``progress``).
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
+        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
+        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> first_two = ds[:2].save(message="the first two", tag="small", progress=False)
+        >>> len(first_two), first_two.metadata["parent"] == ds.version
+        (2, True)
+        """
         from stable_explore.versioning.edits import Draft
 
         return Draft(self).save(message, **options)
