@@ -62,7 +62,7 @@ def nested_too_deep(obj: Any, limit: int = MAX_NESTING) -> str | None:
 
 
 def parse_json(text: str | bytes) -> Any:
-    """``json.loads``, with JSON nested deeper than the parser goes refused as ``ValueError`` too.
+    """``json.loads``, with JSON nested deeper than the parser goes refused as ``JSONDecodeError`` too.
 
     Python's parser recurses per level and raises ``RecursionError`` past about 1,000 levels; a
     file from elsewhere (a bucket, a damaged disk) is data, and its damage must be reported the
@@ -72,16 +72,18 @@ def parse_json(text: str | bytes) -> Any:
     --------
     >>> parse_json('{"a": [1]}')
     {'a': [1]}
-    >>> parse_json("[" * 100_000 + "]" * 100_000)
-    Traceback (most recent call last):
-    ...
-    ValueError: JSON nested too deeply to read (deeper than the parser's recursion limit)
+    >>> try:
+    ...     parse_json("[" * 100_000 + "]" * 100_000)
+    ... except ValueError as exc:
+    ...     print(exc.msg)
+    JSON nested too deeply to read (deeper than the parser's recursion limit)
     """
     try:
         return json.loads(text)
     except RecursionError:
         msg = "JSON nested too deeply to read (deeper than the parser's recursion limit)"
-        raise ValueError(msg) from None
+        doc = text if isinstance(text, str) else text.decode("utf-8", errors="replace")
+        raise json.JSONDecodeError(msg, doc[:0], 0) from None
 
 
 def canonical_json(obj: Any) -> str:

@@ -25,7 +25,13 @@ import pyarrow as pa
 from filelock import FileLock
 
 from stable_explore._canonical import unencodable_text
-from stable_explore.errors import DuplicateKeyError, EncodingError, InvalidOptionError, SchemaError
+from stable_explore.errors import (
+    CacheWriteError,
+    DuplicateKeyError,
+    EncodingError,
+    InvalidOptionError,
+    SchemaError,
+)
 from stable_explore.schema.columns import KEY_COLUMN
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside, writing
 from stable_explore.storage.format.cache_meta import (
@@ -296,7 +302,7 @@ def shard_metadata(
     if cell_patches and segments is None:
         # format 1 is what seed 000 reads, whole shards as they are: it would read the unpatched cells
         msg = "a version with cell patches is format 2: give its row segments (every shard whole, if so)"
-        raise ValueError(msg)
+        raise CacheWriteError(msg)
     meta: dict[str, Any] = {
         # seed 000, format version 1
         "cache_format_version": SEGMENTED_FORMAT_VERSION if segments is not None else CACHE_FORMAT_VERSION,
