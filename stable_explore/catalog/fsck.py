@@ -121,7 +121,10 @@ def _check_versions(catalog: Catalog, name: str, report: FsckReport) -> set[str]
             if inside.name.startswith("."):
                 _check_leftover(inside, report)
         if not (entry / METADATA_FILE).is_file():
-            msg = f"a version directory without {METADATA_FILE} (an interrupted publish or delete; gc removes it)"
+            msg = (
+                f"a version directory without {METADATA_FILE}: an interrupted pull, push or delete (a retry of the "
+                "pull or push resumes it; gc removes it once nothing wrote to it for a day)"
+            )
             report.problems.append(Problem(entry, msg))
             continue
         report.versions += 1
