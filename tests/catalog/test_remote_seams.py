@@ -109,6 +109,8 @@ def test_every_call_that_takes_a_name_takes_a_url_ref(bucket: str, tmp_path: Pat
     assert se.verify(f"{url}@clean").num_rows == 300
     assert se.compare(f"{url}@clean", url).summary() == se.compare(first, latest).summary()
     assert se.fsck(url).ok
+    se.tag(url, "newest", home=elsewhere)
+    assert se.gc(url, keep=0, home=elsewhere).removed == []  # both tagged: nothing to collect
     assert not elsewhere.exists()
 
 
