@@ -458,7 +458,7 @@ def gc(
     Parameters
     ----------
     name:
-        One dataset, or every dataset when None.
+        One dataset (or its URL, ``"s3://bucket/cache/pets"``), or every dataset when None.
     keep:
         How many of the newest versions to keep besides the tagged ones.
     home:
@@ -474,6 +474,8 @@ def gc(
     >>> se.gc("n", keep=0, home=home) > 0, [row["version"] for row in se.versions("n", home=home)] == [new.version]
     (True, True)
     """
+    if name is not None:
+        home, name = locate_ref(name, home)
     return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
 
 

@@ -108,7 +108,7 @@ def check_quickstart(ran: Ran) -> None:
     assert "saved: drop 2, relabel 1" in ran.stdout("save(message=")
     assert "+0 -2 ~1 rows; label: seven->one x1" in ran.stdout("se.compare(digits, clean)")
     assert "digests match" in ran.result("se.verify(clean)")["text/plain"]
-    # run without STABLE_EXPLORE_HOME: the notebook's own line put the catalog in a temp dir
+    # the notebook's own line put the catalog in a temp dir, whatever STABLE_EXPLORE_HOME says
     catalogs = list(ran.tmp.glob("stable-explore-*/digits/versions"))
     assert len(catalogs) == 1, "the quickstart did not make its own temporary catalog"
 
@@ -234,33 +234,53 @@ CHECKS: dict[str, Callable[[Ran], None]] = {
     "04_pytorch_dataloader.ipynb": check_pytorch_dataloader,
     "05_workgroup.ipynb": check_workgroup,
 }
-OWN_HOME = {"01_quickstart.ipynb"}  # runs without STABLE_EXPLORE_HOME: its own temp-dir line must work
+
+
+def users_catalog(tmp_path: Path) -> tuple[Path, dict[str, int]]:
+    """The user's own STABLE_EXPLORE_HOME, holding two versions of a dataset named as the notebooks' are.
+
+    Returns it with a snapshot (every file and its size): a notebook must leave it exactly as it was,
+    whatever it builds, saves or collects (notebook 03 runs ``se.gc("digits", keep=1)``).
+    """
+    import stable_explore as se
+
+    catalog = tmp_path / "catalog"
+    features = se.Features(x=se.Value("int64"))
+    for name in ("digits", "shapes", "photos"):
+        se.build([{"x": 1}], features, name=name, home=catalog, progress=False)
+        se.build([{"x": 2}], features, name=name, home=catalog, progress=False)
+    return catalog, _snapshot(catalog)
+
+
+def _snapshot(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
 
 
 @pytest.mark.parametrize("name", ALL)
 def test_notebook_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert name in CHECKS, f"notebooks/{name} has no checks in {Path(__file__).name}: say what its reader relies on"
-    if name in OWN_HOME:
-        monkeypatch.delenv("STABLE_EXPLORE_HOME", raising=False)
-    else:
-        monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "catalog"))
+    catalog, before = users_catalog(tmp_path)
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(catalog))  # the user's caches: no notebook may touch them
     for variable in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID"):  # the workgroup notebook runs on a server below
         monkeypatch.delenv(variable, raising=False)
     ran = run(name, tmp_path, monkeypatch)
     CHECKS[name](ran)
-    if name not in OWN_HOME and SKIPPED_WITHOUT_SERVER not in ran.stdout():
-        assert (tmp_path / "catalog").is_dir(), "the notebook did not use STABLE_EXPLORE_HOME"
+    assert _snapshot(catalog) == before, "the notebook changed the user's STABLE_EXPLORE_HOME"
+    if SKIPPED_WITHOUT_SERVER not in ran.stdout():
+        assert list(ran.tmp.glob("stable-explore-*/*/versions")), "the notebook did not make its own catalog"
 
 
 def test_workgroup_notebook_against_a_real_s3_server(
     s3_env: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(tmp_path / "catalog"))
+    catalog, before = users_catalog(tmp_path)
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(catalog))
     monkeypatch.setenv("WORKGROUP_HOME", f"s3://team/notebook-{tmp_path.name}")
     ran = run("05_workgroup.ipynb", tmp_path, monkeypatch)
     assert SKIPPED_WITHOUT_SERVER not in ran.stdout()
     check_workgroup(ran)
-    assert (tmp_path / "catalog" / "shapes").is_dir(), "the pull landed in the local home"
+    assert list(ran.tmp.glob("stable-explore-*/shapes/versions")), "the pull landed in the session's local home"
+    assert _snapshot(catalog) == before, "the notebook changed the user's STABLE_EXPLORE_HOME"
 
 
 def test_pytorch_notebook_skips_cleanly_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

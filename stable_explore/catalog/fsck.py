@@ -117,11 +117,19 @@ def _check_versions(catalog: Catalog, name: str, report: FsckReport) -> set[str]
         if not entry.is_dir():
             report.problems.append(Problem(entry, "not a version directory (a file)"))
             continue
-        for inside in sorted(entry.iterdir()):  # partial files a killed push or pull left
-            if inside.name.startswith("."):
-                _check_leftover(inside, report)
+        try:
+            inside = sorted(entry.iterdir())
+        except OSError as exc:
+            report.problems.append(Problem(entry, f"cannot list the version directory: {exc.strerror or exc}"))
+            continue
+        for leftover in inside:  # partial files a killed push or pull left
+            if leftover.name.startswith("."):
+                _check_leftover(leftover, report)
         if not (entry / METADATA_FILE).is_file():
-            msg = f"a version directory without {METADATA_FILE} (an interrupted publish or delete; gc removes it)"
+            msg = (
+                f"a version directory without {METADATA_FILE}: an interrupted pull, push or delete (a retry of the "
+                "pull or push resumes it; gc removes it once nothing wrote to it for a day)"
+            )
             report.problems.append(Problem(entry, msg))
             continue
         report.versions += 1

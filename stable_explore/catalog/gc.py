@@ -52,6 +52,7 @@ GRACE_SECONDS = 60.0
 """A version reused by a build (or a leftover younger than this) is left alone this long."""
 
 _LISTING_TEMP_AGE = 3600.0
+_ABANDONED_COPY_AGE = 24 * 3600.0  # a version folder without metadata this old: a copy nobody will resume
 _EMPTY_DATASET_AGE = 60.0  # an empty dataset folder this old is a failed first build, not one starting now
 
 
@@ -140,6 +141,7 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
     for entry in sorted(versions.iterdir()):  # partial files a killed push or pull left inside a version's folder
         if not entry.name.startswith(".") and entry.is_dir() and not entry.is_symlink():
             freed += _sweep(entry, report)
+            freed += _drop_abandoned_copy(entry, report)
     doomed: list[Path] = []
     try:
         with catalog.refs_lock(dataset):
@@ -179,6 +181,27 @@ def _sweep(folder: Path, report: GcReport) -> int:
     freed = sweep_stale_temp_dirs(folder)
     report.swept.extend(str(folder / n) for n in sorted(before) if not (folder / n).exists())
     return freed
+
+
+def _drop_abandoned_copy(folder: Path, report: GcReport) -> int:
+    """A version folder without metadata that nothing wrote to for a day: a copy (pull, push) given up on.
+
+    A retry of the copy resumes from its whole files, so it is kept while it may still be retried;
+    a folder with a live writer's temp file is never touched.
+    """
+    if (folder / METADATA_FILE).exists():
+        return 0
+    try:
+        entries = list(folder.iterdir())
+        newest = max([folder.stat().st_mtime, *(e.lstat().st_mtime for e in entries)])
+    except OSError:
+        return 0
+    if time.time() - newest < _ABANDONED_COPY_AGE or any(e.name.startswith(".") for e in entries):
+        return 0
+    size = bytes_freed_by_removing(folder)
+    shutil.rmtree(unpublish_version_dir(folder), ignore_errors=True)
+    report.swept.append(f"{folder} (a copy without {METADATA_FILE} nothing wrote to for a day)")
+    return size
 
 
 def _sweep_locks(dataset_dir: Path, report: GcReport) -> None:

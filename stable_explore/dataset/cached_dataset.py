@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,8 @@ from stable_explore.errors import (
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.reader import ArrowBackend
+
+_DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
 
 if TYPE_CHECKING:
     from stable_explore.storage.check.verify import VerifyReport
@@ -112,6 +115,7 @@ class CachedDataset(Exports, SplitViews):
         self._version = version or meta.version_metadata.version_id or _seed_version(meta)
         self._home = home
         self.build_info = build_info
+        self._deleted_checked: tuple[float, str | None] | None = None
         self._rows = rows
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
@@ -150,6 +154,32 @@ class CachedDataset(Exports, SplitViews):
             return open_catalog(self._home).read_ref(self._name, LATEST)
         except (OSError, ValueError):
             return None
+
+    def deleted_reason(self) -> str | None:
+        """Why this version can no longer be read (gc deleted it after it was opened), or None while it is there.
+
+        A local version costs one ``stat``; a version in a bucket is looked up at most every few seconds.
+        Views and the browser ask before each page, so a deleted version is named, never shown stale.
+        """
+        remote = self._meta.remote
+        if remote is None:
+            from stable_explore.storage.fsutil import version_gone
+
+            return version_gone(self.cache_dir)
+        now = time.monotonic()
+        checked = self._deleted_checked
+        if checked is not None and now - checked[0] < _DELETED_CHECK_SECONDS:
+            return checked[1]
+        from stable_explore.storage.format import METADATA_FILE
+
+        reason = None
+        if not remote.store().exists(f"{remote.prefix}/{METADATA_FILE}"):
+            reason = (
+                f"version {self._version} ({remote.url}/{remote.prefix}) was deleted (by gc) after this dataset "
+                "was opened, so its shards are gone; load the dataset again (tag a version to keep it from gc)"
+            )
+        self._deleted_checked = (now, reason)
+        return reason
 
     @property
     def features(self) -> Features:

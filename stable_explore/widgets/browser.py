@@ -330,7 +330,13 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         return content, buffers
 
     def send_page(self) -> None:
-        """Send the current page to every view of this widget, then prefetch the next one."""
+        """Send the current page to every view of this widget, then prefetch the next one.
+
+        A version deleted (by gc) since it was opened sends a ``gone`` message instead, and says so in
+        the status line: the page would be blank, or stale thumbnails.
+        """
+        if self._gone():
+            return
         content, buffers = self.page_message()
         self.send(content, buffers)
         self._prefetch_next()
@@ -447,7 +453,18 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
                     return
         self.send({"type": "detail_closed", "reason": f"key {_text(key, 60)} is not in {self._ds.ref}"})
 
+    def _gone(self) -> bool:
+        """Tell the page (and the status line) when this version was deleted since it was opened."""
+        reason = self._ds.deleted_reason()
+        if reason is None:
+            return False
+        self.status = f"error: {reason}"
+        self.send({"type": "gone", "message": reason})
+        return True
+
     def _send_detail(self, row: int, *, full: bool = False) -> None:
+        if self._gone():
+            return
         reply, reply_buffers = self.detail_message(row, full=full)
         self._detail_row = row
         self.send(reply, reply_buffers)

@@ -135,3 +135,22 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+def test_a_copy_given_up_on_is_kept_a_day_for_its_retry_then_collected(home: Path) -> None:
+    se.build(numbers, NUM_FEATURES, args=(5,), name="n", home=home, progress=False)
+    versions = home / "n" / "versions"
+    recent, abandoned = versions / "0123456789abcdef", versions / "fedcba9876543210"
+    for folder in (recent, abandoned):  # whole shards a killed pull placed, no metadata
+        folder.mkdir()
+        (folder / "shard-00000.arrow").write_bytes(b"x" * 100)
+    two_days_ago = time.time() - 2 * 24 * 3600
+    for path in (abandoned / "shard-00000.arrow", abandoned):
+        os.utime(path, (two_days_ago, two_days_ago))
+    message = "a version directory without _metadata.json: an interrupted pull, push or delete (a retry of the"
+    assert sum(message in str(p) for p in se.fsck(home=home).problems) == 2
+    report = se.gc(home=home)
+    assert report == 100
+    assert f"{abandoned} (a copy without _metadata.json nothing wrote to for a day)" in report.swept
+    assert not abandoned.exists()
+    assert (recent / "shard-00000.arrow").is_file()  # a pull may still resume it

@@ -37,7 +37,8 @@ def _build(home: str, n: int = 300, offset: int = 0, name: str = "digits") -> se
 
 
 def test_fsck_after_gc_on_a_bucket_reports_nothing(bucket: str) -> None:
-    _build(bucket)
+    first = _build(bucket)
+    assert first.deleted_reason() is None
     _build(bucket, offset=1)
     kept = _build(bucket, offset=2)
     freed = se.gc("digits", keep=0, home=bucket)
@@ -46,6 +47,11 @@ def test_fsck_after_gc_on_a_bucket_reports_nothing(bucket: str) -> None:
     assert report.ok, str(report)
     assert report.versions == 1
     assert se.load("digits", home=bucket).version == kept.version
+    assert kept.deleted_reason() is None
+    first._deleted_checked = None  # (looked up at most every few seconds: as if they had passed)
+    assert f"version {first.version} ({bucket}/digits/versions/{first.version}) was deleted" in (
+        first.deleted_reason() or ""
+    )
     store = ObjectStore(bucket)
     assert all(not store.list_dir(f"digits/versions/{gone.split('@')[1]}") for gone in freed.removed)
 
@@ -103,6 +109,8 @@ def test_every_call_that_takes_a_name_takes_a_url_ref(bucket: str, tmp_path: Pat
     assert se.verify(f"{url}@clean").num_rows == 300
     assert se.compare(f"{url}@clean", url).summary() == se.compare(first, latest).summary()
     assert se.fsck(url).ok
+    se.tag(url, "newest", home=elsewhere)
+    assert se.gc(url, keep=0, home=elsewhere).removed == []  # both tagged: nothing to collect
     assert not elsewhere.exists()
 
 

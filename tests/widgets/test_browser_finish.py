@@ -223,3 +223,28 @@ def test_display_is_a_static_snapshot_then_the_widget(pets: CachedDataset) -> No
     # images stay out of the widget's state
     state = {k: v for k, v in browser.get_state().items() if k not in ("_esm", "_css")}
     assert "base64" not in str(state)
+
+
+# -- a version gc deleted while the browser was open ------------------------------------------------------
+
+
+def test_a_version_gc_deleted_is_named_instead_of_paged(pets: CachedDataset, tmp_path: Path) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    browser._on_message(browser, {"type": "refresh"}, [])
+    assert len(sent.of("page")) == 1
+    newer = pets.drop([0]).save(message="newer", progress=False)  # latest moves: the opened one is untagged
+    assert se.gc("pets", keep=0, home=tmp_path).removed == [f"pets@{pets.version}"]
+    assert pets.deleted_reason() is not None
+    assert newer.deleted_reason() is None
+    for message in ({"type": "refresh"}, {"type": "detail", "row": 3}):
+        browser._on_message(browser, message, [])
+    browser.page = 2  # the pager, as the page's "next" sets it
+    assert len(sent.of("page")) == 1, "a page of a deleted version was sent"
+    assert sent.of("detail") == []
+    gone = sent.of("gone")
+    assert len(gone) == 3
+    assert f"version {pets.version}" in gone[0]["message"]
+    assert "garbage-collected by gc" in gone[0]["message"]
+    assert "load the dataset again" in gone[0]["message"]
+    assert browser.status == f"error: {gone[0]['message']}"

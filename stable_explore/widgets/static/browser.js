@@ -530,6 +530,15 @@ function render({ model, el }) {
     if (msg.type === "page") drawPage(msg, buffers);
     else if (msg.type === "detail") drawDetail(msg, buffers);
     else if (msg.type === "detail_closed") { detailRow = null; closeDetail(); }
+    else if (msg.type === "gone") drawGone(msg);
+  }
+
+  function drawGone(msg) {
+    // the version was deleted (gc) after it was opened: say so where the rows were, never show stale ones
+    revokeAll();
+    detailRow = null;
+    closeDetail();
+    grid.replaceChildren(h("div", { class: "se-gone", "data-testid": "se-gone", text: String(msg.message) }));
   }
 
   const listeners = [
