@@ -163,14 +163,14 @@ class CachedDataset(Exports, SplitViews):
         """
         remote = self._meta.remote
         if remote is None:
-            from stable_explore.storage.fsutil import version_gone
+            from stable_explore.storage.backends.fsutil import version_gone
 
             return version_gone(self.cache_dir)
         now = time.monotonic()
         checked = self._deleted_checked
         if checked is not None and now - checked[0] < _DELETED_CHECK_SECONDS:
             return checked[1]
-        from stable_explore.storage.format import METADATA_FILE
+        from stable_explore.storage.format.cache_meta import METADATA_FILE
 
         reason = None
         if not remote.store().exists(f"{remote.prefix}/{METADATA_FILE}"):
