@@ -35,7 +35,7 @@ from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.batches import ShardCheck
 from stable_explore.storage.open_files import opened
 from stable_explore.storage.open_shard import OpenShard, as_run, gather
-from stable_explore.storage.remote_reader import LazyBatches, RemoteShards
+from stable_explore.storage.remote_reader import LazyBatches, RemoteShards, widened_schema
 from stable_explore.storage.shard_file import open_shard
 
 if TYPE_CHECKING:
@@ -559,7 +559,9 @@ class ArrowBackend:
                 raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
             return table
 
-        opened = OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
+        opened = OpenShard(
+            None, batches, check, schema=widened_schema(reader.schema), row_counts=counts, open_columns=open_columns
+        )
         if (
             self._patches is None
             or self._patches.for_file(self._shard_digests[file_id] if self._shard_digests else None) is None
