@@ -117,7 +117,11 @@ def dask_executor(s3: S3Server) -> Iterator[Executor]:
     os.environ.update(s3.env)  # the workers start now and keep this environment
     try:
         cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",  # None still serves it, on 8787 or the next free port
         )
     finally:
         for name, value in saved.items():
