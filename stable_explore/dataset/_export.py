@@ -47,6 +47,7 @@ def to_pandas(
 ) -> pd.DataFrame:
     """``ds.to_pandas``: ``table_of(columns)`` gives the rows, ``rows`` their numbers in the version (the index)."""
     import pandas as pd
+    from pyarrow.types import is_integer
 
     if images not in IMAGE_EXPORTS:
         msg = f"images must be one of {IMAGE_EXPORTS}, got {images!r}"
@@ -58,6 +59,10 @@ def to_pandas(
     frame = table.to_pandas(split_blocks=True, self_destruct=False)
     for name in wanted:
         feature = features[name]
+        column = table.column(name)
+        if is_integer(column.type) and column.null_count:
+            # pandas' nullable integers: float64 (Arrow's default here) would round values past 2**53
+            frame[name] = column.to_pandas(types_mapper=_nullable_integer)
         if isinstance(feature, ClassLabel):
             # assigning replaces the int column in place: the column order stays as asked
             codes = table.column(name).fill_null(-1).to_numpy()
@@ -71,6 +76,17 @@ def to_pandas(
     else:
         frame.index = pd.Index(np.asarray(rows, dtype=np.int64), name="row")
     return frame
+
+
+def _nullable_integer(arrow_type: pa.DataType) -> Any:
+    """The nullable pandas integer dtype of an Arrow integer type (``Int64`` for ``int64``), for ``types_mapper``."""
+    import pandas as pd
+    from pyarrow.types import is_integer
+
+    if not is_integer(arrow_type):
+        return None
+    name = str(arrow_type).replace("uint", "UInt").replace("int", "Int")
+    return pd.api.types.pandas_dtype(name)
 
 
 def _export_images(

@@ -571,7 +571,7 @@ class CachedDataset(Exports, SplitViews):
         return Draft(self).relabel(changes, column=column)
 
     def set(self, row: int, field: str, value: Any) -> Draft:
-        """A draft with one scalar field of one row changed."""
+        """A draft with one field of one row changed: a value, a class, a list, an array or an image."""
         from stable_explore.versioning.edits import Draft
 
         return Draft(self).set(row, field, value)

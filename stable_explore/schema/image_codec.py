@@ -67,8 +67,15 @@ def decode_image_bytes(data: bytes | memoryview, max_pixels: int | None = None) 
     return image
 
 
+# the modes PIL writes as PNG; any other is written as TIFF
+_PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "I;16B", "P", "RGB", "RGBA"})
+
+
 def encode_pil(image: PILImage.Image) -> bytes:
-    """A PIL image's bytes in its own format (a JPEG keeps its quantisation), or PNG when it has none."""
+    """A PIL image's bytes in its own format (a JPEG keeps its quantisation), or PNG when it has none.
+
+    A mode PNG cannot hold (CMYK, YCbCr, LAB, F) is stored as TIFF, also lossless.
+    """
     fmt = image.format
     buffer = io.BytesIO()
     try:
@@ -77,8 +84,10 @@ def encode_pil(image: PILImage.Image) -> bytes:
             image.save(buffer, format="JPEG", quality="keep", subsampling="keep")
         elif fmt in ("PNG", "WEBP", "GIF", "TIFF"):
             image.save(buffer, format=fmt)
-        else:
+        elif image.mode in _PNG_MODES:
             image.save(buffer, format="PNG")
+        else:
+            image.save(buffer, format="TIFF")
     except (OSError, ValueError, KeyError) as exc:
         msg = f"cannot encode PIL image (mode {image.mode}, size {image.size}, format {fmt}): {exc}"
         raise EncodingError(msg) from exc

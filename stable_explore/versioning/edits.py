@@ -41,7 +41,6 @@ from stable_explore.errors import (
     CacheWriteError,
     ColumnNotFoundError,
     EncodingError,
-    InvalidArgumentTypeError,
     RowIndexError,
 )
 from stable_explore.schema import ClassLabel, Value, class_name
@@ -167,15 +166,16 @@ class Draft:
         return Draft(self._origin, replace(self._edits, relabelled=relabelled))
 
     def set(self, row: int, field_name: str, value: Any) -> Draft:
-        """Set a scalar field (a Value or ClassLabel column) of one row."""
+        """Set one field of one row: a value, a class, a list, an array or an image.
+
+        The value is checked and encoded as a build encodes it (an image may be bytes, a path, a
+        PIL image or an array); a ClassLabel field is a relabel.
+        """
         features = self._origin.features
         if field_name not in features:
             msg = f"no column {field_name!r}; columns are {list(features)}"
             raise ColumnNotFoundError(msg)
         feature = features[field_name]
-        if not isinstance(feature, (Value, ClassLabel)):
-            msg = f"set() changes scalar fields; {field_name!r} is {feature!r}"
-            raise InvalidArgumentTypeError(msg)
         (position,) = self._rows([row])
         try:
             encoded = feature.encode_value(value)
@@ -222,8 +222,10 @@ class Draft:
                         )
             ops.extend({"op": "relabel", "column": c, "changes": changes} for c, changes in by_column.items())
         if edits.values:
-            changes = [
-                [keys[p], f, json_value(v)] for (p, f), v in sorted(edits.values.items()) if p not in edits.dropped
+            changes = [  # binary cells (images, arrays) are recorded by size: the version holds the bytes
+                [keys[p], f, json_value(v, bytes_as="hex" if isinstance(features[f], Value) else "size")]
+                for (p, f), v in sorted(edits.values.items())
+                if p not in edits.dropped
             ]
             if changes:
                 ops.append({"op": "set", "changes": changes})

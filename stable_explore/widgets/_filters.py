@@ -104,7 +104,7 @@ def sort_order(column: pa.Array | pa.ChunkedArray, *, descending: bool = False) 
 
 def histogram(column: pa.Array | pa.ChunkedArray, *, lo: float, hi: float, bins: int = HISTOGRAM_BINS) -> list[int]:
     """Counts of ``column`` in ``bins`` equal bins over [lo, hi] (nulls and NaN skipped)."""
-    valid = pc.drop_null(pc.cast(column, pa.float64()))
+    valid = pc.drop_null(pc.cast(column, pa.float64(), safe=False))
     valid = pc.filter(valid, pc.invert(pc.is_nan(valid)))
     if len(valid) == 0:
         return [0] * bins
@@ -117,7 +117,7 @@ def histogram(column: pa.Array | pa.ChunkedArray, *, lo: float, hi: float, bins:
 
 def value_range(column: pa.Array | pa.ChunkedArray) -> tuple[float, float] | None:
     """(min, max) of a numeric column, NaN and nulls skipped; None when it holds no number."""
-    values = pc.cast(column, pa.float64())
+    values = pc.cast(column, pa.float64(), safe=False)  # unsafe: a 64-bit int past 2**53 rounds
     values = pc.filter(values, pc.invert(pc.fill_null(pc.is_nan(values), True)))
     if len(values) == 0:
         return None

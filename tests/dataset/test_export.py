@@ -44,3 +44,16 @@ def test_image_paths_are_written_once_per_version_and_column(tmp_path: Path, jpe
     assert [Path(p).read_bytes() for p in first] == jpegs[:5]
     folder = Path(first[0]).parent
     assert sorted(p.name for p in folder.iterdir()) == [Path(p).name for p in first]
+
+
+def test_integer_columns_with_nulls_keep_every_value_in_pandas(tmp_path: Path) -> None:
+    # a float64 column (Arrow's default for ints with nulls) turns 2**63 - 1 into 2**63
+    features = se.Features(big=se.Value("int64"), small=se.Value("uint8"), whole=se.Value("uint64"))
+    rows = [{"big": 2**63 - 1, "small": 7, "whole": 2**64 - 1}, {"big": None, "small": None, "whole": 1}]
+    frame = se.build(rows, features, name="ints", home=tmp_path, progress=False).to_pandas()
+    assert frame["big"].tolist()[0] == 2**63 - 1
+    assert frame["big"].isna().tolist() == [False, True]
+    assert str(frame["big"].dtype) == "Int64"
+    assert str(frame["small"].dtype) == "UInt8"
+    assert frame["whole"].dtype == "uint64"  # no nulls: the plain numpy dtype, as before
+    assert frame["whole"].tolist() == [2**64 - 1, 1]

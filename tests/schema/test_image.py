@@ -56,3 +56,14 @@ def test_image_rejects_what_it_cannot_store(value: object, needle: str) -> None:
 def test_missing_image_file_names_the_path(tmp_path: Path) -> None:
     with pytest.raises(EncodingError, match=r"nope\.jpg"):
         Image().encode_value(tmp_path / "nope.jpg")
+
+
+@pytest.mark.parametrize("mode", ["CMYK", "YCbCr", "LAB", "F"])
+def test_a_pil_image_in_a_mode_png_cannot_hold_is_stored_losslessly(mode: str) -> None:
+    bytes_per_pixel = {"CMYK": 4, "YCbCr": 3, "LAB": 3, "F": 4}[mode]
+    data = np.random.default_rng(0).integers(0, 100, 5 * 6 * bytes_per_pixel, dtype=np.uint8).tobytes()
+    image = PILImage.frombytes(mode, (6, 5), data)
+    stored = Image().encode_value(image)
+    with PILImage.open(io.BytesIO(stored)) as back:
+        assert back.mode == mode
+        assert back.tobytes() == image.tobytes()

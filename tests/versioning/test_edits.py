@@ -90,7 +90,7 @@ def test_set_changes_a_scalar_and_checks_it(pets: CachedDataset) -> None:
     assert saved[6]["label"] == 2
     with pytest.raises(EncodingError, match=r"row 5, field 'score': expected float32"):
         pets.set(5, "score", "high")
-    with pytest.raises(TypeError, match="scalar"):
+    with pytest.raises(EncodingError, match=r"row 5, field 'image'"):  # any field, checked as a build checks it
         pets.set(5, "image", b"x")
     with pytest.raises(KeyError, match="no column"):
         pets.set(5, "nope", 1)

@@ -263,3 +263,16 @@ def test_large_sources_are_decoded_on_several_threads(tmp_path: Path) -> None:
     _, buffers = ShardBrowser(ds, page_size=24, cache=ThumbnailCache(), prefetch=False).page_message()
     assert len(buffers) == 12
     assert all(max(PILImage.open(io.BytesIO(b)).size) == 128 for b in buffers)
+
+
+def test_a_dataset_with_64_bit_integers_past_2_to_the_53_browses(tmp_path: Path) -> None:
+    # the field ranges and histograms cast to float64 with Arrow's safe cast, which refused such values
+    features = Features(big=Value("int64"), whole=Value("uint64"), label=ClassLabel(names=NAMES))
+    rows = [{"big": -(2**63), "whole": 2**64 - 1, "label": 0}, {"big": 2**63 - 1, "whole": 0, "label": 1}]
+    ds = se.build(rows, features, name="wide", home=tmp_path, progress=False)
+    browser = ds.browse(page_size=24)
+    content, _ = browser.page_message()
+    assert [c["key"] for c in content["cells"]] == ["0", "1"]
+    ranges = {f["name"]: (f["min"], f["max"]) for f in browser.fields}
+    assert ranges["big"] == (float(-(2**63)), float(2**63))
+    assert ranges["whole"] == (0.0, float(2**64))

@@ -20,6 +20,7 @@ import pyarrow as pa
 from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.backends.read_cache import default_read_cache
 from stable_explore.storage.backends.remote_file import FETCHED, RemoteLocation, open_remote_shard
+from stable_explore.storage.read.shard_file import widened
 
 if TYPE_CHECKING:
     import pyarrow.ipc as ipc
@@ -100,7 +101,7 @@ class RemoteShards:
         if count <= 2 or FETCHED.requests == before:
             # already in the local cache: one thread is fastest (threads would only queue for the GIL)
             rest = [_compact(first_reader.get_batch(i)) for i in range(1, count)]
-            return pa.Table.from_batches(first + rest, schema=first_reader.schema)
+            return pa.Table.from_batches(first + rest, schema=widened_schema(first_reader.schema))
         step = -(-(count - 1) // _COLUMN_THREADS)
         chunks = [range(start, min(count, start + step)) for start in range(1, count, step)]
 
@@ -109,7 +110,7 @@ class RemoteShards:
             return [_compact(reader.get_batch(i)) for i in chunk]
 
         parts = [first, *_column_pool().map(read, chunks)]
-        return pa.Table.from_batches([b for part in parts for b in part], schema=first_reader.schema)
+        return pa.Table.from_batches([b for part in parts for b in part], schema=widened_schema(first_reader.schema))
 
 
 def _compact(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -119,9 +120,19 @@ def _compact(batch: pa.RecordBatch) -> pa.RecordBatch:
     batch's whole body and reads only the wanted columns into it; the arrays it returns are
     slices of that buffer. A label column of a 260 MiB shard (80 batches of 8 kB) so held 260 MiB
     of allocations: 0.4-0.6 s of a warm first page went to that memory, 0.004 s to the reads.
-    Copying each batch's small columns out lets each body go at once.
+    Copying each batch's small columns out lets each body go at once. ``binary`` columns are
+    widened as a local reader widens them (their digests are of the widened columns).
     """
+    batch = widened(batch)
     return pa.RecordBatch.from_arrays([pa.concat_arrays([column]) for column in batch.columns], schema=batch.schema)
+
+
+def widened_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema of :func:`~stable_explore.storage.read.shard_file.widened` batches."""
+    for index, found in enumerate(schema):
+        if found.type == pa.binary():
+            schema = schema.set(index, pa.field(found.name, pa.large_binary(), found.nullable, found.metadata))
+    return schema
 
 
 _COLUMN_THREADS = 8  # concurrent fetches of one shard's batches (each thread waits on the network)
@@ -254,6 +265,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             batch = self._reader.get_batch(index)
             if self._validate:
                 batch.validate(full=True)
+            batch = widened(batch)  # as a local reader gives it, and as its digests were taken
         except RemoteStoreError as exc:
             if self._shards is not None:
                 raise self._shards.gone_or(exc) from exc

@@ -73,7 +73,8 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
     n = len(array)
     t = array.type
     if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
-        filled = array.fill_null(0) if array.null_count else array
+        placeholder = False if pa.types.is_boolean(t) else 0  # replaced by the null hash below
+        filled = array.fill_null(placeholder) if array.null_count else array
         numbers = filled.to_numpy(zero_copy_only=False)
         if numbers.dtype.kind == "f":
             # -0.0 == 0.0 and all NaNs are one value for hashing purposes

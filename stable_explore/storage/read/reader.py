@@ -38,7 +38,7 @@ from stable_explore.errors import (
     RowIndexError,
 )
 from stable_explore.schema import HASH_COLUMN
-from stable_explore.storage.backends.remote_reader import LazyBatches, RemoteShards
+from stable_explore.storage.backends.remote_reader import LazyBatches, RemoteShards, widened_schema
 from stable_explore.storage.read.batches import ShardCheck
 from stable_explore.storage.read.open_files import opened
 from stable_explore.storage.read.open_shard import OpenShard, as_run, gather
@@ -567,7 +567,9 @@ class ArrowBackend:
                 raise CacheCorruptionError(where, f"cannot be read: {exc}") from exc
             return table
 
-        opened = OpenShard(None, batches, check, schema=reader.schema, row_counts=counts, open_columns=open_columns)
+        opened = OpenShard(
+            None, batches, check, schema=widened_schema(reader.schema), row_counts=counts, open_columns=open_columns
+        )
         if (
             self._patches is None
             or self._patches.for_file(self._shard_digests[file_id] if self._shard_digests else None) is None

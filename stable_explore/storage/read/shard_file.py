@@ -56,10 +56,14 @@ def read_shard_batches(path: Path) -> Iterator[pa.RecordBatch]:
     with pa.OSFile(str(path)) as source:
         reader = ipc.open_file(source)
         for index in range(reader.num_record_batches):
-            batch = reader.get_batch(index)
-            if any(f.type == pa.binary() for f in batch.schema):
-                batch = _upgrade_binary(pa.Table.from_batches([batch])).combine_chunks().to_batches()[0]
-            yield batch
+            yield widened(reader.get_batch(index))
+
+
+def widened(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """A record batch as every reader hands it out (and its digests are taken): ``binary`` as ``large_binary``."""
+    if not any(f.type == pa.binary() for f in batch.schema):
+        return batch
+    return _upgrade_binary(pa.Table.from_batches([batch])).combine_chunks().to_batches()[0]
 
 
 _READ_WHOLE_BYTES = 1 << 20  # a shard up to this size is read into memory; larger ones are memory-mapped

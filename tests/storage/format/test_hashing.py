@@ -46,3 +46,10 @@ def test_hashing_python_values_matches_hashing_arrow_buffers(values: list, arrow
 def test_values_that_are_not_text_or_bytes_fall_back_to_the_buffers() -> None:
     array = pa.array([b"ab", b"cd"], type=pa.binary())
     assert _column_hashes(array, [object(), object()]).tolist() == _column_hashes(array).tolist()
+
+
+def test_a_null_in_a_bool_column_hashes_as_the_null_hash() -> None:
+    # fill_null(0) cannot fill a boolean array: a bool column with a null crashed every build
+    with_null = _column_hashes(pa.array([True, None, False]))
+    assert with_null[[0, 2]].tolist() == _column_hashes(pa.array([True, False])).tolist()
+    assert with_null[1] == _column_hashes(pa.array([None], type=pa.int64()))[0]
