@@ -160,18 +160,10 @@ def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: in
     freed = 0
     removed: list[str] = []
     for dataset in [name] if name is not None else catalog.names():
+        if not _doomed(catalog, dataset, keep):
+            continue  # nothing to delete: no lease taken (a gc run often must not keep savers waiting)
         with catalog.refs_lock(dataset):
-            protected = set(catalog.refs(dataset).values())
-            ids = catalog.version_ids(dataset)
-            if not ids:
-                msg = f"no dataset named {dataset!r} in {catalog.url}"
-                raise CacheNotFoundError(msg)
-            created = {v: _created_at(catalog, dataset, v) for v in ids}
-            by_age = sorted(ids, key=lambda v: (created[v], v), reverse=True)
-            protected |= set(by_age[:keep])
-            for version_id in by_age:
-                if version_id in protected:
-                    continue
+            for version_id in _doomed(catalog, dataset, keep):  # decided again, under the lease
                 prefix = f"{dataset}/versions/{version_id}"
                 text = catalog.store.read_text(f"{prefix}/{METADATA_FILE}") or "{}"
                 try:
@@ -187,6 +179,19 @@ def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: in
                 catalog.forget(dataset, version_id)
                 removed.append(f"{dataset}@{version_id}")
     return freed, removed
+
+
+def _doomed(catalog: RemoteCatalog, dataset: str, keep: int) -> list[str]:
+    """Versions of ``dataset`` no ref points to, beyond the ``keep`` newest (refs read first, then versions)."""
+    protected = set(catalog.refs(dataset).values())
+    ids = catalog.version_ids(dataset)
+    if not ids:
+        msg = f"no dataset named {dataset!r} in {catalog.url}"
+        raise CacheNotFoundError(msg)
+    created = {v: _created_at(catalog, dataset, v) for v in ids}
+    by_age = sorted(ids, key=lambda v: (created[v], v), reverse=True)
+    protected |= set(by_age[:keep])
+    return [v for v in by_age if v not in protected]
 
 
 def _created_at(catalog: RemoteCatalog, name: str, version_id: str) -> str:

@@ -239,7 +239,7 @@ def _acquire(
             )
             told = True
         time.sleep(delay if timeout is None else min(delay, max(0.0, timeout - waited)))
-        delay = min(delay * 2, 0.5)
+        delay = min(delay * 2, 0.2)
 
 
 _ADVICE = (
