@@ -46,6 +46,7 @@ from stable_explore.errors import (
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.reader import ArrowBackend
+from stable_explore.storage.resident import ScanPages
 
 if TYPE_CHECKING:
     from stable_explore.storage.verify import VerifyReport
@@ -432,16 +433,29 @@ class CachedDataset(Exports, SplitViews):
     def _rows_at(self, rows: Rows) -> list[Any]:
         return self._decode_table(self._table_of(rows, self._feature_columns()), rows)
 
+    def _scan_pages(self) -> ScanPages:
+        """What lets go of the shards' mapped pages as a scan of every row passes them (bounded RSS)."""
+        return ScanPages(self.nbytes / max(1, self._meta.num_rows))
+
     def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
         rows = self._all_rows()
+        pages = self._scan_pages()
         for start in range(0, len(rows), batch_size):
-            yield self._rows_at(rows[start : start + batch_size])
+            batch = self._rows_at(rows[start : start + batch_size])
+            pages.passed(len(batch))
+            yield batch
 
     def iter(self, batch_size: int = 1000) -> Iterator[Any]:
-        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format)."""
+        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format).
+
+        A scan lets go of the shards' memory-mapped pages as it passes them, so its resident memory
+        stays bounded however large the version (a batch it yielded stays valid).
+        """
         rows = self._all_rows()
+        pages = self._scan_pages()
         for start in range(0, len(rows), batch_size):
             chunk = rows[start : start + batch_size]
+            pages.passed(len(chunk))
             if self._format == "arrow":
                 yield self._table_of(chunk, self._feature_columns())
                 continue
