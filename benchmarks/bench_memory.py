@@ -1,7 +1,7 @@
 """Benchmark: peak memory over the import baseline of saves and full reads of 200k image rows.
 
 The workload: N rows (200k by default, ``--rows N``) of a small distinct JPEG (about 2 KB: one of 512
-photo-like 48x48 JPEGs, each row's bytes made distinct by a comment segment holding its row number), a
+photo-like 64x64 JPEGs, each row's bytes made distinct by a comment segment holding its row number), a
 ClassLabel and a float32, built once into shard files of the default size. Each operation then runs in
 a fresh Python process that first imports what it needs (stable_explore, pyarrow, numpy, PIL; pandas and
 datasets where used), takes its memory as the baseline, and reports two peaks over it:
@@ -45,7 +45,7 @@ from typing import Any
 
 DEFAULT_ROWS = 200_000
 DISTINCT = 512
-SIDE = 48
+SIDE = 64
 NAMES = [f"class-{i}" for i in range(10)]
 MB = 1024 * 1024
 
@@ -64,7 +64,7 @@ def make_jpegs(count: int = DISTINCT, side: int = SIDE) -> list[bytes]:
     for _ in range(count):
         base = rng.integers(0, 256, size=3)
         slope = rng.uniform(-3.0, 3.0, size=(2, 3))
-        pixels = base + xx[..., None] * slope[0] + yy[..., None] * slope[1] + rng.normal(0, 8, size=(side, side, 3))
+        pixels = base + xx[..., None] * slope[0] + yy[..., None] * slope[1] + rng.normal(0, 20, size=(side, side, 3))
         buffer = io.BytesIO()
         PILImage.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buffer, format="JPEG", quality=80)
         out.append(buffer.getvalue())
