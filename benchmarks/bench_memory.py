@@ -15,6 +15,8 @@ Operations on ours (each loads the built version by its id, so every save starts
 
 - ``relabel x10``, ``set x10``, ``drop x10``: ten edits of rows spread over the dataset, then ``save()``;
 - ``compaction``: every other row of the first 6,000 dropped, so the save rewrites the fragmented file;
+- ``drop 60%``: the first 60% of the rows dropped and one value set: the save rewrites the rest of a file it
+  uses less than half of;
 - ``for row in ds``: every row decoded (``with_format("python")``: images stay bytes);
 - ``to_iterable``: every row of ``ds.to_iterable()`` (same format);
 - ``to_pandas 10k``: ``ds.select(range(10_000)).to_pandas()``.
@@ -192,6 +194,12 @@ def op_compaction(ref: str, home: str, root: Path) -> None:
     print(saved.build_info, file=sys.stderr)
 
 
+def op_rewrite(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    saved = ds.drop(list(range(len(ds) * 6 // 10))).set(len(ds) - 1, "score", -1.0).save(progress=False)
+    print(saved.build_info, file=sys.stderr)
+
+
 def op_iterate(ref: str, home: str, root: Path) -> None:
     count = sum(1 for _ in _ours(ref, home).with_format("python"))
     assert count > 0
@@ -233,6 +241,7 @@ OPERATIONS: dict[str, tuple[str, Callable[[str, str, Path], None]]] = {
     "set": ("set x10 + save", op_set),
     "drop": ("drop x10 + save", op_drop),
     "compaction": ("compaction save", op_compaction),
+    "rewrite": ("drop 60%, set + save", op_rewrite),
     "iterate": ("for row in ds", op_iterate),
     "iterable": ("to_iterable()", op_iterable),
     "pandas": ("to_pandas 10k", op_pandas),
