@@ -19,6 +19,7 @@ Operations on ours (each loads the built version by its id, so every save starts
   uses less than half of;
 - ``for row in ds``: every row decoded (``with_format("python")``: images stay bytes);
 - ``to_iterable``: every row of ``ds.to_iterable()`` (same format);
+- ``shuffled batches of 64``: every row, in a random order, 64 at a time (as a shuffling ``DataLoader`` reads);
 - ``to_pandas 10k``: ``ds.select(range(10_000)).to_pandas()``.
 
 Comparisons, the same rows: ``pyarrow.ipc`` reading the same shard files batch by batch (memory-mapped,
@@ -210,6 +211,17 @@ def op_iterable(ref: str, home: str, root: Path) -> None:
     assert count > 0
 
 
+def op_shuffled(ref: str, home: str, root: Path) -> None:
+    import numpy as np
+
+    ds = _ours(ref, home).with_format("python")
+    order = np.random.default_rng(0).permutation(len(ds)).tolist()
+    count = 0
+    for start in range(0, len(order), 64):  # as DataLoader(ds, shuffle=True, batch_size=64) reads
+        count += len(ds.__getitems__(order[start : start + 64]))
+    assert count == len(ds)
+
+
 def op_pandas(ref: str, home: str, root: Path) -> None:
     ds = _ours(ref, home)
     frame = ds.select(range(min(len(ds), 10_000))).to_pandas()
@@ -244,6 +256,7 @@ OPERATIONS: dict[str, tuple[str, Callable[[str, str, Path], None]]] = {
     "rewrite": ("drop 60%, set + save", op_rewrite),
     "iterate": ("for row in ds", op_iterate),
     "iterable": ("to_iterable()", op_iterable),
+    "shuffled": ("shuffled batches of 64", op_shuffled),
     "pandas": ("to_pandas 10k", op_pandas),
     "pyarrow": ("pyarrow.ipc scan", op_pyarrow),
     "hf": ("HF datasets iter", op_hf),

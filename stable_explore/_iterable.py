@@ -6,9 +6,8 @@ like any object. ``IterableView``, the class ``to_iterable`` returns, adds
 so this module imports without torch and a DataLoader worker unpickles it by name.
 
 What a reader holds at once: one block of ``READ_ROWS`` decoded rows and the shuffle buffer. The
-shard files are memory-mapped by the dataset's backend, so pages are read as rows are (and let go
-of as an epoch passes them, see ``storage.resident``), and the view pickles as the dataset does
-(where the version lives, which rows), never as data.
+shard files are memory-mapped by the dataset's backend, so pages are read as rows are, and the
+view pickles as the dataset does (where the version lives, which rows), never as data.
 
 Examples
 --------
@@ -33,7 +32,6 @@ from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 
 if TYPE_CHECKING:
     from stable_explore._selection import Rows
-    from stable_explore.storage.resident import ScanPages
 
 __all__ = ["READ_ROWS", "RowStream", "resolve_rank"]
 
@@ -69,8 +67,6 @@ class RowStream:
         Decodes a run of rows of the version into examples (the dataset's own row reader).
     ref:
         What the dataset is, for the repr.
-    scan_pages:
-        Makes what lets go of the mapped pages an epoch read, every so many rows (none: pages are kept).
     shuffle, seed, epoch:
         Shuffle unit order per ``(seed, epoch)``, block order within each run and rows in a buffer.
     buffer_size:
@@ -85,7 +81,6 @@ class RowStream:
         read: Callable[[Rows], list[Any]],
         *,
         ref: str,
-        scan_pages: Callable[[], ScanPages] | None = None,
         shuffle: bool = False,
         seed: int = 0,
         epoch: int = 0,
@@ -99,7 +94,6 @@ class RowStream:
         self._units = list(units)
         self._read = read
         self._ref = ref
-        self._scan_pages = scan_pages
         self._shuffle = shuffle
         self._seed = check_count(seed, "seed")
         self._buffer_size = check_count(buffer_size, "buffer_size", minimum=1)
@@ -162,17 +156,13 @@ class RowStream:
     def _blocks(self, runs: list[Rows], rng: np.random.Generator | None) -> Iterator[list[Any]]:
         """Rows read ``READ_ROWS`` at a time: runs one after another, blocks in random order within a run."""
         order = rng.permutation(len(runs)).tolist() if rng is not None else range(len(runs))
-        pages = self._scan_pages() if self._scan_pages is not None else None
         for index in order:
             run = runs[index]
             starts = list(range(0, len(run), READ_ROWS))
             if rng is not None:
                 starts = [starts[i] for i in rng.permutation(len(starts)).tolist()]
             for start in starts:
-                block = self._read(run[start : start + READ_ROWS])
-                if pages is not None:
-                    pages.passed(len(block))
-                yield block
+                yield self._read(run[start : start + READ_ROWS])
 
     def __repr__(self) -> str:
         order = f"shuffle, seed={self._seed}, buffer_size={self._buffer_size}" if self._shuffle else "in order"

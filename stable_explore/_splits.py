@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from stable_explore._selection import Rows
     from stable_explore.dataset import CachedDataset
     from stable_explore.storage.reader import ArrowBackend
-    from stable_explore.storage.resident import ScanPages
 
 __all__ = ["SplitViews"]
 
@@ -34,8 +33,6 @@ class SplitViews:
         def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
 
         def _rows_at(self, rows: Rows) -> list[Any]: ...
-
-        def _scan_pages(self) -> ScanPages: ...
 
     def shard(self, num_shards: int, index: int, *, by: str = "rows", contiguous: bool = True) -> CachedDataset:
         """A view of part ``index`` of ``num_shards`` disjoint parts that together hold every row once.
@@ -178,7 +175,6 @@ class SplitViews:
             units,
             self._rows_at,
             ref=self.ref,
-            scan_pages=self._scan_pages,
             shuffle=shuffle,
             seed=seed,
             epoch=epoch,

@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +47,7 @@ from stable_explore.errors import (
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.format import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.reader import ArrowBackend
-from stable_explore.storage.resident import ScanPages
+from stable_explore.storage.resident import FAULT_AROUND_BYTES, note_read
 
 if TYPE_CHECKING:
     from stable_explore.storage.verify import VerifyReport
@@ -431,32 +432,41 @@ class CachedDataset(Exports, SplitViews):
         return decode_table(table, self._features, self._format, rows, where=(self.ref, self.cache_dir))
 
     def _rows_at(self, rows: Rows) -> list[Any]:
-        return self._decode_table(self._table_of(rows, self._feature_columns()), rows)
+        decoded = self._decode_table(self._table_of(rows, self._feature_columns()), rows)
+        self._note_read(rows)
+        return decoded
 
-    def _scan_pages(self) -> ScanPages:
-        """What lets go of the shards' mapped pages as a scan of every row passes them (bounded RSS)."""
-        return ScanPages(self.nbytes / max(1, self._meta.num_rows))
+    @functools.cached_property
+    def _bytes_per_row(self) -> float:
+        return self._meta.nbytes / max(1, self._meta.num_rows)  # a seed-v1 cache's sizes cost a stat per file
+
+    def _note_read(self, rows: Rows) -> None:
+        """Count the mapped bytes reading these rows touched: the pages are let go of every so often (bounded RSS).
+
+        A run of rows touches its bytes; scattered rows (a shuffled epoch) each bring in a whole window of
+        pages around them (the kernel maps neighbouring pages at each fault).
+        """
+        per_row = self._bytes_per_row
+        if not (isinstance(rows, range) and rows.step == 1):
+            per_row = max(per_row, FAULT_AROUND_BYTES)
+        note_read(len(rows) * per_row)
 
     def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
         rows = self._all_rows()
-        pages = self._scan_pages()
         for start in range(0, len(rows), batch_size):
-            batch = self._rows_at(rows[start : start + batch_size])
-            pages.passed(len(batch))
-            yield batch
+            yield self._rows_at(rows[start : start + batch_size])
 
     def iter(self, batch_size: int = 1000) -> Iterator[Any]:
         """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format).
 
-        A scan lets go of the shards' memory-mapped pages as it passes them, so its resident memory
+        Reads let go of the shards' memory-mapped pages as they pass them, so a scan's resident memory
         stays bounded however large the version (a batch it yielded stays valid).
         """
         rows = self._all_rows()
-        pages = self._scan_pages()
         for start in range(0, len(rows), batch_size):
             chunk = rows[start : start + batch_size]
-            pages.passed(len(chunk))
             if self._format == "arrow":
+                self._note_read(chunk)
                 yield self._table_of(chunk, self._feature_columns())
                 continue
             decoded = self._rows_at(chunk)

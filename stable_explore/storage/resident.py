@@ -3,10 +3,11 @@
 A shard is read zero-copy through a memory map: what a reader touches becomes resident in this
 process and stays resident (counted in its RSS) for as long as the map lives, and kept maps live
 on purpose (see ``shard_file``). A full scan of a 2 GB version would hold 2 GB of mapped pages
-by its end. They are the page cache's, not the process's own memory, but a user watching RSS
-(or a container's limit on it) sees them. So the maps are made here, each one known while it
-lives, and :class:`ScanPages` tells the kernel (``madvise(MADV_DONTNEED)``) that the pages of
-every live map are no longer needed each time a scan has read :data:`RELEASE_EVERY_BYTES` more.
+by its end, and a shuffled epoch of random reads too. They are the page cache's, not the process's
+own memory, but a user watching RSS (or a container's limit on it) sees them. So the maps are made
+here, each one known while it lives, and each time the readers of this process have read
+:data:`RELEASE_EVERY_BYTES` more (:func:`note_read`), the kernel is told (``madvise(MADV_DONTNEED)``)
+that the pages of every live map are no longer needed.
 The data stays valid: a shard's map is read-only and shared, so a page touched again is read
 back from the page cache (a minor fault) with the same bytes. Where ``madvise`` is missing
 (Windows) nothing is released.
@@ -27,14 +28,18 @@ from __future__ import annotations
 import mmap
 import threading
 import weakref
+from pathlib import Path
 from typing import IO
 
 import pyarrow as pa
 
-__all__ = ["RELEASE_EVERY_BYTES", "ScanPages", "map_file", "release_pages"]
+__all__ = ["FAULT_AROUND_BYTES", "RELEASE_EVERY_BYTES", "ReadMeter", "map_file", "note_read", "release_pages"]
 
 RELEASE_EVERY_BYTES = 64 * 1024 * 1024
-"""A scan drops the mapped pages it touched each time it has read about this many bytes of shards."""
+"""The mapped pages are released each time this process has read about this many bytes of shards."""
+
+FAULT_AROUND_BYTES = 64 * 1024
+"""What one page fault in a mapped file makes resident at most (Linux maps cached pages around it: 64 KB)."""
 
 _MAPS: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()  # every map still held by some Arrow buffer
 _LOCK = threading.Lock()
@@ -73,34 +78,63 @@ def release_pages() -> int:
     return advised
 
 
-class ScanPages:
-    """Counts what a scan has read and releases the mapped pages each :data:`RELEASE_EVERY_BYTES`.
+class ReadMeter:
+    """Counts the shard bytes read in this process and releases the mapped pages when they grew by enough.
 
-    Parameters
-    ----------
-    bytes_per_row:
-        The shard bytes a row takes on average (a version's bytes over its rows).
-    every_bytes:
-        How much a scan reads between two releases (default :data:`RELEASE_EVERY_BYTES`, read when
-        the scan starts).
+    How much a read makes resident depends on the kernel (it maps the pages around a fault, a whole
+    large folio on recent ones), so where ``/proc/self/statm`` tells the process's resident file pages
+    they are measured each time about 1/16 of :data:`RELEASE_EVERY_BYTES` was counted, and the maps are
+    released once they grew by :data:`RELEASE_EVERY_BYTES` since the last release; elsewhere the pages
+    are released each time that many bytes were counted.
 
     Examples
     --------
-    >>> pages = ScanPages(bytes_per_row=1000, every_bytes=4000)
-    >>> [pages.passed(2) for _ in range(4)]
-    [False, True, False, True]
+    >>> meter = ReadMeter(measure=False)
+    >>> meter.passed(RELEASE_EVERY_BYTES // 2), meter.passed(RELEASE_EVERY_BYTES // 2)
+    (False, True)
     """
 
-    def __init__(self, bytes_per_row: float, every_bytes: int | None = None) -> None:
-        self._bytes_per_row = max(0.0, float(bytes_per_row))
-        self._every = RELEASE_EVERY_BYTES if every_bytes is None else every_bytes
-        self._read = 0.0
+    def __init__(self, *, measure: bool = True) -> None:
+        self._counted = 0.0
+        self._lock = threading.Lock()
+        self._measure = measure and _resident_file_bytes() is not None
+        self._after_release = _resident_file_bytes() or 0 if self._measure else 0
 
-    def passed(self, rows: int) -> bool:
-        """Count ``rows`` read; release the mapped pages when enough were read since the last release."""
-        self._read += rows * self._bytes_per_row
-        if self._read < self._every:
-            return False
-        self._read = 0.0
+    def passed(self, nbytes: float) -> bool:
+        """Count ``nbytes`` read; release the mapped pages when enough became resident since the last release."""
+        with self._lock:
+            self._counted += nbytes
+            every = RELEASE_EVERY_BYTES / 16 if self._measure else RELEASE_EVERY_BYTES
+            if self._counted < every:
+                return False
+            self._counted = 0.0
+            if self._measure:
+                grown = (_resident_file_bytes() or 0) - self._after_release
+                if grown < RELEASE_EVERY_BYTES:
+                    return False
         release_pages()
+        if self._measure:
+            with self._lock:
+                self._after_release = _resident_file_bytes() or 0
         return True
+
+
+_STATM = Path("/proc/self/statm")
+_PAGE_SIZE = mmap.PAGESIZE
+
+
+def _resident_file_bytes() -> int | None:
+    """Resident shared pages of this process (mapped files, and shared memory), or None where unknown."""
+    try:
+        fields = _STATM.read_bytes().split()
+    except OSError:
+        return None
+    return int(fields[2]) * _PAGE_SIZE
+
+
+_METER = ReadMeter()
+
+
+def note_read(nbytes: float) -> bool:
+    """Count ``nbytes`` of shards read by any reader of this process (see :class:`ReadMeter`); True if released."""
+    return _METER.passed(nbytes)
