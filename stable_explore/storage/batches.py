@@ -35,7 +35,6 @@ import numpy as np
 import xxhash
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.resident import note_read
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,12 +64,6 @@ def column_digest(array: pa.Array) -> str:
             hasher.update(struct.pack("<q", buffer.size))
             hasher.update(buffer)
     return str(hasher.hexdigest())
-
-
-def _read_digest(array: pa.Array) -> str:
-    """:func:`column_digest` of a column read from a shard; the bytes it touched count as read (see resident)."""
-    note_read(sum(buffer.size for buffer in array.buffers() if buffer is not None))
-    return column_digest(array)
 
 
 def _batch_digest(batch: pa.RecordBatch) -> str:
@@ -258,7 +251,7 @@ class ShardCheck:
             raise CacheCorruptionError(self.path, msg)
         for batch, chunk in enumerate(chunks):
             if not self._checked[batch, column]:
-                if _read_digest(chunk) != self.digests.digest(batch, column):
+                if column_digest(chunk) != self.digests.digest(batch, column):
                     raise CacheCorruptionError(self.path, self._mismatch(batch, column))
                 self._checked[batch, column] = True
 
@@ -275,7 +268,7 @@ class ShardCheck:
         self.ensure(np.flatnonzero(np.cumsum(marks)[: len(self.row_offsets) - 1] > 0).tolist(), columns)
 
     def _check(self, batch: int, column: int) -> None:
-        if _read_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
+        if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
             raise CacheCorruptionError(self.path, self._mismatch(batch, column))
         self._checked[batch, column] = True
 

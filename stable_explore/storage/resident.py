@@ -3,14 +3,13 @@
 A shard is read zero-copy through a memory map: what a reader touches becomes resident in this
 process and stays resident (counted in its RSS) for as long as the map lives, and kept maps live
 on purpose (see ``shard_file``). A full scan of a 2 GB version would hold 2 GB of mapped pages
-by its end, and a shuffled epoch of random reads too. They are the page cache's, not the process's
-own memory, but a user watching RSS (or a container's limit on it) sees them. So the maps are made
-here, each one known while it lives, and each time the readers of this process have read
-:data:`RELEASE_EVERY_BYTES` more (:func:`note_read`), the kernel is told (``madvise(MADV_DONTNEED)``)
-that the pages of every live map are no longer needed.
-The data stays valid: a shard's map is read-only and shared, so a page touched again is read
-back from the page cache (a minor fault) with the same bytes. Where ``madvise`` is missing
-(Windows) nothing is released.
+by its end. They are the page cache's, not the process's own memory, but a user watching RSS
+(or a container's limit on it) sees them. So the maps are made here, each one known while it
+lives; readers count what they read in order (:func:`note_read`), and once the resident pages
+grew by :data:`RELEASE_EVERY_BYTES` the kernel is told (``madvise(MADV_DONTNEED)``) that the
+pages of every live map are no longer needed. The data stays valid: a shard's map is read-only
+and shared, so a page touched again is read back from the page cache (a minor fault) with the
+same bytes. Where ``madvise`` is missing (Windows) nothing is released.
 
 Examples
 --------
@@ -26,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import mmap
+import sys
 import threading
 import weakref
 from pathlib import Path
@@ -33,13 +33,10 @@ from typing import IO
 
 import pyarrow as pa
 
-__all__ = ["FAULT_AROUND_BYTES", "RELEASE_EVERY_BYTES", "ReadMeter", "map_file", "note_read", "release_pages"]
+__all__ = ["RELEASE_EVERY_BYTES", "ReadMeter", "map_file", "note_read", "release_pages"]
 
 RELEASE_EVERY_BYTES = 64 * 1024 * 1024
 """The mapped pages are released each time this process has read about this many bytes of shards."""
-
-FAULT_AROUND_BYTES = 64 * 1024
-"""What one page fault in a mapped file makes resident at most (Linux maps cached pages around it: 64 KB)."""
 
 _MAPS: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()  # every map still held by some Arrow buffer
 _LOCK = threading.Lock()
@@ -51,7 +48,10 @@ def map_file(raw: IO[bytes]) -> pa.Buffer:
 
     The map is unmapped when the last Arrow buffer (table, batch, slice) made from it is released.
     """
-    mapped = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
+    if sys.version_info >= (3, 13):  # the map needs no file descriptor of its own
+        mapped = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ, trackfd=False)
+    else:  # it keeps a duplicate of the file's descriptor while it lives (at most the kept maps' and readers')
+        mapped = mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ)
     with _LOCK:
         _MAPS.add(mapped)
     return pa.py_buffer(mapped)
