@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -47,6 +48,7 @@ from stable_explore.errors import (
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.resident import note_read
 
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
 
@@ -481,7 +483,31 @@ class CachedDataset(Exports, SplitViews):
         return decode_table(table, self._features, self._format, rows, where=(self.ref, self.cache_dir))
 
     def _rows_at(self, rows: Rows) -> list[Any]:
-        return self._decode_table(self._table_of(rows, self._feature_columns()), rows)
+        decoded = self._decode_table(self._table_of(rows, self._feature_columns()), rows)
+        self._note_read(rows)
+        return decoded
+
+    @functools.cached_property
+    def _bytes_per_row(self) -> float:
+        return self._meta.nbytes / max(1, self._meta.num_rows)  # a seed-v1 cache's sizes cost a stat per file
+
+    def _note_read(self, rows: Rows) -> None:
+        """Count the mapped bytes a read in order touched: the pages are let go of every so often (bounded RSS).
+
+        Rows read out of order (a shuffled epoch) are not counted: each maps a window of pages around it,
+        and letting those go would make the next epochs fault them in again (2-3 times slower); the
+        kernel reclaims them as page cache when memory is short.
+        """
+        if len(rows) == 0:
+            return
+        first, last = int(rows[0]), int(rows[-1])
+        if len(rows) == 1:  # one row (ds[i]): in order when it follows the last one read
+            in_order = first == self.__dict__.get("_last_row_read", -2) + 1
+        else:
+            in_order = (isinstance(rows, range) and rows.step > 0) or bool(np.all(np.diff(rows) > 0))
+        self.__dict__["_last_row_read"] = last
+        if in_order:
+            note_read(len(rows) * self._bytes_per_row)
 
     def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
         rows = self._all_rows()
@@ -489,11 +515,16 @@ class CachedDataset(Exports, SplitViews):
             yield self._rows_at(rows[start : start + batch_size])
 
     def iter(self, batch_size: int = 1000) -> Iterator[Any]:
-        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format)."""
+        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format).
+
+        Reads let go of the shards' memory-mapped pages as they pass them, so a scan's resident memory
+        stays bounded however large the version (a batch it yielded stays valid).
+        """
         rows = self._all_rows()
         for start in range(0, len(rows), batch_size):
             chunk = rows[start : start + batch_size]
             if self._format == "arrow":
+                self._note_read(chunk)
                 yield self._table_of(chunk, self._feature_columns())
                 continue
             decoded = self._rows_at(chunk)

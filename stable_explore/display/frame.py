@@ -19,7 +19,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.display.images import data_uri, encode_thumbnail, open_thumbnail
+from stable_explore.display.images import data_uri, encode_thumbnail, open_thumbnail, pil_thumbnail
+from stable_explore.errors import ImageTooLargeError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,15 +37,16 @@ def _image_cell(value: Any, size: int) -> str | None:
         from PIL import Image as PILImage
 
         if isinstance(value, PILImage.Image):
-            image = value.copy()
-            image.thumbnail((size, size))
-            if image.mode not in ("RGB", "L", "RGBA"):
-                image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+            image = pil_thumbnail(value, size)  # never decodes a lazily opened image at full size
         elif isinstance(value, (bytes, bytearray, memoryview)) and len(value) > 8:
             image = open_thumbnail(bytes(value), size)
         else:
             return None
         data, mime = encode_thumbnail(image)
+    except ImageTooLargeError:
+        width, height = getattr(value, "size", (0, 0))
+        what = f"{width}x{height} image" if width else "image"
+        return f"<i>{html.escape(what)}: too large to draw a thumbnail within its memory budget</i>"
     except Exception:  # noqa: BLE001 - bytes that are not an image show as text
         return None
     style = f"max-width:{size}px;max-height:{size}px;image-rendering:auto"

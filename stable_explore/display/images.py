@@ -64,15 +64,11 @@ def _shrink(image: PILImage.Image, size: int, orientation: int = 1) -> PILImage.
 
     if image.format == "JPEG":
         image.draft("RGB" if image.mode not in ("L",) else "L", (size, size))
-    width, height = image.size  # after draft: what the decoder will produce
-    if width * height > THUMBNAIL_DECODE_MAX_PIXELS:
+    try:
+        _check_budget(image)  # after draft: what the decoder will produce
+    except ImageTooLargeError:
         image.close()
-        msg = (
-            f"a thumbnail of this {image.format or 'image'} would decode {width}x{height} pixels, over the "
-            f"budget of {THUMBNAIL_DECODE_MAX_PIXELS:,}; not decoded (open it with ds.with_format('python') "
-            "and PIL directly if you trust it)"
-        )
-        raise ImageTooLargeError(msg)
+        raise
     if image.mode in _DEEP_GRAY_MODES:
         return array_thumbnail(np.asarray(image), size)
     image.thumbnail((size, size), PILImage.Resampling.BILINEAR, reducing_gap=2.0)
@@ -81,6 +77,67 @@ def _shrink(image: PILImage.Image, size: int, orientation: int = 1) -> PILImage.
     if image.mode not in ("RGB", "L", "RGBA"):
         image = image.convert("RGBA" if "A" in image.getbands() or "transparency" in image.info else "RGB")
     return _enlarge_tiny(image, size)
+
+
+def _check_budget(image: PILImage.Image) -> None:
+    width, height = image.size
+    if width * height > THUMBNAIL_DECODE_MAX_PIXELS:
+        msg = (
+            f"a thumbnail of this {image.format or 'image'} would decode {width}x{height} pixels, over the "
+            f"budget of {THUMBNAIL_DECODE_MAX_PIXELS:,}; not decoded (open it with ds.with_format('python') "
+            "and PIL directly if you trust it)"
+        )
+        raise ImageTooLargeError(msg)
+
+
+def pil_thumbnail(image: PILImage.Image, size: int) -> PILImage.Image:
+    """A thumbnail of a PIL image a user holds, within the decode budget; the image itself is left as it was.
+
+    An image not decoded yet (``ds[i]`` and ``to_pandas(images="pil")`` give them so) is made from its
+    encoded bytes like a stored image's thumbnail (a JPEG drafted at reduced scale, anything over
+    :data:`THUMBNAIL_DECODE_MAX_PIXELS` refused) and is never decoded at full size; a decoded one is
+    shrunk from its pixels without a full-size copy.
+
+    Raises
+    ------
+    ImageTooLargeError
+        The image is not decoded yet and its thumbnail would decode more than the budget.
+
+    Examples
+    --------
+    >>> from PIL import Image
+    >>> pil_thumbnail(Image.new("RGB", (400, 200)), 64).size
+    (64, 32)
+    """
+    from PIL import Image as PILImage
+
+    if getattr(image, "tile", None) and image.tell() == 0:  # opened lazily: no pixel decoded yet
+        source = _encoded_source(image)
+        if source is not None:
+            return open_thumbnail(source, size)
+        _check_budget(image)
+    width, height = image.size
+    scale = min(1.0, size / max(width, height, 1))
+    box = (max(1, round(width * scale)), max(1, round(height * scale)))
+    small = image.resize(box, PILImage.Resampling.BILINEAR, reducing_gap=2.0) if box != image.size else image.copy()
+    if small.mode not in ("RGB", "L", "RGBA"):
+        small = small.convert("RGBA" if "A" in small.getbands() or "transparency" in small.info else "RGB")
+    return small
+
+
+def _encoded_source(image: PILImage.Image) -> bytes | None:
+    """The encoded bytes a lazily opened image reads its pixels from (its buffer or its file), if known."""
+    source = getattr(image, "fp", None)
+    if isinstance(source, io.BytesIO):
+        return source.getvalue()
+    filename = getattr(image, "filename", "")
+    if filename:
+        try:
+            with open(filename, "rb") as file:
+                return file.read()
+        except OSError:
+            return None
+    return None
 
 
 def _open_header(data: bytes | memoryview) -> PILImage.Image:

@@ -19,6 +19,7 @@ from stable_explore.schema.image_codec import (
     encode_array_as_png,
     encode_in_threads,
     encode_pil,
+    image_array,
     is_pil_image,
 )
 from stable_explore.schema.image_formats import SIGNATURES
@@ -139,7 +140,8 @@ class Image(Feature):
             return value
         image = decode_image_bytes(value, self.max_pixels)
         if image_format == "numpy":
-            return np.asarray(image)
+            with image:
+                return image_array(image)  # strip by strip: no whole-image bytes copy on the way
         return image
 
     @override

@@ -40,7 +40,7 @@ from stable_explore.display.images import (
     is_image_array_shape,
     open_thumbnail,
 )
-from stable_explore.errors import InvalidOptionError, RowIndexError
+from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
 from stable_explore.schema.image_formats import sniff
 from stable_explore.widgets._filtering import FilterMixin
@@ -416,11 +416,15 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         }
         if self._image_column is not None and stored.get(self._image_column) is not None:
             value = stored[self._image_column]
-            data, mime = self._detail_image(value, full=full)
-            content["mime"] = mime
             content["full"] = full
             content["image"] = image_info(value, self._ds.features[self._image_column])
-            buffers.append(data)
+            try:
+                data, mime = self._detail_image(value, full=full)
+            except ImageTooLargeError as exc:  # the fields still show; the status says why the image does not
+                self.status = f"row {row}: no preview: {exc}"
+            else:
+                content["mime"] = mime
+                buffers.append(data)
         return content, buffers
 
     def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
@@ -430,8 +434,12 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         from PIL import Image as PILImage
 
         bound = FULL_MAX_PX if full else DETAIL_MAX_PX
-        with PILImage.open(io.BytesIO(value)) as image:
-            small_enough = full or max(image.size) <= bound
+        try:
+            with PILImage.open(io.BytesIO(value)) as image:
+                small_enough = full or max(image.size) <= bound
+        except PILImage.DecompressionBombError as exc:
+            msg = f"the stored image is a decompression bomb; PIL refuses to open it: {exc}"
+            raise ImageTooLargeError(msg) from exc
         kind = sniff(value)
         if small_enough and kind is not None and kind.browser:
             return bytes(value), kind.mime

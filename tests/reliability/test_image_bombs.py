@@ -125,3 +125,94 @@ def test_a_big_but_legitimate_jpeg_thumbnail_is_drafted_not_fully_decoded() -> N
     thumb = open_thumbnail(buffer.getvalue(), 64)
     assert max(thumb.size) <= 64
     assert time.perf_counter() - started < 2.0
+
+
+BIG = (9000, 9000)  # 81 MP: under PIL's bomb limit, so accepted at build; over the thumbnail budget
+
+
+@pytest.fixture
+def decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Pixels of every image PIL decodes from now on (its ``ImageFile.load``, after any draft)."""
+    from PIL import ImageFile
+
+    seen: list[int] = []
+    load = ImageFile.ImageFile.load
+
+    def recording(image: ImageFile.ImageFile) -> object:
+        if image.tile:  # a load that decodes (a second load of the same image decodes nothing)
+            seen.append(image.size[0] * image.size[1])
+        return load(image)
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", recording)
+    return seen
+
+
+@pytest.fixture
+def big_image_dataset(tmp_path: Path) -> se.CachedDataset:
+    from stable_explore import ClassLabel
+
+    rows = [("small", {"image": small_jpeg(), "label": 0}), ("big", {"image": png_bomb(*BIG), "label": 1})]
+    features = Features(image=Image(), label=ClassLabel(names=["a", "b"]))
+    return se.build(rows, features, name="big", home=tmp_path, progress=False)
+
+
+def _card(ds: se.CachedDataset) -> None:
+    assert "<img" in ds._repr_html_()
+
+
+def _browser_page(ds: se.CachedDataset) -> None:
+    _, buffers = ds.browse().page_message()
+    assert len(buffers) >= 1  # the small image's thumbnail; the big one's cell is empty
+
+
+def _browser_detail(ds: se.CachedDataset) -> None:
+    browser = ds.browse()
+    content, buffers = browser.detail_message(1)
+    assert content["key"] == "big"
+    assert buffers == []
+    assert content["image"]["width"] == BIG[0]  # described from its header
+    assert "row 1: no preview: a thumbnail of this PNG would decode 9000x9000 pixels" in browser.status
+
+
+def _compare(ds: se.CachedDataset) -> None:
+    diff = se.compare(ds.drop([1]).save(progress=False), ds)
+    assert diff.rows.added == ["big"]
+    diff._repr_html_()
+    diff.gallery("added")._repr_html_()
+
+
+def _thumbnails_export(ds: se.CachedDataset) -> None:
+    with pytest.raises(ImageTooLargeError, match=r"row 1 .*field 'image': .*9000x9000 pixels, over the budget"):
+        ds.to_pandas(images="thumbnail")
+
+
+def _show_pil_export(ds: se.CachedDataset) -> None:
+    from stable_explore.display import show
+
+    assert "too large to draw a thumbnail" in show(ds.to_pandas(images="pil"))._repr_html_()
+
+
+def _row(ds: se.CachedDataset) -> None:
+    assert ds[1]["image"].size == BIG  # opened lazily: the user decides to decode
+
+
+DISPLAY_PATHS = {
+    "card": _card,
+    "browser page": _browser_page,
+    "browser detail": _browser_detail,
+    "compare": _compare,
+    "to_pandas thumbnails": _thumbnails_export,
+    "show(to_pandas pil)": _show_pil_export,
+    "ds[i]": _row,
+}
+
+
+@pytest.mark.parametrize("path", list(DISPLAY_PATHS))
+def test_no_display_path_decodes_an_accepted_81_megapixel_png_beyond_the_thumbnail_budget(
+    big_image_dataset: se.CachedDataset, decodes: list[int], path: str
+) -> None:
+    """Issue 22 #11: every path we control that decodes for display stays within its pixel budget."""
+    from stable_explore.display.images import THUMBNAIL_DECODE_MAX_PIXELS
+
+    DISPLAY_PATHS[path](big_image_dataset)
+    assert all(pixels <= THUMBNAIL_DECODE_MAX_PIXELS for pixels in decodes), f"{path} decoded {max(decodes):,} px"

@@ -62,3 +62,42 @@ def test_a_bad_image_in_a_large_batch_names_the_first_bad_row() -> None:
         Image().encode_column(batch)
     assert info.value.index == 29
     assert "(4, 4, 2)" in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["1", "L", "P", "RGB", "RGBA", "I;16", "I", "F", "LA"])
+def test_numpy_decoding_by_strips_gives_what_numpy_gives(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.schema import image_codec
+
+    monkeypatch.setattr(image_codec, "_STRIP_BYTES", 64)  # many strips, and a last short one
+    rng = np.random.default_rng(0)
+    image = PILImage.fromarray(rng.integers(0, 256, (37, 23, 3), dtype=np.uint8)).convert(mode)
+    expected = np.asarray(image)
+    got = image_codec.image_array(image)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_numpy_decoding_never_holds_a_whole_image_copy_beside_the_array(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 #11: ``np.asarray`` of a PIL image copied its pixels into bytes twice before the array.
+
+    tracemalloc sees Python bytes and numpy arrays (not PIL's own pixel buffer): the peak is the
+    array and one strip, not the array and whole-image bytes.
+    """
+    import io
+    import tracemalloc
+
+    from stable_explore.schema import image_codec
+
+    monkeypatch.setattr(image_codec, "_STRIP_BYTES", 1 << 20)
+    buffer = io.BytesIO()
+    PILImage.new("RGB", (2000, 2000), (10, 20, 30)).save(buffer, format="PNG")
+    data = buffer.getvalue()
+    tracemalloc.start()
+    try:
+        array = Image().decode_value(data, image_format="numpy")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert array.shape == (2000, 2000, 3)
+    assert tuple(array[1999, 1999]) == (10, 20, 30)
+    assert peak < array.nbytes + 3 * (1 << 20), f"traced peak {peak / 2**20:.1f} MB for a 11.4 MB array"

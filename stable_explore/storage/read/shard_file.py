@@ -29,6 +29,7 @@ import pyarrow.ipc as ipc
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.storage.backends.fsutil import version_gone
 from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
+from stable_explore.storage.read.resident import map_file
 
 __all__ = ["forget_mapped", "open_shard", "read_shard", "read_shard_batches"]
 
@@ -81,7 +82,7 @@ def _shard_buffer(path: Path) -> tuple[pa.Buffer, tuple[int, int, int, int]]:
         identity = identity_of(stat)
         if stat.st_size <= _READ_WHOLE_BYTES:
             return pa.py_buffer(raw.readall()), identity
-    return pa.memory_map(str(path), "r").read_buffer(), identity
+        return map_file(raw), identity  # a scan lets go of its pages as it passes (see storage.read.resident)
 
 
 _MAPPED: Kept[FileIdentity, pa.Table] = Kept(max_entries=16)

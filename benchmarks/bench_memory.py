@@ -1,0 +1,345 @@
+"""Benchmark: peak memory over the import baseline of saves and full reads of 200k image rows.
+
+The workload: N rows (200k by default, ``--rows N``) of a small distinct JPEG (about 2 KB: one of 512
+photo-like 64x64 JPEGs, each row's bytes made distinct by a comment segment holding its row number), a
+ClassLabel and a float32, built once into shard files of the default size. Each operation then runs in
+a fresh Python process that first imports what it needs (stable_explore, pyarrow, numpy, PIL; pandas and
+datasets where used), takes its memory as the baseline, and reports two peaks over it:
+
+- ``rss``: the peak resident set (the kernel's high-water mark, reset after the baseline). It counts the
+  pages of memory-mapped shard files a read touched: those are the page cache's and reclaimable;
+- ``anon``: the peak anonymous memory (``RssAnon``, sampled every millisecond): what the process itself
+  holds (Arrow buffers, Python objects), which a user pays whatever else runs.
+
+Operations on ours (each loads the built version by its id, so every save starts from the same rows):
+
+- ``relabel x10``, ``set x10``, ``drop x10``: ten edits of rows spread over the dataset, then ``save()``;
+- ``compaction``: every other row of the first 6,000 dropped, so the save rewrites the fragmented file;
+- ``drop 60%``: the first 60% of the rows dropped and one value set: the save rewrites the rest of a file it
+  uses less than half of;
+- ``for row in ds``: every row decoded (``with_format("python")``: images stay bytes);
+- ``to_iterable``: every row of ``ds.to_iterable()`` (same format);
+- ``shuffled batches of 64``: every row, in a random order, 64 at a time (as a shuffling ``DataLoader`` reads);
+- ``to_pandas 10k``: ``ds.select(range(10_000)).to_pandas()``.
+
+Comparisons, the same rows: ``pyarrow.ipc`` reading the same shard files batch by batch (memory-mapped,
+each batch's rows as Python values, as ours gives them), and Hugging Face ``datasets`` (built from the
+same rows with ``Image(decode=False)``, then every row iterated). Informational: exits 0.
+
+Run::
+
+    python benchmarks/bench_memory.py              # 200k rows: a build of about a minute, then ~10 processes
+    python benchmarks/bench_memory.py --rows 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ROWS = 200_000
+DISTINCT = 512
+SIDE = 64
+NAMES = [f"class-{i}" for i in range(10)]
+MB = 1024 * 1024
+
+
+# --- the rows -----------------------------------------------------------------------------------------
+
+
+def make_jpegs(count: int = DISTINCT, side: int = SIDE) -> list[bytes]:
+    """Photo-like small JPEGs (a colour gradient and noise), about 2 KB each."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[0:side, 0:side]
+    out = []
+    for _ in range(count):
+        base = rng.integers(0, 256, size=3)
+        slope = rng.uniform(-3.0, 3.0, size=(2, 3))
+        pixels = base + xx[..., None] * slope[0] + yy[..., None] * slope[1] + rng.normal(0, 20, size=(side, side, 3))
+        buffer = io.BytesIO()
+        PILImage.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buffer, format="JPEG", quality=80)
+        out.append(buffer.getvalue())
+    return out
+
+
+def distinct_jpeg(jpegs: list[bytes], row: int) -> bytes:
+    """Row ``row``'s JPEG: one of ``jpegs`` with a comment segment (COM) naming the row, so no two rows match."""
+    data = jpegs[row % len(jpegs)]
+    comment = f"row {row}".encode()
+    return data[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + data[2:]
+
+
+def rows(n: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    jpegs = make_jpegs()
+    for i in range(n):
+        yield f"row-{i:07d}", {"image": distinct_jpeg(jpegs, i), "label": (i * 7) % 10, "score": i * 0.001}
+
+
+def build(root: Path, n: int) -> str:
+    """Build the rows into ``root / "home"``; returns the version's ref."""
+    import stable_explore as se
+    from stable_explore import ClassLabel, Features, Image, Value
+
+    features = Features(image=Image(), label=ClassLabel(names=NAMES), score=Value("float32"))
+    ds = se.build(rows(n), features, name="mem", home=root / "home", progress=False)
+    return ds.ref
+
+
+def build_hf(root: Path, n: int) -> None:
+    """The same rows as a Hugging Face dataset (images kept as bytes), saved to ``root / "hf"``."""
+    import datasets
+
+    datasets.disable_progress_bar()
+    features = datasets.Features(
+        {
+            "image": datasets.Image(decode=False),
+            "label": datasets.ClassLabel(names=NAMES),
+            "score": datasets.Value("float32"),
+        }
+    )
+
+    def generate() -> Iterator[dict[str, Any]]:
+        for _, row in rows(n):
+            yield {"image": {"bytes": row["image"], "path": None}, "label": row["label"], "score": row["score"]}
+
+    hf = datasets.Dataset.from_generator(generate, features=features, cache_dir=str(root / "hf_cache"))
+    hf.save_to_disk(str(root / "hf"))
+
+
+# --- measuring in a fresh process -----------------------------------------------------------------------
+
+
+def _status_kb(field: str) -> int:
+    with Path("/proc/self/status").open() as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class Peak:
+    """The peak RSS (kernel high-water mark, reset at start) and sampled peak RssAnon of this process, in KB."""
+
+    def __init__(self) -> None:
+        self.base_rss = _status_kb("VmRSS")
+        self.base_anon = _status_kb("RssAnon")
+        self.anon = self.base_anon
+        self._stop = threading.Event()
+        try:
+            Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+            self.hwm_reset = True
+        except OSError:
+            self.hwm_reset = False
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.001):
+            self.anon = max(self.anon, _status_kb("RssAnon"))
+
+    def stop(self) -> dict[str, float]:
+        self.anon = max(self.anon, _status_kb("RssAnon"))
+        self._stop.set()
+        self._thread.join()
+        hwm = _status_kb("VmHWM") if self.hwm_reset else _status_kb("VmRSS")
+        return {
+            "base_rss_mb": self.base_rss / 1024,
+            "rss_mb": (hwm - self.base_rss) / 1024,
+            "anon_mb": (self.anon - self.base_anon) / 1024,
+        }
+
+
+def _ours(ref: str, home: str) -> Any:
+    import stable_explore as se
+
+    return se.load(ref, home=home)
+
+
+def _spread(n: int, count: int = 10) -> list[int]:
+    return [i * (n // count) + 7 for i in range(count)]
+
+
+def op_relabel(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    ds.relabel({row: NAMES[(row + 3) % 10] for row in _spread(len(ds))}).save(progress=False)
+
+
+def op_set(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    draft = ds.drop([])
+    for row in _spread(len(ds)):
+        draft = draft.set(row, "score", -1.0)
+    draft.save(progress=False)
+
+
+def op_drop(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    ds.drop(_spread(len(ds))).save(progress=False)
+
+
+def op_compaction(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    saved = ds.drop(list(range(0, min(len(ds), 6000), 2))).save(progress=False)
+    print(saved.build_info, file=sys.stderr)
+
+
+def op_rewrite(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    saved = ds.drop(list(range(len(ds) * 6 // 10))).set(len(ds) - 1, "score", -1.0).save(progress=False)
+    print(saved.build_info, file=sys.stderr)
+
+
+def op_iterate(ref: str, home: str, root: Path) -> None:
+    count = sum(1 for _ in _ours(ref, home).with_format("python"))
+    assert count > 0
+
+
+def op_iterable(ref: str, home: str, root: Path) -> None:
+    count = sum(1 for _ in _ours(ref, home).with_format("python").to_iterable())
+    assert count > 0
+
+
+def op_shuffled(ref: str, home: str, root: Path) -> None:
+    import numpy as np
+
+    ds = _ours(ref, home).with_format("python")
+    order = np.random.default_rng(0).permutation(len(ds)).tolist()
+    count = 0
+    for start in range(0, len(order), 64):  # as DataLoader(ds, shuffle=True, batch_size=64) reads
+        count += len(ds.__getitems__(order[start : start + 64]))
+    assert count == len(ds)
+
+
+def op_pandas(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    frame = ds.select(range(min(len(ds), 10_000))).to_pandas()
+    assert len(frame) > 0
+
+
+def op_pyarrow(ref: str, home: str, root: Path) -> None:
+    import pyarrow as pa
+
+    count = 0
+    for path in sorted(_ours(ref, home).cache_meta.shard_paths):
+        with pa.memory_map(str(path)) as source:
+            reader = pa.ipc.open_file(source)
+            for i in range(reader.num_record_batches):
+                count += len(reader.get_batch(i).select(["image", "label", "score"]).to_pylist())
+    assert count > 0
+
+
+def op_hf(ref: str, home: str, root: Path) -> None:
+    import datasets
+
+    hf = datasets.load_from_disk(str(root / "hf"))
+    count = sum(1 for _ in hf)
+    assert count > 0
+
+
+OPERATIONS: dict[str, tuple[str, Callable[[str, str, Path], None]]] = {
+    "relabel": ("relabel x10 + save", op_relabel),
+    "set": ("set x10 + save", op_set),
+    "drop": ("drop x10 + save", op_drop),
+    "compaction": ("compaction save", op_compaction),
+    "rewrite": ("drop 60%, set + save", op_rewrite),
+    "iterate": ("for row in ds", op_iterate),
+    "iterable": ("to_iterable()", op_iterable),
+    "shuffled": ("shuffled batches of 64", op_shuffled),
+    "pandas": ("to_pandas 10k", op_pandas),
+    "pyarrow": ("pyarrow.ipc scan", op_pyarrow),
+    "hf": ("HF datasets iter", op_hf),
+}
+
+
+def measure(name: str, ref: str, home: str, root: Path) -> dict[str, Any]:
+    """Run one operation in this (fresh) process and return its peaks over the import baseline."""
+    import numpy  # noqa: F401 - part of the baseline
+    import PIL.Image  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import stable_explore  # noqa: F401
+
+    if name == "pandas":
+        import pandas  # noqa: F401
+    if name == "hf":
+        import datasets  # noqa: F401
+    if name == "iterable":
+        import torch  # noqa: F401 - to_iterable gives a torch IterableDataset: torch's import is not the scan's
+    peak = Peak()
+    started = time.perf_counter()
+    OPERATIONS[name][1](ref, home, root)
+    result = peak.stop()
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+def run_fresh(name: str, ref: str, home: Path, root: Path) -> dict[str, Any]:
+    here = str(Path(__file__).resolve())
+    done = subprocess.run(
+        [sys.executable, here, "--one", name, "--ref", ref, "--home", str(home), "--root", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
+    parser.add_argument("--only", nargs="*", choices=sorted(OPERATIONS), help="run only these operations")
+    parser.add_argument("--keep", type=Path, help="build into (or reuse) this folder instead of a temporary one")
+    parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--ref", help=argparse.SUPPRESS)
+    parser.add_argument("--home", help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one, args.ref, args.home, args.root)))
+        return
+    names = args.only or list(OPERATIONS)
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as temp:
+        root = args.keep or Path(temp)
+        root.mkdir(parents=True, exist_ok=True)
+        marker = root / f"built-{args.rows}.json"
+        if marker.exists():
+            ref = json.loads(marker.read_text())["ref"]
+        else:
+            started = time.perf_counter()
+            ref = build(root, args.rows)
+            print(f"built {args.rows:,} rows as {ref} in {time.perf_counter() - started:.0f} s")
+            marker.write_text(json.dumps({"ref": ref}))
+        if "hf" in names and not (root / "hf").exists():
+            try:
+                build_hf(root, args.rows)
+            except ImportError:
+                names.remove("hf")
+                print("HF datasets is not installed: pip install datasets (the bench extra)")
+        print(f"{'operation':22s} {'rss MB':>8s} {'anon MB':>8s} {'baseline MB':>12s} {'s':>6s}")
+        for name in names:
+            result = run_fresh(name, ref, root / "home", root)
+            if "error" in result:
+                print(f"{OPERATIONS[name][0]:22s} failed: {result['error']}")
+                continue
+            print(
+                f"{OPERATIONS[name][0]:22s} {result['rss_mb']:8.0f} {result['anon_mb']:8.0f} "
+                f"{result['base_rss_mb']:12.0f} {result['seconds']:6.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
