@@ -40,6 +40,8 @@ def bucket_home(root: Path) -> Iterator[str]:
     """A SeaweedFS bucket on loopback, its credentials in this process's environment."""
     from tests.s3server import seaweedfs
 
+    # the weed binary comes with the test extra, beside this interpreter (a venv not activated is not on PATH)
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     with seaweedfs(root) as server:
         server.create_bucket("soak")
         os.environ.update(server.env)
@@ -59,11 +61,13 @@ def _round(machine: type[HomeMachine], examples: int, steps: int) -> dict[str, A
     try:
         run_state_machine_as_test(machine, settings=chosen)
     except Exception as exc:  # every failure is reported, and the soak goes on
+        # a flaky failure (a step that failed once and passed on replay) groups what it saw
+        inner = [exc, *getattr(exc, "exceptions", ())]
         return {
             "machine": machine.__name__,
-            "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:500] if str(exc) else ''}",
-            "reproduction": "\n".join(getattr(exc, "__notes__", [])),
-            "traceback": "".join(traceback.format_exception(exc)[-6:]),
+            "error": " / ".join(f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}" for e in inner),
+            "reproduction": "\n".join(note for e in inner for note in getattr(e, "__notes__", [])),
+            "traceback": "\n".join("".join(traceback.format_exception(e)[-8:]) for e in inner),
         }
     return None
 

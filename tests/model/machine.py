@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pyarrow as pa
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -29,12 +30,13 @@ from stable_explore.storage.object import ObjectStore
 from stable_explore.storage.read_cache import CACHE_ENV
 from stable_explore.storage.shard_file import forget_mapped
 from tests.model.model import FLAGS, LABELS, Draft, HomeModel, Row, Rows, decoded, row_diff
-from tests.model.reads import PALETTE_SIZE, check_in_fresh_process, check_reads, source_rows
+from tests.model.reads import PALETTE_SIZE, check_in_fresh_process, check_reads, names, source_rows
 
 # -- known bugs, each avoided by exactly its combination until its fix is merged --------------------------------
 KNOWN_BUG_TWO_COLUMN_EDITS = True  # issue 21 item 1, fixed on branch seams-edits: set to False after merge
 KNOWN_BUG_SAVE_AS_ON_BUCKET = True  # issue 21 item 8 (save(name=) on a bucket reusing shards): False after merge
 KNOWN_BUG_FSCK_AFTER_GC_ON_BUCKET = True  # issue 21 item 4 (empty prefixes gc leaves reported): False after merge
+KNOWN_BUG_COMPARE_LIST_COLUMNS = True  # issue 21 item 2 (compare crashes on a list column once a row changed)
 KNOWN_BUG_FSCK_RAISES_ON_SIDECARS = True  # issue 22 item 9 (fsck raises on damaged .batches/cell-patches.json)
 
 KEYS = [f"k{i:02d}" for i in range(12)]
@@ -71,10 +73,13 @@ class HomeMachine(RuleBasedStateMachine):
         self.model = HomeModel()
         self.second_model = HomeModel()
         self.draft: Draft | None = None
+        self.draft_rows: Rows = ()
+        self.origin_ds: se.CachedDataset | None = None
         self.since_fresh = 0  # steps since the last read in a fresh process (each costs a Python start)
         self.gone: set[str] = set()  # versions gc removed (fsck's known noise on a bucket names them)
 
     def teardown(self) -> None:
+        self.origin_ds = None
         forget_checked()
         forget_mapped()
         for key, value in self.saved_env.items():
@@ -113,6 +118,7 @@ class HomeMachine(RuleBasedStateMachine):
             st.integers(-3, 3),
             st.sampled_from(STRINGS),
             st.integers(0, PALETTE_SIZE - 1),
+            st.lists(st.integers(0, 3), max_size=3).map(tuple),
         )
         rows: Rows = tuple(zip(keys, data.draw(st.lists(row, min_size=len(keys), max_size=len(keys))), strict=True))
         name = data.draw(st.sampled_from(NAMES), label="name")
@@ -128,7 +134,9 @@ class HomeMachine(RuleBasedStateMachine):
         if self.draft is None:
             name, version = self._pick_version(data)
             self.draft = Draft(name, version)
-        return self.draft, self.model.rows(self.draft.name, self.draft.origin)
+            self.draft_rows = self.model.rows(name, version)
+            self.origin_ds = self._open(name, version)  # held across steps, as a notebook holds it
+        return self.draft, self.draft_rows
 
     def _position(self, data: st.DataObject, draft: Draft, rows: Rows, column: str) -> int | None:
         free = [p for p in range(len(rows)) if p not in draft.dropped]
@@ -179,8 +187,7 @@ class HomeMachine(RuleBasedStateMachine):
         draft.dropped |= frozenset(chosen)
 
     def _real_draft(self, draft: Draft) -> Any:
-        origin = self._open(draft.name, draft.origin)
-        real: Any = origin
+        real: Any = self.origin_ds
         if draft.dropped:
             real = real.drop(sorted(draft.dropped))
         for (position, column), code in sorted(draft.relabelled.items()):
@@ -205,10 +212,27 @@ class HomeMachine(RuleBasedStateMachine):
         draft = self.draft
         assert draft is not None
         self.draft = None
-        origin_rows = self.model.rows(draft.name, draft.origin)
+        origin_rows = self.draft_rows
         target = next(n for n in NAMES if n != draft.name) if other_name else draft.name
         tag = data.draw(st.sampled_from([None, "clean"]), label="tag")
-        saved = self._real_draft(draft).save(message="model step", name=target, tag=tag, progress=False)
+        real = self._real_draft(draft)
+        self.origin_ds = None
+        if draft.origin_gone:  # gc took the origin while the draft was open: a clear error, nothing published
+            STEPS["save_of_collected_origin"] += 1
+            refused = None
+            try:
+                real.save(message="model step", name=target, tag=tag, progress=False)
+            except se.CacheNotFoundError as exc:
+                refused = str(exc)
+            if refused is None:  # allowed only where nothing is read, written or tagged
+                assert tag is None, f"save(tag={tag!r}) of a draft whose origin gc removed pointed a tag at it"
+                assert not other_name, "a save under another name from a version gc removed"
+                assert draft.changes_nothing(origin_rows), "a save with edits from a version gc removed"
+            else:
+                assert draft.origin in refused, refused
+                assert "garbage-collected" in refused, refused
+            return
+        saved = real.save(message="model step", name=target, tag=tag, progress=False)
         rows = draft.apply(origin_rows)
         if not other_name and draft.changes_nothing(origin_rows):
             assert saved.version == draft.origin, "a save that changes nothing creates no version"
@@ -241,7 +265,7 @@ class HomeMachine(RuleBasedStateMachine):
         self.model.remove(removed)
         self.gone.update(v.partition("@")[2] for v in removed)
         if self.draft is not None and f"{self.draft.name}@{self.draft.origin}" in removed:
-            self.draft = None  # its origin is gone
+            self.draft.origin_gone = True  # its save must now refuse, naming the version
 
     @rule(data=st.data())
     @precondition(lambda self: self.model.live())
@@ -249,11 +273,17 @@ class HomeMachine(RuleBasedStateMachine):
         self._count("compare")
         a, b = self._pick_version(data), self._pick_version(data)
         rows_a, rows_b = self.model.rows(*a), self.model.rows(*b)
-        diff = se.compare(self._open(*a), self._open(*b))
+        added, removed, changed = row_diff(rows_a, rows_b)
+        try:
+            diff = se.compare(self._open(*a), self._open(*b))
+        except pa.ArrowNotImplementedError as exc:
+            if KNOWN_BUG_COMPARE_LIST_COLUMNS and changed and "'equal' has no kernel" in str(exc):
+                STEPS["compare_known_bug"] += 1
+                return  # issue 21 item 2: every compare with a changed row crashes on the list column
+            raise
         if a[1] == b[1]:
             assert diff.identical
             return
-        added, removed, changed = row_diff(rows_a, rows_b)
         assert set(diff.rows.added) == added, (a, b, diff.rows)
         assert set(diff.rows.removed) == removed, (a, b, diff.rows)
         assert set(diff.rows.changed) == set(changed), (a, b, diff.rows)
@@ -261,7 +291,7 @@ class HomeMachine(RuleBasedStateMachine):
         for key, columns in changed.items():
             fields = diff.rows.changed_fields[key]
             assert set(fields) == columns, (key, fields, columns)
-            for column in columns - {"image"}:
+            for column in columns - {"image", "seq"}:
                 expected = (decoded(column, left[key].get(column)), decoded(column, right[key].get(column)))
                 assert tuple(fields[column]) == expected, (key, column, fields[column], expected)
         if not (added or removed or changed):
@@ -362,20 +392,23 @@ class HomeMachine(RuleBasedStateMachine):
         try:
             ds = self._open(name, version)
         except CacheCorruptionError as exc:
-            refused = str(exc)
+            refused = exc
         if refused is None:
             STEPS["paths_refused"] += check_reads(ds, self.model.rows(name, version), damaged=file)
             del ds
         else:
-            assert file in refused, f"opening {name}@{version} with {file} damaged names another file: {refused}"
+            assert names(refused) == file, f"{name}@{version} with {file} damaged: open blames another file: {refused}"
             STEPS["refused_on_open"] += 1
         try:
-            text = str(se.fsck(home=self.home))
+            blamed = [str(p.path) for p in se.fsck(home=self.home).problems]
         except CacheCorruptionError as exc:
             if not (KNOWN_BUG_FSCK_RAISES_ON_SIDECARS and file.endswith((".batches", "cell-patches.json"))):
                 raise
-            text = str(exc)  # issue 22 item 9: it raised, naming the file, instead of listing it
-        assert f"{version}/{file}" in text, f"fsck missed damage to {name}@{version}/{file}:\n{text}"
+            # issue 22 item 9: it raised at the first damage instead of listing it; a save's hard link of the
+            # same file in another version may come first, so any version's copy of the file counts
+            blamed = [f"{version}/{file}"] if names(exc) == file else [str(exc.path)]
+        where = f"{version}/{file}"
+        assert any(p.endswith(where) for p in blamed), f"fsck missed damage to {name}@{where}: it blamed {blamed}"
 
     # -- invariants --------------------------------------------------------------------------------------------
     @invariant()
@@ -441,4 +474,5 @@ FEATURES = se.Features(
     x=se.Value("int64"),
     s=se.Value("string"),
     image=se.Image(),
+    seq=se.Sequence(se.Value("int64")),
 )

@@ -6,7 +6,7 @@ computed from the operations alone (what was built, edited, tagged, collected an
 Examples
 --------
 >>> home = HomeModel()
->>> rows = (("k1", Row(0, 1, 5, "a", 2)),)
+>>> rows = (("k1", Row(0, 1, 5, "a", 2, (1, 2))),)
 >>> home.publish("d", "v1", rows, reused=False)
 >>> home.refs["d"]["latest"], home.rows("d", "v1")[0][1].x
 ('v1', 5)
@@ -22,19 +22,20 @@ LABELS = ["cat", "dog", "bird"]
 FLAGS = ["x", "y"]
 CLASS_NAMES = {"label": LABELS, "flag": FLAGS}
 SCALARS = ("x", "s")
-COLUMNS = ("label", "flag", "x", "s", "image")
+COLUMNS = ("label", "flag", "x", "s", "image", "seq")
 GRACE_SECONDS = 60.0  # stable_explore.catalog.gc.GRACE_SECONDS: a version a build reused is kept this long
 
 
 @dataclass(frozen=True)
 class Row:
-    """One row as the model holds it: class indices, an int, a string and the index of an image in the palette."""
+    """One row as the model holds it: class indices, an int, a string, an image (its palette index), a list."""
 
     label: int
     flag: int
     x: int
     s: str
     image: int
+    seq: tuple[int, ...] = ()
 
     def get(self, column: str) -> Any:
         return getattr(self, column)
@@ -53,6 +54,7 @@ class Draft:
     dropped: frozenset[int] = frozenset()
     relabelled: dict[tuple[int, str], int] = field(default_factory=dict)  # (position, column) -> class
     values: dict[tuple[int, str], Any] = field(default_factory=dict)  # (position, column) -> value
+    origin_gone: bool = False  # gc removed the origin after the draft began
 
     def edited_columns(self, position: int) -> set[str]:
         return {c for (p, c) in [*self.relabelled, *self.values] if p == position}

@@ -41,9 +41,9 @@ def _run(machine: type[HomeMachine], examples: int, steps: int) -> None:
 
 
 def test_the_model_holds_on_a_local_home() -> None:
-    _run(HomeMachine, examples=6, steps=20)
+    _run(HomeMachine, examples=5, steps=16)
 
 
 def test_the_model_holds_on_a_bucket(s3_env: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(BucketMachine, "bucket", f"s3://team/model-{os.getpid()}")
-    _run(BucketMachine, examples=4, steps=15)
+    _run(BucketMachine, examples=3, steps=14)
