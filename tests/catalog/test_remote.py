@@ -264,6 +264,25 @@ def test_a_damaged_shard_in_the_bucket_is_refused_on_read(
         se.fsck("cats", home=bucket)
 
 
+@pytest.mark.parametrize("keep", [0, 100])
+def test_a_truncated_shard_in_the_bucket_is_corruption_naming_it(
+    tmp_path: Path, bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch, keep: int
+) -> None:
+    # found by the state machine (tests/model): a shard cut to 0 bytes raised RemoteStoreError (416 Range Not
+    # Satisfiable), as if the request had failed, instead of naming the damaged shard
+    ds = _build(bucket, jpegs)
+    store = ObjectStore(bucket)
+    key = f"pets/versions/{ds.version}/{ds.cache_meta.shard_filenames[0]}"
+    cut = tmp_path / "cut.arrow"
+    store.get_file(key, cut)
+    cut.write_bytes(cut.read_bytes()[:keep])
+    store.put_file(key, cut)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "fresh-cache"))  # a machine that never read the good copy
+    forget_checked()
+    with pytest.raises(CacheCorruptionError, match=f"{bucket}/{key}: the stored shard is {keep} bytes"):
+        se.load(f"pets@{ds.version}", home=bucket).to_arrow()
+
+
 def test_metadata_that_is_not_utf8_in_the_bucket_is_corruption_naming_it(
     tmp_path: Path, bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
