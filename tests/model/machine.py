@@ -38,6 +38,9 @@ KNOWN_BUG_SAVE_AS_ON_BUCKET = True  # issue 21 item 8 (save(name=) on a bucket r
 KNOWN_BUG_FSCK_AFTER_GC_ON_BUCKET = True  # issue 21 item 4 (empty prefixes gc leaves reported): False after merge
 KNOWN_BUG_COMPARE_LIST_COLUMNS = True  # issue 21 item 2 (compare crashes on a list column once a row changed)
 KNOWN_BUG_FSCK_RAISES_ON_SIDECARS = True  # issue 22 item 9 (fsck raises on damaged .batches/cell-patches.json)
+# NEW (found by this machine, not fixed): on a bucket, saving a draft whose origin gc removed raises a raw
+# RemoteStoreError '<shard>.batches is missing' instead of the local home's clear "was garbage-collected" error
+KNOWN_BUG_SAVE_AFTER_GC_ON_BUCKET = True
 
 KEYS = [f"k{i:02d}" for i in range(12)]
 STRINGS = ["", "a", "b", "çà", "x y", "0"]
@@ -224,6 +227,10 @@ class HomeMachine(RuleBasedStateMachine):
                 real.save(message="model step", name=target, tag=tag, progress=False)
             except se.CacheNotFoundError as exc:
                 refused = str(exc)
+            except se.RemoteStoreError as exc:
+                if not (KNOWN_BUG_SAVE_AFTER_GC_ON_BUCKET and self.bucket and " is missing" in str(exc)):
+                    raise
+                return  # the known raw error: nothing was published (the next invariants check it)
             if refused is None:  # allowed only where nothing is read, written or tagged
                 assert tag is None, f"save(tag={tag!r}) of a draft whose origin gc removed pointed a tag at it"
                 assert not other_name, "a save under another name from a version gc removed"
