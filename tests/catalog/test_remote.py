@@ -285,6 +285,45 @@ def test_a_damaged_shard_in_the_bucket_is_refused_on_read(
         se.fsck("cats", home=bucket)
 
 
+@pytest.mark.parametrize("keep", [0, 100])
+def test_a_truncated_shard_in_the_bucket_is_corruption_naming_it(
+    tmp_path: Path, bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch, keep: int
+) -> None:
+    # found by the state machine (tests/model): a shard cut to 0 bytes raised RemoteStoreError (416 Range Not
+    # Satisfiable), as if the request had failed, instead of naming the damaged shard
+    ds = _build(bucket, jpegs)
+    store = ObjectStore(bucket)
+    key = f"pets/versions/{ds.version}/{ds.cache_meta.shard_filenames[0]}"
+    cut = tmp_path / "cut.arrow"
+    store.get_file(key, cut)
+    cut.write_bytes(cut.read_bytes()[:keep])
+    store.put_file(key, cut)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "fresh-cache"))  # a machine that never read the good copy
+    forget_checked()
+    with pytest.raises(CacheCorruptionError, match=f"{bucket}/{key}: the stored shard is {keep} bytes"):
+        se.load(f"pets@{ds.version}", home=bucket).to_arrow()
+
+
+def test_metadata_that_is_not_utf8_in_the_bucket_is_corruption_naming_it(
+    tmp_path: Path, bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # found by the state machine (tests/model): a flipped first byte of _metadata.json was a RemoteStoreError
+    ds = _build(bucket, jpegs)
+    store = ObjectStore(bucket)
+    key = f"pets/versions/{ds.version}/_metadata.json"
+    damaged = tmp_path / "damaged.json"
+    store.get_file(key, damaged)
+    data = bytearray(damaged.read_bytes())
+    data[0] ^= 0x89
+    damaged.write_bytes(bytes(data))
+    store.put_file(key, damaged)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "fresh-cache"))  # no mirror of the good metadata
+    with pytest.raises(CacheCorruptionError, match=f"{bucket}/{key}: is not UTF-8 text"):
+        se.load(f"pets@{ds.version}", home=bucket)
+    report = se.fsck(home=bucket)
+    assert any(str(p).startswith(f"{bucket}/{key}") for p in report.problems), str(report)
+
+
 def test_a_bucket_home_lists_from_the_command_line(bucket: str, jpegs: list[bytes]) -> None:
     ds = _build(bucket, jpegs)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

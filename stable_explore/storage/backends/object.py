@@ -32,7 +32,7 @@ from typing import Any
 from typing_extensions import override
 
 from stable_explore._optional import require
-from stable_explore.errors import InvalidOptionError, RemoteStoreError
+from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import replacing, writing
 from stable_explore.storage.backends.lease import Lease, Notify, hold_lease, lease_seconds_from_env
 from stable_explore.storage.backends.protocol import Store, check_key
@@ -169,11 +169,17 @@ class ObjectStore(Store):
         path = check_key(key)
         try:
             result = self._obstore.get(self._store, path)
-            return bytes(result.bytes()).decode("utf-8"), result.meta.get("e_tag")
+            data = bytes(result.bytes())
         except FileNotFoundError:
             return None
         except Exception as exc:
             raise self._error(key, exc) from exc
+        try:
+            return data.decode("utf-8"), result.meta.get("e_tag")
+        except UnicodeDecodeError as exc:  # damaged bytes, not a failed request: say so, naming the object
+            reason = f"is not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r}); the file is damaged"
+            where = f"{self.url}/{key}"
+            raise CacheCorruptionError(where, reason) from exc
 
     @override
     def read_text(self, key: str) -> str | None:

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from typing_extensions import override
 
-from stable_explore.errors import CacheNotFoundError, RemoteStoreError
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
 
 if TYPE_CHECKING:
@@ -184,7 +184,13 @@ class RemoteShardFile(io.RawIOBase):
         missing = [b for b in wanted if b not in found]
         if missing:
             ranges = [(b * BLOCK_SIZE, min(self._size, (b + 1) * BLOCK_SIZE)) for b in missing]
-            fetched = self._store.read_ranges(self._key, ranges)
+            try:
+                fetched = self._store.read_ranges(self._key, ranges)
+            except RemoteStoreError:
+                self._check_size()  # a range past the end of a shorter object is its damage, not a failed request
+                raise
+            if any(len(part) != end - start for part, (start, end) in zip(fetched, ranges, strict=True)):
+                self._check_size()
             with _fetched_lock:
                 FETCHED.bytes += sum(len(part) for part in fetched)
                 FETCHED.requests += 1
@@ -197,6 +203,15 @@ class RemoteShardFile(io.RawIOBase):
         while len(self._memory) > _MEMORY_BLOCKS:
             self._memory.popitem(last=False)
         return [found[b] for b in wanted]
+
+    def _check_size(self) -> None:
+        """Raise naming the shard when the stored object is not as long as the metadata says it was written."""
+        found = self._store.size(self._key)
+        if found != self._size:
+            where = f"{self._store.url}/{self._key}"
+            what = "missing" if found is None else f"{found} bytes"
+            reason = f"the stored shard is {what}, but {self._size} bytes were written (truncated or replaced)"
+            raise CacheCorruptionError(where, reason)
 
 
 def open_remote_shard(

@@ -304,6 +304,12 @@ def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
         raise _corrupt(meta_path, msg)
 
 
+def _check_seal(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+    """Raise naming ``_metadata.json`` when it is not what was written (before blaming a file it lists)."""
+    _check_implied_version_id(raw, cache_dir, meta_path)
+    _check_metadata_digest(raw, meta_path)
+
+
 def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
     """A recorded version id must be what the content fields give (and the directory's name, in a catalog)."""
     recorded = raw.get("version_id")
@@ -469,8 +475,10 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
             gone = version_gone(cache_dir)
             if gone:
                 raise CacheNotFoundError(gone) from None
+            _check_seal(raw, cache_dir, meta_path)  # a damaged shard name or size is the metadata's damage
             raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
         if sizes is not None and size != sizes[position]:
+            _check_seal(raw, cache_dir, meta_path)
             raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
 
     batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)

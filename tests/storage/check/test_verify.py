@@ -39,6 +39,24 @@ def test_verify_detects_a_tampered_description(home: Path) -> None:
         se.verify(ds)
 
 
+@pytest.mark.parametrize(("field", "damage"), [("shard_filenames", "shasd-00000.arrow"), ("shard_sizes", 7)])
+def test_a_damaged_shard_name_or_size_in_the_metadata_is_named_as_the_metadatas_damage(
+    home: Path, field: str, damage: object
+) -> None:
+    # found by the state machine (tests/model): one flipped byte turned "shard-00000.arrow" into
+    # "shasd-00000.arrow", and load, verify and fsck blamed a missing shard, not the damaged metadata
+    ds = se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
+    meta_path = ds.cache_dir / "_metadata.json"
+    raw = json.loads(meta_path.read_text())
+    raw[field][0] = damage
+    meta_path.write_text(json.dumps(raw))
+    for check in (lambda: se.load("numbers", home=home), lambda: se.verify("numbers", home=home)):
+        with pytest.raises(CacheCorruptionError) as info:
+            check()
+        assert info.value.path == meta_path, str(info.value)
+    assert str(se.fsck(home=home)).startswith(f"{meta_path}: ")
+
+
 def test_verify_catches_a_tampered_row_segment(big_shards: CachedDataset) -> None:
     import json
 
