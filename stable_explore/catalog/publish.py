@@ -43,7 +43,7 @@ from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.version_files import VersionFile, version_files
 from stable_explore.storage.read.kept import forget
-from stable_explore.storage.write.writer import write_metadata
+from stable_explore.storage.write.writer import ShardFields, write_metadata
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef
@@ -67,7 +67,7 @@ def publish_version(
     catalog: Catalog,
     name: str,
     staging: Path,
-    shard_fields: dict[str, Any],
+    shard_fields: ShardFields,
     record: VersionMetadata,
     *,
     tag: str | None = None,
@@ -85,7 +85,7 @@ def publish_version(
     if tag is not None:
         check_name(tag, "tag")
     record = replace(record, name=name, created_at=record.created_at or _now())
-    fields = {**shard_fields, **record.to_json()}
+    fields: dict[str, Any] = {**shard_fields, **record.to_json()}
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
     remote = catalog.store.local_path(name) is None
