@@ -25,7 +25,8 @@ rows of a 64x64 JPEG (512 distinct, cycled), a ClassLabel (10 names), a float32 
    version as written (revision 2, batch digests checked) against a copy of it whose metadata has no
    batch digests (revision 1, unchecked). Interleaved (alternating which goes first), medians. Warm =
    batches already checked in this process (the steady state); cold = a new handle after
-   ``forget_checked()``, on rows not read before in that handle (every batch touched is hashed).
+   ``forget("checked batches", "opened shards")``, on rows not read before in that handle (every
+   batch touched is hashed).
    Reads: 256 random rows decoded (``__getitems__``, bench_dataset.py's take), ``to_pandas`` of 10k
    contiguous and 10k random rows (bench_dataset.py's), and the browser's 64 thumbnails
    (``ShardBrowser._thumbnails`` with a fresh thumbnail cache, bench_browser.py's kernel measure).
@@ -96,7 +97,7 @@ import json, random, sys
 from pathlib import Path
 import pyarrow as pa
 import stable_explore as se
-from stable_explore.storage.read.batches import forget_checked
+from stable_explore.storage.read.kept import forget
 from tests.reliability.trials import flip_byte
 
 cache, first, last, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -117,7 +118,7 @@ for trial in range(first, last):
     offset = rng.randrange(len(pristine[target]))
     print(json.dumps({"trial": trial, "file": target.name, "offset": offset}), flush=True)
     flip_byte(target, offset, 1 << rng.randrange(8))
-    forget_checked()
+    forget("checked batches", "opened shards")
     try:
         got = se.load(cache).to_arrow(with_row_columns=True)
         outcome = "unchanged" if got.equals(expected) else "silent"
@@ -304,7 +305,7 @@ def read_overhead(
 ) -> tuple[dict[str, tuple[float, float, float]], Any]:
     """Per read: (with digests, without) median seconds and the ratio of the fastest runs, warm and cold."""
     import stable_explore as se
-    from stable_explore.storage.read.batches import forget_checked
+    from stable_explore.storage.read.kept import forget
 
     home = root / "read-home"
     ds = se.build(keyed_rows, our_features(), args=(rows, jpegs), name="reads", home=home, progress=False)
@@ -351,7 +352,7 @@ def read_overhead(
                     read(handles[s], 0)
                     times[s]["warm"].append(time.perf_counter() - started)
             for s, path in order:
-                forget_checked()
+                forget("checked batches", "opened shards")
                 fresh = se.load(path)
                 started = time.perf_counter()
                 read(fresh, k + 1)

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))  # tests/s3server.py: the server the tests use too
 import stable_explore as se  # noqa: E402
 from stable_explore.storage.backends.read_cache import CACHE_ENV  # noqa: E402
 from stable_explore.storage.backends.remote_file import FETCHED  # noqa: E402
-from stable_explore.storage.read.batches import forget_checked  # noqa: E402
+from stable_explore.storage.read.kept import forget  # noqa: E402
 from tests.s3server import seaweedfs  # noqa: E402
 
 MB = 1024 * 1024
@@ -79,7 +79,7 @@ def _build(rows: list[tuple[str, dict[str, object]]], home: str | Path, name: st
 def _fresh_cache(scratch: Path, label: str) -> None:
     path = scratch / f"cache-{label}-{time.monotonic_ns()}"
     os.environ[CACHE_ENV] = str(path)
-    forget_checked()
+    forget("checked batches", "opened shards")
     FETCHED.reset()
 
 

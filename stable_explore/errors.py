@@ -64,7 +64,17 @@ class StableExploreWarning(Warning):
 
 
 class SchemaError(StableExploreError, ValueError):
-    """A feature definition, or a schema read from disk, is not valid."""
+    """A feature definition, or a schema read from disk, is not valid.
+
+    Examples
+    --------
+    >>> import stable_explore as se
+    >>> try:
+    ...     se.ClassLabel(names=["cat", "cat"])
+    ... except SchemaError as exc:
+    ...     print(exc)
+    ClassLabel names must be unique; repeated: ['cat']
+    """
 
 
 class EncodingError(StableExploreError, ValueError):
@@ -80,6 +90,16 @@ class EncodingError(StableExploreError, ValueError):
         The example's key, when known.
     reason:
         What was expected and what was found.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> rows = [{"x": 1}, {"x": "two"}]
+    >>> try:
+    ...     se.build(rows, se.Features(x=se.Value("int64")), name="n", home=tempfile.mkdtemp(), progress=False)
+    ... except EncodingError as exc:
+    ...     print(exc.index, exc.field, "|", exc.reason)
+    1 x | expected int64, got 'two' (str)
     """
 
     def __init__(
@@ -146,7 +166,17 @@ class ImageTooLargeError(StableExploreError, ValueError):
 
 
 class CacheNotFoundError(StableExploreError, FileNotFoundError):
-    """A cache directory, version or ref does not exist."""
+    """A cache directory, version or ref does not exist.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> try:
+    ...     se.load("pets", home=tempfile.mkdtemp())
+    ... except CacheNotFoundError as exc:
+    ...     print(str(exc).split(" in ")[0])
+    no dataset named 'pets'
+    """
 
 
 class CacheWriteError(StableExploreError, OSError):
@@ -163,6 +193,19 @@ class CacheCorruptionError(StableExploreError, ValueError):
     ----------
     path:
         The file that is damaged.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> ds = se.build([{"x": 1}, {"x": 2}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
+    >>> ds.cache_meta.shard_paths[0].write_bytes(b"not an Arrow file")  # damaged on disk
+    17
+    >>> try:
+    ...     se.load("n", home=home).to_pandas()
+    ... except CacheCorruptionError as exc:
+    ...     print(exc.path.name, "|", exc.reason)  # doctest: +ELLIPSIS
+    shard-00000.arrow | shard is 17 bytes, but ... were written (truncated or modified)
     """
 
     def __init__(self, path: str | Path, reason: str) -> None:
@@ -254,6 +297,31 @@ class LockTimeoutError(StableExploreError, TimeoutError):
         Who held it, as the holder recorded it (``process 123 on host, since ...``), or ``"unknown"``.
     waited:
         Seconds this process waited.
+
+    Examples
+    --------
+    Another holder (here a thread) keeps the lock longer than this process waits:
+
+    >>> import pathlib, tempfile, threading
+    >>> from stable_explore.storage.backends.locks import hold_lock
+    >>> lock = pathlib.Path(tempfile.mkdtemp()) / ".refs.lock"
+    >>> held, done = threading.Event(), threading.Event()
+    >>> def other() -> None:
+    ...     with hold_lock(lock):
+    ...         held.set()
+    ...         done.wait()
+    >>> thread = threading.Thread(target=other)
+    >>> thread.start()
+    >>> held.wait()
+    True
+    >>> try:
+    ...     with hold_lock(lock, timeout=0.1):
+    ...         pass
+    ... except LockTimeoutError as exc:
+    ...     print(exc.path == lock, exc.waited >= 0.1, exc.holder.startswith("process"))
+    True True True
+    >>> done.set()
+    >>> thread.join()
     """
 
     def __init__(self, path: str | Path, holder: str, waited: float, *, advice: str | None = None) -> None:
@@ -302,6 +370,22 @@ class RemoteStoreError(StableExploreError, OSError):
     """Object storage refused or failed a request (wrong credentials, a missing bucket, the network).
 
     The message names the URL and the key, never the credentials.
+
+    Examples
+    --------
+    A bucket whose server does not answer (nothing listens on this port of the machine):
+
+    >>> import socket, stable_explore as se
+    >>> with socket.socket() as probe:
+    ...     _ = probe.bind(("127.0.0.1", 0))
+    ...     port = probe.getsockname()[1]
+    >>> options = {"endpoint": f"http://127.0.0.1:{port}", "allow_http": True, "read_timeout": "1s",
+    ...            "aws_access_key_id": "key", "aws_secret_access_key": "secret"}
+    >>> try:
+    ...     se.load("pets", home="s3://team/cache", storage_options=options)
+    ... except RemoteStoreError as exc:
+    ...     print(str(exc).split(" (endpoint")[0], "| names the secret:", "secret" in str(exc))
+    s3://team/cache/pets/refs | names the secret: False
     """
 
 

@@ -41,7 +41,7 @@ from stable_explore.errors import CacheNotFoundError, GcProblemWarning, InvalidO
 from stable_explore.storage.backends.fsutil import bytes_freed_by_removing, is_leftover, sweep_stale_temp_dirs
 from stable_explore.storage.backends.locks import try_remove_lock
 from stable_explore.storage.format.cache_meta import METADATA_FILE
-from stable_explore.storage.read.shard_file import forget_mapped
+from stable_explore.storage.read.kept import forget
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog
@@ -164,7 +164,7 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
             _drop_old_use_marks(catalog, dataset, set(ids) - removed, grace)
     finally:  # what was taken out of versions/ is deleted even if a later step failed
         if doomed:
-            forget_mapped()  # a kept map of a deleted shard would hold its disk space
+            forget(holding_files=True)  # a kept map of a deleted shard would hold its disk space
         for path in doomed:
             shutil.rmtree(path, ignore_errors=True)
     freed += _sweep(catalog.refs_dir(dataset), report) + _sweep(catalog.sources_dir(dataset), report)

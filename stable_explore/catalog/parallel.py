@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from stable_explore.catalog.options import BuildOptions
     from stable_explore.schema import Features
     from stable_explore.storage.write.shards import BatchCallback
+    from stable_explore.storage.write.writer import ShardFields
 
 __all__ = ["DEFAULT_EXECUTOR_TASKS", "ParallelBuild", "TaskTraceback"]
 
@@ -98,7 +99,7 @@ class ParallelBuild:
         """Rows the tasks have read so far (for the note of a failed build)."""
         self._final: dict[int, tuple[int, int]] = {}  # task -> (rows, bytes) once it finished
 
-    def run(self, staging: Path, on_batch: BatchCallback | None = None) -> dict[str, Any]:
+    def run(self, staging: Path, on_batch: BatchCallback | None = None) -> ShardFields:
         """Run every task, writing into ``staging``; return the joined shards' metadata (nothing published yet)."""
         tasks_dir = staging / "tasks"
         tasks_dir.mkdir()

@@ -42,8 +42,8 @@ from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.version_files import VersionFile, version_files
-from stable_explore.storage.read.shard_file import forget_mapped
-from stable_explore.storage.write.writer import write_metadata
+from stable_explore.storage.read.kept import forget
+from stable_explore.storage.write.writer import ShardFields, write_metadata
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef
@@ -67,7 +67,7 @@ def publish_version(
     catalog: Catalog,
     name: str,
     staging: Path,
-    shard_fields: dict[str, Any],
+    shard_fields: ShardFields,
     record: VersionMetadata,
     *,
     tag: str | None = None,
@@ -85,7 +85,7 @@ def publish_version(
     if tag is not None:
         check_name(tag, "tag")
     record = replace(record, name=name, created_at=record.created_at or _now())
-    fields = {**shard_fields, **record.to_json()}
+    fields: dict[str, Any] = {**shard_fields, **record.to_json()}
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
     remote = catalog.store.local_path(name) is None
@@ -227,7 +227,7 @@ def remove_version_dir(directory: Path) -> None:
 
     An interrupted delete leaves a temp dir that the next sweep finishes, never a half-deleted version.
     """
-    forget_mapped()  # a kept map of a deleted shard would hold its disk space
+    forget(holding_files=True)  # a kept map of a deleted shard would hold its disk space
     shutil.rmtree(unpublish_version_dir(directory), ignore_errors=True)
 
 

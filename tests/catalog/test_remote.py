@@ -25,7 +25,7 @@ from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.backends.remote_file import FETCHED
 from stable_explore.storage.format.version_files import version_files
-from stable_explore.storage.read.batches import forget_checked
+from stable_explore.storage.read.kept import forget
 from tests.s3server import SECRET_KEY
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def test_a_damaged_shard_in_the_bucket_is_refused_on_read(
     damaged.write_bytes(bytes(data))
     store.put_file(key, damaged)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "fresh-cache"))  # a machine that never read the good copy
-    forget_checked()
+    forget()
     with pytest.raises(CacheCorruptionError, match=f"{bucket}/pets/versions/{ds.version}/{name}"):
         se.load(f"{bucket}/pets").to_arrow()
     with pytest.raises(CacheCorruptionError, match=name):
@@ -299,7 +299,7 @@ def test_a_truncated_shard_in_the_bucket_is_corruption_naming_it(
     cut.write_bytes(cut.read_bytes()[:keep])
     store.put_file(key, cut)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "fresh-cache"))  # a machine that never read the good copy
-    forget_checked()
+    forget()
     with pytest.raises(CacheCorruptionError, match=f"{bucket}/{key}: the stored shard is {keep} bytes"):
         se.load(f"pets@{ds.version}", home=bucket).to_arrow()
 

@@ -26,8 +26,7 @@ import stable_explore as se
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
-from stable_explore.storage.read.batches import forget_checked
-from stable_explore.storage.read.shard_file import forget_mapped
+from stable_explore.storage.read.kept import forget
 from tests.model.model import FLAGS, LABELS, Draft, HomeModel, Row, Rows, decoded, row_diff
 from tests.model.reads import PALETTE_SIZE, check_in_fresh_process, check_reads, names, source_rows
 
@@ -72,8 +71,7 @@ class HomeMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         self.origin_ds = None
-        forget_checked()
-        forget_mapped()
+        forget()  # every cache the process shares: reads as a fresh process would
         for key, value in self.saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -304,8 +302,7 @@ class HomeMachine(RuleBasedStateMachine):
     def reopen(self) -> None:
         """Forget every cache of this process: the next reads open and check every file again."""
         self._count("reopen")
-        forget_checked()
-        forget_mapped()
+        forget()  # every cache the process shares: reads as a fresh process would
 
     @rule()
     @precondition(lambda self: self.model.live() and self.since_fresh >= FRESH_PROCESS_EVERY)
@@ -337,8 +334,7 @@ class HomeMachine(RuleBasedStateMachine):
             tmp.replace(path)
 
     def _as_a_fresh_machine(self) -> None:
-        forget_checked()
-        forget_mapped()
+        forget()  # every cache the process shares: reads as a fresh process would
 
     def _where(self, name: str, version: str, file: str) -> str:
         return file
@@ -358,15 +354,13 @@ class HomeMachine(RuleBasedStateMachine):
             position = data.draw(st.integers(0, len(original) - 1), label="byte")
             flip = data.draw(st.integers(1, 255), label="xor")
             damaged = original[:position] + bytes([original[position] ^ flip]) + original[position + 1 :]
-        forget_checked()
-        forget_mapped()  # no map of the file may outlive its damage (a shorter file under a map is a SIGBUS)
+        forget()  # no map of the file may outlive its damage (a shorter file under a map is a SIGBUS)
         self._write_file(name, version, file, damaged, in_place=not truncate)
         try:
             self._as_a_fresh_machine()
             self._check_damage(name, version, file)
         finally:
-            forget_checked()
-            forget_mapped()
+            forget()
             self._write_file(name, version, file, original, in_place=not truncate)
             self._as_a_fresh_machine()
 

@@ -15,8 +15,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, ClassLabel, Features, Value
-from stable_explore.storage.read import open_files
-from stable_explore.storage.read.batches import forget_checked
+from stable_explore.storage.read.kept import forget
 from tests.reliability.trials import edit_metadata, flip_byte
 
 FEATURES = Features(x=Value("int64"), label=ClassLabel(names=["a", "b", "c"]), s=Value("string"))
@@ -91,9 +90,9 @@ def test_a_batch_is_checked_once_per_process(home: Path) -> None:
     stat = shard.stat()
     flip_byte(shard, _where_x(shard, 1010), 0x01)
     os.utime(shard, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the same file identity as when it was checked
-    open_files.clear()  # opened again (a kept shard would still hold the bytes it was checked with)
+    forget("opened shards")  # opened again (a kept shard would still hold the bytes it was checked with)
     assert se.load("n", home=home)[10]["x"] == 1011  # checked before in this process: not read again
-    forget_checked()
+    forget()
     with pytest.raises(CacheCorruptionError, match="record batch 0"):
         se.load("n", home=home)[10]
 
@@ -122,7 +121,7 @@ def test_a_damaged_footer_or_schema_is_refused_when_the_shard_is_mapped(home: Pa
     for offset in range(len(pristine) - 200, len(pristine) - 10, 7):  # the footer: block offsets and the schema
         shard.write_bytes(pristine)
         flip_byte(shard, offset, 0x04)
-        forget_checked()
+        forget()
         try:
             values = [row["x"] for row in se.load("n", home=home).with_format("python")]
         except CacheCorruptionError:

@@ -299,9 +299,9 @@ def recover_moved_aside(target: Path) -> bool:
 
 def _forget_mapped() -> None:
     """Let go of kept shard maps before a replaced cache is deleted (they would hold its disk space)."""
-    from stable_explore.storage.read.shard_file import forget_mapped  # shard_file uses this module
+    from stable_explore.storage.read.kept import forget  # the readers that keep them use this module
 
-    forget_mapped()
+    forget(holding_files=True)
 
 
 def publish_dir(tmp: Path, target: Path) -> None:

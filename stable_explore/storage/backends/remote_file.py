@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import io
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,6 +43,7 @@ from typing_extensions import override
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
+from stable_explore.storage.read.kept import Kept, kept_each
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -129,7 +129,9 @@ class RemoteShardFile(io.RawIOBase):
         self._digest = digest
         self._cache = cache if cache is not None else default_read_cache()
         self._pos = 0
-        self._memory: OrderedDict[int, bytes] = OrderedDict()
+        self._memory: Kept[int, bytes] = kept_each(
+            "remote file blocks", _MEMORY_BLOCKS, weight=len, max_bytes=_MEMORY_BLOCKS * BLOCK_SIZE
+        )
 
     @override
     def readable(self) -> bool:
@@ -198,10 +200,7 @@ class RemoteShardFile(io.RawIOBase):
                 self._cache.put(self._digest, block, data)
                 found[block] = data
         for block in wanted:
-            self._memory[block] = found[block]
-            self._memory.move_to_end(block)
-        while len(self._memory) > _MEMORY_BLOCKS:
-            self._memory.popitem(last=False)
+            self._memory.put(block, found[block])
         return [found[b] for b in wanted]
 
     def _check_size(self) -> None:

@@ -9,7 +9,6 @@ range requests through the read cache) the first time it is indexed, and kept in
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ import pyarrow as pa
 from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.backends.read_cache import default_read_cache
 from stable_explore.storage.backends.remote_file import FETCHED, RemoteLocation, open_remote_shard
+from stable_explore.storage.read.kept import Kept, kept_each
 from stable_explore.storage.read.shard_file import widened
 
 if TYPE_CHECKING:
@@ -168,7 +168,9 @@ class LazyBatches(Sequence[pa.RecordBatch]):
         self._reader = reader
         self._where = where
         self._validate = validate
-        self._kept: OrderedDict[int, pa.RecordBatch] = OrderedDict()
+        self._kept: Kept[int, pa.RecordBatch] = kept_each(
+            "remote decoded batches", _KEPT_BATCHES, weight=lambda batch: int(batch.nbytes)
+        )
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -191,7 +193,6 @@ class LazyBatches(Sequence[pa.RecordBatch]):
         with self._lock:
             batch = self._kept.get(index)
             if batch is not None:
-                self._kept.move_to_end(index)
                 return batch
             try:
                 batch = self._read(index)
@@ -200,9 +201,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
                     raise
                 self._reader = self._shards.open(self._file_id)  # damaged cached bytes dropped: fetch them again
                 batch = self._read(index)
-            self._kept[index] = batch
-            while len(self._kept) > _KEPT_BATCHES:
-                self._kept.popitem(last=False)
+            self._kept.put(index, batch)
             return batch
 
     def prefetch(self, indices: Sequence[int]) -> None:
@@ -257,7 +256,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             self._kept.clear()
             self._reader = self._shards.open(self._file_id)
             batch = self._read(index)
-            self._kept[index] = batch
+            self._kept.put(index, batch)
             return batch
 
     def _read(self, index: int) -> pa.RecordBatch:

@@ -35,7 +35,7 @@ from stable_explore.storage.format.hashing import (
     hash_file,
 )
 from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
-from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
+from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of, kept
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -89,7 +89,7 @@ def content_digest_of_files(
     return digest.hexdigest()
 
 
-_OPENED: Kept[FileIdentity, pa.Table] = Kept(max_entries=64)
+_OPENED: Kept[FileIdentity, pa.Table] = kept("verify row columns", max_entries=64, holds_files=True)
 
 
 def _row_columns(path: Path) -> pa.Table:

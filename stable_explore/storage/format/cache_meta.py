@@ -52,7 +52,7 @@ from stable_explore.storage.format.metadata import VersionMetadata, version_id_o
 from stable_explore.storage.format.row_segments import ParentSegments, load_row_segments
 from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
 from stable_explore.storage.read.batches import BatchDigests
-from stable_explore.storage.read.kept import Kept, identity_of
+from stable_explore.storage.read.kept import Kept, identity_of, kept
 from stable_explore.storage.read.shard_file import open_shard, read_shard
 
 __all__ = [
@@ -284,7 +284,7 @@ def metadata_digest(raw: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_SEALED: Kept[tuple[Any, ...], bool] = Kept(max_entries=4096)
+_SEALED: Kept[tuple[Any, ...], bool] = kept("sealed metadata", max_entries=4096)
 """Metadata files (folder, device, inode, size, mtime) whose seal and version id this process checked.
 
 A notebook loads the same versions again and again; a file edited afterwards is a new identity."""

@@ -42,7 +42,7 @@ import xxhash
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
-from stable_explore.storage.read.kept import Kept, file_identity
+from stable_explore.storage.read.kept import Kept, file_identity, kept
 
 if TYPE_CHECKING:
     from stable_explore.storage.backends.remote_file import RemoteLocation
@@ -106,7 +106,7 @@ PATCHES: SplicedList[PatchEntry] = SplicedList(PATCHES_FILE, "'cell_patches'", "
 """How the entries file is named and checked."""
 
 
-_LOADED: Kept[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = Kept(max_entries=32)
+_LOADED: Kept[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = kept("parsed cell patches", max_entries=32)
 
 
 def load_cell_patches(

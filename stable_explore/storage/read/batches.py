@@ -25,7 +25,6 @@ True
 from __future__ import annotations
 
 import struct
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy as np
 import xxhash
 
 from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.read.kept import Kept, kept
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -45,7 +45,6 @@ __all__ = [
     "ShardCheck",
     "bad_columns",
     "column_digest",
-    "forget_checked",
     "split_matches",
 ]
 
@@ -150,18 +149,12 @@ def bad_columns(digests: BatchDigests, batches: Sequence[pa.RecordBatch]) -> lis
     return bad
 
 
-# file identity -> which (batch, column) of that file passed their check in this process
-_CHECKED: dict[tuple[int, int, int, int, str], np.ndarray] = {}
-_CHECKED_LOCK = threading.Lock()
+_CHECKED: Kept[tuple[int, int, int, int, str], np.ndarray] = kept(
+    "checked batches", max_entries=1 << 20, weight=lambda found: int(found.nbytes), max_bytes=64 * 1024 * 1024
+)
+"""File identity (and first digest) -> which (batch, column) of that file passed their check in this process.
 
-
-def forget_checked() -> None:
-    """Forget which batches this process checked (the next read of each batch reads and checks it again)."""
-    from stable_explore.storage.read import open_files
-
-    with _CHECKED_LOCK:
-        _CHECKED.clear()
-    open_files.clear()  # a kept shard holds the bytes it was checked with
+A flag a batch and column: 64 MB is about 60 million of them. A shard whose flags went is checked again."""
 
 
 RowsOf = Callable[[int, int], str]
@@ -215,10 +208,9 @@ class ShardCheck:
             except OSError as exc:
                 raise CacheCorruptionError(path, f"cannot stat the shard: {exc}") from exc
             key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, first)
-        with _CHECKED_LOCK:
-            checked = _CHECKED.get(key)
-            if checked is None:
-                checked = _CHECKED[key] = np.zeros((len(found), len(names)), dtype=bool)
+        checked = _CHECKED.get(key)
+        if checked is None:
+            checked = _CHECKED.setdefault(key, np.zeros((len(found), len(names)), dtype=bool))
         self._checked = checked
 
     def _columns(self, columns: Sequence[str] | None) -> list[int]:

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.storage.read.kept import Kept, file_identity
+from stable_explore.storage.read.kept import Kept, file_identity, kept
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["MAX_FILES", "MAX_PATCHED_BYTES", "OpenedFile", "clear", "opened"]
+__all__ = ["MAX_FILES", "MAX_PATCHED_BYTES", "OpenedFile", "opened"]
 
 MAX_FILES = 64
 MAX_PATCHED_BYTES = 256 * 1024 * 1024
@@ -51,8 +51,12 @@ class OpenedFile:
     patched_bytes: int
 
 
-_KEPT: Kept[tuple[object, ...], OpenedFile] = Kept(
-    max_entries=MAX_FILES, weight=lambda entry: entry.patched_bytes, max_weight=MAX_PATCHED_BYTES
+_KEPT: Kept[tuple[object, ...], OpenedFile] = kept(
+    "opened shards",
+    max_entries=MAX_FILES,
+    weight=lambda entry: entry.patched_bytes,
+    max_bytes=MAX_PATCHED_BYTES,
+    holds_files=True,
 )
 
 
@@ -85,8 +89,3 @@ def opened(
     if key is not None:
         _KEPT.put(key, entry)
     return entry
-
-
-def clear() -> None:
-    """Forget every kept shard (their maps close when no reader holds them)."""
-    _KEPT.clear()

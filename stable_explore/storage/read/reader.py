@@ -22,7 +22,6 @@ Examples
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +39,7 @@ from stable_explore.errors import (
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.backends.remote_reader import LazyBatches, RemoteShards, widened_schema
 from stable_explore.storage.read.batches import ShardCheck
+from stable_explore.storage.read.kept import Kept, kept_each
 from stable_explore.storage.read.open_files import opened
 from stable_explore.storage.read.open_shard import OpenShard, as_run, gather
 from stable_explore.storage.read.shard_file import open_shard
@@ -113,7 +113,7 @@ class ArrowBackend:
         self._validate = validate
         self._max_open = max(1, int(max_open_shards))
         self._lock = threading.Lock()
-        self._open: OrderedDict[int, OpenShard] = OrderedDict()
+        self._open: Kept[int, OpenShard] = kept_each("reader open shards", self._max_open, holds_files=True)
         # one (shard, start, count) row per segment: a version of many segments is parsed in one pass
         self._segments = np.asarray(segments, dtype=np.int64).reshape(-1, 3) if segments is not None else None
         self._batch_digests = batch_digests  # a BatchDigestList reads each file when its shard is first read
@@ -478,7 +478,6 @@ class ArrowBackend:
         with self._lock:
             shard = self._open.get(file_id)
             if shard is not None:
-                self._open.move_to_end(file_id)
                 return shard
         opened = self._open_file(file_id)
         expected = self._file_counts[file_id]
@@ -487,9 +486,7 @@ class ArrowBackend:
             msg = f"shard holds {opened.num_rows} rows, metadata says {expected}"
             raise CacheCorruptionError(path, msg)
         with self._lock:
-            self._open[file_id] = opened
-            while len(self._open) > self._max_open:
-                self._open.popitem(last=False)
+            self._open.put(file_id, opened)
         return opened
 
     def _open_file(self, file_id: int) -> OpenShard:

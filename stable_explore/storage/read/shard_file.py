@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,10 +27,10 @@ import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.storage.backends.fsutil import version_gone
-from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of
+from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.resident import map_file
 
-__all__ = ["forget_mapped", "open_shard", "read_shard", "read_shard_batches"]
+__all__ = ["open_shard", "read_shard", "read_shard_batches"]
 
 
 def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
@@ -85,7 +84,7 @@ def _shard_buffer(path: Path) -> tuple[pa.Buffer, tuple[int, int, int, int]]:
         return map_file(raw), identity  # a scan lets go of its pages as it passes (see storage.read.resident)
 
 
-_MAPPED: Kept[FileIdentity, pa.Table] = Kept(max_entries=16)
+_MAPPED: Kept[FileIdentity, pa.Table] = kept("shard maps", max_entries=16, holds_files=True)
 """The tables of the last memory-mapped shards opened, by file (device, inode, size, mtime), as read.
 
 Shards never change, and a save hard-links its parent's into the new version, so a chain of saves
@@ -93,15 +92,7 @@ opens the same inodes again and again, each time through a new dataset. A fresh 
 shard faults in a page per record batch (227 batches: 2 ms, 4 ms with the binary columns widened)
 and unmapping it costs about as much again; 10 relabels at 2M rows open about 8 shards. Only the
 maps are kept, no copies (a widened column is made again per open); what a reader touched through
-them stays resident while they are kept, so they are few. See :func:`forget_mapped`."""
-
-
-def forget_mapped() -> None:
-    """Let go of the shard maps kept for reuse (a deleted shard's disk space is freed once no map holds it)."""
-    from stable_explore.storage.read import open_files
-
-    _MAPPED.clear()
-    open_files.clear()  # readers' opened shards hold maps too
+them stays resident while they are kept, so they are few. gc lets go of them (:func:`..kept.forget`)."""
 
 
 def _read_table(path: Path) -> tuple[pa.Table, tuple[int, int, int, int]]:
@@ -117,18 +108,16 @@ def _read_table(path: Path) -> tuple[pa.Table, tuple[int, int, int, int]]:
     return table, identity
 
 
-_VALIDATED: set[tuple[int, int, int, int, tuple[str, ...] | None]] = set()
+_VALIDATED: Kept[tuple[int, int, int, int, tuple[str, ...] | None], bool] = kept("validated shards", max_entries=65536)
 """Files (device, inode, size, mtime) whose columns (None: all) this process validated in full.
 
 Shards are immutable and a save hard-links its parent's, so a chain of saves would otherwise
 validate the same 64 MB shard again for every version it opens (6 ms and every page of the
 file resident, per save at 2M rows)."""
-_VALIDATED_LOCK = threading.Lock()
 
 
-def _validated_before(identity: tuple[int, int, int, int], columns: list[str] | None) -> bool:
-    with _VALIDATED_LOCK:
-        return (*identity, None) in _VALIDATED or (columns is not None and (*identity, tuple(columns)) in _VALIDATED)
+def _validated_before(identity: FileIdentity, columns: list[str] | None) -> bool:
+    return (*identity, None) in _VALIDATED or (columns is not None and (*identity, tuple(columns)) in _VALIDATED)
 
 
 def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
@@ -151,8 +140,7 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
             table = table.select(columns)
         if validate and not _validated_before(identity, columns):
             table.validate(full=True)
-            with _VALIDATED_LOCK:
-                _VALIDATED.add((*identity, None if columns is None else tuple(columns)))
+            _VALIDATED.put((*identity, None if columns is None else tuple(columns)), True)
         else:  # lengths and buffer counts only (no data read), and names as text: a damaged footer raises here
             table.validate()
             _ = table.schema.names

@@ -53,7 +53,7 @@ from stable_explore.storage.format.content_runs import content_runs_field
 from stable_explore.storage.format.hashing import ContentDigest
 from stable_explore.storage.format.sidecars import FileRef, batches_file_name
 from stable_explore.storage.write.shards import ShardList, ShardWriter
-from stable_explore.storage.write.writer import check_unique_keys, shard_metadata
+from stable_explore.storage.write.writer import ShardFields, check_unique_keys, shard_metadata
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -176,7 +176,7 @@ def merge_task_shards(
     *,
     shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
     compression: str | None = None,
-) -> dict[str, Any]:
+) -> ShardFields:
     """Move every task's shards into ``staging`` in task order; return the version's shard metadata.
 
     Keys are checked across tasks (each task checked its own), and the content digest is

@@ -18,7 +18,7 @@ import operator
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -58,7 +58,14 @@ from stable_explore.storage.write.shards import BatchCallback, ShardList, ShardW
 if TYPE_CHECKING:
     from stable_explore.schema import Features
 
-__all__ = ["check_unique_keys", "shard_metadata", "write_metadata", "write_shards", "write_sharded_arrow_cache"]
+__all__ = [
+    "ShardFields",
+    "check_unique_keys",
+    "shard_metadata",
+    "write_metadata",
+    "write_shards",
+    "write_sharded_arrow_cache",
+]
 
 
 def _key_type_of(key: Any, index: int) -> str:
@@ -187,6 +194,48 @@ def _split_item(item: Any, index: int) -> tuple[Any, Any]:
     return index, item
 
 
+class _ShardFieldsRequired(TypedDict):
+    cache_format_version: int
+    schema_fingerprint: str
+    num_rows: int
+    num_shards: int
+    shard_row_counts: list[int]
+    shard_filenames: list[str]
+    shard_size_target_bytes: int
+    format: str
+    format_revision: int
+    features: dict[str, Any]
+    shard_hashes: list[str]
+    shard_sizes: list[int]
+    key_type: str
+    compression: str | None
+    content_digest: str
+    batch_digests: list[dict[str, Any] | None]
+
+
+class ShardFields(_ShardFieldsRequired, total=False):
+    """The ``_metadata.json`` fields that describe a version's shards, as the writer gives them.
+
+    The first seven are seed 000's format 1; the rest are ours (``docs/format.md``). A version
+    whose rows are runs of shards has ``row_segments``; ``content_runs`` names the file of the
+    runs its content digest combines; ``cell_patches`` the file of its patched cells. The
+    catalog adds lineage and labels before it seals the file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from stable_explore import Features, Value
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> fields = write_shards(({"x": x} for x in [1, 2, 3]), Features(x=Value("int64")), folder)
+    >>> fields["num_rows"], fields["shard_filenames"], "row_segments" in fields
+    (3, ['shard-00000.arrow'], False)
+    """
+
+    content_runs: dict[str, Any]
+    row_segments: list[list[int]] | Mapping[str, Any]
+    cell_patches: dict[str, Any]
+
+
 def write_shards(
     examples: Iterable[Any],
     features: Features,
@@ -196,8 +245,8 @@ def write_shards(
     batch_size: int = 1000,
     compression: str | None = None,
     on_batch: BatchCallback | None = None,
-) -> dict[str, Any]:
-    """Write shards into ``out_dir`` (which must be private to this call); return the metadata dict.
+) -> ShardFields:
+    """Write shards into ``out_dir`` (which must be private to this call); return its shard fields.
 
     Memory stays at about one batch: rows are buffered column-wise, encoded and
     hashed per batch, and the shard is streamed to disk.
@@ -288,7 +337,7 @@ def shard_metadata(
     segments: list[list[int]] | Mapping[str, Any] | None = None,
     content_runs: Mapping[str, Any] | None = None,
     cell_patches: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> ShardFields:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
     Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
@@ -303,7 +352,7 @@ def shard_metadata(
         # format 1 is what seed 000 reads, whole shards as they are: it would read the unpatched cells
         msg = "a version with cell patches is format 2: give its row segments (every shard whole, if so)"
         raise CacheWriteError(msg)
-    meta: dict[str, Any] = {
+    meta: ShardFields = {
         # seed 000, format version 1
         "cache_format_version": SEGMENTED_FORMAT_VERSION if segments is not None else CACHE_FORMAT_VERSION,
         "schema_fingerprint": features.fingerprint(),
@@ -433,7 +482,7 @@ def write_sharded_arrow_cache(
     """
     cache_dir = Path(cache_dir)
     with lock_for(cache_dir), temp_dir_beside(cache_dir) as tmp:
-        meta = write_shards(
+        fields = write_shards(
             generator,
             features,
             tmp,
@@ -442,8 +491,7 @@ def write_sharded_arrow_cache(
             compression=compression,
             on_batch=on_batch,
         )
-        if extra_metadata:
-            meta.update(extra_metadata)
+        meta: dict[str, Any] = {**fields, **(extra_metadata or {})}
         write_metadata(tmp, meta)
         publish_dir(tmp, cache_dir)
     return meta_from_dict(cache_dir, meta)

@@ -15,7 +15,7 @@ import stable_explore as se
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
-from stable_explore.storage.read.batches import forget_checked
+from stable_explore.storage.read.kept import forget
 
 if TYPE_CHECKING:
     from tests.s3server import S3Server
@@ -49,10 +49,10 @@ def test_a_damaged_copy_in_one_bucket_never_spoils_an_intact_copy_in_another(
     damaged.write_bytes(bytes(data))
     store.put_file(key, damaged)
 
-    forget_checked()
+    forget()
     with pytest.raises(CacheCorruptionError, match=f"{first}/{key}"):
         se.load(f"{first}/d").to_arrow()
-    forget_checked()
+    forget()
     assert se.load(f"{second}/d").to_arrow().equals(b.to_arrow()), "the intact copy reads, in this process"
     script = f"import stable_explore as se; print(se.load({second + '/d'!r}).to_arrow().num_rows)"
     for _ in range(2):  # and in later processes on this machine
@@ -62,7 +62,7 @@ def test_a_damaged_copy_in_one_bucket_never_spoils_an_intact_copy_in_another(
         assert out.stdout.strip() == "600"
     # the cache now holds bytes that matched the digest: reads of the first home get them (right data), and
     # verify, which reads the bucket itself, still names its damaged object
-    forget_checked()
+    forget()
     assert se.load(f"{first}/d").to_arrow().equals(b.to_arrow())
     with pytest.raises(CacheCorruptionError, match=name):
         se.verify(f"d@{a.version}", home=first)

@@ -87,14 +87,14 @@ def test_a_read_frees_its_shards_when_dropped_without_waiting_for_a_garbage_coll
 
 
 def test_a_damaged_batch_in_a_segmented_read_is_refused_naming_rows_of_the_version(files: ShardedCacheMeta) -> None:
-    from stable_explore.storage.read.batches import forget_checked
+    from stable_explore.storage.read.kept import forget
 
     segments = [(1, 0, 5), (0, 60, 30), (2, 0, 2)] * 10  # file 0's rows 60-89: its batches 1 and 2
     path = files.shard_paths[0]
     data = path.read_bytes()
     offset = data.index((61).to_bytes(8, "little") + (62).to_bytes(8, "little"))
     path.write_bytes(data[:offset] + bytes([data[offset] ^ 0x40]) + data[offset + 1 :])
-    forget_checked()
+    forget()
     backend = _backend(files, segments)
     with pytest.raises(CacheCorruptionError, match=r"record batch 1, column 'x' .*rows 5-24, 42-61, "):
         backend.slice(0, backend.num_rows)

@@ -20,7 +20,7 @@ import pytest
 import stable_explore as se
 from stable_explore import Features, Value
 from stable_explore.storage.read import resident
-from stable_explore.storage.read.shard_file import forget_mapped
+from stable_explore.storage.read.kept import forget
 
 ROWS = 6000
 ROW_BYTES = 4096
@@ -79,7 +79,7 @@ SCANS: dict[str, Callable[[se.CachedDataset], Iterator[Any]]] = {
 
 def _peak_resident_file_mb(ds: se.CachedDataset, scan: Callable[[se.CachedDataset], Iterator[Any]]) -> float:
     """The most the mapped file pages of this process grew during one full scan, sampled every item."""
-    forget_mapped()  # a fresh map: nothing of the shard resident before the scan
+    forget("shard maps")  # a fresh map: nothing of the shard resident before the scan
     resident.release_pages()
     before = _status_kb("RssFile")
     peak = before

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 import stable_explore as se
-from stable_explore.storage.read.shard_file import forget_mapped, open_shard
+from stable_explore.storage.read.kept import forget
+from stable_explore.storage.read.shard_file import open_shard
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 
@@ -40,7 +41,7 @@ def _mapped_here(inode: int) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _no_kept_maps() -> None:
-    forget_mapped()
+    forget(holding_files=True)
 
 
 def test_a_mapped_shard_opened_twice_is_mapped_once(tmp_path: Path) -> None:
@@ -89,7 +90,7 @@ def test_a_shard_damaged_in_place_under_the_same_identity_still_fails_its_full_c
 
 
 @on_linux
-def test_forget_mapped_lets_a_deleted_shard_go(tmp_path: Path) -> None:
+def test_forgetting_kept_files_lets_a_deleted_shard_go(tmp_path: Path) -> None:
     path = tmp_path / "big.arrow"
     _write(path, 6000, 256)
     inode = path.stat().st_ino
@@ -99,7 +100,7 @@ def test_forget_mapped_lets_a_deleted_shard_go(tmp_path: Path) -> None:
     gc.collect()
     assert _mapped_here(inode)  # kept for the next open
     path.unlink()
-    forget_mapped()
+    forget(holding_files=True)
     assert not _mapped_here(inode)  # its disk space is free
 
 
