@@ -157,11 +157,12 @@ class CachedDataset(Exports, SplitViews):
         except (OSError, ValueError):
             return None
 
-    def deleted_reason(self) -> str | None:
+    def deleted_reason(self, *, fresh: bool = False) -> str | None:
         """Why this version can no longer be read (gc deleted it after it was opened), or None while it is there.
 
-        A local version costs one ``stat``; a version in a bucket is looked up at most every few seconds.
-        Views and the browser ask before each page, so a deleted version is named, never shown stale.
+        A local version costs one ``stat``; a version in a bucket is looked up at most every few seconds
+        (``fresh=True``: now). Views and the browser ask before each page, so a deleted version is named,
+        never shown stale; a save asks afresh before it writes.
         """
         remote = self._meta.remote
         if remote is None:
@@ -170,15 +171,15 @@ class CachedDataset(Exports, SplitViews):
             return version_gone(self.cache_dir)
         now = time.monotonic()
         checked = self._deleted_checked
-        if checked is not None and now - checked[0] < _DELETED_CHECK_SECONDS:
+        if checked is not None and now - checked[0] < _DELETED_CHECK_SECONDS and not fresh:
             return checked[1]
         from stable_explore.storage.format.cache_meta import METADATA_FILE
 
         reason = None
         if not remote.store().exists(f"{remote.prefix}/{METADATA_FILE}"):
             reason = (
-                f"version {self._version} ({remote.url}/{remote.prefix}) was deleted (by gc) after this dataset "
-                "was opened, so its shards are gone; load the dataset again (tag a version to keep it from gc)"
+                f"version {self._version} ({remote.url}/{remote.prefix}) was garbage-collected by gc after this "
+                "dataset was opened, so its shards are gone; load the dataset again (tag a version to keep it from gc)"
             )
         self._deleted_checked = (now, reason)
         return reason

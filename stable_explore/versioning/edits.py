@@ -38,6 +38,7 @@ from stable_explore._units import format_size
 from stable_explore.catalog import check_name, open_catalog, publish_version
 from stable_explore.catalog.options import check_metadata
 from stable_explore.errors import (
+    CacheNotFoundError,
     CacheWriteError,
     ColumnNotFoundError,
     EncodingError,
@@ -272,6 +273,10 @@ class Draft:
                 home=origin.home,
                 build_info=f"nothing to save: no edits; {origin.ref} is unchanged and no version was created",
             )
+        gone = origin.deleted_reason(fresh=True)  # a bucket's read cache could still serve its rows: ask the home
+        if gone is not None:
+            msg = f"nothing was saved: {gone}"
+            raise CacheNotFoundError(msg)
         from stable_explore.display.progress import saving_bar  # the UI layer, only for a save that shows one
 
         meta = origin.cache_meta

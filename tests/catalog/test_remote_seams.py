@@ -224,3 +224,18 @@ def test_a_killed_pull_or_push_is_reported_swept_and_resumed(
     assert list(scratch.iterdir()) == []
     assert se.load(f"{other}/digits").version == local.version
     assert se.fsck(home=other).ok
+
+
+def test_a_save_from_a_version_gc_took_is_refused_though_the_read_cache_holds_it(bucket: str) -> None:
+    """Found by the state machine's soak: the local read cache could still serve every row, so it published."""
+    first = _build(bucket, n=40)
+    _build(bucket, n=40, offset=7)  # latest moves on: the first version is gc's to take
+    draft = se.load(f"digits@{first.version}", home=bucket).relabel({1: 0})
+    assert len(draft.origin.to_arrow()) == 40  # every block of it is in this machine's read cache now
+    se.gc("digits", keep=0, home=bucket)
+    for name in ("digits", "other"):
+        with pytest.raises(
+            se.CacheNotFoundError, match=f"nothing was saved: version {first.version} .*garbage-collected"
+        ):
+            draft.save(name=name, progress=False)
+    assert len(se.versions("digits", home=bucket)) == 1  # nothing was published: only the latest is left
