@@ -176,3 +176,19 @@ def test_temporal_columns_read_back_in_pandas_with_their_zone(tmp_path: Path) ->
     edited = ds.set(1, "at", "2024-05-01T10:00:00+02:00").save("set a time")
     assert edited[1]["at"] == dt.datetime(2024, 5, 1, 8, tzinfo=UTC)
     assert edited[0] == ds[0]
+
+
+def test_the_browser_shows_temporal_fields_as_iso_text_and_filters_its_number_columns(tmp_path: Path) -> None:
+    pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
+    features = se.Features(
+        at=se.Value("timestamp[us, tz=UTC]"), day=se.Value("date32"), took=se.Value("duration[s]"), n=se.Value("int64")
+    )
+    start = dt.datetime(2024, 1, 1, 8, tzinfo=UTC)
+    rows = [{"at": start, "day": start.date(), "took": dt.timedelta(seconds=i), "n": i} for i in range(3)]
+    browser = se.build(rows, features, name="b", home=tmp_path, progress=False).browse(page_size=24)
+    json.dumps(browser.page_message()[0])
+    detail, _ = browser.detail_message(0)
+    shown = dict(detail["fields"])
+    assert shown == {"at": "2024-01-01 08:00:00+00:00", "day": "2024-01-01", "took": "0:00:00", "n": "0"}
+    browser.where("n", min=1)
+    assert browser.filter["rows"] == 2
