@@ -192,3 +192,19 @@ def test_the_browser_shows_temporal_fields_as_iso_text_and_filters_its_number_co
     assert shown == {"at": "2024-01-01 08:00:00+00:00", "day": "2024-01-01", "took": "0:00:00", "n": "0"}
     browser.where("n", min=1)
     assert browser.filter["rows"] == 2
+
+
+def test_filter_by_a_date_or_time_takes_any_form_its_column_accepts(tmp_path: Path) -> None:
+    features = se.Features(at=se.Value("timestamp[us, tz=UTC]"), day=se.Value("date32"))
+    start = dt.datetime(2024, 1, 1, 8, tzinfo=UTC)
+    rows = [{"at": start + dt.timedelta(hours=i), "day": (start + dt.timedelta(days=i)).date()} for i in range(4)]
+    ds = se.build(rows, features, name="f", home=tmp_path, progress=False)
+    assert len(ds.filter(at="2024-01-01T08:00:00+02:00")) == 0  # 06:00 UTC: before the first row
+    assert list(ds.filter(at="2024-01-01T11:00:00+02:00")["at"]) == [dt.datetime(2024, 1, 1, 9, tzinfo=UTC)]
+    assert list(ds.filter(day=["2024-01-02", np.datetime64("2024-01-04")])["day"]) == [
+        dt.date(2024, 1, 2),
+        dt.date(2024, 1, 4),
+    ]
+    with pytest.raises(EncodingError, match="got a naive one") as info:
+        ds.filter(at=dt.datetime(2024, 1, 1, 8))
+    assert info.value.field == "at"
