@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.errors import EncodingError, SchemaError
+
 __all__ = ["TEMPORAL_DTYPES", "parse_temporal", "to_ticks"]
 
 TEMPORAL_DTYPES = (
@@ -59,14 +61,10 @@ _EPOCH = datetime.datetime(1970, 1, 1)
 _EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
-class TemporalError(ValueError):
-    """A value that a temporal column cannot store; the message says the expected form."""
-
-
 def parse_temporal(dtype: str) -> tuple[str, pa.DataType] | None:
     """The canonical name and Arrow type of a temporal dtype, or None if ``dtype`` is not one.
 
-    Raises ``ValueError`` for a timestamp zone that is neither an IANA name nor a ``+HH:MM`` offset.
+    Raises ``SchemaError`` for a timestamp zone that is neither an IANA name nor a ``+HH:MM`` offset.
     """
     text = dtype.strip()
     if text in ("date32", "date64"):
@@ -81,7 +79,7 @@ def parse_temporal(dtype: str) -> tuple[str, pa.DataType] | None:
                 zoneinfo.ZoneInfo(tz)
             except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
                 msg = f"unknown time zone {tz!r} in {dtype!r}: give an IANA name such as 'UTC' or an offset '+01:00'"
-                raise ValueError(msg) from exc
+                raise SchemaError(msg) from exc
         return f"timestamp[{unit}, tz={tz}]", pa.timestamp(unit, tz)
     if match := _UNIT_TYPE.fullmatch(text):
         kind, unit = match.group(1), match.group(2)
@@ -92,7 +90,7 @@ def parse_temporal(dtype: str) -> tuple[str, pa.DataType] | None:
         if kind == "duration":
             return text, pa.duration(unit)
         msg = f"{dtype!r} is not a time type: use time32[s], time32[ms], time64[us] or time64[ns]"
-        raise ValueError(msg)
+        raise SchemaError(msg)
     return None
 
 
@@ -101,7 +99,7 @@ def _in_unit(nanoseconds: int, unit: str, what: str) -> int:
     ticks, rest = divmod(nanoseconds, per)
     if rest:
         msg = f"{what} is finer than the column's unit ({unit}) and would be truncated"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     return ticks
 
 
@@ -114,7 +112,7 @@ def _numpy_nanoseconds(value: np.datetime64 | np.timedelta64) -> int:
     per.update({"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1, "ps": 0, "fs": 0, "as": 0})
     if per.get(unit, 0) == 0:
         msg = f"numpy unit {unit!r} is finer than nanoseconds"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     return int(value.astype(np.int64)) * count * per[unit]
 
 
@@ -131,31 +129,31 @@ def _timestamp_nanoseconds(value: Any, tz: str | None, dtype: str) -> int:
             value = datetime.datetime.fromisoformat(value)
         except ValueError as exc:
             msg = f"expected {dtype}: text must be ISO 8601, such as '2024-02-29T12:30:00'"
-            raise TemporalError(msg) from exc
+            raise EncodingError(msg) from exc
     if isinstance(value, np.datetime64):
         if np.isnat(value):
             msg = f"expected {dtype}, got NaT: give None for a missing value"
-            raise TemporalError(msg)
+            raise EncodingError(msg)
         if tz is not None:
             msg = f"expected an aware datetime for {dtype}, got a numpy.datetime64, which has no zone"
-            raise TemporalError(msg)
+            raise EncodingError(msg)
         return _numpy_nanoseconds(value)
     if not isinstance(value, datetime.datetime):
         msg = f"expected {dtype}: a datetime.datetime, pandas.Timestamp, numpy.datetime64 or ISO 8601 text"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     aware = value.tzinfo is not None and value.utcoffset() is not None
     if tz is not None and not aware:
         msg = (
             f"expected an aware datetime for {dtype}, got a naive one: it names no instant, so attach its zone "
             "(value.replace(tzinfo=...)) rather than have it guessed"
         )
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     if tz is None and aware:
         msg = (
             f"expected a naive datetime for {dtype} (wall-clock time, no zone), got one with zone "
             f"{value.tzinfo}: convert it (value.astimezone(zone).replace(tzinfo=None)) or use a column with tz="
         )
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     return _datetime_nanoseconds(value)
 
 
@@ -165,23 +163,23 @@ def _date_days(value: Any, dtype: str) -> int:
             value = datetime.date.fromisoformat(value)
         except ValueError as exc:
             msg = f"expected {dtype}: text must be an ISO 8601 date, such as '2024-02-29'"
-            raise TemporalError(msg) from exc
+            raise EncodingError(msg) from exc
     if isinstance(value, np.datetime64) and not np.isnat(value):
         nanoseconds = _numpy_nanoseconds(value)
     elif isinstance(value, datetime.datetime):
         if value.tzinfo is not None:
             msg = f"expected a date for {dtype}, got an aware datetime: give value.date()"
-            raise TemporalError(msg)
+            raise EncodingError(msg)
         nanoseconds = _datetime_nanoseconds(value)
     elif isinstance(value, datetime.date):
         return (value - _EPOCH.date()).days
     else:
         msg = f"expected {dtype}: a datetime.date, numpy.datetime64 or ISO 8601 date text"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     days, rest = divmod(nanoseconds, _NS_PER_DAY)
     if rest:
         msg = f"expected a date for {dtype}, got a time of day as well: give value.date()"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     return days
 
 
@@ -191,13 +189,13 @@ def _time_nanoseconds(value: Any, dtype: str) -> int:
             value = datetime.time.fromisoformat(value)
         except ValueError as exc:
             msg = f"expected {dtype}: text must be an ISO 8601 time, such as '12:30:00'"
-            raise TemporalError(msg) from exc
+            raise EncodingError(msg) from exc
     if not isinstance(value, datetime.time):
         msg = f"expected {dtype}: a datetime.time or ISO 8601 time text"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     if value.tzinfo is not None:
         msg = f"expected a naive time for {dtype}, got one with zone {value.tzinfo}"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     seconds = (value.hour * 60 + value.minute) * 60 + value.second
     return (seconds * 1_000_000 + value.microsecond) * 1_000
 
@@ -206,29 +204,29 @@ def _duration_nanoseconds(value: Any, dtype: str) -> int:
     if isinstance(value, np.timedelta64):
         if np.isnat(value):
             msg = f"expected {dtype}, got NaT: give None for a missing value"
-            raise TemporalError(msg)
+            raise EncodingError(msg)
         return _numpy_nanoseconds(value)
     if isinstance(value, datetime.timedelta):
         nanos = int(getattr(value, "nanoseconds", 0))  # pandas.Timedelta carries nanoseconds
         return (value // datetime.timedelta(microseconds=1)) * 1_000 + nanos
     msg = f"expected {dtype}: a datetime.timedelta, pandas.Timedelta or numpy.timedelta64"
-    raise TemporalError(msg)
+    raise EncodingError(msg)
 
 
 def to_ticks(value: Any, dtype: str) -> int:
     """The integer Arrow stores for ``value`` in a column of temporal ``dtype`` (a canonical name).
 
-    Raises ``TemporalError`` naming the expected form for a value of the wrong kind, one finer than the
+    Raises ``EncodingError`` naming the expected form for a value of the wrong kind, one finer than the
     unit, a naive datetime for a column with a zone (or the reverse), or one out of the type's range.
     """
     if type(value).__name__ == "NaTType":  # pandas.NaT
         msg = f"expected {dtype}, got NaT: give None for a missing value"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     if isinstance(value, (bool, int, float)) or (
         isinstance(value, np.generic) and not isinstance(value, (np.datetime64, np.timedelta64))
     ):
         msg = f"expected {dtype}, got a number, which does not say its unit: give a date/time object or ISO text"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     if dtype in ("date32", "date64"):
         days = _date_days(value, dtype)
         ticks, bits = (days, 32) if dtype == "date32" else (days * 86_400_000, 64)
@@ -248,5 +246,5 @@ def to_ticks(value: Any, dtype: str) -> int:
         bits = 32 if dtype.startswith("time32") else 64
     if not -(2 ** (bits - 1)) <= ticks < 2 ** (bits - 1):
         msg = f"expected {dtype}, got a value out of its range (it does not fit in {bits} bits)"
-        raise TemporalError(msg)
+        raise EncodingError(msg)
     return ticks

@@ -11,7 +11,7 @@ from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
-from stable_explore.schema.temporal import TEMPORAL_DTYPES, TemporalError, parse_temporal, to_ticks
+from stable_explore.schema.temporal import TEMPORAL_DTYPES, parse_temporal, to_ticks
 
 __all__ = ["Value"]
 
@@ -67,10 +67,7 @@ class Value(Feature):
     def __post_init__(self) -> None:
         dtype = _VALUE_ALIASES.get(self.dtype, self.dtype) if isinstance(self.dtype, str) else self.dtype
         if dtype not in VALUE_TYPES:
-            try:
-                temporal = parse_temporal(dtype) if isinstance(dtype, str) else None
-            except ValueError as exc:
-                raise SchemaError(str(exc)) from None
+            temporal = parse_temporal(dtype) if isinstance(dtype, str) else None  # SchemaError for a bad zone
             if temporal is None:
                 msg = f"Value dtype must be one of {sorted(VALUE_TYPES)} or {list(TEMPORAL_DTYPES)}, got {self.dtype!r}"
                 raise SchemaError(msg)
@@ -95,8 +92,8 @@ class Value(Feature):
     def _ticks(self, value: Any) -> int:
         try:
             return to_ticks(value, self.dtype)
-        except TemporalError as exc:
-            msg = f"{exc}; got {describe(value)}"
+        except EncodingError as exc:
+            msg = f"{exc.reason}; got {describe(value)}"
             raise EncodingError(msg) from None
 
     def _ticks_array(self, ticks: list[int | None]) -> pa.Array:
