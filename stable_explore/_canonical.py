@@ -14,6 +14,7 @@ Examples
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import math
@@ -100,7 +101,8 @@ def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
     """A JSON-ready form of a stored value.
 
     Bytes become hex (or ``"<n bytes>"`` for display), tuples lists, numpy scalars Python numbers,
-    and NaN and infinities their ``repr`` (JSON has no form for them).
+    NaN and infinities their ``repr`` (JSON has no form for them), dates, times and datetimes ISO 8601
+    text and durations their ``str``.
 
     Row hashes hash this form of non-binary values, so it must never change for values Arrow returns.
     """
@@ -111,6 +113,10 @@ def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
         return [json_value(v, bytes_as=bytes_as) for v in value]
     if isinstance(value, dict):
         return {str(k): json_value(v, bytes_as=bytes_as) for k, v in value.items()}
+    if isinstance(value, (datetime.date, datetime.time)):  # datetime.datetime and pandas.Timestamp too
+        return value.isoformat()  # a zone Arrow gives is the column's, never the process's
+    if isinstance(value, datetime.timedelta):
+        return str(value)
     if hasattr(value, "item") and type(value).__module__ == "numpy":
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

@@ -6,6 +6,7 @@ each step cites the section of docs/format.md it follows.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import json
@@ -57,6 +58,10 @@ def mix(x: int) -> int:
 
 
 def jsonable(value: Any) -> Any:
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, list):
@@ -71,6 +76,9 @@ def value_hash(value: Any, arrow_type: pa.DataType) -> int:
     if value is None:
         return 0x9E3779B97F4A7C15
     length = len(str(arrow_type))
+    if pa.types.is_temporal(arrow_type):  # the integer Arrow stores: ticks of the unit since the epoch (UTC)
+        value = pa.array([value], arrow_type).view(pa.int32() if arrow_type.bit_width == 32 else pa.int64())[0]
+        return mix((value.as_py() + length) & MASK)
     if pa.types.is_boolean(arrow_type) or pa.types.is_integer(arrow_type):
         return mix((int(value) + length) & MASK)
     if pa.types.is_floating(arrow_type):
@@ -259,7 +267,13 @@ FEATURES = se.Features(
     blob=se.Value("binary"),
     patch=se.Array3D(shape=(2, 2, 1), dtype="float32"),
     tags=se.Sequence(se.Value("float64")),
+    seen=se.Value("timestamp[us, tz=UTC]"),
+    born=se.Value("date32"),
+    visits=se.Sequence(se.Value("timestamp[ms, tz=Europe/Paris]")),
 )
+
+
+LEAP_NIGHT = dt.datetime(2024, 2, 29, 23, tzinfo=dt.timezone.utc)
 
 
 def pets(n: int) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -277,6 +291,11 @@ def pets(n: int) -> Iterator[tuple[str, dict[str, Any]]]:
                 "blob": bytes([i % 256]) * (i % 4),
                 "patch": np.full((2, 2, 1), i / 3, dtype=np.float32),
                 "tags": [float(i), float("inf")] if i % 7 else [],
+                "seen": None
+                if i % 6 == 0
+                else dt.datetime(2024, 2, 29, 23, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i),
+                "born": dt.date(1969, 12, 31) + dt.timedelta(days=i),
+                "visits": [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i)],
             },
         )
 

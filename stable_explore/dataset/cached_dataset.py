@@ -45,7 +45,7 @@ from stable_explore.errors import (
     InvalidOptionError,
     SchemaError,
 )
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Value
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.reader import ArrowBackend
 from stable_explore.storage.read.resident import note_read
@@ -409,8 +409,9 @@ class CachedDataset(Exports, SplitViews):
             raise ColumnNotFoundError(msg)
         feature = self._features[column]
         values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-        if isinstance(feature, ClassLabel):
-            try:  # a class that does not exist is a mistake to say, not a filter that matches nothing
+        if isinstance(feature, ClassLabel) or (isinstance(feature, Value) and feature.is_temporal):
+            try:  # a class that does not exist is a mistake to say, not a filter that matches nothing;
+                # a date or time may be given in any form its column accepts (ISO text, numpy, pandas)
                 values = [feature.encode_value(v) for v in values]
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=column) from None

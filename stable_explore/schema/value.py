@@ -1,4 +1,4 @@
-"""``Value``: a scalar column (bools, ints, floats, strings, bytes)."""
+"""``Value``: a scalar column (bools, ints, floats, strings, bytes, dates, times, timestamps, durations)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
+from stable_explore.schema.temporal import TEMPORAL_DTYPES, parse_temporal, to_ticks
 
 __all__ = ["Value"]
 
@@ -38,31 +39,75 @@ _TEXT_AND_BINARY = frozenset({"string", "large_string", "binary", "large_binary"
 
 @dataclass(frozen=True, repr=False)
 class Value(Feature):
-    """A scalar: ``bool``, ``int8``..``int64``, ``uint8``..``uint64``, ``float16/32/64``, ``string``, ``binary``.
+    """A scalar: a bool, int, float, string, binary, date, time, timestamp or duration.
+
+    The dtypes: ``bool``, ``int8``..``int64``, ``uint8``..``uint64``, ``float16/32/64``, ``string``,
+    ``binary`` (and ``large_`` forms), ``timestamp[s|ms|us|ns]`` (with an optional ``, tz=ZONE``),
+    ``date32``, ``date64``, ``time32[s|ms]``, ``time64[us|ns]``, ``duration[s|ms|us|ns]``.
+
+    Temporal columns take ``datetime``/``date``/``time``/``timedelta`` objects, their numpy and pandas
+    forms and ISO 8601 text (see ``stable_explore.schema.temporal``); a naive datetime is refused by a
+    column with a zone, an aware one by a column without. Reading gives what pyarrow gives: ``datetime``,
+    ``date``, ``time``, ``timedelta`` (``pandas.Timestamp`` for nanosecond timestamps).
 
     Examples
     --------
     >>> Value("int64").arrow_type
     DataType(int64)
+    >>> Value("timestamp[us, tz=UTC]").arrow_type
+    TimestampType(timestamp[us, tz=UTC])
+    >>> import datetime
+    >>> Value("date32").encode_value("2024-02-29")
+    datetime.date(2024, 2, 29)
     """
 
     dtype: str
     _type_name: ClassVar[str] = "Value"
 
     def __post_init__(self) -> None:
-        dtype = _VALUE_ALIASES.get(self.dtype, self.dtype)
+        dtype = _VALUE_ALIASES.get(self.dtype, self.dtype) if isinstance(self.dtype, str) else self.dtype
         if dtype not in VALUE_TYPES:
-            msg = f"Value dtype must be one of {sorted(VALUE_TYPES)}, got {self.dtype!r}"
-            raise SchemaError(msg)
+            temporal = parse_temporal(dtype) if isinstance(dtype, str) else None  # SchemaError for a bad zone
+            if temporal is None:
+                msg = f"Value dtype must be one of {sorted(VALUE_TYPES)} or {list(TEMPORAL_DTYPES)}, got {self.dtype!r}"
+                raise SchemaError(msg)
+            dtype = temporal[0]
         object.__setattr__(self, "dtype", dtype)
 
     @property
     @override
     def arrow_type(self) -> pa.DataType:
-        return VALUE_TYPES[self.dtype]
+        known = VALUE_TYPES.get(self.dtype)
+        if known is not None:
+            return known
+        temporal = parse_temporal(self.dtype)
+        assert temporal is not None, self.dtype
+        return temporal[1]
+
+    @property
+    def is_temporal(self) -> bool:
+        """Whether this is a date, time, timestamp or duration column."""
+        return self.dtype not in VALUE_TYPES
+
+    def _ticks(self, value: Any) -> int:
+        try:
+            return to_ticks(value, self.dtype)
+        except EncodingError as exc:
+            msg = f"{exc.reason}; got {describe(value)}"
+            raise EncodingError(msg) from None
+
+    def _ticks_array(self, ticks: list[int | None]) -> pa.Array:
+        t = self.arrow_type
+        storage = pa.int32() if t.bit_width == 32 else pa.int64()
+        return pa.array(ticks, type=storage).view(t)
 
     @override
     def encode_value(self, value: Any) -> Any:
+        if self.is_temporal:
+            if value is None:
+                return None
+            # What pyarrow reads back for this value, so edits and reads see one form.
+            return self._ticks_array([self._ticks(value)])[0].as_py()
         if hasattr(value, "item") and not isinstance(value, (bytes, str)):
             value = value.item()  # numpy scalar
         if isinstance(value, float) and pa.types.is_integer(self.arrow_type):
@@ -84,6 +129,14 @@ class Value(Feature):
     @override
     def encode_column(self, values: list[Any]) -> pa.Array:
         t = self.arrow_type
+        if self.is_temporal:
+            ticks: list[int | None] = []
+            for position, value in enumerate(values):
+                try:
+                    ticks.append(None if value is None else self._ticks(value))
+                except EncodingError as exc:
+                    raise exc.located(index=position) from None
+            return self._ticks_array(ticks)
         try:
             array = pa.array(values, type=t)
             # A typed conversion would silently truncate 3.5 to 3 in an integer column.

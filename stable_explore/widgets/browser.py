@@ -23,6 +23,7 @@ Examples
 
 from __future__ import annotations
 
+import datetime
 import io
 from concurrent.futures import Future
 from pathlib import Path
@@ -68,7 +69,12 @@ _TEXT_LIMIT = 200
 
 
 def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    if isinstance(value, datetime.datetime):  # pandas.Timestamp too
+        text = value.isoformat(sep=" ")
+    elif isinstance(value, (datetime.date, datetime.time, datetime.timedelta)):
+        text = str(value)
+    else:
+        text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 import stable_explore as se
-from stable_explore.errors import SchemaError
 from tests.matrix.checks import assert_rows
 from tests.matrix.conftest import HOMES, Cell, Homes, build, cell_params
 
@@ -46,12 +45,6 @@ def test_a_dask_cluster_builds_the_serial_version(cell: Cell, dask_executor: Exe
         ("date32", [date(2024, 2, 29), None, date(1900, 1, 1)]),
     ],
     ids=["timestamp", "timestamp-tz", "date"],
-)
-@pytest.mark.xfail(
-    strict=True,
-    raises=SchemaError,
-    reason="new: Value has no timestamp or date dtypes (schema/value.py VALUE_TYPES); adding them touches row "
-    "hashing, format.md and compare, so it is left for its own issue",
 )
 def test_timestamps_and_dates(dtype: str, values: list[Any], home_name: str, homes: Homes) -> None:
     features = se.Features(when=se.Value(dtype))

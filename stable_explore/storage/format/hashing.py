@@ -72,7 +72,11 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
     """
     n = len(array)
     t = array.type
-    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
+    if pa.types.is_temporal(t):
+        # Dates, times, timestamps and durations hash as the integer Arrow stores (ticks since the epoch,
+        # in UTC for a timestamp with a zone), so no process's time zone or locale can change them.
+        array = array.view(pa.int32() if t.bit_width == 32 else pa.int64())
+    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
         placeholder = False if pa.types.is_boolean(t) else 0  # replaced by the null hash below
         filled = array.fill_null(placeholder) if array.null_count else array
         numbers = filled.to_numpy(zero_copy_only=False)
