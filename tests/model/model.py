@@ -56,9 +56,6 @@ class Draft:
     values: dict[tuple[int, str], Any] = field(default_factory=dict)  # (position, column) -> value
     origin_gone: bool = False  # gc removed the origin after the draft began
 
-    def edited_columns(self, position: int) -> set[str]:
-        return {c for (p, c) in [*self.relabelled, *self.values] if p == position}
-
     def changes_nothing(self, origin_rows: Rows) -> bool:
         """What the library treats as no save at all: no drop, no set, and relabels to the class a row has only."""
         if self.dropped or self.values:
