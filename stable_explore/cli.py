@@ -34,6 +34,7 @@ from typing import Any
 from stable_explore import api, api_transfer
 from stable_explore._units import format_size
 from stable_explore.catalog import open_catalog, options_from_args
+from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.errors import InvalidOptionError, StableExploreError
 from stable_explore.storage.backends.fsutil import writing
 
@@ -100,20 +101,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="K",
         help="build on K processes: the --list arguments are split into K tasks (same version id as serial)",
     )
-    build.add_argument("--description", help="stored as ds.DESCR; part of the version id")
-    build.add_argument("--license", help="stored as ds.LICENSE; part of the version id")
-    build.add_argument("--tag", help="also point this tag at the version")
-    build.add_argument("--force", action="store_true", help="build even if this source was built before")
-    build.add_argument("--key", help="an explicit cache key")
-    build.add_argument("--shard-size", default="256MB", help="target shard size (default 256MB, read as MiB)")
-    build.add_argument("--compression", choices=["lz4", "zstd"], help="Arrow IPC buffer compression")
+    for flags, options in BUILD_ARGUMENTS:  # the options %stable_cache takes too, by the same names
+        build.add_argument(*flags, **options)
     build.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    build.add_argument(
-        "--lock-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="give up after waiting this long for another process building the same source (default: wait)",
-    )
     return parser
 
 

@@ -40,6 +40,7 @@ from stable_explore.catalog import (
     options_from_args,
     plan_source,
 )
+from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.catalog.parallel import TaskTraceback
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
@@ -144,6 +145,13 @@ def _when(created_at: str | None) -> str:
     return created_at[:16].replace("T", " ") + " UTC"
 
 
+def _build_arguments(method: Any) -> Any:
+    """Add the build options the CLI's ``build`` shares (``BUILD_ARGUMENTS``), in their order."""
+    for flags, options in reversed(BUILD_ARGUMENTS):
+        method = argument(*flags, **options)(method)
+    return method
+
+
 @magics_class
 class StableMagics(Magics):
     """The ``%stable_cache`` / ``%%stable_cache`` and ``%stable_ls`` magics."""
@@ -155,44 +163,14 @@ class StableMagics(Magics):
     @magic_arguments()
     @argument("--features", "-f", metavar="F", help="the Features (a variable name or expression)")
     @argument("--name", help="the dataset's name in the catalog (default: NAME)")
-    @argument("--description", help="stored as ds.DESCR; part of the version id")
-    @argument("--license", help="stored as ds.LICENSE; part of the version id")
     @argument("--metadata", metavar="M", help="a variable holding a JSON-ready dict of metadata")
-    @argument("--tag", help="also point this tag at the version")
-    @argument("--force", action="store_true", help="build even if this source was built before")
-    @argument("--shard-size", default="256MB", help="target shard size, e.g. 256MB (default)")
-    @argument("--batch-size", type=int, default=1000, help="rows per record batch (default 1000)")
-    @argument("--compression", choices=["lz4", "zstd"], default=None, help="Arrow IPC buffer compression")
-    @argument("--key", help="an explicit cache key, for sources that cannot be fingerprinted")
-    @argument(
-        "--ignore",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="NAME",
-        help="arguments or variables left out of the fingerprint (they do not change the data)",
-    )
-    @argument(
-        "--watch",
-        nargs="+",
-        action="extend",
-        default=[],
-        metavar="PATH",
-        help="more files or folders whose state is part of the fingerprint (paths the code opens)",
-    )
-    @argument("--check-content", action="store_true", help="hash file contents, not only sizes and times")
+    @_build_arguments
     @argument(
         "--num-proc",
         type=int,
         default=None,
         metavar="K",
         help="build on K processes: the generator's list arguments are split into K tasks (same version id)",
-    )
-    @argument(
-        "--lock-timeout",
-        type=float,
-        metavar="SECONDS",
-        help="give up after waiting this long for another process building the same source",
     )
     @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +27,16 @@ def numbers(n):
 
 def broken():
     yield "k0", {"label": "purple", "x": 0}
+
+
+def talkative(n, verbose):
+    for i in range(int(n)):
+        yield f"k{i}", {"label": i % 2, "x": i}
+
+
+def from_file(path):
+    for i, word in enumerate(open(path).read().split()):
+        yield f"k{i}", {"label": len(word) % 2, "x": len(word)}
 
 
 def parity(values):
@@ -55,6 +66,41 @@ def test_build_from_a_module_then_reuse(project: Path, capsys: pytest.CaptureFix
     assert main(argv) == 0
     assert "reused: same source, arguments and features" in capsys.readouterr().out
     assert se.load("numbers").label_counts() == {"even": 5, "odd": 5}
+
+
+def test_build_takes_the_fingerprint_options_the_magic_takes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--ignore, --watch and --check-content mean in the CLI what they mean in %stable_cache."""
+    base = ["build", "cli_gens:talkative", "--features", "cli_gens:FEATURES", "--arg", "4", "-q"]
+    assert main([*base, "--arg", "1", "--ignore", "verbose"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--arg", "2", "--ignore", "verbose"]) == 0
+    assert "reused" in capsys.readouterr().out  # an ignored argument does not change the fingerprint
+
+    words = project / "words.txt"
+    words.write_text("aa bbb")
+    settings = project / "settings.txt"
+    settings.write_text("one")
+    build = ["build", "cli_gens:from_file", "--features", "cli_gens:FEATURES", "--arg", "words.txt", "-q"]
+    assert main([*build, "--watch", "settings.txt"]) == 0
+    capsys.readouterr()
+    settings.write_text("two, longer")
+    assert main([*build, "--watch", "settings.txt"]) == 0
+    assert "built" in capsys.readouterr().out  # a watched file's change is a new build
+
+    # Same size and modification time, other bytes: only --check-content sees it.
+    assert main([*build, "--watch", "settings.txt", "--check-content"]) == 0
+    capsys.readouterr()
+    assert main([*build, "--watch", "settings.txt", "--check-content"]) == 0
+    assert "reused" in capsys.readouterr().out
+    stat = words.stat()
+    words.write_text("cc ddd")
+    os.utime(words, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert main([*build, "--watch", "settings.txt"]) == 0
+    assert "reused" in capsys.readouterr().out
+    assert main([*build, "--watch", "settings.txt", "--check-content"]) == 0
+    assert "built" in capsys.readouterr().out
 
 
 def test_build_errors_name_the_row_and_exit_1(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -26,7 +26,7 @@ from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 from stable_explore.storage.format.cache_meta import COMPRESSIONS
 
-__all__ = ["BuildOptions", "check_metadata", "options_from_args"]
+__all__ = ["BUILD_ARGUMENTS", "BuildOptions", "check_metadata", "options_from_args"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,48 @@ class BuildOptions:
     def descriptive(self) -> dict[str, Any]:
         """The fields that describe the data without changing its rows: description, license, metadata."""
         return {"description": self.description, "license": self.license, "metadata": dict(self.metadata)}
+
+
+# The command-line options the CLI's ``build`` and ``%stable_cache`` share, written once: (flags, argparse keywords).
+BUILD_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--description",), {"help": "stored as ds.DESCR; part of the version id"}),
+    (("--license",), {"help": "stored as ds.LICENSE; part of the version id"}),
+    (("--tag",), {"help": "also point this tag at the version"}),
+    (("--force",), {"action": "store_true", "help": "build even if this source was built before"}),
+    (("--key",), {"help": "an explicit cache key, for sources that cannot be fingerprinted"}),
+    (("--shard-size",), {"default": "256MB", "help": "target shard size, e.g. 256MB (default; MB read as MiB)"}),
+    (("--batch-size",), {"type": int, "default": 1000, "help": "rows per record batch (default 1000)"}),
+    (("--compression",), {"choices": ["lz4", "zstd"], "default": None, "help": "Arrow IPC buffer compression"}),
+    (
+        ("--ignore",),
+        {
+            "nargs": "+",
+            "action": "extend",
+            "default": [],
+            "metavar": "NAME",
+            "help": "arguments or variables left out of the fingerprint (they do not change the data)",
+        },
+    ),
+    (
+        ("--watch",),
+        {
+            "nargs": "+",
+            "action": "extend",
+            "default": [],
+            "metavar": "PATH",
+            "help": "more files or folders whose state is part of the fingerprint (paths the code opens)",
+        },
+    ),
+    (("--check-content",), {"action": "store_true", "help": "hash file contents, not only sizes and times"}),
+    (
+        ("--lock-timeout",),
+        {
+            "type": float,
+            "metavar": "SECONDS",
+            "help": "give up after waiting this long for another process building the same source (default: wait)",
+        },
+    ),
+)
 
 
 # The BuildOptions fields a command line can give, by the same name (``--shard-size`` is ``shard_size``)
