@@ -114,8 +114,10 @@ def _show(ref: str, home: str | None) -> str:
     for label, key in (("description", "description"), ("license", "license"), ("created", "created_at")):
         if meta.get(key):
             lines.append(f"{label}: {meta[key]}")
+    if meta.get("message"):
+        lines.append(f"message: {meta['message']}")
     if meta.get("parent"):
-        lines.append(f"parent: {meta['parent']}  ({meta.get('message') or 'no message'})")
+        lines.append(f"parent: {meta['parent']}  ({_parent_said(ds.name, meta['parent'], home)})")
     lines.append("columns:")
     lines.extend(f"  {name}: {feature!r}" for name, feature in ds.features.items())
     try:
@@ -126,6 +128,17 @@ def _show(ref: str, home: str | None) -> str:
         lines.append("labels: " + ", ".join(f"{name} {count:,}" for name, count in counts.items()))
     lines.append(f"shards: {ds.num_shards} ({format_size(ds.nbytes)}) in {ds.cache_dir}")
     return "\n".join(lines)
+
+
+def _parent_said(name: str | None, parent: str, home: str | None) -> str:
+    """The parent version's own message (or how it was made), for ``show``'s lineage line."""
+    try:
+        meta = api.load(f"{name}@{parent}", home=home).metadata
+    except StableExploreError as exc:
+        return f"not readable: {exc}" if "garbage" not in str(exc) else "deleted by gc"
+    if meta.get("message"):
+        return str(meta["message"])
+    return "a build" if not meta.get("parent") else "no message"
 
 
 def _attribute(spec: str, what: str) -> Any:

@@ -79,7 +79,8 @@ def test_show_prints_size_schema_labels_and_lineage(
     assert lines[0].startswith(f"CachedDataset(pets@{clean.version}: 11 rows, 2 shards, ")  # relabel: a cell patch
     assert "description: Pets <subset>" in lines  # plain text: nothing is escaped in a terminal
     assert "license: CC-BY-4.0" in lines
-    assert f"parent: {raw.version}  (fix)" in lines
+    assert "message: fix" in lines  # this version's own message
+    assert f"parent: {raw.version}  (a build)" in lines  # and the parent's, not this one's again
     assert "  label: ClassLabel(names=['cat', 'dog', 'bird'])" in lines
     assert "labels: cat 2, dog 5, bird 4" in lines
     assert lines[-1].startswith("shards: 2 (")

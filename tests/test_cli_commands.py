@@ -68,9 +68,7 @@ def test_build_from_a_module_then_reuse(project: Path, capsys: pytest.CaptureFix
     assert se.load("numbers").label_counts() == {"even": 5, "odd": 5}
 
 
-def test_build_takes_the_fingerprint_options_the_magic_takes(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_build_takes_the_fingerprint_options_the_magic_takes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--ignore, --watch and --check-content mean in the CLI what they mean in %stable_cache."""
     base = ["build", "cli_gens:talkative", "--features", "cli_gens:FEATURES", "--arg", "4", "-q"]
     assert main([*base, "--arg", "1", "--ignore", "verbose"]) == 0

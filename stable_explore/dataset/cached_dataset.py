@@ -707,13 +707,21 @@ class CachedDataset(Exports, SplitViews):
     def _summary(self) -> dict[str, Any]:
         """The one cheap summary every repr is made from (no image is decoded)."""
         total = self._meta.num_rows
+        shards = f"{self._meta.num_shards} shard" + ("" if self._meta.num_shards == 1 else "s")
+        size = format_size(self._meta.nbytes)
+        if self.is_view:
+            # A view's rows live in its version's shards: their size is the version's, not the view's own.
+            extent = f"{len(self):,} of {total:,} rows (view) from {shards} of {size}"
+        else:
+            extent = f"{len(self):,} rows, {shards}, {size}"
         return {
             "ref": f"{self._name or self.cache_dir.name}@{self._version}",
             "rows": len(self),
             "total_rows": total,
             "shards": self._meta.num_shards,
-            "size": format_size(self._meta.nbytes),
+            "size": size,
             "view": self.is_view,
+            "extent": extent,
             "latest": self._latest_seen(),
         }
 
@@ -727,9 +735,7 @@ class CachedDataset(Exports, SplitViews):
 
     def __repr__(self) -> str:
         s = self._summary()
-        rows = f"{s['rows']:,} of {s['total_rows']:,} rows (view)" if s["view"] else f"{s['rows']:,} rows"
-        shards = f"{s['shards']} shard" + ("" if s["shards"] == 1 else "s")
-        return f"CachedDataset({s['ref']}: {rows}, {shards}, {s['size']}{_latest_text(s, self._name)})"
+        return f"CachedDataset({s['ref']}: {s['extent']}{_latest_text(s, self._name)})"
 
     def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
         s = self._summary()

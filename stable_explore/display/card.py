@@ -103,18 +103,12 @@ def _latest_html(summary: dict[str, Any], name: str | None) -> str:
 
 def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
     """The dataset's HTML card."""
-    rows_text = (
-        f"{summary['rows']:,} of {summary['total_rows']:,} rows (view)"
-        if summary["view"]
-        else f"{summary['rows']:,} rows"
-    )
     description = ds.metadata.get("description") or ""
     license_text = ds.metadata.get("license") or ""
     label_column, label_rows = _label_rows(ds)
     parts = [
         f"<div class='se-card' data-testid='se-card' style='{CARD_STYLE};max-width:900px'>",
-        f"<div><b>{_esc(summary['ref'])}</b> &middot; {_esc(rows_text)} &middot; "
-        f"{summary['shards']} shard(s) &middot; {_esc(summary['size'])}{_latest_html(summary, ds.name)}</div>",
+        f"<div><b>{_esc(summary['ref'])}</b> &middot; {_esc(summary['extent'])}{_latest_html(summary, ds.name)}</div>",
     ]
     if description:
         parts.append(f"<div style='color:{FG_MUTED};margin:4px 0'>{_esc(description[:500])}</div>")

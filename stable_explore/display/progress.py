@@ -41,23 +41,37 @@ def failure_text(exc: BaseException, rows_done: int) -> str:
 
 @contextlib.contextmanager
 def progress_bar(
-    name: str, total: int | None, *, verb: str = "caching", disable: bool = False
+    name: str, total: int | None, *, verb: str = "caching", disable: bool = False, rate: bool = True
 ) -> Iterator[Callable[[int, int], None]]:
     """A bar of rows (and bytes written) for work on dataset ``name``; yields the (rows, bytes) callback.
 
     The callback may be called with 0 rows to report the final byte count once files are closed.
+    ``rate=False`` leaves out rows per second (a save links most rows: its rate means nothing).
     """
     from tqdm.auto import tqdm
 
+    bar_format = None
+    if not rate:
+        bar_format = (
+            "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} rows [{elapsed}{postfix}]"
+            if total is not None
+            else "{desc}: {n_fmt} rows [{elapsed}{postfix}]"
+        )
     bar: Any = tqdm(
-        total=total, unit=" rows", unit_scale=False, desc=f"{verb} {name}", dynamic_ncols=True, disable=disable
+        total=total,
+        unit=" rows",
+        unit_scale=False,
+        desc=f"{verb} {name}",
+        dynamic_ncols=True,
+        disable=disable,
+        bar_format=bar_format,
     )
     written = 0
 
     def on_batch(rows: int, nbytes: int) -> None:
         nonlocal written
         written = max(written, nbytes)  # bytes only grow: a callback from before a file closed never lowers them
-        bar.set_postfix_str(f"{format_size(written)} written", refresh=rows == 0)
+        bar.set_postfix_str(_written_text(written, rate), refresh=rows == 0)
         if rows:
             bar.update(rows)
 
@@ -84,9 +98,16 @@ def _mark_failed(bar: Any) -> None:
             display(bar_style="danger")
 
 
+def _written_text(written: int, rate: bool) -> str:
+    """The bytes beside the count; a save that rewrote no row says what it did instead of "0 B written"."""
+    if written == 0 and not rate:
+        return "rows kept in place, none rewritten"
+    return f"{format_size(written)} written"
+
+
 def saving_bar(name: str, total: int | None) -> contextlib.AbstractContextManager[Callable[[int, int], None]]:
-    """The bar shown while a version is saved."""
-    return progress_bar(name, total, verb="saving")
+    """The bar shown while a version is saved: rows and bytes, no rate (kept rows are not copied)."""
+    return progress_bar(name, total, verb="saving", rate=False)
 
 
 @contextlib.contextmanager

@@ -154,6 +154,7 @@ class Draft:
         feature = features[name]
         assert isinstance(feature, ClassLabel)
         relabelled = dict(self._edits.relabelled)
+        wanted: dict[int, int] = {}
         for row, label in changes.items():
             (position,) = self._rows([row])
             try:
@@ -161,9 +162,17 @@ class Draft:
                 if code is None:
                     msg = "expected a class name or index, got None"
                     raise EncodingError(msg)
-                relabelled[(position, name)] = int(code)
+                wanted[position] = int(code)
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=name, index=position) from None
+        # A row given the class it already has is no edit (save would write nothing for it): drop it,
+        # so the draft's summary counts only real changes and a relabel back undoes an earlier one.
+        current = self._origin.take(list(wanted)).arrow_column(name).to_pylist() if wanted else []
+        for (position, code), before in zip(wanted.items(), current, strict=True):
+            if code == before:
+                relabelled.pop((position, name), None)
+            else:
+                relabelled[(position, name)] = code
         return Draft(self._origin, replace(self._edits, relabelled=relabelled))
 
     def set(self, row: int, field_name: str, value: Any) -> Draft:

@@ -223,7 +223,7 @@ def test_reprs_are_cheap_and_escaped(tmp_path: Path, jpegs: list[bytes]) -> None
     text = repr(ds)
     assert text.startswith(f"CachedDataset(evil@{ds.version}: 20 rows, 1 shard, ")
     assert "\n" not in text
-    assert repr(ds[:5]).startswith(f"CachedDataset(evil@{ds.version}: 5 of 20 rows (view)")
+    assert repr(ds[:5]).startswith(f"CachedDataset(evil@{ds.version}: 5 of 20 rows (view) from 1 shard of ")
     page = ds._repr_html_()
     assert "<script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -128,7 +128,7 @@ def test_the_card_shows_ref_rows_shards_size_description_schema_labels_and_a_str
     assert page == dataset_card(pets, pets._summary())
     markup = assert_inert(page, "Pets <b>subset</b>", "License: CC-BY-4.0")
     text = "".join(markup.text)
-    assert f"pets@{pets.version} · 300 rows · 6 shard(s) · {format_size(pets.nbytes)}" in text
+    assert f"pets@{pets.version} · 300 rows, 6 shards, {format_size(pets.nbytes)}" in text
     assert "ClassLabel(names=['cat', 'dog', 'bird'])" in text
     for name in ("image", "label", "score", "name"):
         assert f"<code>{name}</code>" in page
@@ -144,7 +144,7 @@ def test_a_view_card_counts_its_own_rows(pets: CachedDataset) -> None:
     view = pets.filter(label="bird")[:5]
     page = view._repr_html_()
     text = "".join(assert_inert(page).text)
-    assert "5 of 300 rows (view)" in text
+    assert f"5 of 300 rows (view) from 6 shards of {format_size(pets.nbytes)}" in text  # the size is the shards'
     assert "<tr><td>bird</td><td style='text-align:right'>5</td>" in page
     assert len(images_of(page)) == 5
     assert "<figcaption>bird</figcaption>" in page

@@ -43,3 +43,14 @@ def test_a_disabled_bar_prints_nothing(capsys: pytest.CaptureFixture[str]) -> No
     with progress_bar("digits", 3, disable=True) as on_batch:
         on_batch(3, 100)
     assert capsys.readouterr().err == ""
+
+
+def test_a_save_that_rewrites_no_row_says_so_without_a_rate(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = se.build(numbers, NUM_FEATURES, args=(3000,), home=home, progress=False)
+    ds.drop([5]).save("drop one", progress=True)
+    final = capsys.readouterr().err.strip().split("\r")[-1]
+    assert final.startswith("saving numbers: 100%")
+    assert "2999/2999 rows" in final
+    assert "rows/s" not in final  # kept rows are not copied: a rate would be meaningless
+    assert "0 B written" not in final
+    assert "none rewritten" in final

@@ -31,6 +31,19 @@ def test_drafts_are_lazy_and_chainable(pets: CachedDataset) -> None:
     assert first.pending_edits.dropped == {1}
 
 
+def test_a_relabel_to_the_class_a_row_has_is_no_pending_edit(pets: CachedDataset) -> None:
+    current = pets[7]["label"]  # a dog
+    same = pets.relabel({7: current})
+    assert not same.pending_edits
+    assert "relabel" not in repr(same)
+    changed = same.relabel({7: "bird", 8: pets[8]["label"]})
+    assert changed.pending_edits.relabelled == {(7, "label"): pets.features["label"].encode_value("bird")}
+    assert "relabel 1" in repr(changed)
+    back = changed.relabel({7: current})  # back to its class: the earlier edit is undone
+    assert not back.pending_edits
+    assert back.save(message="nothing").version == pets.version
+
+
 def test_drop_then_relabel_equals_relabel_then_drop(pets: CachedDataset) -> None:
     one = pets.drop([3, 17]).relabel({42: "dog"}).save(message="a")
     two = pets.relabel({42: "dog"}).drop([3, 17]).save(message="a")
