@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from stable_explore._units import format_size
 from stable_explore.catalog.file_state import LISTING_NAME, LISTINGS, read_listing
 from stable_explore.catalog.names import LATEST, NAME_PATTERN
 from stable_explore.errors import CacheNotFoundError, InvalidNameError, UnsafePathError
@@ -61,10 +62,12 @@ class FsckReport:
     def summary(self) -> str:
         """One line: what was checked, how fast, and how many problems."""
         verdict = "no problems" if self.ok else f"{len(self.problems)} problem(s)"
+        # The rate in the unit that shows it: a small catalog re-hashes KiB, never "(0 MB/s)".
+        rate = f" ({format_size(int(self.nbytes / self.seconds))}/s)" if self.seconds > 0 and self.nbytes else ""
         return (
             f"{verdict}: {self.datasets} dataset(s), {self.versions} version(s), {self.shards} shard(s), "
-            f"{self.batches} record batch digest(s), {self.nbytes / 1e6:.1f} MB checked in {self.seconds:.2f} s "
-            f"({self.mb_per_s:.0f} MB/s) - {self.home}"
+            f"{self.batches} record batch digest(s), {format_size(self.nbytes)} checked in {self.seconds:.2f} s"
+            f"{rate} - {self.home}"
         )
 
     def __str__(self) -> str:

@@ -79,6 +79,8 @@ def test_build_load_save_compare_verify_gc_on_a_bucket(tmp_path: Path, bucket: s
     assert se.compare(f"pets@{raw.version}", "pets", home=bucket).summary() == diff.summary()
     assert se.verify(clean).num_rows == 1199
     assert se.verify(f"pets@{raw.version}", home=bucket).num_rows == 1200
+    said = str(se.verify(clean))  # names the version in the bucket, not the local read cache's folder
+    assert said.endswith(f"- {bucket}/pets/versions/{clean.version}"), said
     assert se.verify(f"{bucket}/pets@{raw.version[:6]}").num_rows == 1200
     checked = se.fsck(home=bucket)
     assert checked.ok, str(checked)

@@ -13,6 +13,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -173,6 +174,8 @@ class VerifyReport:
     hashed: bool
     batch_digests: int = 0
     """How many record batches were checked against their own digests (0: the cache records none)."""
+    location: str | None = None
+    """Where the version lives when that is not ``cache_dir``: a bucket's URL (``cache_dir`` is its local copy)."""
 
     def __str__(self) -> str:
         how = f"{FILE_HASH_ALGORITHM} digests match" if self.hashed else "structure valid (seed-v1 cache: no digests)"
@@ -184,7 +187,7 @@ class VerifyReport:
             )
         return (
             f"ok: {self.num_shards} shard(s), {self.num_rows} rows, {self.nbytes} bytes; "
-            f"{how} ({self.seconds:.2f} s) - {self.cache_dir}"
+            f"{how} ({self.seconds:.2f} s) - {self.location or self.cache_dir}"
         )
 
     def __repr__(self) -> str:
@@ -355,7 +358,8 @@ def verify(target: Any) -> VerifyReport:
     if meta.remote is not None:
         from stable_explore.storage.check.remote_verify import verify_remote
 
-        return verify_remote(meta, verify)
+        report = verify_remote(meta, verify)
+        return dataclasses.replace(report, location=f"{meta.remote.url}/{meta.remote.prefix}")
     check = check_cache_dir(cache_dir)
     if check.problems:
         first = check.problems[0]
