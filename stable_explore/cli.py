@@ -43,6 +43,7 @@ __all__ = ["main"]
 EXIT_PROBLEM = 1
 EXIT_INTERRUPTED = 130
 _EXPORT_FORMATS = ("parquet", "csv")
+_REF_HELP = "a version: NAME (latest), NAME@TAG, NAME@ID-PREFIX, or s3://bucket/prefix/NAME@..."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,32 +55,34 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
     commands = parser.add_subparsers(dest="command", required=True)
     ls = commands.add_parser("ls", help="datasets, or the versions of one (of a bucket: ls s3://bucket/prefix)")
-    ls.add_argument("name", nargs="?")
-    commands.add_parser("show", help="one version: size, schema, label counts, lineage").add_argument("ref")
-    commands.add_parser("versions", help="every version of a dataset, newest first").add_argument("name")
+    ls.add_argument("name", nargs="?", help="a dataset: list its versions (default: list every dataset)")
+    show = commands.add_parser("show", help="one version: size, schema, label counts, lineage")
+    show.add_argument("ref", help=_REF_HELP)
+    versions = commands.add_parser("versions", help="every version of a dataset, newest first")
+    versions.add_argument("name", help="the dataset's name")
     diff = commands.add_parser("diff", help="what changed from version A to version B")
-    diff.add_argument("a")
-    diff.add_argument("b")
+    diff.add_argument("a", help="the version before (" + _REF_HELP + ")")
+    diff.add_argument("b", help="the version after")
     diff.add_argument("--json", action="store_true", help="the machine-readable form")
     verify = commands.add_parser("verify", help="re-hash every shard of versions (exit 1 if any is damaged)")
-    verify.add_argument("refs", nargs="+")
+    verify.add_argument("refs", nargs="+", metavar="REF", help="versions to check (" + _REF_HELP + ")")
     fsck = commands.add_parser("fsck", help="check every version, ref and source record (exit 1 on any problem)")
     fsck.add_argument("name", nargs="?", help="only this dataset")
     gc = commands.add_parser("gc", help="delete untagged versions beyond the newest")
-    gc.add_argument("name", nargs="?")
+    gc.add_argument("name", nargs="?", help="only this dataset (default: every dataset)")
     gc.add_argument("--keep", type=int, default=1, help="newest versions to keep per dataset (default 1)")
     export = commands.add_parser("export", help="write a version to Parquet or CSV")
-    export.add_argument("ref")
+    export.add_argument("ref", help=_REF_HELP)
     export.add_argument("--to", required=True, type=Path, help="output file (.parquet or .csv)")
     export.add_argument("--format", choices=_EXPORT_FORMATS, help="the file format (default: from --to's suffix)")
     tag = commands.add_parser("tag", help="point a tag at a version")
-    tag.add_argument("ref")
-    tag.add_argument("tag")
+    tag.add_argument("ref", help=_REF_HELP)
+    tag.add_argument("tag", help="the tag's name (moved if it exists)")
     push = commands.add_parser("push", help="copy a version to another home (s3://bucket/prefix or a folder)")
-    push.add_argument("ref")
-    push.add_argument("to", metavar="HOME")
+    push.add_argument("ref", help=_REF_HELP)
+    push.add_argument("to", metavar="HOME", help="where to copy it: s3://bucket/prefix or a folder")
     pull = commands.add_parser("pull", help="bring a version from another home: s3://bucket/prefix/NAME[@VERSION]")
-    pull.add_argument("url")
+    pull.add_argument("url", help="s3://bucket/prefix/NAME[@VERSION]: the version to bring into --home")
     for command in (push, pull):
         command.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     build = commands.add_parser("build", help="cache a generator function from a Python module (MODULE:FUNC)")
@@ -173,12 +176,14 @@ def _verify(refs: list[str], home: str | None) -> int:
     return status
 
 
-def _export(ref: str, to: Path, file_format: str | None, home: str | None) -> str:
-    ds = api.load(ref, home=home)
+def _export_format(to: Path, file_format: str | None) -> str | None:
+    """The export's file format: ``--format``, else ``--to``'s suffix; None when neither names one we write."""
     chosen = file_format or to.suffix.lstrip(".").lower()
-    if chosen not in _EXPORT_FORMATS:
-        msg = f"cannot tell the format from {to.name!r}: give --format {' or '.join(_EXPORT_FORMATS)}"
-        raise InvalidOptionError(msg)
+    return chosen if chosen in _EXPORT_FORMATS else None
+
+
+def _export(ref: str, to: Path, chosen: str, home: str | None) -> str:
+    ds = api.load(ref, home=home)
     if chosen == "csv":
         with writing(to):
             ds.to_pandas(images="drop").to_csv(to)
@@ -223,8 +228,12 @@ def _gc(name: str | None, keep: int, home: str | None) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     home = args.home
+    if args.command == "export" and _export_format(args.to, args.format) is None:
+        # A usage error (exit 2, with the usage line), found before anything is read.
+        parser.error(f"export: cannot tell the format from {args.to.name!r}: give --format parquet or csv")
     try:
         if args.command == "ls":
             if args.name and "://" in args.name:  # a home's URL: its datasets
@@ -247,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "gc":
             return _gc(args.name, args.keep, home)
         elif args.command == "export":
-            print(_export(args.ref, args.to, args.format, home))
+            print(_export(args.ref, args.to, _export_format(args.to, args.format) or "", home))
         elif args.command == "tag":
             print(f"{args.tag} -> {api.tag(args.ref, args.tag, home=home)}")
         elif args.command == "build":

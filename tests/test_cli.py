@@ -337,3 +337,18 @@ def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> 
     assert missing.returncode == 1
     assert "no version or tag 'nope'" in missing.stderr
     assert "freed" in run_cli(home, "gc", "--keep", "1").stdout
+
+
+def test_every_argument_of_every_command_has_help() -> None:
+    """`stable-explore CMD --help` explains each positional too, not only the options."""
+    import argparse
+
+    from stable_explore.cli import _parser
+
+    parser = _parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert len(commands.choices) >= 12
+    for name, command in commands.choices.items():
+        for action in command._actions:
+            if not isinstance(action, argparse._HelpAction):
+                assert action.help, f"stable-explore {name}: {action.dest} has no help"

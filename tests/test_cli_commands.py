@@ -139,8 +139,13 @@ def test_versions_and_export_formats(project: Path, capsys: pytest.CaptureFixtur
     assert pq.read_table(project / "out.parquet").column("x").to_pylist() == list(range(8))
     assert main(["export", "numbers", "--to", "table.txt", "--format", "csv"]) == 0
     assert pd.read_csv(project / "table.txt")["label"].tolist()[:2] == ["even", "odd"]
-    assert main(["export", "numbers", "--to", "out.bin"]) == 1
-    assert "give --format parquet or csv" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:  # an unknown format is a usage error: exit 2, as argparse's are
+        main(["export", "numbers", "--to", "c.json"])
+    assert usage.value.code == 2
+    said = capsys.readouterr().err
+    assert "usage: stable-explore" in said
+    assert "cannot tell the format from 'c.json': give --format parquet or csv" in said
+    assert not (project / "c.json").exists()
 
 
 def test_verify_reports_every_ref_and_fails_if_any_is_damaged(
