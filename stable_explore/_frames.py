@@ -68,7 +68,12 @@ def user_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
 
 
 def user_stacklevel() -> int:
-    """The ``stacklevel`` for :func:`warnings.warn` that points at the first frame outside stable-explore."""
+    """The ``stacklevel`` for :func:`warnings.warn` that points at the user's line.
+
+    That is the first frame of the user's own code above stable-explore (in the magic, the
+    notebook cell, not IPython's machinery that ran it); when there is none, the first frame
+    outside stable-explore.
+    """
     here = inspect.currentframe()
     frame = here.f_back if here is not None else None  # the caller's frame: stacklevel 1
     level = 1
@@ -77,4 +82,8 @@ def user_stacklevel() -> int:
     ):  # our context managers run inside contextlib's frames: the user's line is above both
         frame = frame.f_back
         level += 1
-    return level
+    outside = level
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    return level if frame is not None else outside

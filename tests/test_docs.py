@@ -80,3 +80,14 @@ def test_the_magic_page_lists_every_option() -> None:
     page = (DOCS / "magic.md").read_text(encoding="utf-8")
     missing = sorted(o for o in options if f"| `{o}" not in page)
     assert not missing, f"docs/magic.md's options table does not list: {missing}"
+
+
+def test_the_lab_extra_installs_every_app_the_readme_says_works() -> None:
+    """`pip install -e '.[lab]'` must bring JupyterLab and Notebook 7: the README names both."""
+    import tomllib
+
+    project = tomllib.loads((DOCS.parent / "pyproject.toml").read_text())["project"]
+    lab = {re.split(r"[<>=\[ ]", requirement)[0] for requirement in project["optional-dependencies"]["lab"]}
+    readme = (DOCS.parent / "README.md").read_text()
+    assert "Notebook 7" in readme
+    assert {"jupyterlab", "notebook", "ipykernel", "anywidget"} <= lab

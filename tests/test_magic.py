@@ -141,10 +141,13 @@ def test_keyed_pairs_in_a_cell_and_options(shell: InteractiveShell, capsys: pyte
 
 def test_unfingerprintable_variable_is_named(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     shell.run_cell("import threading\nthing = threading.Lock()")
-    with pytest.warns(se.UnfingerprintableWarning, match="variable 'thing' is a _thread.lock"):
+    with pytest.warns(se.UnfingerprintableWarning, match="variable 'thing' is a _thread.lock") as caught:
         result, output = run(
             shell, "%%stable_cache t --features features\nyield {'x': id(thing), 'word': 'a'}\n", capsys
         )
+    where = [w.filename for w in caught if issubclass(w.category, se.UnfingerprintableWarning)]
+    assert where, "no UnfingerprintableWarning"
+    assert all("IPython" not in f and "site-packages" not in f for f in where), where  # the cell, not IPython
     assert result.error_in_exec is None  # never refused: built, and the summary says why it will rebuild
     assert "variable 'thing' is a _thread.lock" in output
     assert "--key" in output

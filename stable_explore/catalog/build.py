@@ -33,12 +33,14 @@ from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
 from stable_explore.errors import UnfingerprintableWarning
 from stable_explore.schema import Features
-from stable_explore.storage.backends.fsutil import temp_dir_beside
+from stable_explore.storage.backends.fsutil import remove_empty_folders, temp_dir_beside
 from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.write.writer import write_shards
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from stable_explore.catalog.catalog import Catalog, VersionRef
     from stable_explore.catalog.options import BuildOptions
     from stable_explore.storage.write.shards import BatchCallback
@@ -123,7 +125,7 @@ def build_version(
         if decides and plan.fingerprint
         else contextlib.nullcontext()
     )
-    with lock:
+    with _tidy_after_a_failed_first_build(lock, catalog.versions_dir(name), first=previous is None):
         if decides and not options.force:
             assert plan.fingerprint is not None
             hit = catalog.reuse_source(name, plan.fingerprint)
@@ -195,6 +197,22 @@ class _Counter:
         for example in examples:
             self.rows += 1
             yield example
+
+
+@contextlib.contextmanager
+def _tidy_after_a_failed_first_build(lock: Any, versions_dir: Path, *, first: bool) -> Iterator[None]:
+    """Hold ``lock``; if the first build of a dataset fails, leave no empty dataset folder behind to list.
+
+    The folders are removed after the lock is let go (its file may sit beside them), and only
+    while empty.
+    """
+    try:
+        with lock:
+            yield
+    except BaseException:
+        if first:
+            remove_empty_folders(versions_dir, levels=2)
+        raise
 
 
 def failure_note(name: str, latest: str | None, rows: int) -> str:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,19 @@ def test_a_file_system_that_cannot_fsync_directories_still_publishes(
     assert failed
     assert len(ds) == 4
     assert se.load("numbers", home=home).version == ds.version
+
+
+def test_a_failed_first_build_leaves_no_empty_dataset_folder(home: Path) -> None:
+    def broken() -> Any:
+        yield {"x": 1, "s": "one"}
+        raise RuntimeError("the source failed")
+
+    with pytest.raises(RuntimeError, match="the source failed"):
+        se.build(broken, NUM_FEATURES, name="broken", home=home, progress=False)
+    assert not (home / "broken").exists()  # nothing for ls, fsck or the next build to trip on
+    assert "broken" not in str(se.datasets(home=home))
+
+    se.build(numbers, NUM_FEATURES, args=(3,), name="kept", home=home, progress=False)
+    with pytest.raises(RuntimeError, match="the source failed"):
+        se.build(broken, NUM_FEATURES, name="kept", home=home, progress=False)
+    assert len(se.load("kept", home=home)) == 3  # a failed rebuild keeps what was there

@@ -196,6 +196,19 @@ def is_leftover(entry: Path) -> str | None:
     return f"left behind by {who}, which is gone; gc sweeps it"
 
 
+def remove_empty_folders(path: Path, levels: int = 1) -> None:
+    """Remove ``path`` and then up to ``levels - 1`` of its parents, each only while it is empty.
+
+    ``rmdir`` refuses a folder with anything in it, so a folder another process has just put
+    something into is left alone.
+    """
+    for folder in [path, *path.parents][:levels]:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def temp_dir_beside(target: Path) -> Iterator[Path]:
     """A fresh temp dir next to ``target``, removed on any error or interrupt."""
