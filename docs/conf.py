@@ -1,13 +1,12 @@
 """Sphinx configuration of the stable-explore docs.
 
-Build (warnings are errors, notebooks are rendered as committed, not executed; they run in the tests)::
+Build (warnings are errors; the example notebooks are executed into their pages, see notebook_pages.py)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -25,16 +24,20 @@ extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 nitpicky = False  # type hints name private and third-party classes that have no page here
 
-# The notebooks live in notebooks/ (where users open them); a copy under docs/ makes them pages.
-NOTEBOOK_PAGES = Path(__file__).parent / "notebooks"
-NOTEBOOK_PAGES.mkdir(exist_ok=True)
-for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-    copy = NOTEBOOK_PAGES / notebook.name
-    if not copy.exists() or copy.read_bytes() != notebook.read_bytes():
-        shutil.copy2(notebook, copy)
+# The notebooks live in notebooks/ (where users open them); clean copies under docs/ make them pages,
+# executed by this build so each page shows what running it shows (never a user's saved outputs).
+sys.path.insert(0, str(Path(__file__).parent))
+from notebook_pages import copy_notebook_pages, execute_pages  # noqa: E402 - beside this file
 
-# MyST: Markdown pages and notebooks, never executed here.
-nb_execution_mode = "off"
+copy_notebook_pages(ROOT / "notebooks", Path(__file__).parent / "notebooks")
+nb_execution_mode = "force" if execute_pages() else "off"
+nb_execution_timeout = 600
+nb_execution_raise_on_error = True  # a cell that fails fails the build (CI builds with -W)
+nb_execution_show_tb = True
+nb_execution_in_temp = True  # run in a temp folder: nothing a notebook writes lands in docs/
+# The shard browser leaves a static snapshot (the dataset's card) beside its live view: a page has no
+# kernel, so it shows the snapshot and the text form of widgets (progress bars end as text).
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 

@@ -91,3 +91,48 @@ def test_the_lab_extra_installs_every_app_the_readme_says_works() -> None:
     readme = (DOCS.parent / "README.md").read_text()
     assert "Notebook 7" in readme
     assert {"jupyterlab", "notebook", "ipykernel", "anywidget"} <= lab
+
+
+def test_every_screenshot_is_used_in_the_docs_with_alt_text() -> None:
+    shots = sorted(p.name for p in (DOCS / "_static" / "screenshots").glob("*.png"))
+    assert shots
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in DOCS.glob("*.md"))
+    unused = [name for name in shots if f"_static/screenshots/{name}" not in pages]
+    assert not unused, f"screenshots no page shows: {unused}"
+    for image in re.findall(r"```\{image\} _static/screenshots/\S+\n(?::\w+:.*\n)*", pages):
+        assert re.search(r"^:alt: \S", image, re.MULTILINE), f"no alt text: {image}"
+
+
+def test_notebook_pages_are_clean_copies(tmp_path: Path) -> None:
+    """A notebook a user ran and saved keeps its outputs in notebooks/; its docs page never shows them."""
+    import json
+
+    sys.path.insert(0, str(DOCS))
+    from notebook_pages import copy_notebook_pages
+
+    source, pages = tmp_path / "notebooks", tmp_path / "pages"
+    source.mkdir()
+    saved = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": 3,
+                "metadata": {"execution": {"iopub.status.busy": "2026-01-01"}},
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "/home/alice/secret-data\n"}],
+                "source": "print(path)",
+            }
+        ],
+        "metadata": {"widgets": {"application/vnd.jupyter.widget-state+json": {"state": {}}}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (source / "01_mine.ipynb").write_text(json.dumps(saved))
+    (pages / "00_removed.ipynb").parent.mkdir()
+    (pages / "00_removed.ipynb").write_text("{}")
+    assert [p.name for p in copy_notebook_pages(source, pages)] == ["01_mine.ipynb"]
+    page = (pages / "01_mine.ipynb").read_text()
+    assert "alice" not in page
+    assert "widget-state" not in page
+    cell = json.loads(page)["cells"][0]
+    assert (cell["outputs"], cell["execution_count"], cell["source"]) == ([], None, "print(path)")
+    assert not (pages / "00_removed.ipynb").exists()
