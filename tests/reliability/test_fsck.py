@@ -118,6 +118,8 @@ def test_fsck_of_an_unknown_name_says_so(home: Path) -> None:
 def test_an_empty_dataset_left_by_a_failed_first_build_is_one_line(home: Path) -> None:
     with pytest.raises(se.EncodingError):
         se.build([{"x": "not an int", "s": "a"}], F, name="failed", home=home, progress=False)
+    assert not (home / "failed").exists()  # a first build that fails tidies its folder away
+    (home / "failed" / "versions").mkdir(parents=True)  # what one killed before it could tidy leaves
     report = se.fsck("failed", home=home)
     assert [str(p) for p in report.problems] == [
         f"{home / 'failed'}: an empty dataset: no versions and no refs (left by a first build that failed)"
