@@ -10,7 +10,7 @@ Examples
 --------
 >>> import pandas as pd
 >>> frame_features(pd.DataFrame({"label": pd.Categorical(["cat", "dog"]), "x": [1.5, 2.0]}))
-Features(label=ClassLabel(names=['cat', 'dog']), x=Value('float64'))
+Features(label=ClassLabel(names=['cat', 'dog']), x=Value(dtype='float64'))
 """
 
 from __future__ import annotations
