@@ -217,7 +217,8 @@ class FrameRows:
             index_of = [_class_index(feature, name, c) for c in series.cat.categories]
             return [None if code < 0 else index_of[code] for code in series.cat.codes.tolist()]
         values = series.tolist()
-        return [None if _is_missing(pd, v) else v for v in values]
+        keeps_nan = isinstance(feature, Value) and feature.dtype.startswith("float")
+        return [None if _is_missing(pd, v, keeps_nan=keeps_nan) else v for v in values]
 
     def __stable_token__(self) -> dict[str, Any]:
         """The frame itself (hashed by content) and the features."""
@@ -233,6 +234,8 @@ def _class_index(feature: ClassLabel, column: str, category: Any) -> int:
     return names.index(text)
 
 
-def _is_missing(pd: Any, value: Any) -> bool:
-    """Pandas' missing markers (``NA``, ``NaT``) are nulls; a float NaN stays a float."""
-    return value is pd.NA or value is pd.NaT
+def _is_missing(pd: Any, value: Any, *, keeps_nan: bool) -> bool:
+    """Pandas' missing markers are nulls: ``NA``, ``NaT``, and NaN outside a float column (where it is a float)."""
+    if value is pd.NA or value is pd.NaT:
+        return True
+    return not keeps_nan and isinstance(value, float) and value != value
