@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, SchemaError
-from stable_explore.schema import RESERVED_COLUMNS, Features, feature_from_dict
+from stable_explore.schema import RESERVED_COLUMNS, Array3D, Features, Image, feature_from_dict
 
 if TYPE_CHECKING:
     from stable_explore.schema import Feature
@@ -79,6 +79,13 @@ class ColumnMap:
     def cast(self, name: str, feature: Feature, stored_type: pa.DataType) -> ColumnMap:
         """Column ``name`` read as ``feature``: its stored values (of ``stored_type``) cast by Arrow."""
         self.stored(name)
+        current = self.features[name]
+        if isinstance(feature, (Image, Array3D)) and type(current) is not type(feature):
+            msg = (
+                f"column {name!r} is {current!r}, not encoded {type(feature).__name__} values: cast_column keeps the "
+                "stored values; to read images from paths or arrays, build a new version with se.build"
+            )
+            raise SchemaError(msg)
         target = feature.arrow_type
         if target != stored_type:
             try:

@@ -59,7 +59,11 @@ def decode_values(
             msg = f"row {row} (in {where[0]}), field {name!r}: the stored value cannot be decoded: {exc}"
             raise CacheCorruptionError(where[1], msg) from exc
     decoded = [_writable(value) for value in decoded]
-    return to_torch_values(decoded) if format == "torch" else decoded
+    return to_torch_values(decoded, images=_holds_images(feature)) if format == "torch" else decoded
+
+
+def _holds_images(feature: Any) -> bool:
+    return isinstance(feature, Image) or (isinstance(feature, Sequence) and _holds_images(feature.feature))
 
 
 def _writable(value: Any) -> Any:
@@ -75,27 +79,39 @@ def _writable(value: Any) -> Any:
     return value
 
 
-def to_torch_values(values: list[Any]) -> list[Any]:
-    """One column's values for ``with_format("torch")``: arrays and numbers as tensors, text as it is."""
+def to_torch_values(values: list[Any], *, images: bool = False) -> list[Any]:
+    """One column's values for ``with_format("torch")``, tensors as ``datasets`` makes them.
+
+    Images become channels-first ``uint8`` tensors (C, H, W); other integer arrays and ints
+    ``int64``, floats ``float32``; text and nulls stay as they are; a list whose items become
+    tensors of one shape and dtype is stacked into one tensor.
+    """
     import torch
 
-    return [to_torch(value, torch) for value in values]
+    return [to_torch(value, torch, image=images) for value in values]
 
 
-def to_torch(value: Any, torch: Any) -> Any:
-    """A value as a tensor where it is numeric (an array, a number, a list of numbers or of same-shape arrays)."""
+def to_torch(value: Any, torch: Any, *, image: bool = False) -> Any:
+    """A value as a tensor where it is numeric (see :func:`to_torch_values`)."""
+    if value is None or isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return value
+    if isinstance(value, list):
+        items = [to_torch(item, torch, image=image) for item in value]
+        tensors = items and all(isinstance(item, torch.Tensor) for item in items)
+        if tensors and len({(tuple(item.shape), item.dtype) for item in items}) == 1:
+            return torch.stack(items)
+        return items
+    if isinstance(value, np.ndarray) and image:
+        pixels = value[:, :, np.newaxis] if value.ndim == 2 else value
+        return torch.from_numpy(np.ascontiguousarray(pixels.transpose((2, 0, 1))))
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "iu" and value.dtype != np.uint64:
+        return torch.from_numpy(_writable(np.asarray(value, dtype=np.int64)))
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind == "f":
+        return torch.from_numpy(_writable(np.asarray(value, dtype=np.float32)))
     if isinstance(value, np.ndarray):
         return torch.from_numpy(_writable(value))
-    if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, (np.str_, np.bytes_)):
+    if isinstance(value, (bool, int, float, np.generic)):
         return torch.tensor(value)
-    if isinstance(value, list) and value:
-        items = [to_torch(item, torch) for item in value]
-        if all(isinstance(item, torch.Tensor) for item in items):
-            shapes = {tuple(item.shape) for item in items}
-            dtypes = {item.dtype for item in items}
-            if len(shapes) == 1 and len(dtypes) == 1:
-                return torch.stack(items)
-        return items
     return value
 
 

@@ -145,6 +145,9 @@ class DatasetsHabits:
         if null_placement not in ("at_end", "at_start"):
             msg = f"null_placement must be 'at_end' or 'at_start', got {null_placement!r}"
             raise InvalidOptionError(msg)
+        columns = self._column_map()
+        for name in names:
+            columns.stored(name)  # a ColumnNotFoundError listing the columns
         keys = {f"k{i}": self._column_arrow(name) for i, name in enumerate(names)}
         order = [
             (key, "descending" if flag else "ascending", null_placement) for key, flag in zip(keys, flags, strict=True)
@@ -169,6 +172,7 @@ class DatasetsHabits:
         >>> ds.unique("x")
         [3, 1]
         """
+        self._column_map().stored(column)  # a ColumnNotFoundError listing the columns
         values = self._column_arrow(column)
         try:
             found: list[Any] = pc.unique(values).to_pylist()

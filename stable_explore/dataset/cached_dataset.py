@@ -470,8 +470,9 @@ class CachedDataset(Exports, SplitViews, DatasetsHabits):
         ``"pil"`` (default): images as PIL images, arrays as ndarrays.
         ``"numpy"``: images as ndarrays too. ``"python"``: images stay encoded
         bytes. ``"arrow"``: ``ds[i]`` and batches are ``pyarrow.Table``.
-        ``"torch"``: images, arrays and numbers as ``torch`` tensors (images HWC uint8),
-        text as it is; :meth:`iter` stacks a batch's same-shape tensors.
+        ``"torch"``: tensors as Hugging Face ``datasets`` makes them: images channels first
+        (C, H, W) ``uint8``, integers ``int64``, floats ``float32``, text as it is; :meth:`iter`
+        stacks a batch's same-shape tensors.
 
         Arrays handed out (``"numpy"``, ``"pil"``'s arrays, ``"torch"``) own writable memory, so
         ``torch.from_numpy`` and a DataLoader's collate take them without a read-only warning.
@@ -484,7 +485,7 @@ class CachedDataset(Exports, SplitViews, DatasetsHabits):
         ...               name="pets", home=tempfile.mkdtemp(), progress=False)
         >>> row = ds.with_format("torch")[0]
         >>> row["image"].shape, row["label"]
-        (torch.Size([2, 3, 3]), tensor(1))
+        (torch.Size([3, 2, 3]), tensor(1))
         >>> ds.with_format("numpy")[0]["image"].flags.writeable
         True
         """
