@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from stable_explore._canonical import fingerprint as _fingerprint
 from stable_explore._optional import require
 from stable_explore.errors import InvalidArgumentTypeError
 from stable_explore.schema import Array3D, Features, Sequence
@@ -68,7 +69,9 @@ def to_hf(ds: CachedDataset) -> Any:
         citation=str(metadata.get("citation") or ""),
         homepage=str(metadata.get("homepage") or ""),
     )
-    return datasets.Dataset(table.replace_schema_metadata(None), info=info)
+    # the fingerprint datasets would hash the whole table for: what identifies these rows already
+    fingerprint = _fingerprint({"token": ds.__stable_token__(), "features": spec, "columns": table.column_names})
+    return datasets.Dataset(table.replace_schema_metadata(None), info=info, fingerprint=fingerprint)
 
 
 def _with_array_extensions(table: pa.Table, features: Features, schema: pa.Schema) -> pa.Table:

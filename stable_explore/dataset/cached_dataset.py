@@ -743,11 +743,19 @@ class CachedDataset(Exports, SplitViews, DatasetsHabits):
         return verify(self.cache_dir)
 
     def __stable_token__(self) -> dict[str, Any]:
-        """What identifies this data for a build fingerprint: the version, and the rows of a view."""
+        """What identifies this data for a build fingerprint: version, rows, and a view's columns and transform.
+
+        A transform is fingerprinted by its code, as a generator is.
+        """
         from stable_explore._canonical import fingerprint
 
         rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
-        return {"version": self._version, "rows": rows}
+        token: dict[str, Any] = {"version": self._version, "rows": rows}
+        if self._columns is not None:
+            token["columns"] = self._columns.to_json()
+        if self._transform is not None:
+            token["transform"] = self._transform
+        return token
 
     # -- pickling: references only -----------------------------------------
 

@@ -229,3 +229,18 @@ def test_with_format_torch_gives_tensors_and_a_dataloader_collates_without_warni
         torch.from_numpy(array)
         torch.from_numpy(ds[1]["cube"])
     assert np.array_equal(ds.with_format("numpy")[1]["cube"], np.full((2, 2, 1), 1, dtype=np.uint8))
+
+
+def test_a_build_from_a_column_view_or_transform_is_no_cache_hit_of_another(ds: se.CachedDataset, home: Path) -> None:
+    def rows(source: se.CachedDataset) -> Any:
+        yield from source
+
+    plain = ds.remove_columns(["image", "cube"])
+    features = plain.features
+    first = se.build(rows, features, name="copy", args=(plain,), home=home, progress=False)
+    renamed = plain.rename_column("name", "title").rename_column("title", "name")  # other columns, same names
+    assert se.build(rows, features, name="copy", args=(renamed,), home=home, progress=False).version == first.version
+    louder = plain.with_transform(lambda b: {**b, "name": [n.upper() for n in b["name"]]})
+    second = se.build(rows, features, name="copy", args=(louder,), home=home, progress=False)
+    assert not second.build_info.startswith("reused"), "a transform is part of what the rows are"
+    assert second["name"] == [n.upper() for n in ds["name"]]
