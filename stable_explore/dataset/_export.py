@@ -323,16 +323,17 @@ class Exports:
         )
 
     def to_parquet(
-        self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd", layout: str = "stored"
+        self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd", layout: str = "huggingface"
     ) -> Path:
         """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
 
         Labels are stored as ints; the full features JSON is in the file's schema metadata, and the
-        features as Hugging Face ``datasets`` reads them under its ``huggingface`` key, so
-        ``datasets.Dataset.from_parquet(path)`` keeps the label names. ``layout="huggingface"``
-        writes images as ``struct<bytes, path>`` and arrays as nested lists, the layout of the
-        Parquet files on the Hugging Face Hub, so ``datasets`` keeps the ``Image`` features too
-        (``"stored"``, the default: encoded bytes, as the shards hold them; see :meth:`to_arrow`).
+        features as Hugging Face ``datasets`` reads them under its ``huggingface`` key. The default
+        ``layout="huggingface"`` writes images as ``struct<bytes, path>`` (the encoded bytes, as
+        cached) and arrays as nested lists: the layout of the Parquet files on the Hugging Face Hub,
+        so ``datasets.Dataset.from_parquet(path)`` keeps the class names and the ``Image`` features,
+        and DuckDB reads an image as ``image.bytes``. ``layout="stored"`` writes images and arrays
+        as the shards hold them, encoded bytes (``datasets`` then keeps the class names only).
 
         Examples
         --------

@@ -244,13 +244,20 @@ def test_exports_carry_the_huggingface_key(ours: se.CachedDataset, tmp_path: Pat
     assert isinstance(hf_layout.features["image"], datasets.Image)
     assert hf_layout.features["label"].names == NAMES
     assert _compare(_rows(), _hf_rows(hf_layout), "to_arrow(layout='huggingface') -> HF") == N * len(FEATURES)
-    path = ours.to_parquet(tmp_path / "mixed.parquet", layout="huggingface")
+    path = ours.to_parquet(tmp_path / "mixed.parquet")  # the Hub's layout by default
     from_parquet = datasets.Dataset.from_parquet(str(path), cache_dir=str(tmp_path / "hf-cache"))
     assert from_parquet.features["label"].names == NAMES
     assert isinstance(from_parquet.features["image"], datasets.Image)
-    assert _compare(_rows(), _hf_rows(from_parquet), "to_parquet(layout='huggingface') -> HF") == N * len(FEATURES)
-    default = ours.to_parquet(tmp_path / "stored.parquet")
-    assert datasets.Dataset.from_parquet(str(default), cache_dir=str(tmp_path / "c2")).features["label"].names == NAMES
+    assert _compare(_rows(), _hf_rows(from_parquet), "to_parquet() -> HF") == N * len(FEATURES)
+    stored = datasets.Dataset.from_parquet(
+        str(ours.to_parquet(tmp_path / "stored.parquet", layout="stored")), cache_dir=str(tmp_path / "c2")
+    )
+    assert stored.features["label"].names == NAMES
+    assert stored.features["image"] == datasets.Value("large_binary")
+    import duckdb
+
+    image = duckdb.sql(f"select image.bytes from '{path}' limit 1 offset 3").fetchall()
+    assert image == [(_rows()[3]["image"],)], "DuckDB reads an image's bytes as image.bytes"
 
 
 def test_our_shards_are_arrow_files_which_from_file_does_not_read(ours: se.CachedDataset) -> None:
