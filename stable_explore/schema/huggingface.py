@@ -174,11 +174,11 @@ def _to_hf_array(array: pa.Array, feature: Feature) -> list[pa.Array]:
     if isinstance(feature, Array3D):
         return [_nested_lists(array, feature)]
     assert isinstance(feature, Sequence)
-    values = pa.concat_arrays(_to_hf_array(array.flatten(), feature.feature))
-    offsets = array.offsets
+    values = pa.concat_arrays(_to_hf_array(array.flatten(), feature.feature))  # a slice's own items
     mask = array.is_null() if array.null_count else None
     if pa.types.is_fixed_size_list(array.type):
         return [pa.FixedSizeListArray.from_arrays(values, feature.length, mask=mask)]
+    offsets = pc.subtract(array.offsets, array.offsets[0])  # from 0, as flatten() gives the items
     return [pa.ListArray.from_arrays(offsets, values, mask=mask)]
 
 
