@@ -80,12 +80,30 @@ class DatasetsHabits:
 
     @property
     def num_rows(self) -> int:
-        """Rows in this dataset (``len(ds)``), as ``datasets`` names it."""
+        """Rows in this dataset (``len(ds)``), as ``datasets`` names it.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.num_rows, ds[1:3].num_rows
+        (5, 2)
+        """
         return len(self)
 
     @property
     def column_names(self) -> list[str]:
-        """The columns, in order (``list(ds.features)``)."""
+        """The columns, in order (``list(ds.features)``).
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1, "y": "a"}], se.Features(x=se.Value("int64"), y=se.Value("string")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.column_names
+        ['x', 'y']
+        """
         return list(self.features)
 
     @property
@@ -247,7 +265,16 @@ class DatasetsHabits:
         return self._with_columns(self._column_map().rename(original_column_name, new_column_name))
 
     def rename_columns(self, column_mapping: dict[str, str]) -> CachedDataset:
-        """A view with several columns renamed (``{old: new}``)."""
+        """A view with several columns renamed (``{old: new}``, applied in order).
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1, "y": "a"}], se.Features(x=se.Value("int64"), y=se.Value("string")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.rename_columns({"x": "number", "y": "letter"})[0]
+        {'number': 1, 'letter': 'a'}
+        """
         columns = self._column_map()
         for old, new in column_mapping.items():
             columns = columns.rename(old, new)
