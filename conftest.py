@@ -13,7 +13,10 @@ import os
 
 import pytest
 
-_DOCTEST_EXTRAS = {"torch": "pip install torch  (the 'torch' extra)"}
+_DOCTEST_EXTRAS = {
+    "torch": "pip install torch  (the 'torch' extra)",
+    "datasets": "pip install datasets  (the 'hf' extra)",
+}
 """Optional packages a doctest may import, and how to install them."""
 
 

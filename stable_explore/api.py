@@ -195,6 +195,7 @@ def build(
     >>> tasks.version == serial.version, tasks.num_shards
     (True, 2)
     """
+    source, features, key = _accept_hf(source, features, key)
     name = _name_of(source, name)
     options = BuildOptions(
         description=description,
@@ -223,6 +224,20 @@ def build(
         kwargs=kwargs,
         progress=progress,
     )
+
+
+def _accept_hf(source: Any, features: Any, key: str | None) -> tuple[Any, Any, str | None]:
+    """A ``datasets.Dataset`` source read as rows (images undecoded), keyed by its fingerprint; features converted."""
+    from stable_explore.dataset._huggingface import HFRows, is_hf_dataset, our_features
+
+    features = our_features(features)
+    if is_hf_dataset(source):
+        from stable_explore.dataset._sources import source_key
+        from stable_explore.schema import Features
+
+        source = HFRows(source, features if isinstance(features, Features) else None)
+        key = key if key is not None else source_key(source)
+    return source, features, key
 
 
 def _name_of(source: Any, name: str | None) -> str:

@@ -13,24 +13,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Image, decode_image_bytes
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
 from stable_explore.storage.backends.fsutil import replacing, writing
 
 if TYPE_CHECKING:
     import pandas as pd
-    import pyarrow as pa
 
     from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._selection import Rows
-    from stable_explore.schema import Features
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
-__all__ = ["IMAGE_EXPORTS", "Exports", "column_folder", "to_pandas", "to_parquet"]
+__all__ = ["FRAME_FEATURES_KEY", "IMAGE_EXPORTS", "Exports", "column_folder", "to_pandas", "to_parquet"]
 
 IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
+FRAME_FEATURES_KEY = "stable_explore.features"
+"""The key of ``DataFrame.attrs`` where ``to_pandas`` leaves the features of the frame's columns."""
 
 _CATEGORY_DTYPES: dict[tuple[str, ...], Any] = {}
 
@@ -71,6 +72,8 @@ def to_pandas(
     if images not in ("bytes", "drop"):
         for name in image_columns:
             frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)
+    # the features of the columns, for se.from_pandas (pandas keeps attrs through copies and slices)
+    frame.attrs[FRAME_FEATURES_KEY] = {name: features[name].to_dict() for name in frame.columns if name in features}
     if isinstance(rows, range):
         frame.index = pd.RangeIndex(rows.start, rows.stop, rows.step, name="row")
     else:
@@ -222,13 +225,45 @@ class Exports:
 
         def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table: ...
 
-    def to_arrow(self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False) -> pa.Table:
-        """The rows as a ``pyarrow.Table`` (labels as ints; the features JSON is in the schema metadata)."""
+    def to_arrow(
+        self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False, layout: str = "stored"
+    ) -> pa.Table:
+        """The rows as a ``pyarrow.Table``: labels as ints, the schema in its metadata twice over.
+
+        The schema metadata holds our features JSON and, under the ``huggingface`` key, the features
+        as Hugging Face ``datasets`` reads them, so ``datasets.Dataset(table)`` keeps the label names.
+
+        Parameters
+        ----------
+        columns:
+            Only these columns.
+        with_row_columns:
+            Add each row's key and content hash (``__key__``, ``__row_hash__``).
+        layout:
+            ``"stored"`` (default): images and arrays as the shards hold them, encoded bytes.
+            ``"huggingface"``: images as ``struct<bytes, path>`` and arrays as nested lists, as
+            ``datasets`` stores them (image bytes are not copied through Python), so ``datasets``
+            also keeps the ``Image`` features.
+
+        Examples
+        --------
+        >>> import tempfile, datasets, stable_explore as se
+        >>> ds = se.build([{"label": "dog"}], se.Features(label=se.ClassLabel(names=["cat", "dog"])),
+        ...               name="tiny", home=tempfile.mkdtemp(), progress=False)
+        >>> datasets.Dataset(ds.to_arrow()).features["label"]
+        ClassLabel(names=['cat', 'dog'])
+        """
+        from stable_explore.schema.huggingface import hf_schema_metadata, to_hf_layout
+
         wanted = list(columns) if columns is not None else self._feature_columns()
         if with_row_columns and not self.cache_meta.is_seed_v1:
             wanted += [c for c in (KEY_COLUMN, HASH_COLUMN) if c not in wanted]
+        shown = _features_of(self.features, wanted)
+        metadata = {**self.features.to_arrow_schema().metadata, **hf_schema_metadata(shown, layout=layout)}
         table = self._table_of(self._all_rows(), wanted)
-        return table.replace_schema_metadata(self.features.to_arrow_schema().metadata)
+        if layout == "huggingface":
+            table = to_hf_layout(table, shown)
+        return table.replace_schema_metadata(metadata)
 
     def to_pandas(
         self,
@@ -287,10 +322,18 @@ class Exports:
             image_dir=image_dir,
         )
 
-    def to_parquet(self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd") -> Path:
+    def to_parquet(
+        self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd", layout: str = "huggingface"
+    ) -> Path:
         """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
 
-        Labels are stored as ints; the full features JSON is in the file's schema metadata.
+        Labels are stored as ints; the full features JSON is in the file's schema metadata, and the
+        features as Hugging Face ``datasets`` reads them under its ``huggingface`` key. The default
+        ``layout="huggingface"`` writes images as ``struct<bytes, path>`` (the encoded bytes, as
+        cached) and arrays as nested lists: the layout of the Parquet files on the Hugging Face Hub,
+        so ``datasets.Dataset.from_parquet(path)`` keeps the class names and the ``Image`` features,
+        and DuckDB reads an image as ``image.bytes``. ``layout="stored"`` writes images and arrays
+        as the shards hold them, encoded bytes (``datasets`` then keeps the class names only).
 
         Examples
         --------
@@ -301,11 +344,24 @@ class Exports:
         >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
         [1, 2, 3]
         """
+        from stable_explore.schema.huggingface import hf_arrow_type, hf_schema_metadata, to_hf_layout
+
         rows = self._all_rows()
+        features = self.features
         chunks = (
-            self._table_of(rows[start : start + rows_per_group], list(self.features))
+            self._table_of(rows[start : start + rows_per_group], list(features))
             for start in range(0, len(rows), rows_per_group)
         )
-        return to_parquet(
-            Path(path), chunks, self.features.to_arrow_schema(), rows_per_group=rows_per_group, compression=compression
+        schema = features.to_arrow_schema()
+        if layout == "huggingface":
+            chunks = (to_hf_layout(chunk, features) for chunk in chunks)
+            schema = pa.schema([pa.field(name, hf_arrow_type(f)) for name, f in features.items()])
+        schema = schema.with_metadata(
+            {**features.to_arrow_schema().metadata, **hf_schema_metadata(features, layout=layout)}
         )
+        return to_parquet(Path(path), chunks, schema, rows_per_group=rows_per_group, compression=compression)
+
+
+def _features_of(features: Features, columns: Sequence[str]) -> Features:
+    """The features of those of ``columns`` that are features (not the row key and hash columns)."""
+    return Features({name: features[name] for name in columns if name in features})

@@ -35,8 +35,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore._units import format_size
-from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values
+from stable_explore.dataset._columns import ColumnMap
+from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
 from stable_explore.dataset._export import Exports
+from stable_explore.dataset._habits import DatasetsHabits
 from stable_explore.dataset._selection import Rows, position_of, select_rows
 from stable_explore.dataset._splits import SplitViews
 from stable_explore.errors import (
@@ -69,7 +71,7 @@ class Metadata(dict[str, Any]):
         raise AttributeError(name)
 
 
-class CachedDataset(Exports, SplitViews):
+class CachedDataset(Exports, SplitViews, DatasetsHabits):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
@@ -119,6 +121,8 @@ class CachedDataset(Exports, SplitViews):
         self.build_info = build_info
         self._deleted_checked: tuple[float, str | None] | None = None
         self._rows = rows
+        self._columns: ColumnMap | None = None  # columns removed, renamed or cast (a view's)
+        self._transform: Callable[[dict[str, list[Any]]], Any] | None = None
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
             raise InvalidOptionError(msg)
@@ -425,6 +429,10 @@ class CachedDataset(Exports, SplitViews):
         return self._column_arrow(column)
 
     def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
+        if self._columns is not None:
+            table = self._table_of(self.base_rows() if rows is None else rows, [column])
+            mapped = table.column(0)
+            return mapped.combine_chunks() if mapped.num_chunks != 1 else mapped.chunk(0)
         if rows is None:
             rows = self.base_rows()
         if self._rows is None and len(rows) == self._meta.num_rows:
@@ -462,6 +470,24 @@ class CachedDataset(Exports, SplitViews):
         ``"pil"`` (default): images as PIL images, arrays as ndarrays.
         ``"numpy"``: images as ndarrays too. ``"python"``: images stay encoded
         bytes. ``"arrow"``: ``ds[i]`` and batches are ``pyarrow.Table``.
+        ``"torch"``: tensors as Hugging Face ``datasets`` makes them: images channels first
+        (C, H, W) ``uint8``, integers ``int64``, floats ``float32``, text as it is; :meth:`iter`
+        stacks a batch's same-shape tensors.
+
+        Arrays handed out (``"numpy"``, ``"pil"``'s arrays, ``"torch"``) own writable memory, so
+        ``torch.from_numpy`` and a DataLoader's collate take them without a read-only warning.
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np, torch, stable_explore as se
+        >>> ds = se.build([{"image": np.zeros((2, 3, 3), np.uint8), "label": "dog"}],
+        ...               se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"])),
+        ...               name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> row = ds.with_format("torch")[0]
+        >>> row["image"].shape, row["label"]
+        (torch.Size([3, 2, 3]), tensor(1))
+        >>> ds.with_format("numpy")[0]["image"].flags.writeable
+        True
         """
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
@@ -474,9 +500,58 @@ class CachedDataset(Exports, SplitViews):
         return self._format
 
     def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:
+        if self._columns is not None:
+            wanted = list(columns) if columns is not None else list(self._features)
+            return self._columns.read(lambda stored: self._stored_table(rows, stored), wanted)
+        return self._stored_table(rows, columns)
+
+    def _stored_table(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:
         if isinstance(rows, range) and rows.step == 1:
             return self._backend.slice(rows.start, len(rows), columns=columns)
         return self._backend.take(np.asarray(rows, dtype=np.int64), columns=columns)
+
+    # -- columns and transforms of views (stable_explore.dataset._habits) -----
+
+    def _column_map(self) -> ColumnMap:
+        return self._columns if self._columns is not None else ColumnMap.of(self._features)
+
+    def _with_columns(self, columns: ColumnMap) -> CachedDataset:
+        clone = self._view(self._rows)
+        clone._columns = columns
+        clone._features = columns.features
+        return clone
+
+    def _stored_column_type(self, column: str) -> pa.DataType:
+        stored_type: pa.DataType = self._backend.schema.field(self._column_map().stored(column)).type
+        return stored_type
+
+    def _with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset:
+        clone = self._view(self._rows)
+        clone._transform = transform
+        return clone
+
+    def _transformed(self, rows: list[Any]) -> list[Any]:
+        """Rows through the view's transform (a batch in, a batch out), as ``datasets`` applies it."""
+        transform = self._transform
+        if transform is None or self._format == "arrow":
+            return rows
+        names = list(rows[0]) if rows else list(self._features)
+        batch = transform({name: [row[name] for row in rows] for name in names})
+        columns = list(batch)
+        if not columns:
+            return [{} for _ in rows]
+        return [dict(zip(columns, values, strict=True)) for values in zip(*batch.values(), strict=True)]
+
+    def _check_stored_columns(self, action: str) -> None:
+        """Edits address stored columns: a view with removed, renamed or cast columns cannot take them."""
+        if self._columns is not None and self._columns != ColumnMap.of(self._meta.features or self._features):
+            msg = (
+                f"{action} works on the stored columns {list(self._meta.features or [])}, and this view shows "
+                f"{list(self._features)} (remove_columns, rename_column or cast_column): edit the dataset those came "
+                "from, or write the view as a new dataset with se.build(view.with_format('python'), view.features, "
+                "name=...)"
+            )
+            raise SchemaError(msg)
 
     def _feature_columns(self) -> list[str]:
         return list(self._features)
@@ -487,7 +562,7 @@ class CachedDataset(Exports, SplitViews):
     def _rows_at(self, rows: Rows) -> list[Any]:
         decoded = self._decode_table(self._table_of(rows, self._feature_columns()), rows)
         self._note_read(rows)
-        return decoded
+        return self._transformed(decoded)
 
     @functools.cached_property
     def _bytes_per_row(self) -> float:
@@ -530,7 +605,11 @@ class CachedDataset(Exports, SplitViews):
                 yield self._table_of(chunk, self._feature_columns())
                 continue
             decoded = self._rows_at(chunk)
-            yield {name: [row[name] for row in decoded] for name in self._feature_columns()}
+            names = list(decoded[0]) if decoded and self._transform is not None else self._feature_columns()
+            batch = {name: [row[name] for row in decoded] for name in names}
+            if self._format == "torch":
+                batch = {name: _stacked(values) for name, values in batch.items()}
+            yield batch
 
     def column(self, name: str) -> Any:
         """One column's values for every row, decoded in the current format."""
@@ -582,6 +661,7 @@ class CachedDataset(Exports, SplitViews):
         """
         from stable_explore.versioning.edits import Draft
 
+        self._check_stored_columns("drop")
         return Draft(self).drop(rows)
 
     def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Draft:
@@ -601,12 +681,14 @@ class CachedDataset(Exports, SplitViews):
         """
         from stable_explore.versioning.edits import Draft
 
+        self._check_stored_columns("relabel")
         return Draft(self).relabel(changes, column=column)
 
     def set(self, row: int, field: str, value: Any) -> Draft:
         """A draft with one field of one row changed: a value, a class, a list, an array or an image."""
         from stable_explore.versioning.edits import Draft
 
+        self._check_stored_columns("set")
         return Draft(self).set(row, field, value)
 
     @property
@@ -634,6 +716,7 @@ class CachedDataset(Exports, SplitViews):
         """
         from stable_explore.versioning.edits import Draft
 
+        self._check_stored_columns("save")
         return Draft(self).save(message, **options)
 
     # -- browsing ------------------------------------------------------------
@@ -660,11 +743,19 @@ class CachedDataset(Exports, SplitViews):
         return verify(self.cache_dir)
 
     def __stable_token__(self) -> dict[str, Any]:
-        """What identifies this data for a build fingerprint: the version, and the rows of a view."""
+        """What identifies this data for a build fingerprint: version, rows, and a view's columns and transform.
+
+        A transform is fingerprinted by its code, as a generator is.
+        """
         from stable_explore._canonical import fingerprint
 
         rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
-        return {"version": self._version, "rows": rows}
+        token: dict[str, Any] = {"version": self._version, "rows": rows}
+        if self._columns is not None:
+            token["columns"] = self._columns.to_json()
+        if self._transform is not None:
+            token["transform"] = self._transform
+        return token
 
     # -- pickling: references only -----------------------------------------
 
@@ -680,6 +771,8 @@ class CachedDataset(Exports, SplitViews):
             "features": self._features.to_dict() if self._features_given else None,
             "rows": rows,
             "format": self._format,
+            "columns": self._columns.to_json() if self._columns is not None else None,
+            "transform": self._transform,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -701,6 +794,10 @@ class CachedDataset(Exports, SplitViews):
             rows=state["rows"],
             format=state["format"],
         )
+        if state.get("columns") is not None:
+            self._columns = ColumnMap.from_json(state["columns"])
+            self._features = self._columns.features
+        self._transform = state.get("transform")
 
     # -- display -------------------------------------------------------------
 
@@ -750,6 +847,12 @@ class CachedDataset(Exports, SplitViews):
         from stable_explore.display.card import dataset_card
 
         return dataset_card(self, self._summary())
+
+
+def _stacked(values: list[Any]) -> Any:
+    """A torch batch column: one tensor when every value is a tensor of one shape and dtype (as ``datasets``)."""
+    stacked = to_torch_values([values])[0]
+    return stacked if len(values) else values
 
 
 def _latest_text(summary: dict[str, Any], name: str | None) -> str:

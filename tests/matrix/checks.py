@@ -50,7 +50,8 @@ def canon(feature: Feature, value: Any) -> Any:
     if isinstance(feature, se.Array3D):
         if isinstance(value, (bytes, bytearray, memoryview)):
             value = np.frombuffer(bytes(value), dtype=feature.dtype).reshape(feature.shape)
-        array = np.asarray(value)
+        # nested lists (a Parquet export in the Hugging Face layout) hold the values, not their dtype
+        array = np.asarray(value, dtype=feature.dtype) if isinstance(value, list) else np.asarray(value)
         return (str(array.dtype), array.shape, array.tolist())
     return plain(value)
 

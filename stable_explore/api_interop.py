@@ -1,0 +1,138 @@
+"""Datasets from the formats users already have: Hugging Face ``datasets``, Parquet files, pandas DataFrames.
+
+Each reads its source as rows (images as their encoded bytes, never decoded and re-encoded)
+and builds a version with :func:`stable_explore.build`, so every option of a build applies
+(``home=``, ``description=``, ``tag=``, ``shard_size=``, ...) and building the same data again
+is a cache hit. Features are converted (``datasets``) or inferred when not given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.api import build
+from stable_explore.dataset._huggingface import HFRows, is_hf_dataset, our_features
+from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
+from stable_explore.errors import InvalidArgumentTypeError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import Features
+
+__all__ = ["from_hf", "from_pandas", "from_parquet"]
+
+
+def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options: Any) -> CachedDataset:
+    """Cache a Hugging Face ``datasets.Dataset``: features converted, images kept byte for byte.
+
+    Parameters
+    ----------
+    hf:
+        A ``datasets.Dataset`` (a selection, shuffle or ``select_columns`` of one too).
+    features:
+        Our features or ``datasets.Features`` for the columns to keep (default: all, converted from
+        ``hf.features``). Label names, ``Image``, ``Array3D``, ``Value`` and lists map one to one; a
+        feature with no counterpart is a :class:`~stable_explore.SchemaError` naming the column.
+    name:
+        The dataset's name (default: ``hf.info.dataset_name``).
+    options:
+        Any option of :func:`stable_explore.build` (``home=``, ``description=``, ``tag=``, ...).
+
+    Returns
+    -------
+    CachedDataset
+        The new version (or the one built before from the same dataset).
+
+    Examples
+    --------
+    >>> import tempfile, datasets, stable_explore as se
+    >>> hf = datasets.Dataset.from_dict({"label": [1, 0]}, features=datasets.Features(
+    ...     label=datasets.ClassLabel(names=["cat", "dog"])))
+    >>> ds = se.from_hf(hf, name="pets", home=tempfile.mkdtemp(), progress=False)
+    >>> ds.features, ds.label_counts()
+    (Features(label=ClassLabel(names=['cat', 'dog'])), {'cat': 1, 'dog': 1})
+    """
+    if not is_hf_dataset(hf):
+        msg = f"from_hf needs a datasets.Dataset, got {type(hf).__name__}"
+        raise InvalidArgumentTypeError(msg)
+    ours = our_features(features) if features is not None else None
+    rows = HFRows(hf, ours)
+    name = name or hf.info.dataset_name
+    if not name:
+        msg = "from_hf needs name= (this datasets.Dataset has no dataset_name)"
+        raise InvalidArgumentTypeError(msg)
+    options.setdefault("description", hf.info.description or None)
+    options.setdefault("license", hf.info.license or None)
+    return _build(rows, name, options)
+
+
+def _build(rows: HFRows | ParquetRows | FrameRows, name: str, options: dict[str, Any]) -> CachedDataset:
+    """Build the rows, keyed by their content so the same data is a cache hit (unless ``key=`` is given)."""
+    if options.get("key") is None:
+        options["key"] = source_key(rows)
+    return build(rows, rows.features, name, **options)
+
+
+def from_parquet(
+    path: str | Path, features: Features | None = None, *, name: str | None = None, **options: Any
+) -> CachedDataset:
+    """Cache the rows of a Parquet file.
+
+    Parameters
+    ----------
+    path:
+        The file.
+    features:
+        The columns to keep and their types. By default they come from the file: the features
+        stable-explore or ``datasets`` wrote in it, else its column types (``bytes`` columns of
+        image files become ``Image``); a column that fits no type is a
+        :class:`~stable_explore.SchemaError` that names it.
+    name:
+        The dataset's name (default: the file's name without ``.parquet``).
+    options:
+        Any option of :func:`stable_explore.build`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd, stable_explore as se
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"x": [1, 2, 3]}).to_parquet(folder / "numbers.parquet")
+    >>> ds = se.from_parquet(folder / "numbers.parquet", home=folder / "home", progress=False)
+    >>> ds.name, ds["x"]
+    ('numbers', [1, 2, 3])
+    """
+    rows = ParquetRows(path, features)
+    return _build(rows, name or Path(path).stem, options)
+
+
+def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: str, **options: Any) -> CachedDataset:
+    """Cache the rows of a pandas DataFrame, keyed by its index (when unique).
+
+    Parameters
+    ----------
+    frame:
+        The rows. A ``Categorical`` column is a ``ClassLabel`` of its categories; missing values
+        (``NA``, ``NaT``, a missing category) are nulls.
+    features:
+        The columns to keep and their types (inferred from the column dtypes when not given: bytes
+        of image files become ``Image``; a column that fits no type is a
+        :class:`~stable_explore.SchemaError` naming it). Image columns take bytes, paths, PIL
+        images or arrays, as in any build.
+    name:
+        The dataset's name.
+    options:
+        Any option of :func:`stable_explore.build`.
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd, stable_explore as se
+    >>> frame = pd.DataFrame({"label": pd.Categorical(["dog", "cat"]), "size": [2.5, 1.0]})
+    >>> ds = se.from_pandas(frame, name="pets", home=tempfile.mkdtemp(), progress=False)
+    >>> ds.features["label"], ds[0]
+    (ClassLabel(names=['cat', 'dog']), {'label': 1, 'size': 2.5})
+    """
+    rows = FrameRows(frame, features)
+    return _build(rows, name, options)

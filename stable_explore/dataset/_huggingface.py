@@ -1,0 +1,129 @@
+"""Hugging Face ``datasets`` in and out: ``ds.to_hf()`` and the rows of a ``datasets.Dataset`` for a build.
+
+``to_hf`` hands ``datasets`` our Arrow columns (memory-mapped shards, image bytes never copied
+through Python) in its own layout, with its features: class names, ``Image``, ``Array3D`` and
+lists. :class:`HFRows` reads a ``datasets.Dataset`` as Arrow (images undecoded: the bytes are
+kept as they are) and gives the rows a build encodes. ``datasets`` is imported inside functions.
+
+Examples
+--------
+>>> import tempfile, stable_explore as se
+>>> ds = se.build([{"label": "dog"}, {"label": "cat"}], se.Features(label=se.ClassLabel(names=["cat", "dog"])),
+...               name="pets", home=tempfile.mkdtemp(), progress=False)
+>>> hf = to_hf(ds)
+>>> hf.features["label"].names, list(hf["label"])
+(['cat', 'dog'], [1, 0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from stable_explore._canonical import fingerprint as _fingerprint
+from stable_explore._optional import require
+from stable_explore.errors import InvalidArgumentTypeError
+from stable_explore.schema import Array3D, Features, Sequence
+from stable_explore.schema.huggingface import (
+    features_from_hf,
+    from_hf_layout,
+    hf_features_dict,
+    is_hf_features,
+    row_values,
+)
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["HFRows", "is_hf_dataset", "our_features", "to_hf"]
+
+_EXTRA = "hf"
+
+
+def is_hf_dataset(value: Any) -> bool:
+    """Whether ``value`` is a ``datasets.Dataset`` (checked without importing ``datasets``)."""
+    return any(cls.__module__.startswith("datasets.") and cls.__name__ == "Dataset" for cls in type(value).__mro__)
+
+
+def our_features(features: Any) -> Any:
+    """``features`` as ours when they are Hugging Face ``datasets.Features``; anything else as it is."""
+    return features_from_hf(features) if is_hf_features(features) else features
+
+
+def to_hf(ds: CachedDataset) -> Any:
+    """``ds.to_hf()``: a ``datasets.Dataset`` over the same Arrow data, with ``datasets``' features."""
+    datasets = require("datasets", _EXTRA, "ds.to_hf()")
+    features = ds.features
+    spec = hf_features_dict(features, arrays=True)
+    hf_features = datasets.Features.from_dict(spec)
+    table = ds.to_arrow(layout="huggingface")
+    table = _with_array_extensions(table, features, hf_features.arrow_schema)
+    metadata = ds.metadata
+    info = datasets.DatasetInfo(
+        description=metadata.get("description") or "",
+        license=metadata.get("license") or "",
+        features=hf_features,
+        dataset_name=ds.name,
+        citation=str(metadata.get("citation") or ""),
+        homepage=str(metadata.get("homepage") or ""),
+    )
+    # the fingerprint datasets would hash the whole table for: what identifies these rows already
+    fingerprint = _fingerprint({"token": ds.__stable_token__(), "features": spec, "columns": table.column_names})
+    return datasets.Dataset(table.replace_schema_metadata(None), info=info, fingerprint=fingerprint)
+
+
+def _with_array_extensions(table: pa.Table, features: Features, schema: pa.Schema) -> pa.Table:
+    """Top-level Array3D columns wrapped in ``datasets``' extension type (the only type it reads them as)."""
+    for name, feature in features.items():
+        if isinstance(feature, Array3D) and name in table.column_names:
+            kind = schema.field(name).type
+            chunks = [pa.ExtensionArray.from_storage(kind, chunk) for chunk in table.column(name).chunks]
+            index = table.column_names.index(name)
+            table = table.set_column(index, pa.field(name, kind), pa.chunked_array(chunks, type=kind))
+        elif isinstance(feature, Sequence) and _holds_arrays(feature):
+            table = table.set_column(
+                table.column_names.index(name), schema.field(name), table.column(name).cast(schema.field(name).type)
+            )
+    return table
+
+
+def _holds_arrays(feature: Any) -> bool:
+    return isinstance(feature, Array3D) or (isinstance(feature, Sequence) and _holds_arrays(feature.feature))
+
+
+class HFRows:
+    """The rows of a ``datasets.Dataset``, for a build: read as Arrow, images undecoded, bytes kept.
+
+    Iterating gives one dict per row, in the dataset's order (a selection or shuffle of it included);
+    a build keys them by position. The fingerprint is the dataset's own (``datasets`` derives it from
+    its files and the transforms applied), so building the same dataset again is a cache hit.
+    """
+
+    def __init__(self, hf: Any, features: Features | None = None, *, batch_size: int = 1000) -> None:
+        if not is_hf_dataset(hf):
+            msg = f"expected a datasets.Dataset, got {type(hf).__name__}"
+            raise InvalidArgumentTypeError(msg)
+        self.hf = hf
+        self.features = features if features is not None else features_from_hf(hf.features)
+        self.batch_size = batch_size
+
+    def __len__(self) -> int:
+        return int(self.hf.num_rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        names = [name for name in self.hf.column_names if name in self.features]
+        arrow = self.hf.select_columns(names).with_format("arrow")
+        for batch in arrow.iter(batch_size=self.batch_size):
+            table = from_hf_layout(batch, self.features)
+            yield from row_values(self.features, table.to_pylist())
+
+    def __stable_token__(self) -> dict[str, Any]:
+        """What identifies these rows for a build's fingerprint: the dataset's fingerprint and features."""
+        fingerprint = getattr(self.hf, "_fingerprint", None)
+        return {
+            "datasets": fingerprint if fingerprint is not None else self.hf,
+            "rows": len(self),
+            "features": self.features.to_dict(),
+        }
