@@ -13,7 +13,10 @@ import os
 
 import pytest
 
-_DOCTEST_EXTRAS = {"torch": "pip install torch  (the 'torch' extra)"}
+_DOCTEST_EXTRAS = {
+    "torch": "pip install torch  (the 'torch' extra)",
+    "lance": "pip install pylance  (the 'lance' extra)",
+}
 """Optional packages a doctest may import, and how to install them."""
 
 

@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from stable_explore._units import format_size
 from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values
 from stable_explore.dataset._export import Exports
+from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._selection import Rows, position_of, select_rows
 from stable_explore.dataset._splits import SplitViews
 from stable_explore.errors import (
@@ -69,7 +70,7 @@ class Metadata(dict[str, Any]):
         raise AttributeError(name)
 
 
-class CachedDataset(Exports, SplitViews):
+class CachedDataset(Exports, FormatExports, SplitViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
