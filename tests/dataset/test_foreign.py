@@ -21,7 +21,7 @@ import pytest
 import stable_explore as se
 from stable_explore import ClassLabel, Features, Image, Value
 from stable_explore.errors import NotACacheError, SchemaError
-from tests.conftest import NAMES
+from tests.conftest import NAMES, jpeg_bytes
 
 lance = pytest.importorskip("lance", reason="the lance extra: pip install 'stable-explore[lance]'")
 
@@ -183,3 +183,54 @@ def test_lance_rows_metadata_without_lance_data_is_named(tmp_path: Path) -> None
     (folder / "_metadata.json").write_text(json.dumps(meta))
     with pytest.raises(NotACacheError, match="no Lance dataset"):
         se.load(folder)
+
+
+# -- the other way: ds.export(layout="stable-datasets") writes what its reader checks ------------------------------
+
+
+def _checked_as_their_reader_does(folder: Path, text_of_features: str) -> dict:
+    """The checks of stable-datasets' open_cache -> validate_sharded_cache, restated from its source."""
+    raw = json.loads((folder / "_metadata.json").read_text())
+    assert (raw["format"], raw["layout"], raw["cache_format_version"]) == ("arrow", "arrow-shards", 1)
+    assert len(raw["shard_filenames"]) == raw["num_shards"] == len(raw["shard_row_counts"])
+    assert sum(raw["shard_row_counts"]) == raw["num_rows"]
+    assert all((folder / name).is_file() for name in raw["shard_filenames"])
+    assert raw["schema_fingerprint"] == hashlib.sha256(text_of_features.encode()).hexdigest()[:16]
+    return raw
+
+
+def test_export_for_stable_datasets_passes_its_reader_checks(home: Path, tmp_path: Path, jpegs: list[bytes]) -> None:
+    rows = [{"image": jpegs[i], "label": NAMES[i % 3], "score": i / 4} for i in range(40)]
+    ds = se.build(rows, _features(), name="pets", home=home, progress=False)
+    target = tmp_path / "pets_default_train_0123456789abcdef"
+    out = ds.export(target, layout="stable-datasets", shard_size_bytes=2000, batch_size=8)
+
+    raw = _checked_as_their_reader_does(out, THEIR_TEXT)
+    assert raw["num_shards"] > 1
+    for name in raw["shard_filenames"]:
+        schema = ipc.open_file(pa.memory_map(str(out / name))).schema
+        assert [(f.name, f.type, f.metadata[b"stable_datasets.feature"]) for f in schema] == [
+            (name, kind, tag) for name, (kind, tag) in THEIR_TYPES.items()
+        ]
+    back = se.load(out)  # our features ride in the shards' schema metadata: names kept without features=
+    assert back.features == ds.features
+    _assert_rows(back, jpegs, 40)
+
+
+def test_export_for_stable_datasets_with_jpeg_builders_and_long_label_lists(home: Path, tmp_path: Path) -> None:
+    names = [f"class-{i}" for i in range(7)]
+    features = Features(photo=Image(), label=ClassLabel(names=names), x=Value("int32"))
+    ds = se.build([{"photo": jpeg_bytes(1), "label": 6, "x": 3}], features, name="n", home=home, progress=False)
+    out = se.export(ds, tmp_path / "c", layout="stable-datasets", image_encoding="JPEG", compression="zstd")
+    text = "{'photo': Image(encode_format='JPEG'), 'label': ClassLabel(num_classes=7), 'x': Value('int32')}"
+    raw = _checked_as_their_reader_does(out, text)
+    assert raw["compression"] == "zstd"
+    assert se.load(out, features=features)[0]["label"] == 6
+
+
+def test_export_for_stable_datasets_refuses_what_it_cannot_hold(home: Path, tmp_path: Path) -> None:
+    features = Features(clip=se.Video(), x=Value("int32"))
+    ds = se.build([{"clip": "a.mp4", "x": 1}], features, name="v", home=home, progress=False)
+    with pytest.raises(SchemaError, match="Video feature has no counterpart"):
+        ds.export(tmp_path / "v", layout="stable-datasets")
+    assert not (tmp_path / "v").exists()
