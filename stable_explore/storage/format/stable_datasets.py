@@ -44,6 +44,7 @@ __all__ = [
     "LAYOUTS",
     "candidate_fingerprints",
     "feature_repr",
+    "fingerprint_text",
     "layout_of",
     "schema_fingerprint",
     "stable_datasets_schema",
@@ -89,14 +90,15 @@ def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
     raise SchemaError(msg)
 
 
-def _fingerprint_text(features: Features, image_encoding: str) -> str:
+def fingerprint_text(features: Features, image_encoding: str = "PNG") -> str:
+    """The text stable-datasets' ``Features.fingerprint_data()`` gives for features that store what these do."""
     body = ", ".join(f"{name!r}: {feature_repr(feature, image_encoding)}" for name, feature in features.items())
     return "{" + body + "}"
 
 
 def schema_fingerprint(features: Features, image_encoding: str = "PNG") -> str:
     """The ``schema_fingerprint`` stable-datasets' reader expects for these features."""
-    text = _fingerprint_text(features, image_encoding)
+    text = fingerprint_text(features, image_encoding)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
