@@ -234,3 +234,13 @@ def test_export_for_stable_datasets_refuses_what_it_cannot_hold(home: Path, tmp_
     with pytest.raises(SchemaError, match="Video feature has no counterpart"):
         ds.export(tmp_path / "v", layout="stable-datasets")
     assert not (tmp_path / "v").exists()
+
+
+def test_an_empty_lance_cache_opens_with_its_columns(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    lance.write_dataset(pa.RecordBatchReader.from_batches(_their_schema(), iter([])), str(folder))
+    meta = {"cache_format_version": 1, "format": "lance", "layout": "lance-rows", "num_rows": 0}
+    (folder / "_metadata.json").write_text(json.dumps(meta))
+    ds = se.load(folder, features=_features())
+    assert len(ds) == 0
+    assert list(se.load(folder).features) == ["image", "label", "score"]

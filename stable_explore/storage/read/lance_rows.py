@@ -108,6 +108,11 @@ def lance_mirror(folder: Path | str, *, root: Path | None = None) -> Path:
                     raise CacheCorruptionError(folder, msg) from exc
             names.append(name)
             counts.append(rows)
+        if not names:  # no fragment (no rows): one empty shard keeps the schema, and so the features
+            names.append(SHARD_NAME_FMT.format(0))
+            counts.append(0)
+            with pa.OSFile(str(tmp / names[0]), "wb") as sink, ipc.new_file(sink, schema):
+                pass
         meta = {
             "cache_format_version": 1,
             "num_rows": sum(counts),
