@@ -8,9 +8,9 @@ Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committe
    ``conftest.py`` that puts :mod:`stable_explore.compat.stable_datasets` in place of the modules
    they import (``stable_datasets.cache``, ``.dataset``, ``.schema``, ``.splits``, ``.utils``), runs
    them with pytest and prints each test's outcome (docs/format.md classifies the failures).
-2. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, a
-   copy that ``ds.export(layout="stable-datasets")`` wrote; then reads every row with its
-   ``ArrowBackend`` and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
+2. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
+   copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote;
+   then reads every row with its backends and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
    that forwards to :mod:`logging` (loguru is not in our environment); its package ``__init__``
    (which imports every dataset module) is not run.
 """
@@ -143,7 +143,15 @@ def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
             refused = "opened (wrong: the fingerprint should differ)"
         except ValueError as exc:
             refused = str(exc).split(".")[0]
+        lance_copy = ds.export(folder / "pets_lance", layout="stable-datasets-lance", batch_size=8)
+        lance_opened = their_cache.open_cache(lance_copy, theirs)
+        lance_mismatches = sum(
+            int(lance_opened.backend.get_row(i) != ds.to_arrow().slice(i, 1).to_pylist()[0]) for i in range(len(ds))
+        )
         return {
+            "lance_layout": lance_opened.layout,
+            "lance_rows": lance_opened.num_rows,
+            "lance_mismatches": lance_mismatches,
             "layout": opened.layout,
             "rows": opened.num_rows,
             "shards": opened.metadata.num_shards,
@@ -167,7 +175,7 @@ def main() -> None:
     for test, state in sorted(tests.items()):
         why = outcomes.get(f"{test}::why", "")
         print(f"  {state:7} {test}  {why}")
-    print("their open_cache on ds.export(layout='stable-datasets'):")
+    print("their open_cache on ds.export(layout='stable-datasets') and layout='stable-datasets-lance':")
     print(json.dumps(their_reader_opens_our_export(args.repo, args.rev), indent=2))
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["EXPORT_LAYOUTS", "FormatExports"]
 
-EXPORT_LAYOUTS = ("stable-datasets", "lance", "mds", "parquet")
+EXPORT_LAYOUTS = ("stable-datasets", "stable-datasets-lance", "lance", "mds", "parquet")
 
 
 class FormatExports:
@@ -131,7 +131,8 @@ class FormatExports:
 
         ``"stable-datasets"`` writes the ``arrow-shards`` layout its current reader opens (its
         ``format``/``layout`` keys and the ``schema_fingerprint`` of these features; the mapping and
-        what it leaves out are in docs/format.md). Options go to the writer: ``shard_size_bytes``,
+        what it leaves out are in docs/format.md); ``"stable-datasets-lance"`` its ``lance-rows``
+        layout (the ``lance`` extra). Options go to the writer: ``shard_size_bytes``,
         ``compression``, ``image_encoding`` (the ``Image(encode_format=...)`` the reader's features
         name: ``"PNG"``, its default, or ``"JPEG"``) for stable-datasets; those of :meth:`to_lance`,
         :meth:`to_mds` and :meth:`to_parquet` for the others.
@@ -159,6 +160,11 @@ class FormatExports:
 
             batch_size = options.pop("batch_size", 1000)
             return write_stable_datasets(ds, self._feature_tables(batch_size), Path(path), **options)
+        if layout == "stable-datasets-lance":
+            from stable_explore.dataset._stable_datasets import write_stable_datasets_lance
+
+            batch_size = options.pop("batch_size", 1000)
+            return write_stable_datasets_lance(ds, self._feature_tables(batch_size), Path(path), **options)
         if layout == "lance":
             return self.to_lance(path, **options)
         if layout == "mds":

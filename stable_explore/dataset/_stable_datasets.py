@@ -13,6 +13,7 @@ cannot carry is left out: row keys and row hashes (it has no place for them; ``s
 the rows), versions and lineage.
 
 One shard is written unless ``shard_size_bytes`` is given (its writer's default is one file per split).
+``layout="stable-datasets-lance"`` writes its ``lance-rows`` layout instead (:func:`write_stable_datasets_lance`).
 """
 
 from __future__ import annotations
@@ -25,16 +26,22 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from stable_explore._optional import require
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 from stable_explore.storage.format.cache_meta import METADATA_FILE, SHARD_NAME_FMT
-from stable_explore.storage.format.stable_datasets import ARROW_LAYOUT, schema_fingerprint, stable_datasets_schema
+from stable_explore.storage.format.stable_datasets import (
+    ARROW_LAYOUT,
+    LANCE_LAYOUT,
+    schema_fingerprint,
+    stable_datasets_schema,
+)
 
 if TYPE_CHECKING:
     from stable_explore.dataset.cached_dataset import CachedDataset
 
-__all__ = ["write_stable_datasets"]
+__all__ = ["write_stable_datasets", "write_stable_datasets_lance"]
 
 
 def write_stable_datasets(
@@ -95,6 +102,40 @@ def write_stable_datasets(
         }
         if compression:
             meta["compression"] = compression
+        (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2))
+        publish_dir(tmp, path)
+    return path
+
+
+def write_stable_datasets_lance(
+    ds: CachedDataset, tables: Iterator[pa.Table], path: Path, *, image_encoding: str = "PNG"
+) -> Path:
+    """Write ``ds``'s rows at ``path`` in stable-datasets' ``lance-rows`` layout (the ``lance`` extra).
+
+    Its reader (``open_cache`` -> ``read_lance_cache_meta``) asks for ``format == "lance"`` and
+    ``num_rows``, then opens the Lance dataset in the folder; the shards' columns, field tags and
+    ``schema_fingerprint`` are those of the ``arrow-shards`` copy above.
+    """
+    lance = require("lance", "lance", "ds.export(layout='stable-datasets-lance')")
+    features = ds.features
+    fingerprint = schema_fingerprint(features, image_encoding)
+    schema = stable_datasets_schema(features).with_metadata({FEATURES_SCHEMA_KEY: features.to_json().encode()})
+    counted = [0]
+
+    def stream() -> Iterator[pa.RecordBatch]:
+        for table in tables:
+            counted[0] += table.num_rows
+            yield from table.cast(schema).to_batches()
+
+    with temp_dir_beside(path) as tmp:
+        lance.write_dataset(pa.RecordBatchReader.from_batches(schema, stream()), str(tmp), schema=schema)
+        meta = {
+            "cache_format_version": 1,
+            "format": "lance",
+            "layout": LANCE_LAYOUT,
+            "schema_fingerprint": fingerprint,
+            "num_rows": counted[0],
+        }
         (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2))
         publish_dir(tmp, path)
     return path

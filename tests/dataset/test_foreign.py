@@ -244,3 +244,25 @@ def test_an_empty_lance_cache_opens_with_its_columns(tmp_path: Path) -> None:
     ds = se.load(folder, features=_features())
     assert len(ds) == 0
     assert list(se.load(folder).features) == ["image", "label", "score"]
+
+
+def test_export_in_their_lance_layout_opens_back_with_names(home: Path, tmp_path: Path, jpegs: list[bytes]) -> None:
+    rows = [{"image": jpegs[i], "label": NAMES[i % 3], "score": i / 4} for i in range(40)]
+    ds = se.build(rows, _features(), name="pets", home=home, progress=False)
+    out = ds.export(tmp_path / "pets_lance", layout="stable-datasets-lance", batch_size=16)
+
+    raw = json.loads((out / "_metadata.json").read_text())
+    assert raw == {
+        "cache_format_version": 1,
+        "format": "lance",
+        "layout": "lance-rows",
+        "schema_fingerprint": THEIR_FINGERPRINT,
+        "num_rows": 40,
+    }
+    schema = lance.dataset(str(out)).schema
+    assert [(f.name, f.type, f.metadata[b"stable_datasets.feature"]) for f in schema] == [
+        (name, kind, tag) for name, (kind, tag) in THEIR_TYPES.items()
+    ]
+    back = se.load(out, home=home)
+    assert back.features == ds.features
+    _assert_rows(back, jpegs, 40)
