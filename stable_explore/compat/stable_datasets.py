@@ -44,7 +44,7 @@ import numpy as np
 
 from stable_explore import api
 from stable_explore.dataset import CachedDataset
-from stable_explore.errors import RowIndexError
+from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Sequence, Value, Video
 from stable_explore.schema import Features as _Features
 from stable_explore.schema import Image as _Image
@@ -120,7 +120,7 @@ class Version:
         parts = text.split(".")
         if len(parts) != 3 or not all(p.isdigit() for p in parts):
             msg = f"Version string must be 'major.minor.patch', got {text!r}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         self.major, self.minor, self.patch = (int(p) for p in parts)
         self._text = text
 
@@ -264,7 +264,7 @@ class BaseDatasetBuilder:
         generators = {g.name: g for g in self._split_generators()}
         if split not in generators:
             msg = f"no split {split!r}; the builder has {sorted(generators)}"
-            raise ValueError(msg)
+            raise InvalidOptionError(msg)
         name = f"{type(self).__name__.strip('_').lower()}-{split}"
         built = api.build(
             self._generate_examples,
