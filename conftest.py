@@ -16,6 +16,7 @@ import pytest
 _DOCTEST_EXTRAS = {
     "torch": "pip install torch  (the 'torch' extra)",
     "datasets": "pip install datasets  (the 'hf' extra)",
+    "lance": "pip install pylance  (the 'lance' extra)",
 }
 """Optional packages a doctest may import, and how to install them."""
 

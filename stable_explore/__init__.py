@@ -10,6 +10,7 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 from __future__ import annotations
 
 from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
+from stable_explore.api_formats import export, from_lance
 from stable_explore.api_interop import from_hf, from_pandas, from_parquet
 from stable_explore.api_transfer import pull, push
 from stable_explore.dataset import CachedDataset
@@ -85,6 +86,8 @@ __all__ = [
     "from_hf",
     "from_parquet",
     "from_pandas",
+    "from_lance",
+    "export",
     "CachedDataset",
     # errors
     "StableExploreError",

@@ -31,6 +31,7 @@ from stable_explore.catalog import (
 from stable_explore.catalog import fsck as fsck_catalog
 from stable_explore.catalog.fsck_remote import fsck_remote
 from stable_explore.dataset import CachedDataset
+from stable_explore.dataset._foreign import open_foreign
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
 from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, NotInCatalogError
@@ -306,8 +307,12 @@ def load(
     home:
         The catalog root: a folder or a bucket's URL.
     features:
-        For caches that do not store their schema (seed v1): the features,
-        which supply class names.
+        For caches that do not store their schema (seed v1, and stable-datasets'
+        ``arrow-shards`` and ``lance-rows`` layouts): the features, which supply
+        class names (checked against a stable-datasets cache's ``schema_fingerprint``).
+        A Lance dataset (stable-datasets' or any other, ``lance`` extra) is read
+        through a mirror in Arrow shards under ``home/.foreign``; its folder is
+        only read.
     storage_options:
         For a bucket: settings instead of the environment's; kept in this process only.
 
@@ -328,6 +333,10 @@ def load(
         home, ref = locate_ref(ref, home)
     if _is_path(ref):
         path = Path(ref).expanduser()
+        local_home = Path(home).expanduser() if home is not None and "://" not in str(home) else None
+        foreign = open_foreign(path, features, local_home)  # stable-datasets' layouts, Lance datasets
+        if foreign is not None:
+            return foreign
         meta = read_sharded_cache_meta(path)
         name = meta.version_metadata.name
         in_catalog = path.resolve().parent.name == "versions"

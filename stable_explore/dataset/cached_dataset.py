@@ -38,6 +38,7 @@ from stable_explore._units import format_size
 from stable_explore.dataset._columns import ColumnMap
 from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
 from stable_explore.dataset._export import Exports
+from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._habits import DatasetsHabits
 from stable_explore.dataset._selection import Rows, position_of, select_rows
 from stable_explore.dataset._splits import SplitViews
@@ -71,7 +72,7 @@ class Metadata(dict[str, Any]):
         raise AttributeError(name)
 
 
-class CachedDataset(Exports, SplitViews, DatasetsHabits):
+class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.

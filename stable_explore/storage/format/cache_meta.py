@@ -220,6 +220,8 @@ class ShardedCacheMeta:
 def _refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
     """Metadata of another layout (stable-datasets' Lance rows) is no damage: say which layout it is, by name."""
     named = raw.get("layout")  # a stable-explore cache never has one
+    if named == "arrow-shards" and raw.get("format") == "arrow":
+        return  # stable-datasets' Arrow layout: seed 000's version 1 plus these two names, read as seed v1
     if named is None:
         if raw.get("format") in (None, FORMAT_NAME) or "cache_format_version" in raw:
             return

@@ -1,0 +1,183 @@
+"""stable-datasets' own tests against stable-explore, and its own reader against our exports.
+
+Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committed here. Run::
+
+    python benchmarks/compat_stable_datasets.py [--repo PATH] [--rev HEAD]
+
+1. Extracts ``stable_datasets/tests/test_cache.py`` and ``test_schema.py`` into a temp folder, with a
+   ``conftest.py`` that puts :mod:`stable_explore.compat.stable_datasets` in place of the modules
+   they import (``stable_datasets.cache``, ``.dataset``, ``.schema``, ``.splits``, ``.utils``), runs
+   them with pytest and prints each test's outcome (docs/format.md classifies the failures).
+2. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
+   copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote;
+   then reads every row with its backends and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
+   that forwards to :mod:`logging` (loguru is not in our environment); its package ``__init__``
+   (which imports every dataset module) is not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+DEFAULT_REPO = "/work/.mirror/galilai-group+stable-datasets/repo"
+TESTS = ("stable_datasets/tests/test_cache.py", "stable_datasets/tests/test_schema.py")
+ALIASED = ("stable_datasets", "cache", "dataset", "schema", "splits", "utils")
+
+CONFTEST = '''
+"""Put stable_explore.compat.stable_datasets where stable-datasets' modules would be."""
+import sys
+
+from stable_explore.compat import stable_datasets as compat
+
+sys.modules["stable_datasets"] = compat
+for part in ("cache", "dataset", "schema", "splits", "utils"):
+    sys.modules[f"stable_datasets.{part}"] = compat
+'''
+
+
+def _git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True, text=True).stdout
+
+
+def run_their_tests(repo: str, rev: str) -> dict[str, str]:
+    """Each test of theirs -> "passed" / "failed" / "error", run against the compat module."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for path in TESTS:
+            (folder / Path(path).name).write_text(_git(repo, "show", f"{rev}:{path}"))
+        (folder / "conftest.py").write_text(CONFTEST)
+        report = folder / "report.json"
+        plugin = folder / "outcomes.py"
+        plugin.write_text(
+            "import json\nOUT = {}\n"
+            "def pytest_runtest_logreport(report):\n"
+            "    if report.when == 'call' or report.outcome != 'passed':\n"
+            "        OUT.setdefault(report.nodeid, report.outcome if report.when == 'call' else 'error')\n"
+            "        if report.outcome == 'failed':\n"
+            "            OUT[report.nodeid + '::why'] = report.longreprtext.strip().splitlines()[-1][:300]\n"
+            f"def pytest_sessionfinish(session):\n    open({str(report)!r}, 'w').write(json.dumps(OUT))\n"
+        )
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(Path(__file__).resolve().parents[1])])}
+        subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "outcomes", "-W", "ignore"],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        return json.loads(report.read_text())
+
+
+def _their_package(repo: str, rev: str, into: Path) -> None:
+    """Extract stable_datasets/ (its source, into a temp folder) and make it importable without its __init__."""
+    files = _git(repo, "ls-tree", "-r", "--name-only", rev, "stable_datasets").split()
+    for name in files:
+        if name.endswith(".py") and "/tests/" not in name:
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(_git(repo, "show", f"{rev}:{name}"))
+    loguru = types.ModuleType("loguru")
+    loguru.logger = logging.getLogger("stable_datasets")  # type: ignore[attr-defined]
+    sys.modules.setdefault("loguru", loguru)
+    package = types.ModuleType("stable_datasets")
+    package.__path__ = [str(into / "stable_datasets")]
+    sys.modules["stable_datasets"] = package
+
+
+def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
+    """Export a dataset with images and labels, open it with their open_cache, compare every row."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    import stable_explore as se
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        _their_package(repo, rev, folder / "src")
+        their_cache = importlib.import_module("stable_datasets.cache")
+        their_schema = importlib.import_module("stable_datasets.schema")
+        images = []
+        for i in range(30):
+            buffer = io.BytesIO()
+            PILImage.fromarray(np.full((8, 8, 3), i * 5, np.uint8)).save(buffer, format="PNG")
+            images.append(buffer.getvalue())
+        names = ["cat", "dog", "bird"]
+        ours = se.Features(image=se.Image(), label=se.ClassLabel(names=names), x=se.Value("int32"))
+        rows = [{"image": images[i], "label": names[i % 3], "x": i} for i in range(30)]
+        ds = se.build(rows, ours, name="pets", home=folder / "home", progress=False)
+        target = folder / "pets_default_train_0000000000000000"
+        out = ds.export(target, layout="stable-datasets", shard_size_bytes=300, batch_size=8)
+        theirs = their_schema.Features(
+            {
+                "image": their_schema.Image(),
+                "label": their_schema.ClassLabel(names=names),
+                "x": their_schema.Value("int32"),
+            }
+        )
+        opened = their_cache.open_cache(out, theirs)
+        backend = opened.backend
+        mismatches = 0
+        for i in range(len(ds)):
+            row = backend.get_row(i)
+            mine = ds.to_arrow().slice(i, 1).to_pylist()[0]
+            mismatches += int(row != mine)
+        wrong = their_schema.Features(
+            {
+                "image": their_schema.Image(),
+                "label": their_schema.ClassLabel(names=["cat", "dog", "fish"]),
+                "x": their_schema.Value("int32"),
+            }
+        )
+        try:
+            their_cache.open_cache(out, wrong)
+            refused = "opened (wrong: the fingerprint should differ)"
+        except ValueError as exc:
+            refused = str(exc).split(".")[0]
+        lance_copy = ds.export(folder / "pets_lance", layout="stable-datasets-lance", batch_size=8)
+        lance_opened = their_cache.open_cache(lance_copy, theirs)
+        lance_mismatches = sum(
+            int(lance_opened.backend.get_row(i) != ds.to_arrow().slice(i, 1).to_pylist()[0]) for i in range(len(ds))
+        )
+        return {
+            "lance_layout": lance_opened.layout,
+            "lance_rows": lance_opened.num_rows,
+            "lance_mismatches": lance_mismatches,
+            "layout": opened.layout,
+            "rows": opened.num_rows,
+            "shards": opened.metadata.num_shards,
+            "rows_compared": len(ds),
+            "mismatches": mismatches,
+            "other_class_names": refused,
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", default=os.environ.get("STABLE_DATASETS_REPO", DEFAULT_REPO))
+    parser.add_argument("--rev", default="HEAD")
+    args = parser.parse_args()
+    commit = _git(args.repo, "rev-parse", args.rev).strip()
+    print(f"stable-datasets at {commit}")
+    outcomes = run_their_tests(args.repo, args.rev)
+    tests = {k: v for k, v in outcomes.items() if not k.endswith("::why")}
+    counts = {state: sum(v == state for v in tests.values()) for state in ("passed", "failed", "error")}
+    print(f"their test_cache.py + test_schema.py against stable_explore.compat.stable_datasets: {counts}")
+    for test, state in sorted(tests.items()):
+        why = outcomes.get(f"{test}::why", "")
+        print(f"  {state:7} {test}  {why}")
+    print("their open_cache on ds.export(layout='stable-datasets') and layout='stable-datasets-lance':")
+    print(json.dumps(their_reader_opens_our_export(args.repo, args.rev), indent=2))
+
+
+if __name__ == "__main__":
+    main()

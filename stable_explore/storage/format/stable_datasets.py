@@ -1,0 +1,118 @@
+"""stable-datasets' cache layouts, as its current reader writes and checks them (no code of it is used).
+
+stable-datasets (our seed project) keeps one split of a dataset in a folder with a ``_metadata.json``
+that names its ``format`` and ``layout``:
+
+- ``"arrow"`` / ``"arrow-shards"``: Arrow IPC shards ``shard-NNNNN.arrow``, listed with their row
+  counts, exactly seed 000's version 1 plus the two names (so we read them as a seed-v1 cache);
+- ``"lance"`` / ``"lance-rows"``: a Lance dataset (``_versions/``, ``data/``) in the same folder, one
+  row per example;
+- ``"lance"`` / ``"lance-video-frames"``: one row per decoded video frame (not a row per example).
+
+Neither layout stores class names: its reader takes them from the builder's ``Features``, and checks
+that they are the ones the cache was built with through ``schema_fingerprint``: the first 16 hex
+digits of the SHA-256 of ``repr`` of the features as a plain dict, each type printed as its
+``__repr__`` prints it (``ClassLabel(names=['a', 'b'])``, or ``ClassLabel(num_classes=N)`` past
+five names). :func:`schema_fingerprint` reproduces that text from our features, so a cache opened
+with ``features=`` is checked the same way, and a copy we export carries the fingerprint its
+reader expects.
+
+Examples
+--------
+>>> from stable_explore import ClassLabel, Features, Value
+>>> feature_repr(ClassLabel(names=["a", "b"]))
+"ClassLabel(names=['a', 'b'])"
+>>> len(schema_fingerprint(Features(x=Value("int32"), label=ClassLabel(names=["a", "b"]))))
+16
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+
+from stable_explore.errors import SchemaError
+from stable_explore.schema import Array3D, ClassLabel, Feature, Features, Image, Sequence, Value, Video
+
+__all__ = [
+    "ARROW_LAYOUT",
+    "FEATURE_FIELD_KEY",
+    "LANCE_LAYOUT",
+    "LAYOUTS",
+    "candidate_fingerprints",
+    "feature_repr",
+    "fingerprint_text",
+    "layout_of",
+    "schema_fingerprint",
+    "stable_datasets_schema",
+]
+
+ARROW_LAYOUT = "arrow-shards"
+LANCE_LAYOUT = "lance-rows"
+VIDEO_FRAMES_LAYOUT = "lance-video-frames"
+LAYOUTS = {ARROW_LAYOUT: "arrow", LANCE_LAYOUT: "lance", VIDEO_FRAMES_LAYOUT: "lance"}
+FEATURE_FIELD_KEY = b"stable_datasets.feature"
+"""Field metadata its writer puts on each column: the feature type's class name (``b"ClassLabel"``)."""
+_IMAGE_ENCODINGS = ("PNG", "JPEG")  # its Image(encode_format=...): the default first
+_SHORT_NAMES = 5  # past this many names its ClassLabel prints only the count
+
+
+def layout_of(raw: Mapping[str, Any]) -> str | None:
+    """The stable-datasets layout a ``_metadata.json`` names (None when it names none of them)."""
+    layout = raw.get("layout")
+    if isinstance(layout, str) and LAYOUTS.get(layout) == raw.get("format"):
+        return layout
+    return None
+
+
+def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
+    """How stable-datasets prints the feature type that stores what ``feature`` stores."""
+    if isinstance(feature, ClassLabel):
+        names = list(feature.names or [str(i) for i in range(feature.num_classes or 0)])
+        if len(names) <= _SHORT_NAMES:
+            return f"ClassLabel(names={names!r})"
+        return f"ClassLabel(num_classes={len(names)})"
+    if isinstance(feature, Image):
+        return f"Image(encode_format='{image_encoding}')"
+    if isinstance(feature, Value):
+        return f"Value('{feature.dtype}')"
+    if isinstance(feature, Sequence) and feature.length < 0:
+        return f"Sequence({feature_repr(feature.feature, image_encoding)})"
+    if isinstance(feature, Array3D):
+        return f"Array3D(shape={tuple(feature.shape)!r}, dtype='{feature.dtype}')"
+    msg = (
+        f"a {type(feature).__name__} feature has no counterpart in stable-datasets' cache layouts "
+        "(Value, ClassLabel, Image, Sequence, Array3D have)"
+    )
+    raise SchemaError(msg)
+
+
+def fingerprint_text(features: Features, image_encoding: str = "PNG") -> str:
+    """The text stable-datasets' ``Features.fingerprint_data()`` gives for features that store what these do."""
+    body = ", ".join(f"{name!r}: {feature_repr(feature, image_encoding)}" for name, feature in features.items())
+    return "{" + body + "}"
+
+
+def schema_fingerprint(features: Features, image_encoding: str = "PNG") -> str:
+    """The ``schema_fingerprint`` stable-datasets' reader expects for these features."""
+    text = fingerprint_text(features, image_encoding)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def candidate_fingerprints(features: Features) -> set[str]:
+    """Every fingerprint these features may have been built with (its images' ``encode_format`` is not stored)."""
+    return {schema_fingerprint(features, encoding) for encoding in _IMAGE_ENCODINGS}
+
+
+def stable_datasets_schema(features: Features) -> pa.Schema:
+    """The Arrow schema stable-datasets' writer gives these features (its field metadata included)."""
+    fields = []
+    for name, feature in features.items():
+        if isinstance(feature, Video):
+            feature_repr(feature)  # raises, naming the type
+        kind = "Sequence" if isinstance(feature, Sequence) else type(feature).__name__
+        fields.append(pa.field(name, feature.arrow_type, metadata={FEATURE_FIELD_KEY: kind.encode()}))
+    return pa.schema(fields)
