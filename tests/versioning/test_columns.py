@@ -55,7 +55,8 @@ def test_adding_a_float_column_writes_about_8_bytes_a_row(tmp_path: Path) -> Non
     more = ds.add_columns({"score": np.arange(20_000) / 3}, progress=False)
     written = _new_bytes(more)
     groups = {name: size for name, size in written.items() if name.endswith(".arrow")}
-    assert groups and all(name.startswith("group-001-") for name in groups)
+    assert groups
+    assert all(name.startswith("group-001-") for name in groups)
     assert 8 * 20_000 <= sum(groups.values()) <= 8 * 20_000 * 1.05 + 1024 * len(groups)
     # the rest are small: batch digests of the group files and the runs of the new content digest
     assert sum(written.values()) - sum(groups.values()) < 16 * 1024
@@ -96,7 +97,9 @@ def test_reads_join_by_position_everywhere(tmp_path: Path) -> None:
     ds = _build(tmp_path, n=1200)
     more = ds.add_columns({"score": np.arange(1200) / 2, "emb": np.ones((1200, 3), dtype=np.float32)}, progress=False)
     assert more.features["emb"] == se.Sequence(se.Value("float32"), length=3)
-    assert more[7]["score"] == 3.5 and more[7]["x"] == 7 and more[7]["emb"] == [1.0, 1.0, 1.0]
+    assert more[7]["score"] == 3.5
+    assert more[7]["x"] == 7
+    assert more[7]["emb"] == [1.0, 1.0, 1.0]
     view = more[::-3]
     assert [r["score"] for r in view][:2] == [599.5, 598.0]
     assert more.take([3, 1100])["score"] == [1.5, 550.0]
@@ -104,12 +107,14 @@ def test_reads_join_by_position_everywhere(tmp_path: Path) -> None:
     assert list(frame.columns) == ["blob", "x", "label", "score", "emb"]
     assert frame["score"].iloc[999] == 499.5
     batches = list(more.iter(batch_size=500))
-    assert sum(len(b["score"]) for b in batches) == 1200 and batches[2]["score"][0] == 500.0
+    assert sum(len(b["score"]) for b in batches) == 1200
+    assert batches[2]["score"][0] == 500.0
     assert more.filter(lambda row: row["score"] > 599)["x"] == [1199]
     assert more.arrow_column("score").to_pylist()[:3] == [0.0, 0.5, 1.0]
     assert more.label_counts() == ds.label_counts()
     again = pickle.loads(pickle.dumps(more[10:20]))
-    assert again[0]["score"] == 5.0 and again.version == more.version
+    assert again[0]["score"] == 5.0
+    assert again.version == more.version
     shard = more.shard(2, 1)
     assert [r["score"] for r in shard] == [r["score"] for r in more if r["x"] in set(shard["x"])]
     assert more.backend.take([0], columns=["__key__", "score"]).to_pydict() == {"__key__": ["k000000"], "score": [0.0]}
@@ -142,7 +147,8 @@ def test_map_again_is_a_hit_and_a_changed_function_or_global_says_what_changed(
     assert hit.version == first.version
     assert hit.build_info == "reused: same function, parent version and features"
     forced = ds.map(score, force=True, progress=False)
-    assert forced.build_info.startswith("recomputed: force=True") and forced.version == first.version
+    assert forced.build_info.startswith("recomputed: force=True")
+    assert forced.version == first.version
     batched = ds.map(shifted, batched=True, batch_size=64, progress=False)
     assert batched["shifted"][:2] == [100, 101]
     monkeypatch.setattr(f"{__name__}.OFFSET", 1000)
@@ -190,7 +196,8 @@ def test_map_errors_name_the_row_and_the_column_and_save_nothing(tmp_path: Path)
 
     with pytest.raises(se.EncodingError) as encoding:
         ds.map(wrong_type, features={"y": se.Value("int64")}, progress=False)
-    assert encoding.value.field == "y" and encoding.value.index == 42
+    assert encoding.value.field == "y"
+    assert encoding.value.index == 42
     with pytest.raises(se.EncodingError, match="'score' has 3 values, but pets@"):
         ds.add_columns({"score": [1.0, 2.0, 3.0]}, progress=False)
     with pytest.raises(se.SchemaError, match="reserved"):
@@ -209,7 +216,8 @@ def test_a_save_on_top_keeps_the_columns_and_the_id_of_the_same_rows(tmp_path: P
     more = ds.map(score, progress=False)
     clean = more.drop([0, 500]).relabel({3: "cat"}).set(4, "score", -1.0).save(message="fix", progress=False)
     assert len(clean) == 998
-    assert clean[2] == {**more[3], "label": 0} and clean[3]["score"] == -1.0
+    assert clean[2] == {**more[3], "label": 0}
+    assert clean[3]["score"] == -1.0
     rows = [(k, {**row, "score": row["x"] / 7}) for k, row in _rows(1000)]
     rows[3][1]["label"] = 0
     rows[4][1]["score"] = -1.0
@@ -220,7 +228,8 @@ def test_a_save_on_top_keeps_the_columns_and_the_id_of_the_same_rows(tmp_path: P
     assert se.verify(clean).num_rows == 998
     assert len(clean.cache_meta.column_groups.groups) == 1  # type: ignore[union-attr]
     view = more[::2].save(name="half", progress=False)
-    assert view["score"][:2] == [0.0, 2 / 7] and len(view) == 500
+    assert view["score"][:2] == [0.0, 2 / 7]
+    assert len(view) == 500
 
 
 def test_gc_fsck_and_verify_know_the_group_files(tmp_path: Path) -> None:
