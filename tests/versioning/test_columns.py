@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import pickle
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -265,7 +264,7 @@ def test_a_hand_edited_group_list_or_a_missing_group_file_is_named(tmp_path: Pat
     ds = _build(tmp_path, n=300)
     more = ds.add_columns({"score": np.zeros(300)}, progress=False)
     group = next(p for p in more.cache_dir.iterdir() if p.name.startswith("group-") and p.suffix == ".arrow")
-    os.unlink(group)
+    group.unlink()
     with pytest.raises(se.CacheCorruptionError, match="missing") as caught:
         se.load(f"pets@{more.version}", home=tmp_path)
     assert caught.value.path == group
