@@ -245,7 +245,7 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
 
 
 def join_groups(folder: Path, meta: dict[str, Any], rows: pa.Table) -> pa.Table:
-    """'Column groups': each group's files, row for row with the version; a group column shadows one of the same name."""
+    """'Column groups': each group's files, row for row; a group column shadows one of the same name."""
     assert meta["format_revision"] == 6
     assert meta["cache_format_version"] == 2
     columns = {name: rows.column(name) for name in meta["column_groups"]["base_features"]}
