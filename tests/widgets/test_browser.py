@@ -284,6 +284,7 @@ def test_a_version_with_computed_columns_browses_shows_them_and_saves(pets: Cach
     assert browser.num_rows == 300
     content, buffers = browser.page_message()
     assert len(buffers) == 24
+    assert content["cells"][0]["key"] == "pet-00000"
     detail, _ = browser.detail_message(101)
     assert dict(detail["fields"])["score"] == "50.5"
     assert (detail["shard"], detail["shard_row"]) == (2, 1)  # the shards' layout, as before
