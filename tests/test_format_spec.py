@@ -166,6 +166,8 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     meta = json.loads((folder / "_metadata.json").read_text(encoding="utf-8"))
     assert meta["format"] == "stable-explore"
     assert meta["version_id"] == folder.name
+    groups = meta.get("column_groups")
+    shard_features = groups["base_features"] if groups is not None else meta["features"]  # 'Column groups'
     files = []
     for name, digest, size in zip(meta["shard_filenames"], meta["shard_hashes"], meta["shard_sizes"], strict=True):
         assert "/" not in name
@@ -174,12 +176,12 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
         assert len(data) == size
         assert digest == "xxh3_128:" + xxhash.xxh3_128_hexdigest(data)
         table = ipc.open_file(pa.BufferReader(data)).read_all()  # the IPC file format, with its footer
-        assert json.loads(table.schema.metadata[b"stable_explore.features"]) == meta["features"]
+        assert json.loads(table.schema.metadata[b"stable_explore.features"]) == shard_features
         files.append(table)
     assert [t.num_rows for t in files] == meta["shard_row_counts"]
     patches = meta.get("cell_patches")
     if patches is not None:  # 'Cell patches': cells a version changes in place, by shard digest and row
-        assert meta["format_revision"] == 5
+        assert meta["format_revision"] in (5, 6)  # 6: with column groups too
         assert meta["cache_format_version"] == 2  # 'Format revisions': a seed reader must refuse it
         entries = json.loads(small_file(folder, patches))
         assert len(entries) == patches["entries"]
@@ -212,16 +214,19 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     rows = pa.concat_tables(parts) if parts else None
     assert sum(count for _, _, count in segments) == meta["num_rows"]
     assert rows is not None
-    assert rows.schema.names == [*meta["features"], "__key__", "__row_hash__"]
-
-    keys = rows.column("__key__").to_pylist()
-    hashes = rows.column("__row_hash__").to_pylist()
-    assert meta["content_digest"] == runs_digest(meta["key_type"], keys, hashes, recorded_runs(folder, meta))
+    assert rows.schema.names == [*shard_features, "__key__", "__row_hash__"]
     for position, entry in enumerate(meta.get("batch_digests") or []):
         if entry is not None and "file" in entry:  # 'Small files': one shard's batch digests, beside it
             digests = json.loads(small_file(folder, entry))
             assert sum(digests["rows"]) == meta["shard_row_counts"][position]
             assert digests["columns"] == rows.schema.names
+    if groups is not None:
+        rows = join_groups(folder, meta, rows)
+    assert rows.schema.names == [*meta["features"], "__key__", "__row_hash__"]
+
+    keys = rows.column("__key__").to_pylist()
+    hashes = rows.column("__row_hash__").to_pylist()
+    assert meta["content_digest"] == runs_digest(meta["key_type"], keys, hashes, recorded_runs(folder, meta))
 
     defining = {
         "features": meta["features"],
@@ -237,6 +242,48 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     for row, stored in zip(rows.select(columns).to_pylist(), hashes, strict=True):
         assert row_hash(row, rows.schema, columns) == stored
     return meta, rows
+
+
+def join_groups(folder: Path, meta: dict[str, Any], rows: pa.Table) -> pa.Table:
+    """'Column groups': each group's files, row for row; a group column shadows one of the same name."""
+    assert meta["format_revision"] == 6
+    assert meta["cache_format_version"] == 2
+    columns = {name: rows.column(name) for name in meta["column_groups"]["base_features"]}
+    features = dict(meta["column_groups"]["base_features"])
+    hashes = rows.column("__row_hash__").to_pylist()
+    for group in meta["column_groups"]["groups"]:
+        tables = []
+        for entry in group["files"]:
+            data = small_file(folder, entry)  # digest and size, as for a small file
+            table = ipc.open_file(pa.BufferReader(data)).read_all()
+            assert table.num_rows == entry["rows"]
+            assert json.loads(table.schema.metadata[b"stable_explore.features"]) == group["features"]
+            expected = [*group["features"], *(["__row_hash__"] if group["row_hash"] else [])]
+            assert table.schema.names == expected
+            if entry["batches"] is not None:
+                digests = json.loads(small_file(folder, entry["batches"]))
+                assert sum(digests["rows"]) == entry["rows"]
+            tables.append(table)
+        joined = pa.concat_tables(tables) if tables else None
+        assert sum(entry["rows"] for entry in group["files"]) == meta["num_rows"]
+        for name, feature in group["features"].items():
+            features[name] = feature  # replaced in place, or appended
+            columns[name] = joined.column(name) if joined is not None else pa.chunked_array([], pa.null())
+        order = list(features)
+        if group["row_hash"]:
+            hashes = joined.column("__row_hash__").to_pylist() if joined is not None else []
+        else:  # carried on over this group's columns, at their positions among the features
+            schema = pa.schema([pa.field(name, columns[name].type) for name in group["features"]])
+            for index, row in enumerate(joined.select(list(group["features"])).to_pylist() if joined else []):
+                accumulator = hashes[index]
+                for name in group["features"]:
+                    value = value_hash(row[name], schema.field(name).type)
+                    accumulator = mix(accumulator ^ value ^ (order.index(name) + 1))
+                hashes[index] = accumulator
+    assert features == meta["features"]
+    arrays = [columns[name] for name in features]
+    arrays += [rows.column("__key__"), pa.chunked_array([pa.array(hashes, pa.uint64())])]
+    return pa.table(dict(zip([*features, "__key__", "__row_hash__"], arrays, strict=True)))
 
 
 def decode(meta: dict[str, Any], rows: pa.Table, position: int) -> dict[str, Any]:
@@ -412,3 +459,27 @@ def test_int_keys_and_an_empty_version(tmp_path: Path) -> None:
     assert meta["num_rows"] == 0
     assert meta["content_digest"] == "xxh3_128-runs:" + xxhash.xxh3_128_hexdigest(b"")
     assert recorded_runs(empty.cache_dir, meta) == []
+
+
+def test_a_version_with_column_groups_is_revision_6(catalog: tuple[Path, se.CachedDataset, se.CachedDataset]) -> None:
+    home, built, _ = catalog
+    n = len(built)
+    added = built.add_columns({"rank": np.arange(n) / 3, "tag": [f"t{i % 4}" for i in range(n)]}, progress=False)
+    meta, rows = read_version(resolve(home, "pets", added.version))
+    assert meta["column_groups"]["base_features"] == FEATURES.to_dict()
+    assert rows.column("rank").to_pylist()[:3] == [0.0, 1 / 3, 2 / 3]
+    assert rows.column("__key__").to_pylist() == added.keys()
+    # a replaced column (the group stores the rows' hashes), then a map that appends on top of it
+    replaced = added.add_columns({"count": np.arange(n, dtype=np.int16)}, progress=False)
+    mapped = replaced.map(lambda row: {"twice": row["count"] * 2}, progress=False)
+    meta, rows = read_version(resolve(home, "pets", mapped.version))
+    assert [g["row_hash"] for g in meta["column_groups"]["groups"]] == [False, True, False]
+    assert list(meta["features"])[-3:] == ["rank", "tag", "twice"]
+    assert rows.column("count").to_pylist()[:3] == [0, 1, 2]
+    assert decode(meta, rows, 5)["twice"] == 10
+    # a save of edits on top: one group, for the saved rows
+    saved = mapped.drop([0]).relabel({2: "cat"}).save(message="groups", progress=False)
+    meta, rows = read_version(resolve(home, "pets", saved.version))
+    assert len(meta["column_groups"]["groups"]) == 1
+    assert decode(meta, rows, 1)["label"] == "cat"
+    assert rows.column("twice").to_pylist()[:2] == [2, 4]

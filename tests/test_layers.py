@@ -4,7 +4,7 @@ Layers, lowest first. A module may import its own layer and the layers below it.
 imports another counts: ``import a.b``, ``from a import b``, relative imports (``from ..widgets import
 browser``) and ``importlib.import_module("a.b")`` with a literal name. The body of ``if TYPE_CHECKING:``
 is for types only and does not count; its ``else:`` runs, and counts. The documented lazy facades
-(``CachedDataset.drop/relabel/set/save/pending_edits`` -> versioning, ``CachedDataset.browse`` ->
+(``CachedDataset.drop/relabel/set/save/pending_edits/map/add_columns`` -> versioning, ``CachedDataset.browse`` ->
 widgets, and the reprs and progress bars that render through ``display``) import upward inside those
 functions only, as pandas does for ``DataFrame.plot``.
 """
@@ -42,12 +42,15 @@ LAZY_FACADES = {
     ("dataset", "versioning", "set"),
     ("dataset", "versioning", "save"),
     ("dataset", "versioning", "pending_edits"),
+    ("dataset", "versioning", "map"),  # computed columns: a new version of the column groups
+    ("dataset", "versioning", "add_columns"),
     ("dataset", "widgets", "browse"),
     ("dataset", "display", "_repr_html_"),  # the dataset card
     ("dataset", "display", "_export_images"),  # to_pandas(images="thumbnail") makes thumbnails as the browser does
     ("versioning", "display", "_repr_html_"),  # the diff card and the gallery of changed rows
     ("versioning", "display", "__str__"),  # Diff's text names the shard files as the card does
     ("versioning", "display", "save"),  # the progress bar of a save
+    ("versioning", "display", "_progress"),  # the progress bar of map and add_columns
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "anywidget", "traitlets", "tqdm")
 

@@ -21,7 +21,7 @@ from stable_explore.catalog.names import (
     split_url_ref,
 )
 from stable_explore.catalog.options import BuildOptions, options_from_args
-from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
+from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_map, plan_source
 from stable_explore.catalog.publish import Published, publish_version
 from stable_explore.catalog.remote import RemoteCatalog, home_of, open_catalog
 from stable_explore.catalog.transfer import TransferReport, copy_version, version_nbytes
@@ -59,6 +59,7 @@ __all__ = [
     "fsck",
     "home_of",
     "open_catalog",
+    "plan_map",
     "plan_source",
     "publish_version",
     "resolve_home",

@@ -252,7 +252,7 @@ def _last_build(catalog: Catalog, name: str, latest: str | None) -> VersionMetad
             record = catalog.version_meta(name, version_id).version_metadata
         except (OSError, ValueError):
             return None
-        if record.source:
+        if record.source and record.source.get("kind") != "map":  # a map's record is no build of this source
             return record
         version_id, hops = record.parent, hops + 1
     return None

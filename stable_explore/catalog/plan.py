@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from stable_explore.catalog.options import BuildOptions
     from stable_explore.schema import Features
 
-__all__ = ["SourcePlan", "describe_feature_changes", "explain_changes", "plan_source"]
+__all__ = ["SourcePlan", "describe_feature_changes", "explain_changes", "plan_map", "plan_source"]
 
 _QUOTED = re.compile(r"^(?:argument|variable) '([^']+)'")
 
@@ -133,8 +133,74 @@ def plan_source(
             parts["code_used"] = dict(sorted(tokens.code.items()))
     else:
         return SourcePlan(None, None)
+    return _finished(
+        parts,
+        tokens,
+        watch=options.watch,
+        check_content=options.check_content,
+        home=home,
+        keyed=options.key is not None,
+    )
+
+
+def plan_map(
+    function: Callable[..., Any],
+    parent: str,
+    *,
+    batched: bool,
+    features: Features | None,
+    ignore: frozenset[str] = frozenset(),
+    home: str | Path | None = None,
+) -> SourcePlan:
+    """Fingerprint a ``ds.map``: its function, the parent version it maps, ``batched`` and the features asked for.
+
+    The function is fingerprinted as a build's generator is: its code, the globals and code it
+    reaches, and the files they name.
+
+    Examples
+    --------
+    >>> def double(row):
+    ...     return {"y": row["x"] * 2}
+    >>> a, b = plan_map(double, "0123456789abcdef", batched=False, features=None), plan_map(
+    ...     double, "fedcba9876543210", batched=False, features=None)
+    >>> a.fingerprint != b.fingerprint, explain_changes(a.parts, b.parts)
+    (True, ['parent version changed (0123456789abcdef -> fedcba9876543210)'])
+    """
+    tokens = Tokenizer(ignore=ignore)
+    if not callable(function):
+        msg = f"map needs a function, got {type(function).__name__}"
+        raise InvalidArgumentTypeError(msg)
+    try:
+        code = tokens.source(function)
+    except (TypeError, OSError):  # a builtin, or code without source: fingerprinted by its value, if it can be
+        code = fingerprint(tokens.value(function, "function"))
+    parts: dict[str, Any] = {
+        "kind": "map",
+        "function": getattr(function, "__qualname__", type(function).__name__),
+        "code": code,
+        "globals": {n: fingerprint(v) for n, v in tokens.globals.items()},
+        "arguments": {},
+        "parent": parent,
+        "batched": bool(batched),
+        "features": features.fingerprint() if features is not None else None,
+    }
+    if tokens.code:
+        parts["code_used"] = dict(sorted(tokens.code.items()))
+    return _finished(parts, tokens, watch=(), check_content=False, home=home, keyed=False)
+
+
+def _finished(
+    parts: dict[str, Any],
+    tokens: Tokenizer,
+    *,
+    watch: Sequence[Any],
+    check_content: bool,
+    home: str | Path | None,
+    keyed: bool,
+) -> SourcePlan:
+    """A plan of ``parts``, with the state of the files and folders the source names (and ``watch``)."""
     named = dict(tokens.paths)
-    for watched in options.watch:
+    for watched in watch:
         named.setdefault(str(watched), "watched path")
     unstable = dict(tokens.unstable)
     files: dict[str, Any] = {}
@@ -144,7 +210,7 @@ def plan_source(
         if _too_broad(path):
             unstable.setdefault(label, f"{path!r}, the file system's root or your home folder")
             continue
-        state = file_state(path, check_content=options.check_content, exclude=exclude)
+        state = file_state(path, check_content=check_content, exclude=exclude)
         if state is None:
             if label == "watched path":
                 files[path] = {"by": label, "digest": None}  # a watched path that is missing is a state too
@@ -157,9 +223,9 @@ def plan_source(
             states.append(state)
     if files:
         parts["files"] = files
-        if options.check_content:
+        if check_content:
             parts["check_content"] = True
-    if options.key is not None:
+    if keyed:
         unstable = {}  # the user named this build: the key decides, whatever else it reads
     return SourcePlan(parts, fingerprint_parts(parts), unstable, tuple(states))
 
@@ -196,7 +262,14 @@ def explain_changes(
         return [f"source kind changed ({old.get('kind')} -> {new.get('kind')})"]
     changes = []
     if old.get("code") != new.get("code"):
-        changes.append("cell changed" if new.get("kind") == "cell" else "generator source changed")
+        kind = new.get("kind")
+        changes.append(
+            {"cell": "cell changed", "map": "function source changed"}.get(str(kind), "generator source changed")
+        )
+    if old.get("parent") != new.get("parent"):
+        changes.append(f"parent version changed ({old.get('parent')} -> {new.get('parent')})")
+    if old.get("batched") != new.get("batched"):
+        changes.append(f"batched changed ({old.get('batched')} -> {new.get('batched')})")
     if old.get("key") != new.get("key"):
         changes.append(f"key changed ({old.get('key')!r} -> {new.get('key')!r})")
     for label, group in (("argument", "arguments"), ("variable", "globals")):

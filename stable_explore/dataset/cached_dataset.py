@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,7 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Value
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.joined import Reader, open_reader
 from stable_explore.storage.read.resident import note_read
 
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
@@ -99,12 +100,12 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         home: Path | str | None = None,
         features: Features | None = None,
         build_info: str | None = None,
-        backend: ArrowBackend | None = None,
+        backend: Reader | None = None,
         rows: Rows | None = None,
         format: str = "pil",
     ) -> None:
         self._meta = meta
-        self._backend = backend if backend is not None else ArrowBackend.from_meta(meta)
+        self._backend = backend if backend is not None else open_reader(meta)  # joins column groups, if any
         if features is not None and meta.features is not None and features.fingerprint() != meta.features.fingerprint():
             msg = (
                 f"{meta.cache_dir} stores its own features {meta.features!r}; features= is only for caches "
@@ -210,8 +211,8 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         return self._meta
 
     @property
-    def backend(self) -> ArrowBackend:
-        """The shard reader behind this dataset (shared by its views)."""
+    def backend(self) -> Reader:
+        """The shard reader behind this dataset (shared by its views); joined with its column groups, if any."""
         return self._backend
 
     @property
@@ -691,6 +692,106 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
 
         self._check_stored_columns("set")
         return Draft(self).set(row, field, value)
+
+    # -- computed columns (lazy; see stable_explore.versioning.columns) -----------------
+
+    def map(
+        self,
+        function: Callable[..., Any],
+        *,
+        batched: bool = False,
+        batch_size: int = 1000,
+        num_proc: int | None = None,
+        executor: Executor | None = None,
+        features: Features | Mapping[str, Any] | None = None,
+        message: str | None = None,
+        tag: str | None = None,
+        force: bool = False,
+        progress: bool = True,
+    ) -> CachedDataset:
+        """A new version with the columns ``function`` returns, added (or replacing those of the same name).
+
+        As in Hugging Face ``datasets``: ``function`` gets an example (a dict, decoded in this
+        dataset's format) and returns a dict of new values; with ``batched=True`` it gets a batch
+        (a dict of lists, ``batch_size`` rows) and returns a dict of lists. Only the new columns
+        are written (a column group beside this version's shards, which the new version links).
+
+        A map is a cache decision like a build, keyed by this version and the function's
+        fingerprint (its code, the globals and code it reaches, the files they name): running it
+        again returns the version it made, and ``build_info`` says why it was reused or recomputed.
+
+        Parameters
+        ----------
+        function:
+            ``example -> dict`` (or ``batch -> dict of lists`` with ``batched=True``).
+        batched, batch_size:
+            Whether ``function`` takes batches, and how many rows each batch (or task) has.
+        num_proc, executor:
+            Run the batches in ``num_proc`` worker processes, or on any
+            ``concurrent.futures.Executor`` (a Dask client's, Ray's); the result is the same version.
+        features:
+            Features of the returned columns; by default a column it replaces keeps its feature,
+            and a new one is inferred from its values.
+        message, tag:
+            Recorded with the new version; ``tag`` is also pointed at it.
+        force:
+            Compute again even when this map was done before.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")),
+        ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
+        >>> def plus(batch):
+        ...     return {"next": [x + 1 for x in batch["x"]]}
+        >>> more = ds.map(plus, batched=True, progress=False)
+        >>> more["next"], more.metadata["parent"] == ds.version
+        ([1, 2, 3], True)
+        """
+        from stable_explore.versioning.columns import map_rows
+
+        return map_rows(
+            self,
+            function,
+            batched=batched,
+            batch_size=batch_size,
+            num_proc=num_proc,
+            executor=executor,
+            features=features,
+            message=message,
+            tag=tag,
+            force=force,
+            progress=progress,
+        )
+
+    def add_columns(
+        self,
+        columns: Mapping[str, Any],
+        *,
+        features: Features | Mapping[str, Any] | None = None,
+        message: str | None = None,
+        tag: str | None = None,
+        progress: bool = True,
+    ) -> CachedDataset:
+        """A new version with ``columns`` (name -> one value per row) added, or replacing those of the same name.
+
+        For values computed elsewhere: model predictions, embeddings (a 2-D numpy array becomes a
+        fixed-length ``Sequence``). Only the new columns are written: one float column over a
+        million rows writes about 8 MB. ``features`` gives their features; by default a replaced
+        column keeps its own and a new one is inferred from the values.
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")),
+        ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
+        >>> scored = ds.add_columns({"score": np.array([0.5, 0.25, 1.0]), "emb": np.zeros((3, 2))}, progress=False)
+        >>> scored.features["emb"], scored[0]["score"]
+        (Sequence(feature=Value(dtype='float64'), length=2), 0.5)
+        """
+        from stable_explore.versioning.columns import add_columns
+
+        return add_columns(self, columns, features=features, message=message, tag=tag, progress=progress)
 
     @property
     def pending_edits(self) -> PendingEdits:

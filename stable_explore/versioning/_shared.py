@@ -86,6 +86,8 @@ def unshared_rows(a: ShardedCacheMeta, b: ShardedCacheMeta) -> tuple[np.ndarray,
     """
     if a.is_seed_v1 or b.is_seed_v1 or min(a.format_revision, b.format_revision) < _FIRST_REVISION:
         return None
+    if a.column_groups is not None or b.column_groups is not None:
+        return None  # a shared shard row can read other values through a column group: every key is joined
     if len(a.segments) + len(b.segments) > max(_FEW_PIECES, (a.num_rows + b.num_rows) // _ROWS_PER_PIECE):
         return None  # scattered edits everywhere: one vectorised join over every key is quicker (measured)
     pieces_b = _pieces(b)

@@ -26,7 +26,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -52,14 +52,27 @@ from stable_explore.storage.format.content_runs import content_runs_field
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.format.row_segments import row_segments_field
-from stable_explore.storage.write.shards import ShardWriter
-from stable_explore.storage.write.writer import shard_metadata
+from stable_explore.storage.write.shards import ShardList, ShardWriter
+from stable_explore.storage.write.writer import ShardFields, shard_metadata
 from stable_explore.versioning._edit_writer import EditWriter
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["Draft", "PendingEdits"]
+__all__ = ["Draft", "PendingEdits", "Staged"]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A save written into its staging folder: the shard fields to publish, the shards, and the rows' segments."""
+
+    fields: ShardFields
+    shards: ShardList
+    segments: list[list[int]]
+    note: str = ""
+    """What else the save wrote, for its ``build_info`` (column groups)."""
 
 
 @dataclass(frozen=True)
@@ -291,59 +304,16 @@ class Draft:
         meta = origin.cache_meta
         parent = meta.version_metadata
         num_kept = len(origin) - len(self._edits.dropped)
-        features = origin.features
-        key_type = pa.string() if meta.key_type == "string" else pa.int64()
-        schema = features.to_arrow_schema(with_row_columns=True, key_type=key_type)
-        shard_size = meta.shard_size_target_bytes or DEFAULT_SHARD_SIZE_BYTES
         with (
             temp_dir_beside(catalog.versions_dir(target_name) / "staging") as staging,
             saving_bar(target_name, num_kept) if progress else contextlib.nullcontext() as on_rows,
         ):
-            rows_out = EditWriter(origin, self._edits)
-            writer = ShardWriter(
-                staging, schema, shard_size_bytes=shard_size, compression=meta.compression, on_batch=on_rows
-            )
-            try:
-                segments = rows_out.write_rows(writer, schema, on_rows)
-                shards = writer.finish()
-                if on_rows is not None:
-                    on_rows(0, shards.bytes_written)  # the bar ends on the bytes the save line reports
-            except BaseException:
-                writer.abort()
-                raise
-            whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
-            # format 1 (what seed 000 reads) whenever every shard is used whole and in order, and no cell
-            # is patched: a reader that knows nothing of patches would read the old values, so a patched
-            # version lists its segments (format 2), which such a reader refuses
-            segmented = segments != whole or bool(rows_out.patches)
-            if rows_out.patches and len(set(shards.hashes)) != len(shards.hashes):
-                # patches name shards by digest: a new shard with the bytes of a kept one would be ambiguous
-                msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"
-                raise CacheWriteError(msg)
-            runs = rows_out.content_runs([staging / n for n in shards.names], segments, shards.hashes)
-            shard_fields = shard_metadata(
-                features,
-                shards,
-                num_rows=num_kept,
-                shard_size_bytes=shard_size,
-                key_type="string" if key_type == pa.string() else "int64",
-                compression=meta.compression,
-                content_digest=digest_of_runs(meta.key_type, runs),
-                # a view's rows are not its parent's: no runs file of the parent's to splice
-                content_runs=content_runs_field(staging, runs, None if origin.is_view else meta.runs_file),
-                segments=row_segments_field(
-                    staging,
-                    segments,
-                    num_shards=len(shards.names),
-                    parent=meta.segments_file,
-                    parent_to_child=rows_out.linked,
-                )
-                if segmented
-                else None,
-                cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file)
-                if rows_out.patches
-                else None,
-            )
+            if meta.column_groups is not None:
+                from stable_explore.versioning._group_save import stage_with_groups
+
+                staged = stage_with_groups(self, staging, on_rows)
+            else:
+                staged = self.stage(staging, on_rows)
             record = VersionMetadata(
                 parent=origin.version,
                 operations=tuple(self.operations()),
@@ -353,11 +323,14 @@ class Draft:
                 message=message,
             )
             reuse = ((origin.name, origin.version),) if origin.name and origin.version else ()
-            published = publish_version(catalog, target_name, staging, shard_fields, record, tag=tag, reuse=reuse)
+            published = publish_version(catalog, target_name, staging, staged.fields, record, tag=tag, reuse=reuse)
         ref, existed = published.ref, published.existed
+        shards = staged.shards
         rewritten = len(shards.names) - shards.linked
         written = f"wrote {rewritten} new shard(s) ({format_size(shards.bytes_written)})"
         info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked} of the parent's"
+        if staged.note:
+            info += f"; {staged.note}"
         if existed:
             info += "; identical content: the existing version"
         return CachedDataset(
@@ -367,6 +340,64 @@ class Draft:
             home=catalog.where,
             build_info=info,
         )
+
+    def stage(self, staging: Path, on_rows: Callable[[int, int], None] | None = None) -> Staged:
+        """Write the edited rows into ``staging`` (linking what survives unchanged): the shard fields to publish.
+
+        The origin must keep all its columns in its shards (a version with column groups is
+        staged by :func:`~stable_explore.versioning._group_save.stage_with_groups`).
+        """
+        origin = self._origin
+        meta = origin.cache_meta
+        num_kept = len(origin) - len(self._edits.dropped)
+        features = origin.features
+        key_type = pa.string() if meta.key_type == "string" else pa.int64()
+        schema = features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+        shard_size = meta.shard_size_target_bytes or DEFAULT_SHARD_SIZE_BYTES
+        rows_out = EditWriter(origin, self._edits)
+        writer = ShardWriter(
+            staging, schema, shard_size_bytes=shard_size, compression=meta.compression, on_batch=on_rows
+        )
+        try:
+            segments = rows_out.write_rows(writer, schema, on_rows)
+            shards = writer.finish()
+            if on_rows is not None:
+                on_rows(0, shards.bytes_written)  # the bar ends on the bytes the save line reports
+        except BaseException:
+            writer.abort()
+            raise
+        whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
+        # format 1 (what seed 000 reads) whenever every shard is used whole and in order, and no cell
+        # is patched: a reader that knows nothing of patches would read the old values, so a patched
+        # version lists its segments (format 2), which such a reader refuses
+        segmented = segments != whole or bool(rows_out.patches)
+        if rows_out.patches and len(set(shards.hashes)) != len(shards.hashes):
+            # patches name shards by digest: a new shard with the bytes of a kept one would be ambiguous
+            msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"
+            raise CacheWriteError(msg)
+        runs = rows_out.content_runs([staging / n for n in shards.names], segments, shards.hashes)
+        fields = shard_metadata(
+            features,
+            shards,
+            num_rows=num_kept,
+            shard_size_bytes=shard_size,
+            key_type="string" if key_type == pa.string() else "int64",
+            compression=meta.compression,
+            content_digest=digest_of_runs(meta.key_type, runs),
+            # a view's rows are not its parent's: no runs file of the parent's to splice
+            content_runs=content_runs_field(staging, runs, None if origin.is_view else meta.runs_file),
+            segments=row_segments_field(
+                staging,
+                segments,
+                num_shards=len(shards.names),
+                parent=meta.segments_file,
+                parent_to_child=rows_out.linked,
+            )
+            if segmented
+            else None,
+            cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file) if rows_out.patches else None,
+        )
+        return Staged(fields, shards, segments)
 
     def _changes_nothing(
         self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, Any] | None

@@ -134,3 +134,23 @@ def test_relabel_two_class_label_columns_of_one_row(cell: Cell) -> None:
     saved = cell.ds.relabel({1: "bird"}, column="label").relabel({1: "x"}, column="flag").save(progress=False)
     model[1]["label"], model[1]["flag"] = "bird", "x"
     _check_reads(saved, model, f"{cell.id} two relabels of row 1")
+
+
+@pytest.mark.parametrize("cell", cell_params(), indirect=True)
+def test_add_and_replace_columns_then_save(cell: Cell) -> None:
+    """A column added and one replaced (column groups) read as the model in every path; a save on top keeps them."""
+    model = copy.deepcopy(cell.model())
+    column, value = _set_value(cell)
+    scores = [i / 4 for i in range(len(model))]
+    added = cell.ds.add_columns({"score": scores}, message="score", progress=False)
+    feature = cell.ds.features[column]
+    replaced = added.add_columns({column: [value] * len(model)}, features={column: feature}, progress=False)
+    for row, score in zip(model, scores, strict=True):
+        row["score"] = score
+        row[column] = copy.deepcopy(value)
+    assert list(replaced.features) == [*cell.ds.features, "score"]
+    _check_reads(replaced, model, f"{cell.id} add_columns")
+    assert se.compare(cell.ds, added).schema["columns_added"] == ["score"]
+    saved = replaced.drop([0, 23]).set(3, "score", -1.0).save(message="on top of groups", progress=False)
+    model[3]["score"] = -1.0
+    _check_reads(saved, [row for i, row in enumerate(model) if i not in (0, 23)], f"{cell.id} save on groups")

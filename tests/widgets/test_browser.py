@@ -276,3 +276,23 @@ def test_a_dataset_with_64_bit_integers_past_2_to_the_53_browses(tmp_path: Path)
     ranges = {f["name"]: (f["min"], f["max"]) for f in browser.fields}
     assert ranges["big"] == (float(-(2**63)), float(2**63))
     assert ranges["whole"] == (0.0, float(2**64))
+
+
+def test_a_version_with_computed_columns_browses_shows_them_and_saves(pets: CachedDataset) -> None:
+    scored = pets.add_columns({"score": [i / 2 for i in range(300)]}, progress=False)
+    browser = scored.browse(page_size=24)
+    assert browser.num_rows == 300
+    content, buffers = browser.page_message()
+    assert len(buffers) == 24
+    assert content["cells"][0]["key"] == "pet-00000"
+    detail, _ = browser.detail_message(101)
+    assert dict(detail["fields"])["score"] == "50.5"
+    assert (detail["shard"], detail["shard_row"]) == (2, 1)  # the shards' layout, as before
+    browser.label_filter = [2]
+    assert browser.num_rows == 100
+    browser.click(2)  # a row number: row 2 is a bird
+    browser.relabel_selection("cat")
+    saved = browser.save("relabel on computed columns")
+    assert saved[2]["label"] == 0
+    assert saved[2]["score"] == 1.0
+    assert se.verify(saved).num_rows == 300

@@ -35,6 +35,7 @@ from stable_explore.storage.format.hashing import (
     LegacyContentDigest,
     hash_file,
 )
+from stable_explore.storage.format.sidecars import BatchDigestList
 from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
 from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of, kept
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from stable_explore.storage.format.cell_patches import CellPatches
+    from stable_explore.storage.read.batches import BatchDigests
 
 __all__ = [
     "CacheCheck",
@@ -65,6 +67,8 @@ def content_digest_of(meta: ShardedCacheMeta) -> str:
     checked as it was written and its id is never recomputed.
     """
     recorded = meta.version_metadata.content_digest or ""
+    if meta.column_groups is not None:
+        return _joined_content_digest(meta)
     if recorded.startswith(CONTENT_DIGEST_ALGORITHM + ":") or (not recorded and meta.format_revision >= 3):
         return content_digest_of_files(
             meta.shard_paths, meta.segments, patches=meta.cell_patches, shard_digests=meta.shard_hashes
@@ -72,6 +76,21 @@ def content_digest_of(meta: ShardedCacheMeta) -> str:
     legacy = LegacyContentDigest()
     feed_rows(legacy, meta.shard_paths, meta.segments)
     return legacy.hexdigest()
+
+
+_JOINED_ROWS = 65536  # rows of a version with column groups hashed at a time
+
+
+def _joined_content_digest(meta: ShardedCacheMeta) -> str:
+    """The content digest of a version with column groups: keys from its shards, row hashes joined with its groups."""
+    from stable_explore.storage.read.joined import open_reader
+
+    reader = open_reader(meta)
+    digest = ContentDigest()
+    for start in range(0, meta.num_rows, _JOINED_ROWS):
+        table = reader.slice(start, _JOINED_ROWS, [KEY_COLUMN, HASH_COLUMN])
+        digest.update(table.column(0).combine_chunks(), table.column(1).to_numpy())
+    return digest.hexdigest()
 
 
 def content_digest_of_files(
@@ -226,40 +245,33 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
         except CacheCorruptionError as exc:
             check.problems.append(Problem(exc.path, exc.reason))
             batches = None
-        whole_file_ok = False
-        if meta.shard_hashes is not None:
-            found = hash_file(path)
-            check.bytes_read += meta.shard_sizes[position] if meta.shard_sizes else path.stat().st_size
-            whole_file_ok = found == meta.shard_hashes[position]
-            if not whole_file_ok:
-                msg = f"content digest {found} does not match the recorded {meta.shard_hashes[position]}"
-                check.problems.append(Problem(path, msg))
-        try:
-            table = open_shard(path)
-        except CacheCorruptionError as exc:
-            check.problems.append(Problem(exc.path, exc.reason))
-            continue
-        if batches is not None:
-            # the bytes the batch digests were made from, unchanged: they match, if they describe this file's
-            # batches and columns (a reader checks that first); else name the damaged batches
-            split = table.to_batches()
-            lined_up = split_matches(batches, split)
-            bad = [] if whole_file_ok and lined_up else bad_columns(batches, split)
-            if not lined_up:
-                ref = meta.batch_digests.file_ref(position) if meta.batch_digests is not None else None
-                where = meta.cache_dir / (ref.file if ref is not None else METADATA_FILE)
-                msg = f"the record batch digests of {path.name} describe other batches or columns than it holds"
-                check.problems.append(Problem(where, msg))
-            for batch, column in bad[:_MAX_BATCH_LINES]:
-                msg = f"record batch {batch}, column {column!r} does not match its {BATCH_HASH_ALGORITHM} digest"
-                check.problems.append(Problem(path, msg))
-            if len(bad) > _MAX_BATCH_LINES:
-                msg = f"... and {len(bad) - _MAX_BATCH_LINES} more (batch, column) digests do not match"
-                check.problems.append(Problem(path, msg))
-            check.batches_checked += len(batches.digests)
-        if table.num_rows != meta.shard_row_counts[position]:
-            msg = f"shard holds {table.num_rows} rows, metadata says {meta.shard_row_counts[position]}"
-            check.problems.append(Problem(path, msg))
+        ref = meta.batch_digests.file_ref(position) if meta.batch_digests is not None else None
+        _check_file(
+            check,
+            path,
+            digest=meta.shard_hashes[position] if meta.shard_hashes is not None else None,
+            size=meta.shard_sizes[position] if meta.shard_sizes else None,
+            rows=meta.shard_row_counts[position],
+            batches=batches,
+            batches_file=meta.cache_dir / (ref.file if ref is not None else METADATA_FILE),
+        )
+    for group in meta.column_groups.groups if meta.column_groups is not None else ():  # revision 6
+        digests = BatchDigestList(meta.cache_dir, [f.batches for f in group.files], [f.rows for f in group.files])
+        for position, file in enumerate(group.files):
+            try:
+                batches = digests[position]
+            except CacheCorruptionError as exc:
+                check.problems.append(Problem(exc.path, exc.reason))
+                batches = None
+            _check_file(
+                check,
+                meta.cache_dir / file.file,
+                digest=file.digest,
+                size=file.size,
+                rows=file.rows,
+                batches=batches,
+                batches_file=meta.cache_dir / (file.batches.file if file.batches is not None else METADATA_FILE),
+            )
     patches = _patches_problem(meta)  # the patches file is checked even where the shards are damaged
     if patches is not None:
         check.problems.append(patches)
@@ -270,6 +282,49 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
     except CacheCorruptionError as exc:
         check.problems.append(Problem(exc.path, exc.reason))
     return check
+
+
+def _check_file(
+    check: CacheCheck,
+    path: Path,
+    *,
+    digest: str | None,
+    size: int | None,
+    rows: int,
+    batches: BatchDigests | None,
+    batches_file: Path,
+) -> None:
+    """Check one shard (or column group) file: its whole-file digest, its Arrow structure, batch digests and rows."""
+    whole_file_ok = False
+    if digest is not None:
+        found = hash_file(path)
+        check.bytes_read += size if size is not None else path.stat().st_size
+        whole_file_ok = found == digest
+        if not whole_file_ok:
+            check.problems.append(Problem(path, f"content digest {found} does not match the recorded {digest}"))
+    try:
+        table = open_shard(path)
+    except CacheCorruptionError as exc:
+        check.problems.append(Problem(exc.path, exc.reason))
+        return
+    if batches is not None:
+        # the bytes the batch digests were made from, unchanged: they match, if they describe this file's
+        # batches and columns (a reader checks that first); else name the damaged batches
+        split = table.to_batches()
+        lined_up = split_matches(batches, split)
+        bad = [] if whole_file_ok and lined_up else bad_columns(batches, split)
+        if not lined_up:
+            msg = f"the record batch digests of {path.name} describe other batches or columns than it holds"
+            check.problems.append(Problem(batches_file, msg))
+        for batch, column in bad[:_MAX_BATCH_LINES]:
+            msg = f"record batch {batch}, column {column!r} does not match its {BATCH_HASH_ALGORITHM} digest"
+            check.problems.append(Problem(path, msg))
+        if len(bad) > _MAX_BATCH_LINES:
+            msg = f"... and {len(bad) - _MAX_BATCH_LINES} more (batch, column) digests do not match"
+            check.problems.append(Problem(path, msg))
+        check.batches_checked += len(batches.digests)
+    if table.num_rows != rows:
+        check.problems.append(Problem(path, f"shard holds {table.num_rows} rows, metadata says {rows}"))
 
 
 def check_rows(cache_dir: Path) -> None:

@@ -46,6 +46,7 @@ from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import recover_moved_aside, version_gone
 from stable_explore.storage.backends.remote_file import RemoteLocation
 from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
+from stable_explore.storage.format.column_groups import ColumnGroups
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
@@ -71,8 +72,9 @@ __all__ = [
 CACHE_FORMAT_VERSION = 1
 SEGMENTED_FORMAT_VERSION = 2  # only for versions whose rows are runs of shards (see ShardedCacheMeta.segments)
 FORMAT_NAME = "stable-explore"
-FORMAT_REVISION = 5  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
+FORMAT_REVISION = 6  # 2: batch_digests, metadata_digest; 3: content digest over runs; 4: both lists in files
 PATCHES_FORMAT_REVISION = 5  # cell patches
+GROUPS_FORMAT_REVISION = 6  # column groups (see storage.format.column_groups)
 PLAIN_FORMAT_REVISION = 4  # what a version without cell patches is written as (releases before 5 read it)
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
@@ -117,6 +119,8 @@ class ShardedCacheMeta:
     """``content_runs`` as recorded (checked in shape): inline runs (revision 3), or a file and splices (4)."""
     cell_patches_field: Any = None
     """Revision 5: ``cell_patches`` as recorded (checked in shape; its file is read when first asked for)."""
+    column_groups: ColumnGroups | None = None
+    """Revision 6: columns kept in group files beside the shards (None: every column is in the shards)."""
     _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
     _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False)
 
@@ -203,6 +207,11 @@ class ShardedCacheMeta:
     def shard_paths(self) -> list[Path]:
         """Absolute paths of the shard files, in row order."""
         return [self.cache_dir / name for name in self.shard_filenames]
+
+    @property
+    def shard_features(self) -> Features | None:
+        """The features of the shard files: :attr:`features` less the columns kept in column groups."""
+        return self.column_groups.base_features if self.column_groups is not None else self.features
 
     @property
     def is_seed_v1(self) -> bool:
@@ -468,8 +477,12 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
             raise _corrupt(meta_path, f"'key_type' must be one of {list(KEY_TYPES)}, found {raw.get('key_type')!r}")
         if raw.get("compression") not in COMPRESSIONS:
             raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
+    groups = _checked_column_groups(raw, num_rows, features, meta_path, names)
 
-    for position, name in enumerate(names if remote is None else ()):  # remote shards: sizes checked as read
+    group_files = groups.files() if groups is not None else []
+    expected_sizes: list[int | None] = list(sizes) if sizes is not None else [None] * len(names)
+    listed = [*zip(names, expected_sizes, strict=True), *((f.file, f.size) for f in group_files)]
+    for name, expected_size in listed if remote is None else ():  # remote shards: sizes checked as read
         path = cache_dir / name
         try:
             size = path.stat().st_size
@@ -479,9 +492,9 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
                 raise CacheNotFoundError(gone) from None
             _check_seal(raw, cache_dir, meta_path)  # a damaged shard name or size is the metadata's damage
             raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
-        if sizes is not None and size != sizes[position]:
+        if expected_size is not None and size != expected_size:
             _check_seal(raw, cache_dir, meta_path)
-            raise _corrupt(path, f"shard is {size} bytes, but {sizes[position]} were written (truncated or modified)")
+            raise _corrupt(path, f"shard is {size} bytes, but {expected_size} were written (truncated or modified)")
 
     batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
     # last, so that the specific checks above name what is wrong where they can
@@ -497,15 +510,37 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
     if remote is None:  # a bucket's mirror reads a missing small file from the bucket
         small = [batch_digests.file_ref(i) for i in range(len(batch_digests))] if batch_digests else []
         segments_base = segments_file.record.base if segments_file else None
-        _check_small_files(cache_dir, [*small, runs_file, segments_base, patches_file])
+        group_batches = [f.batches for f in group_files]
+        _check_small_files(cache_dir, [*small, runs_file, segments_base, patches_file, *group_batches])
     meta = meta_from_dict(
         cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
     )
     meta.content_runs_field = runs_field
     meta.cell_patches_field = patches_field
+    meta.column_groups = groups
     meta.segments_file = segments_file
     meta.remote = remote
     return meta
+
+
+def _checked_column_groups(
+    raw: Mapping[str, Any], num_rows: int, features: Features | None, meta_path: Path, shard_names: list[str]
+) -> ColumnGroups | None:
+    """Check ``column_groups`` (revision 6): its files' names and rows, and that it gives the version's features."""
+    value = raw.get("column_groups")
+    if value is None:
+        return None
+    if features is None:
+        raise _corrupt(meta_path, "'column_groups' needs the stable-explore fields (features, shard digests)")
+    groups = ColumnGroups.from_json(value, meta_path, num_rows=num_rows)
+    if groups.features().to_dict() != features.to_dict():
+        msg = "'column_groups' do not give the version's 'features' (base features with each group's applied)"
+        raise _corrupt(meta_path, msg)
+    taken = set(shard_names)
+    for f in groups.files():
+        if f.file in taken or (f.batches is not None and f.batches.file in taken):
+            raise _corrupt(meta_path, f"column group file {f.file!r} has the name of another file of the version")
+    return groups
 
 
 def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
@@ -637,6 +672,9 @@ def meta_from_dict(
         batch_digests=batch_digests,
         content_runs_field=raw.get("content_runs"),
         cell_patches_field=raw.get("cell_patches"),
+        column_groups=ColumnGroups.from_json(raw["column_groups"], cache_dir / METADATA_FILE, num_rows=raw["num_rows"])
+        if raw.get("column_groups") is not None
+        else None,
     )
 
 

@@ -170,6 +170,27 @@ def row_hashes(columns: list[pa.Array], values: list[list[Any] | None] | None = 
     return acc
 
 
+def continue_row_hashes(hashes: np.ndarray, columns: list[pa.Array], positions: list[int]) -> np.ndarray:
+    """Row hashes carried on over more columns, at their ``positions`` (0-based) among the row's features.
+
+    A row hash is a running mix over the columns in feature order, so the hash of a row with
+    columns appended is its hash so far carried on over them: ``row_hashes(a + b)`` equals
+    ``continue_row_hashes(row_hashes(a), b, [len(a), ...])``. Column groups use this to give the
+    rows of a version that adds columns the hashes a build of the same rows would give.
+
+    Examples
+    --------
+    >>> a, b = pa.array([1, 2]), pa.array(["x", "y"])
+    >>> (continue_row_hashes(row_hashes([a]), [b], [1]) == row_hashes([a, b])).all()
+    np.True_
+    """
+    acc = np.asarray(hashes, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column, position in zip(columns, positions, strict=True):
+            acc = _mix(acc ^ _column_hashes(column) ^ np.uint64(position + 1))
+    return acc
+
+
 class LegacyContentDigest:
     """Digest of a dataset's rows (keys and row hashes, in order), as format revisions 1 and 2 define it.
 

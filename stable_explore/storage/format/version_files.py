@@ -4,7 +4,8 @@ A publish to a bucket, a push or pull, a gc of a bucket and the mirror of a buck
 each handle every file of a version: they ask this module which files those are instead of
 reading the shard lists themselves. A version's files are its shards and, from format revision
 4 on, the small files beside them: each shard's record batch digests and the runs of rows of
-its content digest (see :mod:`stable_explore.storage.format.sidecars`).
+its content digest (see :mod:`stable_explore.storage.format.sidecars`); from revision 6, the files of
+its column groups (see :mod:`stable_explore.storage.format.column_groups`).
 
 Examples
 --------
@@ -60,7 +61,29 @@ def version_files(raw: Mapping[str, Any]) -> list[VersionFile]:
         if isinstance(value, Mapping) and "file" in value:
             small.append(value)
     files.extend(VersionFile(str(f["file"]), str(f.get("digest")), _size(f.get("size")), small=True) for f in small)
+    files.extend(_group_files(raw.get("column_groups")))
     return files
+
+
+def _group_files(value: Any) -> list[VersionFile]:
+    """The files of ``column_groups`` (revision 6): each group file, and the small file of its batch digests."""
+    out: list[VersionFile] = []
+    groups = value.get("groups") if isinstance(value, Mapping) else None
+    for group in groups if isinstance(groups, list) else []:
+        entries = group.get("files") if isinstance(group, Mapping) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, Mapping) or "file" not in entry:
+                continue
+            digest = entry.get("digest")
+            out.append(
+                VersionFile(str(entry["file"]), None if digest is None else str(digest), _size(entry.get("size")))
+            )
+            batches = entry.get("batches")
+            if isinstance(batches, Mapping) and "file" in batches:
+                out.append(
+                    VersionFile(str(batches["file"]), str(batches.get("digest")), _size(batches.get("size")), True)
+                )
+    return out
 
 
 def _size(value: Any) -> int | None:

@@ -149,9 +149,9 @@ class ArrowBackend:
     def from_meta(cls, meta: ShardedCacheMeta, **kwargs: Any) -> ArrowBackend:
         """A backend over the cache that ``meta`` describes."""
         schema = None
-        if meta.features is not None:
+        if meta.shard_features is not None:  # a version with column groups: the shards hold its base features
             key_type = pa.string() if meta.key_type == "string" else pa.int64()
-            schema = meta.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
+            schema = meta.shard_features.to_arrow_schema(with_row_columns=True, key_type=key_type)
         return cls(
             shard_paths=meta.shard_paths,
             shard_row_counts=meta.shard_row_counts,

@@ -222,8 +222,10 @@ class ShardWriter:
         shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
         compression: str | None = None,
         on_batch: BatchCallback | None = None,
+        name_format: str = SHARD_NAME_FMT,
     ) -> None:
         self.out_dir = out_dir
+        self.name_format = name_format  # files are named name_format.format(index): shards, or a column group's
         self.schema = schema
         self.shard_size_bytes = shard_size_bytes
         self.compression = compression
@@ -239,7 +241,7 @@ class ShardWriter:
         self._sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stable-explore-seal")
 
     def _next_name(self) -> int:
-        self._names.append(SHARD_NAME_FMT.format(len(self._names)))
+        self._names.append(self.name_format.format(len(self._names)))
         return len(self._names) - 1
 
     def _request_writeback(self, path: Path, offset: int, length: int) -> None:
