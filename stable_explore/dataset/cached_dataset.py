@@ -47,13 +47,14 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Value
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.reader import open_reader
 from stable_explore.storage.read.resident import note_read
 
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
 
 if TYPE_CHECKING:
     from stable_explore.storage.check.verify import VerifyReport
+    from stable_explore.storage.read.protocol import ShardReader
     from stable_explore.versioning.edits import Draft, PendingEdits
     from stable_explore.widgets.browser import ShardBrowser
 
@@ -96,12 +97,12 @@ class CachedDataset(Exports, SplitViews):
         home: Path | str | None = None,
         features: Features | None = None,
         build_info: str | None = None,
-        backend: ArrowBackend | None = None,
+        backend: ShardReader | None = None,
         rows: Rows | None = None,
         format: str = "pil",
     ) -> None:
         self._meta = meta
-        self._backend = backend if backend is not None else ArrowBackend.from_meta(meta)
+        self._backend = backend if backend is not None else open_reader(meta)
         if features is not None and meta.features is not None and features.fingerprint() != meta.features.fingerprint():
             msg = (
                 f"{meta.cache_dir} stores its own features {meta.features!r}; features= is only for caches "
@@ -205,8 +206,8 @@ class CachedDataset(Exports, SplitViews):
         return self._meta
 
     @property
-    def backend(self) -> ArrowBackend:
-        """The shard reader behind this dataset (shared by its views)."""
+    def backend(self) -> ShardReader:
+        """The shard reader behind this dataset (shared by its views), whichever backend it reads."""
         return self._backend
 
     @property
