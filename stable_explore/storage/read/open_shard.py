@@ -17,7 +17,7 @@ from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.remote_reader import LazyBatches
 
 if TYPE_CHECKING:
-    from stable_explore.storage.read.batches import ShardCheck
+    from stable_explore.storage.read.batches import RowPlan, ShardCheck
 
 __all__ = ["OpenShard", "as_run", "gather"]
 
@@ -118,6 +118,22 @@ class OpenShard:
         """Check the batches that hold shard rows [start, stop)."""
         if self.check is not None:
             self.check.ensure_rows(start, stop, columns)
+
+    @property
+    def row_plan(self) -> RowPlan | None:
+        """How a take of a few rows of this shard is checked by row hash (None: a batch at a time)."""
+        return self.check.row_plan if self.check is not None else None
+
+    def checked_take(self, batch_ids: np.ndarray, rows: np.ndarray, columns: list[str] | None = None) -> np.ndarray:
+        """Check what a take of shard ``rows`` hands out, but what is checked after the copy: per row, whether to."""
+        if self.check is None:
+            return np.zeros(rows.size, dtype=bool)
+        return self.check.ensure_taken(batch_ids, rows, columns)
+
+    def confirm_taken(self, batch_ids: np.ndarray, rows: np.ndarray, matched: np.ndarray) -> None:
+        """The outcome of the check after the copy: rows that did not match are refused (see ``ShardCheck``)."""
+        if self.check is not None:
+            self.check.confirm_taken(batch_ids, rows, matched)
 
     def checked_all(self, columns: list[str] | None = None) -> pa.Table:
         """The whole shard, every batch checked."""

@@ -69,7 +69,8 @@ class RemoteReader(ShardedReader):
         identity = remote.digest(file_id)
         check = None
         if digests is not None:
-            check = ShardCheck(where, digests, batches, self.layout.rows_of(file_id), identity=identity)
+            schema = widened_schema(reader.schema)
+            check = ShardCheck(where, digests, batches, self.layout.rows_of(file_id), identity=identity, schema=schema)
 
         def open_columns(fields: list[int]) -> pa.Table:
             try:

@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, RowIndexError
+from stable_explore.schema import HASH_COLUMN
+from stable_explore.storage.read.batches import rows_match
 from stable_explore.storage.read.kept import Kept, kept_each
 from stable_explore.storage.read.open_shard import OpenShard, as_run, gather
 
@@ -26,10 +28,12 @@ if TYPE_CHECKING:
     from stable_explore.storage.read.layout import ShardLayout
     from stable_explore.storage.read.patching import ShardPatches
 
-__all__ = ["DEFAULT_MAX_OPEN_SHARDS", "ShardedReader", "check_indices"]
+__all__ = ["DEFAULT_MAX_OPEN_SHARDS", "ROWS_CHECKED_ALONE", "ShardedReader", "check_indices"]
 
 DEFAULT_MAX_OPEN_SHARDS = 128
 _SPARSE_TAKE_LIMIT = 2048
+ROWS_CHECKED_ALONE = 256
+"""A slice of at most this many rows is copied and its images checked by row hash, as a take's (not their batches)."""
 _WIDE = {pa.binary(): pa.large_binary(), pa.string(): pa.large_string()}  # types compared as read
 
 
@@ -169,19 +173,35 @@ class ShardedReader:
         local = indices - layout.offsets[segment_ids] + layout.segment_start[segment_ids]
         batch_ids = np.empty_like(local)
         opened = {file_id: self._file(file_id) for file_id in np.unique(files).tolist()}
+        need = np.zeros(indices.size, dtype=bool)  # rows whose copy is checked by row hash
+        plan = None
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
             shard.prefetch(np.unique(batch_ids[where]).tolist())
-            shard.checked(np.unique(batch_ids[where]).tolist(), columns)
-        slices = []
-        for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), local.tolist(), strict=True):
-            shard = opened[file_id]
-            slices.append(shard.batches[batch_id].slice(row - int(shard.offsets[batch_id]), 1))
+            found = shard.checked_take(batch_ids[where], local[where], columns)
+            if found.any():
+                need[where] = found
+                plan = plan or shard.row_plan
+        within = np.empty_like(local)  # each row's place in its record batch
+        for file_id, shard in opened.items():
+            where = files == file_id
+            within[where] = local[where] - shard.offsets[batch_ids[where]]
+        batches_of = {file_id: shard.batches for file_id, shard in opened.items()}
+        slices = [
+            batches_of[file_id][batch_id].slice(row, 1)
+            for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), within.tolist(), strict=True)
+        ]
         table = pa.Table.from_batches(slices)
-        if columns is not None:
-            table = table.select(columns)
-        return table.combine_chunks()
+        if plan is None:
+            return (table if columns is None else table.select(columns)).combine_chunks()
+        names = table.column_names if columns is None else columns
+        table = table.select(list(dict.fromkeys([*names, *plan.names, HASH_COLUMN]))).combine_chunks()
+        matched = rows_match(table, plan) | ~need
+        for file_id, shard in opened.items():  # rows that do not match are refused here, naming the damage
+            where = files == file_id
+            shard.confirm_taken(batch_ids[where], local[where], matched[where])
+        return table.select(names)
 
     def _empty(self, columns: list[str] | None) -> pa.Table:
         schema = self.schema
@@ -196,6 +216,8 @@ class ShardedReader:
         cols = list(columns) if columns is not None else None
         if stop <= start:
             return self._empty(cols)
+        if stop - start <= ROWS_CHECKED_ALONE:  # a few rows: copied and checked by row hash, not whole batches
+            return self._take_sparse(np.arange(start, stop, dtype=np.int64), cols)
         first, last = self.layout.locate(start, stop)
         if last > first and last - first >= self.slice_segments_from:
             return self._slice_segments(first, last, start, stop, cols)
