@@ -68,6 +68,8 @@ def test_a_take_beside_a_damaged_row_reads_and_the_damaged_row_is_refused_when_t
     with pytest.raises(CacheCorruptionError, match="record batch 0, column 'blob'"):
         se.load("r", home=home).to_pandas()  # a whole read checks whole batches
     assert fresh[43]["blob"] == _blob(43)  # the rows beside it still read
+    # a read of the damaged row's label alone hands out no image: it reads (the label's batch checked whole)
+    assert fresh.take([42, 41]).arrow_column("label").to_pylist() == [0, 2]
 
 
 def test_damage_found_by_a_take_is_found_by_a_new_process_too(home: Path) -> None:

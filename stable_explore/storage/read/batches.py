@@ -272,7 +272,7 @@ class ShardCheck:
         wanted = self._columns(columns)
         by_row = [c for c in wanted if plan is not None and c in plan.row_checked]
         touched = np.unique(batch_ids)
-        if plan is None or not by_row:
+        if plan is None or not set(by_row) & set(plan.binary):  # no image taken: small columns, checked whole
             self.ensure(touched.tolist(), columns)
             return np.zeros(rows.size, dtype=bool)
         whole = sorted({*wanted, plan.hash_column} - plan.row_checked)
