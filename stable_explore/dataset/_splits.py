@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._iterable import RowStream
     from stable_explore.dataset._selection import Rows
-    from stable_explore.storage.read.joined import Reader
+    from stable_explore.storage.read.protocol import ShardReader
 
 __all__ = ["SplitViews"]
 
@@ -23,7 +23,7 @@ class SplitViews:
     if TYPE_CHECKING:  # what CachedDataset provides
 
         @property
-        def backend(self) -> Reader: ...
+        def backend(self) -> ShardReader: ...
 
         @property
         def ref(self) -> str: ...

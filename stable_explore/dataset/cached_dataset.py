@@ -51,13 +51,14 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Value
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.read.joined import Reader, open_reader
+from stable_explore.storage.read.joined import open_reader
 from stable_explore.storage.read.resident import note_read
 
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
 
 if TYPE_CHECKING:
     from stable_explore.storage.check.verify import VerifyReport
+    from stable_explore.storage.read.protocol import ShardReader
     from stable_explore.versioning.edits import Draft, PendingEdits
     from stable_explore.widgets.browser import ShardBrowser
 
@@ -100,7 +101,7 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         home: Path | str | None = None,
         features: Features | None = None,
         build_info: str | None = None,
-        backend: Reader | None = None,
+        backend: ShardReader | None = None,
         rows: Rows | None = None,
         format: str = "pil",
     ) -> None:
@@ -211,8 +212,11 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         return self._meta
 
     @property
-    def backend(self) -> Reader:
-        """The shard reader behind this dataset (shared by its views); joined with its column groups, if any."""
+    def backend(self) -> ShardReader:
+        """The shard reader behind this dataset (shared by its views), whichever backend it reads.
+
+        A version with column groups is read through a joined reader (its shards' and its groups').
+        """
         return self._backend
 
     @property

@@ -137,7 +137,7 @@ def publish_columns(
             staging,
             len(earlier) + 1,
             added,
-            cuts=file_cuts(backend.segment_row_counts),
+            cuts=file_cuts([int(n) for n in np.diff(backend.segment_offsets)]),
             row_hash=bool(replaces),
             compression=meta.compression,
         )

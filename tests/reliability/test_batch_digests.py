@@ -53,7 +53,9 @@ def test_the_flipped_bit_of_the_issue_is_refused_naming_shard_batch_and_rows(hom
     with pytest.raises(CacheCorruptionError, match="record batch 0"):
         fresh.to_pandas()
     with pytest.raises(CacheCorruptionError, match="record batch 0"):
-        fresh.take([3999, 7]).to_pandas()
+        fresh.take([3999, 42]).to_pandas()
+    # a take checks the rows it hands out (issue 26): row 7 beside the damage is intact, and reads
+    assert fresh.take([3999, 7]).to_pandas()["x"].tolist() == [4999, 1007]
 
 
 @pytest.mark.parametrize("compression", [None, "zstd"])

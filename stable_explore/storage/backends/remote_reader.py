@@ -1,6 +1,6 @@
 """The shards of a version in a bucket, as the shard reader sees them: opened by footer, read batch by batch.
 
-:class:`RemoteShards` is what :class:`~stable_explore.storage.read.reader.ArrowBackend` holds instead
+:class:`RemoteShards` is what :class:`~stable_explore.storage.read.remote.RemoteReader` holds instead
 of memory maps (picklable: the home's URL, never its credentials, and the shards' names, sizes
 and digests from the metadata). :class:`LazyBatches` is a shard's record batches, each read (by
 range requests through the read cache) the first time it is indexed, and kept in a small LRU.

@@ -7,7 +7,7 @@ one vectorised pass per column instead of Python work per row.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,18 +76,8 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
         # Dates, times, timestamps and durations hash as the integer Arrow stores (ticks since the epoch,
         # in UTC for a timestamp with a zone), so no process's time zone or locale can change them.
         array = array.view(pa.int32() if t.bit_width == 32 else pa.int64())
-    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t):
-        placeholder = False if pa.types.is_boolean(t) else 0  # replaced by the null hash below
-        filled = array.fill_null(placeholder) if array.null_count else array
-        numbers = filled.to_numpy(zero_copy_only=False)
-        if numbers.dtype.kind == "f":
-            # -0.0 == 0.0 and all NaNs are one value for hashing purposes
-            numbers = np.where(numbers == 0, 0, numbers).astype(np.float64)
-            numbers = np.where(np.isnan(numbers), np.nan, numbers)
-            bits = numbers.view(np.uint64)
-        else:
-            bits = numbers.astype(np.int64).view(np.uint64)
-        out = _mix(bits + np.uint64(len(str(t))))
+    if _is_primitive(t):
+        out = _number_hashes(_primitive_values(array), t)  # a null's slot holds any value: its hash is replaced below
     elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t):
         quick = _hash_python_bytes(values) if values is not None and not array.null_count else None
         out = quick if quick is not None else _hash_buffers(array)
@@ -98,9 +88,56 @@ def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarr
             (digest(canonical_json(json_value(v)).encode()) for v in array.to_pylist()), dtype=np.uint64, count=n
         )
     if array.null_count:
-        valid = array.is_valid().to_numpy(zero_copy_only=False)
-        out = np.where(valid, out, _NULL_HASH)
+        out = np.where(_valid_mask(array), out, _NULL_HASH)
     return out
+
+
+def _is_primitive(t: pa.DataType) -> bool:
+    return bool(pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_temporal(t))
+
+
+def _number_hashes(numbers: np.ndarray, t: pa.DataType) -> np.ndarray:
+    """The cell hashes of a primitive column of type ``t`` holding ``numbers``."""
+    if numbers.dtype.kind == "f":
+        # -0.0 == 0.0 and all NaNs are one value for hashing purposes
+        numbers = np.where(numbers == 0, 0, numbers).astype(np.float64)
+        numbers = np.where(np.isnan(numbers), np.nan, numbers)
+        bits = numbers.view(np.uint64)
+    else:
+        bits = numbers.astype(np.int64).view(np.uint64)
+    return _mix(bits + np.uint64(len(str(t))))
+
+
+def _bits(buffer: pa.Buffer, offset: int, count: int) -> np.ndarray:
+    """``count`` bits of an Arrow bitmap from bit ``offset``, as booleans."""
+    unpacked = np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little")
+    bits: np.ndarray = unpacked[offset : offset + count].astype(bool)
+    return bits
+
+
+def _valid_mask(array: pa.Array) -> np.ndarray:
+    """Which cells are not null, from the validity bitmap as stored.
+
+    Read from the buffers, not through ``to_numpy``: pyarrow imports pandas on its first conversion
+    to numpy, which a first read of a few rows would pay (about 0.3 s).
+    """
+    validity = array.buffers()[0]
+    if validity is None:
+        return np.ones(len(array), dtype=bool)
+    return _bits(validity, array.offset, len(array))
+
+
+def _primitive_values(array: pa.Array) -> np.ndarray:
+    """The values of a boolean, integer or floating array (nulls' slots as stored), read from its buffers."""
+    t = array.type
+    data = array.buffers()[1]
+    if data is None:  # no values stored (an empty or all-null array)
+        return np.zeros(len(array), dtype=bool if pa.types.is_boolean(t) else np.int64)
+    if pa.types.is_boolean(t):
+        return _bits(data, array.offset, len(array))
+    kind = "f" if pa.types.is_floating(t) else ("i" if pa.types.is_signed_integer(t) else "u")
+    values: np.ndarray = np.frombuffer(data, dtype=np.dtype(f"<{kind}{t.bit_width // 8}"))
+    return values[array.offset : array.offset + len(array)]
 
 
 def _hash_python_bytes(values: list[Any]) -> np.ndarray | None:
@@ -163,10 +200,22 @@ def row_hashes(columns: list[pa.Array], values: list[list[Any] | None] | None = 
     """
     n = len(columns[0]) if columns else 0
     sources = values if values is not None else [None] * len(columns)
+    return mixed_row_hashes((_column_hashes(c, p) for c, p in zip(columns, sources, strict=True)), n)
+
+
+def mixed_row_hashes(cells: Iterable[np.ndarray], n: int) -> np.ndarray:
+    """Row hashes of ``n`` rows from their cells' hashes (:func:`cell_hashes`), column by column in order.
+
+    Examples
+    --------
+    >>> columns = [pa.array([1, 2]), pa.array(["a", None])]
+    >>> (mixed_row_hashes([cell_hashes(c) for c in columns], 2) == row_hashes(columns)).all()
+    np.True_
+    """
     acc = np.full(n, np.uint64(0x243F6A8885A308D3), dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for position, (column, python) in enumerate(zip(columns, sources, strict=True)):
-            acc = _mix(acc ^ _column_hashes(column, python) ^ np.uint64(position + 1))
+        for position, hashes in enumerate(cells):
+            acc = _mix(acc ^ hashes ^ np.uint64(position + 1))
     return acc
 
 

@@ -28,23 +28,25 @@ import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import xxhash
 
 from stable_explore.errors import CacheCorruptionError
+from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
+from stable_explore.storage.format.hashing import cell_hashes, mixed_row_hashes
 from stable_explore.storage.read.kept import Kept, kept
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 __all__ = [
     "BATCH_HASH_ALGORITHM",
     "BatchDigests",
     "ShardCheck",
+    "RowPlan",
     "bad_columns",
     "column_digest",
+    "rows_match",
     "split_matches",
 ]
 
@@ -166,6 +168,9 @@ class ShardCheck:
 
     ``rows_of`` turns shard rows into the words an error uses to name them.
 
+    ``schema`` (the shard's, as read) lets takes of a few rows check their binary and text cells
+    by row hash (:meth:`ensure_taken`); a mapped shard's is read from its first batch.
+
     Raises
     ------
     CacheCorruptionError
@@ -180,6 +185,7 @@ class ShardCheck:
         rows_of: RowsOf | None = None,
         *,
         identity: str | None = None,
+        schema: pa.Schema | None = None,
     ) -> None:
         self.path = path
         self.digests = digests
@@ -212,6 +218,10 @@ class ShardCheck:
         if checked is None:
             checked = _CHECKED.setdefault(key, np.zeros((len(found), len(names)), dtype=bool))
         self._checked = checked
+        self._rows_key: tuple[int, int, int, int, str] = (key[0], key[1], key[2], key[3], f"{key[4]}:rows")
+        if schema is None and batches and identity is None:  # a mapped shard's batches are at hand
+            schema = batches[0].schema
+        self._row_plan = _row_plan(schema, digests) if schema is not None else None
 
     def _columns(self, columns: Sequence[str] | None) -> list[int]:
         if columns is None:
@@ -241,6 +251,69 @@ class ShardCheck:
         first = int(np.searchsorted(self.row_offsets, start, side="right")) - 1
         last = int(np.searchsorted(self.row_offsets, stop - 1, side="right")) - 1
         self.ensure(range(first, last + 1), columns)
+
+    @property
+    def row_plan(self) -> RowPlan | None:
+        """How takes of a few rows of this shard are checked by row hash (None: a batch at a time)."""
+        return self._row_plan
+
+    def ensure_taken(self, batch_ids: np.ndarray, rows: np.ndarray, columns: Sequence[str] | None = None) -> np.ndarray:
+        """Check what a take of shard ``rows`` (in record batches ``batch_ids``) hands out of ``columns``: a first part.
+
+        Binary, text and integer cells (images, labels) are checked row by row, after the take copied
+        them (:func:`rows_match`, then :meth:`confirm_taken`): so a take of a few rows hashes those
+        rows' images, not their batches'. Here the other columns handed out, and the row hashes the
+        copy is checked against, are checked whole per batch against the batch digests, and the
+        structure of the binary columns taken is validated (offsets within the data: the copy is safe).
+
+        Returns, per row, whether its copy still needs checking by row hash.
+        """
+        plan = self._row_plan
+        wanted = self._columns(columns)
+        by_row = [c for c in wanted if plan is not None and c in plan.row_checked]
+        touched = np.unique(batch_ids)
+        if plan is None or not set(by_row) & set(plan.binary):  # no image taken: small columns, checked whole
+            self.ensure(touched.tolist(), columns)
+            return np.zeros(rows.size, dtype=bool)
+        whole = sorted({*wanted, plan.hash_column} - plan.row_checked)
+        self.ensure(touched.tolist(), [self.digests.columns[c] for c in whole])
+        settled = np.asarray(self._checked[:, by_row].all(axis=1))
+        need: np.ndarray = ~settled[batch_ids] & ~self._row_flags()[rows]
+        for batch in np.unique(batch_ids[need]).tolist():
+            record = self.batches[batch]
+            for column in plan.binary:  # offsets within the data, buffers whole: the copy reads only what is there
+                if self._checked[batch, column]:
+                    continue
+                try:
+                    record.column(column).validate(full=True)
+                except (pa.ArrowException, ValueError):
+                    self._check(batch, column)  # the authority: names the damage (or the bytes are as written)
+        settled = np.asarray(self._checked[:, by_row].all(axis=1))  # a batch the authority checked whole now
+        still: np.ndarray = need & ~settled[batch_ids]
+        return still
+
+    def confirm_taken(self, batch_ids: np.ndarray, rows: np.ndarray, matched: np.ndarray) -> None:
+        """Record the outcome of :func:`rows_match` for taken ``rows``: those that did not match are refused.
+
+        A row whose hash does not match sends its batch to the full check against the batch's
+        digests, which names the damage (or finds none: the row hashes of such a file are not made
+        of its own cells, and its batch now counts as checked whole).
+        """
+        plan = self._row_plan
+        if plan is None:
+            return
+        self._row_flags()[rows[matched]] = True
+        for batch in np.unique(batch_ids[~matched]).tolist():
+            for column in sorted(plan.row_checked):
+                if not self._checked[batch, column]:
+                    self._check(batch, column)
+
+    def _row_flags(self) -> np.ndarray:
+        """Which rows of the shard had their cells checked by row hash (kept like the batch flags)."""
+        flags = _CHECKED.get(self._rows_key)
+        if flags is None:
+            flags = _CHECKED.setdefault(self._rows_key, np.zeros(int(self.row_offsets[-1]), dtype=bool))
+        return flags
 
     def ensure_column(self, name: str, chunks: Sequence[pa.Array]) -> None:
         """Check one column read on its own (one chunk per record batch), for batches not checked before."""
@@ -275,3 +348,56 @@ class ShardCheck:
             f"{BATCH_HASH_ALGORITHM} digest: the shard is damaged and these rows are not returned; rebuild this "
             "version (force=True) or restore it from a copy"
         )
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    """How a shard's taken rows are checked: which columns by row hash, which whole per batch.
+
+    ``features`` are the columns a row hash is made of, in order (their names: ``names``);
+    ``row_checked`` those of them whose cells a row hash pins down exactly (binary, text, integers,
+    booleans, dates and times: not floats, whose hash makes -0.0 and 0.0 one, nor nested values),
+    checked row by row; ``binary`` those of them read through offsets.
+    """
+
+    features: tuple[int, ...]
+    names: tuple[str, ...]
+    row_checked: frozenset[int]
+    binary: tuple[int, ...]
+    hash_column: int
+
+
+def _row_plan(schema: pa.Schema, digests: BatchDigests) -> RowPlan | None:
+    """The plan for a shard written with row hashes and batch digests, or None (checked a batch at a time)."""
+    names = list(digests.columns)
+    if HASH_COLUMN not in names or schema.names != names:
+        return None
+    features = tuple(i for i, name in enumerate(names) if name not in (KEY_COLUMN, HASH_COLUMN))
+    binary = tuple(i for i in features if _is_binary(schema.field(i).type))
+    if not binary:  # nothing large to spare: whole batches are checked
+        return None
+    exact = (pa.types.is_integer, pa.types.is_boolean, pa.types.is_temporal)
+    row_checked = frozenset({*binary, *(i for i in features if any(test(schema.field(i).type) for test in exact))})
+    return RowPlan(features, tuple(names[i] for i in features), row_checked, binary, names.index(HASH_COLUMN))
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+    )
+
+
+def rows_match(table: pa.Table, plan: RowPlan) -> np.ndarray:
+    """Per row of ``table`` (a take's copy, holding the plan's features and row hashes): whether its hash matches.
+
+    Each row's cells are hashed as the writer hashed them, mixed into a row hash and compared with
+    the row hash stored beside them. One pass over the copy, whichever batches its rows came from.
+    """
+    if not table.num_rows:
+        return np.zeros(0, dtype=bool)
+    table = table.combine_chunks()
+    cells = [cell_hashes(table.column(name).chunk(0)) for name in plan.names]
+    stored = table.column(HASH_COLUMN).chunk(0)
+    found = np.frombuffer(stored.buffers()[1], dtype="<u8")[stored.offset : stored.offset + len(stored)]
+    matched: np.ndarray = mixed_row_hashes(cells, table.num_rows) == found
+    return matched

@@ -36,13 +36,18 @@ from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.backends.remote_reader import RemoteShards
 from stable_explore.storage.format.hashing import continue_row_hashes
 from stable_explore.storage.format.sidecars import BatchDigestList
+from stable_explore.storage.read.layout import ShardLayout
+from stable_explore.storage.read.mapped import MappedReader
 from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.reader import open_reader as open_shards_reader
+from stable_explore.storage.read.remote import RemoteReader
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.format.column_groups import ColumnGroup
+    from stable_explore.storage.read.protocol import ShardReader
 
-__all__ = ["JoinedBackend", "Reader", "group_reader", "open_reader"]
+__all__ = ["JoinedBackend", "group_reader", "open_reader"]
 
 _BASE = -1
 
@@ -55,13 +60,14 @@ def group_reader(meta: ShardedCacheMeta, group: ColumnGroup) -> ArrowBackend:
     schema = group.features.to_arrow_schema()
     if group.row_hash:
         schema = schema.append(pa.field(HASH_COLUMN, pa.uint64()))
-    remote = None
-    if meta.remote is not None:
-        remote = RemoteShards(
-            meta.remote, tuple(f.file for f in files), tuple(f.size for f in files), tuple(f.digest for f in files)
-        )
     digests = BatchDigestList(meta.cache_dir, [f.batches for f in files], counts, meta.remote)
-    return ArrowBackend(shard_paths=paths, shard_row_counts=counts, schema=schema, batch_digests=digests, remote=remote)
+    layout = ShardLayout.of(paths, counts, schema=schema, batch_digests=digests)
+    if meta.remote is None:
+        return ArrowBackend.over(MappedReader(layout))
+    remote = RemoteShards(
+        meta.remote, tuple(f.file for f in files), tuple(f.size for f in files), tuple(f.digest for f in files)
+    )
+    return ArrowBackend.over(RemoteReader(layout, remote))
 
 
 class JoinedBackend:
@@ -247,7 +253,7 @@ class JoinedBackend:
     @property
     def segment_row_counts(self) -> list[int]:
         """Rows in each segment."""
-        return self.base.segment_row_counts
+        return [int(n) for n in np.diff(self.base.segment_offsets)]
 
     @property
     def segment_offsets(self) -> np.ndarray:
@@ -301,13 +307,9 @@ class JoinedBackend:
         )
 
 
-Reader = ArrowBackend | JoinedBackend
-"""What reads a version's rows: the shards' reader, or the joined reader of a version with column groups."""
-
-
-def open_reader(meta: ShardedCacheMeta, **kwargs: Any) -> Reader:
+def open_reader(meta: ShardedCacheMeta, **kwargs: Any) -> ShardReader:
     """The reader of a version: its shards', joined with its column groups' when it has some."""
-    base = ArrowBackend.from_meta(meta, **kwargs)
+    base = open_shards_reader(meta, **kwargs)
     if meta.column_groups is None:
         return base
-    return JoinedBackend.from_meta(meta, base)
+    return JoinedBackend.from_meta(meta, ArrowBackend.over(base))

@@ -1,12 +1,13 @@
-"""Shards this process has opened, kept for the next reader of the same file (and the same cell patches).
+"""Shards this process has opened, kept for the next reader of the same file.
 
 Every ``se.load`` makes a new reader, and a notebook loads the same versions again and again
 (a browser paging through versions, a compare, a loop over a chain of saves). Shards never
 change once written and saves hard-link them, so an opened shard is kept per file identity
 (device, inode, size, modification time): a reader finds it mapped, with its record batches
-cut and its cell patches applied, instead of reading its footer and patching its label
-column again. Only shards whose record batches have digests come here: each reader still
-checks each batch against them before handing out its rows (once per process).
+cut, instead of reading its footer again. Only shards whose record batches have digests come
+here: each reader still checks each batch against them before handing out its rows (once per
+process). A shard patched by a version's cell patches is kept here too, beside the file as
+written, by the patches' digest (:mod:`.patching` applies them).
 
 The memory this holds is bounded: maps of files (pages the kernel may drop at any time)
 for at most :data:`MAX_FILES` files, and at most :data:`MAX_PATCHED_BYTES` of patched columns.
@@ -17,24 +18,24 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "shard-00000.arrow"
 >>> with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("x", pa.int64())])) as writer:
 ...     writer.write_table(pa.table({"x": [1, 2]}))
->>> first = opened(path, "", lambda: pa.table({"x": [1, 2]}), lambda table: table)
->>> opened(path, "", lambda: None, lambda table: table) is first  # the second reader: kept, not reopened
+>>> first = opened(path, lambda: pa.table({"x": [1, 2]}))
+>>> opened(path, lambda: None) is first  # the second reader: kept, not reopened
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.storage.read.kept import Kept, file_identity, kept
+from stable_explore.storage.read.kept import FileIdentity, Kept, file_identity, kept
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["MAX_FILES", "MAX_PATCHED_BYTES", "OpenedFile", "opened"]
+__all__ = ["MAX_FILES", "MAX_PATCHED_BYTES", "OpenedFile", "keep", "kept_as", "opened"]
 
 MAX_FILES = 64
 MAX_PATCHED_BYTES = 256 * 1024 * 1024
@@ -42,16 +43,15 @@ MAX_PATCHED_BYTES = 256 * 1024 * 1024
 
 @dataclass(frozen=True)
 class OpenedFile:
-    """One shard as opened: the file's own record batches (what the digests check) and the rows as read."""
+    """One shard as opened (or patched): its table, record batches, the file's identity and bytes copied to patch it."""
 
     table: pa.Table
     batches: list[pa.RecordBatch]
-    read: pa.Table
-    read_batches: list[pa.RecordBatch]
-    patched_bytes: int
+    identity: Hashable | None
+    patched_bytes: int = 0
 
 
-_KEPT: Kept[tuple[object, ...], OpenedFile] = kept(
+_KEPT: Kept[tuple[Hashable, str], OpenedFile] = kept(
     "opened shards",
     max_entries=MAX_FILES,
     weight=lambda entry: entry.patched_bytes,
@@ -60,32 +60,28 @@ _KEPT: Kept[tuple[object, ...], OpenedFile] = kept(
 )
 
 
-def opened(
-    path: Path,
-    patch_key: str,
-    open_table: Callable[[], pa.Table | None],
-    patch: Callable[[pa.Table], pa.Table],
-    patched_columns: Sequence[str] = (),
-) -> OpenedFile:
-    """The shard at ``path`` with the patches ``patch_key`` names: kept from before, or opened now and kept.
+def kept_as(identity: Hashable, patch_key: str) -> OpenedFile | None:
+    """The shard of file ``identity`` with the patches ``patch_key`` names ("" for none), if it is kept."""
+    return _KEPT.get((identity, patch_key))
 
-    ``open_table`` opens the file (and raises, naming it, when it is missing or damaged);
-    ``patch`` applies the cell patches (``patch_key``: a digest of them, "" for none), which copy
-    ``patched_columns``.
+
+def keep(patch_key: str, entry: OpenedFile) -> None:
+    """Keep ``entry`` (with the patches ``patch_key`` names applied) for the next reader of its file."""
+    if entry.identity is not None:
+        _KEPT.put((entry.identity, patch_key), entry)
+
+
+def opened(path: Path, open_table: Callable[[], pa.Table | None]) -> OpenedFile:
+    """The shard at ``path``: kept from before, or opened now and kept.
+
+    ``open_table`` opens the file (and raises, naming it, when it is missing or damaged).
     """
-    identity = file_identity(path)  # None: open_table says what is wrong
-    key = None if identity is None else (*identity, patch_key)
-    if key is not None:
-        found = _KEPT.get(key)
-        if found is not None:
-            return found
+    identity: FileIdentity | None = file_identity(path)  # None: open_table says what is wrong
+    found = kept_as(identity, "") if identity is not None else None
+    if found is not None:
+        return found
     table = open_table()
     assert table is not None
-    read = patch(table)
-    names = read.column_names
-    patched_bytes = 0 if read is table else sum(read.column(n).nbytes for n in patched_columns if n in names)
-    batches = table.to_batches()
-    entry = OpenedFile(table, batches, read, batches if read is table else read.to_batches(), patched_bytes)
-    if key is not None:
-        _KEPT.put(key, entry)
+    entry = OpenedFile(table, table.to_batches(), identity)
+    keep("", entry)
     return entry

@@ -7,8 +7,8 @@ without joining their chunks first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +17,7 @@ from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.remote_reader import LazyBatches
 
 if TYPE_CHECKING:
-    from stable_explore.storage.read.batches import ShardCheck
+    from stable_explore.storage.read.batches import RowPlan, ShardCheck
 
 __all__ = ["OpenShard", "as_run", "gather"]
 
@@ -28,9 +28,10 @@ class OpenShard:
     """One shard: memory-mapped (local) or read batch by batch (remote), its batch offsets and digest check.
 
     Every way rows leave a shard goes through ``checked``/``checked_rows``/``checked_all`` first.
+    ``identity`` names the file (device, inode, size and time; a bucket's shard: its content digest).
     """
 
-    __slots__ = ("_columns", "_table", "batches", "check", "offsets", "open_columns", "schema")
+    __slots__ = ("_columns", "_table", "batches", "check", "identity", "offsets", "open_columns", "schema")
 
     def __init__(
         self,
@@ -41,6 +42,7 @@ class OpenShard:
         schema: pa.Schema | None = None,
         row_counts: Sequence[int] | None = None,
         open_columns: Callable[[list[int]], pa.Table] | None = None,
+        identity: Hashable | None = None,
     ) -> None:
         self._table = table
         self._columns: dict[str, pa.ChunkedArray] = {}
@@ -50,6 +52,7 @@ class OpenShard:
         counts = row_counts if row_counts is not None else [b.num_rows for b in self.batches]
         self.offsets = np.cumsum([0, *counts], dtype=np.int64)
         self.check = check
+        self.identity = identity  # the file's, for what is kept of it (see patching); None: kept nowhere
 
     @property
     def num_rows(self) -> int:
@@ -106,7 +109,7 @@ class OpenShard:
             found = self._columns[name] = table.column(0)
         return found
 
-    def checked(self, batch_ids: Any, columns: list[str] | None = None) -> None:
+    def checked(self, batch_ids: Iterable[int], columns: list[str] | None = None) -> None:
         """Check these batches (of these columns) against their digests, once."""
         if self.check is not None:
             self.check.ensure(batch_ids, columns)
@@ -115,6 +118,22 @@ class OpenShard:
         """Check the batches that hold shard rows [start, stop)."""
         if self.check is not None:
             self.check.ensure_rows(start, stop, columns)
+
+    @property
+    def row_plan(self) -> RowPlan | None:
+        """How a take of a few rows of this shard is checked by row hash (None: a batch at a time)."""
+        return self.check.row_plan if self.check is not None else None
+
+    def checked_take(self, batch_ids: np.ndarray, rows: np.ndarray, columns: list[str] | None = None) -> np.ndarray:
+        """Check what a take of shard ``rows`` hands out, but what is checked after the copy: per row, whether to."""
+        if self.check is None:
+            return np.zeros(rows.size, dtype=bool)
+        return self.check.ensure_taken(batch_ids, rows, columns)
+
+    def confirm_taken(self, batch_ids: np.ndarray, rows: np.ndarray, matched: np.ndarray) -> None:
+        """The outcome of the check after the copy: rows that did not match are refused (see ``ShardCheck``)."""
+        if self.check is not None:
+            self.check.confirm_taken(batch_ids, rows, matched)
 
     def checked_all(self, columns: list[str] | None = None) -> pa.Table:
         """The whole shard, every batch checked."""

@@ -11,7 +11,8 @@ import pytest
 
 from stable_explore import CacheCorruptionError, Features, Value
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
-from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.layout import ShardLayout
+from stable_explore.storage.read.mapped import MappedReader
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
 
 
@@ -41,13 +42,10 @@ def _segments(meta: ShardedCacheMeta, count: int, seed: int) -> list[tuple[int, 
     return out
 
 
-def _backend(meta: ShardedCacheMeta, segments: list[tuple[int, int, int]]) -> ArrowBackend:
-    return ArrowBackend(
-        shard_paths=meta.shard_paths,
-        shard_row_counts=meta.shard_row_counts,
-        segments=segments,
-        batch_digests=meta.batch_digests,
-    )
+def _backend(meta: ShardedCacheMeta, segments: list[tuple[int, int, int]]) -> MappedReader:
+    counts = meta.shard_row_counts
+    layout = ShardLayout.of(meta.shard_paths, counts, segments=segments, batch_digests=meta.batch_digests)
+    return MappedReader(layout)
 
 
 def _expected_x(meta: ShardedCacheMeta, segments: list[tuple[int, int, int]]) -> list[int]:
