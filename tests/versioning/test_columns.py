@@ -64,7 +64,7 @@ def test_adding_a_float_column_writes_about_8_bytes_a_row(tmp_path: Path) -> Non
     # every shard file (and its batch digests) is the parent's, linked
     for name in more.cache_meta.shard_filenames:
         assert (more.cache_dir / name).stat().st_ino == (ds.cache_dir / name).stat().st_ino
-    assert more.nbytes == ds.nbytes  # the shards, as before
+    assert more.nbytes == ds.nbytes + sum(groups.values())  # the shards, as before, and the group files
     meta = json.loads((more.cache_dir / "_metadata.json").read_text())
     assert meta["format_revision"] == GROUPS_FORMAT_REVISION
     assert meta["cache_format_version"] == SEGMENTED_FORMAT_VERSION  # seed readers refuse it, as they should
