@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from stable_explore.storage.write.shards import BatchCallback
     from stable_explore.storage.write.writer import ShardFields
 
-__all__ = ["DEFAULT_EXECUTOR_TASKS", "ParallelBuild", "TaskTraceback"]
+__all__ = ["DEFAULT_EXECUTOR_TASKS", "ParallelBuild", "TaskTraceback", "process_context"]
 
 DEFAULT_EXECUTOR_TASKS = 32
 """Tasks an ``executor=`` build splits into when ``num_proc`` does not say (fewer if the lists are shorter)."""
@@ -254,6 +254,18 @@ class ParallelBuild:
         self.rows = max(self.rows, rows_total)
         if on_batch is not None and (grown > 0 or bytes_total):
             on_batch(max(grown, 0), bytes_total)
+
+
+def process_context() -> multiprocessing.context.BaseContext:
+    """How a pool of ours starts its workers (see :func:`_process_context`), with ``__main__`` made safe for it.
+
+    An IPython shell started inside a script swaps ``__main__`` for a module without ``__spec__``,
+    which spawn and the fork server read; it is given ``__spec__ = None``, as an interactive one has.
+    """
+    main = sys.modules.get("__main__")
+    if main is not None and not hasattr(main, "__spec__"):
+        main.__spec__ = None
+    return _process_context()
 
 
 def _process_context() -> multiprocessing.context.BaseContext:

@@ -30,9 +30,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import pickle
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -41,6 +39,7 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.catalog import check_name, open_catalog, plan_map
+from stable_explore.catalog.parallel import process_context
 from stable_explore.catalog.plan import explain_changes
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Value
@@ -296,8 +295,7 @@ def _outputs(
     pool: Executor
     if executor is None:
         assert num_proc is not None
-        context = multiprocessing.get_context("forkserver" if sys.platform.startswith("linux") else "spawn")
-        pool = ProcessPoolExecutor(max_workers=num_proc, mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=num_proc, mp_context=process_context())
     else:
         pool = executor
     workers = num_proc or 4

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import pickle
+import sys
+import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -62,7 +64,7 @@ def test_adding_a_float_column_writes_about_8_bytes_a_row(tmp_path: Path) -> Non
     # every shard file (and its batch digests) is the parent's, linked
     for name in more.cache_meta.shard_filenames:
         assert (more.cache_dir / name).stat().st_ino == (ds.cache_dir / name).stat().st_ino
-    assert more.nbytes == ds.nbytes  # the shards, as before
+    assert more.nbytes == ds.nbytes + sum(groups.values())  # the shards, as before, and the group files
     meta = json.loads((more.cache_dir / "_metadata.json").read_text())
     assert meta["format_revision"] == GROUPS_FORMAT_REVISION
     assert meta["cache_format_version"] == SEGMENTED_FORMAT_VERSION  # seed readers refuse it, as they should
@@ -169,6 +171,16 @@ def test_map_in_processes_or_on_an_executor_gives_the_serial_version(tmp_path: P
         on_pool = ds.map(score, batch_size=100, executor=pool, force=True, progress=False)
     assert serial.version == parallel.version == on_pool.version
     assert on_pool["score"] == serial["score"]
+
+
+def test_map_in_processes_under_a_main_module_without_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An IPython shell started inside a script leaves a __main__ without __spec__: the workers still start."""
+    main = types.ModuleType("__main__")
+    del main.__spec__
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    ds = _build(tmp_path, n=300)
+    mapped = ds.map(score, batch_size=50, num_proc=2, progress=False)
+    assert mapped["score"] == [i / 7 for i in range(300)]
 
 
 def test_map_errors_name_the_row_and_the_column_and_save_nothing(tmp_path: Path) -> None:

@@ -220,10 +220,11 @@ class ShardedCacheMeta:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of shard files on disk."""
+        """Bytes of shard files on disk, and of column group files (revision 6)."""
+        groups = sum(f.size for f in self.column_groups.files()) if self.column_groups is not None else 0
         if self.shard_sizes is not None:
-            return sum(self.shard_sizes)
-        return sum(p.stat().st_size for p in self.shard_paths)
+            return sum(self.shard_sizes) + groups
+        return sum(p.stat().st_size for p in self.shard_paths) + groups
 
 
 def _refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
