@@ -6,14 +6,15 @@ the browser exposes: ``where``, ``clear_filters``, ``sort``, ``filter`` and ``vi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.errors import InvalidOptionError
+import numpy as np
+
+from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.widgets._filters import HISTOGRAM_BINS, histogram, make_filter, value_range
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from stable_explore.dataset import CachedDataset
 
 __all__ = ["FilterMixin"]
@@ -28,6 +29,7 @@ class FilterMixin:
         _value_columns: dict[str, Any]
         _ready: bool
         _rows: np.ndarray
+        _subset: np.ndarray | None
         class_names: Any
         fields: Any
         field_filters: Any
@@ -37,6 +39,7 @@ class FilterMixin:
         shard: Any
         sort_by: Any
         sort_desc: Any
+        subset: Any
 
         def _refilter(self, *, send: bool = True) -> None: ...
 
@@ -78,6 +81,7 @@ class FilterMixin:
             "search": self.search.strip() or None,
             "fields": [dict(f) for f in self.field_filters],
             "sort": (self.sort_by, "descending" if self.sort_desc else "ascending") if self.sort_by else None,
+            "subset": self.subset or None,
             "rows": self.num_rows,
         }
 
@@ -103,6 +107,54 @@ class FilterMixin:
             return
         spec = make_filter(self._kinds, column, min=min, max=max, equals=equals, contains=contains)
         self.field_filters = [*others, spec]
+
+    def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None:
+        """Show only these rows (positions in the browsed dataset), in the order given; ``None`` shows all again.
+
+        For panels beside the browser (an embedding map's lasso, a list of issues): the grid shows
+        exactly these rows (the shard, label, search and value filters are cleared; a sort chosen
+        later orders them), and the status line names ``title`` with a *show all* button that
+        clears it.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(10)], se.Features(x=se.Value("int64")),
+        ...               name="ten", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(page_size=24)
+        >>> browser.show_rows([7, 2, 5], "three picked rows")
+        >>> browser.page_rows().tolist(), browser.subset
+        ([7, 2, 5], 'three picked rows')
+        >>> browser.show_rows(None)
+        >>> browser.num_rows
+        10
+        """
+        if rows is None:
+            self._subset = None
+            self._ready = False
+            try:
+                self.subset = ""
+            finally:
+                self._ready = True
+            self._refilter()
+            return
+        wanted = np.asarray(rows, dtype=np.int64).reshape(-1)
+        bad = wanted[(wanted < 0) | (wanted >= len(self._ds))]
+        if len(bad):
+            msg = f"show_rows: row {int(bad[0])} is out of range for {len(self._ds):,} rows of {self._ds.ref}"
+            raise RowIndexError(msg)
+        _, first = np.unique(wanted, return_index=True)
+        self._subset = wanted[np.sort(first)]  # each row once, in the order given
+        self._ready = False  # one refilter for all these changes
+        try:
+            self.shard = -1
+            self.label_filter = []
+            self.search = ""
+            self.field_filters = []
+            self.subset = str(title) or f"{len(self._subset):,} chosen rows"
+        finally:
+            self._ready = True
+        self._refilter()
 
     def clear_filters(self) -> None:
         """Remove every value filter (labels, shard and search stay)."""

@@ -133,6 +133,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
     sort_by = t.Unicode("").tag(sync=True)  # "" = row order
     sort_desc = t.Bool(False).tag(sync=True)
     histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
+    subset = t.Unicode("").tag(sync=True)  # the title of show_rows(); "" = every row
 
     def __init__(
         self,
@@ -180,6 +181,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         self._value_columns: dict[str, Any] = {}
         self._kinds = field_kinds(features)
         self._rows = np.arange(len(dataset), dtype=np.int64)
+        self._subset: np.ndarray | None = None  # show_rows(): these rows only, in this order
         self._positions: np.ndarray | None = None  # row -> place in self._rows, when sorted
         self._anchor: int | None = None
         self._shard_ids = dataset.shard_ids()
@@ -205,6 +207,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "has_images": self._image_column is not None,
             "has_text": bool(self._text_columns),
             "fields": self._field_info(),
+            "subset": "",
         }
 
     # -- the dataset side ------------------------------------------------------
@@ -257,7 +260,11 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
 
     def _refilter(self, *, send: bool = True) -> None:
         """Compute once per filter the rows it keeps (Arrow/numpy over whole columns, never per page)."""
-        keep = np.ones(len(self._ds), dtype=bool)
+        if self._subset is not None:
+            keep = np.zeros(len(self._ds), dtype=bool)
+            keep[self._subset] = True
+        else:
+            keep = np.ones(len(self._ds), dtype=bool)
         if self.shard >= 0:
             keep &= self._shard_array() == self.shard
         if self.search.strip() and self._text_columns:
@@ -273,10 +280,13 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
             if self.label_filter:
                 keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
-        rows = np.flatnonzero(keep)
+        rows = self._subset[keep[self._subset]] if self._subset is not None else np.flatnonzero(keep)
         if self.sort_by in self._kinds and len(rows):
             values = self._value_column(self.sort_by).take(rows)
             rows = rows[sort_order(values, descending=self.sort_desc)]
+            self._positions = np.full(len(self._ds), -1, dtype=np.int64)
+            self._positions[rows] = np.arange(len(rows))
+        elif self._subset is not None:  # the order given
             self._positions = np.full(len(self._ds), -1, dtype=np.int64)
             self._positions[rows] = np.arange(len(rows))
         else:
@@ -519,6 +529,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
                 self.relabel_selection(int(content["label"]))
             elif kind == "discard":
                 self.discard()
+            elif kind == "show_all":
+                self.show_rows(None)
             elif kind == "save":
                 self.save(str(content.get("message") or "") or None)
         except Exception as exc:  # noqa: BLE001 - report in the widget rather than lose it in the kernel log

@@ -276,3 +276,29 @@ def test_a_dataset_with_64_bit_integers_past_2_to_the_53_browses(tmp_path: Path)
     ranges = {f["name"]: (f["min"], f["max"]) for f in browser.fields}
     assert ranges["big"] == (float(-(2**63)), float(2**63))
     assert ranges["whole"] == (0.0, float(2**64))
+
+
+def test_show_rows_shows_exactly_those_rows_in_the_order_given(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.label_filter = [1]
+    browser.where("score", min=100)
+    browser.show_rows([250, 3, 3, 17], "near duplicates of row 3")
+    assert browser.page_rows().tolist() == [250, 3, 17]  # every other filter cleared; each row once
+    assert browser.subset == "near duplicates of row 3"
+    assert browser.filter["subset"] == "near duplicates of row 3"
+    assert browser.label_counts == [1, 1, 1]  # the chips count the rows shown
+    assert browser.neighbour(3, 1) == 17  # the detail pane steps in the order shown
+    browser.click(250)
+    browser.click(17, shift=True)
+    assert browser.selected == [250, 3, 17]
+    browser.label_filter = [2]  # a filter chosen afterwards narrows the subset
+    assert browser.page_rows().tolist() == [17]
+    browser.sort("score", descending=True)
+    browser.label_filter = []
+    assert browser.page_rows().tolist() == [250, 17, 3]
+    browser._on_message(browser, {"type": "show_all"}, [])  # the status line's "show all"
+    assert browser.subset == ""
+    assert browser.num_rows == 300
+    with pytest.raises(se.errors.RowIndexError, match="row 300 is out of range for 300 rows"):
+        browser.show_rows([1, 300])
+    assert browser.num_rows == 300

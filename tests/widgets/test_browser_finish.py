@@ -71,6 +71,7 @@ def test_numeric_range_string_equals_and_contains(pets: CachedDataset) -> None:
         "search": None,
         "fields": [{"column": "score", "min": 10.0, "max": 20.0}],
         "sort": None,
+        "subset": None,
         "rows": 7,
     }
     browser.clear_filters()

@@ -82,7 +82,10 @@ function render({ model, el }) {
   ]);
   const labelBar = h("div", { class: "se-labels", "data-testid": "se-filter-label" });
   const status = h("span", { class: "se-status-text", "data-testid": "se-status" });
-  const statusRow = h("div", { class: "se-status" }, [status, pendingText]);
+  const subsetText = h("span", { class: "se-subset-title", "data-testid": "se-subset-title" });
+  const subsetClear = h("button", { class: "se-x", "data-testid": "se-subset-clear", title: "show every row again", text: "show all ×" });
+  const subsetChip = h("span", { class: "se-chip se-on se-subset", "data-testid": "se-subset", hidden: "" }, [subsetText, subsetClear]);
+  const statusRow = h("div", { class: "se-status" }, [subsetChip, status, pendingText]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
@@ -262,6 +265,12 @@ function render({ model, el }) {
     const message = model.get("status");
     status.textContent = `${model.get("num_rows").toLocaleString()} rows · ${selected} selected · ${flagged} flagged` +
       (message ? ` · ${message}` : "");
+  }
+
+  function drawSubset() {
+    const title = model.get("subset");
+    subsetChip.hidden = !title;
+    subsetText.textContent = title ? `showing ${title}` : "";
   }
 
   function drawMarks() {
@@ -485,6 +494,7 @@ function render({ model, el }) {
   dropFlagged.addEventListener("click", () => model.send({ type: "drop_flagged" }));
   relabel.addEventListener("click", () => model.send({ type: "relabel", label: Number(relabelTo.value) }));
   discard.addEventListener("click", () => model.send({ type: "discard" }));
+  subsetClear.addEventListener("click", () => model.send({ type: "show_all" }));
   save.addEventListener("click", () => { model.send({ type: "save", message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
@@ -565,6 +575,7 @@ function render({ model, el }) {
     ["change:sort_by", drawFields],
     ["change:sort_desc", drawFields],
     ["change:histograms", drawHistograms],
+    ["change:subset", drawSubset],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -576,6 +587,7 @@ function render({ model, el }) {
   drawPager();
   drawStatus();
   drawFields();
+  drawSubset();
   search.value = model.get("search");
   model.send({ type: "refresh" });
 
