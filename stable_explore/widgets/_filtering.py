@@ -16,6 +16,7 @@ from stable_explore.widgets._filters import HISTOGRAM_BINS, histogram, make_filt
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["FilterMixin"]
 
@@ -23,13 +24,8 @@ __all__ = ["FilterMixin"]
 class FilterMixin:
     """Value filters, sort and histograms of the shard browser."""
 
-    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its own state)
-        _ds: CachedDataset
-        _kinds: dict[str, str]
-        _value_columns: dict[str, Any]
-        _ready: bool
-        _rows: np.ndarray
-        _subset: np.ndarray | None
+    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its one state)
+        _state: BrowserState
         class_names: Any
         fields: Any
         field_filters: Any
@@ -45,27 +41,21 @@ class FilterMixin:
 
     def _field_info(self) -> list[dict[str, Any]]:
         """The columns that filter and sort by value, with the range of each number column (for its histogram)."""
+        opened = self._state.opened
         info = []
-        for name, kind in self._kinds.items():
+        for name, kind in opened.kinds.items():
             entry: dict[str, Any] = {"name": name, "kind": kind}
-            if kind == "number" and len(self._ds):
-                bounds = value_range(self._value_column(name))
+            if kind == "number" and len(opened.ds):
+                bounds = value_range(opened.value_column(name))
                 if bounds is not None:
                     entry["min"], entry["max"] = bounds
             info.append(entry)
         return info
 
-    def _value_column(self, name: str) -> Any:
-        """One whole column, in Arrow, read once per version."""
-        column = self._value_columns.get(name)
-        if column is None:
-            column = self._value_columns[name] = self._ds.arrow_column(name)
-        return column
-
     @property
     def view(self) -> CachedDataset:
         """The rows the browser shows (every filter applied, in the order shown), as a view of the dataset."""
-        return self._ds.take(self._rows)
+        return self._state.opened.ds.take(self._state.rows)
 
     @property
     def filter(self) -> dict[str, Any]:
@@ -101,11 +91,11 @@ class FilterMixin:
         """
         others = [f for f in self.field_filters if f.get("column") != column]
         if min is None and max is None and equals is None and contains in (None, ""):
-            if column not in self._kinds:
-                make_filter(self._kinds, column, equals=0)  # raises the error that names the columns
+            if column not in self._state.opened.kinds:
+                make_filter(self._state.opened.kinds, column, equals=0)  # raises the error that names the columns
             self.field_filters = others
             return
-        spec = make_filter(self._kinds, column, min=min, max=max, equals=equals, contains=contains)
+        spec = make_filter(self._state.opened.kinds, column, min=min, max=max, equals=equals, contains=contains)
         self.field_filters = [*others, spec]
 
     def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None:
@@ -129,31 +119,33 @@ class FilterMixin:
         >>> browser.num_rows
         10
         """
+        state = self._state
         if rows is None:
-            self._subset = None
-            self._ready = False
+            state.subset = None
+            state.ready = False
             try:
                 self.subset = ""
             finally:
-                self._ready = True
+                state.ready = True
             self._refilter()
             return
+        ds = state.opened.ds
         wanted = np.asarray(rows, dtype=np.int64).reshape(-1)
-        bad = wanted[(wanted < 0) | (wanted >= len(self._ds))]
+        bad = wanted[(wanted < 0) | (wanted >= len(ds))]
         if len(bad):
-            msg = f"show_rows: row {int(bad[0])} is out of range for {len(self._ds):,} rows of {self._ds.ref}"
+            msg = f"show_rows: row {int(bad[0])} is out of range for {len(ds):,} rows of {ds.ref}"
             raise RowIndexError(msg)
         _, first = np.unique(wanted, return_index=True)
-        self._subset = wanted[np.sort(first)]  # each row once, in the order given
-        self._ready = False  # one refilter for all these changes
+        state.subset = wanted[np.sort(first)]  # each row once, in the order given
+        state.ready = False  # one refilter for all these changes
         try:
             self.shard = -1
             self.label_filter = []
             self.search = ""
             self.field_filters = []
-            self.subset = str(title) or f"{len(self._subset):,} chosen rows"
+            self.subset = str(title) or f"{len(state.subset):,} chosen rows"
         finally:
-            self._ready = True
+            state.ready = True
         self._refilter()
 
     def clear_filters(self) -> None:
@@ -162,15 +154,16 @@ class FilterMixin:
 
     def sort(self, column: str | None = None, *, descending: bool = False) -> None:
         """Show rows ordered by ``column`` (a number or string column); ``sort()`` goes back to row order."""
-        if column and column not in self._kinds:
-            msg = f"cannot sort by {column!r}; the number and string columns are {sorted(self._kinds)}"
+        kinds = self._state.opened.kinds
+        if column and column not in kinds:
+            msg = f"cannot sort by {column!r}; the number and string columns are {sorted(kinds)}"
             raise InvalidOptionError(msg)
-        self._ready = False
+        self._state.ready = False
         try:
             self.sort_by = column or ""
             self.sort_desc = bool(descending) and bool(column)
         finally:
-            self._ready = True
+            self._state.ready = True
         self._refilter()
 
     def _histograms(self, rows: np.ndarray) -> dict[str, list[int]]:
@@ -178,6 +171,6 @@ class FilterMixin:
         out = {}
         for entry in self.fields:
             if entry.get("kind") == "number" and "min" in entry:
-                values = self._value_column(entry["name"]).take(rows)
+                values = self._state.opened.value_column(entry["name"]).take(rows)
                 out[entry["name"]] = histogram(values, lo=entry["min"], hi=entry["max"], bins=HISTOGRAM_BINS)
         return out

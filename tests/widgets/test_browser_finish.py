@@ -16,6 +16,7 @@ from stable_explore import CachedDataset, Features
 pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
 
 from tests.conftest import pet_rows
+from tests.widgets.commands import invoke
 
 
 @pytest.fixture
@@ -26,11 +27,16 @@ def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDa
 
 
 class Sent:
-    """Records what the browser sends to the page."""
+    """Records what the browser sends to the page: what it pushes, and the responses of its replies."""
 
     def __init__(self, browser: Any) -> None:
         self.messages: list[tuple[dict[str, Any], list[bytes]]] = []
-        browser.send = lambda content, buffers=None: self.messages.append((content, list(buffers or [])))
+        browser.send = self.record
+
+    def record(self, content: dict[str, Any], buffers: Any = None) -> None:
+        if content.get("kind") == "anywidget-command-response":
+            content = content["response"]
+        self.messages.append((content, list(buffers or [])))
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [m for m, _ in self.messages if m.get("type") == kind]
@@ -110,16 +116,16 @@ def test_sort_by_any_field_and_selection_follows_the_order_shown(pets: CachedDat
 def test_filter_and_sort_messages_from_the_page(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "where", "column": "score", "min": 100, "max": None}, [])
+    invoke(browser, "where", {"column": "score", "min": 100, "max": None})
     assert browser.num_rows == 100
     assert sent.of("page")[-1]["num_rows"] == 100
-    browser._on_message(browser, {"type": "where", "column": "name", "contains": "n29"}, [])
+    invoke(browser, "where", {"column": "name", "contains": "n29"})
     assert browser.view.base_rows().tolist() == [290, 291, 292, 293, 294, 295, 296, 297, 298, 299]
-    browser._on_message(browser, {"type": "sort", "column": "score", "descending": True}, [])
+    invoke(browser, "sort", {"column": "score", "descending": True})
     assert browser.page_rows().tolist()[0] == 299
-    browser._on_message(browser, {"type": "where", "column": "score", "min": "x"}, [])
+    invoke(browser, "where", {"column": "score", "min": "x"})
     assert browser.status.startswith("error: ValueError")
-    browser._on_message(browser, {"type": "where", "column": "nope", "min": 1}, [])
+    invoke(browser, "where", {"column": "nope", "min": 1})
     assert "ColumnNotFoundError" in browser.status
 
 
@@ -149,7 +155,7 @@ def test_detail_of_a_large_png_says_its_stored_size(tmp_path: Path) -> None:
     assert content["full"] is True
     assert buffers[0] == buffer.getvalue()  # a PNG is sent as stored
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 0, "full": True}, [])
+    invoke(browser, "detail", {"row": 0, "full": True})
     assert sent.messages[-1][0]["full"] is True
 
 
@@ -159,7 +165,7 @@ def test_detail_of_a_large_png_says_its_stored_size(tmp_path: Path) -> None:
 def test_save_refreshes_the_open_detail_to_the_same_key_in_the_new_version(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 10}, [])
+    invoke(browser, "detail", {"row": 10})
     assert sent.of("detail")[-1]["key"] == "pet-00010"
     browser.click(3)
     browser.flag_selection()
@@ -177,7 +183,7 @@ def test_save_refreshes_the_open_detail_to_the_same_key_in_the_new_version(pets:
 def test_save_closes_the_detail_of_a_dropped_row(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 7}, [])
+    invoke(browser, "detail", {"row": 7})
     browser.click(7)
     browser.flag_selection()
     browser.drop_flagged()
@@ -190,8 +196,8 @@ def test_save_closes_the_detail_of_a_dropped_row(pets: CachedDataset) -> None:
 def test_a_closed_detail_is_not_reopened_by_a_save(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 7}, [])
-    browser._on_message(browser, {"type": "detail_closed"}, [])
+    invoke(browser, "detail", {"row": 7})
+    invoke(browser, "detail_closed")
     browser.click(1)
     browser.relabel_selection("bird")
     browser.save()
@@ -232,14 +238,14 @@ def test_display_is_a_static_snapshot_then_the_widget(pets: CachedDataset) -> No
 def test_a_version_gc_deleted_is_named_instead_of_paged(pets: CachedDataset, tmp_path: Path) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "refresh"}, [])
+    invoke(browser, "refresh")
     assert len(sent.of("page")) == 1
     newer = pets.drop([0]).save(message="newer", progress=False)  # latest moves: the opened one is untagged
     assert se.gc("pets", keep=0, home=tmp_path).removed == [f"pets@{pets.version}"]
     assert pets.deleted_reason() is not None
     assert newer.deleted_reason() is None
-    for message in ({"type": "refresh"}, {"type": "detail", "row": 3}):
-        browser._on_message(browser, message, [])
+    for name, message in (("refresh", {}), ("detail", {"row": 3})):
+        assert invoke(browser, name, message)[0]["type"] == "gone"
     browser.page = 2  # the pager, as the page's "next" sets it
     assert len(sent.of("page")) == 1, "a page of a deleted version was sent"
     assert sent.of("detail") == []

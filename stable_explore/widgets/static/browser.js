@@ -97,6 +97,18 @@ function render({ model, el }) {
   root.append(title, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
+  // requests to the kernel: one command each, answered by a reply with the same id (anywidget's form)
+  const waiting = new Map();
+  const viewId = Math.random().toString(36).slice(2);
+  let nextId = 0;
+  function command(name, msg = {}) {
+    const id = `${viewId}-${++nextId}`;
+    return new Promise((resolve) => {
+      waiting.set(id, resolve);
+      model.send({ kind: "anywidget-command", id, name, msg });
+    });
+  }
+
   let cells = [];
   let cursor = -1;
   let detailRow = null;
@@ -218,7 +230,7 @@ function render({ model, el }) {
     fieldChips.hidden = !(model.get("field_filters") || []).length;
     fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
       const remove = h("button", { class: "se-x", title: "remove this filter", text: "×" });
-      remove.addEventListener("click", () => model.send({ type: "where", column: spec.column }));
+      remove.addEventListener("click", () => command("where", { column: spec.column }));
       return h("span", { class: "se-chip se-on se-field-chip", "data-column": spec.column }, [
         h("span", { text: describeFilter(spec) }), remove,
       ]);
@@ -239,7 +251,7 @@ function render({ model, el }) {
         const hi = i === counts.length - 1 ? f.max : lo + width;
         const bar = h("div", { class: "se-hist-bar", title: `${f.name} ${Number(lo.toPrecision(4))} – ${Number(hi.toPrecision(4))}: ${count.toLocaleString()} rows (click to filter)` });
         bar.style.height = `${count ? Math.max(2, Math.round((20 * count) / peak)) : 0}px`;
-        bar.addEventListener("click", () => model.send({ type: "where", column: f.name, min: lo, max: hi }));
+        bar.addEventListener("click", () => command("where", { column: f.name, min: lo, max: hi }));
         bars.append(h("div", { class: "se-hist-slot" }, [bar]));
       });
       return h("div", { class: "se-hist", "data-testid": "se-histogram", "data-column": f.name }, [
@@ -356,7 +368,7 @@ function render({ model, el }) {
         // a click selects; the detail opens on double-click or Enter, so selecting keeps the grid's width
         const shift = event.shiftKey;
         const toggle = event.ctrlKey || event.metaKey;
-        model.send({ type: "click", row: item.row, shift, toggle });
+        command("click", { row: item.row, shift, toggle });
         setCursor(cells.indexOf(cell), false);
         if (detailRow !== null && !shift && !toggle) requestDetail(item.row, 0);  // an open pane follows
         root.focus({ preventScroll: true });
@@ -377,7 +389,7 @@ function render({ model, el }) {
 
   function requestDetail(row, step) {
     // at 1:1 the image comes at its stored size; otherwise bounded to 1024 px
-    model.send({ type: "detail", row, step, full: zoom === "1:1" });
+    command("detail", { row, step, full: zoom === "1:1" }).then(({ response, buffers }) => onPush(response, buffers));
   }
 
   function drawDetail(msg, buffers) {
@@ -448,7 +460,7 @@ function render({ model, el }) {
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
-    if (wasOpen) model.send({ type: "detail_closed" });
+    if (wasOpen) command("detail_closed");
   }
 
   function goPage(page) {
@@ -471,15 +483,15 @@ function render({ model, el }) {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => { model.set("search", search.value); model.save_changes(); }, 250);
   });
-  selectPage.addEventListener("click", () => model.send({ type: "select_page" }));
+  selectPage.addEventListener("click", () => command("select_page"));
   fieldSelect.addEventListener("change", drawFieldInputs);
   function applyField() {
     const column = fieldSelect.value;
     if (!column) return;
     if (fieldKind(column) === "number") {
-      model.send({ type: "where", column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
+      command("where", { column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
     } else {
-      model.send({ type: "where", column, [fieldOp.value]: fieldText.value });
+      command("where", { column, [fieldOp.value]: fieldText.value });
     }
     fieldMin.value = fieldMax.value = fieldText.value = "";
   }
@@ -487,15 +499,15 @@ function render({ model, el }) {
   for (const input of [fieldMin, fieldMax, fieldText]) {
     input.addEventListener("keydown", (event) => { if (event.key === "Enter") applyField(); });
   }
-  sortSelect.addEventListener("change", () => model.send({ type: "sort", column: sortSelect.value, descending: model.get("sort_desc") }));
-  sortDir.addEventListener("click", () => model.send({ type: "sort", column: model.get("sort_by"), descending: !model.get("sort_desc") }));
-  flag.addEventListener("click", () => model.send({ type: "flag" }));
-  clear.addEventListener("click", () => model.send({ type: "clear" }));
-  dropFlagged.addEventListener("click", () => model.send({ type: "drop_flagged" }));
-  relabel.addEventListener("click", () => model.send({ type: "relabel", label: Number(relabelTo.value) }));
-  discard.addEventListener("click", () => model.send({ type: "discard" }));
-  subsetClear.addEventListener("click", () => model.send({ type: "show_all" }));
-  save.addEventListener("click", () => { model.send({ type: "save", message: message.value }); message.value = ""; });
+  sortSelect.addEventListener("change", () => command("sort", { column: sortSelect.value, descending: model.get("sort_desc") }));
+  sortDir.addEventListener("click", () => command("sort", { column: model.get("sort_by"), descending: !model.get("sort_desc") }));
+  flag.addEventListener("click", () => command("flag"));
+  clear.addEventListener("click", () => command("clear"));
+  dropFlagged.addEventListener("click", () => command("drop_flagged"));
+  relabel.addEventListener("click", () => command("relabel", { label: Number(relabelTo.value) }));
+  discard.addEventListener("click", () => command("discard"));
+  subsetClear.addEventListener("click", () => command("show_all"));
+  save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
     if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
@@ -518,14 +530,14 @@ function render({ model, el }) {
         if (cursor >= 0 && cells[cursor]) requestDetail(Number(cells[cursor].dataset.row), 0);
         break;
       case " ":
-        if (cursor >= 0 && cells[cursor]) model.send({ type: "click", row: Number(cells[cursor].dataset.row), shift: false, toggle: true });
+        if (cursor >= 0 && cells[cursor]) command("click", { row: Number(cells[cursor].dataset.row), shift: false, toggle: true });
         break;
       case "x":
       case "X":
-        model.send({ type: "flag" });
+        command("flag");
         break;
       case "Escape":
-        if (detailRow !== null) closeDetail(); else model.send({ type: "clear" });
+        if (detailRow !== null) closeDetail(); else command("clear");
         break;
       default:
         handled = false;
@@ -537,6 +549,18 @@ function render({ model, el }) {
   });
 
   function onMessage(msg, buffers) {
+    if (msg.kind === "anywidget-command-response") {
+      const resolve = waiting.get(msg.id);
+      if (resolve) {  // a reply to another view's request is not ours
+        waiting.delete(msg.id);
+        resolve({ response: msg.response, buffers });
+      }
+      return;
+    }
+    onPush(msg, buffers);
+  }
+
+  function onPush(msg, buffers) {
     if (msg.type === "page") drawPage(msg, buffers);
     else if (msg.type === "detail") drawDetail(msg, buffers);
     else if (msg.type === "detail_closed") { detailRow = null; closeDetail(); }
@@ -589,7 +613,7 @@ function render({ model, el }) {
   drawFields();
   drawSubset();
   search.value = model.get("search");
-  model.send({ type: "refresh" });
+  command("refresh").then(({ response, buffers }) => onPush(response, buffers));
 
   return () => {
     for (const [event, handler] of listeners) model.off(event, handler);
