@@ -37,6 +37,7 @@ Handler = Callable[["ShardBrowser", dict[str, Any]], Reply]
 
 COMMANDS: dict[str, Handler] = {}
 OK: dict[str, Any] = {"type": "ok"}
+_QUIET = {"refresh", "detail", "detail_closed"}  # requests that are not the user's next action
 
 
 def command(name: str) -> Callable[[Handler], Handler]:
@@ -84,7 +85,15 @@ def _where(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
         max=_number_or_none(msg.get("max")),
         equals=msg.get("equals") if msg.get("equals") not in ("", None) else None,
         contains=msg.get("contains") or None,
+        below=_number_or_none(msg.get("below")),
     )
+    return OK, []
+
+
+@command("where_bin")
+def _where_bin(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
+    """A click on a histogram's bar: keep the rows that bar counts."""
+    browser.where_bin(str(msg["column"]), int(msg["bin"]))
     return OK, []
 
 
@@ -152,6 +161,8 @@ def _show_all(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
 def handle(browser: ShardBrowser, name: str, msg: dict[str, Any]) -> Reply:
     """Run the command ``name``; an error is the reply (and the status line), not an exception."""
     handler = COMMANDS.get(name)
+    if name not in _QUIET and browser.status:
+        browser.status = ""  # what the last action said is done with once the user acts again
     try:
         if handler is None:
             message = f"unknown command {name!r}; the browser knows {sorted(COMMANDS)}"

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stable_explore.errors import InvalidOptionError, RowIndexError
-from stable_explore.widgets._filters import HISTOGRAM_BINS, histogram, make_filter, value_range
+from stable_explore.widgets._filters import (
+    HISTOGRAM_BINS,
+    bin_edges,
+    bin_filter,
+    histogram,
+    make_filter,
+    value_range,
+)
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -49,6 +56,7 @@ class FilterMixin:
                 bounds = value_range(opened.value_column(name))
                 if bounds is not None:
                     entry["min"], entry["max"] = bounds
+                    entry["edges"] = bin_edges(*bounds, HISTOGRAM_BINS)  # the bins' edges, for their tooltips
             info.append(entry)
         return info
 
@@ -83,19 +91,23 @@ class FilterMixin:
         max: float | None = None,
         equals: Any = None,
         contains: str | None = None,
+        below: float | None = None,
     ) -> None:
         """Keep rows whose ``column`` is in [min, max], equals a value, or (strings) contains a text.
 
+        ``below`` is an exclusive upper bound (what a click on a histogram's bar sets, with ``min``).
         Replaces any earlier filter on that column; ``where(column)`` with nothing else removes it.
         Computed in Arrow over the whole column.
         """
         others = [f for f in self.field_filters if f.get("column") != column]
-        if min is None and max is None and equals is None and contains in (None, ""):
+        if min is None and max is None and below is None and equals is None and contains in (None, ""):
             if column not in self._state.opened.kinds:
                 make_filter(self._state.opened.kinds, column, equals=0)  # raises the error that names the columns
             self.field_filters = others
             return
-        spec = make_filter(self._state.opened.kinds, column, min=min, max=max, equals=equals, contains=contains)
+        spec = make_filter(
+            self._state.opened.kinds, column, min=min, max=max, below=below, equals=equals, contains=contains
+        )
         self.field_filters = [*others, spec]
 
     def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None:
@@ -147,6 +159,19 @@ class FilterMixin:
         finally:
             state.ready = True
         self._refilter()
+
+    def where_bin(self, column: str, index: int) -> None:
+        """Keep the rows of one bar of ``column``'s histogram: the very rows its count counts.
+
+        Bins are half-open, ``[edge, next edge)``; the last is closed.
+        """
+        entry = next((f for f in self.fields if f.get("name") == column and "min" in f), None)
+        if entry is None:
+            numbers = [f["name"] for f in self.fields if "min" in f]
+            msg = f"no histogram of {column!r}; the number columns with one are {numbers}"
+            raise InvalidOptionError(msg)
+        spec = bin_filter(column, entry["min"], entry["max"], int(index), HISTOGRAM_BINS)
+        self.field_filters = [*(f for f in self.field_filters if f.get("column") != column), spec]
 
     def clear_filters(self) -> None:
         """Remove every value filter (labels, shard and search stay)."""

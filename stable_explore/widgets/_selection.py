@@ -39,6 +39,7 @@ class SelectionMixin:
         def _refresh_detail(self, key: Any) -> None: ...
         def _update_snapshot(self) -> None: ...
         def page_rows(self, page: int | None = None) -> np.ndarray: ...
+        def _push_detail_marks(self) -> None: ...
         def send(self, content: Any, buffers: Any = None) -> None: ...
 
     def _position_in_filter(self, row: int) -> int:
@@ -114,6 +115,7 @@ class SelectionMixin:
         pending = sorted(edits.relabelled.items()) if edits else []
         self.pending_labels = {str(row): code for (row, name), code in pending if name == column}
         self.pending = edits.summary() if edits else ""
+        self._push_detail_marks()
 
     def drop_flagged(self) -> None:
         """Make a pending edit that drops every flagged row (``save`` writes it)."""
@@ -148,6 +150,7 @@ class SelectionMixin:
         old = state.opened.ds
         was_view = old.is_view
         detail_key = old.take([state.detail_row]).keys()[0] if state.detail_row is not None else None
+        summary = self.pending
         saved = state.draft.save(message, **{"progress": False, **options})
         self._set_draft(None)
         self.selected = []
@@ -161,9 +164,12 @@ class SelectionMixin:
         finally:
             state.ready = True
         self._refilter()
-        self.status = f"saved {saved.ref} ({saved.build_info})"
-        if was_view:
-            self.status += f"; it holds only the {len(saved):,} rows of the view that was browsed"
+        # one short line: which version, how many rows, what changed (its build_info has the long story)
+        if saved.version == old.version:
+            self.status = f"nothing to save: the edits change no row of {old.ref}"
+        else:
+            view = " of the view browsed" if was_view else ""
+            self.status = f"saved {saved.ref}: {len(saved):,} rows{view} ({summary})"
         self._refresh_detail(detail_key)
         self._update_snapshot()
         return saved

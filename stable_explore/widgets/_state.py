@@ -18,6 +18,8 @@ Examples
 >>> opened = Opened.of(ds)
 >>> opened.label_array("label").tolist(), opened.search_mask("N3").tolist()
 ([0, 1, 0, 1, 0, 1], [False, False, False, True, False, False])
+>>> opened.search_mask("5").tolist()  # keys too: here the running index
+[False, False, False, False, False, True]
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore.display.images import is_image_array_shape
 from stable_explore.schema import Array3D, ClassLabel, Image, Value
+from stable_explore.schema.columns import KEY_COLUMN
 from stable_explore.widgets._filters import field_kinds
 
 if TYPE_CHECKING:
@@ -103,11 +107,30 @@ class Opened:
             column = self.value_columns[name] = self.ds.arrow_column(name)
         return column
 
+    def key_strings(self) -> Any:
+        """Every row's key as Arrow text (keys may be numbers), read once."""
+        keys = self.value_columns.get(KEY_COLUMN)
+        if keys is None:
+            if self.ds.cache_meta.is_seed_v1:  # seed v1 has no stored keys: a row's key is its number
+                keys = pc.cast(pa.array(self.ds.base_rows()), pa.string())
+            else:
+                keys = pc.cast(self.ds.arrow_column(KEY_COLUMN), pa.string())
+            self.value_columns[KEY_COLUMN] = keys
+        return keys
+
+    @property
+    def searched(self) -> str:
+        """What search looks in, in words: ``"keys, note"``."""
+        return ", ".join(["keys", *self.text_columns])
+
     def search_mask(self, term: str) -> np.ndarray:
-        """Rows whose string fields contain ``term`` (case-insensitive), computed once per term."""
+        """Rows whose key or string fields contain ``term`` (case-insensitive), computed once per term."""
         mask = self.search_masks.get(term)
         if mask is None:
             mask = np.zeros(len(self.ds), dtype=bool)
+            if len(self.ds):
+                hits = pc.match_substring(self.key_strings(), term, ignore_case=True).fill_null(False)
+                mask |= np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
             for name in self.text_columns:
                 hits = pc.match_substring(self.value_column(name), term, ignore_case=True).fill_null(False)
                 mask |= np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)

@@ -41,7 +41,7 @@ from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.widgets._commands import REQUEST, RESPONSE, handle
 from stable_explore.widgets._filtering import FilterMixin
-from stable_explore.widgets._filters import field_mask, sort_order
+from stable_explore.widgets._filters import describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._snapshot import SnapshotMixin
@@ -121,6 +121,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
     sort_desc = t.Bool(False).tag(sync=True)
     histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
     subset = t.Unicode("").tag(sync=True)  # the title of show_rows(); "" = every row
+    searched = t.Unicode("keys").tag(sync=True)  # what the search box looks in, in words
 
     def __init__(
         self,
@@ -179,6 +180,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "columns": list(dataset.features),
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
+            "searched": opened.searched,
             "fields": self._field_info(),
             "subset": "",
         }
@@ -215,7 +217,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             keep = np.ones(size, dtype=bool)
         if self.shard >= 0:
             keep &= opened.shard_ids == self.shard
-        if self.search.strip() and opened.text_columns:
+        if self.search.strip():
             keep &= opened.search_mask(self.search.strip())
         for spec in self.field_filters:
             column = str(spec.get("column", ""))
@@ -241,6 +243,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         self.histograms = self._histograms(rows)
         self.num_rows = len(rows)
         self.num_pages = max(1, -(-self.num_rows // self.page_size))
+        if send:
+            self._push_detail_marks()
         if self.page != 0:
             self.page = 0  # the observer sends the page
         elif send:
@@ -290,7 +294,28 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "num_rows": self.num_rows,
             "cells": cells,
         }
+        if not self.num_rows:
+            content["empty"] = self.empty_reason()
         return content, buffers
+
+    def empty_reason(self) -> str:
+        """Why no row is shown, in words: which filters keep nothing."""
+        opened = self._state.opened
+        if not len(opened.ds):
+            return f"{opened.ds.ref} has no rows"
+        parts = []
+        if self.subset:
+            parts.append(f"among {self.subset}")
+        if self.search.strip():
+            parts.append(f"search “{self.search.strip()}” (in {opened.searched})")
+        if self.shard >= 0:
+            parts.append(f"shard {self.shard}")
+        names = list(self.class_names)
+        if self.label_filter:
+            labels = [names[i] if 0 <= i < len(names) else str(i) for i in self.label_filter]
+            parts.append("label " + " or ".join(labels))
+        parts.extend(describe_filter(spec) for spec in self.field_filters)
+        return "no rows match: " + "; ".join(parts) if parts else "no rows"
 
     def page_reply(self) -> tuple[dict[str, Any], list[bytes]]:
         """The current page (or, for a version deleted since it was opened, ``gone``); then prefetch the next."""
@@ -386,7 +411,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "base_row": int(opened.base[row]),
             "label": int(opened.label_array(self.label_column)[row]),
             "fields": fields,
-            "position": self._position_in_filter(row),
+            **self.detail_marks(row),
         }
         if opened.image_column is not None and stored.get(opened.image_column) is not None:
             value = stored[opened.image_column]
@@ -418,6 +443,24 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         if small_enough and kind is not None and kind.browser:
             return bytes(value), kind.mime
         return encode_thumbnail(open_thumbnail(value, bound), quality=90)
+
+    def detail_marks(self, row: int) -> dict[str, Any]:
+        """What the detail pane says of ``row`` beside its stored fields: pending edits, place in the filter."""
+        row = int(row)
+        relabelled = self.pending_labels.get(str(row))
+        return {
+            "row": row,
+            "position": self._position_in_filter(row),
+            "shown": self.num_rows,
+            "pending_label": relabelled,
+            "dropped": row in set(self.dropped),
+        }
+
+    def _push_detail_marks(self) -> None:
+        """The open detail pane follows pending edits and filters (without sending its image again)."""
+        row = self._state.detail_row
+        if row is not None and self._state.ready and 0 <= row < len(self.dataset):
+            self.send({"type": "detail_marks", **self.detail_marks(row)})
 
     def open_detail(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
         """The detail of ``row`` (what the page shows in its detail pane); the browser follows it from now on.

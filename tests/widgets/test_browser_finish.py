@@ -47,8 +47,9 @@ class Sent:
 
 def test_fields_list_number_and_string_columns_with_their_ranges(pets: CachedDataset) -> None:
     browser = pets.browse()
+    edges = [149.5 * i / 16 for i in range(17)]
     assert browser.fields == [
-        {"name": "score", "kind": "number", "min": 0.0, "max": 149.5},
+        {"name": "score", "kind": "number", "min": 0.0, "max": 149.5, "edges": edges},
         {"name": "name", "kind": "string"},
     ]
     assert set(browser.histograms) == {"score"}
@@ -255,3 +256,87 @@ def test_a_version_gc_deleted_is_named_instead_of_paged(pets: CachedDataset, tmp
     assert "garbage-collected by gc" in gone[0]["message"]
     assert "load the dataset again" in gone[0]["message"]
     assert browser.status == f"error: {gone[0]['message']}"
+
+
+# -- issue 27: search, histograms, status, detail marks (kernel side) -----------------------------------
+
+
+def test_search_covers_keys_and_string_columns_and_an_empty_result_says_why(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    assert browser.searched == "keys, name"
+    browser.search = "pet-0029"  # only keys hold this
+    assert browser.view.base_rows().tolist() == list(range(290, 300))
+    browser.search = "zebra"
+    assert browser.num_rows == 0
+    content, _ = browser.page_message()
+    assert content["empty"] == "no rows match: search “zebra” (in keys, name)"
+    browser.search = ""
+    browser.label_filter = [1]
+    browser.where("score", min=1000)
+    assert browser.page_message()[0]["empty"] == "no rows match: label dog; score ≥ 1000"
+
+
+def test_search_on_keys_of_a_dataset_without_string_columns(tmp_path: Path) -> None:
+    features = se.Features(label=se.ClassLabel(names=["a", "b"]))
+    ds = se.build(((f"k{i}", {"label": i % 2}) for i in range(30)), features, name="nostr", home=tmp_path,
+                  progress=False)  # fmt: skip
+    browser = ds.browse(page_size=24)
+    assert browser.searched == "keys"
+    browser.search = "K2"
+    assert browser.page_rows().tolist() == [2, *range(20, 30)]
+
+
+def test_histogram_counts_are_the_rows_a_click_on_the_bar_keeps(tmp_path: Path) -> None:
+    # values on the bins' edges, between them, the minimum and the maximum: each counted once, where a click keeps it
+    values = [0.0, 1.0, 2.0, 2.5, 3.0, 4.0, 5.5, 6.0, 7.999, 8.0, 8.0, *[i / 7 for i in range(57)]]
+    ds = se.build([{"x": v} for v in values], se.Features(x=se.Value("float32")), name="h", home=tmp_path,
+                  progress=False)  # fmt: skip
+    browser = ds.browse(page_size=24)
+    counts = browser.histograms["x"]
+    assert sum(counts) == len(values)
+    for index, count in enumerate(counts):
+        invoke(browser, "where_bin", {"column": "x", "bin": index})
+        assert browser.num_rows == count, f"bin {index}"
+        spec = browser.field_filters[0]
+        assert ("below" in spec) == (index < len(counts) - 1)  # half-open, the last closed
+    browser.clear_filters()
+    reply, _ = invoke(browser, "where_bin", {"column": "x", "bin": 16})
+    assert "bins 0 to 15, not 16" in reply["message"]
+
+
+def test_the_status_after_a_save_is_one_short_line_that_clears_on_the_next_action(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    invoke(browser, "click", {"row": 3})
+    invoke(browser, "flag")
+    invoke(browser, "drop_flagged")
+    invoke(browser, "save", {"message": "drop one"})
+    assert browser.status == f"saved {browser.dataset.ref}: 299 rows (drop 1)"
+    invoke(browser, "refresh")  # not an action of the user's
+    assert browser.status.startswith("saved")
+    invoke(browser, "click", {"row": 5})
+    assert browser.status == ""
+    browser.click(5)
+    browser.relabel_selection(browser.dataset[5]["label"])  # to the class it has: nothing changes
+    browser.save()
+    assert browser.status.startswith("nothing to save: the edits change no row of")
+
+
+def test_the_open_detail_follows_pending_edits_and_filters(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    detail, _ = invoke(browser, "detail", {"row": 4})
+    assert (detail["pending_label"], detail["dropped"], detail["position"], detail["shown"]) == (None, False, 4, 300)
+    browser.click(4)
+    browser.relabel_selection("bird")
+    marks = sent.of("detail_marks")[-1]
+    assert (marks["row"], marks["pending_label"]) == (4, 2)
+    browser.flag_selection()
+    browser.drop_flagged()
+    assert sent.of("detail_marks")[-1]["dropped"] is True
+    browser.label_filter = [0]  # row 4 is a dog: not among the rows shown
+    marks = sent.of("detail_marks")[-1]
+    assert (marks["position"], marks["shown"]) == (-1, 100)
+    invoke(browser, "detail_closed")
+    count = len(sent.of("detail_marks"))
+    browser.label_filter = []
+    assert len(sent.of("detail_marks")) == count  # a closed pane is left alone
