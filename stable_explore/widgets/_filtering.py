@@ -164,6 +164,18 @@ class FilterMixin:
         """Keep the rows of one bar of ``column``'s histogram: the very rows its count counts.
 
         Bins are half-open, ``[edge, next edge)``; the last is closed.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": float(i)} for i in range(17)], se.Features(x=se.Value("float64")),
+        ...               name="x", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(page_size=24)
+        >>> browser.histograms["x"][:2], browser.histograms["x"][-1]
+        ([1, 1], 2)
+        >>> browser.where_bin("x", 15)
+        >>> browser.num_rows, browser.field_filters
+        (2, [{'column': 'x', 'min': 15.0, 'max': 16.0}])
         """
         entry = next((f for f in self.fields if f.get("name") == column and "min" in f), None)
         if entry is None:
