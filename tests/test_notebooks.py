@@ -127,7 +127,8 @@ def check_cleaning_session(ran: Ran) -> None:
     assert "pending: drop 3, relabel 2" in ran.stdout("browser.relabel_selection(")
     saved = ran.stdout("clean = browser.save(")
     assert "saved: drop 3, relabel 2;" in saved
-    assert re.search(r"^saved digits@[0-9a-f]{16} ", saved, re.MULTILINE)  # the browser's status line
+    # the browser's status line: one short line
+    assert re.search(r"^saved digits@[0-9a-f]{16}: 1,794 rows \(drop 3, relabel 2\)$", saved, re.MULTILINE)
     versions = ran.result("clean = browser.save(")["text/plain"]
     assert "drop three sevens, relabel two ones as sevens" in versions
     assert "+0 -3 ~2 rows; label: one->seven x2" in ran.stdout("diff = se.compare(ds, clean)")

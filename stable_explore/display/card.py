@@ -66,11 +66,45 @@ def _label_rows(ds: CachedDataset) -> tuple[str, str]:
     return label_column, rows
 
 
+def strip_rows(ds: CachedDataset, length: int = STRIP_LENGTH) -> list[int]:
+    """Which rows the card's strip shows: one of each class in turn (a sample across labels), else spread out.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> ds = se.build([{"label": int(i >= 20)} for i in range(30)],
+    ...               se.Features(label=se.ClassLabel(names=["a", "b"])), name="s", home=tempfile.mkdtemp(),
+    ...               progress=False)
+    >>> strip_rows(ds, 4)
+    [0, 20, 1, 21]
+    """
+    size = len(ds)
+    if size <= length:
+        return list(range(size))
+    label_column = ds.features.first_of(ClassLabel)
+    if label_column is None:
+        return [round(i * (size - 1) / (length - 1)) for i in range(length)]
+    import numpy as np
+
+    labels = np.asarray(ds.arrow_column(label_column).fill_null(-1).to_numpy(zero_copy_only=False))
+    order = np.argsort(labels, kind="stable")  # rows grouped by class, in row order within each
+    classes, starts, counts = np.unique(labels[order], return_index=True, return_counts=True)
+    chosen: list[int] = []
+    round_ = 0
+    while len(chosen) < length:  # the first row of each class, then the second of each, ...
+        for start, count in zip(starts.tolist(), counts.tolist(), strict=True):
+            if round_ < count and len(chosen) < length:
+                chosen.append(int(order[start + round_]))
+        round_ += 1
+    del classes
+    return chosen
+
+
 def _strip(ds: CachedDataset) -> str:
     image_column = ds.features.first_of(Image)
     if image_column is None or len(ds) == 0:
         return ""
-    head = ds[: min(STRIP_LENGTH, len(ds))]
+    head = ds.take(strip_rows(ds))
     table = head.to_arrow([image_column, *[n for n, f in ds.features.items() if isinstance(f, ClassLabel)][:1]])
     label_feature = next((f for f in ds.features.values() if isinstance(f, ClassLabel)), None)
     labels = table.column(1).to_pylist() if table.num_columns > 1 else [None] * table.num_rows
@@ -168,6 +202,90 @@ def _changed_strip(diff: Any) -> str:
     return f"<div style='display:flex;flex-wrap:wrap'>{''.join(cells)}</div>{tail}"
 
 
+BEFORE = "var(--jp-ui-font-color3, #9aa0a6)"
+_BAR_PX = 160
+_HIST_BINS = 16
+_HIST_COLUMNS = 3
+
+
+def label_bars(column: str, names: list[str], before: dict[str, int], after: dict[str, int]) -> str:
+    """Label counts before and after as pairs of bars (grey: before, blue: after), read at a glance."""
+    peak = max([*before.values(), *after.values(), 1])
+    rows = []
+    for name in names:
+        old, new = before.get(name, 0), after.get(name, 0)
+        delta = f"{new - old:+,}" if new != old else ""
+        rows.append(
+            f"<tr><td>{_esc(name)}</td><td>"
+            f"<div data-testid='se-diff-before' style='background:{BEFORE};height:6px;"
+            f"width:{round(_BAR_PX * old / peak)}px'></div>"
+            f"<div data-testid='se-diff-after' style='background:{BAR};height:6px;margin-top:1px;"
+            f"width:{round(_BAR_PX * new / peak)}px'></div></td>"
+            f"<td style='text-align:right;color:{FG_MUTED};white-space:nowrap'>{_esc(delta)}</td></tr>"
+        )
+    legend = (
+        f"<span style='color:{FG_MUTED};font-size:11px'><span style='background:{BEFORE}'>&nbsp;&nbsp;</span> before "
+        f"<span style='background:{BAR}'>&nbsp;&nbsp;</span> after</span>"
+    )
+    return (
+        f"<div data-testid='se-diff-bars'>{legend}<table style='border-collapse:collapse'>{''.join(rows)}</table></div>"
+    )
+
+
+def _numeric_histograms(diff: Any) -> str:
+    """For a few number columns both versions have: their histograms overlaid, over the same bins."""
+    if diff.datasets is None:
+        return ""
+    left, right = diff.datasets
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from stable_explore.schema import Value
+
+    columns = [
+        name
+        for name, feature in left.features.items()
+        if isinstance(feature, Value)
+        and feature.dtype.startswith(("int", "uint", "float", "double"))
+        and name in right.features
+        and right.features[name] == feature
+    ][:_HIST_COLUMNS]
+    charts = []
+    for name in columns:
+        sides = []
+        for ds in (left, right):
+            values = pc.cast(ds.arrow_column(name), pa.float64(), safe=False)
+            array = np.asarray(values.drop_null().to_numpy(zero_copy_only=False), dtype=np.float64)
+            sides.append(array[np.isfinite(array)])
+        joined = np.concatenate(sides)
+        if not len(joined):
+            continue
+        lo, hi = float(joined.min()), float(joined.max())
+        edges = np.linspace(lo, hi, _HIST_BINS + 1) if hi > lo else np.array([lo, lo + 1.0])
+        counts = [np.histogram(side, bins=edges)[0] for side in sides]
+        peak = max(1, *(int(c.max()) for c in counts))
+        bars = []
+        for i in range(len(edges) - 1):
+            old, new = int(counts[0][i]), int(counts[1][i])
+            bars.append(
+                "<div style='position:relative;width:9px;height:40px'>"
+                f"<div data-testid='se-diff-before' style='position:absolute;bottom:0;width:9px;"
+                f"height:{round(40 * old / peak)}px;background:{BEFORE}'></div>"
+                f"<div data-testid='se-diff-after' style='position:absolute;bottom:0;left:2px;width:5px;"
+                f"height:{round(40 * new / peak)}px;background:{BAR}'></div></div>"
+            )
+        axis = f"display:flex;align-items:flex-end;gap:1px;border-bottom:1px solid {BORDER}"
+        charts.append(
+            f"<div data-testid='se-diff-hist' style='font-size:11px;color:{FG_MUTED}'>"
+            f"<div style='color:{FG}'>{_esc(name)} (grey: before, blue: after)</div>"
+            f"<div style='{axis}'>{''.join(bars)}</div><div>{lo:.4g} to {hi:.4g}</div></div>"
+        )
+    if not charts:
+        return ""
+    return f"<div style='display:flex;gap:16px;flex-wrap:wrap;margin:6px 0'>{''.join(charts)}</div>"
+
+
 def _plain(value: Any) -> str:
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
@@ -200,7 +318,11 @@ def diff_card(diff: Any) -> str:
             f"<td style='text-align:right'>{info['after'].get(n, 0):,}</td></tr>"
             for n in names
         )
-        parts.append(f"<table><tr><th>{_esc(column)}</th><th>before</th><th>after</th></tr>{rows}</table>")
+        parts.append(
+            "<div style='display:flex;gap:24px;align-items:flex-start;flex-wrap:wrap'>"
+            f"<table><tr><th>{_esc(column)}</th><th>before</th><th>after</th></tr>{rows}</table>"
+            f"{label_bars(column, names, info['before'], info['after'])}</div>"
+        )
         if info["relabelled"]:
             moves = "".join(
                 f"<tr><td>{_esc(old)}</td><td>{_esc(new)}</td><td style='text-align:right'>{count}</td></tr>"
@@ -213,6 +335,7 @@ def diff_card(diff: Any) -> str:
             parts.append(f"<div style='color:{WARN}'>repeated keys in {_esc(side)}: {shown}</div>")
     if diff.shards:
         parts.append(f"<div style='color:{FG_MUTED};margin:4px 0'>{_esc(shard_line(diff.shards))}</div>")
+    parts.append(_numeric_histograms(diff))
     parts.append(_changed_strip(diff))
     for change in ("removed", "added"):
         if getattr(diff.rows, change):

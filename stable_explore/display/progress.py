@@ -1,4 +1,8 @@
-"""Progress bars for long work: tqdm.auto (a widget in notebooks, text in terminals), fed by the writer's callback.
+"""Progress bars for long work, fed by the writer's callback: HTML in notebooks, tqdm's text in terminals.
+
+In a notebook the bar is one HTML output updated in place (:class:`~.html_progress.HtmlBar`), not
+an ipywidget, so a saved notebook reopened on a new kernel shows the finished bar rather than
+"Error displaying widget: model not found". A bar whose total was unknown ends showing the count.
 
 Counts are shown as they are (``1797/1797 rows``, not ``1.80k``), the bytes beside them are the
 bytes written so far, and a bar whose work fails is closed in red with what failed and where.
@@ -16,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from stable_explore._units import format_size
+from stable_explore.display.html_progress import HtmlBar, in_notebook
 
 __all__ = ["bytes_bar", "failure_text", "progress_bar", "saving_bar"]
 
@@ -48,23 +53,11 @@ def progress_bar(
     The callback may be called with 0 rows to report the final byte count once files are closed.
     ``rate=False`` leaves out rows per second (a save links most rows: its rate means nothing).
     """
-    from tqdm.auto import tqdm
-
-    bar_format = None
-    if not rate:
-        bar_format = (
-            "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} rows [{elapsed}{postfix}]"
-            if total is not None
-            else "{desc}: {n_fmt} rows [{elapsed}{postfix}]"
-        )
-    bar: Any = tqdm(
-        total=total,
-        unit=" rows",
-        unit_scale=False,
-        desc=f"{verb} {name}",
-        dynamic_ncols=True,
-        disable=disable,
-        bar_format=bar_format,
+    bar_format = None  # tqdm's default line; a notebook's HTML bar never shows a rate
+    if not rate:  # an unknown total is set to the count when the work ends: the line then reads 100%
+        bar_format = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} rows [{elapsed}{postfix}]"
+    bar: Any = _bar(
+        total=total, unit=" rows", unit_scale=False, desc=f"{verb} {name}", disable=disable, bar_format=bar_format
     )
     written = 0
 
@@ -77,25 +70,26 @@ def progress_bar(
 
     try:
         yield on_batch
+        if bar.total is None:  # known now: the bar ends "1,797/1,797 rows", not "1,797/?"
+            bar.total = bar.n
     except BaseException as exc:
         if not disable:
             bar.colour = "red"
             bar.set_description(f"{verb} {name}: failed", refresh=False)
             bar.set_postfix_str(failure_text(exc, int(bar.n)), refresh=False)
             bar.close()
-            _mark_failed(bar)  # after close, which would paint a bar with n == total green
         raise
     finally:
         bar.close()
 
 
-def _mark_failed(bar: Any) -> None:
-    """In a notebook, tqdm's widget bar turns red ("danger") when told so; text bars keep their description."""
-    display = getattr(bar, "disp", None)
-    container = getattr(bar, "container", None)
-    if display is not None and container is not None:  # tqdm.notebook
-        with contextlib.suppress(Exception):
-            display(bar_style="danger")
+def _bar(*, total: int | None, disable: bool = False, **options: Any) -> Any:
+    """An HTML bar in a notebook, tqdm's text bar elsewhere (a disabled bar draws nothing)."""
+    if in_notebook() and not disable:
+        return HtmlBar(total, **options)
+    from tqdm.std import tqdm
+
+    return tqdm(total=total, dynamic_ncols=True, disable=disable, **options)
 
 
 def _written_text(written: int, rate: bool) -> str:
@@ -113,9 +107,7 @@ def saving_bar(name: str, total: int | None) -> contextlib.AbstractContextManage
 @contextlib.contextmanager
 def bytes_bar(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
     """A bar of bytes (copying a version between homes); yields the callback fed each file's size."""
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=description, dynamic_ncols=True)
+    bar = _bar(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=description)
     try:
         yield bar.update
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,25 @@ from stable_explore._units import format_size
 
 if TYPE_CHECKING:
     import pandas as pd
+
+_TIMESTAMP = re.compile(r"^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:?\d\d)?$")
+_UNBROKEN = {"size", "created", "rows", "version"}
+
+
+def _short_time(value: str) -> str:
+    """An ISO timestamp to the second, as people read it: ``2026-11-25 14:03:12 UTC``.
+
+    Examples
+    --------
+    >>> _short_time("2026-11-25T14:03:12.123456+00:00")
+    '2026-11-25 14:03:12 UTC'
+    """
+    match = _TIMESTAMP.match(value)
+    if match is None:
+        return value
+    day, clock, _, zone = match.groups()
+    zone = " UTC" if zone in ("Z", "+00:00", "+0000") else (f" {zone}" if zone else "")
+    return f"{day} {clock}{zone}"
 
 
 class Table(Sequence[dict[str, Any]]):
@@ -55,6 +75,8 @@ class Table(Sequence[dict[str, Any]]):
             return ""
         if isinstance(value, (list, tuple)):
             return ", ".join(str(v) for v in value)
+        if isinstance(value, str) and _TIMESTAMP.match(value):
+            return _short_time(value)
         return str(value)
 
     def __str__(self) -> str:
@@ -76,13 +98,20 @@ class Table(Sequence[dict[str, Any]]):
     def __repr__(self) -> str:
         return str(self)
 
+    def _td(self, value: Any, column: str) -> str:
+        """One HTML cell: sizes, numbers and times never wrap ("408.6 KiB" on one line)."""
+        text = html.escape(self._cell(value))
+        keep = (
+            column in _UNBROKEN
+            or isinstance(value, (int, float))
+            or (isinstance(value, str) and _TIMESTAMP.match(value))
+        )
+        return f"<td style='white-space:nowrap'>{text}</td>" if keep else f"<td>{text}</td>"
+
     def _repr_html_(self) -> str:
         esc = html.escape
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{esc(self._cell(row.get(c)))}</td>" for c in self.columns) + "</tr>"
-            for row in self.rows
-        )
+        body = "".join("<tr>" + "".join(self._td(row.get(c), c) for c in self.columns) + "</tr>" for row in self.rows)
         caption = f"<caption>{esc(self.title)}</caption>" if self.title else ""
         return f'<table class="se-table">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 

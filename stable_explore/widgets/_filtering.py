@@ -6,15 +6,24 @@ the browser exposes: ``where``, ``clear_filters``, ``sort``, ``filter`` and ``vi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.errors import InvalidOptionError
-from stable_explore.widgets._filters import HISTOGRAM_BINS, histogram, make_filter, value_range
+import numpy as np
+
+from stable_explore.errors import InvalidOptionError, RowIndexError
+from stable_explore.widgets._filters import (
+    HISTOGRAM_BINS,
+    bin_edges,
+    bin_filter,
+    histogram,
+    make_filter,
+    value_range,
+)
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["FilterMixin"]
 
@@ -22,12 +31,8 @@ __all__ = ["FilterMixin"]
 class FilterMixin:
     """Value filters, sort and histograms of the shard browser."""
 
-    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its own state)
-        _ds: CachedDataset
-        _kinds: dict[str, str]
-        _value_columns: dict[str, Any]
-        _ready: bool
-        _rows: np.ndarray
+    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its one state)
+        _state: BrowserState
         class_names: Any
         fields: Any
         field_filters: Any
@@ -37,32 +42,28 @@ class FilterMixin:
         shard: Any
         sort_by: Any
         sort_desc: Any
+        subset: Any
 
         def _refilter(self, *, send: bool = True) -> None: ...
 
     def _field_info(self) -> list[dict[str, Any]]:
         """The columns that filter and sort by value, with the range of each number column (for its histogram)."""
+        opened = self._state.opened
         info = []
-        for name, kind in self._kinds.items():
+        for name, kind in opened.kinds.items():
             entry: dict[str, Any] = {"name": name, "kind": kind}
-            if kind == "number" and len(self._ds):
-                bounds = value_range(self._value_column(name))
+            if kind == "number" and len(opened.ds):
+                bounds = value_range(opened.value_column(name))
                 if bounds is not None:
                     entry["min"], entry["max"] = bounds
+                    entry["edges"] = bin_edges(*bounds, HISTOGRAM_BINS)  # the bins' edges, for their tooltips
             info.append(entry)
         return info
-
-    def _value_column(self, name: str) -> Any:
-        """One whole column, in Arrow, read once per version."""
-        column = self._value_columns.get(name)
-        if column is None:
-            column = self._value_columns[name] = self._ds.arrow_column(name)
-        return column
 
     @property
     def view(self) -> CachedDataset:
         """The rows the browser shows (every filter applied, in the order shown), as a view of the dataset."""
-        return self._ds.take(self._rows)
+        return self._state.opened.ds.take(self._state.rows)
 
     @property
     def filter(self) -> dict[str, Any]:
@@ -78,6 +79,7 @@ class FilterMixin:
             "search": self.search.strip() or None,
             "fields": [dict(f) for f in self.field_filters],
             "sort": (self.sort_by, "descending" if self.sort_desc else "ascending") if self.sort_by else None,
+            "subset": self.subset or None,
             "rows": self.num_rows,
         }
 
@@ -89,20 +91,99 @@ class FilterMixin:
         max: float | None = None,
         equals: Any = None,
         contains: str | None = None,
+        below: float | None = None,
     ) -> None:
         """Keep rows whose ``column`` is in [min, max], equals a value, or (strings) contains a text.
 
+        ``below`` is an exclusive upper bound (what a click on a histogram's bar sets, with ``min``).
         Replaces any earlier filter on that column; ``where(column)`` with nothing else removes it.
         Computed in Arrow over the whole column.
         """
         others = [f for f in self.field_filters if f.get("column") != column]
-        if min is None and max is None and equals is None and contains in (None, ""):
-            if column not in self._kinds:
-                make_filter(self._kinds, column, equals=0)  # raises the error that names the columns
+        if min is None and max is None and below is None and equals is None and contains in (None, ""):
+            if column not in self._state.opened.kinds:
+                make_filter(self._state.opened.kinds, column, equals=0)  # raises the error that names the columns
             self.field_filters = others
             return
-        spec = make_filter(self._kinds, column, min=min, max=max, equals=equals, contains=contains)
+        spec = make_filter(
+            self._state.opened.kinds, column, min=min, max=max, below=below, equals=equals, contains=contains
+        )
         self.field_filters = [*others, spec]
+
+    def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None:
+        """Show only these rows (positions in the browsed dataset), in the order given; ``None`` shows all again.
+
+        For panels beside the browser (an embedding map's lasso, a list of issues): the grid shows
+        exactly these rows (the shard, label, search and value filters are cleared; a sort chosen
+        later orders them), and the status line names ``title`` with a *show all* button that
+        clears it.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(10)], se.Features(x=se.Value("int64")),
+        ...               name="ten", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(page_size=24)
+        >>> browser.show_rows([7, 2, 5], "three picked rows")
+        >>> browser.page_rows().tolist(), browser.subset
+        ([7, 2, 5], 'three picked rows')
+        >>> browser.show_rows(None)
+        >>> browser.num_rows
+        10
+        """
+        state = self._state
+        if rows is None:
+            state.subset = None
+            state.ready = False
+            try:
+                self.subset = ""
+            finally:
+                state.ready = True
+            self._refilter()
+            return
+        ds = state.opened.ds
+        wanted = np.asarray(rows, dtype=np.int64).reshape(-1)
+        bad = wanted[(wanted < 0) | (wanted >= len(ds))]
+        if len(bad):
+            msg = f"show_rows: row {int(bad[0])} is out of range for {len(ds):,} rows of {ds.ref}"
+            raise RowIndexError(msg)
+        _, first = np.unique(wanted, return_index=True)
+        state.subset = wanted[np.sort(first)]  # each row once, in the order given
+        state.ready = False  # one refilter for all these changes
+        try:
+            self.shard = -1
+            self.label_filter = []
+            self.search = ""
+            self.field_filters = []
+            self.subset = str(title) or f"{len(state.subset):,} chosen rows"
+        finally:
+            state.ready = True
+        self._refilter()
+
+    def where_bin(self, column: str, index: int) -> None:
+        """Keep the rows of one bar of ``column``'s histogram: the very rows its count counts.
+
+        Bins are half-open, ``[edge, next edge)``; the last is closed.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": float(i)} for i in range(17)], se.Features(x=se.Value("float64")),
+        ...               name="x", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(page_size=24)
+        >>> browser.histograms["x"][:2], browser.histograms["x"][-1]
+        ([1, 1], 2)
+        >>> browser.where_bin("x", 15)
+        >>> browser.num_rows, browser.field_filters
+        (2, [{'column': 'x', 'min': 15.0, 'max': 16.0}])
+        """
+        entry = next((f for f in self.fields if f.get("name") == column and "min" in f), None)
+        if entry is None:
+            numbers = [f["name"] for f in self.fields if "min" in f]
+            msg = f"no histogram of {column!r}; the number columns with one are {numbers}"
+            raise InvalidOptionError(msg)
+        spec = bin_filter(column, entry["min"], entry["max"], int(index), HISTOGRAM_BINS)
+        self.field_filters = [*(f for f in self.field_filters if f.get("column") != column), spec]
 
     def clear_filters(self) -> None:
         """Remove every value filter (labels, shard and search stay)."""
@@ -110,15 +191,16 @@ class FilterMixin:
 
     def sort(self, column: str | None = None, *, descending: bool = False) -> None:
         """Show rows ordered by ``column`` (a number or string column); ``sort()`` goes back to row order."""
-        if column and column not in self._kinds:
-            msg = f"cannot sort by {column!r}; the number and string columns are {sorted(self._kinds)}"
+        kinds = self._state.opened.kinds
+        if column and column not in kinds:
+            msg = f"cannot sort by {column!r}; the number and string columns are {sorted(kinds)}"
             raise InvalidOptionError(msg)
-        self._ready = False
+        self._state.ready = False
         try:
             self.sort_by = column or ""
             self.sort_desc = bool(descending) and bool(column)
         finally:
-            self._ready = True
+            self._state.ready = True
         self._refilter()
 
     def _histograms(self, rows: np.ndarray) -> dict[str, list[int]]:
@@ -126,6 +208,6 @@ class FilterMixin:
         out = {}
         for entry in self.fields:
             if entry.get("kind") == "number" and "min" in entry:
-                values = self._value_column(entry["name"]).take(rows)
+                values = self._state.opened.value_column(entry["name"]).take(rows)
                 out[entry["name"]] = histogram(values, lo=entry["min"], hi=entry["max"], bins=HISTOGRAM_BINS)
         return out

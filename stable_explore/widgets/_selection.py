@@ -15,6 +15,7 @@ from stable_explore.versioning.edits import Draft
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["SelectionMixin"]
 
@@ -22,14 +23,8 @@ __all__ = ["SelectionMixin"]
 class SelectionMixin:
     """Row navigation, selection, flags and the pending edits of the shard browser."""
 
-    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its own state)
-        _ds: CachedDataset
-        _draft: Draft | None
-        _anchor: int | None
-        _detail_row: int | None
-        _positions: np.ndarray | None
-        _ready: bool
-        _rows: np.ndarray
+    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its one state)
+        _state: BrowserState
         dropped: Any
         flagged: Any
         label_column: Any
@@ -39,45 +34,49 @@ class SelectionMixin:
         shard: Any
         status: Any
 
-        def _open(self, dataset: CachedDataset) -> dict[str, Any]: ...
+        def _described(self) -> dict[str, Any]: ...
         def _refilter(self, *, send: bool = True) -> None: ...
         def _refresh_detail(self, key: Any) -> None: ...
         def _update_snapshot(self) -> None: ...
         def page_rows(self, page: int | None = None) -> np.ndarray: ...
+        def _push_detail_marks(self) -> None: ...
         def send(self, content: Any, buffers: Any = None) -> None: ...
 
     def _position_in_filter(self, row: int) -> int:
         """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
-        if self._positions is not None:
-            return int(self._positions[row]) if 0 <= row < len(self._positions) else -1
-        position = int(np.searchsorted(self._rows, row))
-        return position if position < len(self._rows) and self._rows[position] == row else -1
+        positions, rows = self._state.positions, self._state.rows
+        if positions is not None:
+            return int(positions[row]) if 0 <= row < len(positions) else -1
+        position = int(np.searchsorted(rows, row))
+        return position if position < len(rows) and rows[position] == row else -1
 
     def _place(self, row: int) -> int:
         """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""
         position = self._position_in_filter(row)
-        if position >= 0 or self._positions is not None:
+        if position >= 0 or self._state.positions is not None:
             return max(position, 0)
-        return int(np.searchsorted(self._rows, row))
+        return int(np.searchsorted(self._state.rows, row))
 
     def neighbour(self, row: int, step: int) -> int:
         """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
+        rows = self._state.rows
         position = self._position_in_filter(row)
         if position < 0:
-            return int(self._rows[0]) if len(self._rows) else row
-        return int(self._rows[min(max(0, position + step), len(self._rows) - 1)])
+            return int(rows[0]) if len(rows) else row
+        return int(rows[min(max(0, position + step), len(rows) - 1)])
 
     # -- selection --------------------------------------------------------------
 
     def click(self, row: int, *, shift: bool = False, toggle: bool = False) -> None:
         """What a click does: select one row; shift: a range in filter order; ctrl/cmd: toggle."""
         row = int(row)
-        if shift and self._anchor is not None:
-            lo, hi = sorted((self._place(self._anchor), self._place(row)))
-            span = self._rows[lo : hi + 1].tolist()
+        state = self._state
+        if shift and state.anchor is not None:
+            lo, hi = sorted((self._place(state.anchor), self._place(row)))
+            span = state.rows[lo : hi + 1].tolist()
             self.selected = list(dict.fromkeys([*self.selected, *span]))
             return
-        self._anchor = row
+        state.anchor = row
         if toggle:
             current = list(self.selected)
             self.selected = [r for r in current if r != row] if row in current else [*current, row]
@@ -91,7 +90,7 @@ class SelectionMixin:
     def clear_selection(self) -> None:
         """Select nothing."""
         self.selected = []
-        self._anchor = None
+        self._state.anchor = None
 
     def flag_selection(self) -> None:
         """Flag the selected rows (or unflag them, if all are flagged already)."""
@@ -106,23 +105,24 @@ class SelectionMixin:
     @property
     def draft(self) -> Draft | None:
         """The pending edits made in the browser (None when there are none)."""
-        return self._draft
+        return self._state.draft
 
     def _set_draft(self, draft: Draft | None) -> None:
-        self._draft = draft
+        self._state.draft = draft
         edits = draft.pending_edits if draft is not None else None
         self.dropped = sorted(edits.dropped) if edits else []
         column = self.label_column
         pending = sorted(edits.relabelled.items()) if edits else []
         self.pending_labels = {str(row): code for (row, name), code in pending if name == column}
         self.pending = edits.summary() if edits else ""
+        self._push_detail_marks()
 
     def drop_flagged(self) -> None:
         """Make a pending edit that drops every flagged row (``save`` writes it)."""
         if not self.flagged:
             self.status = "nothing flagged to drop"
             return
-        base = self._draft or Draft(self._ds)
+        base = self._state.draft or Draft(self._state.opened.ds)
         self._set_draft(base.drop(list(self.flagged)))
         self.flagged = []
 
@@ -134,7 +134,7 @@ class SelectionMixin:
         if not self.selected:
             self.status = "select rows to relabel"
             return
-        base = self._draft or Draft(self._ds)
+        base = self._state.draft or Draft(self._state.opened.ds)
         self._set_draft(base.relabel(dict.fromkeys(self.selected, label), column=self.label_column))
 
     def discard(self) -> None:
@@ -143,27 +143,33 @@ class SelectionMixin:
 
     def save(self, message: str | None = None, **options: Any) -> CachedDataset:
         """Write the pending edits as a new version, and browse it. Returns the new version."""
-        if self._draft is None:
+        state = self._state
+        if state.draft is None:
             msg = "no pending edits to save (drop flagged rows or relabel a selection first)"
             raise InvalidOptionError(msg)
-        was_view = self._ds.is_view
-        detail_key = self._ds.take([self._detail_row]).keys()[0] if self._detail_row is not None else None
-        saved = self._draft.save(message, **{"progress": False, **options})
+        old = state.opened.ds
+        was_view = old.is_view
+        detail_key = old.take([state.detail_row]).keys()[0] if state.detail_row is not None else None
+        summary = self.pending
+        saved = state.draft.save(message, **{"progress": False, **options})
         self._set_draft(None)
         self.selected = []
         self.flagged = []
-        state = self._open(saved)
-        self._ready = False  # one refilter (and one page) for all these changes, not one each
+        state.reopen(saved)
+        state.ready = False  # one refilter (and one page) for all these changes, not one each
         try:
-            for name, value in state.items():
+            for name, value in self._described().items():
                 setattr(self, name, value)
             self.shard = -1
         finally:
-            self._ready = True
+            state.ready = True
         self._refilter()
-        self.status = f"saved {saved.ref} ({saved.build_info})"
-        if was_view:
-            self.status += f"; it holds only the {len(saved):,} rows of the view that was browsed"
+        # one short line: which version, how many rows, what changed (its build_info has the long story)
+        if saved.version == old.version:
+            self.status = f"nothing to save: the edits change no row of {old.ref}"
+        else:
+            view = " of the view browsed" if was_view else ""
+            self.status = f"saved {saved.ref}: {len(saved):,} rows{view} ({summary})"
         self._refresh_detail(detail_key)
         self._update_snapshot()
         return saved

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["SnapshotMixin", "snapshot_html"]
 
@@ -49,15 +50,17 @@ class SnapshotMixin:
     """How the shard browser displays itself: the snapshot, then the widget."""
 
     if TYPE_CHECKING:  # what ShardBrowser provides
-        _ds: CachedDataset
-        _display_id: str | None
+        _state: BrowserState
         model_id: Any
+
+        @property
+        def dataset(self) -> CachedDataset: ...
 
         def _repr_mimebundle_(self, **kwargs: Any) -> Any: ...
 
     def snapshot_html(self) -> str:
         """The static snapshot shown where the live widget cannot be (see :meth:`_ipython_display_`)."""
-        return snapshot_html(self._ds._repr_html_(), self.model_id)
+        return snapshot_html(self.dataset._repr_html_(), self.model_id)
 
     def _ipython_display_(self, **kwargs: Any) -> None:
         """Two outputs: a static snapshot (the dataset's card), then the live widget.
@@ -71,18 +74,20 @@ class SnapshotMixin:
         display: Any = IPython.display.display  # untyped
         data, metadata = self._repr_mimebundle_(**kwargs)
         widget_bundle = {k: v for k, v in data.items() if k != "text/html"}
-        self._display_id = self._display_id or f"se-static-{self.model_id}"
-        display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
+        state = self._state
+        state.display_id = state.display_id or f"se-static-{self.model_id}"
+        display({"text/html": self.snapshot_html()}, raw=True, display_id=state.display_id)
         display(widget_bundle, raw=True, metadata=metadata)
 
     def _update_snapshot(self) -> None:
         """Point the saved snapshot at the version now browsed (after ``save``)."""
-        if self._display_id is None:
+        display_id = self._state.display_id
+        if display_id is None:
             return
         try:
             import IPython.display
 
             update_display: Any = IPython.display.update_display  # untyped
-            update_display({"text/html": self.snapshot_html()}, raw=True, display_id=self._display_id)
+            update_display({"text/html": self.snapshot_html()}, raw=True, display_id=display_id)
         except Exception:  # noqa: BLE001 - outside a kernel there is nothing to update
             return

@@ -1,10 +1,11 @@
 """The shard browser: a paginated grid of thumbnails with label names, filters, detail view and selection.
 
-Small state lives in synced traitlets (page, filters, selection, class
-names); each page of thumbnails goes to the page as one custom message whose
-binary buffers are the encoded thumbnails, so nothing per thumbnail is a
-widget and no image lands in saved widget state. Thumbnails are made lazily,
-in the kernel, and kept in an LRU shared by every browser.
+Small state lives in synced traitlets (page, filters, selection, class names); the rest of
+the kernel-side state in one :class:`~stable_explore.widgets._state.BrowserState`. What the
+page asks is a request with one handler each (:mod:`stable_explore.widgets._commands`),
+answered by a reply whose binary buffers carry the images: a page of thumbnails is one
+message, nothing per thumbnail is a widget and no image lands in saved widget state.
+Thumbnails are made lazily, in the kernel, and kept in an LRU shared by every browser.
 
 All behaviour that is not drawing (which rows a filter keeps, what a click
 selects, what ``x`` flags) lives here, in Python, so it is tested without a
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import datetime
 import io
-from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,29 +35,22 @@ import pyarrow.compute as pc
 import traitlets as t
 
 from stable_explore._units import format_size
-from stable_explore.display.images import (
-    array_thumbnail,
-    encode_thumbnail,
-    is_image_array_shape,
-    open_thumbnail,
-)
+from stable_explore.display.images import array_thumbnail, encode_thumbnail, open_thumbnail
 from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowIndexError
-from stable_explore.schema import Array3D, ClassLabel, Image, Value
+from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
+from stable_explore.widgets._commands import REQUEST, RESPONSE, handle
 from stable_explore.widgets._filtering import FilterMixin
-from stable_explore.widgets._filters import (
-    field_kinds,
-    field_mask,
-    sort_order,
-)
+from stable_explore.widgets._filters import describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._snapshot import SnapshotMixin
-from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
+from stable_explore.widgets._state import BrowserState, Opened
+from stable_explore.widgets._thumbs import SHARED_CACHE
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.versioning.edits import Draft
+    from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["ShardBrowser"]
 
@@ -76,12 +69,6 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     else:
         text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _number_or_none(value: Any) -> float | None:
-    if value is None or value == "":
-        return None
-    return float(value)
 
 
 class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidget):
@@ -133,6 +120,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
     sort_by = t.Unicode("").tag(sync=True)  # "" = row order
     sort_desc = t.Bool(False).tag(sync=True)
     histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
+    subset = t.Unicode("").tag(sync=True)  # the title of show_rows(); "" = every row
+    searched = t.Unicode("keys").tag(sync=True)  # what the search box looks in, in words
 
     def __init__(
         self,
@@ -144,67 +133,56 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         prefetch: bool = True,
         **kwargs: Any,
     ) -> None:
-        self.prefetch = prefetch
-        self._prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
         if page_size not in PAGE_SIZES:
             msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
             raise InvalidOptionError(msg)
-        self._cache = cache if cache is not None else SHARED_CACHE
-        self._ready = False  # traitlet observers wait until construction is done
-        self._draft: Draft | None = None
-        self._detail_row: int | None = None
-        self._display_id: str | None = None
-        state = self._open(dataset)
-        super().__init__(page_size=page_size, thumb_size=thumb_size, **state, **kwargs)
-        self._ready = True
+        # every observer waits (state.ready is False) until construction is done
+        self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
+        self._state.rows = np.arange(len(dataset), dtype=np.int64)
+        super().__init__(page_size=page_size, thumb_size=thumb_size, **self._described(), **kwargs)
+        self._state.ready = True
         self._refilter(send=False)  # each view asks for its first page when it renders
         self.on_msg(self._on_message)
 
-    def _open(self, dataset: CachedDataset) -> dict[str, Any]:
-        """Point the browser at a dataset; returns the synced state that describes it."""
-        self._ds = dataset
-        features = dataset.features
-        self._image_column = features.first_of(Image)
-        if self._image_column is None:
-            self._image_column = next(
-                (n for n, f in features.items() if isinstance(f, Array3D) and is_image_array_shape(f.shape)), None
-            )
-        label = features.first_of(ClassLabel)
-        self._text_columns = [
-            n for n, f in features.items() if isinstance(f, Value) and f.dtype in ("string", "large_string")
-        ]
-        self._base = dataset.base_rows()
-        self._labels: np.ndarray | None = None
-        self._shard_ids: np.ndarray | None = None
-        self._search_masks: dict[str, np.ndarray] = {}
-        self._value_columns: dict[str, Any] = {}
-        self._kinds = field_kinds(features)
-        self._rows = np.arange(len(dataset), dtype=np.int64)
-        self._positions: np.ndarray | None = None  # row -> place in self._rows, when sorted
-        self._anchor: int | None = None
-        self._shard_ids = dataset.shard_ids()
+    @property
+    def prefetch(self) -> bool:
+        """Whether the next page's thumbnails are made ahead, after each page is sent."""
+        return self._state.prefetch
+
+    @prefetch.setter
+    def prefetch(self, value: bool) -> None:
+        self._state.prefetch = bool(value)
+
+    def _described(self) -> dict[str, Any]:
+        """The synced state that describes the dataset browsed (set at start, and again after a save)."""
+        opened = self._state.opened
+        dataset = opened.ds
         shards = []
-        if len(self._base):
-            counts = np.bincount(self._shard_ids)
+        if len(opened.base):
+            shard_ids = opened.shard_ids
+            counts = np.bincount(shard_ids)
             first = np.full(len(counts), np.iinfo(np.int64).max, dtype=np.int64)
             last = np.full(len(counts), -1, dtype=np.int64)
-            np.minimum.at(first, self._shard_ids, self._base)
-            np.maximum.at(last, self._shard_ids, self._base)
+            np.minimum.at(first, shard_ids, opened.base)
+            np.maximum.at(last, shard_ids, opened.base)
             for shard in np.flatnonzero(counts).tolist():
                 entry: dict[str, Any] = {"index": shard, "rows": int(counts[shard])}
                 if last[shard] - first[shard] + 1 == counts[shard]:  # one run of rows: say which
                     entry.update(start=int(first[shard]), stop=int(last[shard]) + 1)
                 shards.append(entry)
+        label = opened.label_column
         return {
             "title": f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
             f"{format_size(dataset.nbytes)}",
-            "class_names": list(getattr(features[label], "names", None) or ()) if label else [],
-            "label_column": label or "",
+            "class_names": list(getattr(dataset.features[label], "names", None) or ()) if label else [],
+            "label_column": label,
             "shards": shards,
-            "columns": list(features),
-            "has_images": self._image_column is not None,
-            "has_text": bool(self._text_columns),
+            "columns": list(dataset.features),
+            "has_images": opened.image_column is not None,
+            "has_text": bool(opened.text_columns),
+            "searched": opened.searched,
             "fields": self._field_info(),
+            "subset": "",
         }
 
     # -- the dataset side ------------------------------------------------------
@@ -212,79 +190,61 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
     @property
     def dataset(self) -> CachedDataset:
         """The dataset (or view) being browsed."""
-        return self._ds
+        return self._state.opened.ds
 
     def selection(self) -> CachedDataset:
         """The selected rows as a view of the dataset (in the order they were selected)."""
-        return self._ds.take(list(self.selected))
+        return self.dataset.take(list(self.selected))
 
     def flagged_rows(self) -> CachedDataset:
         """The flagged rows as a view of the dataset."""
-        return self._ds.take(sorted(self.flagged))
-
-    def _label_array(self) -> np.ndarray:
-        if self._labels is None:
-            if not self.label_column:
-                self._labels = np.full(len(self._ds), -1, dtype=np.int64)
-            else:
-                column = self._ds.with_format("arrow").column(self.label_column)
-                self._labels = np.asarray(column.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-        return self._labels
-
-    def _shard_array(self) -> np.ndarray:
-        if self._shard_ids is None:
-            self._shard_ids = self._ds.shard_ids()
-        return self._shard_ids
-
-    def _search_mask(self, term: str) -> np.ndarray:
-        """Rows whose text fields contain ``term`` (case-insensitive), computed once per term."""
-        mask = self._search_masks.get(term)
-        if mask is None:
-            table = self._ds.to_arrow(columns=self._text_columns)
-            mask = np.zeros(len(self._ds), dtype=bool)
-            for name in self._text_columns:
-                hits = pc.match_substring(table.column(name), term, ignore_case=True).fill_null(False)
-                mask |= np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
-            if len(self._search_masks) > 16:
-                self._search_masks.clear()
-            self._search_masks[term] = mask
-        return mask
+        return self.dataset.take(sorted(self.flagged))
 
     @t.observe("shard", "label_filter", "search", "page_size", "field_filters", "sort_by", "sort_desc")
     def _filters_changed(self, change: Any) -> None:
-        if self._ready:
+        if self._state.ready:
             self._refilter()
 
     def _refilter(self, *, send: bool = True) -> None:
         """Compute once per filter the rows it keeps (Arrow/numpy over whole columns, never per page)."""
-        keep = np.ones(len(self._ds), dtype=bool)
+        state = self._state
+        opened = state.opened
+        size = len(opened.ds)
+        if state.subset is not None:
+            keep = np.zeros(size, dtype=bool)
+            keep[state.subset] = True
+        else:
+            keep = np.ones(size, dtype=bool)
         if self.shard >= 0:
-            keep &= self._shard_array() == self.shard
-        if self.search.strip() and self._text_columns:
-            keep &= self._search_mask(self.search.strip())
+            keep &= opened.shard_ids == self.shard
+        if self.search.strip():
+            keep &= opened.search_mask(self.search.strip())
         for spec in self.field_filters:
             column = str(spec.get("column", ""))
-            if column in self._kinds:
-                keep &= field_mask(self._value_column(column), spec)
+            if column in opened.kinds:
+                keep &= field_mask(opened.value_column(column), spec)
         if self.label_column:  # each chip counts its class under every other filter
-            labels = self._label_array()
+            labels = opened.label_array(self.label_column)
             classes = len(self.class_names)
             counted = labels[keep]
             self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
             if self.label_filter:
                 keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
-        rows = np.flatnonzero(keep)
-        if self.sort_by in self._kinds and len(rows):
-            values = self._value_column(self.sort_by).take(rows)
+        rows = state.subset[keep[state.subset]] if state.subset is not None else np.flatnonzero(keep)
+        if self.sort_by in opened.kinds and len(rows):
+            values = opened.value_column(self.sort_by).take(rows)
             rows = rows[sort_order(values, descending=self.sort_desc)]
-            self._positions = np.full(len(self._ds), -1, dtype=np.int64)
-            self._positions[rows] = np.arange(len(rows))
+        if (self.sort_by in opened.kinds and len(rows)) or state.subset is not None:  # not row order
+            state.positions = np.full(size, -1, dtype=np.int64)
+            state.positions[rows] = np.arange(len(rows))
         else:
-            self._positions = None
-        self._rows = rows
+            state.positions = None
+        state.rows = rows
         self.histograms = self._histograms(rows)
-        self.num_rows = len(self._rows)
+        self.num_rows = len(rows)
         self.num_pages = max(1, -(-self.num_rows // self.page_size))
+        if send:
+            self._push_detail_marks()
         if self.page != 0:
             self.page = 0  # the observer sends the page
         elif send:
@@ -296,26 +256,27 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
 
     @t.observe("page")
     def _page_changed(self, change: Any) -> None:
-        if self._ready:
+        if self._state.ready:
             self.send_page()
 
     def page_rows(self, page: int | None = None) -> np.ndarray:
         """Positions (in the dataset) of the rows on a page of the current filter."""
         page = self.page if page is None else page
-        return self._rows[page * self.page_size : (page + 1) * self.page_size]
+        return self._state.rows[page * self.page_size : (page + 1) * self.page_size]
 
-    # -- messages ---------------------------------------------------------------
+    # -- pages and details ---------------------------------------------------------
 
     def page_message(self, page: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
         """The page's content and thumbnail buffers: one message per page."""
+        opened = self._state.opened
         rows = self.page_rows(page)
-        keys = self._ds.take(rows).keys() if len(rows) else []
-        labels = self._label_array()[rows].tolist() if len(rows) else []
-        shard_ids = self._shard_array()[rows].tolist() if len(rows) else []
+        keys = opened.ds.take(rows).keys() if len(rows) else []
+        labels = opened.label_array(self.label_column)[rows].tolist() if len(rows) else []
+        shard_ids = opened.shard_ids[rows].tolist() if len(rows) else []
         buffers: list[bytes] = []
         cells: list[dict[str, Any]] = []
-        thumbs = self._thumbnails(rows) if self._image_column else [None] * len(rows)
-        fields = self._field_texts(rows) if not self._image_column else [None] * len(rows)
+        thumbs = self._thumbnails(rows) if opened.image_column else [None] * len(rows)
+        fields = self._field_texts(rows) if not opened.image_column else [None] * len(rows)
         for i, row in enumerate(rows.tolist()):
             cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
             thumb = thumbs[i]
@@ -333,6 +294,36 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "num_rows": self.num_rows,
             "cells": cells,
         }
+        if not self.num_rows:
+            content["empty"] = self.empty_reason()
+        return content, buffers
+
+    def empty_reason(self) -> str:
+        """Why no row is shown, in words: which filters keep nothing."""
+        opened = self._state.opened
+        if not len(opened.ds):
+            return f"{opened.ds.ref} has no rows"
+        parts = []
+        if self.subset:
+            parts.append(f"among {self.subset}")
+        if self.search.strip():
+            parts.append(f"search “{self.search.strip()}” (in {opened.searched})")
+        if self.shard >= 0:
+            parts.append(f"shard {self.shard}")
+        names = list(self.class_names)
+        if self.label_filter:
+            labels = [names[i] if 0 <= i < len(names) else str(i) for i in self.label_filter]
+            parts.append("label " + " or ".join(labels))
+        parts.extend(describe_filter(spec) for spec in self.field_filters)
+        return "no rows match: " + "; ".join(parts) if parts else "no rows"
+
+    def page_reply(self) -> tuple[dict[str, Any], list[bytes]]:
+        """The current page (or, for a version deleted since it was opened, ``gone``); then prefetch the next."""
+        gone = self._gone()
+        if gone is not None:
+            return gone, []
+        content, buffers = self.page_message()
+        self._prefetch_next()
         return content, buffers
 
     def send_page(self) -> None:
@@ -341,47 +332,47 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         A version deleted (by gc) since it was opened sends a ``gone`` message instead, and says so in
         the status line: the page would be blank, or stale thumbnails.
         """
-        if self._gone():
-            return
-        content, buffers = self.page_message()
+        content, buffers = self.page_reply()
         self.send(content, buffers)
-        self._prefetch_next()
 
     def _snapshot(self) -> tuple[Any, np.ndarray, int]:
         """What thumbnails are made from, taken together on the kernel's thread (save() swaps them)."""
-        return self._ds, self._base, self.thumb_size
+        return self._state.opened.ds, self._state.opened.base, self.thumb_size
 
     def _thumbnails(
         self, rows: np.ndarray, snapshot: tuple[Any, np.ndarray, int] | None = None
     ) -> list[tuple[bytes, str] | None]:
         ds, base, size = snapshot or self._snapshot()
-        pending = self._prefetched
+        pending = self._state.prefetched
         if snapshot is None and pending is not None and pending[0] == (ds.version, size, rows.tobytes()):
             pending[1].result()  # the prefetch is making exactly these: wait rather than decode twice
         keys = [(ds.version, int(base[r]), size) for r in rows.tolist()]
-        found = [self._cache.get(k) for k in keys]
+        cache = self._state.cache
+        found = [cache.get(k) for k in keys]
         missing = [i for i, item in enumerate(found) if item is None]
-        image_column = self._image_column if self._image_column in ds.features else None
+        image_column = self._state.opened.image_column
+        image_column = image_column if image_column in ds.features else None
         if missing and image_column is not None:
             column = ds.take(rows[missing]).to_arrow(columns=[image_column]).column(0).to_pylist()
             made = make_thumbnails(column, ds.features[image_column], size)
             for i, thumb in zip(missing, made, strict=True):
                 if thumb is not None:
-                    self._cache.put(keys[i], *thumb)
+                    cache.put(keys[i], *thumb)
                     found[i] = thumb
         return found
 
     def _prefetch_next(self) -> None:
         """Make the next page's thumbnails in the background, so "next" finds them ready."""
-        if not self.prefetch or self._image_column is None or self.page + 1 >= self.num_pages:
+        state = self._state
+        if not state.prefetch or state.opened.image_column is None or self.page + 1 >= self.num_pages:
             return
         rows = self.page_rows(self.page + 1)
         snapshot = self._snapshot()
         key = (snapshot[0].version, snapshot[2], rows.tobytes())
-        self._prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
+        state.prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
-        table = self._ds.take(rows).with_format("python")
+        table = self.dataset.take(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
 
     def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
@@ -389,16 +380,18 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
 
         ``full``: the image at its stored size (for "1:1"): as stored if browsers show its format.
         """
+        opened = self._state.opened
+        ds = opened.ds
         row = int(row)
-        if not 0 <= row < len(self._ds):
-            msg = f"row {row} is out of range for {len(self._ds)} rows"
+        if not 0 <= row < len(ds):
+            msg = f"row {row} is out of range for {len(ds)} rows"
             raise RowIndexError(msg)
-        view = self._ds.take([row])
+        view = ds.take([row])
         stored = view.with_format("python")[0]
-        shard, shard_row = self._ds.shard_of(row)
+        shard, shard_row = ds.shard_of(row)
         fields = []
         for name, value in stored.items():
-            feature = self._ds.features[name]
+            feature = ds.features[name]
             if isinstance(feature, Image):
                 shown = image_text(value)
             elif isinstance(feature, Array3D):
@@ -415,15 +408,15 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "key": _text(view.keys()[0], 200),
             "shard": shard,
             "shard_row": shard_row,
-            "base_row": int(self._base[row]),
-            "label": int(self._label_array()[row]),
+            "base_row": int(opened.base[row]),
+            "label": int(opened.label_array(self.label_column)[row]),
             "fields": fields,
-            "position": self._position_in_filter(row),
+            **self.detail_marks(row),
         }
-        if self._image_column is not None and stored.get(self._image_column) is not None:
-            value = stored[self._image_column]
+        if opened.image_column is not None and stored.get(opened.image_column) is not None:
+            value = stored[opened.image_column]
             content["full"] = full
-            content["image"] = image_info(value, self._ds.features[self._image_column])
+            content["image"] = image_info(value, ds.features[opened.image_column])
             try:
                 data, mime = self._detail_image(value, full=full)
             except ImageTooLargeError as exc:  # the fields still show; the status says why the image does not
@@ -434,7 +427,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         return content, buffers
 
     def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
-        feature = self._ds.features[self._image_column or ""]
+        feature = self.dataset.features[self._state.opened.image_column or ""]
         if isinstance(feature, Array3D):
             return encode_thumbnail(array_thumbnail(feature.decode_value(value), 512), quality=90)
         from PIL import Image as PILImage
@@ -451,78 +444,72 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             return bytes(value), kind.mime
         return encode_thumbnail(open_thumbnail(value, bound), quality=90)
 
+    def detail_marks(self, row: int) -> dict[str, Any]:
+        """What the detail pane says of ``row`` beside its stored fields: pending edits, place in the filter."""
+        row = int(row)
+        relabelled = self.pending_labels.get(str(row))
+        return {
+            "row": row,
+            "position": self._position_in_filter(row),
+            "shown": self.num_rows,
+            "pending_label": relabelled,
+            "dropped": row in set(self.dropped),
+        }
+
+    def _push_detail_marks(self) -> None:
+        """The open detail pane follows pending edits and filters (without sending its image again)."""
+        row = self._state.detail_row
+        if row is not None and self._state.ready and 0 <= row < len(self.dataset):
+            self.send({"type": "detail_marks", **self.detail_marks(row)})
+
+    def open_detail(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+        """The detail of ``row`` (what the page shows in its detail pane); the browser follows it from now on.
+
+        A version deleted since it was opened gives ``gone`` instead.
+        """
+        gone = self._gone()
+        if gone is not None:
+            return gone, []
+        reply = self.detail_message(row, full=full)
+        self._state.detail_row = int(row)
+        return reply
+
+    def close_detail(self) -> None:
+        """The page closed its detail pane: a save no longer refreshes it."""
+        self._state.detail_row = None
+
     def _refresh_detail(self, key: Any) -> None:
         """After the version changed: show the same key's row of the new version, or close the pane."""
-        if self._detail_row is None:
+        if self._state.detail_row is None:
             return
-        self._detail_row = None
-        if key is not None and len(self._ds):
-            keys = self._ds.arrow_column("__key__") if not self._ds.cache_meta.is_seed_v1 else None
+        self._state.detail_row = None
+        ds = self.dataset
+        if key is not None and len(ds):
+            keys = ds.arrow_column("__key__") if not ds.cache_meta.is_seed_v1 else None
             if keys is not None:
                 import pyarrow as pa
 
                 found = pc.index(keys, pa.scalar(key, type=keys.type)).as_py()
                 if found is not None and found >= 0:
-                    self._send_detail(int(found))
+                    self.send(*self.open_detail(int(found)))
                     return
-        self.send({"type": "detail_closed", "reason": f"key {_text(key, 60)} is not in {self._ds.ref}"})
+        self.send({"type": "detail_closed", "reason": f"key {_text(key, 60)} is not in {ds.ref}"})
 
-    def _gone(self) -> bool:
-        """Tell the page (and the status line) when this version was deleted since it was opened."""
-        reason = self._ds.deleted_reason()
+    def _gone(self) -> dict[str, Any] | None:
+        """The ``gone`` message (and the status line) when this version was deleted since it was opened."""
+        reason = self.dataset.deleted_reason()
         if reason is None:
-            return False
+            return None
         self.status = f"error: {reason}"
-        self.send({"type": "gone", "message": reason})
-        return True
+        return {"type": "gone", "message": reason}
 
-    def _send_detail(self, row: int, *, full: bool = False) -> None:
-        if self._gone():
+    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+        """A request from the page: run its command (see :mod:`._commands`) and send the reply."""
+        if not isinstance(content, dict) or content.get("kind") != REQUEST:
             return
-        reply, reply_buffers = self.detail_message(row, full=full)
-        self._detail_row = row
-        self.send(reply, reply_buffers)
-
-    def _on_message(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
-        kind = content.get("type")
-        try:
-            if kind == "refresh":
-                self.send_page()
-            elif kind == "detail":
-                row = int(content["row"])
-                if content.get("step"):
-                    row = self.neighbour(row, int(content["step"]))
-                self._send_detail(row, full=bool(content.get("full")))
-            elif kind == "detail_closed":
-                self._detail_row = None
-            elif kind == "where":
-                self.where(
-                    str(content["column"]),
-                    min=_number_or_none(content.get("min")),
-                    max=_number_or_none(content.get("max")),
-                    equals=content.get("equals") if content.get("equals") not in ("", None) else None,
-                    contains=content.get("contains") or None,
-                )
-            elif kind == "sort":
-                self.sort(str(content.get("column") or "") or None, descending=bool(content.get("descending")))
-            elif kind == "click":
-                self.click(int(content["row"]), shift=bool(content.get("shift")), toggle=bool(content.get("toggle")))
-            elif kind == "select_page":
-                self.select_page()
-            elif kind == "clear":
-                self.clear_selection()
-            elif kind == "flag":
-                self.flag_selection()
-            elif kind == "drop_flagged":
-                self.drop_flagged()
-            elif kind == "relabel":
-                self.relabel_selection(int(content["label"]))
-            elif kind == "discard":
-                self.discard()
-            elif kind == "save":
-                self.save(str(content.get("message") or "") or None)
-        except Exception as exc:  # noqa: BLE001 - report in the widget rather than lose it in the kernel log
-            self.status = f"error: {type(exc).__name__}: {exc}"
+        msg = content.get("msg")
+        response, reply_buffers = handle(self, str(content.get("name")), msg if isinstance(msg, dict) else {})
+        self.send({"kind": RESPONSE, "id": content.get("id"), "response": response}, reply_buffers)
 
     # -- display ----------------------------------------------------------------
 
@@ -534,8 +521,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         else:
             data, metadata = bundle or {}, {}
         data = dict(data)
-        data["text/html"] = self._ds._repr_html_()
+        data["text/html"] = self.dataset._repr_html_()
         return data, metadata
 
     def __repr__(self) -> str:
-        return f"ShardBrowser({self._ds!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"
+        return f"ShardBrowser({self.dataset!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"

@@ -180,21 +180,43 @@ def test_a_failed_build_closes_its_bar_with_the_failure(tmp_path: Path, capsys: 
     assert "\x1b[31m" in final or "red" in final or "failed" in final
 
 
-def test_a_failed_bar_in_a_notebook_turns_red_with_the_failure(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tqdm.auto
-    import tqdm.notebook
+def notebook_outputs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """What a notebook kernel would publish (display and update_display), from a real IPython shell."""
+    from IPython.core.interactiveshell import InteractiveShell
 
+    import stable_explore.display.progress as progress
+
+    shell = InteractiveShell.instance()
+    published: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    monkeypatch.setattr(shell.display_pub, "publish", lambda data, metadata=None, **kw: published.append((data, kw)))
+    monkeypatch.setattr(progress, "in_notebook", lambda: True)
+    return published
+
+
+def test_a_notebook_bar_is_html_that_outlives_its_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
     from stable_explore.display.progress import progress_bar
 
-    bars: list[Any] = []
+    published = notebook_outputs(monkeypatch)
+    with progress_bar("digits", None) as on_batch:
+        on_batch(1000, 2048)
+        on_batch(797, 4096)
+    assert published, "nothing was shown"
+    for data, _ in published:  # HTML and text, never an ipywidget's model
+        assert set(data) == {"text/html", "text/plain"}
+    ids = {kw["transient"]["display_id"] for _, kw in published}
+    assert len(ids) == 1  # one output, updated in place
+    final = published[-1][0]
+    assert "caching digits done: 1,797/1,797 rows" in final["text/plain"]  # the count, known once done
+    assert "4.0 KiB written" in final["text/plain"]
+    assert "data-done='true'" in final["text/html"]
+    assert "value='1797' max='1797'" in final["text/html"]
 
-    class Recorded(tqdm.notebook.tqdm):  # type: ignore[misc, name-defined]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            bars.append(self)
 
-    monkeypatch.setattr(tqdm.auto, "tqdm", Recorded)
-    error = se.errors.EncodingError("bad value")
+def test_a_failed_bar_in_a_notebook_turns_red_with_the_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.display.progress import progress_bar
+
+    published = notebook_outputs(monkeypatch)
+    error = se.errors.EncodingError("bad <value>")
     error.index = 1234
 
     def fail_after_one_batch() -> None:
@@ -204,10 +226,8 @@ def test_a_failed_bar_in_a_notebook_turns_red_with_the_failure(monkeypatch: pyte
 
     with pytest.raises(se.errors.EncodingError):
         fail_after_one_batch()
-    (bar,) = bars
-    title, _, text = (getattr(w, "value", "") for w in bar.container.children)
-    assert bar.container.children[1].bar_style == "danger"
-    assert "failed" in title.replace("\u2007", " ")
-    shown = text.replace("\u2007", " ")  # tqdm's notebook bar spaces with figure spaces
-    assert "1000/?" in shown
+    final = published[-1][0]
+    assert "var(--jp-error-color1" in final["text/html"]
+    shown = final["text/plain"]
+    assert shown.startswith("caching digits: failed: 1,000/?")
     assert "EncodingError at row 1,234 (1,000 rows written before)" in shown

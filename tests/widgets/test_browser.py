@@ -12,6 +12,7 @@ from PIL import Image as PILImage
 import stable_explore as se
 from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
 from tests.conftest import NAMES
+from tests.widgets.commands import invoke
 
 pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
 
@@ -110,13 +111,13 @@ def test_shift_click_ranges_follow_the_filter_order(pets: CachedDataset) -> None
 
 def test_messages_from_the_page_drive_the_same_logic(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
-    browser._on_message(browser, {"type": "click", "row": 4}, [])
-    browser._on_message(browser, {"type": "click", "row": 6, "shift": True}, [])
-    browser._on_message(browser, {"type": "flag"}, [])
+    invoke(browser, "click", {"row": 4})
+    invoke(browser, "click", {"row": 6, "shift": True})
+    invoke(browser, "flag")
     assert browser.flagged == [4, 5, 6]
-    browser._on_message(browser, {"type": "clear"}, [])
+    invoke(browser, "clear")
     assert browser.selected == []
-    browser._on_message(browser, {"type": "detail", "row": 10**9}, [])
+    invoke(browser, "detail", {"row": 10**9})
     assert "out of range" in browser.status
 
 
@@ -205,9 +206,10 @@ def test_drop_flagged_relabel_selection_and_save(pets: CachedDataset) -> None:
     assert browser.flagged == []
     assert browser.dropped == [3, 4, 5]
     browser.click(10)
-    browser.click(11, toggle=True)
+    browser.click(11, toggle=True)  # row 11 is a bird already: no edit for it
+    browser.click(12, toggle=True)
     browser.relabel_selection("bird")
-    assert browser.pending_labels == {"10": 2, "11": 2}
+    assert browser.pending_labels == {"10": 2, "12": 2}
     assert browser.pending == "drop 3, relabel 2"
     assert browser.draft is not None
     assert browser.draft.pending_edits.dropped == {3, 4, 5}
@@ -228,15 +230,15 @@ def test_drop_flagged_relabel_selection_and_save(pets: CachedDataset) -> None:
 
 def test_edit_messages_from_the_page(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
-    browser._on_message(browser, {"type": "drop_flagged"}, [])
+    invoke(browser, "drop_flagged")
     assert browser.status == "nothing flagged to drop"
-    browser._on_message(browser, {"type": "click", "row": 7}, [])
-    browser._on_message(browser, {"type": "relabel", "label": 0}, [])
+    invoke(browser, "click", {"row": 7})
+    invoke(browser, "relabel", {"label": 0})
     assert browser.pending_labels == {"7": 0}
-    browser._on_message(browser, {"type": "discard"}, [])
+    invoke(browser, "discard")
     assert browser.pending == ""
-    browser._on_message(browser, {"type": "relabel", "label": 2}, [])
-    browser._on_message(browser, {"type": "save", "message": "from the page"}, [])
+    invoke(browser, "relabel", {"label": 2})
+    invoke(browser, "save", {"message": "from the page"})
     assert browser.dataset.metadata["message"] == "from the page"
 
 
@@ -244,8 +246,8 @@ def test_the_next_page_is_prefetched_after_a_page_is_sent(pets: CachedDataset) -
     cache = ThumbnailCache()
     browser = ShardBrowser(pets, page_size=24, cache=cache)
     browser.send_page()
-    assert browser._prefetched is not None
-    browser._prefetched[1].result(timeout=30)
+    assert browser._state.prefetched is not None
+    browser._state.prefetched[1].result(timeout=30)
     misses = cache.misses
     browser.page = 1  # sends page 1: every thumbnail is already made
     assert cache.misses == misses
@@ -296,3 +298,49 @@ def test_a_version_with_computed_columns_browses_shows_them_and_saves(pets: Cach
     assert saved[2]["label"] == 0
     assert saved[2]["score"] == 1.0
     assert se.verify(saved).num_rows == 300
+
+
+def test_show_rows_shows_exactly_those_rows_in_the_order_given(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    browser.label_filter = [1]
+    browser.where("score", min=100)
+    browser.show_rows([250, 3, 3, 17], "near duplicates of row 3")
+    assert browser.page_rows().tolist() == [250, 3, 17]  # every other filter cleared; each row once
+    assert browser.subset == "near duplicates of row 3"
+    assert browser.filter["subset"] == "near duplicates of row 3"
+    assert browser.label_counts == [1, 1, 1]  # the chips count the rows shown
+    assert browser.neighbour(3, 1) == 17  # the detail pane steps in the order shown
+    browser.click(250)
+    browser.click(17, shift=True)
+    assert browser.selected == [250, 3, 17]
+    browser.label_filter = [2]  # a filter chosen afterwards narrows the subset
+    assert browser.page_rows().tolist() == [17]
+    browser.sort("score", descending=True)
+    browser.label_filter = []
+    assert browser.page_rows().tolist() == [250, 17, 3]
+    invoke(browser, "show_all")  # the status line's "show all"
+    assert browser.subset == ""
+    assert browser.num_rows == 300
+    with pytest.raises(se.errors.RowIndexError, match="row 300 is out of range for 300 rows"):
+        browser.show_rows([1, 300])
+    assert browser.num_rows == 300
+
+
+def test_each_request_gets_one_reply_with_its_id_and_buffers(pets: CachedDataset) -> None:
+    from stable_explore.widgets._commands import COMMANDS
+
+    browser = pets.browse(page_size=24)
+    assert {"refresh", "detail", "where", "sort", "click", "flag", "save", "show_all"} <= set(COMMANDS)
+    page, buffers = invoke(browser, "refresh")  # the page a view asks for when drawn, thumbnails as buffers
+    assert page["type"] == "page"
+    assert len(page["cells"]) == len(buffers) == 24
+    detail, buffers = invoke(browser, "detail", {"row": 5, "step": 1})
+    assert (detail["type"], detail["row"], len(buffers)) == ("detail", 6, 1)
+    assert invoke(browser, "flag") == ({"type": "ok"}, [])
+    reply, _ = invoke(browser, "no-such-command")
+    assert reply["type"] == "error"
+    assert "unknown command 'no-such-command'" in reply["message"]
+    assert browser.status == reply["message"]
+    reply, _ = invoke(browser, "click", {})  # a request without its row: the error names the field
+    assert reply["message"] == "error: KeyError: 'row'"
+    browser._on_message(browser, {"type": "flag"}, [])  # not a command: ignored

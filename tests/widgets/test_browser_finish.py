@@ -16,6 +16,7 @@ from stable_explore import CachedDataset, Features
 pytest.importorskip("anywidget", reason="the lab extra is part of the test extras")
 
 from tests.conftest import pet_rows
+from tests.widgets.commands import invoke
 
 
 @pytest.fixture
@@ -26,11 +27,16 @@ def pets(tmp_path: Path, pet_features: Features, jpegs: list[bytes]) -> CachedDa
 
 
 class Sent:
-    """Records what the browser sends to the page."""
+    """Records what the browser sends to the page: what it pushes, and the responses of its replies."""
 
     def __init__(self, browser: Any) -> None:
         self.messages: list[tuple[dict[str, Any], list[bytes]]] = []
-        browser.send = lambda content, buffers=None: self.messages.append((content, list(buffers or [])))
+        browser.send = self.record
+
+    def record(self, content: dict[str, Any], buffers: Any = None) -> None:
+        if content.get("kind") == "anywidget-command-response":
+            content = content["response"]
+        self.messages.append((content, list(buffers or [])))
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [m for m, _ in self.messages if m.get("type") == kind]
@@ -41,8 +47,9 @@ class Sent:
 
 def test_fields_list_number_and_string_columns_with_their_ranges(pets: CachedDataset) -> None:
     browser = pets.browse()
+    edges = [149.5 * i / 16 for i in range(17)]
     assert browser.fields == [
-        {"name": "score", "kind": "number", "min": 0.0, "max": 149.5},
+        {"name": "score", "kind": "number", "min": 0.0, "max": 149.5, "edges": edges},
         {"name": "name", "kind": "string"},
     ]
     assert set(browser.histograms) == {"score"}
@@ -71,6 +78,7 @@ def test_numeric_range_string_equals_and_contains(pets: CachedDataset) -> None:
         "search": None,
         "fields": [{"column": "score", "min": 10.0, "max": 20.0}],
         "sort": None,
+        "subset": None,
         "rows": 7,
     }
     browser.clear_filters()
@@ -109,16 +117,16 @@ def test_sort_by_any_field_and_selection_follows_the_order_shown(pets: CachedDat
 def test_filter_and_sort_messages_from_the_page(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "where", "column": "score", "min": 100, "max": None}, [])
+    invoke(browser, "where", {"column": "score", "min": 100, "max": None})
     assert browser.num_rows == 100
     assert sent.of("page")[-1]["num_rows"] == 100
-    browser._on_message(browser, {"type": "where", "column": "name", "contains": "n29"}, [])
+    invoke(browser, "where", {"column": "name", "contains": "n29"})
     assert browser.view.base_rows().tolist() == [290, 291, 292, 293, 294, 295, 296, 297, 298, 299]
-    browser._on_message(browser, {"type": "sort", "column": "score", "descending": True}, [])
+    invoke(browser, "sort", {"column": "score", "descending": True})
     assert browser.page_rows().tolist()[0] == 299
-    browser._on_message(browser, {"type": "where", "column": "score", "min": "x"}, [])
+    invoke(browser, "where", {"column": "score", "min": "x"})
     assert browser.status.startswith("error: ValueError")
-    browser._on_message(browser, {"type": "where", "column": "nope", "min": 1}, [])
+    invoke(browser, "where", {"column": "nope", "min": 1})
     assert "ColumnNotFoundError" in browser.status
 
 
@@ -148,7 +156,7 @@ def test_detail_of_a_large_png_says_its_stored_size(tmp_path: Path) -> None:
     assert content["full"] is True
     assert buffers[0] == buffer.getvalue()  # a PNG is sent as stored
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 0, "full": True}, [])
+    invoke(browser, "detail", {"row": 0, "full": True})
     assert sent.messages[-1][0]["full"] is True
 
 
@@ -158,7 +166,7 @@ def test_detail_of_a_large_png_says_its_stored_size(tmp_path: Path) -> None:
 def test_save_refreshes_the_open_detail_to_the_same_key_in_the_new_version(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 10}, [])
+    invoke(browser, "detail", {"row": 10})
     assert sent.of("detail")[-1]["key"] == "pet-00010"
     browser.click(3)
     browser.flag_selection()
@@ -176,7 +184,7 @@ def test_save_refreshes_the_open_detail_to_the_same_key_in_the_new_version(pets:
 def test_save_closes_the_detail_of_a_dropped_row(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 7}, [])
+    invoke(browser, "detail", {"row": 7})
     browser.click(7)
     browser.flag_selection()
     browser.drop_flagged()
@@ -189,8 +197,8 @@ def test_save_closes_the_detail_of_a_dropped_row(pets: CachedDataset) -> None:
 def test_a_closed_detail_is_not_reopened_by_a_save(pets: CachedDataset) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "detail", "row": 7}, [])
-    browser._on_message(browser, {"type": "detail_closed"}, [])
+    invoke(browser, "detail", {"row": 7})
+    invoke(browser, "detail_closed")
     browser.click(1)
     browser.relabel_selection("bird")
     browser.save()
@@ -231,14 +239,14 @@ def test_display_is_a_static_snapshot_then_the_widget(pets: CachedDataset) -> No
 def test_a_version_gc_deleted_is_named_instead_of_paged(pets: CachedDataset, tmp_path: Path) -> None:
     browser = pets.browse(page_size=24)
     sent = Sent(browser)
-    browser._on_message(browser, {"type": "refresh"}, [])
+    invoke(browser, "refresh")
     assert len(sent.of("page")) == 1
     newer = pets.drop([0]).save(message="newer", progress=False)  # latest moves: the opened one is untagged
     assert se.gc("pets", keep=0, home=tmp_path).removed == [f"pets@{pets.version}"]
     assert pets.deleted_reason() is not None
     assert newer.deleted_reason() is None
-    for message in ({"type": "refresh"}, {"type": "detail", "row": 3}):
-        browser._on_message(browser, message, [])
+    for name, message in (("refresh", {}), ("detail", {"row": 3})):
+        assert invoke(browser, name, message)[0]["type"] == "gone"
     browser.page = 2  # the pager, as the page's "next" sets it
     assert len(sent.of("page")) == 1, "a page of a deleted version was sent"
     assert sent.of("detail") == []
@@ -248,3 +256,87 @@ def test_a_version_gc_deleted_is_named_instead_of_paged(pets: CachedDataset, tmp
     assert "garbage-collected by gc" in gone[0]["message"]
     assert "load the dataset again" in gone[0]["message"]
     assert browser.status == f"error: {gone[0]['message']}"
+
+
+# -- issue 27: search, histograms, status, detail marks (kernel side) -----------------------------------
+
+
+def test_search_covers_keys_and_string_columns_and_an_empty_result_says_why(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    assert browser.searched == "keys, name"
+    browser.search = "pet-0029"  # only keys hold this
+    assert browser.view.base_rows().tolist() == list(range(290, 300))
+    browser.search = "zebra"
+    assert browser.num_rows == 0
+    content, _ = browser.page_message()
+    assert content["empty"] == "no rows match: search “zebra” (in keys, name)"
+    browser.search = ""
+    browser.label_filter = [1]
+    browser.where("score", min=1000)
+    assert browser.page_message()[0]["empty"] == "no rows match: label dog; score ≥ 1000"
+
+
+def test_search_on_keys_of_a_dataset_without_string_columns(tmp_path: Path) -> None:
+    features = se.Features(label=se.ClassLabel(names=["a", "b"]))
+    ds = se.build(((f"k{i}", {"label": i % 2}) for i in range(30)), features, name="nostr", home=tmp_path,
+                  progress=False)  # fmt: skip
+    browser = ds.browse(page_size=24)
+    assert browser.searched == "keys"
+    browser.search = "K2"
+    assert browser.page_rows().tolist() == [2, *range(20, 30)]
+
+
+def test_histogram_counts_are_the_rows_a_click_on_the_bar_keeps(tmp_path: Path) -> None:
+    # values on the bins' edges, between them, the minimum and the maximum: each counted once, where a click keeps it
+    values = [0.0, 1.0, 2.0, 2.5, 3.0, 4.0, 5.5, 6.0, 7.999, 8.0, 8.0, *[i / 7 for i in range(57)]]
+    ds = se.build([{"x": v} for v in values], se.Features(x=se.Value("float32")), name="h", home=tmp_path,
+                  progress=False)  # fmt: skip
+    browser = ds.browse(page_size=24)
+    counts = browser.histograms["x"]
+    assert sum(counts) == len(values)
+    for index, count in enumerate(counts):
+        invoke(browser, "where_bin", {"column": "x", "bin": index})
+        assert browser.num_rows == count, f"bin {index}"
+        spec = browser.field_filters[0]
+        assert ("below" in spec) == (index < len(counts) - 1)  # half-open, the last closed
+    browser.clear_filters()
+    reply, _ = invoke(browser, "where_bin", {"column": "x", "bin": 16})
+    assert "bins 0 to 15, not 16" in reply["message"]
+
+
+def test_the_status_after_a_save_is_one_short_line_that_clears_on_the_next_action(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    invoke(browser, "click", {"row": 3})
+    invoke(browser, "flag")
+    invoke(browser, "drop_flagged")
+    invoke(browser, "save", {"message": "drop one"})
+    assert browser.status == f"saved {browser.dataset.ref}: 299 rows (drop 1)"
+    invoke(browser, "refresh")  # not an action of the user's
+    assert browser.status.startswith("saved")
+    invoke(browser, "click", {"row": 5})
+    assert browser.status == ""
+    browser.click(5)
+    browser.relabel_selection(browser.dataset[5]["label"])  # to the class it has: nothing changes
+    browser.save()
+    assert browser.status.startswith("nothing to save: the edits change no row of")
+
+
+def test_the_open_detail_follows_pending_edits_and_filters(pets: CachedDataset) -> None:
+    browser = pets.browse(page_size=24)
+    sent = Sent(browser)
+    detail, _ = invoke(browser, "detail", {"row": 4})
+    assert (detail["pending_label"], detail["dropped"], detail["position"], detail["shown"]) == (None, False, 4, 300)
+    browser.click(4)
+    browser.relabel_selection("bird")
+    marks = sent.of("detail_marks")[-1]
+    assert (marks["row"], marks["pending_label"]) == (4, 2)
+    browser.flag_selection()
+    browser.drop_flagged()
+    assert sent.of("detail_marks")[-1]["dropped"] is True
+    browser.label_filter = [0]  # row 4 is a dog: not among the rows shown
+    marks = sent.of("detail_marks")[-1]
+    assert (marks["position"], marks["shown"]) == (-1, 100)
+    invoke(browser, "detail_closed")
+    count = len(sent.of("detail_marks"))
+    browser.label_filter = []
+    assert len(sent.of("detail_marks")) == count  # a closed pane is left alone

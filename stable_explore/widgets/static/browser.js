@@ -26,10 +26,50 @@ function toDataUrl(view, mime) {
   return `data:${mime};base64,${encoded}`;
 }
 
+function hslToRgb(hue, saturation, lightness) {
+  const a = saturation * Math.min(lightness, 1 - lightness);
+  const f = (n) => {
+    const k = (n + hue / 30) % 12;
+    return lightness - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+function luminance([r, g, b]) {
+  const channel = (c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+}
+
+function rgbText(rgb) {
+  return `rgb(${rgb.map((c) => Math.round(c * 255)).join(", ")})`;
+}
+
+const colourCache = new Map();
+
+function classColours(index) {
+  // golden-angle hues: neighbouring classes get distant colours. The badge is dark enough for white
+  // text at 4.5:1 (WCAG AA) whatever the hue; the dot on a dark theme is a light shade of the same hue.
+  if (!colourCache.has(index)) {
+    const hue = (index * 137.508) % 360;
+    let lightness = 0.4;
+    let rgb = hslToRgb(hue, 0.62, lightness);
+    while (luminance(rgb) > 0.16 && lightness > 0.05) {  // (1 + 0.05) / (0.16 + 0.05) = 5.0:1 with white
+      lightness -= 0.01;
+      rgb = hslToRgb(hue, 0.62, lightness);
+    }
+    let light = 0.6;
+    let lightRgb = hslToRgb(hue, 0.7, light);
+    while (luminance(lightRgb) < 0.3 && light < 0.95) {  // >= 5:1 against a near-black background
+      light += 0.01;
+      lightRgb = hslToRgb(hue, 0.7, light);
+    }
+    colourCache.set(index, { badge: rgbText(rgb), light: rgbText(lightRgb) });
+  }
+  return colourCache.get(index);
+}
+
 function labelColour(index) {
-  // golden-angle hues: neighbouring classes get distant colours; dark enough for white text
-  const hue = (index * 137.508) % 360;
-  return `hsl(${hue.toFixed(1)}, 62%, 36%)`;
+  return classColours(index).badge;
 }
 
 function render({ model, el }) {
@@ -49,8 +89,8 @@ function render({ model, el }) {
   const prev = h("button", { "data-testid": "se-prev", title: "previous page (PageUp)", text: "‹ prev" });
   const next = h("button", { "data-testid": "se-next", title: "next page (PageDown)", text: "next ›" });
   const pageText = h("span", { "data-testid": "se-page", class: "se-page" });
-  const jump = h("input", { type: "number", min: "1", class: "se-jump", title: "go to page", placeholder: "go to" });
-  const search = h("input", { type: "search", class: "se-search", placeholder: "search text…", title: "search string fields" });
+  const jump = h("input", { type: "number", min: "1", class: "se-jump", "data-testid": "se-jump", title: "go to page (Enter)", placeholder: "go to" });
+  const search = h("input", { type: "search", class: "se-search", "data-testid": "se-search" });
   const selectPage = h("button", { "data-testid": "se-select-page", title: "select every row of this page", text: "select page" });
   const flag = h("button", { "data-testid": "se-flag", title: "flag the selection (x)", text: "flag (x)" });
   const clear = h("button", { "data-testid": "se-clear", title: "clear the selection (Esc)", text: "clear" });
@@ -82,7 +122,11 @@ function render({ model, el }) {
   ]);
   const labelBar = h("div", { class: "se-labels", "data-testid": "se-filter-label" });
   const status = h("span", { class: "se-status-text", "data-testid": "se-status" });
-  const statusRow = h("div", { class: "se-status" }, [status, pendingText]);
+  const deadNote = h("div", { class: "se-dead-note", "data-testid": "se-dead", role: "alert", hidden: "" });
+  const subsetText = h("span", { class: "se-subset-title", "data-testid": "se-subset-title" });
+  const subsetClear = h("button", { class: "se-x", "data-testid": "se-subset-clear", title: "show every row again", text: "show all ×" });
+  const subsetChip = h("span", { class: "se-chip se-on se-subset", "data-testid": "se-subset", hidden: "" }, [subsetText, subsetClear]);
+  const statusRow = h("div", { class: "se-status" }, [subsetChip, status, pendingText]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
@@ -91,8 +135,48 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
+  root.append(title, deadNote, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
+
+  // requests to the kernel: one command each, answered by a reply with the same id (anywidget's form)
+  const waiting = new Map();
+  const viewId = Math.random().toString(36).slice(2);
+  let nextId = 0;
+  let dead = false;  // the kernel restarted: nothing is sent, every control is disabled
+  function command(name, msg = {}) {
+    const id = `${viewId}-${++nextId}`;
+    if (dead) return new Promise(() => undefined);
+    return new Promise((resolve) => {
+      waiting.set(id, resolve);
+      model.send({ kind: "anywidget-command", id, name, msg });
+    });
+  }
+
+  function setModel(name, value) {
+    if (dead) return;
+    model.set(name, value);
+    model.save_changes();
+  }
+
+  function markDead(text) {
+    // the browser's model lived in the kernel that is gone: say so, and stop looking alive
+    if (dead) return;
+    dead = true;
+    for (const [, resolve] of waiting) resolve({ response: { type: "dead" }, buffers: [] });
+    waiting.clear();
+    root.classList.add("se-dead");
+    deadNote.textContent = text;
+    deadNote.hidden = false;
+    for (const control of root.querySelectorAll("button, input, select")) control.disabled = true;
+  }
+
+  const kernel = model.widget_manager && model.widget_manager.kernel;
+  function onKernelStatus(_, state) {
+    if (state === "restarting" || state === "autorestarting" || state === "dead") {
+      markDead("the kernel restarted: run the cell again to browse");
+    }
+  }
+  if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
 
   let cells = [];
   let cursor = -1;
@@ -143,11 +227,12 @@ function render({ model, el }) {
     labelBar.replaceChildren();
     if (!names.length) return;
     const all = h("button", { class: "se-chip" + (active.size ? "" : " se-on"), "data-class": "all", text: "all labels" });
-    all.addEventListener("click", () => { model.set("label_filter", []); model.save_changes(); });
+    all.addEventListener("click", () => setModel("label_filter", []));
     labelBar.append(all);
     names.forEach((name, index) => {
       const chip = h("button", { class: "se-chip" + (active.has(index) ? " se-on" : ""), "data-class": String(index) });
       chip.style.setProperty("--se-colour", labelColour(index));
+      chip.style.setProperty("--se-colour-light", classColours(index).light);
       chip.append(h("span", { class: "se-dot" }), h("span", { class: "se-chip-name", text: name }),
         h("span", { class: "se-count", text: (counts[index] ?? 0).toLocaleString() }));
       chip.addEventListener("click", (event) => {
@@ -160,8 +245,7 @@ function render({ model, el }) {
           chosen.clear();
           chosen.add(index);
         }
-        model.set("label_filter", [...chosen].sort((a, b) => a - b));
-        model.save_changes();
+        setModel("label_filter", [...chosen].sort((a, b) => a - b));
       });
       labelBar.append(chip);
     });
@@ -182,6 +266,19 @@ function render({ model, el }) {
       fieldMin.placeholder = `min ${Number(entry.min.toPrecision(4))}`;
       fieldMax.placeholder = `max ${Number(entry.max.toPrecision(4))}`;
     }
+    for (const input of [fieldMin, fieldMax]) fitPlaceholder(input);
+  }
+
+  const measure = document.createElement("canvas").getContext("2d");
+  function fitPlaceholder(input) {
+    // wide enough for its placeholder ("min 149.5"), plus padding and the number spinner
+    if (!input.isConnected || !measure) return;
+    const style = getComputedStyle(input);
+    measure.font = `${style.fontSize} ${style.fontFamily}`;
+    const text = measure.measureText(input.placeholder).width;
+    const extra = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) + parseFloat(style.borderLeftWidth) +
+      parseFloat(style.borderRightWidth) + 22;
+    input.style.width = `${Math.ceil(Math.max(text + extra, 60))}px`;
   }
 
   function drawFields() {
@@ -203,7 +300,10 @@ function render({ model, el }) {
 
   function describeFilter(spec) {
     const parts = [];
-    if (spec.min !== undefined && spec.max !== undefined) parts.push(`${spec.min} – ${spec.max}`);
+    const number = (value) => Number(value.toPrecision(4));
+    if (spec.min !== undefined && spec.below !== undefined) parts.push(`${number(spec.min)} – <${number(spec.below)}`);
+    else if (spec.below !== undefined) parts.push(`< ${number(spec.below)}`);
+    else if (spec.min !== undefined && spec.max !== undefined) parts.push(`${spec.min} – ${spec.max}`);
     else if (spec.min !== undefined) parts.push(`≥ ${spec.min}`);
     else if (spec.max !== undefined) parts.push(`≤ ${spec.max}`);
     if (spec.equals !== undefined) parts.push(`= ${spec.equals}`);
@@ -215,7 +315,7 @@ function render({ model, el }) {
     fieldChips.hidden = !(model.get("field_filters") || []).length;
     fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
       const remove = h("button", { class: "se-x", title: "remove this filter", text: "×" });
-      remove.addEventListener("click", () => model.send({ type: "where", column: spec.column }));
+      remove.addEventListener("click", () => command("where", { column: spec.column }));
       return h("span", { class: "se-chip se-on se-field-chip", "data-column": spec.column }, [
         h("span", { text: describeFilter(spec) }), remove,
       ]);
@@ -229,15 +329,20 @@ function render({ model, el }) {
     hists.replaceChildren(...fields.map((f) => {
       const counts = histograms[f.name];
       const peak = Math.max(1, ...counts);
-      const width = (f.max - f.min) / counts.length || 1;
+      const edges = f.edges || [];
       const bars = h("div", { class: "se-hist-bars" });
       counts.forEach((count, i) => {
-        const lo = f.min + i * width;
-        const hi = i === counts.length - 1 ? f.max : lo + width;
-        const bar = h("div", { class: "se-hist-bar", title: `${f.name} ${Number(lo.toPrecision(4))} – ${Number(hi.toPrecision(4))}: ${count.toLocaleString()} rows (click to filter)` });
+        // bins are half-open, [edge, next edge), the last closed: a click keeps exactly the rows counted
+        const last = i === counts.length - 1;
+        const lo = Number((edges[i] ?? f.min).toPrecision(4));
+        const hi = Number((edges[i + 1] ?? f.max).toPrecision(4));
+        const range = last ? `${lo} – ${hi}` : `${lo} – <${hi}`;
+        const bar = h("div", { class: "se-hist-bar" });
         bar.style.height = `${count ? Math.max(2, Math.round((20 * count) / peak)) : 0}px`;
-        bar.addEventListener("click", () => model.send({ type: "where", column: f.name, min: lo, max: hi }));
-        bars.append(h("div", { class: "se-hist-slot" }, [bar]));
+        const slot = h("div", { class: "se-hist-slot", "data-testid": "se-hist-slot", "data-bin": String(i), "data-count": String(count),
+          title: `${f.name} ${range}: ${count.toLocaleString()} rows (click to filter)` }, [bar]);
+        slot.addEventListener("click", () => command("where_bin", { column: f.name, bin: i }));
+        bars.append(slot);
       });
       return h("div", { class: "se-hist", "data-testid": "se-histogram", "data-column": f.name }, [
         h("div", { class: "se-hist-name", text: f.name }), bars,
@@ -256,12 +361,37 @@ function render({ model, el }) {
     pageSizeSelect.value = String(model.get("page_size"));
   }
 
+  let statusTimer = null;
+  let statusShown = "";
+  function onStatus() {
+    // what an action said stays a while (an error until the next action), then the line is the counts again
+    clearTimeout(statusTimer);
+    statusShown = model.get("status");
+    if (statusShown && !statusShown.startsWith("error")) {
+      statusTimer = setTimeout(() => { statusShown = ""; drawStatus(); }, 10000);
+    }
+    drawStatus();
+  }
+
   function drawStatus() {
     const selected = model.get("selected").length;
     const flagged = model.get("flagged").length;
-    const message = model.get("status");
+    const message = statusShown === model.get("status") ? statusShown : "";
     status.textContent = `${model.get("num_rows").toLocaleString()} rows · ${selected} selected · ${flagged} flagged` +
       (message ? ` · ${message}` : "");
+    status.title = model.get("status") || "";
+  }
+
+  function drawSearchHint() {
+    const searched = model.get("searched") || "keys";
+    search.placeholder = `search ${searched}…`;
+    search.title = `rows whose ${searched} contain this text (case-insensitive)`;
+  }
+
+  function drawSubset() {
+    const title = model.get("subset");
+    subsetChip.hidden = !title;
+    subsetText.textContent = title ? `showing ${title}` : "";
   }
 
   function drawMarks() {
@@ -347,7 +477,7 @@ function render({ model, el }) {
         // a click selects; the detail opens on double-click or Enter, so selecting keeps the grid's width
         const shift = event.shiftKey;
         const toggle = event.ctrlKey || event.metaKey;
-        model.send({ type: "click", row: item.row, shift, toggle });
+        command("click", { row: item.row, shift, toggle });
         setCursor(cells.indexOf(cell), false);
         if (detailRow !== null && !shift && !toggle) requestDetail(item.row, 0);  // an open pane follows
         root.focus({ preventScroll: true });
@@ -355,20 +485,24 @@ function render({ model, el }) {
       cell.addEventListener("dblclick", () => requestDetail(item.row, 0));
       return cell;
     });
-    grid.replaceChildren(...cells);
+    if (!cells.length) {
+      grid.replaceChildren(h("div", { class: "se-empty", "data-testid": "se-empty", text: msg.empty || "no rows" }));
+    } else {
+      grid.replaceChildren(...cells);
+    }
     grid.dataset.page = String(msg.page);
     grid.dataset.ready = "";
     Promise.all(pending).then(() => {
       if (grid.dataset.page === String(msg.page)) grid.dataset.ready = `page-${msg.page}`;
     });
-    if (cursor >= cells.length) cursor = cells.length - 1;
+    if (cursor >= 0) setCursor(Math.min(cursor, cells.length - 1), false);  // the cursor stays where it was
     drawMarks();
     drawPager();
   }
 
   function requestDetail(row, step) {
     // at 1:1 the image comes at its stored size; otherwise bounded to 1024 px
-    model.send({ type: "detail", row, step, full: zoom === "1:1" });
+    command("detail", { row, step, full: zoom === "1:1" }).then(({ response, buffers }) => onPush(response, buffers));
   }
 
   function drawDetail(msg, buffers) {
@@ -424,7 +558,8 @@ function render({ model, el }) {
       describe();
       children.push(frame, info);
     }
-    children.push(labelBadge(msg.label));
+    children.push(h("div", { class: "se-detail-labels" }, [labelBadge(msg.label), detailMarks]));
+    drawDetailMarks(msg);
     const table = h("table", { class: "se-fields" });
     for (const [name, value] of msg.fields) table.append(h("tr", {}, [h("th", { text: name }), h("td", { text: value })]));
     children.push(table);
@@ -433,44 +568,65 @@ function render({ model, el }) {
     detail.dataset.row = String(msg.row);
   }
 
+  const detailMarks = h("span", { class: "se-detail-marks", "data-testid": "se-detail-marks" });
+  function drawDetailMarks(msg) {
+    // what is pending for this row, and where it stands among the rows the filters keep
+    if (msg.row !== detailRow) return;
+    const names = classNames();
+    const parts = [];
+    if (msg.pending_label !== null && msg.pending_label !== undefined) parts.push(`pending relabel → ${names[msg.pending_label] ?? msg.pending_label}`);
+    if (msg.dropped) parts.push("pending drop");
+    parts.push(msg.position >= 0 ? `${(msg.position + 1).toLocaleString()} of ${msg.shown.toLocaleString()} shown`
+      : `not among the ${msg.shown.toLocaleString()} rows the filters keep`);
+    detailMarks.textContent = parts.join(" · ");
+    detail.classList.toggle("se-detail-dropped", Boolean(msg.dropped));
+    detail.classList.toggle("se-detail-outside", msg.position < 0);
+  }
+
   function closeDetail() {
     const wasOpen = detailRow !== null;
     detail.hidden = true;
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
-    if (wasOpen) model.send({ type: "detail_closed" });
+    if (wasOpen) command("detail_closed");
   }
 
   function goPage(page) {
     const pages = model.get("num_pages");
     const target = Math.max(0, Math.min(pages - 1, page));
-    if (target !== model.get("page")) {
-      model.set("page", target);
-      model.save_changes();
-    }
+    if (target !== model.get("page")) setModel("page", target);
   }
 
   // --- events ----------------------------------------------------------------
   prev.addEventListener("click", () => goPage(model.get("page") - 1));
   next.addEventListener("click", () => goPage(model.get("page") + 1));
-  jump.addEventListener("change", () => { if (jump.value) goPage(Number(jump.value) - 1); jump.value = ""; });
-  shardSelect.addEventListener("change", () => { model.set("shard", Number(shardSelect.value)); model.save_changes(); });
-  pageSizeSelect.addEventListener("change", () => { model.set("page_size", Number(pageSizeSelect.value)); model.save_changes(); });
+  function jumpTo() {
+    if (jump.value) goPage(Number(jump.value) - 1);
+    jump.value = "";  // the next number typed is a new page, never appended to this one
+  }
+  jump.addEventListener("change", jumpTo);
+  jump.addEventListener("keydown", (event) => { if (event.key === "Enter") { event.preventDefault(); jumpTo(); } });
+  jump.addEventListener("focus", () => jump.select());
+  shardSelect.addEventListener("change", () => setModel("shard", Number(shardSelect.value)));
+  pageSizeSelect.addEventListener("change", () => setModel("page_size", Number(pageSizeSelect.value)));
   let searchTimer = null;
+  search.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") { clearTimeout(searchTimer); setModel("search", search.value); }
+  });
   search.addEventListener("input", () => {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => { model.set("search", search.value); model.save_changes(); }, 250);
+    searchTimer = setTimeout(() => setModel("search", search.value), 250);
   });
-  selectPage.addEventListener("click", () => model.send({ type: "select_page" }));
+  selectPage.addEventListener("click", () => command("select_page"));
   fieldSelect.addEventListener("change", drawFieldInputs);
   function applyField() {
     const column = fieldSelect.value;
     if (!column) return;
     if (fieldKind(column) === "number") {
-      model.send({ type: "where", column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
+      command("where", { column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
     } else {
-      model.send({ type: "where", column, [fieldOp.value]: fieldText.value });
+      command("where", { column, [fieldOp.value]: fieldText.value });
     }
     fieldMin.value = fieldMax.value = fieldText.value = "";
   }
@@ -478,17 +634,25 @@ function render({ model, el }) {
   for (const input of [fieldMin, fieldMax, fieldText]) {
     input.addEventListener("keydown", (event) => { if (event.key === "Enter") applyField(); });
   }
-  sortSelect.addEventListener("change", () => model.send({ type: "sort", column: sortSelect.value, descending: model.get("sort_desc") }));
-  sortDir.addEventListener("click", () => model.send({ type: "sort", column: model.get("sort_by"), descending: !model.get("sort_desc") }));
-  flag.addEventListener("click", () => model.send({ type: "flag" }));
-  clear.addEventListener("click", () => model.send({ type: "clear" }));
-  dropFlagged.addEventListener("click", () => model.send({ type: "drop_flagged" }));
-  relabel.addEventListener("click", () => model.send({ type: "relabel", label: Number(relabelTo.value) }));
-  discard.addEventListener("click", () => model.send({ type: "discard" }));
-  save.addEventListener("click", () => { model.send({ type: "save", message: message.value }); message.value = ""; });
+  sortSelect.addEventListener("change", () => command("sort", { column: sortSelect.value, descending: model.get("sort_desc") }));
+  sortDir.addEventListener("click", () => command("sort", { column: model.get("sort_by"), descending: !model.get("sort_desc") }));
+  flag.addEventListener("click", () => command("flag"));
+  clear.addEventListener("click", () => command("clear"));
+  dropFlagged.addEventListener("click", () => command("drop_flagged"));
+  relabel.addEventListener("click", () => command("relabel", { label: Number(relabelTo.value) }));
+  discard.addEventListener("click", () => command("discard"));
+  subsetClear.addEventListener("click", () => command("show_all"));
+  save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
-    if (event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && (event.key === "s" || event.key === "S")) {
+      // Ctrl+S / Cmd+S saves the notebook: let JupyterLab's shortcut see this one key press (its handler
+      // runs after this one, as the event bubbles to the document), then suppress its shortcuts again
+      root.removeAttribute("data-lm-suppress-shortcuts");
+      setTimeout(() => root.setAttribute("data-lm-suppress-shortcuts", "true"), 0);
+      return;
+    }
+    if (dead || event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement) return;
     const columns = Math.max(1, Math.round(grid.clientWidth / ((cells[0]?.offsetWidth || 1) + 6)));
     let handled = true;
     switch (event.key) {
@@ -508,14 +672,14 @@ function render({ model, el }) {
         if (cursor >= 0 && cells[cursor]) requestDetail(Number(cells[cursor].dataset.row), 0);
         break;
       case " ":
-        if (cursor >= 0 && cells[cursor]) model.send({ type: "click", row: Number(cells[cursor].dataset.row), shift: false, toggle: true });
+        if (cursor >= 0 && cells[cursor]) command("click", { row: Number(cells[cursor].dataset.row), shift: false, toggle: true });
         break;
       case "x":
       case "X":
-        model.send({ type: "flag" });
+        command("flag");
         break;
       case "Escape":
-        if (detailRow !== null) closeDetail(); else model.send({ type: "clear" });
+        if (detailRow !== null) closeDetail(); else command("clear");
         break;
       default:
         handled = false;
@@ -527,9 +691,22 @@ function render({ model, el }) {
   });
 
   function onMessage(msg, buffers) {
+    if (msg.kind === "anywidget-command-response") {
+      const resolve = waiting.get(msg.id);
+      if (resolve) {  // a reply to another view's request is not ours
+        waiting.delete(msg.id);
+        resolve({ response: msg.response, buffers });
+      }
+      return;
+    }
+    onPush(msg, buffers);
+  }
+
+  function onPush(msg, buffers) {
     if (msg.type === "page") drawPage(msg, buffers);
     else if (msg.type === "detail") drawDetail(msg, buffers);
     else if (msg.type === "detail_closed") { detailRow = null; closeDetail(); }
+    else if (msg.type === "detail_marks") drawDetailMarks(msg);
     else if (msg.type === "gone") drawGone(msg);
   }
 
@@ -559,12 +736,14 @@ function render({ model, el }) {
     ["change:selected", drawMarks],
     ["change:flagged", drawMarks],
     ["change:num_rows", drawStatus],
-    ["change:status", drawStatus],
+    ["change:status", onStatus],
+    ["change:searched", drawSearchHint],
     ["change:fields", drawFields],
     ["change:field_filters", drawFieldChips],
     ["change:sort_by", drawFields],
     ["change:sort_desc", drawFields],
     ["change:histograms", drawHistograms],
+    ["change:subset", drawSubset],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -576,12 +755,18 @@ function render({ model, el }) {
   drawPager();
   drawStatus();
   drawFields();
+  drawSubset();
+  drawSearchHint();
+  onStatus();
+  requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });
   search.value = model.get("search");
-  model.send({ type: "refresh" });
+  command("refresh").then(({ response, buffers }) => onPush(response, buffers));
 
   return () => {
     for (const [event, handler] of listeners) model.off(event, handler);
+    if (kernel && kernel.statusChanged) kernel.statusChanged.disconnect(onKernelStatus);
     clearTimeout(searchTimer);
+    clearTimeout(statusTimer);
     revokeAll();
   };
 }

@@ -1,0 +1,172 @@
+"""The shard browser's kernel-side state, in one place.
+
+What the page sees is the browser's synced traitlets (the model). Everything else the browser and
+its mixins share lives in one :class:`BrowserState`:
+
+- :class:`Opened`: what is derived from the dataset browsed (its columns, read once, and the masks
+  of searches); replaced whole when ``save()`` switches the browser to the new version, so nothing
+  of the old version is left behind;
+- the rows the filters keep, in the order shown, and where each stands;
+- the selection's anchor, the pending edits, the open detail pane, the display id and the prefetch.
+
+Examples
+--------
+>>> import tempfile, stable_explore as se
+>>> ds = se.build([{"label": i % 2, "name": f"n{i}"} for i in range(6)],
+...               se.Features(label=se.ClassLabel(names=["a", "b"]), name=se.Value("string")),
+...               name="ab", home=tempfile.mkdtemp(), progress=False)
+>>> opened = Opened.of(ds)
+>>> opened.label_array("label").tolist(), opened.search_mask("N3").tolist()
+([0, 1, 0, 1, 0, 1], [False, False, False, True, False, False])
+>>> opened.search_mask("5").tolist()  # keys too: here the running index
+[False, False, False, False, False, True]
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stable_explore.display.images import is_image_array_shape
+from stable_explore.schema import Array3D, ClassLabel, Image, Value
+from stable_explore.schema.columns import KEY_COLUMN
+from stable_explore.widgets._filters import field_kinds
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+    from stable_explore.versioning.edits import Draft
+    from stable_explore.widgets._thumbs import ThumbnailCache
+
+__all__ = ["BrowserState", "Opened"]
+
+_SEARCH_MASKS_KEPT = 16
+_STRING_TYPES = ("string", "large_string")
+
+
+def _image_column(ds: CachedDataset) -> str | None:
+    features = ds.features
+    found = features.first_of(Image)
+    if found is None:
+        found = next((n for n, f in features.items() if isinstance(f, Array3D) and is_image_array_shape(f.shape)), None)
+    return found
+
+
+@dataclass
+class Opened:
+    """What the browser derives from the dataset it browses: columns read once, masks of searches.
+
+    ``label_column`` is the first ``ClassLabel`` column ("" when there is none); ``text_columns`` the
+    string columns that search looks in (besides the keys); ``kinds`` the columns that filter and
+    sort by value.
+    """
+
+    ds: CachedDataset
+    image_column: str | None
+    label_column: str
+    text_columns: list[str]
+    kinds: dict[str, str]
+    base: np.ndarray
+    shard_ids: np.ndarray
+    labels: np.ndarray | None = None
+    search_masks: dict[str, np.ndarray] = field(default_factory=dict)
+    value_columns: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ds: CachedDataset) -> Opened:
+        """Open ``ds``: only what is cheap (its schema, row and shard numbers) is read now."""
+        features = ds.features
+        return cls(
+            ds=ds,
+            image_column=_image_column(ds),
+            label_column=features.first_of(ClassLabel) or "",
+            text_columns=[n for n, f in features.items() if isinstance(f, Value) and f.dtype in _STRING_TYPES],
+            kinds=field_kinds(features),
+            base=ds.base_rows(),
+            shard_ids=ds.shard_ids(),
+        )
+
+    def label_array(self, column: str) -> np.ndarray:
+        """Every row's class code (-1 where missing, or for a dataset without a ClassLabel column)."""
+        if self.labels is None:
+            if not column:
+                self.labels = np.full(len(self.ds), -1, dtype=np.int64)
+            else:
+                values = self.ds.with_format("arrow").column(column)
+                self.labels = np.asarray(values.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        return self.labels
+
+    def value_column(self, name: str) -> Any:
+        """One whole column, in Arrow, read once per version."""
+        column = self.value_columns.get(name)
+        if column is None:
+            column = self.value_columns[name] = self.ds.arrow_column(name)
+        return column
+
+    def key_strings(self) -> Any:
+        """Every row's key as Arrow text (keys may be numbers), read once."""
+        keys = self.value_columns.get(KEY_COLUMN)
+        if keys is None:
+            if self.ds.cache_meta.is_seed_v1:  # seed v1 has no stored keys: a row's key is its number
+                keys = pc.cast(pa.array(self.ds.base_rows()), pa.string())
+            else:
+                keys = pc.cast(self.ds.arrow_column(KEY_COLUMN), pa.string())
+            self.value_columns[KEY_COLUMN] = keys
+        return keys
+
+    @property
+    def searched(self) -> str:
+        """What search looks in, in words: ``"keys, note"``."""
+        return ", ".join(["keys", *self.text_columns])
+
+    def search_mask(self, term: str) -> np.ndarray:
+        """Rows whose key or string fields contain ``term`` (case-insensitive), computed once per term."""
+        mask = self.search_masks.get(term)
+        if mask is None:
+            mask = np.zeros(len(self.ds), dtype=bool)
+            if len(self.ds):
+                hits = pc.match_substring(self.key_strings(), term, ignore_case=True).fill_null(False)
+                mask |= np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
+            for name in self.text_columns:
+                hits = pc.match_substring(self.value_column(name), term, ignore_case=True).fill_null(False)
+                mask |= np.asarray(hits.to_numpy(zero_copy_only=False), dtype=bool)
+            if len(self.search_masks) >= _SEARCH_MASKS_KEPT:
+                self.search_masks.clear()
+            self.search_masks[term] = mask
+        return mask
+
+
+@dataclass
+class BrowserState:
+    """Everything the shard browser keeps besides its synced traitlets (see the module's docstring).
+
+    ``rows``: positions (in the dataset) of the rows the filters keep, in the order shown;
+    ``positions``: row -> place in ``rows`` when that order is not row order (a sort, a subset);
+    ``subset``: the rows of ``show_rows()``, in the order given; ``ready``: False while several
+    traits change together, so observers wait for one refilter.
+    """
+
+    opened: Opened
+    cache: ThumbnailCache
+    prefetch: bool = True
+    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    positions: np.ndarray | None = None
+    subset: np.ndarray | None = None
+    anchor: int | None = None
+    draft: Draft | None = None
+    detail_row: int | None = None
+    display_id: str | None = None
+    prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
+    ready: bool = False
+
+    def reopen(self, ds: CachedDataset) -> None:
+        """Browse ``ds`` from now on: what was derived from the old version, and the rows shown, go."""
+        self.opened = Opened.of(ds)
+        self.rows = np.arange(len(ds), dtype=np.int64)
+        self.positions = None
+        self.subset = None
+        self.anchor = None
