@@ -86,7 +86,7 @@ def jupyter_lab(
         json.dumps(
             {
                 "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3",
+                "display_name": "Python 3 (ipykernel)",  # what ipykernel installs: notebooks carry this name
                 "language": "python",
             }
         )

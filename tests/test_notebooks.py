@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import platform
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -304,6 +305,16 @@ def test_notebook_is_committed_without_outputs(name: str) -> None:
             assert cell["outputs"] == [], f"{name}: cell {position} has outputs"
             assert cell["execution_count"] is None, f"{name}: cell {position} has an execution count"
     assert "widgets" not in notebook["metadata"], f"{name}: saved widget state"
+    # What the kernel reports on connecting: JupyterLab rewrites metadata that differs, marking the
+    # notebook modified as soon as it opens (closing it would then ask "Save changes?").
+    assert notebook["metadata"]["kernelspec"]["display_name"] == "Python 3 (ipykernel)", name
+    language = notebook["metadata"]["language_info"]
+    assert (language["name"], language["pygments_lexer"], language["mimetype"]) == (
+        "python",
+        "ipython3",
+        "text/x-python",
+    ), name
+    assert language["version"] == platform.python_version(), f"{name}: language_info.version"
 
 
 def test_the_notebooks_are_numbered() -> None:
