@@ -107,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--key", help="an explicit cache key")
     build.add_argument("--shard-size", default="256MB", help="target shard size (default 256MB, read as MiB)")
     build.add_argument("--compression", choices=["lz4", "zstd"], help="Arrow IPC buffer compression")
+    build.add_argument("--batched", action="store_true", help="the generator's dicts are batches of columns, not rows")
     build.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     build.add_argument(
         "--lock-timeout",

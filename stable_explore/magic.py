@@ -80,7 +80,7 @@ _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 
 
 # The options of %stable_cache that take no value (the rest take one); tests check this against its parser.
-FLAG_OPTIONS = frozenset({"--force", "--check-content", "--quiet", "-q"})
+FLAG_OPTIONS = frozenset({"--force", "--check-content", "--batched", "--quiet", "-q"})
 
 
 def _leading_options(text: str) -> tuple[str, str]:
@@ -181,6 +181,7 @@ class StableMagics(Magics):
         help="more files or folders whose state is part of the fingerprint (paths the code opens)",
     )
     @argument("--check-content", action="store_true", help="hash file contents, not only sizes and times")
+    @argument("--batched", action="store_true", help="the source's dicts are batches of columns, not rows")
     @argument(
         "--num-proc",
         type=int,

@@ -40,6 +40,9 @@ class BuildOptions:
     shard_size, batch_size, compression:
         Shard target (bytes, or a string such as ``"256MB"``), rows per record batch, and
         ``None`` / ``"lz4"`` / ``"zstd"``.
+    batched:
+        The source's dicts are batches of columns (field -> list of values), not rows. Arrow
+        record batches and tables and pandas DataFrames are batches whatever this says.
     tag:
         Also point this tag at the version.
     force:
@@ -72,6 +75,7 @@ class BuildOptions:
     shard_size: int | str = "256MB"
     batch_size: int = 1000
     compression: str | None = None
+    batched: bool = False
     tag: str | None = None
     force: bool = False
     key: str | None = None
@@ -106,6 +110,9 @@ class BuildOptions:
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             msg = f"batch_size must be a positive int, got {self.batch_size!r}"
             raise InvalidOptionError(msg)
+        if not isinstance(self.batched, bool):
+            msg = f"batched must be True or False, got {self.batched!r}"
+            raise InvalidArgumentTypeError(msg)
         if self.lock_timeout is not None and (
             isinstance(self.lock_timeout, bool)
             or not isinstance(self.lock_timeout, (int, float))
@@ -149,6 +156,7 @@ _ARGUMENT_FIELDS = (
     "shard_size",
     "batch_size",
     "compression",
+    "batched",
     "tag",
     "force",
     "key",

@@ -50,6 +50,15 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
     return np.fromiter((digest(k.encode()) for k in keys.to_pylist()), dtype=np.uint64, count=len(keys))
 
 
+def _refuse_repeats(keys: list[Any], first_index: int) -> None:
+    """Raise DuplicateKeyError for the first key of ``keys`` that repeats an earlier one (if any does)."""
+    first: dict[Any, int] = {}
+    for position, key in enumerate(keys):
+        if key in first:
+            raise DuplicateKeyError(key, first_index + first[key], first_index + position)
+        first[key] = position
+
+
 def _repeats(sorted_hashes: np.ndarray) -> np.ndarray:
     repeated: np.ndarray = sorted_hashes[1:][sorted_hashes[1:] == sorted_hashes[:-1]]
     return repeated
@@ -70,15 +79,18 @@ class KeyCheck:
         self._runs: list[int] = []  # rows in each sorted run spilled, in file order
         self._candidates: list[np.ndarray] = []
 
-    def add(self, keys: list[Any], key_array: pa.Array, first_index: int) -> None:
-        """Check one batch's keys (a repeat inside the batch raises at once) and remember their hashes."""
-        if len(set(keys)) != len(keys):
-            first: dict[Any, int] = {}
-            for position, key in enumerate(keys):
-                if key in first:
-                    raise DuplicateKeyError(key, first_index + first[key], first_index + position)
-                first[key] = position
+    def add(self, keys: list[Any] | range | pa.Array, key_array: pa.Array, first_index: int) -> None:
+        """Check one batch's keys (a repeat inside the batch raises at once) and remember their hashes.
+
+        ``keys`` are the batch's keys as given: Python keys, a range of running indices (unique
+        by themselves), or an Arrow column (looked at as Python only when two hashes repeat).
+        """
         hashes = key_hashes(key_array)
+        if isinstance(keys, pa.Array):
+            if len(np.unique(hashes)) != len(hashes):
+                _refuse_repeats(keys.to_pylist(), first_index)
+        elif not isinstance(keys, range) and len(set(keys)) != len(keys):
+            _refuse_repeats(keys, first_index)
         self._chunks.append(hashes)
         self._buffered += len(hashes)
         if self._buffered >= self._run_rows:
