@@ -35,10 +35,13 @@ from stable_explore.schema.image_header import check_image_bytes
 __all__ = ["check_image_column"]
 
 _MAX_STEPS = 64  # markers walked together; a JPEG with more before its frame header is checked alone
-_SOF = np.zeros(256, dtype=bool)
-_SOF[[0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF]] = True
-_NO_LENGTH = np.zeros(256, dtype=bool)
-_NO_LENGTH[[0x01, 0xD8, *range(0xD0, 0xD8)]] = True
+# what each JPEG marker byte (after 0xFF) means to the walk
+_SEGMENT, _FRAME, _BARE, _FILL, _STOP = 0, 1, 2, 3, 4
+_KIND = np.full(256, _SEGMENT, dtype=np.uint8)
+_KIND[[0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF]] = _FRAME
+_KIND[[0x01, 0xD8, *range(0xD0, 0xD8)]] = _BARE  # markers without a length
+_KIND[0xFF] = _FILL
+_KIND[0xDA] = _STOP  # a scan before any frame header: left to the one-image walk
 _PNG = np.frombuffer(b"\x89PNG\r\n\x1a\n", dtype=np.uint8)
 _IHDR = np.frombuffer(b"IHDR", dtype=np.uint8)
 _IEND = np.frombuffer(b"IEND", dtype=np.uint8)
@@ -49,37 +52,42 @@ def _bytes_at(data: np.ndarray, positions: np.ndarray, width: int) -> np.ndarray
     return data[positions[:, None] + np.arange(width)]
 
 
+def _u16(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The big-endian 16-bit numbers at ``positions``."""
+    high: np.ndarray = data[positions].astype(np.int64) << 8
+    return high | data[positions + 1]
+
+
 def _jpeg_sizes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(accepted, width, height) of JPEGs starting at ``starts``: their header walked a marker at a time, together."""
+    """(accepted, width, height) of JPEGs starting at ``starts``: their header walked a marker at a time, together.
+
+    A JPEG leaves the walk (to the one-image check) where the one-image walk could stop or fail:
+    fewer than 9 bytes left, a byte that is no marker, a scan before the frame header.
+    """
     count = len(starts)
     accepted = np.zeros(count, dtype=bool)
     width = np.zeros(count, dtype=np.int64)
     height = np.zeros(count, dtype=np.int64)
-    position = starts + 2
     walking = np.arange(count)
+    at, end = starts + 2, ends
     for _ in range(_MAX_STEPS):
+        fits = at + 9 <= end
+        if not fits.all():
+            walking, at, end = walking[fits], at[fits], end[fits]
         if not len(walking):
             break
-        at, end = position[walking], ends[walking]
-        fits = at + 4 <= end  # the one-image walk stops there: it is left to it
-        walking, at, end = walking[fits], at[fits], end[fits]
-        head = _bytes_at(data, at, 4)
-        on_marker = head[:, 0] == 0xFF
-        walking, at, end, head = walking[on_marker], at[on_marker], end[on_marker], head[on_marker]
-        marker = head[:, 1]
-        frame = _SOF[marker] & (at + 9 <= end)
+        kind = _KIND[data[at + 1]]
+        kind[data[at] != 0xFF] = _STOP
+        frame = kind == _FRAME
         if frame.any():
             found, where = walking[frame], at[frame]
-            size = _bytes_at(data, where + 5, 4).astype(np.int64)
-            height[found] = size[:, 0] << 8 | size[:, 1]
-            width[found] = size[:, 2] << 8 | size[:, 3]
+            height[found] = _u16(data, where + 5)
+            width[found] = _u16(data, where + 7)
             accepted[found] = True
-        step = np.where(
-            marker == 0xFF, 1, np.where(_NO_LENGTH[marker], 2, 2 + (head[:, 2].astype(np.int64) << 8 | head[:, 3]))
-        )
-        going = ~_SOF[marker] & (marker != 0xDA)  # a scan before any frame header: left to the one-image walk
-        walking = walking[going]
-        position[walking] = at[going] + step[going]
+        step = np.where(kind == _SEGMENT, 2 + _u16(data, at + 2), np.where(kind == _BARE, 2, 1))
+        going = kind != _FRAME
+        going &= kind != _STOP
+        walking, at, end = walking[going], at[going] + step[going], end[going]
     return accepted, width, height
 
 
@@ -113,19 +121,21 @@ def check_image_column(array: pa.Array, max_pixels: int) -> None:
     if array.null_count:
         accepted |= ~array.is_valid().to_numpy(zero_copy_only=False)
     long_enough = (lengths >= 33) & ~accepted  # shorter ones are left to the one-image check (which names why)
-    first = np.zeros((count, 8), dtype=np.uint8)
-    if long_enough.any():
-        first[long_enough] = _bytes_at(data, starts[long_enough], 8)
     width = np.zeros(count, dtype=np.int64)
     height = np.zeros(count, dtype=np.int64)
-
-    jpeg = np.flatnonzero(long_enough & (first[:, 0] == 0xFF) & (first[:, 1] == 0xD8) & (first[:, 2] == 0xFF))
+    jpeg = png = np.empty(0, dtype=np.int64)
+    if long_enough.any():  # then the data has at least 33 bytes
+        heads = np.where(long_enough, starts, 0)  # where too short, any byte will do: it is not looked at
+        head = data[heads]
+        jpeg = np.flatnonzero(long_enough & (head == 0xFF) & (data[heads + 1] == 0xD8) & (data[heads + 2] == 0xFF))
+        png = np.flatnonzero(long_enough & (head == _PNG[0]))
     if len(jpeg):
         ok, w, h = _jpeg_sizes(data, starts[jpeg], ends[jpeg])
         ok &= _ends_with(data, ends[jpeg], lengths[jpeg], np.array([0xFF, 0xD9], dtype=np.uint8), 2)
         accepted[jpeg[ok]] = True
         width[jpeg], height[jpeg] = w, h
-    png = np.flatnonzero(long_enough & (first == _PNG).all(axis=1))
+    if len(png):
+        png = png[(_bytes_at(data, starts[png], 8) == _PNG).all(axis=1)]
     if len(png):
         chunk = _bytes_at(data, starts[png] + 12, 12).astype(np.int64)
         ok = (chunk[:, :4] == _IHDR).all(axis=1)
