@@ -55,7 +55,8 @@ def _bytes_at(data: np.ndarray, positions: np.ndarray, width: int) -> np.ndarray
 def _u16(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """The big-endian 16-bit numbers at ``positions``."""
     high: np.ndarray = data[positions].astype(np.int64) << 8
-    return high | data[positions + 1]
+    value: np.ndarray = high | data[positions + 1]
+    return value
 
 
 def _jpeg_sizes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
