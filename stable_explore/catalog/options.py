@@ -126,6 +126,12 @@ class BuildOptions:
         ):
             msg = f"num_proc must be a positive int (or None for a serial build), got {self.num_proc!r}"
             raise InvalidOptionError(msg)
+        if self.batched and (self.executor is not None or (self.num_proc or 1) > 1):
+            msg = (
+                "batched=True builds serially: a parallel build (num_proc, executor) reads rows; "
+                "yield rows from the tasks, or build the batches without num_proc"
+            )
+            raise InvalidOptionError(msg)
         if self.executor is not None and not isinstance(self.executor, Executor):
             msg = (
                 f"executor must be a concurrent.futures.Executor (a ProcessPoolExecutor, a Dask client's "

@@ -124,3 +124,18 @@ def test_without_batched_a_dict_is_a_row(home: Path) -> None:
         se.build([{"x": [1, 2]}], features, name="d", home=home, progress=False)
     built = se.build([{"x": [1, 2]}, {"x": [3]}], features, name="d", home=home, progress=False, batched=True)
     assert [row["x"] for row in built] == [1, 2, 3]
+
+
+def test_a_parallel_build_refuses_column_batches_clearly(home: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    features = Features(x=Value("int64"))
+    with pytest.raises(se.InvalidOptionError, match="batched=True builds serially"):
+        se.build([{"x": [1]}], features, name="p", home=home, progress=False, batched=True, num_proc=2)
+
+    def batches(parts: list[int]) -> Any:
+        for part in parts:
+            yield pa.record_batch({"x": pa.array([part, part + 1])})
+
+    with ThreadPoolExecutor(2) as pool, pytest.raises(Exception, match="is a column batch \\(RecordBatch\\)"):
+        se.build(batches, features, kwargs={"parts": [0, 10]}, name="p", home=home, progress=False, executor=pool)
