@@ -1,6 +1,7 @@
 """Reading a build's source into chunks of rows, column-wise: rows (dicts, ``(key, dict)`` pairs) and column batches.
 
-Rows are pulled a batch at a time (``itertools.islice``) and, when the batch is all dicts or all
+Rows are pulled a batch at a time (``itertools.islice``; a column batch alone, so that a source of
+column batches has one in memory at a time) and, when the batch is all dicts or all
 pairs (the usual case), turned into columns by C-level ``map`` calls: no Python code runs per
 row. A batch with anything unusual in it (a column batch, an item that is not a dict, a dict with
 missing or extra fields) is read an item at a time, so an error names the exact row and field.
@@ -87,10 +88,15 @@ class Intake:
 
     def chunks(self) -> Iterator[Chunk]:
         """The source's rows, a chunk at a time, in order."""
+        end = object()
         while True:
-            items = list(itertools.islice(self._items, self.batch_size))
-            if not items:
+            first = next(self._items, end)
+            if first is end:
                 return
+            if is_column_batch(first, batched=self.batched):  # a batch at a time: never many batches held
+                yield from self._one_by_one([first])
+                continue
+            items = [first, *itertools.islice(self._items, self.batch_size - 1)]
             kinds = set(map(type, items))
             fast = None
             if kinds == {dict} and not self.batched:

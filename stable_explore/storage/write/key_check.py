@@ -74,7 +74,10 @@ class KeyCheck:
     def __init__(self, spill_dir: Path, run_rows: int = RUN_ROWS) -> None:
         self._spill = Path(spill_dir) / _SPILL_NAME
         self._run_rows = run_rows
-        self._chunks: list[np.ndarray] = []
+        # one buffer of hashes, grown by doubling up to a run and then reused run after run: no small
+        # long-lived blocks between a build's batches (they kept freed heap from being reused), and a
+        # spill sorts it in place instead of concatenating a copy
+        self._buffer = np.empty(0, np.uint64)
         self._buffered = 0
         self._runs: list[int] = []  # rows in each sorted run spilled, in file order
         self._candidates: list[np.ndarray] = []
@@ -91,25 +94,35 @@ class KeyCheck:
                 _refuse_repeats(keys.to_pylist(), first_index)
         elif not isinstance(keys, range) and len(set(keys)) != len(keys):
             _refuse_repeats(keys, first_index)
-        self._chunks.append(hashes)
-        self._buffered += len(hashes)
-        if self._buffered >= self._run_rows:
-            self._spill_run()
+        self._append(hashes)
 
     def add_unique(self, key_array: pa.Array) -> None:
         """Remember keys already known to be unique among themselves (a shard another writer checked)."""
-        hashes = key_hashes(key_array).copy()  # a copy: the keys' buffer is the caller's
-        self._chunks.append(hashes)
-        self._buffered += len(hashes)
+        self._append(key_hashes(key_array))  # copied into the buffer: the keys' buffer is the caller's
+
+    def _append(self, hashes: np.ndarray) -> None:
+        done = 0
+        while done < len(hashes):
+            if self._buffered == len(self._buffer):
+                if len(self._buffer) < self._run_rows:
+                    wanted = max(2 * len(self._buffer), self._buffered + len(hashes) - done, 4096)
+                    grown = np.empty(min(self._run_rows, wanted), np.uint64)
+                    grown[: self._buffered] = self._buffer[: self._buffered]
+                    self._buffer = grown
+                else:
+                    self._spill_run()
+            take = min(len(hashes) - done, len(self._buffer) - self._buffered)
+            self._buffer[self._buffered : self._buffered + take] = hashes[done : done + take]
+            self._buffered += take
+            done += take
         if self._buffered >= self._run_rows:
             self._spill_run()
 
     def _sorted_buffer(self) -> np.ndarray:
-        run = np.concatenate(self._chunks) if self._chunks else np.empty(0, np.uint64)
-        self._chunks.clear()
+        run = self._buffer[: self._buffered]
         self._buffered = 0
         run.sort()
-        self._candidates.append(_repeats(run))
+        self._candidates.append(_repeats(run).copy())
         return run
 
     def _spill_run(self) -> None:
@@ -175,3 +188,4 @@ class KeyCheck:
         with contextlib.suppress(OSError):
             self._spill.unlink()
         self._runs.clear()
+        self._buffer, self._buffered = np.empty(0, np.uint64), 0

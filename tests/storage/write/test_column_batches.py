@@ -139,3 +139,27 @@ def test_a_parallel_build_refuses_column_batches_clearly(home: Path) -> None:
 
     with ThreadPoolExecutor(2) as pool, pytest.raises(Exception, match="is a column batch \\(RecordBatch\\)"):
         se.build(batches, features, kwargs={"parts": [0, 10]}, name="p", home=home, progress=False, executor=pool)
+
+
+def test_a_source_of_column_batches_is_read_one_batch_at_a_time(tmp_path: Path) -> None:
+    from stable_explore.storage.write.writer import write_shards
+
+    pulled = []
+
+    def batches() -> Any:
+        for start in range(0, 50_000, 5_000):
+            pulled.append(start)
+            yield pa.record_batch({"x": pa.array(range(start, start + 5_000))})
+
+    seen_at_write: list[int] = []
+    fields = write_shards(
+        batches(),
+        Features(x=Value("int64")),
+        tmp_path,
+        batch_size=1000,
+        on_batch=lambda rows, nbytes: seen_at_write.append(len(pulled)),
+    )
+    assert fields["num_rows"] == 50_000
+    # each batch is written before the next is pulled (holding up to batch_size batches grew memory with the rows)
+    assert seen_at_write[:5] == [1] * 5
+    assert seen_at_write[5:10] == [2] * 5
