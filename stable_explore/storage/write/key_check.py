@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import xxhash
 
 from stable_explore.errors import DuplicateKeyError
 from stable_explore.storage.backends.fsutil import writing
+from stable_explore.storage.format.hashing import text_hashes
 
 __all__ = ["RUN_ROWS", "KeyCheck", "key_hashes"]
 
@@ -46,8 +46,7 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
     if pa.types.is_integer(keys.type):
         exact: np.ndarray = np.asarray(keys.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
         return exact
-    digest = xxhash.xxh3_64_intdigest
-    return np.fromiter((digest(k.encode()) for k in keys.to_pylist()), dtype=np.uint64, count=len(keys))
+    return text_hashes(keys)  # xxh3-64 of the UTF-8 bytes, a C-level loop
 
 
 def _refuse_repeats(keys: list[Any], first_index: int) -> None:
