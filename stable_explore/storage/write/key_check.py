@@ -37,7 +37,7 @@ __all__ = ["RUN_ROWS", "KeyCheck", "key_hashes"]
 RUN_ROWS = 1 << 20
 """Key hashes kept in memory before a sorted run is spilled (8 MiB)."""
 
-_BLOCK_ROWS = 1 << 16  # hashes read from each run at a time while merging
+_BLOCK_ROWS = 1 << 14  # hashes read from each run at a time while merging (128 KiB a run)
 _SPILL_NAME = ".key-hashes.tmp"
 
 
@@ -136,6 +136,7 @@ class KeyCheck:
             if self._runs:
                 if self._buffered:
                     self._spill_run()
+                self._buffer = np.empty(0, np.uint64)  # the run buffer is not needed while merging: freed first
                 self._candidates.append(self._merge_runs())
             else:
                 self._sorted_buffer()
