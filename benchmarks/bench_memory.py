@@ -22,6 +22,12 @@ Operations on ours (each loads the built version by its id, so every save starts
 - ``shuffled batches of 64``: every row, in a random order, 64 at a time (as a shuffling ``DataLoader`` reads);
 - ``to_pandas 10k``: ``ds.select(range(10_000)).to_pandas()``.
 
+Builds (``--builds``): the peak growth of a build itself, each in a fresh process whose rows are made
+lazily by the generator (so they are never all in memory): image rows (the rows above, from rows and
+from column batches of 1,000) at 20k and 100k, and tiny rows (an int label and a float; from rows and
+from column batches) at 1M and 10M. The goal: the growth from the smaller build to the bigger one under
+16 MB (peak RSS, and anonymous memory).
+
 Comparisons, the same rows: ``pyarrow.ipc`` reading the same shard files batch by batch (memory-mapped,
 each batch's rows as Python values, as ours gives them), and Hugging Face ``datasets`` (built from the
 same rows with ``Image(decode=False)``, then every row iterated). Informational: exits 0.
@@ -30,6 +36,7 @@ Run::
 
     python benchmarks/bench_memory.py              # 200k rows: a build of about a minute, then ~10 processes
     python benchmarks/bench_memory.py --rows 20000
+    python benchmarks/bench_memory.py --builds     # the builds' own growth: 20k -> 100k images, 1M -> 10M tiny rows
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -285,6 +293,100 @@ def measure(name: str, ref: str, home: str, root: Path) -> dict[str, Any]:
     return result
 
 
+# --- builds: growth with the number of rows ---------------------------------------------------------------
+
+
+def _build_source(kind: str, n: int) -> tuple[Any, Any]:
+    """(source, features) of a build: image or tiny rows, as dicts or as column batches, all made lazily."""
+    import pyarrow as pa
+
+    from stable_explore import ClassLabel, Features, Image, Value
+
+    if kind.startswith("images"):
+        features = Features(image=Image(), label=ClassLabel(names=NAMES), score=Value("float32"))
+        jpegs = make_jpegs()
+        if kind == "images rows":
+            return ((key, row) for key, row in rows(n)), features
+
+        def image_batches() -> Iterator[Any]:
+            for start in range(0, n, 1000):
+                stop = min(n, start + 1000)
+                yield pa.record_batch(
+                    {
+                        "__key__": pa.array([f"row-{i:07d}" for i in range(start, stop)]),
+                        "image": pa.array([distinct_jpeg(jpegs, i) for i in range(start, stop)], pa.binary()),
+                        "label": pa.array([(i * 7) % 10 for i in range(start, stop)]),
+                        "score": pa.array([i * 0.001 for i in range(start, stop)], pa.float32()),
+                    }
+                )
+
+        return image_batches(), features
+    features = Features(label=ClassLabel(names=NAMES), score=Value("float32"))
+    if kind == "tiny rows":
+        return ({"label": i % 10, "score": i * 0.5} for i in range(n)), features
+
+    def tiny_batches() -> Iterator[Any]:
+        import numpy as np
+
+        for start in range(0, n, 10_000):
+            numbers = np.arange(start, min(n, start + 10_000))
+            yield pa.record_batch({"label": pa.array(numbers % 10), "score": pa.array(numbers * 0.5, pa.float32())})
+
+    return tiny_batches(), features
+
+
+BUILDS = {
+    "images rows": (20_000, 100_000),
+    "images columns": (20_000, 100_000),
+    "tiny rows": (1_000_000, 10_000_000),
+    "tiny columns": (1_000_000, 10_000_000),
+}
+
+
+def measure_build(kind: str, n: int, home: Path) -> dict[str, Any]:
+    """One build in this (fresh) process: its peaks over the baseline taken after the imports."""
+    import numpy  # noqa: F401 - part of the baseline
+    import PIL.Image  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import stable_explore as se
+
+    source, features = _build_source(kind, n)
+    peak = Peak()
+    started = time.perf_counter()
+    se.build(source, features, name="growth", home=home, progress=False)
+    result = peak.stop()
+    result["seconds"] = time.perf_counter() - started
+    return result
+
+
+def run_builds(root: Path) -> None:
+    here = str(Path(__file__).resolve())
+    print(f"{'build':16s} {'rows':>12s} {'rss MB':>8s} {'anon MB':>8s} {'s':>7s}   growth (rss, anon)")
+    for kind, sizes in BUILDS.items():
+        peaks = []
+        for n in sizes:
+            home = root / f"growth-{kind.replace(' ', '-')}-{n}"
+            done = subprocess.run(
+                [sys.executable, here, "--build-one", kind, "--rows", str(n), "--home", str(home)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            shutil.rmtree(home, ignore_errors=True)
+            if done.returncode != 0:
+                print(f"{kind:16s} {n:>12,d} failed: {done.stderr.strip().splitlines()[-1:]}")
+                break
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            peaks.append(result)
+            print(f"{kind:16s} {n:>12,d} {result['rss_mb']:8.1f} {result['anon_mb']:8.1f} {result['seconds']:7.1f}")
+        if len(peaks) == 2:
+            rss = peaks[1]["rss_mb"] - peaks[0]["rss_mb"]
+            anon = peaks[1]["anon_mb"] - peaks[0]["anon_mb"]
+            verdict = "ok" if max(rss, anon) < 16 else "OVER 16 MB"
+            print(f"{'':16s} {'':>12s} {'':>8s} {'':>8s} {'':>7s}   {rss:+.1f} MB, {anon:+.1f} MB: {verdict}")
+
+
 def run_fresh(name: str, ref: str, home: Path, root: Path) -> dict[str, Any]:
     here = str(Path(__file__).resolve())
     done = subprocess.run(
@@ -303,13 +405,22 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
     parser.add_argument("--only", nargs="*", choices=sorted(OPERATIONS), help="run only these operations")
     parser.add_argument("--keep", type=Path, help="build into (or reuse) this folder instead of a temporary one")
+    parser.add_argument("--builds", action="store_true", help="the growth of builds from N/5 to N rows (see above)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--build-one", help=argparse.SUPPRESS)
     parser.add_argument("--ref", help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(args.one, args.ref, args.home, args.root)))
+        return
+    if args.build_one:
+        print(json.dumps(measure_build(args.build_one, args.rows, Path(args.home))))
+        return
+    if args.builds:
+        with tempfile.TemporaryDirectory(prefix="bench-memory-builds-") as temp:
+            run_builds(Path(temp))
         return
     names = args.only or list(OPERATIONS)
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as temp:

@@ -73,6 +73,7 @@ def build(
     shard_size: int | str = "256MB",
     batch_size: int = 1000,
     compression: str | None = None,
+    batched: bool = False,
     tag: str | None = None,
     force: bool = False,
     key: str | None = None,
@@ -92,7 +93,11 @@ def build(
     ----------
     source:
         An iterable of example dicts or of ``(key, dict)`` pairs, or a
-        generator function, called as ``source(*args, **kwargs)``.
+        generator function, called as ``source(*args, **kwargs)``. Items may also be
+        batches of columns: a ``pyarrow.RecordBatch`` or ``Table``, a pandas ``DataFrame``,
+        or (with ``batched=True``) a dict of field -> list of values; an optional ``__key__``
+        column gives their keys. Such a build has the version id of the row build of the same
+        rows, and checks values as it does. A single batch or table may be the source itself.
     features:
         The schema (:class:`Features`); every example has exactly these fields.
     name:
@@ -103,6 +108,9 @@ def build(
     shard_size, batch_size, compression:
         Shard target (``"256MB"``), rows per record batch (memory is about one
         batch), and ``None`` / ``"lz4"`` / ``"zstd"``.
+    batched:
+        The source's dicts are batches of columns (field -> list), as ``datasets``'
+        ``Dataset.from_dict`` takes them, not rows.
     tag:
         Also point this tag at the version.
     force:
@@ -205,6 +213,7 @@ def build(
         shard_size=shard_size,
         batch_size=batch_size,
         compression=compression,
+        batched=batched,
         tag=tag,
         force=force,
         key=key,

@@ -81,7 +81,7 @@ _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 
 
 # The options of %stable_cache that take no value (the rest take one); tests check this against its parser.
-FLAG_OPTIONS = frozenset({"--force", "--check-content", "--quiet", "-q"})
+FLAG_OPTIONS = frozenset({"--force", "--check-content", "--batched", "--quiet", "-q"})
 
 
 def _leading_options(text: str) -> tuple[str, str]:

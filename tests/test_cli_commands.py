@@ -42,6 +42,12 @@ def from_file(path):
 def parity(values):
     for value in values:
         yield {"label": int(value) % 2, "x": int(value)}
+
+
+def columns(n):
+    for start in range(0, int(n), 4):
+        xs = list(range(start, min(int(n), start + 4)))
+        yield {"__key__": [f"k{i}" for i in xs], "label": [i % 2 for i in xs], "x": xs}
 """
 
 
@@ -99,6 +105,13 @@ def test_build_takes_the_fingerprint_options_the_magic_takes(project: Path, caps
     assert "reused" in capsys.readouterr().out
     assert main([*build, "--watch", "settings.txt", "--check-content"]) == 0
     assert "built" in capsys.readouterr().out
+
+
+def test_build_batched_takes_dicts_of_lists_as_the_rows_they_hold(project: Path) -> None:
+    assert main(["build", "cli_gens:numbers", "--features", "cli_gens:FEATURES", "--arg", "10", "-q"]) == 0
+    argv = ["build", "cli_gens:columns", "--features", "cli_gens:FEATURES", "--arg", "10", "--batched", "-q"]
+    assert main(argv) == 0
+    assert se.load("columns").version == se.load("numbers").version
 
 
 def test_build_errors_name_the_row_and_exit_1(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

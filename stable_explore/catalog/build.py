@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,8 @@ from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import remove_empty_folders, temp_dir_beside
 from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
 from stable_explore.storage.format.metadata import VersionMetadata
-from stable_explore.storage.write.writer import write_shards
+from stable_explore.storage.write.column_batches import batch_rows, is_column_batch
+from stable_explore.storage.write.writer import RowsRead, write_shards
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -144,10 +145,12 @@ def build_version(
         else:
             changes = _explain(catalog, name, earlier, plan, features, options)
             why = "rebuilt: " + ("; ".join(changes) if changes else "no earlier build of this source")
-        counter = _Counter()
+        counter = RowsRead()
         try:
             examples: Any = None if parallel else source(*args, **(kwargs or {})) if callable(source) else source
-            total = len(examples) if hasattr(examples, "__len__") else None
+            if is_column_batch(examples, batched=options.batched):  # one batch (a table, a DataFrame) as the source
+                examples = [examples]
+            total = _rows_expected(examples, options.batched)
             with (
                 temp_dir_beside(catalog.versions_dir(name) / "staging") as staging,
                 progress(name, total) if progress is not None else contextlib.nullcontext() as on_batch,
@@ -156,13 +159,15 @@ def build_version(
                     shard_fields = parallel.run(staging, on_batch)
                 else:
                     shard_fields = write_shards(
-                        counter.count(examples),
+                        examples,
                         features,
                         staging,
                         shard_size_bytes=options.shard_size_bytes,
                         batch_size=options.batch_size,
                         compression=options.compression,
                         on_batch=on_batch,
+                        batched=options.batched,
+                        rows_read=counter,
                     )
                 record = VersionMetadata(
                     source_fingerprint=plan.fingerprint if decides else None,
@@ -187,16 +192,15 @@ def build_version(
     return BuildResult(published.ref, False, why, time.perf_counter() - started, changes)
 
 
-class _Counter:
-    """Counts the examples a generator yields, so a failed build can say how far it got."""
-
-    def __init__(self) -> None:
-        self.rows = 0
-
-    def count(self, examples: Iterable[Any]) -> Iterator[Any]:
-        for example in examples:
-            self.rows += 1
-            yield example
+def _rows_expected(examples: Any, batched: bool) -> int | None:
+    """How many rows a source will give, for the progress bar: a list's length (its batches' rows), or None."""
+    if not hasattr(examples, "__len__"):
+        return None
+    if isinstance(examples, (list, tuple)) and examples and is_column_batch(examples[0], batched=batched):
+        if all(is_column_batch(item, batched=batched) for item in examples):
+            return sum(batch_rows(item) for item in examples)
+        return None
+    return len(examples)
 
 
 @contextlib.contextmanager

@@ -40,6 +40,9 @@ class BuildOptions:
     shard_size, batch_size, compression:
         Shard target (bytes, or a string such as ``"256MB"``), rows per record batch, and
         ``None`` / ``"lz4"`` / ``"zstd"``.
+    batched:
+        The source's dicts are batches of columns (field -> list of values), not rows. Arrow
+        record batches and tables and pandas DataFrames are batches whatever this says.
     tag:
         Also point this tag at the version.
     force:
@@ -72,6 +75,7 @@ class BuildOptions:
     shard_size: int | str = "256MB"
     batch_size: int = 1000
     compression: str | None = None
+    batched: bool = False
     tag: str | None = None
     force: bool = False
     key: str | None = None
@@ -106,6 +110,9 @@ class BuildOptions:
         if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
             msg = f"batch_size must be a positive int, got {self.batch_size!r}"
             raise InvalidOptionError(msg)
+        if not isinstance(self.batched, bool):
+            msg = f"batched must be True or False, got {self.batched!r}"
+            raise InvalidArgumentTypeError(msg)
         if self.lock_timeout is not None and (
             isinstance(self.lock_timeout, bool)
             or not isinstance(self.lock_timeout, (int, float))
@@ -118,6 +125,12 @@ class BuildOptions:
             isinstance(self.num_proc, bool) or not isinstance(self.num_proc, int) or self.num_proc < 1
         ):
             msg = f"num_proc must be a positive int (or None for a serial build), got {self.num_proc!r}"
+            raise InvalidOptionError(msg)
+        if self.batched and (self.executor is not None or (self.num_proc or 1) > 1):
+            msg = (
+                "batched=True builds serially: a parallel build (num_proc, executor) reads rows; "
+                "yield rows from the tasks, or build the batches without num_proc"
+            )
             raise InvalidOptionError(msg)
         if self.executor is not None and not isinstance(self.executor, Executor):
             msg = (
@@ -173,6 +186,7 @@ BUILD_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         },
     ),
     (("--check-content",), {"action": "store_true", "help": "hash file contents, not only sizes and times"}),
+    (("--batched",), {"action": "store_true", "help": "the source yields batches of columns, not rows"}),
     (
         ("--lock-timeout",),
         {
@@ -191,6 +205,7 @@ _ARGUMENT_FIELDS = (
     "shard_size",
     "batch_size",
     "compression",
+    "batched",
     "tag",
     "force",
     "key",

@@ -105,6 +105,8 @@ def plan_source(
         # still called "labels" in stored source records: renaming it would miss every old cache.
         "labels": fingerprint(options.descriptive),
     }
+    if options.batched:  # dicts read as columns, not rows: other rows (absent when False, so older plans match)
+        common["batched"] = True
     tokens = Tokenizer(ignore=frozenset(options.ignore))
     if options.key is not None:
         parts: dict[str, Any] = {"kind": "key", "key": str(options.key), **common}
@@ -285,6 +287,8 @@ def explain_changes(
     if old.get("features") != new.get("features"):
         described = describe_feature_changes(*features) if features is not None else []
         changes.append("features changed: " + ", ".join(described) if described else "features changed")
+    if old.get("batched") != new.get("batched"):
+        changes.append(f"batched changed ({bool(old.get('batched'))} -> {bool(new.get('batched'))})")
     if old.get("compression") != new.get("compression"):
         changes.append(f"compression changed ({old.get('compression')} -> {new.get('compression')})")
     if old.get("labels") != new.get("labels"):

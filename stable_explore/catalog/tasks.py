@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 from stable_explore._frames import user_frames
 from stable_explore._optional import require
 from stable_explore.catalog.owner_watch import watch_owner
-from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
+from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
+from stable_explore.storage.write.column_batches import is_column_batch
 from stable_explore.storage.write.merge import TaskShards
 from stable_explore.storage.write.writer import write_shards
 
@@ -278,6 +279,12 @@ class _Rows:
                     self.last_key = item[0]
                 yield item
             else:
+                if is_column_batch(item, batched=False):
+                    msg = (
+                        f"row {self.count} of the task is a column batch ({type(item).__name__}): a parallel "
+                        "build (num_proc, executor) reads rows; build column batches without num_proc"
+                    )
+                    raise EncodingError(msg, index=self.count)
                 if runs and runs[-1][1] == self.count:
                     runs[-1][1] += 1
                 else:

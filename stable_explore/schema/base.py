@@ -48,6 +48,15 @@ class Feature:
         """Encode one batch; also say whether the stored bytes are exactly ``values`` (then they hash as they are)."""
         return self.encode_column(values), False
 
+    def encode_arrow(self, array: pa.Array) -> pa.Array:
+        """Encode one column given as Arrow (a column batch's), with the same checks as its Python values get.
+
+        Raises EncodingError with ``index`` = position in ``array``. This one converts the values
+        to Python and encodes them as a row build does; subclasses take the Arrow types they can
+        check as they are (without a Python object per value) and leave the rest to it.
+        """
+        return self.encode_batch(array.to_pylist())[0]
+
     def encode_column(self, values: list[Any]) -> pa.Array:
         """Encode one batch of values. Raises EncodingError with ``index`` = position in ``values``."""
         encoded = self._encode_values(values)

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from typing_extensions import override
 
 from stable_explore._canonical import unencodable_text
@@ -138,6 +139,22 @@ class ClassLabel(Feature):
         except KeyError:
             return super().encode_column(values)
         return pa.array(codes, type=pa.int64())
+
+    @override
+    def encode_arrow(self, array: pa.Array) -> pa.Array:
+        t = array.type
+        if pa.types.is_dictionary(t):
+            return self.encode_arrow(array.dictionary_decode())
+        if pa.types.is_integer(t):
+            codes = array.cast(pa.int64())
+            numbers = codes.fill_null(0).to_numpy(zero_copy_only=False) if codes.null_count else codes.to_numpy()
+            if bool((((numbers >= 0) & (numbers < (self.num_classes or 0))) | (numbers == -1)).all()):
+                return codes
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            codes = pc.index_in(array, value_set=pa.array(list(self.names or ()), type=t))
+            if codes.null_count == array.null_count:
+                return codes.cast(pa.int64())
+        return super().encode_arrow(array)  # the Python path names the first value it refuses
 
     @override
     def to_dict(self) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
+from stable_explore.schema.image_batch_check import check_image_column
 from stable_explore.schema.image_codec import (
     decode_image_bytes,
     encode_array_as_png,
@@ -22,7 +22,6 @@ from stable_explore.schema.image_codec import (
     image_array,
     is_pil_image,
 )
-from stable_explore.schema.image_formats import SIGNATURES
 from stable_explore.schema.image_header import check_image_bytes, check_pixel_count, default_max_pixels
 
 __all__ = ["Image"]
@@ -92,25 +91,28 @@ class Image(Feature):
 
     @override
     def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
-        # Fast path: already-encoded bytes with a known header (the common bulk case).
-        try:
-            # bytes.startswith as the mapped function keeps the loop in C; non-bytes raise TypeError
-            fast = all(map(bytes.startswith, values, itertools.repeat(SIGNATURES)))
-        except TypeError:
-            fast = False
-        if fast:
-            limit = self.max_pixels if self.max_pixels is not None else (default_max_pixels() or 0)  # once a batch
-            for position, value in enumerate(values):
-                try:
-                    check_image_bytes(value, limit)
-                except EncodingError as exc:
-                    raise exc.located(index=position) from exc.__cause__
-            return pa.array(values, type=pa.large_binary()), True
+        # Fast path: already-encoded bytes (the common bulk case), their headers checked all at once.
+        if values and set(map(type, values)) == {bytes}:
+            array = pa.array(values, type=pa.large_binary())
+            check_image_column(array, self._limit())
+            return array, True
         return super().encode_column(values), False
 
     @override
     def encode_column(self, values: list[Any]) -> pa.Array:
         return self.encode_batch(values)[0]
+
+    @override
+    def encode_arrow(self, array: pa.Array) -> pa.Array:
+        if pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type):
+            stored = array.cast(pa.large_binary()) if pa.types.is_binary(array.type) else array
+            check_image_column(stored, self._limit())
+            return stored
+        return super().encode_arrow(array)  # paths, {"bytes", "path"} structs: one value at a time
+
+    def _limit(self) -> int:
+        """The pixel limit for this batch (0: none), read once a batch."""
+        return self.max_pixels if self.max_pixels is not None else (default_max_pixels() or 0)
 
     def _encode_values(self, values: list[Any], start: int = 0) -> list[Any]:
         # Arrays and PIL images are compressed by PIL, which releases the GIL while it works: big batches

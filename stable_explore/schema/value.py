@@ -147,6 +147,20 @@ class Value(Feature):
             raise
         return array
 
+    @override
+    def encode_arrow(self, array: pa.Array) -> pa.Array:
+        t = self.arrow_type
+        if not self.is_temporal and _castable(array.type, t):
+            try:
+                stored = array if array.type == t else array.cast(t)  # a safe cast: no overflow, no truncation
+                if pa.types.is_string(t) or pa.types.is_large_string(t):
+                    stored.validate(full=True)  # valid UTF-8, as a Python str is
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                pass  # the Python path names the first bad value
+            else:
+                return stored
+        return super().encode_arrow(array)
+
     def _raise_first_bad(self, values: list[Any]) -> None:
         for position, value in enumerate(values):
             try:
@@ -157,3 +171,22 @@ class Value(Feature):
     @override
     def to_dict(self) -> dict[str, Any]:
         return {"_type": self._type_name, "dtype": self.dtype}
+
+
+def _numeric(t: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t))
+
+
+def _textual(t: pa.DataType) -> bool:
+    kinds = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
+    return any(kind(t) for kind in kinds)
+
+
+def _castable(source: pa.DataType, target: pa.DataType) -> bool:
+    """Whether an Arrow column of ``source`` type becomes ``target`` by a cast that refuses what a row build refuses.
+
+    The same type; numbers to numbers (a safe cast refuses overflow and truncation, as converting
+    Python numbers does); text and binary among themselves. Anything else (bools to numbers, which a
+    safe cast allows and a row build refuses) takes the Python path.
+    """
+    return source == target or (_numeric(source) and _numeric(target)) or (_textual(source) and _textual(target))

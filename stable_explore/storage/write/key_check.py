@@ -27,17 +27,17 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import xxhash
 
 from stable_explore.errors import DuplicateKeyError
 from stable_explore.storage.backends.fsutil import writing
+from stable_explore.storage.format.hashing import text_hashes
 
 __all__ = ["RUN_ROWS", "KeyCheck", "key_hashes"]
 
 RUN_ROWS = 1 << 20
 """Key hashes kept in memory before a sorted run is spilled (8 MiB)."""
 
-_BLOCK_ROWS = 1 << 16  # hashes read from each run at a time while merging
+_BLOCK_ROWS = 1 << 14  # hashes read from each run at a time while merging (128 KiB a run)
 _SPILL_NAME = ".key-hashes.tmp"
 
 
@@ -46,8 +46,16 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
     if pa.types.is_integer(keys.type):
         exact: np.ndarray = np.asarray(keys.to_numpy(zero_copy_only=False), dtype=np.int64).view(np.uint64)
         return exact
-    digest = xxhash.xxh3_64_intdigest
-    return np.fromiter((digest(k.encode()) for k in keys.to_pylist()), dtype=np.uint64, count=len(keys))
+    return text_hashes(keys)  # xxh3-64 of the UTF-8 bytes, a C-level loop
+
+
+def _refuse_repeats(keys: list[Any], first_index: int) -> None:
+    """Raise DuplicateKeyError for the first key of ``keys`` that repeats an earlier one (if any does)."""
+    first: dict[Any, int] = {}
+    for position, key in enumerate(keys):
+        if key in first:
+            raise DuplicateKeyError(key, first_index + first[key], first_index + position)
+        first[key] = position
 
 
 def _repeats(sorted_hashes: np.ndarray) -> np.ndarray:
@@ -65,39 +73,55 @@ class KeyCheck:
     def __init__(self, spill_dir: Path, run_rows: int = RUN_ROWS) -> None:
         self._spill = Path(spill_dir) / _SPILL_NAME
         self._run_rows = run_rows
-        self._chunks: list[np.ndarray] = []
+        # one buffer of hashes, grown by doubling up to a run and then reused run after run: no small
+        # long-lived blocks between a build's batches (they kept freed heap from being reused), and a
+        # spill sorts it in place instead of concatenating a copy
+        self._buffer = np.empty(0, np.uint64)
         self._buffered = 0
         self._runs: list[int] = []  # rows in each sorted run spilled, in file order
         self._candidates: list[np.ndarray] = []
 
-    def add(self, keys: list[Any], key_array: pa.Array, first_index: int) -> None:
-        """Check one batch's keys (a repeat inside the batch raises at once) and remember their hashes."""
-        if len(set(keys)) != len(keys):
-            first: dict[Any, int] = {}
-            for position, key in enumerate(keys):
-                if key in first:
-                    raise DuplicateKeyError(key, first_index + first[key], first_index + position)
-                first[key] = position
+    def add(self, keys: list[Any] | range | pa.Array, key_array: pa.Array, first_index: int) -> None:
+        """Check one batch's keys (a repeat inside the batch raises at once) and remember their hashes.
+
+        ``keys`` are the batch's keys as given: Python keys, a range of running indices (unique
+        by themselves), or an Arrow column (looked at as Python only when two hashes repeat).
+        """
         hashes = key_hashes(key_array)
-        self._chunks.append(hashes)
-        self._buffered += len(hashes)
-        if self._buffered >= self._run_rows:
-            self._spill_run()
+        if isinstance(keys, pa.Array):
+            if len(np.unique(hashes)) != len(hashes):
+                _refuse_repeats(keys.to_pylist(), first_index)
+        elif not isinstance(keys, range) and len(set(keys)) != len(keys):
+            _refuse_repeats(keys, first_index)
+        self._append(hashes)
 
     def add_unique(self, key_array: pa.Array) -> None:
         """Remember keys already known to be unique among themselves (a shard another writer checked)."""
-        hashes = key_hashes(key_array).copy()  # a copy: the keys' buffer is the caller's
-        self._chunks.append(hashes)
-        self._buffered += len(hashes)
+        self._append(key_hashes(key_array))  # copied into the buffer: the keys' buffer is the caller's
+
+    def _append(self, hashes: np.ndarray) -> None:
+        done = 0
+        while done < len(hashes):
+            if self._buffered == len(self._buffer):
+                if len(self._buffer) < self._run_rows:
+                    wanted = max(2 * len(self._buffer), self._buffered + len(hashes) - done, 4096)
+                    grown = np.empty(min(self._run_rows, wanted), np.uint64)
+                    grown[: self._buffered] = self._buffer[: self._buffered]
+                    self._buffer = grown
+                else:
+                    self._spill_run()
+            take = min(len(hashes) - done, len(self._buffer) - self._buffered)
+            self._buffer[self._buffered : self._buffered + take] = hashes[done : done + take]
+            self._buffered += take
+            done += take
         if self._buffered >= self._run_rows:
             self._spill_run()
 
     def _sorted_buffer(self) -> np.ndarray:
-        run = np.concatenate(self._chunks) if self._chunks else np.empty(0, np.uint64)
-        self._chunks.clear()
+        run = self._buffer[: self._buffered]
         self._buffered = 0
         run.sort()
-        self._candidates.append(_repeats(run))
+        self._candidates.append(_repeats(run).copy())
         return run
 
     def _spill_run(self) -> None:
@@ -112,6 +136,7 @@ class KeyCheck:
             if self._runs:
                 if self._buffered:
                     self._spill_run()
+                self._buffer = np.empty(0, np.uint64)  # the run buffer is not needed while merging: freed first
                 self._candidates.append(self._merge_runs())
             else:
                 self._sorted_buffer()
@@ -163,3 +188,4 @@ class KeyCheck:
         with contextlib.suppress(OSError):
             self._spill.unlink()
         self._runs.clear()
+        self._buffer, self._buffered = np.empty(0, np.uint64), 0

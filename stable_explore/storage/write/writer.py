@@ -14,9 +14,8 @@ Examples
 from __future__ import annotations
 
 import json
-import operator
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -24,11 +23,9 @@ import numpy as np
 import pyarrow as pa
 from filelock import FileLock
 
-from stable_explore._canonical import unencodable_text
 from stable_explore.errors import (
     CacheWriteError,
     DuplicateKeyError,
-    EncodingError,
     InvalidOptionError,
     SchemaError,
 )
@@ -39,7 +36,6 @@ from stable_explore.storage.format.cache_meta import (
     COMPRESSIONS,
     DEFAULT_SHARD_SIZE_BYTES,
     FORMAT_NAME,
-    KEY_TYPES,
     METADATA_DIGEST_FIELD,
     METADATA_FILE,
     PATCHES_FORMAT_REVISION,
@@ -50,8 +46,9 @@ from stable_explore.storage.format.cache_meta import (
     metadata_digest,
 )
 from stable_explore.storage.format.content_runs import content_runs_field
-from stable_explore.storage.format.hashing import ContentDigest, row_hashes
 from stable_explore.storage.read.shard_file import read_shard_batches
+from stable_explore.storage.write.encode import BatchEncoder
+from stable_explore.storage.write.intake import Intake
 from stable_explore.storage.write.key_check import KeyCheck, key_hashes
 from stable_explore.storage.write.shards import BatchCallback, ShardList, ShardWriter
 
@@ -59,6 +56,7 @@ if TYPE_CHECKING:
     from stable_explore.schema import Features
 
 __all__ = [
+    "RowsRead",
     "ShardFields",
     "check_unique_keys",
     "shard_metadata",
@@ -66,80 +64,6 @@ __all__ = [
     "write_shards",
     "write_sharded_arrow_cache",
 ]
-
-
-def _key_type_of(key: Any, index: int) -> str:
-    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-        return "int64"
-    if isinstance(key, str):
-        return "string"
-    msg = f"keys must be int or str, got {type(key).__name__} {key!r}"
-    raise EncodingError(msg, index=index)
-
-
-class _BatchEncoder:
-    """Turns buffered Python columns into one Arrow record batch with key and row-hash columns."""
-
-    def __init__(self, features: Features) -> None:
-        self.features = features
-        self.names = list(features)
-        self.key_type: str | None = None
-        self.schema: pa.Schema | None = None
-        self.content = ContentDigest()
-
-    def encode(self, columns: list[list[Any]], keys: list[Any], first_index: int) -> pa.RecordBatch:
-        arrays = []
-        hashable: list[list[Any] | None] = []  # per column, the values whose bytes were stored as they are
-        for name, values in zip(self.names, columns, strict=True):
-            try:
-                array, as_given = self.features[name].encode_batch(values)
-            except EncodingError as exc:
-                position = exc.index if exc.index is not None else 0
-                raise EncodingError(
-                    exc.reason, field=name, index=first_index + position, key=keys[position]
-                ) from exc.__cause__
-            arrays.append(array)
-            hashable.append(values if as_given else None)
-        hashes = row_hashes(arrays, hashable)
-        arrays.append(self._key_array(keys, first_index))
-        self.content.update(arrays[-1], hashes)
-        arrays.append(pa.array(hashes, type=pa.uint64()))
-        if self.schema is None:
-            key_type = KEY_TYPES[self.key_type or "int64"]
-            self.schema = self.features.to_arrow_schema(with_row_columns=True, key_type=key_type)
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
-
-    def _key_array(self, keys: list[Any], first_index: int) -> pa.Array:
-        if self.key_type is None:
-            self.key_type = _key_type_of(keys[0], first_index)
-        try:
-            return pa.array(keys, type=KEY_TYPES[self.key_type])
-        except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-            for position, key in enumerate(keys):
-                if _key_type_of(key, first_index + position) != self.key_type:
-                    msg = (
-                        f"key {key!r} is a {type(key).__name__}, but earlier keys were "
-                        f"{'ints' if self.key_type == 'int64' else 'strings'}; use one key type for all rows"
-                    )
-                    raise EncodingError(msg, index=first_index + position, key=key) from None
-                problem = _key_problem(key)
-                if problem:
-                    raise EncodingError(problem, index=first_index + position, key=key) from exc
-            msg = f"keys of rows {first_index}-{first_index + len(keys) - 1} cannot be stored: {exc}"
-            raise EncodingError(msg, index=first_index) from exc
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _key_problem(key: Any) -> str | None:
-    """Why one key cannot be stored (outside int64, or text UTF-8 cannot encode), or None."""
-    if isinstance(key, str):
-        problem = unencodable_text(key)
-        return f"the key cannot be stored as UTF-8 ({problem}); clean the key" if problem else None
-    if not _INT64_MIN <= int(key) <= _INT64_MAX:
-        return f"int keys must fit in int64 ([-2**63, 2**63 - 1]), got {int(key)}; use smaller ints or string keys"
-    return None
 
 
 def _confirm_duplicates(out_dir: Path, written: ShardList, candidates: np.ndarray) -> None:
@@ -174,24 +98,6 @@ def check_unique_keys(out_dir: Path, written: ShardList) -> None:
         _confirm_duplicates(out_dir, written, check.repeated_hashes())
     finally:
         check.close()
-
-
-def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:
-    """The error for an example whose fields do not match the features (or that is not a dict)."""
-    if not isinstance(example, Mapping):
-        msg = f"expected a dict of field -> value, got {type(example).__name__}"
-        return EncodingError(msg, index=index, key=key)
-    return EncodingError(features.check_columns(example) or "fields differ from the features", index=index, key=key)
-
-
-def _split_item(item: Any, index: int) -> tuple[Any, Any]:
-    """(key, example) from a generator item: a ``(key, dict)`` pair or a plain dict."""
-    if isinstance(item, tuple):
-        if len(item) != 2:
-            msg = f"expected a dict or a (key, dict) pair, got a tuple of length {len(item)}"
-            raise EncodingError(msg, index=index)
-        return item
-    return index, item
 
 
 class _ShardFieldsRequired(TypedDict):
@@ -236,6 +142,53 @@ class ShardFields(_ShardFieldsRequired, total=False):
     cell_patches: dict[str, Any]
 
 
+class RowsRead:
+    """How many rows a build's source gave (kept up to date by :func:`write_shards`), for a failed build's note."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+
+class _Rebatcher:
+    """Record batches of any sizes in, record batches of ``batch_size`` rows out (the last may be shorter).
+
+    Rows come in chunks of ``batch_size`` (then they pass straight through) or as column batches of
+    any size, which are sliced (no copy) or, when smaller, gathered into whole batches.
+    """
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self._held: list[pa.RecordBatch] = []
+        self._rows = 0
+
+    def add(self, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        if not self._held and batch.num_rows == self.batch_size:
+            yield batch
+            return
+        self._held.append(batch)
+        self._rows += batch.num_rows
+        if self._rows >= self.batch_size:
+            yield from self._release(keep_tail=True)
+
+    def finish(self) -> Iterator[pa.RecordBatch]:
+        yield from self._release(keep_tail=False)
+
+    def _release(self, *, keep_tail: bool) -> Iterator[pa.RecordBatch]:
+        if not self._held:
+            return
+        if len(self._held) == 1:
+            whole = self._held[0]
+        else:
+            whole = pa.Table.from_batches(self._held).combine_chunks().to_batches()[0]
+        self._held, self._rows = [], 0
+        size = self.batch_size
+        full = whole.num_rows - whole.num_rows % size if keep_tail else whole.num_rows
+        for start in range(0, full, size):
+            yield whole.slice(start, min(size, full - start))
+        if full < whole.num_rows:
+            self._held, self._rows = [whole.slice(full)], whole.num_rows - full
+
+
 def write_shards(
     examples: Iterable[Any],
     features: Features,
@@ -245,11 +198,16 @@ def write_shards(
     batch_size: int = 1000,
     compression: str | None = None,
     on_batch: BatchCallback | None = None,
+    batched: bool = False,
+    rows_read: RowsRead | None = None,
 ) -> ShardFields:
     """Write shards into ``out_dir`` (which must be private to this call); return its shard fields.
 
-    Memory stays at about one batch: rows are buffered column-wise, encoded and
-    hashed per batch, and the shard is streamed to disk.
+    ``examples`` yields example dicts, ``(key, dict)`` pairs, or column batches (see
+    :mod:`~stable_explore.storage.write.column_batches`; a dict is a batch of columns only with
+    ``batched=True``). Memory stays at about one batch: rows are gathered column-wise, encoded and
+    hashed per batch, and the shard is streamed to disk. ``rows_read`` is kept at the number of rows
+    the source gave, also when the build fails.
     """
     if compression not in COMPRESSIONS:
         msg = f"compression must be one of {COMPRESSIONS}, got {compression!r}"
@@ -260,26 +218,15 @@ def write_shards(
     if not features:
         msg = "features must have at least one column"
         raise SchemaError(msg)
-    encoder = _BatchEncoder(features)
+    encoder = BatchEncoder(features)
     key_check = KeyCheck(out_dir)  # spills sorted key hashes into out_dir past 1M rows
-    names = encoder.names
-    field_count = len(names)
-    # One C-level call fetches every field of an example; batches are transposed at flush.
-    fields_of: Callable[[Any], tuple[Any, ...]] = (
-        operator.itemgetter(*names) if field_count > 1 else (lambda example: (example[names[0]],))
-    )
-    pending: list[tuple[Any, ...]] = []
-    keys: list[Any] = []
+    intake = Intake(examples, features, batch_size=batch_size, batched=batched)
+    rebatcher = _Rebatcher(batch_size)
+    key_column = len(features)
     shards: ShardWriter | None = None  # made at the first batch, when the key type is known
-    index = 0
 
-    def flush() -> None:
+    def write(batch: pa.RecordBatch) -> None:
         nonlocal shards
-        columns = [list(column) for column in zip(*pending, strict=True)] if field_count else []
-        batch = encoder.encode(columns, keys, index - len(keys))
-        key_check.add(keys, batch.column(field_count), index - len(keys))
-        pending.clear()
-        keys.clear()
         if shards is None:
             assert encoder.schema is not None
             shards = ShardWriter(
@@ -288,35 +235,28 @@ def write_shards(
         shards.write(batch)
 
     try:
-        for item in examples:
-            if item.__class__ is tuple and len(item) == 2:
-                key, example = item
-            else:
-                key, example = _split_item(item, index)
-            try:
-                if len(example) != field_count:
-                    raise KeyError
-                pending.append(fields_of(example))
-            except (KeyError, TypeError, AttributeError):
-                raise _field_error(example, features, index, key) from None
-            keys.append(key)
-            index += 1
-            if len(keys) >= batch_size:
-                flush()
-        if keys:
-            flush()
+        for chunk in intake.chunks():
+            batch = encoder.encode(chunk)
+            key_check.add(chunk.keys, batch.column(key_column), chunk.first)
+            for ready in rebatcher.add(batch):
+                write(ready)
+        for ready in rebatcher.finish():
+            write(ready)
         written = shards.finish() if shards is not None else ShardList([], [], [], [])
     except BaseException:
         key_check.close()
         if shards is not None:
             shards.abort()
         raise
+    finally:
+        if rows_read is not None:
+            rows_read.rows = intake.rows_read
     _confirm_duplicates(out_dir, written, key_check.repeated_hashes())
 
     return shard_metadata(
         features,
         written,
-        num_rows=index,
+        num_rows=intake.index,
         shard_size_bytes=shard_size_bytes,
         key_type=encoder.key_type or "int64",
         compression=compression,
