@@ -62,7 +62,7 @@ def near_duplicates(
     ds: CachedDataset,
     *,
     threshold: int = 4,
-    method: str = "dhash",
+    method: str = "phash",
     column: str | None = None,
     hashes: pa.Table | None = None,
     num_proc: int | None = None,
@@ -78,7 +78,9 @@ def near_duplicates(
         catches resized and re-encoded copies; 8-10 small crops too, with more look-alikes that are not
         copies. Changing it only regroups: pass ``hashes=`` to skip decoding again.
     method
-        ``"dhash"`` (gradient signs; fast) or ``"phash"`` (DCT signs; steadier under JPEG and contrast).
+        ``"phash"`` (DCT signs; the default: few look-alikes that are not copies) or ``"dhash"``
+        (gradient signs; faster, but many unrelated images of one kind, such as digits on black,
+        share most of their bits).
     column
         The image column (default: the first ``Image`` column).
     hashes

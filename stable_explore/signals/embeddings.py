@@ -42,17 +42,28 @@ def _pixels(ds: CachedDataset, column: str, size: int) -> np.ndarray:
     return out
 
 
-def pca(data: np.ndarray, dims: int) -> np.ndarray:
-    """``data`` (rows x features) projected on its first ``dims`` principal components (SVD of the centred data)."""
+def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
+    """``data`` (rows x features) projected on its first ``dims`` principal components (SVD of the centred data).
+
+    ``residual`` adds one more coordinate: how far each row lies off those components (the norm of
+    what they leave out), so a row unlike every other (noise, a blank) stays far from the rest
+    instead of landing near the centre.
+    """
     centred = data - data.mean(axis=0, keepdims=True)
     dims = max(1, min(dims, *centred.shape))
     _, _, components = np.linalg.svd(centred, full_matrices=False)
     projected: np.ndarray = centred @ components[:dims].T
+    if residual:
+        left = np.linalg.norm(centred - projected @ components[:dims], axis=1)
+        projected = np.concatenate([projected, left[:, None]], axis=1)
     return projected
 
 
 def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int = 16, dims: int = 32) -> np.ndarray:
     """An offline embedding of each image: its ``size`` x ``size`` grey pixels reduced to ``dims`` by PCA.
+
+    One more coordinate holds what the ``dims`` components leave out of each image, so images unlike
+    the rest (noise, blanks) stay far from them.
 
     Examples
     --------
@@ -61,9 +72,9 @@ def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int 
     >>> rows = [{"image": np.full((8, 8), v, dtype=np.uint8)} for v in (0, 10, 250)]
     >>> ds = se.build(rows, se.Features(image=se.Image()), name="px", home=tempfile.mkdtemp(), progress=False)
     >>> pixel_embeddings(ds, dims=2).shape
-    (3, 2)
+    (3, 3)
     """
-    return pca(_pixels(ds, image_column(ds, column), size), dims).astype(np.float32)
+    return pca(_pixels(ds, image_column(ds, column), size), dims, residual=True).astype(np.float32)
 
 
 def embeddings_of(ds: CachedDataset, source: EmbeddingSource, *, column: str | None = None) -> np.ndarray:

@@ -155,7 +155,7 @@ def neighbor_label_issues(
     *,
     label: str | None = None,
     k: int = 10,
-    agreement: float = 0.6,
+    agreement: float = 0.7,
     column: str | None = None,
 ) -> pa.Table:
     """Rows whose ``k`` nearest neighbours in an embedding mostly carry one other label.
