@@ -7,6 +7,7 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`exact_duplicates`: rows with byte-identical images (or equal columns), grouped.
 - :func:`near_duplicates`: rows whose perceptual hashes are within a threshold, grouped without
   comparing all pairs; :func:`perceptual_hashes` gives the hashes themselves.
+- :func:`extra_copies`: the rows to drop to keep one of each group of copies.
 - :func:`image_stats`: width, height, aspect, brightness, contrast, blur, channels, file size.
 - :func:`embedding_outliers`: distance to the k nearest neighbours in an embedding.
 - :func:`label_issues`: confident learning on predicted probabilities (cleanlab when installed).
@@ -19,7 +20,7 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 
 from __future__ import annotations
 
-from stable_explore.signals.duplicates import exact_duplicates, near_duplicates
+from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
 from stable_explore.signals.embeddings import pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
 from stable_explore.signals.labels import label_issues, neighbor_label_issues
@@ -28,6 +29,7 @@ from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbo
 __all__ = [
     "embedding_outliers",
     "exact_duplicates",
+    "extra_copies",
     "image_stats",
     "label_issues",
     "near_duplicates",

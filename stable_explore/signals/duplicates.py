@@ -100,11 +100,14 @@ def near_duplicates(
     --------
     >>> import stable_explore as se, tempfile, numpy as np
     >>> from stable_explore.signals import near_duplicates
-    >>> ramp = np.tile(np.arange(0, 256, 8, dtype=np.uint8), (32, 1))
-    >>> rows = [{"image": ramp}, {"image": ramp[:, ::-1]}, {"image": ramp[1:, 1:]}]
+    >>> from PIL import Image as PILImage
+    >>> y, x = np.mgrid[0:64, 0:64]
+    >>> blob = (255 * np.exp(-((x - 20) ** 2 + (y - 30) ** 2) / 200)).astype(np.uint8)
+    >>> bigger = np.asarray(PILImage.fromarray(blob).resize((96, 96)))
+    >>> rows = [{"image": blob}, {"image": blob.T.copy()}, {"image": bigger}]
     >>> ds = se.build(rows, se.Features(image=se.Image()), name="near", home=tempfile.mkdtemp(), progress=False)
-    >>> near_duplicates(ds).select(["row", "group", "distance"]).to_pylist()
-    [{'row': 0, 'group': 0, 'distance': 0}, {'row': 2, 'group': 0, 'distance': 0}]
+    >>> near_duplicates(ds, threshold=6).select(["row", "group", "distance"]).to_pylist()
+    [{'row': 0, 'group': 0, 'distance': 0}, {'row': 2, 'group': 0, 'distance': 4}]
     """
     if hashes is None:
         hashes = perceptual_hashes(ds, column=column, method=method, num_proc=num_proc)
@@ -123,6 +126,33 @@ def near_duplicates(
     distance = popcount(values ^ values[groups])
     extra = {"hash": pa.array(values, type=pa.uint64()), "distance": pa.array(distance, type=pa.int64())}
     return _groups_table(ds, groups, sizes, extra)
+
+
+def extra_copies(*groups: pa.Table) -> list[int]:
+    """The rows to drop to keep one row of each duplicate group: every member but the group's first row.
+
+    Groups from several tables (exact and near duplicates) that share rows are merged first, so one row
+    of each set of copies stays.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> exact = pa.table({"row": [0, 4], "group": [0, 0]})
+    >>> near = pa.table({"row": [4, 7, 2, 9], "group": [4, 4, 2, 2]})
+    >>> extra_copies(exact, near)  # keeps 0 (of 0, 4, 7) and 2 (of 2, 9)
+    [4, 7, 9]
+    """
+    from stable_explore.signals.grouping import components
+
+    rows = np.concatenate([t.column("row").to_numpy() for t in groups]) if groups else np.zeros(0, np.int64)
+    firsts = np.concatenate([t.column("group").to_numpy() for t in groups]) if groups else np.zeros(0, np.int64)
+    if len(rows) == 0:
+        return []
+    ids, inverse = np.unique(np.concatenate([rows, firsts]), return_inverse=True)
+    inverse = inverse.ravel()
+    linked = components(len(ids), inverse[: len(rows)], inverse[len(rows) :])
+    keep = {int(ids[root]) for root in np.unique(linked)}  # ids are sorted: a part's smallest is its first row
+    return sorted(int(r) for r in set(rows.tolist()) if int(r) not in keep)
 
 
 def _groups_table(ds: CachedDataset, groups: np.ndarray, sizes: np.ndarray, extra: dict[str, pa.Array]) -> pa.Table:

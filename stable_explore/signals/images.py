@@ -49,9 +49,9 @@ def image_stats(ds: CachedDataset, *, column: str | None = None, num_proc: int |
 
 
 def perceptual_hashes(
-    ds: CachedDataset, *, column: str | None = None, method: str = "dhash", num_proc: int | None = None
+    ds: CachedDataset, *, column: str | None = None, method: str = "phash", num_proc: int | None = None
 ) -> pa.Table:
-    """The 64-bit perceptual hash of every image (``dhash`` or ``phash``), for near-duplicate search.
+    """The 64-bit perceptual hash of every image (``phash``, the default, or ``dhash``), for near-duplicate search.
 
     Returns
     -------
@@ -65,7 +65,7 @@ def perceptual_hashes(
     >>> ramp = np.tile(np.arange(0, 256, 8, dtype=np.uint8), (32, 1))
     >>> rows = [{"image": ramp}, {"image": ramp[:, ::-1]}]
     >>> ds = se.build(rows, se.Features(image=se.Image()), name="ramps", home=tempfile.mkdtemp(), progress=False)
-    >>> [hex(h) for h in perceptual_hashes(ds).column("hash").to_pylist()]
+    >>> [hex(h) for h in perceptual_hashes(ds, method="dhash").column("hash").to_pylist()]
     ['0xffffffffffffffff', '0x0']
     """
     values = map_images(ds, image_column(ds, column), BATCH_FUNCTIONS[check_method(method)], num_proc)
