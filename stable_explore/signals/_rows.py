@@ -6,6 +6,7 @@ A signal's result is keyed by ``row`` (the position in the dataset it was comput
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -97,11 +98,11 @@ def map_images(ds: CachedDataset, column: str, fn: ImageBatchFn, num_proc: int |
     n = len(ds)
     if workers == 1 or n <= BATCH_ROWS:
         return _run_part(ds, column, 0, n, fn)
-    from stable_explore.catalog.parallel import _process_context
-
     step = max(BATCH_ROWS, -(-n // (workers * 4)))
     bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_process_context()) as pool:
+    # never fork the kernel itself (its threads make fork unsafe): a fork server where there is one, else spawn
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
         futures = [pool.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
         parts = [f.result() for f in futures]
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}

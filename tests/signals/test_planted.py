@@ -17,6 +17,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import signals
+from stable_explore.signals.labels import confident_learning
 from stable_explore.testing.planted import NEAR_KINDS, PlantedDigits, planted_digits
 
 if TYPE_CHECKING:
@@ -106,6 +107,26 @@ def test_label_issues_numpy_rule_recall_precision_and_agreement_with_cleanlab(pl
     suggested = dict(zip(ours.column("row").to_pylist(), ours.column("suggested").to_pylist(), strict=True))
     hits = [suggested[row] == str(planted.truth.true_labels[row]) for row in mine & flipped]
     assert np.mean(hits) >= 0.8  # the suggested label is the true one for most flipped rows found
+
+
+def test_our_rule_is_cleanlabs_confident_learning_filter(planted: Planted) -> None:
+    from cleanlab.filter import find_label_issues
+
+    labels = planted.ds.arrow_column("label").to_numpy()
+    ours, _ = confident_learning(labels, planted.pred_probs)
+    theirs = find_label_issues(labels, planted.pred_probs, filter_by="confident_learning")
+    assert set(ours.tolist()) == set(np.flatnonzero(theirs).tolist())  # measured: the same 56 rows
+
+    rng = np.random.default_rng(1)  # and on synthetic probabilities: 20k rows, 10 classes, 5% flipped
+    truth = rng.integers(0, 10, 20_000)
+    logits = rng.normal(size=(20_000, 10)) + 3 * np.eye(10)[truth]
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    noisy = truth.copy()
+    flipped = rng.choice(20_000, 1_000, replace=False)
+    noisy[flipped] = (noisy[flipped] + rng.integers(1, 10, len(flipped))) % 10
+    ours, _ = confident_learning(noisy, probs)
+    theirs = find_label_issues(noisy, probs, filter_by="confident_learning")
+    assert set(ours.tolist()) == set(np.flatnonzero(theirs).tolist())  # measured: the same 687 rows
 
 
 def test_neighbor_label_issues_with_only_embeddings(planted: Planted) -> None:
