@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
+import numpy as np
 import traitlets as t
 
 from stable_explore.errors import InvalidOptionError
@@ -43,6 +44,7 @@ __all__ = ["IssuesPanel"]
 _STATIC = Path(__file__).parent / "static"
 MAX_ENTRIES = 500  # entries listed per kind; the tables themselves hold them all
 MAX_SHOWN = 24  # thumbnails of one group shown side by side
+EXAMPLES = 6  # rows of the suggested class shown beside a suspected label error
 
 
 def _text(value: Any, limit: int = 60) -> str:
@@ -52,6 +54,8 @@ def _text(value: Any, limit: int = 60) -> str:
 
 class IssuesPanel(anywidget.AnyWidget):
     """A list of duplicate groups and suspected label errors; a click shows the rows side by side.
+
+    A suspected label error is shown beside a few rows labelled as the suggested class.
 
     Parameters
     ----------
@@ -100,6 +104,7 @@ class IssuesPanel(anywidget.AnyWidget):
         **kwargs: Any,
     ) -> None:
         self._ds = dataset
+        self._labels: np.ndarray | None = None
         self.browser = browser
         self.on_show = on_show
         tables = [] if duplicates is None else [duplicates] if not isinstance(duplicates, list) else duplicates
@@ -133,11 +138,27 @@ class IssuesPanel(anywidget.AnyWidget):
                 self.browser.selected = rows
         if self.on_show is not None:
             self.on_show(rows, entry["title"])
-        self._send_group(index, rows)
+        self._send_group(index, rows, self._examples(entry))
         return rows
 
-    def _send_group(self, index: int, rows: list[int]) -> None:
-        shown = rows[:MAX_SHOWN]
+    def _examples(self, entry: dict[str, Any]) -> list[int]:
+        """For a suspected label error: a few rows labelled as the suggestion, to compare with side by side."""
+        suggested = entry.get("suggested")
+        label = self._ds.features.first_of(ClassLabel)
+        if suggested is None or label is None:
+            return []
+        feature = self._ds.features[label]
+        assert isinstance(feature, ClassLabel)
+        if suggested not in (feature.names or []):
+            return []
+        if self._labels is None:
+            self._labels = self._ds.arrow_column(label).to_numpy(zero_copy_only=False)
+        wanted = feature.str2int(suggested)
+        matches = np.flatnonzero(self._labels == wanted)
+        return [int(r) for r in matches[:EXAMPLES] if int(r) not in entry["rows"]]
+
+    def _send_group(self, index: int, rows: list[int], examples: list[int]) -> None:
+        shown = rows[:MAX_SHOWN] + examples
         features = self._ds.features
         image = features.first_of(Image)
         label = features.first_of(ClassLabel)
@@ -157,11 +178,12 @@ class IssuesPanel(anywidget.AnyWidget):
         for place, row in enumerate(shown):
             thumb = thumbs[place] if thumbs else None
             item: dict[str, Any] = {"row": row, "key": _text(keys[place]), "label": labels[place] if labels else ""}
+            item["example"] = place >= len(shown) - len(examples)
             if thumb is not None:
                 item.update(buffer=len(buffers), mime=thumb[1])
                 buffers.append(thumb[0])
             items.append(item)
-        more = len(rows) - len(shown)
+        more = len(rows) - min(len(rows), MAX_SHOWN)
         self.send({"type": "group", "index": index, "items": items, "more": more}, buffers)
 
     def _on_message(self, _widget: Any, content: dict[str, Any], _buffers: list[bytes]) -> None:
@@ -196,7 +218,7 @@ def _label_entries(table: pa.Table, n: int) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     for row, label, better in list(zip(rows, labels, suggested, strict=True))[:MAX_ENTRIES]:
         title = f"row {row}: labelled {_text(label, 30)}, looks like {_text(better, 30)}"
-        entries.append({"kind": "label", "title": title, "rows": [row]})
+        entries.append({"kind": "label", "title": title, "rows": [row], "suggested": better})
     return entries
 
 

@@ -43,6 +43,17 @@ def test_entries_list_groups_then_label_errors(digits: se.CachedDataset) -> None
         ("label", [3]),
     ]
     assert panel.entries[2]["title"] == "row 3: labelled b, looks like a"
+    sent = sent_messages(panel)
+    panel.show(2)
+    content, buffers = sent[-1]
+    # the suspect, then rows labelled as the suggestion ("a": rows 0, 2, 4) to compare with
+    assert [(item["row"], item["example"]) for item in content["items"]] == [
+        (3, False),
+        (0, True),
+        (2, True),
+        (4, True),
+    ]
+    assert len(buffers) == 4
     assert "2 duplicate group(s) · 1 suspected label error(s)" in panel.title
 
 

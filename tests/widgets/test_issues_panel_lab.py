@@ -74,5 +74,7 @@ def test_issues_panel_lists_groups_and_shows_one_side_by_side(page: Any) -> None
     label_entry.click()
     page.wait_for_selector(f"[data-testid=se-issues-group][data-ready='entry-{index}']", timeout=60_000)
     assert page.locator("[data-testid=se-issue-thumb]").count() == 1
+    assert page.locator("[data-testid=se-issue-example]").count() == 6  # rows of the suggested class beside it
+    assert page.locator("[data-testid=se-issue-examples]").inner_text().startswith("labelled ")
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "issues-panel.png"))

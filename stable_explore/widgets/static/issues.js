@@ -47,8 +47,16 @@ function render({ model, el }) {
     urls = [];
     group.replaceChildren();
     const size = model.get("thumb_size");
+    let examples = false;
     for (const item of content.items) {
-      const cell = el_("div", "se-issue-thumb", "se-issue-thumb");
+      if (item.example && !examples) {
+        examples = true;
+        const note = el_("span", "se-issue-examples", "se-issue-examples");
+        note.textContent = `labelled ${item.label}:`;
+        group.appendChild(note);
+      }
+      const cell = el_("div", item.example ? "se-issue-thumb se-issue-example" : "se-issue-thumb",
+        item.example ? "se-issue-example" : "se-issue-thumb");
       cell.dataset.row = String(item.row);
       if (item.buffer !== undefined) {
         const url = URL.createObjectURL(new Blob([buffers[item.buffer]], { type: item.mime }));
