@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from stable_explore.errors import InvalidOptionError
 from stable_explore.signals.perceptual import popcount
 
 _TABLE_BITS = 24  # bands this narrow are looked up in a table of 2**bits offsets (128 MB at 24 bits)
+_PAIR_BUDGET = 1 << 24  # candidate pairs checked at once, and close pairs held before they are compressed
 _PROBE_BUDGET = 1 << 22  # probe values held at once (bounded memory: about 100 MB of work arrays)
 
 
@@ -59,7 +61,10 @@ def plan_bands(count: int, threshold: int) -> tuple[int, int]:
 
 
 def hamming_pairs(hashes: np.ndarray, threshold: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair (i < j) of ``hashes`` (distinct uint64) at most ``threshold`` bits apart."""
+    """Pairs (i < j) of ``hashes`` (distinct uint64) at most ``threshold`` bits apart.
+
+    Every such pair; or, when there are very many, fewer pairs that link the same items into the same groups.
+    """
     n = len(hashes)
     if n < 2:
         empty = np.zeros(0, dtype=np.int64)
@@ -68,6 +73,7 @@ def hamming_pairs(hashes: np.ndarray, threshold: int) -> tuple[np.ndarray, np.nd
     width = -(-64 // bands)
     found_i: list[np.ndarray] = []
     found_j: list[np.ndarray] = []
+    held = 0
     for band in range(bands):
         shift = band * width
         bits = min(width, 64 - shift)
@@ -97,23 +103,38 @@ def hamming_pairs(hashes: np.ndarray, threshold: int) -> tuple[np.ndarray, np.nd
                 counts = np.searchsorted(ordered, probe.view(np.uint64), side="right") - lo
                 hit = np.flatnonzero(counts)
                 counts, lo = counts[hit], lo[hit]
-            total = int(counts.sum())
-            if total == 0:
-                continue
-            left = np.repeat(start + hit // len(flips), counts)
+            # candidates in slices of at most _PAIR_BUDGET (a crowded band value makes many), checked bit by bit
             ends = np.cumsum(counts)
-            offsets = np.arange(total) - np.repeat(ends - counts, counts)
-            right = order[np.repeat(lo, counts) + offsets]
-            keep = left < right
-            left, right = left[keep], right[keep]
-            close = popcount(hashes[left] ^ hashes[right]) <= threshold
-            found_i.append(left[close])
-            found_j.append(right[close])
+            first = 0
+            while first < len(counts):
+                base = int(ends[first - 1]) if first else 0
+                last = max(first + 1, int(np.searchsorted(ends, base + _PAIR_BUDGET, side="right")))
+                part_counts, part_lo = counts[first:last], lo[first:last]
+                total = int(part_counts.sum())
+                left = np.repeat(start + hit[first:last] // len(flips), part_counts)
+                offsets = np.arange(total) - np.repeat(np.cumsum(part_counts) - part_counts, part_counts)
+                right = order[np.repeat(part_lo, part_counts) + offsets]
+                keep = left < right
+                left, right = left[keep], right[keep]
+                close = popcount(hashes[left] ^ hashes[right]) <= threshold
+                found_i.append(left[close])
+                found_j.append(right[close])
+                held += int(close.sum())
+                first = last
+            if held > _PAIR_BUDGET:  # many close pairs: keep only each item's link to its part (at most n)
+                found_i, found_j, held = _compress(n, found_i, found_j)
     if not found_i:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     pairs = np.unique(np.concatenate(found_i).astype(np.int64) * n + np.concatenate(found_j))
     return pairs // n, pairs % n
+
+
+def _compress(n: int, found_i: list[np.ndarray], found_j: list[np.ndarray]) -> tuple[list[Any], list[Any], int]:
+    """The same connected parts with fewer edges: each linked item to its part's smallest member."""
+    labels = components(n, np.concatenate(found_i), np.concatenate(found_j))
+    linked = np.flatnonzero(labels != np.arange(n))
+    return [labels[linked]], [linked], len(linked)
 
 
 def components(n: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:

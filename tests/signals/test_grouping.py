@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from stable_explore.errors import InvalidOptionError
+from stable_explore.signals import grouping
 from stable_explore.signals.grouping import hamming_groups, hamming_pairs, plan_bands
 from stable_explore.signals.perceptual import popcount
 
@@ -26,6 +27,21 @@ def test_pairs_equal_brute_force(threshold: int) -> None:
     assert set(zip(left.tolist(), right.tolist(), strict=True)) == set(
         zip(i[close].tolist(), j[close].tolist(), strict=True)
     )
+
+
+def test_tiny_budgets_give_the_same_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(7)
+    centres = rng.integers(0, 2**63, size=20, dtype=np.int64).astype(np.uint64)
+    hashes = [c ^ (np.uint64(1) << np.uint64(int(b))) for c in centres for b in rng.choice(64, 30, replace=False)]
+    hashes = np.array([*centres, *hashes], dtype=np.uint64)  # crowded: 20 clusters of 31 hashes 1-2 bits apart
+    expected = hamming_groups(hashes, 3)
+    monkeypatch.setattr(grouping, "_PAIR_BUDGET", 5)  # candidates checked 5 at a time; close pairs compressed
+    monkeypatch.setattr(grouping, "_PROBE_BUDGET", 64)
+    assert hamming_groups(hashes, 3).tolist() == expected.tolist()
+    distances = popcount(hashes[:, None] ^ hashes[None, :])
+    linked = grouping.components(len(hashes), *np.nonzero(np.triu(distances <= 3, 1)))
+    first = {int(root): int(np.flatnonzero(linked == root).min()) for root in np.unique(linked)}
+    assert expected.tolist() == [first[int(root)] for root in linked]
 
 
 def test_groups_are_linked_and_named_by_their_first_row() -> None:
