@@ -136,9 +136,14 @@ def jupyter_lab(
         log.close()
 
 
-def open_notebook(page: Any, url: str, name: str, *, app: str = "lab") -> None:
-    """Open a notebook and wait until its kernel is connected and idle."""
-    page.goto(f"{url}/lab/tree/{name}" if app == "lab" else f"{url}/notebooks/{name}")
+def open_notebook(page: Any, url: str, name: str, *, app: str = "lab", workspace: str | None = None) -> None:
+    """Open a notebook and wait until its kernel is connected and idle.
+
+    ``workspace`` opens it in a fresh JupyterLab workspace of that name (no other document restored)."""
+    if app == "lab":
+        page.goto(f"{url}/lab/workspaces/{workspace}/tree/{name}" if workspace else f"{url}/lab/tree/{name}")
+    else:
+        page.goto(f"{url}/notebooks/{name}")
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
     page.wait_for_function(

@@ -229,12 +229,43 @@ def check_workgroup(ran: Ran) -> None:
     assert "same version: True" in ran.stdout("mine = se.pull(")
 
 
+def check_find_what_to_clean(ran: Ran) -> None:
+    assert "1,962 rows; planted: 40 exact copies, 120 near copies, 60 flipped labels" in ran.stdout("truth = planted")
+    assert "exact duplicates: 80 rows in 40 groups; planted copies found: 40 of 40" in ran.stdout("exact_duplicates(")
+    near = ran.stdout("hashes = signals.perceptual_hashes(ds)")
+    strict = re.search(r"threshold 2: .*found resize (\d+)%, jpeg (\d+)%.*; (\d+)% of linked pairs", near)
+    assert strict is not None
+    assert min(int(v) for v in strict.groups()) >= 90  # resized and JPEG copies found, linked pairs mostly copies
+    assert "blurred rows among the 10 lowest blur scores: 10 of 10" in ran.stdout("signals.image_stats(ds)")
+    assert re.search(r"noise images among the 5 farthest rows: [45] of 5", ran.stdout("embedding_outliers("))
+    found = {
+        name: (int(a), int(b))
+        for name, a, b in re.findall(
+            r"(confident learning|neighbour votes): \d+ suspected, (\d+) of them flipped \((\d+)%",
+            ran.stdout("issues = signals.label_issues("),
+        )
+    }
+    assert found["confident learning"][1] >= 65
+    assert found["neighbour votes"][1] >= 90
+    assert WIDGET in ran.displayed("panel = IssuesPanel(")[-1]
+    assert WIDGET in ran.displayed("# the grid the panel points at")[-1]
+    saved = re.search(
+        r"dropped (\d+) copies, relabelled (\d+) rows: 1,962 -> ([\d,]+) rows", ran.stdout("extra_copies(")
+    )
+    assert saved is not None
+    assert int(saved[1]) >= 40
+    assert int(saved[3].replace(",", "")) == 1962 - int(saved[1])
+    assert f"+0 -{saved[1]} ~{saved[2]} rows" in ran.stdout("diff = se.compare(ds, clean)")
+    assert "planted copies dropped: 40 of 40 exact" in ran.stdout("relabels that restore")
+
+
 CHECKS: dict[str, Callable[[Ran], None]] = {
     "01_quickstart.ipynb": check_quickstart,
     "02_cleaning_session.ipynb": check_cleaning_session,
     "03_versions_and_diffs.ipynb": check_versions_and_diffs,
     "04_pytorch_dataloader.ipynb": check_pytorch_dataloader,
     "05_workgroup.ipynb": check_workgroup,
+    "06_find_what_to_clean.ipynb": check_find_what_to_clean,
 }
 
 

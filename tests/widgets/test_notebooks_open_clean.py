@@ -40,14 +40,13 @@ def test_every_shipped_notebook_opens_clean(tmp_path: Path) -> None:
     ):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page()
-            for name in names:
-                open_notebook(page, url, name)
+            for number, name in enumerate(names):
+                page = browser.new_page()
+                open_notebook(page, url, name, workspace=f"w{number}")  # alone in its own workspace
                 page.wait_for_timeout(2000)  # what JupyterLab does after the kernel connects has happened
                 if page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty"):
                     dirty.append(name)
-                page.evaluate("() => window.jupyterapp.commands.execute('application:close-all')")
-                page.wait_for_timeout(500)
+                page.close()
         finally:
             browser.close()
     assert dirty == [], f"marked modified right after opening: {dirty}"

@@ -1,0 +1,178 @@
+"""Benchmark: what each signal costs, per 100k images, and near-duplicate grouping at 1M rows.
+
+Workload: N images (default 20,000; ``--images 100000`` for a full 100k) of 128x128 grey JPEG, made
+from scikit-learn's digits with noise, cached with ``se.build``. Each per-image signal runs serially
+and with ``num_proc=2``; the report gives seconds for N and the rate scaled to 100k images.
+
+* ``exact_duplicates`` (a hash of each stored image; nothing decoded);
+* ``perceptual_hashes`` (pHash and dHash: decode, grey 32x32 or 9x8, DCT), serial and num_proc=2;
+* ``image_stats`` (decode, grey, Laplacian), serial and num_proc=2;
+* ``pixel_embeddings`` (the offline fallback) and ``embedding_outliers`` (k=10; scikit-learn);
+* ``label_issues`` on synthetic ``pred_probs`` (100k rows, 10 classes, 5% flipped labels): our numpy
+  rule against cleanlab's ``find_label_issues`` on the same input: agreement (Jaccard, and the share
+  of ours cleanlab also flags), recall of the flipped rows, and time;
+* near-duplicate grouping of 1M synthetic 64-bit hashes (random, with 5% planted copies 1-3 bits
+  away) at thresholds 2 and 4 (``--thresholds``): time and peak memory (tracemalloc), and whether
+  every planted copy was grouped with its original.
+
+The exit status is always 0: the figures are the result.
+
+Run::
+
+    python benchmarks/bench_signals.py                 # 20k images, 1M hashes
+    python benchmarks/bench_signals.py --images 100000
+    python benchmarks/bench_signals.py --quick         # 4k images, 100k hashes
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stable_explore as se
+from _report import mb, rule
+from stable_explore import signals
+from stable_explore.signals.grouping import hamming_groups, plan_bands
+from stable_explore.signals.labels import _cleanlab, confident_learning
+from stable_explore.signals.perceptual import popcount
+
+
+def timed(run: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = run()
+    return time.perf_counter() - started, result
+
+
+def make_images(count: int, seed: int = 0) -> list[dict[str, Any]]:
+    from PIL import Image as PILImage
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    rng = np.random.default_rng(seed)
+    bases = [PILImage.fromarray((d * 15).astype(np.uint8)).resize((128, 128)) for d in digits.images]
+    rows = []
+    for i in range(count):
+        base = np.asarray(bases[i % len(bases)], dtype=np.int16)
+        noisy = np.clip(base + rng.integers(-12, 13, size=base.shape), 0, 255).astype(np.uint8)
+        buffer = io.BytesIO()
+        PILImage.fromarray(noisy).save(buffer, format="JPEG", quality=85)
+        rows.append({"image": buffer.getvalue(), "label": int(digits.target[i % len(bases)])})
+    return rows
+
+
+def per_image(ds: se.CachedDataset) -> None:
+    n = len(ds)
+    scale = 100_000 / n
+    rule(f"Per-image signals on {n:,} images of 128x128 JPEG (seconds; per 100k scaled)")
+    runs: list[tuple[str, Callable[[], Any]]] = [
+        ("exact_duplicates", lambda: signals.exact_duplicates(ds)),
+        ("perceptual_hashes phash", lambda: signals.perceptual_hashes(ds)),
+        ("perceptual_hashes phash num_proc=2", lambda: signals.perceptual_hashes(ds, num_proc=2)),
+        ("perceptual_hashes dhash", lambda: signals.perceptual_hashes(ds, method="dhash")),
+        ("perceptual_hashes dhash num_proc=2", lambda: signals.perceptual_hashes(ds, method="dhash", num_proc=2)),
+        ("image_stats", lambda: signals.image_stats(ds)),
+        ("image_stats num_proc=2", lambda: signals.image_stats(ds, num_proc=2)),
+        ("pixel_embeddings (16x16, 32 dims)", lambda: signals.pixel_embeddings(ds)),
+    ]
+    embeddings = None
+    for name, run in runs:
+        seconds, result = timed(run)
+        if name.startswith("pixel_embeddings"):
+            embeddings = result
+        print(f"{name:<40} {seconds:8.2f} s   {seconds * scale:8.1f} s per 100k")
+    assert embeddings is not None
+    seconds, _ = timed(lambda: signals.embedding_outliers(ds, embeddings))
+    print(f"{'embedding_outliers k=10 (scikit-learn)':<40} {seconds:8.2f} s   {seconds * scale:8.1f} s per 100k*")
+    seconds, _ = timed(lambda: signals.neighbor_label_issues(ds, embeddings))
+    print(f"{'neighbor_label_issues k=10':<40} {seconds:8.2f} s   {seconds * scale:8.1f} s per 100k*")
+    print("* k-NN grows faster than linearly with n: the scaled figure is a lower bound")
+
+
+def label_rule(rows: int, classes: int = 10, seed: int = 1) -> None:
+    rule(f"Label issues on synthetic pred_probs: {rows:,} rows, {classes} classes, 5% labels flipped")
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, classes, size=rows)
+    logits = rng.normal(size=(rows, classes)) + 3.0 * np.eye(classes)[truth]
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    labels = truth.copy()
+    flipped = rng.choice(rows, size=rows // 20, replace=False)
+    labels[flipped] = (labels[flipped] + rng.integers(1, classes, size=len(flipped))) % classes
+    ours_s, (ours, _) = timed(lambda: confident_learning(labels, probs))
+    theirs_s, theirs = timed(lambda: _cleanlab(labels, probs))
+    from cleanlab.filter import find_label_issues
+
+    same_s, same = timed(lambda: find_label_issues(labels, probs, filter_by="confident_learning"))
+    mine, cl, planted = set(ours.tolist()), set(theirs.tolist()), set(flipped.tolist())
+    same_rows = set(np.flatnonzero(same).tolist())
+    print(
+        f"cleanlab filter_by='confident_learning' (the rule ours implements): {len(same_rows):,} rows in "
+        f"{same_s:.2f} s; Jaccard with ours {len(mine & same_rows) / max(1, len(mine | same_rows)):.3f}"
+    )
+    print(f"ours (numpy):     {len(mine):7,} rows in {ours_s:6.2f} s; recall {len(mine & planted) / len(planted):.3f}")
+    print(f"cleanlab default: {len(cl):7,} rows in {theirs_s:6.2f} s; recall {len(cl & planted) / len(planted):.3f}")
+    print(
+        f"agreement: Jaccard {len(mine & cl) / max(1, len(mine | cl)):.3f}; "
+        f"{len(mine & cl) / max(1, len(mine)):.3f} of ours flagged by cleanlab; "
+        f"{len(mine & cl) / max(1, len(cl)):.3f} of cleanlab's flagged by ours"
+    )
+
+
+def grouping(count: int, thresholds: list[int], seed: int = 2) -> None:
+    rule(f"Near-duplicate grouping of {count:,} synthetic 64-bit hashes (5% planted copies 1-3 bits away)")
+    rng = np.random.default_rng(seed)
+    originals = rng.integers(0, 2**63, size=count - count // 20, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+    sources = rng.choice(len(originals), size=count // 20, replace=False)
+    copies = originals[sources].copy()
+    for i in range(len(copies)):
+        for bit in rng.choice(64, size=int(rng.integers(1, 4)), replace=False):
+            copies[i] ^= np.uint64(1) << np.uint64(bit)
+    hashes = np.concatenate([originals, copies])
+    copy_rows = np.arange(len(originals), count)
+    for threshold in thresholds:
+        tracemalloc.start()
+        seconds, groups = timed(lambda t=threshold: hamming_groups(hashes, t))
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        bands, radius = plan_bands(count, threshold)
+        within = popcount(copies ^ originals[sources]) <= threshold  # the copies this threshold must catch
+        found = float(np.mean(groups[copy_rows[within]] == groups[sources[within]]))
+        reach = f"{int(within.sum()):,} within {threshold} bits"
+        grouped = int(np.sum(np.bincount(groups, minlength=count)[groups] > 1))
+        print(
+            f"threshold {threshold:2d}: {seconds:7.2f} s, peak {mb(peak)} (numpy, tracemalloc); {bands} bands, "
+            f"radius {radius}; {grouped:,} rows in groups; planted copies ({reach}) grouped: {found:.3f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--images", type=int, default=20_000)
+    parser.add_argument("--hashes", type=int, default=1_000_000)
+    parser.add_argument("--labels", type=int, default=100_000)
+    parser.add_argument("--thresholds", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.images, args.hashes, args.labels = 4_000, 100_000, 20_000
+    with tempfile.TemporaryDirectory() as home:
+        seconds, rows = timed(lambda: make_images(args.images))
+        features = se.Features(image=se.Image(), label=se.ClassLabel(names=[str(d) for d in range(10)]))
+        built, ds = timed(lambda: se.build(rows, features, name="bench", home=home, progress=False))
+        print(f"made {args.images:,} JPEGs in {seconds:.1f} s, cached in {built:.1f} s")
+        per_image(ds)
+    label_rule(args.labels)
+    grouping(args.hashes, args.thresholds)
+
+
+if __name__ == "__main__":
+    main()

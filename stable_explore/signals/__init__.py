@@ -1,0 +1,40 @@
+"""Signals: computed columns that find rows worth a look.
+
+Each signal reads a dataset (or a view) and returns a ``pyarrow.Table`` keyed by ``row`` (the position
+``ds[row]``, ``ds.drop`` and ``ds.relabel`` take) and ``key`` (the row's stored key). ``.to_pandas()``
+sorts and filters it; its columns can be added to the dataset as a version.
+
+- :func:`exact_duplicates`: rows with byte-identical images (or equal columns), grouped.
+- :func:`near_duplicates`: rows whose perceptual hashes are within a threshold, grouped without
+  comparing all pairs; :func:`perceptual_hashes` gives the hashes themselves.
+- :func:`extra_copies`: the rows to drop to keep one of each group of copies.
+- :func:`image_stats`: width, height, aspect, brightness, contrast, blur, channels, file size.
+- :func:`embedding_outliers`: distance to the k nearest neighbours in an embedding.
+- :func:`label_issues`: confident learning on predicted probabilities (cleanlab when installed).
+- :func:`neighbor_label_issues`: rows whose neighbours in an embedding carry another label.
+- :func:`pixel_embeddings`: an offline embedding (PCA of small grey pixels) for when there is no model.
+
+numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used when installed
+(``pip install 'stable-explore[clean]'``).
+"""
+
+from __future__ import annotations
+
+from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
+from stable_explore.signals.embeddings import pixel_embeddings
+from stable_explore.signals.images import image_stats, perceptual_hashes
+from stable_explore.signals.labels import label_issues, neighbor_label_issues
+from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbors
+
+__all__ = [
+    "embedding_outliers",
+    "exact_duplicates",
+    "extra_copies",
+    "image_stats",
+    "label_issues",
+    "near_duplicates",
+    "nearest_neighbors",
+    "neighbor_label_issues",
+    "perceptual_hashes",
+    "pixel_embeddings",
+]

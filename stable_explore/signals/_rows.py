@@ -1,0 +1,114 @@
+"""What every signal shares: the rows it speaks of, the image column it reads, and per-image work in batches.
+
+A signal's result is keyed by ``row`` (the position in the dataset it was computed on, what ``ds[row]``,
+``ds.drop`` and ``ds.relabel`` take) and ``key`` (the row's stored key, stable across versions).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
+from stable_explore.schema import ClassLabel, Image
+from stable_explore.schema.columns import KEY_COLUMN
+
+if TYPE_CHECKING:
+    from stable_explore.dataset import CachedDataset
+
+BATCH_ROWS = 1024  # images decoded per batch: bounded memory, and the unit of work handed to a worker
+ImageBatchFn = Callable[[list[bytes | None], int], dict[str, np.ndarray]]
+
+
+def keys_of(ds: CachedDataset, rows: np.ndarray | None = None) -> pa.Array:
+    """The stored key of each row of ``ds`` (or of ``rows`` only), as Arrow."""
+    keys = pa.array(ds.base_rows(), type=pa.int64()) if ds.cache_meta.is_seed_v1 else ds.arrow_column(KEY_COLUMN)
+    return keys if rows is None else keys.take(pa.array(rows, type=pa.int64()))
+
+
+def image_column(ds: CachedDataset, column: str | None) -> str:
+    """The image column a per-image signal reads: ``column``, or the dataset's first ``Image`` column."""
+    name = column if column is not None else ds.features.first_of(Image)
+    if name is None:
+        msg = f"no Image column in this dataset (columns: {list(ds.features)}); pass column= naming one"
+        raise ColumnNotFoundError(msg)
+    if not isinstance(ds.features.get(name), Image):
+        msg = f"column {name!r} is not an Image column (it is {ds.features.get(name)!r}); columns: {list(ds.features)}"
+        raise ColumnNotFoundError(msg)
+    return name
+
+
+def label_column(ds: CachedDataset, column: str | None) -> tuple[str, ClassLabel]:
+    """The ``ClassLabel`` column a label signal reads: ``column``, or the dataset's first one."""
+    name = column if column is not None else ds.features.first_of(ClassLabel)
+    feature = ds.features.get(name) if name is not None else None
+    if name is None or not isinstance(feature, ClassLabel):
+        named = f"named {column!r} " if column else ""
+        msg = f"no ClassLabel column {named}in this dataset (columns: {list(ds.features)}); pass label= naming one"
+        raise ColumnNotFoundError(msg)
+    return name, feature
+
+
+def labels_of(ds: CachedDataset, name: str) -> np.ndarray:
+    """The label column as int64 class ids; a row without a label is an error naming it."""
+    values = ds.arrow_column(name)
+    if values.null_count:
+        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        msg = f"row {row} (key {keys_of(ds)[row].as_py()!r}) has no {name!r}: label signals need every row labelled"
+        raise InvalidOptionError(msg)
+    labels: np.ndarray = values.to_numpy(zero_copy_only=False).astype(np.int64)
+    return labels
+
+
+def check_num_proc(num_proc: int | None) -> int:
+    """``num_proc`` as a worker count (1: in this process)."""
+    if num_proc is None:
+        return 1
+    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
+        msg = f"num_proc must be a positive int or None, got {num_proc!r}"
+        raise InvalidOptionError(msg)
+    return num_proc
+
+
+def _run_part(ds: CachedDataset, column: str, start: int, stop: int, fn: ImageBatchFn) -> dict[str, np.ndarray]:
+    """Per-image work on rows ``start:stop`` of ``ds``, batch by batch (runs in a worker too)."""
+    parts: list[dict[str, np.ndarray]] = []
+    for first in range(start, stop, BATCH_ROWS):
+        last = min(stop, first + BATCH_ROWS)
+        values = ds[first:last].arrow_column(column).to_pylist()
+        parts.append(fn(values, first))
+    if not parts:
+        return fn([], start)  # no rows: the empty arrays, with their names and types
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def map_images(ds: CachedDataset, column: str, fn: ImageBatchFn, num_proc: int | None) -> dict[str, np.ndarray]:
+    """``fn(encoded images, first row)`` over every row of ``ds`` in batches, joined into one array per name.
+
+    With ``num_proc`` > 1 the rows are cut into runs that worker processes read from the cache themselves
+    (a dataset pickles as its location and rows, so no image bytes cross processes); ``fn`` must be a
+    module-level function. Results come back in row order either way.
+    """
+    workers = check_num_proc(num_proc)
+    n = len(ds)
+    if workers == 1 or n <= BATCH_ROWS:
+        return _run_part(ds, column, 0, n, fn)
+    step = max(BATCH_ROWS, -(-n // (workers * 4)))
+    bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
+    # never fork the kernel itself (its threads make fork unsafe): a fork server where there is one, else spawn
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
+        futures = [pool.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
+        parts = [f.result() for f in futures]
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def result_table(ds: CachedDataset, rows: np.ndarray, columns: dict[str, Any]) -> pa.Table:
+    """A signal's result: ``row`` and ``key`` of each of ``rows``, then ``columns``."""
+    rows = np.asarray(rows, dtype=np.int64)
+    return pa.table({"row": pa.array(rows, type=pa.int64()), "key": keys_of(ds, rows), **columns})

@@ -1,0 +1,111 @@
+// The issues panel: a list of duplicate groups and suspected label errors; a click asks the kernel
+// for that entry and shows its thumbnails side by side. User text goes in through textContent only.
+
+function el_(tag, cls, testid) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (testid) node.dataset.testid = testid;
+  return node;
+}
+
+function render({ model, el }) {
+  const root = el_("div", "se-issues", "se-issues");
+  root.tabIndex = 0;
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
+  const title = el_("div", "se-issues-title", "se-issues-title");
+  const list = el_("div", "se-issues-list", "se-issues-list");
+  const group = el_("div", "se-issues-group", "se-issues-group");
+  const status = el_("div", "se-issues-status", "se-issues-status");
+  root.append(title, list, group, status);
+  el.appendChild(root);
+  let urls = [];
+
+  function drawList() {
+    title.textContent = model.get("title");
+    list.replaceChildren();
+    const headings = { duplicates: "Duplicate groups", label: "Suspected label errors" };
+    let last = null;
+    for (const entry of model.get("entries")) {
+      if (entry.kind !== last) {
+        const heading = el_("div", "se-issues-heading");
+        heading.textContent = headings[entry.kind] || entry.kind;
+        list.appendChild(heading);
+        last = entry.kind;
+      }
+      const item = el_("div", "se-issue", "se-issue");
+      item.dataset.index = String(entry.index);
+      item.dataset.kind = entry.kind;
+      item.setAttribute("aria-selected", String(entry.index === model.get("active")));
+      item.textContent = entry.title;
+      item.addEventListener("click", () => model.send({ type: "open", index: entry.index }));
+      list.appendChild(item);
+    }
+  }
+
+  function drawGroup(content, buffers) {
+    for (const url of urls) URL.revokeObjectURL(url);
+    urls = [];
+    group.replaceChildren();
+    const size = model.get("thumb_size");
+    let examples = false;
+    for (const item of content.items) {
+      if (item.example && !examples) {
+        examples = true;
+        const note = el_("span", "se-issue-examples", "se-issue-examples");
+        note.textContent = `labelled ${item.label}:`;
+        group.appendChild(note);
+      }
+      const cell = el_("div", item.example ? "se-issue-thumb se-issue-example" : "se-issue-thumb",
+        item.example ? "se-issue-example" : "se-issue-thumb");
+      cell.dataset.row = String(item.row);
+      if (item.buffer !== undefined) {
+        const url = URL.createObjectURL(new Blob([buffers[item.buffer]], { type: item.mime }));
+        urls.push(url);
+        const img = el_("img");
+        img.src = url;
+        img.width = size;
+        img.alt = `row ${item.row}`;
+        cell.appendChild(img);
+      }
+      const caption = el_("span", "", "se-issue-caption");
+      caption.textContent = `#${item.row} ${item.label}`.trim();
+      cell.appendChild(caption);
+      group.appendChild(cell);
+    }
+    if (content.more > 0) {
+      const more = el_("span", "se-issue-more");
+      more.textContent = `+${content.more} more`;
+      group.appendChild(more);
+    }
+    group.dataset.ready = `entry-${content.index}`;
+  }
+
+  function onMessage(content, buffers) {
+    if (content.type === "group") drawGroup(content, buffers);
+  }
+  const onActive = () => {
+    for (const item of list.querySelectorAll(".se-issue")) {
+      item.setAttribute("aria-selected", String(Number(item.dataset.index) === model.get("active")));
+    }
+  };
+  const onStatus = () => { status.textContent = model.get("status"); };
+  drawList();
+  onStatus();
+  model.on("change:entries", drawList);
+  model.on("change:title", drawList);
+  model.on("change:active", onActive);
+  model.on("change:status", onStatus);
+  model.on("msg:custom", onMessage);
+  const active = model.get("active");
+  if (active >= 0) model.send({ type: "open", index: active });
+  return () => {
+    model.off("change:entries", drawList);
+    model.off("change:title", drawList);
+    model.off("change:active", onActive);
+    model.off("change:status", onStatus);
+    model.off("msg:custom", onMessage);
+    for (const url of urls) URL.revokeObjectURL(url);
+  };
+}
+
+export default { render };

@@ -1,0 +1,79 @@
+"""Bad input to a signal is a clear error that names the column, the row and its key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stable_explore as se
+from stable_explore import signals
+from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
+
+
+@pytest.fixture
+def pets(tmp_path: Path) -> se.CachedDataset:
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]), note=se.Value("string"))
+    rows = [
+        (f"k{i}", {"image": np.full((8, 8), i * 20, dtype=np.uint8), "label": i % 2, "note": "x"}) for i in range(6)
+    ]
+    return se.build(rows, features, name="pets", home=tmp_path, progress=False)
+
+
+def test_pred_probs_of_the_wrong_width_name_the_row_and_key(pets: se.CachedDataset) -> None:
+    probs = np.full((6, 2), 0.5)
+    probs[3] = [1.5, -0.5]
+    with pytest.raises(InvalidOptionError, match=r"row 3 \(key 'k3'\) should hold 2 probabilities"):
+        signals.label_issues(pets, probs)
+    with pytest.raises(InvalidOptionError, match="has 2 rows for a dataset of 6"):
+        signals.label_issues(pets, probs[:2])
+
+
+def test_missing_columns_are_named(pets: se.CachedDataset) -> None:
+    with pytest.raises(ColumnNotFoundError, match="no column 'pred' of predicted probabilities"):
+        signals.label_issues(pets, "pred")
+    with pytest.raises(ColumnNotFoundError, match="'note' is not an Image column"):
+        signals.image_stats(pets, column="note")
+    with pytest.raises(ColumnNotFoundError, match="no embedding column 'emb'"):
+        signals.embedding_outliers(pets, "emb")
+
+
+def test_embeddings_with_a_nan_name_the_row(pets: se.CachedDataset) -> None:
+    vectors = np.zeros((6, 3))
+    vectors[4, 1] = np.nan
+    with pytest.raises(InvalidOptionError, match=r"row 4 \(key 'k4'\) has no finite embedding"):
+        signals.embedding_outliers(pets, vectors)
+
+
+def test_a_function_of_images_gives_the_embeddings(pets: se.CachedDataset) -> None:
+    table = signals.embedding_outliers(pets, lambda images: [[np.asarray(im).mean()] for im in images], k=2)
+    assert table.column("key").to_pylist() == [f"k{i}" for i in range(6)]
+    assert table.column("outlier_rank").to_pylist()[0] in (1, 2)  # the darkest image is at an end
+
+
+def test_numpy_and_sklearn_neighbours_agree() -> None:
+    points = np.random.default_rng(1).normal(size=(300, 5)).astype(np.float32)
+    ours = signals.nearest_neighbors(points, 4, backend="numpy")
+    theirs = signals.nearest_neighbors(points, 4, backend="sklearn")
+    assert (ours[1] == theirs[1]).all()
+    assert np.allclose(ours[0], theirs[0], atol=1e-4)
+
+
+def test_a_view_is_keyed_by_its_own_rows(pets: se.CachedDataset) -> None:
+    view = pets[[5, 1, 3]]
+    stats = signals.image_stats(view)
+    assert stats.column("row").to_pylist() == [0, 1, 2]
+    assert stats.column("key").to_pylist() == ["k5", "k1", "k3"]
+    assert stats.column("brightness").to_pylist() == pytest.approx([100 / 255, 20 / 255, 60 / 255])
+
+
+def test_whole_row_duplicates_use_the_stored_row_hash(pets: se.CachedDataset, tmp_path: Path) -> None:
+    assert signals.exact_duplicates(pets, "row").num_rows == 0
+    assert signals.exact_duplicates(pets, "note").column("group_size").to_pylist() == [6] * 6
+
+
+def test_an_empty_view_gives_empty_tables(pets: se.CachedDataset) -> None:
+    empty = pets[0:0]
+    assert signals.image_stats(empty).num_rows == 0
+    assert signals.near_duplicates(empty).num_rows == 0
