@@ -1,0 +1,588 @@
+// The embedding map's view: points arrive as one Float32Array (x, y pairs) and one Int32Array (labels);
+// they are drawn into an ImageData (one pass over typed arrays per frame), found under the cursor
+// through a spatial grid, and selected with a box or a lasso whose rows go back as an Int32Array.
+// User text reaches the page through textContent only, never innerHTML.
+
+function h(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function hslToRgb(hue, saturation, lightness) {
+  const a = saturation * Math.min(lightness, 1 - lightness);
+  const f = (n) => {
+    const k = (n + hue / 30) % 12;
+    return Math.round(255 * (lightness - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+function labelRgb(index) {
+  // the browser's label colours (golden-angle hues); no label: grey
+  if (index < 0) return [128, 128, 128];
+  return hslToRgb((index * 137.508) % 360, 0.62, 0.42);
+}
+
+function packed(rgb, alpha = 255) {
+  // ImageData as Uint32: little-endian ABGR
+  return ((alpha << 24) | (rgb[2] << 16) | (rgb[1] << 8) | rgb[0]) >>> 0;
+}
+
+function cssRgb(element, property, fallback) {
+  const probe = document.createElement("canvas");
+  probe.width = probe.height = 1;
+  const ctx = probe.getContext("2d");
+  ctx.fillStyle = fallback;
+  ctx.fillStyle = getComputedStyle(element).getPropertyValue(property).trim() || fallback;
+  ctx.fillRect(0, 0, 1, 1);
+  const d = ctx.getImageData(0, 0, 1, 1).data;
+  return [d[0], d[1], d[2]];
+}
+
+function toDataUrl(view, mime) {
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return `data:${mime};base64,${btoa(binary)}`;
+}
+
+// --- a spatial grid over the points, in data coordinates ---------------------------------------
+function buildGrid(xy, n) {
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const x = xy[2 * i], y = xy[2 * i + 1];
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  if (!n) { minX = minY = 0; maxX = maxY = 1; }
+  const side = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 8))));
+  const width = (maxX - minX) || 1, height = (maxY - minY) || 1;
+  const cellOf = new Int32Array(n);
+  const start = new Int32Array(side * side + 1);
+  for (let i = 0; i < n; i++) {
+    const cx = Math.min(side - 1, Math.floor(((xy[2 * i] - minX) / width) * side));
+    const cy = Math.min(side - 1, Math.floor(((xy[2 * i + 1] - minY) / height) * side));
+    const cell = cy * side + cx;
+    cellOf[i] = cell;
+    start[cell + 1]++;
+  }
+  for (let c = 0; c < side * side; c++) start[c + 1] += start[c];
+  const fill = start.slice(0, side * side);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[fill[cellOf[i]]++] = i;
+  return { minX, minY, maxX, maxY, width, height, side, start, order };
+}
+
+function gridRange(grid, lo, hi, axisMin, axisSize) {
+  const a = Math.floor(((lo - axisMin) / axisSize) * grid.side);
+  const b = Math.floor(((hi - axisMin) / axisSize) * grid.side);
+  return [Math.max(0, a), Math.min(grid.side - 1, b)];
+}
+
+function forCells(grid, x0, y0, x1, y1, visit) {
+  if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return;
+  const [cx0, cx1] = gridRange(grid, x0, x1, grid.minX, grid.width);
+  const [cy0, cy1] = gridRange(grid, y0, y1, grid.minY, grid.height);
+  for (let cy = cy0; cy <= cy1; cy++) {
+    for (let cx = cx0; cx <= cx1; cx++) {
+      const cell = cy * grid.side + cx;
+      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k]);
+    }
+  }
+}
+
+function render({ model, el }) {
+  const root = h("div", { class: "se-map", "data-testid": "se-map", "data-lm-suppress-shortcuts": "true", tabindex: "0" });
+  const title = h("div", { class: "se-map-title", "data-testid": "se-map-title" });
+  const modes = {};
+  const toolbar = h("div", { class: "se-map-toolbar" });
+  for (const [mode, label, tip] of [
+    ["pan", "pan", "drag to pan, wheel to zoom (shift-drag: box)"],
+    ["box", "box", "drag a box to select"],
+    ["lasso", "lasso", "draw around points to select"],
+  ]) {
+    modes[mode] = h("button", { "data-testid": `se-map-mode-${mode}`, title: tip, text: label });
+    modes[mode].addEventListener("click", () => { model.set("mode", mode); model.save_changes(); });
+    toolbar.append(modes[mode]);
+  }
+  const reset = h("button", { "data-testid": "se-map-reset", title: "show every point", text: "reset view" });
+  const clear = h("button", { "data-testid": "se-map-clear", title: "select nothing (Esc)", text: "clear" });
+  const count = h("span", { class: "se-map-count", "data-testid": "se-map-count" });
+  const status = h("span", { class: "se-map-status", "data-testid": "se-map-status" });
+  toolbar.append(reset, clear, count, status);
+  const canvas = h("canvas", { class: "se-map-canvas", "data-testid": "se-map-canvas" });
+  const overlay = h("canvas", { class: "se-map-overlay", "data-testid": "se-map-overlay" });
+  const tooltip = h("div", { class: "se-map-tooltip", "data-testid": "se-map-tooltip", hidden: "" });
+  const tipImage = h("img", { alt: "" });
+  const tipText = h("div", { class: "se-map-tip-text" });
+  tooltip.append(tipImage, tipText);
+  const stage = h("div", { class: "se-map-stage" }, [canvas, overlay, tooltip]);
+  const legend = h("div", { class: "se-map-legend", "data-testid": "se-map-legend" });
+  const body = h("div", { class: "se-map-body" }, [stage, legend]);
+  root.append(title, toolbar, body);
+  el.append(root);
+
+  const started = performance.now();
+  let n = 0;
+  let xy = new Float32Array(0);
+  let labels = new Int32Array(0);
+  let grid = null;
+  let mask = new Uint8Array(0); // 1 = selected
+  let selectedCount = 0;
+  let hidden = new Set(); // label codes hidden from view (legend clicks)
+  let view = { sx: 1, sy: -1, ox: 0, oy: 0 }; // css px = x * sx + ox, y * sy + oy
+  let cssWidth = 0, cssHeight = 0, dpr = 1;
+  let image = null, pixels = null;
+  let frame = 0;
+  let painted = false;
+  let hoverRow = -1;
+  let pendingHover = -1;
+  const thumbs = new Map();
+  let drag = null;
+  let palette = [];
+  let background = [255, 255, 255];
+
+  function drawTitle() {
+    title.textContent = model.get("title");
+    status.textContent = model.get("status");
+  }
+
+  function drawModes() {
+    for (const [mode, button] of Object.entries(modes)) button.classList.toggle("se-on", model.get("mode") === mode);
+    stage.dataset.mode = model.get("mode");
+  }
+
+  function drawCount() {
+    count.textContent = `${selectedCount.toLocaleString()} of ${n.toLocaleString()} selected`;
+    count.dataset.count = String(selectedCount);
+  }
+
+  function drawLegend() {
+    const names = model.get("class_names") || [];
+    const counts = model.get("label_counts") || [];
+    legend.replaceChildren();
+    legend.hidden = !names.length;
+    names.forEach((name, index) => {
+      const rgb = labelRgb(index);
+      const item = h("button", { class: "se-map-key" + (hidden.has(index) ? " se-off" : ""), "data-class": String(index),
+        "data-rgb": rgb.join(","), title: "show or hide this class" });
+      const swatch = h("span", { class: "se-map-swatch" });
+      swatch.style.background = `rgb(${rgb.join(",")})`;
+      item.append(swatch, h("span", { class: "se-map-name", text: name }),
+        h("span", { class: "se-map-num", text: (counts[index] ?? 0).toLocaleString() }));
+      item.addEventListener("click", () => {
+        if (hidden.has(index)) hidden.delete(index); else hidden.add(index);
+        drawLegend();
+        schedule();
+      });
+      legend.append(item);
+    });
+  }
+
+  function resize() {
+    dpr = window.devicePixelRatio || 1;
+    cssWidth = Math.max(200, stage.clientWidth || 600);
+    cssHeight = Math.max(200, stage.clientHeight || 480);
+    for (const c of [canvas, overlay]) {
+      c.width = Math.round(cssWidth * dpr);
+      c.height = Math.round(cssHeight * dpr);
+      c.style.width = `${cssWidth}px`;
+      c.style.height = `${cssHeight}px`;
+    }
+    image = canvas.getContext("2d").createImageData(canvas.width, canvas.height);
+    pixels = new Uint32Array(image.data.buffer);
+  }
+
+  function fit() {
+    if (!grid) return;
+    const pad = 12;
+    const scale = Math.min((cssWidth - 2 * pad) / grid.width, (cssHeight - 2 * pad) / grid.height);
+    view = {
+      sx: scale, sy: -scale,
+      ox: cssWidth / 2 - scale * (grid.minX + grid.width / 2),
+      oy: cssHeight / 2 + scale * (grid.minY + grid.height / 2),
+    };
+  }
+
+  function toData(px, py) {
+    return [(px - view.ox) / view.sx, (py - view.oy) / view.sy];
+  }
+
+  function publishView() {
+    canvas.dataset.view = JSON.stringify(view);
+  }
+
+  function paint() {
+    frame = 0;
+    if (!pixels) return;
+    const t0 = performance.now();
+    const w = canvas.width, ht = canvas.height;
+    const bg = packed(background);
+    pixels.fill(bg);
+    const size = Math.max(1, Math.round((n > 200000 ? 1 : n > 20000 ? 2 : n > 2000 ? 3 : 5) * dpr));
+    const half = size >> 1;
+    const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr, oy = view.oy * dpr;
+    const dim = selectedCount > 0;
+    const plot = (i, colour) => {
+      const px = Math.floor(xy[2 * i] * sx + ox) - half;
+      const py = Math.floor(xy[2 * i + 1] * sy + oy) - half;
+      if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) return;
+      const x0 = Math.max(0, px), x1 = Math.min(w, px + size);
+      const y0 = Math.max(0, py), y1 = Math.min(ht, py + size);
+      for (let y = y0; y < y1; y++) {
+        const row = y * w;
+        for (let x = x0; x < x1; x++) pixels[row + x] = colour;
+      }
+    };
+    const faded = palette.map((entry) => entry.faded);
+    const full = palette.map((entry) => entry.full);
+    const grey = packed(labelRgb(-1));
+    const greyFaded = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
+    for (let i = 0; i < n; i++) {
+      const label = labels[i];
+      if (hidden.has(label)) continue;
+      if (dim && mask[i]) continue; // selected points are drawn last, on top
+      const known = label >= 0 && label < full.length;
+      plot(i, dim ? (known ? faded[label] : greyFaded) : known ? full[label] : grey);
+    }
+    if (dim) {
+      for (let i = 0; i < n; i++) {
+        if (!mask[i] || hidden.has(labels[i])) continue;
+        const label = labels[i];
+        plot(i, label >= 0 && label < full.length ? full[label] : grey);
+      }
+    }
+    canvas.getContext("2d").putImageData(image, 0, 0);
+    const ms = performance.now() - t0;
+    canvas.dataset.paintMs = ms.toFixed(1);
+    publishView();
+    if (!painted && n) {
+      painted = true;
+      canvas.dataset.firstPaintMs = (performance.now() - started).toFixed(1);
+      canvas.dataset.ready = `points-${n}`;
+    }
+  }
+
+  function schedule() {
+    if (!frame) frame = requestAnimationFrame(paint);
+  }
+
+  function makePalette() {
+    background = cssRgb(root, "--se-map-bg", "#ffffff");
+    const names = model.get("class_names") || [];
+    palette = names.map((_, index) => {
+      const rgb = labelRgb(index);
+      return { full: packed(rgb), faded: packed(rgb.map((c, k) => Math.round(0.2 * c + 0.8 * background[k]))) };
+    });
+  }
+
+  // --- the overlay: the box or lasso being drawn, and the point under the cursor ------------------
+  function drawOverlay() {
+    const ctx = overlay.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssWidth, cssHeight);
+    ctx.lineWidth = 1.5;
+    ctx.strokeStyle = "rgba(30, 30, 30, 0.9)";
+    ctx.fillStyle = "rgba(40, 120, 220, 0.12)";
+    if (drag && drag.kind === "box") {
+      const [x0, y0, x1, y1] = [drag.x0, drag.y0, drag.x, drag.y];
+      ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+      ctx.strokeRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+    } else if (drag && drag.kind === "lasso" && drag.path.length > 1) {
+      ctx.beginPath();
+      drag.path.forEach(([px, py], k) => (k ? ctx.lineTo(px, py) : ctx.moveTo(px, py)));
+      ctx.closePath();
+      ctx.fill();
+      ctx.stroke();
+    }
+    if (hoverRow >= 0) {
+      const px = xy[2 * hoverRow] * view.sx + view.ox, py = xy[2 * hoverRow + 1] * view.sy + view.oy;
+      ctx.beginPath();
+      ctx.arc(px, py, 6, 0, 2 * Math.PI);
+      ctx.stroke();
+    }
+  }
+
+  // --- selection ----------------------------------------------------------------------------------
+  function setMask(rows) {
+    mask = new Uint8Array(n);
+    for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
+    selectedCount = rows.length;
+    drawCount();
+    schedule();
+  }
+
+  function sendSelection(rows, shape, ms) {
+    canvas.dataset.selectMs = ms.toFixed(1);
+    model.send({ type: "select", shape }, [rows.buffer]);
+  }
+
+  function selectBox(ax, ay, bx, by) {
+    const t0 = performance.now();
+    const [dx0, dy0] = toData(ax, ay);
+    const [dx1, dy1] = toData(bx, by);
+    const x0 = Math.min(dx0, dx1), x1 = Math.max(dx0, dx1), y0 = Math.min(dy0, dy1), y1 = Math.max(dy0, dy1);
+    const found = [];
+    forCells(grid, x0, y0, x1, y1, (i) => {
+      const x = xy[2 * i], y = xy[2 * i + 1];
+      if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && !hidden.has(labels[i])) found.push(i);
+    });
+    const rows = Int32Array.from(found).sort();
+    setMask(rows);
+    sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
+  }
+
+  function selectLasso(path) {
+    const t0 = performance.now();
+    const polygon = path.map(([px, py]) => toData(px, py));
+    const count = polygon.length;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const [x, y] of polygon) {
+      x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+    }
+    // edges sorted into horizontal bands: a point tests only the few edges of its band
+    const bands = Math.max(1, Math.min(1024, count));
+    const bandHeight = (y1 - y0) / bands || 1;
+    const byBand = Array.from({ length: bands }, () => []);
+    for (let k = 0; k < count; k++) {
+      const [xi, yi] = polygon[k];
+      const [xj, yj] = polygon[(k + 1) % count];
+      if (yi === yj) continue;
+      const b0 = Math.max(0, Math.floor((Math.min(yi, yj) - y0) / bandHeight));
+      const b1 = Math.min(bands - 1, Math.floor((Math.max(yi, yj) - y0) / bandHeight));
+      for (let b = b0; b <= b1; b++) byBand[b].push([xi, yi, xj, yj]);
+    }
+    const found = [];
+    forCells(grid, x0, y0, x1, y1, (i) => {
+      const x = xy[2 * i], y = xy[2 * i + 1];
+      if (x < x0 || x > x1 || y < y0 || y > y1 || hidden.has(labels[i])) return;
+      const edges = byBand[Math.min(bands - 1, Math.floor((y - y0) / bandHeight))];
+      let inside = false;
+      for (let e = 0; e < edges.length; e++) {
+        const [xi, yi, xj, yj] = edges[e];
+        if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) inside = !inside;
+      }
+      if (inside) found.push(i);
+    });
+    const rows = Int32Array.from(found).sort();
+    setMask(rows);
+    sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
+  }
+
+  function nearest(px, py, radius = 8) {
+    if (!grid || !n) return -1;
+    const [x, y] = toData(px, py);
+    const r = radius / Math.abs(view.sx);
+    let best = -1, bestD = r * r;
+    forCells(grid, x - r, y - r, x + r, y + r, (i) => {
+      if (hidden.has(labels[i])) return;
+      const dx = xy[2 * i] - x, dy = xy[2 * i + 1] - y;
+      const d = dx * dx + dy * dy;
+      if (d <= bestD) { bestD = d; best = i; }
+    });
+    return best;
+  }
+
+  // --- hover: the row's thumbnail, from the kernel ---------------------------------------------
+  function showTip(row, px, py) {
+    const entry = thumbs.get(row);
+    const names = model.get("class_names") || [];
+    if (!entry) { tooltip.hidden = true; return; }
+    tipText.textContent = `row ${row} · ${entry.key}` + (entry.label >= 0 && names[entry.label] ? ` · ${names[entry.label]}` : "");
+    if (entry.url) {
+      tipImage.src = entry.url;
+      tipImage.hidden = false;
+    } else {
+      tipImage.hidden = true;
+    }
+    tooltip.dataset.row = String(row);
+    tooltip.hidden = false;
+    const left = px + 16 + 160 > cssWidth ? px - 176 : px + 16;
+    tooltip.style.left = `${Math.max(0, left)}px`;
+    tooltip.style.top = `${Math.max(0, Math.min(py + 12, cssHeight - 140))}px`;
+  }
+
+  function hover(px, py) {
+    const row = nearest(px, py);
+    if (row !== hoverRow) {
+      hoverRow = row;
+      drawOverlay();
+    }
+    if (row < 0) { tooltip.hidden = true; return; }
+    if (thumbs.has(row)) showTip(row, px, py);
+    else if (pendingHover !== row) {
+      pendingHover = row;
+      model.send({ type: "hover", row });
+    }
+    drag = drag || null;
+    stage.dataset.hoverX = String(px);
+    stage.dataset.hoverY = String(py);
+  }
+
+  // --- mouse --------------------------------------------------------------------------------------
+  function local(event) {
+    const box = overlay.getBoundingClientRect();
+    return [event.clientX - box.left, event.clientY - box.top];
+  }
+
+  overlay.addEventListener("pointerdown", (event) => {
+    if (event.button !== 0) return;
+    root.focus({ preventScroll: true });
+    const [px, py] = local(event);
+    const mode = event.shiftKey ? "box" : model.get("mode");
+    overlay.setPointerCapture(event.pointerId);
+    if (mode === "box") drag = { kind: "box", x0: px, y0: py, x: px, y: py };
+    else if (mode === "lasso") drag = { kind: "lasso", path: [[px, py]] };
+    else drag = { kind: "pan", x: px, y: py, moved: false };
+    tooltip.hidden = true;
+  });
+
+  overlay.addEventListener("pointermove", (event) => {
+    const [px, py] = local(event);
+    if (!drag) { hover(px, py); return; }
+    if (drag.kind === "pan") {
+      view.ox += px - drag.x;
+      view.oy += py - drag.y;
+      drag.moved = drag.moved || Math.abs(px - drag.x) + Math.abs(py - drag.y) > 0;
+      drag.x = px;
+      drag.y = py;
+      schedule();
+      drawOverlay();
+    } else if (drag.kind === "box") {
+      drag.x = px;
+      drag.y = py;
+      drawOverlay();
+    } else {
+      const [lx, ly] = drag.path[drag.path.length - 1];
+      if (Math.abs(px - lx) + Math.abs(py - ly) >= 3 && drag.path.length < 4000) drag.path.push([px, py]);
+      drawOverlay();
+    }
+  });
+
+  overlay.addEventListener("pointerup", (event) => {
+    if (!drag) return;
+    const [px, py] = local(event);
+    const done = drag;
+    drag = null;
+    if (done.kind === "box") {
+      if (Math.abs(px - done.x0) + Math.abs(py - done.y0) > 2) selectBox(done.x0, done.y0, px, py);
+    } else if (done.kind === "lasso") {
+      done.path.push([px, py]);
+      if (done.path.length >= 3) selectLasso(done.path);
+    }
+    drawOverlay();
+  });
+
+  overlay.addEventListener("dblclick", (event) => {
+    const [px, py] = local(event);
+    const row = nearest(px, py);
+    if (row >= 0) model.send({ type: "similar", row });
+  });
+
+  overlay.addEventListener("pointerleave", () => {
+    if (drag) return;
+    hoverRow = -1;
+    tooltip.hidden = true;
+    drawOverlay();
+  });
+
+  overlay.addEventListener("wheel", (event) => {
+    event.preventDefault();
+    const [px, py] = local(event);
+    const factor = Math.exp(-event.deltaY * (event.deltaMode === 1 ? 0.05 : 0.0015));
+    view.ox = px - (px - view.ox) * factor;
+    view.oy = py - (py - view.oy) * factor;
+    view.sx *= factor;
+    view.sy *= factor;
+    schedule();
+    drawOverlay();
+  }, { passive: false });
+
+  root.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      setMask(new Int32Array(0));
+      sendSelection(new Int32Array(0), { kind: "clear" }, 0);
+    }
+  });
+  reset.addEventListener("click", () => { fit(); schedule(); drawOverlay(); });
+  clear.addEventListener("click", () => {
+    setMask(new Int32Array(0));
+    sendSelection(new Int32Array(0), { kind: "clear" }, 0);
+  });
+
+  // --- messages from the kernel -------------------------------------------------------------------
+  function onMessage(message, buffers) {
+    if (message.type === "points") {
+      const t0 = performance.now();
+      const raw = buffers[0];
+      xy = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+      const lab = buffers[1];
+      labels = new Int32Array(lab.buffer.slice(lab.byteOffset, lab.byteOffset + lab.byteLength));
+      n = message.count;
+      grid = buildGrid(xy, n);
+      canvas.dataset.gridMs = (performance.now() - t0).toFixed(1);
+      const sel = buffers[2];
+      const rows = new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength));
+      resize();
+      fit();
+      setMask(rows);
+      paint();
+    } else if (message.type === "selection") {
+      const sel = buffers[0];
+      setMask(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
+    } else if (message.type === "thumb") {
+      const entry = { key: message.key, label: message.label, url: null };
+      if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
+      thumbs.set(message.row, entry);
+      if (thumbs.size > 2000) thumbs.delete(thumbs.keys().next().value);
+      if (pendingHover === message.row) pendingHover = -1;
+      if (hoverRow === message.row) {
+        showTip(message.row, Number(stage.dataset.hoverX || 0), Number(stage.dataset.hoverY || 0));
+      }
+    }
+  }
+
+  const observer = new ResizeObserver(() => {
+    const before = cssWidth;
+    if (!n) return;
+    resize();
+    if (before === 0) fit();
+    schedule();
+    drawOverlay();
+  });
+  observer.observe(stage);
+
+  model.on("msg:custom", onMessage);
+  model.on("change:title", drawTitle);
+  model.on("change:status", drawTitle);
+  model.on("change:mode", drawModes);
+  model.on("change:class_names", () => { makePalette(); drawLegend(); schedule(); });
+  model.on("change:label_counts", drawLegend);
+  drawTitle();
+  drawModes();
+  makePalette();
+  drawLegend();
+  drawCount();
+  model.send({ type: "ready" });
+
+  return () => {
+    observer.disconnect();
+    if (frame) cancelAnimationFrame(frame);
+    model.off("msg:custom", onMessage);
+    model.off("change:title", drawTitle);
+    model.off("change:status", drawTitle);
+    model.off("change:mode", drawModes);
+    model.off("change:class_names");
+    model.off("change:label_counts", drawLegend);
+  };
+}
+
+export default { render };
