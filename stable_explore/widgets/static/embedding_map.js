@@ -322,7 +322,7 @@ function render({ model, el }) {
 
   function sendSelection(rows, shape, ms) {
     canvas.dataset.selectMs = ms.toFixed(1);
-    model.send({ type: "select", shape }, [rows.buffer]);
+    model.send({ type: "select", shape }, undefined, [rows.buffer]);  // (content, callbacks, buffers)
   }
 
   function selectBox(ax, ay, bx, by) {
@@ -422,7 +422,6 @@ function render({ model, el }) {
       pendingHover = row;
       model.send({ type: "hover", row });
     }
-    drag = drag || null;
     stage.dataset.hoverX = String(px);
     stage.dataset.hoverY = String(py);
   }
