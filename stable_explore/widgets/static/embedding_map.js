@@ -138,6 +138,8 @@ function render({ model, el }) {
   let mask = new Uint8Array(0); // 1 = selected
   let selectedCount = 0;
   let hidden = new Set(); // label codes hidden from view (legend clicks)
+  let shown = new Uint8Array(1).fill(1); // by label + 1 (0: no label): 1 = drawn and selectable
+  let selectedRows = new Int32Array(0);
   let view = { sx: 1, sy: -1, ox: 0, oy: 0 }; // css px = x * sx + ox, y * sy + oy
   let cssWidth = 0, cssHeight = 0, dpr = 1;
   let image = null, pixels = null;
@@ -180,6 +182,7 @@ function render({ model, el }) {
         h("span", { class: "se-map-num", text: (counts[index] ?? 0).toLocaleString() }));
       item.addEventListener("click", () => {
         if (hidden.has(index)) hidden.delete(index); else hidden.add(index);
+        makeShown();
         drawLegend();
         schedule();
       });
@@ -220,44 +223,58 @@ function render({ model, el }) {
     canvas.dataset.view = JSON.stringify(view);
   }
 
+  function codeOf(label) {
+    return label >= 0 && label < palette.length ? label + 1 : 0;
+  }
+
+  function makeShown() {
+    shown = new Uint8Array(palette.length + 1).fill(1);
+    for (const index of hidden) if (index >= 0 && index < palette.length) shown[index + 1] = 0;
+  }
+
   function paint() {
     frame = 0;
     if (!pixels) return;
     const t0 = performance.now();
     const w = canvas.width, ht = canvas.height;
-    const bg = packed(background);
-    pixels.fill(bg);
+    pixels.fill(packed(background));
     const size = Math.max(1, Math.round((n > 200000 ? 1 : n > 20000 ? 2 : n > 2000 ? 3 : 5) * dpr));
     const half = size >> 1;
-    const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr, oy = view.oy * dpr;
+    const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr - half, oy = view.oy * dpr - half;
     const dim = selectedCount > 0;
-    const plot = (i, colour) => {
-      const px = Math.floor(xy[2 * i] * sx + ox) - half;
-      const py = Math.floor(xy[2 * i + 1] * sy + oy) - half;
-      if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) return;
-      const x0 = Math.max(0, px), x1 = Math.min(w, px + size);
-      const y0 = Math.max(0, py), y1 = Math.min(ht, py + size);
-      for (let y = y0; y < y1; y++) {
-        const row = y * w;
-        for (let x = x0; x < x1; x++) pixels[row + x] = colour;
-      }
-    };
-    const faded = palette.map((entry) => entry.faded);
-    const full = palette.map((entry) => entry.full);
-    const grey = packed(labelRgb(-1));
-    const greyFaded = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
-    for (let i = 0; i < n; i++) {
-      const label = labels[i];
-      if (hidden.has(label)) continue;
-      if (dim && mask[i]) continue; // selected points are drawn last, on top
-      const known = label >= 0 && label < full.length;
-      plot(i, dim ? (known ? faded[label] : greyFaded) : known ? full[label] : grey);
+    const classes = palette.length;
+    const full = new Uint32Array(classes + 1), faded = new Uint32Array(classes + 1);
+    full[0] = packed(labelRgb(-1));
+    faded[0] = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
+    for (let c = 0; c < classes; c++) {
+      full[c + 1] = palette[c].full;
+      faded[c + 1] = palette[c].faded;
     }
-    if (dim) {
-      for (let i = 0; i < n; i++) {
-        if (!mask[i] || hidden.has(labels[i])) continue;
+    const colours = dim ? faded : full;
+    // one pass over every point (typed arrays, no allocation), then the selected rows on top
+    for (let pass = 0; pass < (dim ? 2 : 1); pass++) {
+      const count = pass ? selectedRows.length : n;
+      const table = pass ? full : colours;
+      for (let k = 0; k < count; k++) {
+        const i = pass ? selectedRows[k] : k;
+        if (!pass && dim && mask[i]) continue;
         const label = labels[i];
-        plot(i, label >= 0 && label < full.length ? full[label] : grey);
+        const code = label >= 0 && label < classes ? label + 1 : 0;
+        if (!shown[code]) continue;
+        const colour = table[code];
+        const px = Math.floor(xy[2 * i] * sx + ox);
+        const py = Math.floor(xy[2 * i + 1] * sy + oy);
+        if (size === 1) {
+          if (px >= 0 && px < w && py >= 0 && py < ht) pixels[py * w + px] = colour;
+          continue;
+        }
+        if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) continue;
+        const x0 = px < 0 ? 0 : px, x1 = px + size > w ? w : px + size;
+        const y1 = py + size > ht ? ht : py + size;
+        for (let y = py < 0 ? 0 : py; y < y1; y++) {
+          const row = y * w;
+          for (let x = x0; x < x1; x++) pixels[row + x] = colour;
+        }
       }
     }
     canvas.getContext("2d").putImageData(image, 0, 0);
@@ -282,6 +299,7 @@ function render({ model, el }) {
       const rgb = labelRgb(index);
       return { full: packed(rgb), faded: packed(rgb.map((c, k) => Math.round(0.2 * c + 0.8 * background[k]))) };
     });
+    makeShown();
   }
 
   // --- the overlay: the box or lasso being drawn, and the point under the cursor ------------------
@@ -315,6 +333,7 @@ function render({ model, el }) {
   function setMask(rows) {
     mask = new Uint8Array(n);
     for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
+    selectedRows = rows;
     selectedCount = rows.length;
     drawCount();
     schedule();
@@ -330,12 +349,13 @@ function render({ model, el }) {
     const [dx0, dy0] = toData(ax, ay);
     const [dx1, dy1] = toData(bx, by);
     const x0 = Math.min(dx0, dx1), x1 = Math.max(dx0, dx1), y0 = Math.min(dy0, dy1), y1 = Math.max(dy0, dy1);
-    const found = [];
+    const found = new Int32Array(n);
+    let taken = 0;
     forCells(grid, x0, y0, x1, y1, (i) => {
       const x = xy[2 * i], y = xy[2 * i + 1];
-      if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && !hidden.has(labels[i])) found.push(i);
+      if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && shown[codeOf(labels[i])]) found[taken++] = i;
     });
-    const rows = Int32Array.from(found).sort();
+    const rows = found.slice(0, taken).sort();
     setMask(rows);
     sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
   }
@@ -348,31 +368,42 @@ function render({ model, el }) {
     for (const [x, y] of polygon) {
       x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
     }
-    // edges sorted into horizontal bands: a point tests only the few edges of its band
+    // edges sorted into horizontal bands (flat typed arrays): a point tests only the few edges of its band
     const bands = Math.max(1, Math.min(1024, count));
     const bandHeight = (y1 - y0) / bands || 1;
-    const byBand = Array.from({ length: bands }, () => []);
-    for (let k = 0; k < count; k++) {
-      const [xi, yi] = polygon[k];
-      const [xj, yj] = polygon[(k + 1) % count];
-      if (yi === yj) continue;
-      const b0 = Math.max(0, Math.floor((Math.min(yi, yj) - y0) / bandHeight));
-      const b1 = Math.min(bands - 1, Math.floor((Math.max(yi, yj) - y0) / bandHeight));
-      for (let b = b0; b <= b1; b++) byBand[b].push([xi, yi, xj, yj]);
+    const bandOf = (y) => Math.min(bands - 1, Math.max(0, Math.floor((y - y0) / bandHeight)));
+    const starts = new Int32Array(bands + 1);
+    let edges = new Float64Array(0);
+    for (let pass = 0; pass < 2; pass++) {
+      if (pass) edges = new Float64Array(starts[bands] * 4);
+      const fill = pass ? starts.slice(0, bands) : null;
+      for (let k = 0; k < count; k++) {
+        const xi = polygon[k][0], yi = polygon[k][1];
+        const xj = polygon[(k + 1) % count][0], yj = polygon[(k + 1) % count][1];
+        if (yi === yj) continue;
+        const b1 = bandOf(Math.max(yi, yj));
+        for (let b = bandOf(Math.min(yi, yj)); b <= b1; b++) {
+          if (!pass) { starts[b + 1]++; continue; }
+          const at = 4 * fill[b]++;
+          edges[at] = xi; edges[at + 1] = yi; edges[at + 2] = xj; edges[at + 3] = yj;
+        }
+      }
+      if (!pass) for (let b = 0; b < bands; b++) starts[b + 1] += starts[b];
     }
-    const found = [];
+    const found = new Int32Array(n);
+    let taken = 0;
     forCells(grid, x0, y0, x1, y1, (i) => {
       const x = xy[2 * i], y = xy[2 * i + 1];
-      if (x < x0 || x > x1 || y < y0 || y > y1 || hidden.has(labels[i])) return;
-      const edges = byBand[Math.min(bands - 1, Math.floor((y - y0) / bandHeight))];
+      if (x < x0 || x > x1 || y < y0 || y > y1 || !shown[codeOf(labels[i])]) return;
+      const band = bandOf(y);
       let inside = false;
-      for (let e = 0; e < edges.length; e++) {
-        const [xi, yi, xj, yj] = edges[e];
+      for (let e = 4 * starts[band], end = 4 * starts[band + 1]; e < end; e += 4) {
+        const xi = edges[e], yi = edges[e + 1], xj = edges[e + 2], yj = edges[e + 3];
         if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) inside = !inside;
       }
-      if (inside) found.push(i);
+      if (inside) found[taken++] = i;
     });
-    const rows = Int32Array.from(found).sort();
+    const rows = found.slice(0, taken).sort();
     setMask(rows);
     sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
   }
@@ -383,7 +414,7 @@ function render({ model, el }) {
     const r = radius / Math.abs(view.sx);
     let best = -1, bestD = r * r;
     forCells(grid, x - r, y - r, x + r, y + r, (i) => {
-      if (hidden.has(labels[i])) return;
+      if (!shown[codeOf(labels[i])]) return;
       const dx = xy[2 * i] - x, dy = xy[2 * i + 1] - y;
       const d = dx * dx + dy * dy;
       if (d <= bestD) { bestD = d; best = i; }
@@ -437,7 +468,11 @@ function render({ model, el }) {
     root.focus({ preventScroll: true });
     const [px, py] = local(event);
     const mode = event.shiftKey ? "box" : model.get("mode");
-    overlay.setPointerCapture(event.pointerId);
+    try {
+      overlay.setPointerCapture(event.pointerId); // keep the drag when the cursor leaves the canvas
+    } catch (error) {
+      // a synthetic event's pointer cannot be captured; the drag still works inside the canvas
+    }
     if (mode === "box") drag = { kind: "box", x0: px, y0: py, x: px, y: py };
     else if (mode === "lasso") drag = { kind: "lasso", path: [[px, py]] };
     else drag = { kind: "pan", x: px, y: py, moved: false };
