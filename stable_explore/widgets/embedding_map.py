@@ -120,6 +120,7 @@ class EmbeddingMap(anywidget.AnyWidget):
         self._thumb_size = thumb_size
         self._cache = cache if cache is not None else SHARED_CACHE
         self._browser: Any = None
+        self._browser_order: tuple[list[int], str] | None = None
         self._from_page = False
         features = dataset.features
         self._label_column = label if label is not None else features.first_of(ClassLabel)
@@ -208,8 +209,14 @@ class EmbeddingMap(anywidget.AnyWidget):
             msg = f"row {row} is out of range for {len(self._ds):,} rows of {self._ds.ref}"
             raise RowIndexError(msg)
         found = self.similar(row, self.neighbours if k is None else k)
-        self.selection_shape = {"kind": "similar", "row": row, "rows": [row, *found.tolist()]}
-        self.selected = sorted([row, *found.tolist()])
+        ordered = [row, *found.tolist()]
+        self.selection_shape = {"kind": "similar", "row": row, "rows": ordered}
+        # a linked browser shows them closest first, under a title that says what they are
+        self._browser_order = (ordered, f"row {row} and the {len(found)} rows most like it")
+        try:
+            self.selected = sorted(ordered)
+        finally:
+            self._browser_order = None
 
     # -- the browser ---------------------------------------------------------------
 
@@ -233,7 +240,8 @@ class EmbeddingMap(anywidget.AnyWidget):
         if browser is None:
             return
         if hasattr(browser, "show_rows"):
-            browser.show_rows(rows or None, f"{len(rows):,} rows chosen on the embedding map" if rows else "")
+            shown, title = self._browser_order or (rows, f"{len(rows):,} rows chosen on the embedding map")
+            browser.show_rows(shown or None, title if shown else "")
         browser.selected = rows
 
     @t.validate("selected")

@@ -144,6 +144,12 @@ def test_the_selection_reaches_a_linked_browser(pets: CachedDataset) -> None:
     assert browser.selected == [8, 40]
     if hasattr(browser, "show_rows"):  # the browser's grid shows only the chosen rows
         assert browser.page_rows().tolist() == [8, 40]
+    widget.neighbours = 2
+    widget.select_similar(5)
+    assert browser.selected == sorted([5, *widget.similar(5, 2).tolist()])
+    if hasattr(browser, "show_rows"):  # closest first, under a title that says so
+        assert browser.page_rows().tolist() == [5, *widget.similar(5, 2).tolist()]
+        assert browser.subset == "row 5 and the 2 rows most like it"
     widget.selected = []
     assert browser.selected == []
     if hasattr(browser, "show_rows"):

@@ -219,3 +219,39 @@ def test_hover_shows_the_rows_thumbnail(page: Any, points: np.ndarray) -> None:
     assert f"row {row} · digit-{row:04d}" in tooltip.inner_text()
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("[data-testid=se-map]").screenshot(path=str(ARTIFACTS / "embedding-map-hover.png"))
+
+
+def test_the_wheel_zooms_about_the_cursor_and_a_drag_pans(page: Any) -> None:
+    page.click("[data-testid=se-map-mode-pan]")
+    page.click("[data-testid=se-map-reset]")
+    canvas = "[data-testid=se-map-canvas]"
+    page.wait_for_timeout(200)  # the reset's frame is drawn
+    before_text = page.get_attribute(canvas, "data-view")
+    before = json.loads(before_text)
+    box = page.locator("[data-testid=se-map-overlay]").bounding_box()
+    x, y = box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.6
+    page.mouse.move(x, y)
+    page.mouse.wheel(0, -300)
+    page.wait_for_function(
+        f"(before) => document.querySelector('{canvas}').dataset.view !== before",
+        arg=before_text,
+        timeout=10_000,
+    )
+    zoomed = json.loads(page.get_attribute(canvas, "data-view"))
+    assert zoomed["sx"] > before["sx"] * 1.2
+    # the data point under the cursor stays under it
+    local_x, local_y = x - box["x"], y - box["y"]
+    for axis, offset, cursor in (("sx", "ox", local_x), ("sy", "oy", local_y)):
+        assert (cursor - zoomed[offset]) / zoomed[axis] == pytest.approx((cursor - before[offset]) / before[axis])
+    page.mouse.down()
+    page.mouse.move(x + 60, y - 25, steps=5)
+    page.mouse.up()
+    page.wait_for_function(
+        f"(ox) => JSON.parse(document.querySelector('{canvas}').dataset.view).ox !== ox",
+        arg=zoomed["ox"],
+        timeout=10_000,
+    )
+    panned = json.loads(page.get_attribute(canvas, "data-view"))
+    assert panned["ox"] == pytest.approx(zoomed["ox"] + 60, abs=1)
+    assert panned["oy"] == pytest.approx(zoomed["oy"] - 25, abs=1)
+    assert panned["sx"] == zoomed["sx"]
