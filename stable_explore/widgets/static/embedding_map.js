@@ -52,24 +52,33 @@ function toDataUrl(view, mime) {
   return `data:${mime};base64,${btoa(binary)}`;
 }
 
+const QUICK_ABOVE = 150000; // more points than this: pans and zooms move the last frame until the view is still
+
 // --- a spatial grid over the points, in data coordinates ---------------------------------------
-function buildGrid(xy, n) {
+function bounds(xy, n) {
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const x = xy[2 * i], y = xy[2 * i + 1];
+  for (let i = 0; i < 2 * n; i += 2) {
+    const x = xy[i], y = xy[i + 1];
     if (x < minX) minX = x;
     if (x > maxX) maxX = x;
     if (y < minY) minY = y;
     if (y > maxY) maxY = y;
   }
   if (!n) { minX = minY = 0; maxX = maxY = 1; }
+  return { minX, minY, maxX, maxY, width: (maxX - minX) || 1, height: (maxY - minY) || 1 };
+}
+
+function buildGrid(xy, n, box) {
+  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`
   const side = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 8))));
-  const width = (maxX - minX) || 1, height = (maxY - minY) || 1;
+  const scaleX = side / box.width, scaleY = side / box.height;
   const cellOf = new Int32Array(n);
   const start = new Int32Array(side * side + 1);
   for (let i = 0; i < n; i++) {
-    const cx = Math.min(side - 1, Math.floor(((xy[2 * i] - minX) / width) * side));
-    const cy = Math.min(side - 1, Math.floor(((xy[2 * i + 1] - minY) / height) * side));
+    let cx = ((xy[2 * i] - box.minX) * scaleX) | 0;
+    let cy = ((xy[2 * i + 1] - box.minY) * scaleY) | 0;
+    if (cx >= side) cx = side - 1;
+    if (cy >= side) cy = side - 1;
     const cell = cy * side + cx;
     cellOf[i] = cell;
     start[cell + 1]++;
@@ -78,25 +87,107 @@ function buildGrid(xy, n) {
   const fill = start.slice(0, side * side);
   const order = new Int32Array(n);
   for (let i = 0; i < n; i++) order[fill[cellOf[i]]++] = i;
-  return { minX, minY, maxX, maxY, width, height, side, start, order };
+  return { ...box, side, scaleX, scaleY, start, order };
 }
 
-function gridRange(grid, lo, hi, axisMin, axisSize) {
-  const a = Math.floor(((lo - axisMin) / axisSize) * grid.side);
-  const b = Math.floor(((hi - axisMin) / axisSize) * grid.side);
-  return [Math.max(0, a), Math.min(grid.side - 1, b)];
+function cellX(grid, x) {
+  return Math.min(grid.side - 1, Math.max(0, Math.floor((x - grid.minX) * grid.scaleX)));
+}
+
+function cellY(grid, y) {
+  return Math.min(grid.side - 1, Math.max(0, Math.floor((y - grid.minY) * grid.scaleY)));
 }
 
 function forCells(grid, x0, y0, x1, y1, visit) {
+  // every row whose cell meets the rectangle (a superset of the rows inside it)
   if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return;
-  const [cx0, cx1] = gridRange(grid, x0, x1, grid.minX, grid.width);
-  const [cy0, cy1] = gridRange(grid, y0, y1, grid.minY, grid.height);
+  const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
   for (let cy = cy0; cy <= cy1; cy++) {
     for (let cx = cx0; cx <= cx1; cx++) {
       const cell = cy * grid.side + cx;
       for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k]);
     }
   }
+}
+
+function lassoTest(polygon) {
+  // the even-odd rule with half-open edges (as rows_in_polygon in Python), its edges sorted into
+  // horizontal bands held in flat typed arrays: a point tests only the few edges of its band
+  const count = polygon.length;
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const [x, y] of polygon) {
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+  }
+  const bands = Math.max(1, Math.min(1024, count));
+  const bandHeight = (y1 - y0) / bands || 1;
+  const bandOf = (y) => Math.min(bands - 1, Math.max(0, Math.floor((y - y0) / bandHeight)));
+  const starts = new Int32Array(bands + 1);
+  let edges = new Float64Array(0);
+  for (let pass = 0; pass < 2; pass++) {
+    if (pass) edges = new Float64Array(starts[bands] * 4);
+    const fill = pass ? starts.slice(0, bands) : null;
+    for (let k = 0; k < count; k++) {
+      const xi = polygon[k][0], yi = polygon[k][1];
+      const xj = polygon[(k + 1) % count][0], yj = polygon[(k + 1) % count][1];
+      if (yi === yj) continue;
+      const b1 = bandOf(Math.max(yi, yj));
+      for (let b = bandOf(Math.min(yi, yj)); b <= b1; b++) {
+        if (!pass) { starts[b + 1]++; continue; }
+        const at = 4 * fill[b]++;
+        edges[at] = xi; edges[at + 1] = yi; edges[at + 2] = xj; edges[at + 3] = yj;
+      }
+    }
+    if (!pass) for (let b = 0; b < bands; b++) starts[b + 1] += starts[b];
+  }
+  const inside = (x, y) => {
+    if (x < x0 || x > x1 || y < y0 || y > y1) return false;
+    const band = bandOf(y);
+    let odd = false;
+    for (let e = 4 * starts[band], end = 4 * starts[band + 1]; e < end; e += 4) {
+      const xi = edges[e], yi = edges[e + 1], xj = edges[e + 2], yj = edges[e + 3];
+      if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) odd = !odd;
+    }
+    return odd;
+  };
+  return { x0, y0, x1, y1, inside };
+}
+
+function boundaryCells(grid, polygon) {
+  // cells an edge passes through, with a margin of one cell: every other cell is wholly inside the
+  // lasso or wholly outside it, so its centre decides for all its rows
+  const marks = new Uint8Array(grid.side * grid.side);
+  const mark = (cy, cxa, cxb) => {
+    for (let y = Math.max(0, cy - 1); y <= Math.min(grid.side - 1, cy + 1); y++) {
+      for (let x = Math.max(0, cxa - 1); x <= Math.min(grid.side - 1, cxb + 1); x++) marks[y * grid.side + x] = 1;
+    }
+  };
+  for (let k = 0; k < polygon.length; k++) {
+    const [xi, yi] = polygon[k];
+    const [xj, yj] = polygon[(k + 1) % polygon.length];
+    const cya = cellY(grid, Math.min(yi, yj)), cyb = cellY(grid, Math.max(yi, yj));
+    for (let cy = cya; cy <= cyb; cy++) {
+      let xa = Math.min(xi, xj), xb = Math.max(xi, xj);
+      if (yi !== yj && cya !== cyb) {
+        // where the edge is while it crosses this row of cells
+        const rowLo = Math.max(Math.min(yi, yj), grid.minY + cy / grid.scaleY);
+        const rowHi = Math.min(Math.max(yi, yj), grid.minY + (cy + 1) / grid.scaleY);
+        const at = (y) => xi + ((xj - xi) * (y - yi)) / (yj - yi);
+        xa = Math.min(at(rowLo), at(rowHi));
+        xb = Math.max(at(rowLo), at(rowHi));
+      }
+      mark(cy, cellX(grid, xa), cellX(grid, xb));
+    }
+  }
+  return marks;
+}
+
+function collect(chosen, n) {
+  // the rows marked in `chosen`, in row order
+  let count = 0;
+  for (let i = 0; i < n; i++) count += chosen[i];
+  const rows = new Int32Array(count);
+  for (let i = 0, k = 0; i < n; i++) if (chosen[i]) rows[k++] = i;
+  return rows;
 }
 
 function render({ model, el }) {
@@ -134,7 +225,8 @@ function render({ model, el }) {
   let n = 0;
   let xy = new Float32Array(0);
   let labels = new Int32Array(0);
-  let grid = null;
+  let grid = null; // built just after the first paint (hover and selection need it; drawing does not)
+  let extent = null;
   let mask = new Uint8Array(0); // 1 = selected
   let selectedCount = 0;
   let hidden = new Set(); // label codes hidden from view (legend clicks)
@@ -144,6 +236,10 @@ function render({ model, el }) {
   let cssWidth = 0, cssHeight = 0, dpr = 1;
   let image = null, pixels = null;
   let frame = 0;
+  let quickFrame = 0;
+  let settle = 0;
+  const snapshot = document.createElement("canvas"); // the last full frame, for quick pans and zooms
+  let paintedView = null;
   let painted = false;
   let hoverRow = -1;
   let pendingHover = -1;
@@ -205,13 +301,13 @@ function render({ model, el }) {
   }
 
   function fit() {
-    if (!grid) return;
+    if (!extent) return;
     const pad = 12;
-    const scale = Math.min((cssWidth - 2 * pad) / grid.width, (cssHeight - 2 * pad) / grid.height);
+    const scale = Math.min((cssWidth - 2 * pad) / extent.width, (cssHeight - 2 * pad) / extent.height);
     view = {
       sx: scale, sy: -scale,
-      ox: cssWidth / 2 - scale * (grid.minX + grid.width / 2),
-      oy: cssHeight / 2 + scale * (grid.minY + grid.height / 2),
+      ox: cssWidth / 2 - scale * (extent.minX + extent.width / 2),
+      oy: cssHeight / 2 + scale * (extent.minY + extent.height / 2),
     };
   }
 
@@ -234,6 +330,8 @@ function render({ model, el }) {
 
   function paint() {
     frame = 0;
+    if (quickFrame) cancelAnimationFrame(quickFrame);
+    quickFrame = 0;
     if (!pixels) return;
     const t0 = performance.now();
     const w = canvas.width, ht = canvas.height;
@@ -278,6 +376,12 @@ function render({ model, el }) {
       }
     }
     canvas.getContext("2d").putImageData(image, 0, 0);
+    if (n > QUICK_ABOVE) {
+      snapshot.width = canvas.width;
+      snapshot.height = canvas.height;
+      snapshot.getContext("2d").drawImage(canvas, 0, 0);
+    }
+    paintedView = { ...view };
     const ms = performance.now() - t0;
     canvas.dataset.paintMs = ms.toFixed(1);
     publishView();
@@ -290,6 +394,35 @@ function render({ model, el }) {
 
   function schedule() {
     if (!frame) frame = requestAnimationFrame(paint);
+  }
+
+  function quick() {
+    // while panning or zooming many points: move and scale the last full frame (one drawImage), and
+    // draw every point again once the view has been still for a moment
+    quickFrame = 0;
+    if (frame || !paintedView) return;
+    const t0 = performance.now();
+    const ctx = canvas.getContext("2d");
+    const k = view.sx / paintedView.sx;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.fillStyle = `rgb(${background.join(",")})`;
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(snapshot, (view.ox - paintedView.ox * k) * dpr, (view.oy - paintedView.oy * k) * dpr,
+      canvas.width * k, canvas.height * k);
+    canvas.dataset.paintMs = (performance.now() - t0).toFixed(1);
+    canvas.dataset.quick = "1";
+    publishView();
+  }
+
+  function moved() {
+    if (n <= QUICK_ABOVE || !paintedView) {
+      schedule();
+      return;
+    }
+    if (!quickFrame && !frame) quickFrame = requestAnimationFrame(quick);
+    clearTimeout(settle);
+    settle = setTimeout(schedule, 150);
   }
 
   function makePalette() {
@@ -344,66 +477,54 @@ function render({ model, el }) {
     model.send({ type: "select", shape }, undefined, [rows.buffer]);  // (content, callbacks, buffers)
   }
 
+  function selectCells(x0, y0, x1, y1, classify, test) {
+    // classify(cx, cy): 0 = no row of the cell is chosen, 1 = every row is, 2 = test each row
+    const chosen = new Uint8Array(n);
+    if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return chosen;
+    const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
+    for (let cy = cy0; cy <= cy1; cy++) {
+      for (let cx = cx0; cx <= cx1; cx++) {
+        const kind = classify(cx, cy);
+        if (!kind) continue;
+        const cell = cy * grid.side + cx;
+        for (let k = grid.start[cell], end = grid.start[cell + 1]; k < end; k++) {
+          const i = grid.order[k];
+          const label = labels[i];
+          if (!shown[label >= 0 && label < palette.length ? label + 1 : 0]) continue;
+          if (kind === 1 || test(xy[2 * i], xy[2 * i + 1])) chosen[i] = 1;
+        }
+      }
+    }
+    return chosen;
+  }
+
   function selectBox(ax, ay, bx, by) {
+    if (!grid) return;
     const t0 = performance.now();
     const [dx0, dy0] = toData(ax, ay);
     const [dx1, dy1] = toData(bx, by);
     const x0 = Math.min(dx0, dx1), x1 = Math.max(dx0, dx1), y0 = Math.min(dy0, dy1), y1 = Math.max(dy0, dy1);
-    const found = new Int32Array(n);
-    let taken = 0;
-    forCells(grid, x0, y0, x1, y1, (i) => {
-      const x = xy[2 * i], y = xy[2 * i + 1];
-      if (x >= x0 && x <= x1 && y >= y0 && y <= y1 && shown[codeOf(labels[i])]) found[taken++] = i;
-    });
-    const rows = found.slice(0, taken).sort();
+    const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
+    const classify = (cx, cy) => (cx > cx0 && cx < cx1 && cy > cy0 && cy < cy1 ? 1 : 2);
+    const chosen = selectCells(x0, y0, x1, y1, classify, (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
+    const rows = collect(chosen, n);
     setMask(rows);
     sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
   }
 
   function selectLasso(path) {
+    if (!grid) return;
     const t0 = performance.now();
     const polygon = path.map(([px, py]) => toData(px, py));
-    const count = polygon.length;
-    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const [x, y] of polygon) {
-      x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
-    }
-    // edges sorted into horizontal bands (flat typed arrays): a point tests only the few edges of its band
-    const bands = Math.max(1, Math.min(1024, count));
-    const bandHeight = (y1 - y0) / bands || 1;
-    const bandOf = (y) => Math.min(bands - 1, Math.max(0, Math.floor((y - y0) / bandHeight)));
-    const starts = new Int32Array(bands + 1);
-    let edges = new Float64Array(0);
-    for (let pass = 0; pass < 2; pass++) {
-      if (pass) edges = new Float64Array(starts[bands] * 4);
-      const fill = pass ? starts.slice(0, bands) : null;
-      for (let k = 0; k < count; k++) {
-        const xi = polygon[k][0], yi = polygon[k][1];
-        const xj = polygon[(k + 1) % count][0], yj = polygon[(k + 1) % count][1];
-        if (yi === yj) continue;
-        const b1 = bandOf(Math.max(yi, yj));
-        for (let b = bandOf(Math.min(yi, yj)); b <= b1; b++) {
-          if (!pass) { starts[b + 1]++; continue; }
-          const at = 4 * fill[b]++;
-          edges[at] = xi; edges[at + 1] = yi; edges[at + 2] = xj; edges[at + 3] = yj;
-        }
-      }
-      if (!pass) for (let b = 0; b < bands; b++) starts[b + 1] += starts[b];
-    }
-    const found = new Int32Array(n);
-    let taken = 0;
-    forCells(grid, x0, y0, x1, y1, (i) => {
-      const x = xy[2 * i], y = xy[2 * i + 1];
-      if (x < x0 || x > x1 || y < y0 || y > y1 || !shown[codeOf(labels[i])]) return;
-      const band = bandOf(y);
-      let inside = false;
-      for (let e = 4 * starts[band], end = 4 * starts[band + 1]; e < end; e += 4) {
-        const xi = edges[e], yi = edges[e + 1], xj = edges[e + 2], yj = edges[e + 3];
-        if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) inside = !inside;
-      }
-      if (inside) found[taken++] = i;
-    });
-    const rows = found.slice(0, taken).sort();
+    const lasso = lassoTest(polygon);
+    const boundary = boundaryCells(grid, polygon);
+    const classify = (cx, cy) => {
+      if (boundary[cy * grid.side + cx]) return 2;
+      const centreX = grid.minX + (cx + 0.5) / grid.scaleX, centreY = grid.minY + (cy + 0.5) / grid.scaleY;
+      return lasso.inside(centreX, centreY) ? 1 : 0;
+    };
+    const chosen = selectCells(lasso.x0, lasso.y0, lasso.x1, lasso.y1, classify, lasso.inside);
+    const rows = collect(chosen, n);
     setMask(rows);
     sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
   }
@@ -488,7 +609,7 @@ function render({ model, el }) {
       drag.moved = drag.moved || Math.abs(px - drag.x) + Math.abs(py - drag.y) > 0;
       drag.x = px;
       drag.y = py;
-      schedule();
+      moved();
       drawOverlay();
     } else if (drag.kind === "box") {
       drag.x = px;
@@ -536,7 +657,7 @@ function render({ model, el }) {
     view.oy = py - (py - view.oy) * factor;
     view.sx *= factor;
     view.sy *= factor;
-    schedule();
+    moved();
     drawOverlay();
   }, { passive: false });
 
@@ -561,14 +682,21 @@ function render({ model, el }) {
       const lab = buffers[1];
       labels = new Int32Array(lab.buffer.slice(lab.byteOffset, lab.byteOffset + lab.byteLength));
       n = message.count;
-      grid = buildGrid(xy, n);
-      canvas.dataset.gridMs = (performance.now() - t0).toFixed(1);
+      extent = bounds(xy, n);
+      grid = null;
       const sel = buffers[2];
       const rows = new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength));
       resize();
       fit();
       setMask(rows);
       paint();
+      canvas.dataset.decodeMs = (performance.now() - t0).toFixed(1);
+      setTimeout(() => {
+        const begun = performance.now();
+        grid = buildGrid(xy, n, extent);
+        canvas.dataset.gridMs = (performance.now() - begun).toFixed(1);
+        canvas.dataset.grid = "ready";
+      }, 0);
     } else if (message.type === "selection") {
       const sel = buffers[0];
       setMask(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
@@ -610,6 +738,8 @@ function render({ model, el }) {
   return () => {
     observer.disconnect();
     if (frame) cancelAnimationFrame(frame);
+    if (quickFrame) cancelAnimationFrame(quickFrame);
+    clearTimeout(settle);
     model.off("msg:custom", onMessage);
     model.off("change:title", drawTitle);
     model.off("change:status", drawTitle);
