@@ -463,9 +463,10 @@ function render({ model, el }) {
   }
 
   // --- selection ----------------------------------------------------------------------------------
-  function setMask(rows) {
-    mask = new Uint8Array(n);
-    for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
+  function setMask(rows, chosen = null) {
+    // `chosen`: the selection's mask when the caller has it already (a box or lasso made it)
+    mask = chosen || new Uint8Array(n);
+    if (!chosen) for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
     selectedRows = rows;
     selectedCount = rows.length;
     drawCount();
@@ -508,7 +509,7 @@ function render({ model, el }) {
     const classify = (cx, cy) => (cx > cx0 && cx < cx1 && cy > cy0 && cy < cy1 ? 1 : 2);
     const chosen = selectCells(x0, y0, x1, y1, classify, (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
     const rows = collect(chosen, n);
-    setMask(rows);
+    setMask(rows, chosen);
     sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
   }
 
@@ -525,7 +526,7 @@ function render({ model, el }) {
     };
     const chosen = selectCells(lasso.x0, lasso.y0, lasso.x1, lasso.y1, classify, lasso.inside);
     const rows = collect(chosen, n);
-    setMask(rows);
+    setMask(rows, chosen);
     sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
   }
 
@@ -726,7 +727,8 @@ function render({ model, el }) {
   model.on("change:title", drawTitle);
   model.on("change:status", drawTitle);
   model.on("change:mode", drawModes);
-  model.on("change:class_names", () => { makePalette(); drawLegend(); schedule(); });
+  const onClasses = () => { makePalette(); drawLegend(); schedule(); };
+  model.on("change:class_names", onClasses);
   model.on("change:label_counts", drawLegend);
   drawTitle();
   drawModes();
@@ -744,7 +746,7 @@ function render({ model, el }) {
     model.off("change:title", drawTitle);
     model.off("change:status", drawTitle);
     model.off("change:mode", drawModes);
-    model.off("change:class_names");
+    model.off("change:class_names", onClasses);
     model.off("change:label_counts", drawLegend);
   };
 }
