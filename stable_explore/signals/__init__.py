@@ -13,6 +13,9 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`label_issues`: confident learning on predicted probabilities (cleanlab when installed).
 - :func:`neighbor_label_issues`: rows whose neighbours in an embedding carry another label.
 - :func:`pixel_embeddings`: an offline embedding (PCA of small grey pixels) for when there is no model.
+- For the embedding map: a 2D projection of an embedding (:func:`project`), the rows in a box or lasso
+  (:func:`rows_in_box`, :func:`rows_in_polygon`) and similar rows by embedding or perceptual hash
+  (:func:`similar_rows`).
 
 numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used when installed
 (``pip install 'stable-explore[clean]'``).
@@ -20,21 +23,34 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 
 from __future__ import annotations
 
+from stable_explore.signals._vectors import Embedding, embedding_matrix
 from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
 from stable_explore.signals.embeddings import pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
 from stable_explore.signals.labels import label_issues, neighbor_label_issues
 from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbors
+from stable_explore.signals.projection import pca_2d, project
+from stable_explore.signals.regions import rows_in_box, rows_in_polygon
+from stable_explore.signals.similar import hamming_distances, nearest_rows, similar_rows
 
 __all__ = [
+    "Embedding",
+    "embedding_matrix",
     "embedding_outliers",
     "exact_duplicates",
     "extra_copies",
+    "hamming_distances",
     "image_stats",
     "label_issues",
     "near_duplicates",
     "nearest_neighbors",
+    "nearest_rows",
     "neighbor_label_issues",
+    "pca_2d",
     "perceptual_hashes",
     "pixel_embeddings",
+    "project",
+    "rows_in_box",
+    "rows_in_polygon",
+    "similar_rows",
 ]

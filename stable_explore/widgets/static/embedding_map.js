@@ -1,0 +1,754 @@
+// The embedding map's view: points arrive as one Float32Array (x, y pairs) and one Int32Array (labels);
+// they are drawn into an ImageData (one pass over typed arrays per frame), found under the cursor
+// through a spatial grid, and selected with a box or a lasso whose rows go back as an Int32Array.
+// User text reaches the page through textContent only, never innerHTML.
+
+function h(tag, attrs = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (name === "class") node.className = value;
+    else if (name === "text") node.textContent = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function hslToRgb(hue, saturation, lightness) {
+  const a = saturation * Math.min(lightness, 1 - lightness);
+  const f = (n) => {
+    const k = (n + hue / 30) % 12;
+    return Math.round(255 * (lightness - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
+  };
+  return [f(0), f(8), f(4)];
+}
+
+function labelRgb(index) {
+  // the browser's label colours (golden-angle hues); no label: grey
+  if (index < 0) return [128, 128, 128];
+  return hslToRgb((index * 137.508) % 360, 0.62, 0.42);
+}
+
+function packed(rgb, alpha = 255) {
+  // ImageData as Uint32: little-endian ABGR
+  return ((alpha << 24) | (rgb[2] << 16) | (rgb[1] << 8) | rgb[0]) >>> 0;
+}
+
+function cssRgb(element, property, fallback) {
+  const probe = document.createElement("canvas");
+  probe.width = probe.height = 1;
+  const ctx = probe.getContext("2d");
+  ctx.fillStyle = fallback;
+  ctx.fillStyle = getComputedStyle(element).getPropertyValue(property).trim() || fallback;
+  ctx.fillRect(0, 0, 1, 1);
+  const d = ctx.getImageData(0, 0, 1, 1).data;
+  return [d[0], d[1], d[2]];
+}
+
+function toDataUrl(view, mime) {
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return `data:${mime};base64,${btoa(binary)}`;
+}
+
+const QUICK_ABOVE = 150000; // more points than this: pans and zooms move the last frame until the view is still
+
+// --- a spatial grid over the points, in data coordinates ---------------------------------------
+function bounds(xy, n) {
+  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+  for (let i = 0; i < 2 * n; i += 2) {
+    const x = xy[i], y = xy[i + 1];
+    if (x < minX) minX = x;
+    if (x > maxX) maxX = x;
+    if (y < minY) minY = y;
+    if (y > maxY) maxY = y;
+  }
+  if (!n) { minX = minY = 0; maxX = maxY = 1; }
+  return { minX, minY, maxX, maxY, width: (maxX - minX) || 1, height: (maxY - minY) || 1 };
+}
+
+function buildGrid(xy, n, box) {
+  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`
+  const side = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 8))));
+  const scaleX = side / box.width, scaleY = side / box.height;
+  const cellOf = new Int32Array(n);
+  const start = new Int32Array(side * side + 1);
+  for (let i = 0; i < n; i++) {
+    let cx = ((xy[2 * i] - box.minX) * scaleX) | 0;
+    let cy = ((xy[2 * i + 1] - box.minY) * scaleY) | 0;
+    if (cx >= side) cx = side - 1;
+    if (cy >= side) cy = side - 1;
+    const cell = cy * side + cx;
+    cellOf[i] = cell;
+    start[cell + 1]++;
+  }
+  for (let c = 0; c < side * side; c++) start[c + 1] += start[c];
+  const fill = start.slice(0, side * side);
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[fill[cellOf[i]]++] = i;
+  return { ...box, side, scaleX, scaleY, start, order };
+}
+
+function cellX(grid, x) {
+  return Math.min(grid.side - 1, Math.max(0, Math.floor((x - grid.minX) * grid.scaleX)));
+}
+
+function cellY(grid, y) {
+  return Math.min(grid.side - 1, Math.max(0, Math.floor((y - grid.minY) * grid.scaleY)));
+}
+
+function forCells(grid, x0, y0, x1, y1, visit) {
+  // every row whose cell meets the rectangle (a superset of the rows inside it)
+  if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return;
+  const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
+  for (let cy = cy0; cy <= cy1; cy++) {
+    for (let cx = cx0; cx <= cx1; cx++) {
+      const cell = cy * grid.side + cx;
+      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k]);
+    }
+  }
+}
+
+function lassoTest(polygon) {
+  // the even-odd rule with half-open edges (as rows_in_polygon in Python), its edges sorted into
+  // horizontal bands held in flat typed arrays: a point tests only the few edges of its band
+  const count = polygon.length;
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (const [x, y] of polygon) {
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
+  }
+  const bands = Math.max(1, Math.min(1024, count));
+  const bandHeight = (y1 - y0) / bands || 1;
+  const bandOf = (y) => Math.min(bands - 1, Math.max(0, Math.floor((y - y0) / bandHeight)));
+  const starts = new Int32Array(bands + 1);
+  let edges = new Float64Array(0);
+  for (let pass = 0; pass < 2; pass++) {
+    if (pass) edges = new Float64Array(starts[bands] * 4);
+    const fill = pass ? starts.slice(0, bands) : null;
+    for (let k = 0; k < count; k++) {
+      const xi = polygon[k][0], yi = polygon[k][1];
+      const xj = polygon[(k + 1) % count][0], yj = polygon[(k + 1) % count][1];
+      if (yi === yj) continue;
+      const b1 = bandOf(Math.max(yi, yj));
+      for (let b = bandOf(Math.min(yi, yj)); b <= b1; b++) {
+        if (!pass) { starts[b + 1]++; continue; }
+        const at = 4 * fill[b]++;
+        edges[at] = xi; edges[at + 1] = yi; edges[at + 2] = xj; edges[at + 3] = yj;
+      }
+    }
+    if (!pass) for (let b = 0; b < bands; b++) starts[b + 1] += starts[b];
+  }
+  const inside = (x, y) => {
+    if (x < x0 || x > x1 || y < y0 || y > y1) return false;
+    const band = bandOf(y);
+    let odd = false;
+    for (let e = 4 * starts[band], end = 4 * starts[band + 1]; e < end; e += 4) {
+      const xi = edges[e], yi = edges[e + 1], xj = edges[e + 2], yj = edges[e + 3];
+      if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) odd = !odd;
+    }
+    return odd;
+  };
+  return { x0, y0, x1, y1, inside };
+}
+
+function boundaryCells(grid, polygon) {
+  // cells an edge passes through, with a margin of one cell: every other cell is wholly inside the
+  // lasso or wholly outside it, so its centre decides for all its rows
+  const marks = new Uint8Array(grid.side * grid.side);
+  const mark = (cy, cxa, cxb) => {
+    for (let y = Math.max(0, cy - 1); y <= Math.min(grid.side - 1, cy + 1); y++) {
+      for (let x = Math.max(0, cxa - 1); x <= Math.min(grid.side - 1, cxb + 1); x++) marks[y * grid.side + x] = 1;
+    }
+  };
+  for (let k = 0; k < polygon.length; k++) {
+    const [xi, yi] = polygon[k];
+    const [xj, yj] = polygon[(k + 1) % polygon.length];
+    const cya = cellY(grid, Math.min(yi, yj)), cyb = cellY(grid, Math.max(yi, yj));
+    for (let cy = cya; cy <= cyb; cy++) {
+      let xa = Math.min(xi, xj), xb = Math.max(xi, xj);
+      if (yi !== yj && cya !== cyb) {
+        // where the edge is while it crosses this row of cells
+        const rowLo = Math.max(Math.min(yi, yj), grid.minY + cy / grid.scaleY);
+        const rowHi = Math.min(Math.max(yi, yj), grid.minY + (cy + 1) / grid.scaleY);
+        const at = (y) => xi + ((xj - xi) * (y - yi)) / (yj - yi);
+        xa = Math.min(at(rowLo), at(rowHi));
+        xb = Math.max(at(rowLo), at(rowHi));
+      }
+      mark(cy, cellX(grid, xa), cellX(grid, xb));
+    }
+  }
+  return marks;
+}
+
+function collect(chosen, n) {
+  // the rows marked in `chosen`, in row order
+  let count = 0;
+  for (let i = 0; i < n; i++) count += chosen[i];
+  const rows = new Int32Array(count);
+  for (let i = 0, k = 0; i < n; i++) if (chosen[i]) rows[k++] = i;
+  return rows;
+}
+
+function render({ model, el }) {
+  const root = h("div", { class: "se-map", "data-testid": "se-map", "data-lm-suppress-shortcuts": "true", tabindex: "0" });
+  const title = h("div", { class: "se-map-title", "data-testid": "se-map-title" });
+  const modes = {};
+  const toolbar = h("div", { class: "se-map-toolbar" });
+  for (const [mode, label, tip] of [
+    ["pan", "pan", "drag to pan, wheel to zoom (shift-drag: box)"],
+    ["box", "box", "drag a box to select"],
+    ["lasso", "lasso", "draw around points to select"],
+  ]) {
+    modes[mode] = h("button", { "data-testid": `se-map-mode-${mode}`, title: tip, text: label });
+    modes[mode].addEventListener("click", () => { model.set("mode", mode); model.save_changes(); });
+    toolbar.append(modes[mode]);
+  }
+  const reset = h("button", { "data-testid": "se-map-reset", title: "show every point", text: "reset view" });
+  const clear = h("button", { "data-testid": "se-map-clear", title: "select nothing (Esc)", text: "clear" });
+  const count = h("span", { class: "se-map-count", "data-testid": "se-map-count" });
+  const status = h("span", { class: "se-map-status", "data-testid": "se-map-status" });
+  toolbar.append(reset, clear, count, status);
+  const canvas = h("canvas", { class: "se-map-canvas", "data-testid": "se-map-canvas" });
+  const overlay = h("canvas", { class: "se-map-overlay", "data-testid": "se-map-overlay" });
+  const tooltip = h("div", { class: "se-map-tooltip", "data-testid": "se-map-tooltip", hidden: "" });
+  const tipImage = h("img", { alt: "" });
+  const tipText = h("div", { class: "se-map-tip-text" });
+  tooltip.append(tipImage, tipText);
+  const stage = h("div", { class: "se-map-stage" }, [canvas, overlay, tooltip]);
+  const legend = h("div", { class: "se-map-legend", "data-testid": "se-map-legend" });
+  const body = h("div", { class: "se-map-body" }, [stage, legend]);
+  root.append(title, toolbar, body);
+  el.append(root);
+
+  const started = performance.now();
+  let n = 0;
+  let xy = new Float32Array(0);
+  let labels = new Int32Array(0);
+  let grid = null; // built just after the first paint (hover and selection need it; drawing does not)
+  let extent = null;
+  let mask = new Uint8Array(0); // 1 = selected
+  let selectedCount = 0;
+  let hidden = new Set(); // label codes hidden from view (legend clicks)
+  let shown = new Uint8Array(1).fill(1); // by label + 1 (0: no label): 1 = drawn and selectable
+  let selectedRows = new Int32Array(0);
+  let view = { sx: 1, sy: -1, ox: 0, oy: 0 }; // css px = x * sx + ox, y * sy + oy
+  let cssWidth = 0, cssHeight = 0, dpr = 1;
+  let image = null, pixels = null;
+  let frame = 0;
+  let quickFrame = 0;
+  let settle = 0;
+  const snapshot = document.createElement("canvas"); // the last full frame, for quick pans and zooms
+  let paintedView = null;
+  let painted = false;
+  let hoverRow = -1;
+  let pendingHover = -1;
+  const thumbs = new Map();
+  let drag = null;
+  let palette = [];
+  let background = [255, 255, 255];
+
+  function drawTitle() {
+    title.textContent = model.get("title");
+    status.textContent = model.get("status");
+  }
+
+  function drawModes() {
+    for (const [mode, button] of Object.entries(modes)) button.classList.toggle("se-on", model.get("mode") === mode);
+    stage.dataset.mode = model.get("mode");
+  }
+
+  function drawCount() {
+    count.textContent = `${selectedCount.toLocaleString()} of ${n.toLocaleString()} selected`;
+    count.dataset.count = String(selectedCount);
+  }
+
+  function drawLegend() {
+    const names = model.get("class_names") || [];
+    const counts = model.get("label_counts") || [];
+    legend.replaceChildren();
+    legend.hidden = !names.length;
+    names.forEach((name, index) => {
+      const rgb = labelRgb(index);
+      const item = h("button", { class: "se-map-key" + (hidden.has(index) ? " se-off" : ""), "data-class": String(index),
+        "data-rgb": rgb.join(","), title: "show or hide this class" });
+      const swatch = h("span", { class: "se-map-swatch" });
+      swatch.style.background = `rgb(${rgb.join(",")})`;
+      item.append(swatch, h("span", { class: "se-map-name", text: name }),
+        h("span", { class: "se-map-num", text: (counts[index] ?? 0).toLocaleString() }));
+      item.addEventListener("click", () => {
+        if (hidden.has(index)) hidden.delete(index); else hidden.add(index);
+        makeShown();
+        drawLegend();
+        schedule();
+      });
+      legend.append(item);
+    });
+  }
+
+  function resize() {
+    dpr = window.devicePixelRatio || 1;
+    cssWidth = Math.max(200, stage.clientWidth || 600);
+    cssHeight = Math.max(200, stage.clientHeight || 480);
+    for (const c of [canvas, overlay]) {
+      c.width = Math.round(cssWidth * dpr);
+      c.height = Math.round(cssHeight * dpr);
+      c.style.width = `${cssWidth}px`;
+      c.style.height = `${cssHeight}px`;
+    }
+    image = canvas.getContext("2d").createImageData(canvas.width, canvas.height);
+    pixels = new Uint32Array(image.data.buffer);
+  }
+
+  function fit() {
+    if (!extent) return;
+    const pad = 12;
+    const scale = Math.min((cssWidth - 2 * pad) / extent.width, (cssHeight - 2 * pad) / extent.height);
+    view = {
+      sx: scale, sy: -scale,
+      ox: cssWidth / 2 - scale * (extent.minX + extent.width / 2),
+      oy: cssHeight / 2 + scale * (extent.minY + extent.height / 2),
+    };
+  }
+
+  function toData(px, py) {
+    return [(px - view.ox) / view.sx, (py - view.oy) / view.sy];
+  }
+
+  function publishView() {
+    canvas.dataset.view = JSON.stringify(view);
+  }
+
+  function codeOf(label) {
+    return label >= 0 && label < palette.length ? label + 1 : 0;
+  }
+
+  function makeShown() {
+    shown = new Uint8Array(palette.length + 1).fill(1);
+    for (const index of hidden) if (index >= 0 && index < palette.length) shown[index + 1] = 0;
+  }
+
+  function paint() {
+    frame = 0;
+    if (quickFrame) cancelAnimationFrame(quickFrame);
+    quickFrame = 0;
+    if (!pixels) return;
+    const t0 = performance.now();
+    const w = canvas.width, ht = canvas.height;
+    pixels.fill(packed(background));
+    const size = Math.max(1, Math.round((n > 200000 ? 1 : n > 20000 ? 2 : n > 2000 ? 3 : 5) * dpr));
+    const half = size >> 1;
+    const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr - half, oy = view.oy * dpr - half;
+    const dim = selectedCount > 0;
+    const classes = palette.length;
+    const full = new Uint32Array(classes + 1), faded = new Uint32Array(classes + 1);
+    full[0] = packed(labelRgb(-1));
+    faded[0] = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
+    for (let c = 0; c < classes; c++) {
+      full[c + 1] = palette[c].full;
+      faded[c + 1] = palette[c].faded;
+    }
+    const colours = dim ? faded : full;
+    // one pass over every point (typed arrays, no allocation), then the selected rows on top
+    for (let pass = 0; pass < (dim ? 2 : 1); pass++) {
+      const count = pass ? selectedRows.length : n;
+      const table = pass ? full : colours;
+      for (let k = 0; k < count; k++) {
+        const i = pass ? selectedRows[k] : k;
+        if (!pass && dim && mask[i]) continue;
+        const label = labels[i];
+        const code = label >= 0 && label < classes ? label + 1 : 0;
+        if (!shown[code]) continue;
+        const colour = table[code];
+        const px = Math.floor(xy[2 * i] * sx + ox);
+        const py = Math.floor(xy[2 * i + 1] * sy + oy);
+        if (size === 1) {
+          if (px >= 0 && px < w && py >= 0 && py < ht) pixels[py * w + px] = colour;
+          continue;
+        }
+        if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) continue;
+        const x0 = px < 0 ? 0 : px, x1 = px + size > w ? w : px + size;
+        const y1 = py + size > ht ? ht : py + size;
+        for (let y = py < 0 ? 0 : py; y < y1; y++) {
+          const row = y * w;
+          for (let x = x0; x < x1; x++) pixels[row + x] = colour;
+        }
+      }
+    }
+    canvas.getContext("2d").putImageData(image, 0, 0);
+    if (n > QUICK_ABOVE) {
+      snapshot.width = canvas.width;
+      snapshot.height = canvas.height;
+      snapshot.getContext("2d").drawImage(canvas, 0, 0);
+    }
+    paintedView = { ...view };
+    const ms = performance.now() - t0;
+    canvas.dataset.paintMs = ms.toFixed(1);
+    publishView();
+    if (!painted && n) {
+      painted = true;
+      canvas.dataset.firstPaintMs = (performance.now() - started).toFixed(1);
+      canvas.dataset.ready = `points-${n}`;
+    }
+  }
+
+  function schedule() {
+    if (!frame) frame = requestAnimationFrame(paint);
+  }
+
+  function quick() {
+    // while panning or zooming many points: move and scale the last full frame (one drawImage), and
+    // draw every point again once the view has been still for a moment
+    quickFrame = 0;
+    if (frame || !paintedView) return;
+    const t0 = performance.now();
+    const ctx = canvas.getContext("2d");
+    const k = view.sx / paintedView.sx;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.fillStyle = `rgb(${background.join(",")})`;
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(snapshot, (view.ox - paintedView.ox * k) * dpr, (view.oy - paintedView.oy * k) * dpr,
+      canvas.width * k, canvas.height * k);
+    canvas.dataset.paintMs = (performance.now() - t0).toFixed(1);
+    canvas.dataset.quick = "1";
+    publishView();
+  }
+
+  function moved() {
+    if (n <= QUICK_ABOVE || !paintedView) {
+      schedule();
+      return;
+    }
+    if (!quickFrame && !frame) quickFrame = requestAnimationFrame(quick);
+    clearTimeout(settle);
+    settle = setTimeout(schedule, 150);
+  }
+
+  function makePalette() {
+    background = cssRgb(root, "--se-map-bg", "#ffffff");
+    const names = model.get("class_names") || [];
+    palette = names.map((_, index) => {
+      const rgb = labelRgb(index);
+      return { full: packed(rgb), faded: packed(rgb.map((c, k) => Math.round(0.2 * c + 0.8 * background[k]))) };
+    });
+    makeShown();
+  }
+
+  // --- the overlay: the box or lasso being drawn, and the point under the cursor ------------------
+  function drawOverlay() {
+    const ctx = overlay.getContext("2d");
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, cssWidth, cssHeight);
+    ctx.lineWidth = 1.5;
+    ctx.strokeStyle = "rgba(30, 30, 30, 0.9)";
+    ctx.fillStyle = "rgba(40, 120, 220, 0.12)";
+    if (drag && drag.kind === "box") {
+      const [x0, y0, x1, y1] = [drag.x0, drag.y0, drag.x, drag.y];
+      ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+      ctx.strokeRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+    } else if (drag && drag.kind === "lasso" && drag.path.length > 1) {
+      ctx.beginPath();
+      drag.path.forEach(([px, py], k) => (k ? ctx.lineTo(px, py) : ctx.moveTo(px, py)));
+      ctx.closePath();
+      ctx.fill();
+      ctx.stroke();
+    }
+    if (hoverRow >= 0) {
+      const px = xy[2 * hoverRow] * view.sx + view.ox, py = xy[2 * hoverRow + 1] * view.sy + view.oy;
+      ctx.beginPath();
+      ctx.arc(px, py, 6, 0, 2 * Math.PI);
+      ctx.stroke();
+    }
+  }
+
+  // --- selection ----------------------------------------------------------------------------------
+  function setMask(rows, chosen = null) {
+    // `chosen`: the selection's mask when the caller has it already (a box or lasso made it)
+    mask = chosen || new Uint8Array(n);
+    if (!chosen) for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
+    selectedRows = rows;
+    selectedCount = rows.length;
+    drawCount();
+    schedule();
+  }
+
+  function sendSelection(rows, shape, ms) {
+    canvas.dataset.selectMs = ms.toFixed(1);
+    model.send({ type: "select", shape }, undefined, [rows.buffer]);  // (content, callbacks, buffers)
+  }
+
+  function selectCells(x0, y0, x1, y1, classify, test) {
+    // classify(cx, cy): 0 = no row of the cell is chosen, 1 = every row is, 2 = test each row
+    const chosen = new Uint8Array(n);
+    if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return chosen;
+    const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
+    for (let cy = cy0; cy <= cy1; cy++) {
+      for (let cx = cx0; cx <= cx1; cx++) {
+        const kind = classify(cx, cy);
+        if (!kind) continue;
+        const cell = cy * grid.side + cx;
+        for (let k = grid.start[cell], end = grid.start[cell + 1]; k < end; k++) {
+          const i = grid.order[k];
+          const label = labels[i];
+          if (!shown[label >= 0 && label < palette.length ? label + 1 : 0]) continue;
+          if (kind === 1 || test(xy[2 * i], xy[2 * i + 1])) chosen[i] = 1;
+        }
+      }
+    }
+    return chosen;
+  }
+
+  function selectBox(ax, ay, bx, by) {
+    if (!grid) return;
+    const t0 = performance.now();
+    const [dx0, dy0] = toData(ax, ay);
+    const [dx1, dy1] = toData(bx, by);
+    const x0 = Math.min(dx0, dx1), x1 = Math.max(dx0, dx1), y0 = Math.min(dy0, dy1), y1 = Math.max(dy0, dy1);
+    const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
+    const classify = (cx, cy) => (cx > cx0 && cx < cx1 && cy > cy0 && cy < cy1 ? 1 : 2);
+    const chosen = selectCells(x0, y0, x1, y1, classify, (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
+    const rows = collect(chosen, n);
+    setMask(rows, chosen);
+    sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
+  }
+
+  function selectLasso(path) {
+    if (!grid) return;
+    const t0 = performance.now();
+    const polygon = path.map(([px, py]) => toData(px, py));
+    const lasso = lassoTest(polygon);
+    const boundary = boundaryCells(grid, polygon);
+    const classify = (cx, cy) => {
+      if (boundary[cy * grid.side + cx]) return 2;
+      const centreX = grid.minX + (cx + 0.5) / grid.scaleX, centreY = grid.minY + (cy + 0.5) / grid.scaleY;
+      return lasso.inside(centreX, centreY) ? 1 : 0;
+    };
+    const chosen = selectCells(lasso.x0, lasso.y0, lasso.x1, lasso.y1, classify, lasso.inside);
+    const rows = collect(chosen, n);
+    setMask(rows, chosen);
+    sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
+  }
+
+  function nearest(px, py, radius = 8) {
+    if (!grid || !n) return -1;
+    const [x, y] = toData(px, py);
+    const r = radius / Math.abs(view.sx);
+    let best = -1, bestD = r * r;
+    forCells(grid, x - r, y - r, x + r, y + r, (i) => {
+      if (!shown[codeOf(labels[i])]) return;
+      const dx = xy[2 * i] - x, dy = xy[2 * i + 1] - y;
+      const d = dx * dx + dy * dy;
+      if (d <= bestD) { bestD = d; best = i; }
+    });
+    return best;
+  }
+
+  // --- hover: the row's thumbnail, from the kernel ---------------------------------------------
+  function showTip(row, px, py) {
+    const entry = thumbs.get(row);
+    const names = model.get("class_names") || [];
+    if (!entry) { tooltip.hidden = true; return; }
+    tipText.textContent = `row ${row} · ${entry.key}` + (entry.label >= 0 && names[entry.label] ? ` · ${names[entry.label]}` : "");
+    if (entry.url) {
+      tipImage.src = entry.url;
+      tipImage.hidden = false;
+    } else {
+      tipImage.hidden = true;
+    }
+    tooltip.dataset.row = String(row);
+    tooltip.hidden = false;
+    const left = px + 16 + 160 > cssWidth ? px - 176 : px + 16;
+    tooltip.style.left = `${Math.max(0, left)}px`;
+    tooltip.style.top = `${Math.max(0, Math.min(py + 12, cssHeight - 140))}px`;
+  }
+
+  function hover(px, py) {
+    const row = nearest(px, py);
+    if (row !== hoverRow) {
+      hoverRow = row;
+      drawOverlay();
+    }
+    if (row < 0) { tooltip.hidden = true; return; }
+    if (thumbs.has(row)) showTip(row, px, py);
+    else if (pendingHover !== row) {
+      pendingHover = row;
+      model.send({ type: "hover", row });
+    }
+    stage.dataset.hoverX = String(px);
+    stage.dataset.hoverY = String(py);
+  }
+
+  // --- mouse --------------------------------------------------------------------------------------
+  function local(event) {
+    const box = overlay.getBoundingClientRect();
+    return [event.clientX - box.left, event.clientY - box.top];
+  }
+
+  overlay.addEventListener("pointerdown", (event) => {
+    if (event.button !== 0) return;
+    root.focus({ preventScroll: true });
+    const [px, py] = local(event);
+    const mode = event.shiftKey ? "box" : model.get("mode");
+    try {
+      overlay.setPointerCapture(event.pointerId); // keep the drag when the cursor leaves the canvas
+    } catch (error) {
+      // a synthetic event's pointer cannot be captured; the drag still works inside the canvas
+    }
+    if (mode === "box") drag = { kind: "box", x0: px, y0: py, x: px, y: py };
+    else if (mode === "lasso") drag = { kind: "lasso", path: [[px, py]] };
+    else drag = { kind: "pan", x: px, y: py, moved: false };
+    tooltip.hidden = true;
+  });
+
+  overlay.addEventListener("pointermove", (event) => {
+    const [px, py] = local(event);
+    if (!drag) { hover(px, py); return; }
+    if (drag.kind === "pan") {
+      view.ox += px - drag.x;
+      view.oy += py - drag.y;
+      drag.moved = drag.moved || Math.abs(px - drag.x) + Math.abs(py - drag.y) > 0;
+      drag.x = px;
+      drag.y = py;
+      moved();
+      drawOverlay();
+    } else if (drag.kind === "box") {
+      drag.x = px;
+      drag.y = py;
+      drawOverlay();
+    } else {
+      const [lx, ly] = drag.path[drag.path.length - 1];
+      if (Math.abs(px - lx) + Math.abs(py - ly) >= 3 && drag.path.length < 4000) drag.path.push([px, py]);
+      drawOverlay();
+    }
+  });
+
+  overlay.addEventListener("pointerup", (event) => {
+    if (!drag) return;
+    const [px, py] = local(event);
+    const done = drag;
+    drag = null;
+    if (done.kind === "box") {
+      if (Math.abs(px - done.x0) + Math.abs(py - done.y0) > 2) selectBox(done.x0, done.y0, px, py);
+    } else if (done.kind === "lasso") {
+      done.path.push([px, py]);
+      if (done.path.length >= 3) selectLasso(done.path);
+    }
+    drawOverlay();
+  });
+
+  overlay.addEventListener("dblclick", (event) => {
+    const [px, py] = local(event);
+    const row = nearest(px, py);
+    if (row >= 0) model.send({ type: "similar", row });
+  });
+
+  overlay.addEventListener("pointerleave", () => {
+    if (drag) return;
+    hoverRow = -1;
+    tooltip.hidden = true;
+    drawOverlay();
+  });
+
+  overlay.addEventListener("wheel", (event) => {
+    event.preventDefault();
+    const [px, py] = local(event);
+    const factor = Math.exp(-event.deltaY * (event.deltaMode === 1 ? 0.05 : 0.0015));
+    view.ox = px - (px - view.ox) * factor;
+    view.oy = py - (py - view.oy) * factor;
+    view.sx *= factor;
+    view.sy *= factor;
+    moved();
+    drawOverlay();
+  }, { passive: false });
+
+  root.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") {
+      setMask(new Int32Array(0));
+      sendSelection(new Int32Array(0), { kind: "clear" }, 0);
+    }
+  });
+  reset.addEventListener("click", () => { fit(); schedule(); drawOverlay(); });
+  clear.addEventListener("click", () => {
+    setMask(new Int32Array(0));
+    sendSelection(new Int32Array(0), { kind: "clear" }, 0);
+  });
+
+  // --- messages from the kernel -------------------------------------------------------------------
+  function onMessage(message, buffers) {
+    if (message.type === "points") {
+      const t0 = performance.now();
+      const raw = buffers[0];
+      xy = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+      const lab = buffers[1];
+      labels = new Int32Array(lab.buffer.slice(lab.byteOffset, lab.byteOffset + lab.byteLength));
+      n = message.count;
+      extent = bounds(xy, n);
+      grid = null;
+      const sel = buffers[2];
+      const rows = new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength));
+      resize();
+      fit();
+      setMask(rows);
+      paint();
+      canvas.dataset.decodeMs = (performance.now() - t0).toFixed(1);
+      setTimeout(() => {
+        const begun = performance.now();
+        grid = buildGrid(xy, n, extent);
+        canvas.dataset.gridMs = (performance.now() - begun).toFixed(1);
+        canvas.dataset.grid = "ready";
+      }, 0);
+    } else if (message.type === "selection") {
+      const sel = buffers[0];
+      setMask(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
+    } else if (message.type === "thumb") {
+      const entry = { key: message.key, label: message.label, url: null };
+      if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
+      thumbs.set(message.row, entry);
+      if (thumbs.size > 2000) thumbs.delete(thumbs.keys().next().value);
+      if (pendingHover === message.row) pendingHover = -1;
+      if (hoverRow === message.row) {
+        showTip(message.row, Number(stage.dataset.hoverX || 0), Number(stage.dataset.hoverY || 0));
+      }
+    }
+  }
+
+  const observer = new ResizeObserver(() => {
+    const before = cssWidth;
+    if (!n) return;
+    resize();
+    if (before === 0) fit();
+    schedule();
+    drawOverlay();
+  });
+  observer.observe(stage);
+
+  model.on("msg:custom", onMessage);
+  model.on("change:title", drawTitle);
+  model.on("change:status", drawTitle);
+  model.on("change:mode", drawModes);
+  const onClasses = () => { makePalette(); drawLegend(); schedule(); };
+  model.on("change:class_names", onClasses);
+  model.on("change:label_counts", drawLegend);
+  drawTitle();
+  drawModes();
+  makePalette();
+  drawLegend();
+  drawCount();
+  model.send({ type: "ready" });
+
+  return () => {
+    observer.disconnect();
+    if (frame) cancelAnimationFrame(frame);
+    if (quickFrame) cancelAnimationFrame(quickFrame);
+    clearTimeout(settle);
+    model.off("msg:custom", onMessage);
+    model.off("change:title", drawTitle);
+    model.off("change:status", drawTitle);
+    model.off("change:mode", drawModes);
+    model.off("change:class_names", onClasses);
+    model.off("change:label_counts", drawLegend);
+  };
+}
+
+export default { render };
