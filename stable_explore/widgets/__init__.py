@@ -1,4 +1,7 @@
-"""Notebook widgets (anywidget): the shard browser, the issues panel and the embedding map. Importing this needs the ``lab`` extra."""
+"""Notebook widgets (anywidget): the shard browser, the issues panel and the embedding map.
+
+Importing this needs the ``lab`` extra.
+"""
 
 from __future__ import annotations
 
