@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from PIL import Image as PILImage
 
 from stable_explore.signals import pca_2d, rows_in_box, rows_in_polygon
 from tests.lab import CHROMIUM, notebook_in_chromium, run_cell
@@ -256,3 +257,23 @@ def test_the_wheel_zooms_about_the_cursor_and_a_drag_pans(page: Any) -> None:
     assert panned["ox"] == pytest.approx(zoomed["ox"] + 60, abs=1)
     assert panned["oy"] == pytest.approx(zoomed["oy"] - 25, abs=1)
     assert panned["sx"] == zoomed["sx"]
+
+
+def test_the_map_follows_the_theme_and_leaves_its_screenshots(page: Any) -> None:
+    """Light and dark: the map's background follows JupyterLab's theme; the docs show both shots."""
+    shots = Path(__file__).resolve().parents[2] / "docs" / "_static" / "screenshots"
+    page.click("[data-testid=se-map-mode-pan]")
+    page.click("[data-testid=se-map-reset]")
+    page.wait_for_selector("[data-testid=se-map-canvas][data-ready='points-1797']", timeout=60_000)
+    backgrounds = {}
+    for theme, name in (("JupyterLab Dark", "dark"), ("JupyterLab Light", "light")):
+        page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
+        page.wait_for_function(
+            "(light) => document.body.dataset.jpThemeLight === light", arg=str(name == "light").lower(), timeout=30_000
+        )
+        page.wait_for_timeout(1000)  # the canvas redraws on the theme's colours
+        shot = shots / f"map-{name}.png"
+        page.locator("[data-testid=se-map]").screenshot(path=str(shot))
+        with PILImage.open(shot) as image:
+            backgrounds[name] = float(np.asarray(image.convert("L"), dtype=np.float64).mean())
+    assert backgrounds["dark"] < 0.5 * backgrounds["light"], backgrounds  # mostly background: dark is dark

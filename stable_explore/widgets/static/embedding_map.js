@@ -730,6 +730,10 @@ function render({ model, el }) {
   const onClasses = () => { makePalette(); drawLegend(); schedule(); };
   model.on("change:class_names", onClasses);
   model.on("change:label_counts", drawLegend);
+  // JupyterLab's theme switch changes the page's CSS variables in place: repaint on the new background
+  const themeWatch = new MutationObserver(() => { onClasses(); });
+  themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
+
   drawTitle();
   drawModes();
   makePalette();
@@ -739,6 +743,7 @@ function render({ model, el }) {
 
   return () => {
     observer.disconnect();
+    themeWatch.disconnect();
     if (frame) cancelAnimationFrame(frame);
     if (quickFrame) cancelAnimationFrame(quickFrame);
     clearTimeout(settle);
