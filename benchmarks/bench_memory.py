@@ -42,7 +42,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import shutil
 import subprocess
@@ -54,39 +53,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _jpegs import distinct_jpeg, make_jpegs
+
 DEFAULT_ROWS = 200_000
-DISTINCT = 512
-SIDE = 64
 NAMES = [f"class-{i}" for i in range(10)]
 MB = 1024 * 1024
 
 
 # --- the rows -----------------------------------------------------------------------------------------
-
-
-def make_jpegs(count: int = DISTINCT, side: int = SIDE) -> list[bytes]:
-    """Photo-like small JPEGs (a colour gradient and noise), about 2 KB each."""
-    import numpy as np
-    from PIL import Image as PILImage
-
-    rng = np.random.default_rng(0)
-    yy, xx = np.mgrid[0:side, 0:side]
-    out = []
-    for _ in range(count):
-        base = rng.integers(0, 256, size=3)
-        slope = rng.uniform(-3.0, 3.0, size=(2, 3))
-        pixels = base + xx[..., None] * slope[0] + yy[..., None] * slope[1] + rng.normal(0, 20, size=(side, side, 3))
-        buffer = io.BytesIO()
-        PILImage.fromarray(np.clip(pixels, 0, 255).astype(np.uint8)).save(buffer, format="JPEG", quality=80)
-        out.append(buffer.getvalue())
-    return out
-
-
-def distinct_jpeg(jpegs: list[bytes], row: int) -> bytes:
-    """Row ``row``'s JPEG: one of ``jpegs`` with a comment segment (COM) naming the row, so no two rows match."""
-    data = jpegs[row % len(jpegs)]
-    comment = f"row {row}".encode()
-    return data[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + data[2:]
 
 
 def rows(n: int) -> Iterator[tuple[str, dict[str, Any]]]:
