@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _jpegs import distinct_jpeg, make_jpegs
+from _common import distinct_jpeg, make_jpegs, status_kb
 
 DEFAULT_ROWS = 200_000
 NAMES = [f"class-{i}" for i in range(10)]
@@ -104,20 +104,12 @@ def build_hf(root: Path, n: int) -> None:
 # --- measuring in a fresh process -----------------------------------------------------------------------
 
 
-def _status_kb(field: str) -> int:
-    with Path("/proc/self/status").open() as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 class Peak:
     """The peak RSS (kernel high-water mark, reset at start) and sampled peak RssAnon of this process, in KB."""
 
     def __init__(self) -> None:
-        self.base_rss = _status_kb("VmRSS")
-        self.base_anon = _status_kb("RssAnon")
+        self.base_rss = status_kb("VmRSS")
+        self.base_anon = status_kb("RssAnon")
         self.anon = self.base_anon
         self._stop = threading.Event()
         try:
@@ -130,13 +122,13 @@ class Peak:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.001):
-            self.anon = max(self.anon, _status_kb("RssAnon"))
+            self.anon = max(self.anon, status_kb("RssAnon"))
 
     def stop(self) -> dict[str, float]:
-        self.anon = max(self.anon, _status_kb("RssAnon"))
+        self.anon = max(self.anon, status_kb("RssAnon"))
         self._stop.set()
         self._thread.join()
-        hwm = _status_kb("VmHWM") if self.hwm_reset else _status_kb("VmRSS")
+        hwm = status_kb("VmHWM") if self.hwm_reset else status_kb("VmRSS")
         return {
             "base_rss_mb": self.base_rss / 1024,
             "rss_mb": (hwm - self.base_rss) / 1024,

@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _jpegs import distinct_jpeg, make_jpegs
+from _common import distinct_jpeg, make_jpegs, status_kb
 
 SYSTEMS = ["raw IPC", "Lance", "Deep Lake", "ours rows", "ours columns"]
 BATCH = 1000
@@ -127,19 +127,11 @@ class Data:
 # --- building ---------------------------------------------------------------------------------------------
 
 
-def _status_kb(field: str) -> int:
-    with Path("/proc/self/status").open() as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 class PeakRSS:
     """Peak resident memory over the baseline while the block runs (kernel high-water mark, sampled too)."""
 
     def __enter__(self) -> PeakRSS:
-        self.base = _status_kb("VmRSS")
+        self.base = status_kb("VmRSS")
         self.peak = self.base
         try:
             Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
@@ -153,12 +145,12 @@ class PeakRSS:
 
     def _sample(self) -> None:
         while not self._stop.wait(0.002):
-            self.peak = max(self.peak, _status_kb("VmRSS"))
+            self.peak = max(self.peak, status_kb("VmRSS"))
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, _status_kb("VmHWM") if self.hwm else _status_kb("VmRSS"))
+        self.peak = max(self.peak, status_kb("VmHWM") if self.hwm else status_kb("VmRSS"))
 
     @property
     def growth_mb(self) -> float:

@@ -1,8 +1,9 @@
-"""The photo-like JPEGs the build and memory benchmarks share: small, distinct, made offline."""
+"""What the build and memory benchmarks share: photo-like JPEGs (small, distinct, made offline), and /proc readings."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 DISTINCT = 512
 SIDE = 64
@@ -31,3 +32,12 @@ def distinct_jpeg(jpegs: list[bytes], row: int) -> bytes:
     data = jpegs[row % len(jpegs)]
     comment = f"row {row}".encode()
     return data[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + data[2:]
+
+
+def status_kb(field: str) -> int:
+    """A field of this process's /proc/self/status in KB (VmRSS, VmHWM, RssAnon); 0 where it is missing."""
+    with Path("/proc/self/status").open() as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
