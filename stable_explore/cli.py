@@ -35,7 +35,7 @@ from stable_explore import api, api_transfer
 from stable_explore._units import format_size
 from stable_explore.catalog import open_catalog, options_from_args
 from stable_explore.catalog.options import BUILD_ARGUMENTS
-from stable_explore.errors import InvalidOptionError, StableExploreError
+from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError
 from stable_explore.storage.backends.fsutil import writing
 
 __all__ = ["main"]
@@ -137,8 +137,10 @@ def _parent_said(name: str | None, parent: str, home: str | None) -> str:
     """The parent version's own message (or how it was made), for ``show``'s lineage line."""
     try:
         meta = api.load(f"{name}@{parent}", home=home).metadata
+    except CacheNotFoundError:
+        return "no longer in this home: gc deleted it"
     except StableExploreError as exc:
-        return f"not readable: {exc}" if "garbage" not in str(exc) else "deleted by gc"
+        return f"not readable: {exc}"
     if meta.get("message"):
         return str(meta["message"])
     return "a build" if not meta.get("parent") else "no message"

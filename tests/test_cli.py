@@ -352,3 +352,17 @@ def test_every_argument_of_every_command_has_help() -> None:
         for action in command._actions:
             if not isinstance(action, argparse._HelpAction):
                 assert action.help, f"stable-explore {name}: {action.dest} has no help"
+
+
+def test_show_says_when_the_parent_was_collected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ds = se.build(
+        [{"x": i} for i in range(3)], se.Features(x=se.Value("int64")), name="p", home=tmp_path, progress=False
+    )
+    child = ds.drop([0]).save("one", progress=False)
+    grandchild = child.drop([0]).save("two", progress=False)
+    se.gc(home=tmp_path)
+    code, out, _ = cli(capsys, tmp_path, "show", "p")
+    assert code == 0
+    assert "message: two" in out.splitlines()
+    assert f"parent: {child.version}  (no longer in this home: gc deleted it)" in out.splitlines()
+    assert grandchild.version in out
