@@ -46,13 +46,16 @@ class FilterMixin:
 
         def _refilter(self, *, send: bool = True) -> None: ...
 
-    def _field_info(self) -> list[dict[str, Any]]:
-        """The columns that filter and sort by value, with the range of each number column (for its histogram)."""
+    def _field_info(self, *, ranges: bool = True) -> list[dict[str, Any]]:
+        """The columns that filter and sort by value, with the range of each number column (for its histogram).
+
+        ``ranges=False`` leaves the ranges out (a bucket's columns are read after the first page).
+        """
         opened = self._state.opened
         info = []
         for name, kind in opened.kinds.items():
             entry: dict[str, Any] = {"name": name, "kind": kind}
-            if kind == "number" and len(opened.ds):
+            if ranges and kind == "number" and len(opened.ds):
                 bounds = value_range(opened.value_column(name))
                 if bounds is not None:
                     entry["min"], entry["max"] = bounds

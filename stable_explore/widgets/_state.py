@@ -90,6 +90,19 @@ class Opened:
             shard_ids=ds.shard_ids(),
         )
 
+    @property
+    def remote(self) -> bool:
+        """Whether the dataset's shards are in a bucket (a whole column costs a request per record batch)."""
+        return self.ds.cache_meta.remote is not None
+
+    def labels_of(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """The class codes of some rows: from the whole column when it is read, else only theirs."""
+        if self.labels is not None or not column or not self.remote:
+            found: np.ndarray = self.label_array(column)[rows]
+            return found
+        values = self.ds.take(rows).to_arrow(columns=[column]).column(0)
+        return np.asarray(values.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
     def label_array(self, column: str) -> np.ndarray:
         """Every row's class code (-1 where missing, or for a dataset without a ClassLabel column)."""
         if self.labels is None:
@@ -161,6 +174,7 @@ class BrowserState:
     detail_row: int | None = None
     display_id: str | None = None
     prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
+    counting: np.ndarray | None = None  # the rows whose labels the chips count, once the page has gone
     ready: bool = False
 
     def reopen(self, ds: CachedDataset) -> None:

@@ -181,7 +181,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
             "searched": opened.searched,
-            "fields": self._field_info(),
+            "fields": self._field_info(ranges=not opened.remote),
             "subset": "",
         }
 
@@ -223,11 +223,14 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             column = str(spec.get("column", ""))
             if column in opened.kinds:
                 keep &= field_mask(opened.value_column(column), spec)
-        if self.label_column:  # each chip counts its class under every other filter
+        state.counting = None
+        if self.label_column and opened.labels is None and opened.remote and not self.label_filter:
+            # a bucket's label column is a request per record batch: read after the page is sent (see _count_labels)
+            state.counting = keep
+            self.label_counts = []
+        elif self.label_column:  # each chip counts its class under every other filter
             labels = opened.label_array(self.label_column)
-            classes = len(self.class_names)
-            counted = labels[keep]
-            self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
+            self._set_label_counts(labels[keep])
             if self.label_filter:
                 keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
         rows = state.subset[keep[state.subset]] if state.subset is not None else np.flatnonzero(keep)
@@ -250,6 +253,20 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         elif send:
             self.send_page()
 
+    def _set_label_counts(self, counted: np.ndarray) -> None:
+        classes = len(self.class_names)
+        self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
+
+    def _count_labels(self) -> None:
+        """What a bucket's whole columns give, put off until the page has gone: label counts, number ranges."""
+        state = self._state
+        if state.counting is not None:
+            keep, state.counting = state.counting, None
+            self._set_label_counts(state.opened.label_array(self.label_column)[keep])
+        if state.opened.remote and any(f.get("kind") == "number" and "min" not in f for f in self.fields):
+            self.fields = self._field_info()
+            self.histograms = self._histograms(state.rows)
+
     @t.validate("page")
     def _valid_page(self, proposal: Any) -> int:
         return int(min(max(0, proposal["value"]), max(0, self.num_pages - 1)))
@@ -271,7 +288,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         opened = self._state.opened
         rows = self.page_rows(page)
         keys = opened.ds.take(rows).keys() if len(rows) else []
-        labels = opened.label_array(self.label_column)[rows].tolist() if len(rows) else []
+        labels = opened.labels_of(self.label_column, rows).tolist() if len(rows) else []
         shard_ids = opened.shard_ids[rows].tolist() if len(rows) else []
         buffers: list[bytes] = []
         cells: list[dict[str, Any]] = []
@@ -334,6 +351,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         """
         content, buffers = self.page_reply()
         self.send(content, buffers)
+        self._count_labels()
 
     def _snapshot(self) -> tuple[Any, np.ndarray, int]:
         """What thumbnails are made from, taken together on the kernel's thread (save() swaps them)."""
@@ -409,7 +427,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "shard": shard,
             "shard_row": shard_row,
             "base_row": int(opened.base[row]),
-            "label": int(opened.label_array(self.label_column)[row]),
+            "label": int(opened.labels_of(self.label_column, np.array([row]))[0]),
             "fields": fields,
             **self.detail_marks(row),
         }
@@ -510,6 +528,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         msg = content.get("msg")
         response, reply_buffers = handle(self, str(content.get("name")), msg if isinstance(msg, dict) else {})
         self.send({"kind": RESPONSE, "id": content.get("id"), "response": response}, reply_buffers)
+        self._count_labels()
 
     # -- display ----------------------------------------------------------------
 

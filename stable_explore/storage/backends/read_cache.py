@@ -64,16 +64,19 @@ class ReadCache:
         self.limit = int(limit)
         self._estimate: int | None = None
         self._lock = threading.Lock()
-        self._touched: dict[tuple[str, int], float] = {}
+        self._touched: dict[tuple[str, int | str], float] = {}
 
     def __repr__(self) -> str:
         return f"ReadCache({str(self.root)!r}, limit={self.limit})"
 
-    def _path(self, digest: str, block: int) -> Path:
+    def _path(self, digest: str, block: int | str) -> Path:
         return self.root / "blocks" / digest[:2] / f"{digest}.{block}"
 
-    def get(self, digest: str, block: int) -> bytes | None:
-        """The cached block, or None (a block evicted by another process meanwhile is a miss too)."""
+    def get(self, digest: str, block: int | str) -> bytes | None:
+        """The cached block, or None (a block evicted by another process meanwhile is a miss too).
+
+        ``block`` is a block's index, or a name (``"q<hash>"``) for the bytes of one exact-range request.
+        """
         path = self._path(digest, block)
         try:
             data = path.read_bytes()
@@ -91,7 +94,7 @@ class ReadCache:
                 os.utime(path)  # least recently *used*: a hit makes the block young again
         return data
 
-    def put(self, digest: str, block: int, data: bytes) -> None:
+    def put(self, digest: str, block: int | str, data: bytes) -> None:
         """Store one block (atomically: a temp file renamed into place), evicting old blocks past the limit."""
         path = self._path(digest, block)
         with self._lock:

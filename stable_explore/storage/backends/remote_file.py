@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from stable_explore.storage.backends.protocol import Store
 
-__all__ = ["FETCHED", "FetchCounter", "RemoteLocation", "RemoteShardFile", "open_remote_shard"]
+__all__ = ["FETCHED", "FetchCounter", "RemoteLocation", "RemoteShardFile", "count_fetched", "open_remote_shard"]
 
 _MEMORY_BLOCKS = 8  # blocks kept in memory per open file: Arrow reads a message's header and body separately
 
@@ -70,6 +70,13 @@ class FetchCounter:
 
 FETCHED = FetchCounter()
 _fetched_lock = threading.Lock()
+
+
+def count_fetched(nbytes: int) -> None:
+    """Count one request that fetched ``nbytes`` from object storage (into :data:`FETCHED`)."""
+    with _fetched_lock:
+        FETCHED.bytes += nbytes
+        FETCHED.requests += 1
 
 
 @dataclass(frozen=True)
@@ -193,15 +200,21 @@ class RemoteShardFile(io.RawIOBase):
                 raise
             if any(len(part) != end - start for part, (start, end) in zip(fetched, ranges, strict=True)):
                 self._check_size()
-            with _fetched_lock:
-                FETCHED.bytes += sum(len(part) for part in fetched)
-                FETCHED.requests += 1
+            count_fetched(sum(len(part) for part in fetched))
             for block, data in zip(missing, fetched, strict=True):
                 self._cache.put(self._digest, block, data)
                 found[block] = data
         for block in wanted:
             self._memory.put(block, found[block])
         return [found[b] for b in wanted]
+
+    def read_spans(self, spans: list[tuple[int, int]]) -> list[bytes]:
+        """The bytes of each [start, end), through the blocks (a footer the open read costs nothing again)."""
+        found = []
+        for start, end in spans:
+            self.seek(start)
+            found.append(self.read(end - start))
+        return found
 
     def _check_size(self) -> None:
         """Raise naming the shard when the stored object is not as long as the metadata says it was written."""

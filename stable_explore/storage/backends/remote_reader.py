@@ -18,11 +18,20 @@ import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
 from stable_explore.storage.backends.read_cache import default_read_cache
-from stable_explore.storage.backends.remote_file import FETCHED, RemoteLocation, open_remote_shard
-from stable_explore.storage.read.kept import Kept, kept_each
+from stable_explore.storage.backends.remote_file import (
+    FETCHED,
+    RemoteLocation,
+    RemoteShardFile,
+    count_fetched,
+    open_remote_shard,
+)
+from stable_explore.storage.backends.remote_ranges import BatchRanges, cached_fetch, merged_fetch
+from stable_explore.storage.format.ipc_layout import UnsupportedLayout, is_flat
+from stable_explore.storage.read.kept import Kept, kept, kept_each
 from stable_explore.storage.read.shard_file import widened
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow.ipc as ipc
 
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
@@ -30,6 +39,13 @@ if TYPE_CHECKING:
 __all__ = ["LazyBatches", "RemoteShards"]
 
 _KEPT_BATCHES = 16  # decoded batches kept per open shard; older ones are read again from the local cache
+_CUT: Kept[tuple[str, int, int], pa.Array] = kept(
+    "remote column cuts", max_entries=1 << 16, weight=lambda array: int(array.nbytes), max_bytes=64 * 1024 * 1024
+)
+"""Whole columns of single batches of bucket shards read by range (row hashes, keys): (shard digest, batch, column).
+
+Kept per process, like the checks they passed (:mod:`~stable_explore.storage.read.batches`), so a
+dataset opened again finds them."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +95,24 @@ class RemoteShards:
                 raise CacheCorruptionError(where, f"not a readable Arrow IPC file: {exc}") from exc
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
+    def ranges(self, file_id: int, schema: pa.Schema) -> BatchRanges | None:
+        """Exact-range reads of the shard's record batches; None when its layout cannot be cut (compressed)."""
+        store = self.location.store()
+        key = self.location.key(self.filenames[file_id])
+        size = self.sizes[file_id]
+        blocks = RemoteShardFile(store, key, size, self.digests[file_id])  # the footer the open just read
+
+        def read(spans: list[tuple[int, int]]) -> list[bytes]:
+            return store.read_ranges(key, spans)
+
+        fetch = cached_fetch(merged_fetch(read, counted=count_fetched), default_read_cache(), self.digests[file_id])
+        try:
+            return BatchRanges.of_bytes(fetch, size, schema, footer=blocks.read_spans)
+        except UnsupportedLayout:
+            return None
+        except RemoteStoreError as exc:
+            raise self.gone_or(exc) from exc
+
     def gone_or(self, exc: RemoteStoreError) -> Exception:
         """See :meth:`RemoteLocation.gone_or`."""
         return self.location.gone_or(exc)
@@ -111,6 +145,14 @@ class RemoteShards:
 
         parts = [first, *_column_pool().map(read, chunks)]
         return pa.Table.from_batches([b for part in parts for b in part], schema=widened_schema(first_reader.schema))
+
+
+def _widened_array(array: pa.Array) -> pa.Array:
+    """A ``binary`` array as a reader hands it out (``large_binary``), the way its digest was taken."""
+    if array.type != pa.binary():
+        return array
+    column: pa.Array = widened(pa.record_batch([array], names=["cells"])).column(0)
+    return column
 
 
 def _compact(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -172,6 +214,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             "remote decoded batches", _KEPT_BATCHES, weight=lambda batch: int(batch.nbytes)
         )
         self._lock = threading.Lock()
+        self._ranges: BatchRanges | bool | None = False  # False: not tried yet
 
     def __len__(self) -> int:
         return int(self._reader.num_record_batches)
@@ -235,12 +278,119 @@ class LazyBatches(Sequence[pa.RecordBatch]):
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return (self[i] for i in range(len(self)))
 
+    # -- columns and rows by exact ranges (see remote_ranges) --------------------
+
+    def _range_reader(self) -> BatchRanges | None:
+        if self._ranges is False:
+            self._ranges = None if self._shards is None else self._shards.ranges(self._file_id, self._reader.schema)
+        return self._ranges if isinstance(self._ranges, BatchRanges) else None
+
+    @property
+    def cuts_rows(self) -> bool:
+        """Whether a few rows are read by their own bytes, not their batches' (an uncompressed shard)."""
+        return self._range_reader() is not None
+
+    def fetch_columns(self, pairs: Sequence[tuple[int, int]]) -> None:
+        """Fetch these whole (batch, column)s together, for the digest checks about to read them one by one.
+
+        Batches already read whole are skipped. A layout that cannot be read here is left to the
+        whole-batch reads that follow (their checks name any damage).
+        """
+        ranges = self._range_reader()
+        if ranges is None:
+            return
+        with self._lock:
+            missing = [
+                (b, c) for b, c in dict.fromkeys(pairs) if b not in self._kept and self._cut_key(b, c) not in _CUT
+            ]
+        if not missing:
+            return
+        try:
+            arrays = ranges.columns(missing)
+        except RemoteStoreError as exc:
+            raise self._gone_or(exc) from exc
+        except (UnsupportedLayout, pa.ArrowException, ValueError):
+            return
+        with self._lock:
+            for pair, array in zip(missing, arrays, strict=True):
+                _CUT.put(self._cut_key(*pair), _widened_array(array))
+
+    def column(self, index: int, column: int) -> pa.Array:
+        """Column ``column`` of batch ``index``: of the batch when it is read already, else only its own bytes."""
+        with self._lock:
+            batch = self._kept.get(index)
+            found = _CUT.get(self._cut_key(index, column)) if batch is None else batch.column(column)
+        if found is None:
+            self.fetch_columns([(index, column)])
+            with self._lock:
+                found = _CUT.get(self._cut_key(index, column))
+        return found if found is not None else self[index].column(column)
+
+    def take_rows(self, wanted: dict[int, np.ndarray], columns: Sequence[int]) -> dict[int, pa.RecordBatch] | None:
+        """Per batch, its rows at the positions asked (ascending, distinct), of ``columns``: only their bytes fetched.
+
+        Whole columns read before (for their digest checks) and batches read whole give their
+        rows without a request. None when the shard's rows cannot be cut this way (the caller
+        then reads whole batches).
+        """
+        ranges = self._range_reader()
+        if ranges is None:
+            return None
+        stored = self._reader.schema
+        schema = widened_schema(pa.schema([stored.field(c) for c in columns], metadata=stored.metadata))
+        known: dict[tuple[int, int], pa.Array] = {}
+        with self._lock:
+            for b in wanted:
+                batch = self._kept.get(b)
+                for c in columns:
+                    found = batch.column(c) if batch is not None else _CUT.get(self._cut_key(b, c))
+                    if found is not None:
+                        known[b, c] = found
+        types = self._reader.schema.types
+        nested = [(b, c) for b in wanted for c in columns if (b, c) not in known and not is_flat(types[c])]
+        if nested:  # a list or struct cell is read with its whole column
+            self.fetch_columns(nested)
+            for b, c in nested:
+                known[b, c] = self.column(b, c)
+        cut = [c for c in columns if any((b, c) not in known for b in wanted)]
+        cut_from = {b: p for b, p in wanted.items() if any((b, c) not in known for c in cut)}
+        try:
+            cells = ranges.rows(cut_from, cut) if cut_from else {}
+        except RemoteStoreError as exc:
+            raise self._gone_or(exc) from exc
+        except (UnsupportedLayout, pa.ArrowException, ValueError):
+            return None  # damaged offsets or a layout not seen before: whole batches, checked, name the damage
+        out = {}
+        for b, positions in wanted.items():
+            arrays = []
+            for c in columns:
+                whole = known.get((b, c))
+                if whole is not None:
+                    arrays.append(whole.take(pa.array(positions)))
+                else:
+                    arrays.append(_widened_array(cells[b][cut.index(c)]))
+            out[b] = pa.RecordBatch.from_arrays(arrays, schema=schema)
+        return out
+
+    def _cut_key(self, batch: int, column: int) -> tuple[str, int, int]:
+        digest = self._shards.digest(self._file_id) if self._shards is not None else self._where
+        return digest, batch, column
+
+    def _drop_cuts(self) -> None:
+        """Forget this shard's columns read by range (bytes from the read cache that did not match)."""
+        mine = self._cut_key(0, 0)[0]
+        _CUT.drop_where(lambda key: key[0] == mine)
+
+    def _gone_or(self, exc: RemoteStoreError) -> Exception:
+        return self._shards.gone_or(exc) if self._shards is not None else exc
+
     def drop_cached(self) -> bool:
         """Drop this shard's blocks from the local read cache (they did not match); True if any were there."""
         if self._shards is None or not self._shards.drop_cached(self._file_id):
             return False
         with self._lock:
             self._kept.clear()
+            self._drop_cuts()
             self._reader = self._shards.open(self._file_id)
         return True
 
@@ -254,6 +404,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             return None
         with self._lock:
             self._kept.clear()
+            self._drop_cuts()
             self._reader = self._shards.open(self._file_id)
             batch = self._read(index)
             self._kept.put(index, batch)

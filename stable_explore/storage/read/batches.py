@@ -232,11 +232,12 @@ class ShardCheck:
         """Check these batches' ``columns`` (all by default) not checked before in this process."""
         wanted = self._columns(columns)
         checked = self._checked
-        for batch in batches:
-            row = checked[batch]
-            for column in wanted:
-                if not row[column]:
-                    self._check(int(batch), column)
+        todo = [(int(batch), column) for batch in batches for column in wanted if not checked[batch][column]]
+        fetch = getattr(self.batches, "fetch_columns", None)  # a bucket's shard: these columns' bytes, together
+        if fetch is not None and len(todo) > 1:
+            fetch(todo)
+        for batch, column in todo:
+            self._check(batch, column)
 
     def ensure_all(self, columns: Sequence[str] | None = None) -> None:
         """Check every batch of these columns (all by default) that this process has not checked yet."""
@@ -279,6 +280,8 @@ class ShardCheck:
         self.ensure(touched.tolist(), [self.digests.columns[c] for c in whole])
         settled = np.asarray(self._checked[:, by_row].all(axis=1))
         need: np.ndarray = ~settled[batch_ids] & ~self._row_flags()[rows]
+        if getattr(self.batches, "cuts_rows", False):
+            return need  # a bucket's rows come by their own bytes, their arrays validated as they are made
         for batch in np.unique(batch_ids[need]).tolist():
             record = self.batches[batch]
             for column in plan.binary:  # offsets within the data, buffers whole: the copy reads only what is there
@@ -329,8 +332,14 @@ class ShardCheck:
                     raise CacheCorruptionError(self.path, self._mismatch(batch, column))
                 self._checked[batch, column] = True
 
+    def _column(self, batch: int, column: int) -> pa.Array:
+        """One column of one batch: a bucket's shard reads only its bytes (unless the batch is read already)."""
+        read = getattr(self.batches, "column", None)
+        found: pa.Array = read(batch, column) if read is not None else self.batches[batch].column(column)
+        return found
+
     def _check(self, batch: int, column: int) -> None:
-        if column_digest(self.batches[batch].column(column)) != self.digests.digest(batch, column):
+        if column_digest(self._column(batch, column)) != self.digests.digest(batch, column):
             # a remote shard's bytes may have come from the local read cache: dropped there, fetched again once
             again = getattr(self.batches, "refetch", None)
             fresh = again(batch) if again is not None else None

@@ -117,6 +117,14 @@ class Kept(Generic[K, V]):
             self._entries.clear()
             self._total = 0
 
+    def drop_where(self, doomed: Callable[[K], bool]) -> int:
+        """Forget the entries whose key ``doomed`` says; returns how many went."""
+        with self._lock:
+            keys = [key for key in self._entries if doomed(key)]
+            for key in keys:
+                self._total -= self._size(self._entries.pop(key))
+            return len(keys)
+
     @property
     def nbytes(self) -> int:
         """The entries' size in all, by ``weight`` (0 when entries have no size)."""

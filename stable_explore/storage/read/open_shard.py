@@ -79,6 +79,38 @@ class OpenShard:
         if isinstance(self.batches, LazyBatches):
             self.batches.prefetch(batch_ids)
 
+    @property
+    def cuts_rows(self) -> bool:
+        """Whether a few rows are fetched by their own bytes (a bucket's uncompressed shard, not read whole)."""
+        return self._table is None and isinstance(self.batches, LazyBatches) and self.batches.cuts_rows
+
+    def picked(self, batch_ids: np.ndarray, within: np.ndarray, names: Sequence[str]) -> list[pa.RecordBatch]:
+        """Row ``within[i]`` of record batch ``batch_ids[i]``, for each i in order: 1-row batches of ``names``.
+
+        A bucket's shard fetches only these rows' cells (and reuses the whole columns its checks
+        read); any other slices its batches. Check first (:meth:`checked_take`).
+        """
+        if self.cuts_rows:
+            assert isinstance(self.batches, LazyBatches)
+            assert self.schema is not None
+            wanted = {b: np.unique(within[batch_ids == b]) for b in np.unique(batch_ids).tolist()}
+            cut = self.batches.take_rows(wanted, [self.schema.get_field_index(n) for n in names])
+            if cut is not None:
+                return [
+                    cut[b].slice(int(np.searchsorted(wanted[b], r)), 1)
+                    for b, r in zip(batch_ids.tolist(), within.tolist(), strict=True)
+                ]
+            # not cut after all (damaged offsets, a layout not read here): whole batches, checked whole first
+            self.checked(np.unique(batch_ids).tolist(), list(names))
+        selected: dict[int, pa.RecordBatch] = {}
+        out = []
+        for b, r in zip(batch_ids.tolist(), within.tolist(), strict=True):
+            batch = selected.get(b)
+            if batch is None:
+                batch = selected[b] = self.batches[b].select(list(names))
+            out.append(batch.slice(r, 1))
+        return out
+
     def rows(self, start: int, stop: int) -> pa.Table:
         """Shard rows [start, stop), reading only the record batches that hold them."""
         if self._table is not None or stop <= start:

@@ -161,7 +161,7 @@ class ShardedReader:
 
         return gather(layout.offsets, index_array, take_segment)
 
-    def _take_sparse(self, indices: np.ndarray, columns: list[str] | None) -> pa.Table:
+    def _take_sparse(self, indices: np.ndarray, columns: list[str] | None, *, again: bool = True) -> pa.Table:
         """Few rows: one zero-copy 1-row slice each, in the requested order, then one compacting copy.
 
         For a few hundred scattered rows this beats a ``take`` per record batch,
@@ -178,29 +178,31 @@ class ShardedReader:
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
-            shard.prefetch(np.unique(batch_ids[where]).tolist())
+            if not shard.cuts_rows:  # a bucket's shard that cuts rows fetches only theirs, below
+                shard.prefetch(np.unique(batch_ids[where]).tolist())
             found = shard.checked_take(batch_ids[where], local[where], columns)
             if found.any():
                 need[where] = found
                 plan = plan or shard.row_plan
-        within = np.empty_like(local)  # each row's place in its record batch
+        names = list(self.schema.names) if columns is None else columns
+        copied = names if plan is None else list(dict.fromkeys([*names, *plan.names, HASH_COLUMN]))
+        slices: list[pa.RecordBatch] = [None] * indices.size
         for file_id, shard in opened.items():
-            where = files == file_id
-            within[where] = local[where] - shard.offsets[batch_ids[where]]
-        batches_of = {file_id: shard.batches for file_id, shard in opened.items()}
-        slices = [
-            batches_of[file_id][batch_id].slice(row, 1)
-            for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), within.tolist(), strict=True)
-        ]
-        table = pa.Table.from_batches(slices)
+            where = np.flatnonzero(files == file_id)
+            rows = local[where] - shard.offsets[batch_ids[where]]  # each row's place in its record batch
+            for position, piece in zip(where.tolist(), shard.picked(batch_ids[where], rows, copied), strict=True):
+                slices[position] = piece
+        table = pa.Table.from_batches(slices).combine_chunks()
         if plan is None:
-            return (table if columns is None else table.select(columns)).combine_chunks()
-        names = table.column_names if columns is None else columns
-        table = table.select(list(dict.fromkeys([*names, *plan.names, HASH_COLUMN]))).combine_chunks()
+            return table
         matched = rows_match(table, plan) | ~need
         for file_id, shard in opened.items():  # rows that do not match are refused here, naming the damage
             where = files == file_id
             shard.confirm_taken(batch_ids[where], local[where], matched[where])
+        if again and not matched.all():
+            # no damage named: the bytes were a bad copy in the local read cache, dropped by the check (or the
+            # file's row hashes are not of its cells, and its batches now count as checked): copy them once more
+            return self._take_sparse(indices, columns, again=False)
         return table.select(names)
 
     def _empty(self, columns: list[str] | None) -> pa.Table:

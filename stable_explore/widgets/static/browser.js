@@ -234,7 +234,8 @@ function render({ model, el }) {
       chip.style.setProperty("--se-colour", labelColour(index));
       chip.style.setProperty("--se-colour-light", classColours(index).light);
       chip.append(h("span", { class: "se-dot" }), h("span", { class: "se-chip-name", text: name }),
-        h("span", { class: "se-count", text: (counts[index] ?? 0).toLocaleString() }));
+        h("span", { class: "se-count", text: counts.length ? (counts[index] ?? 0).toLocaleString() : "…",
+          title: counts.length ? "" : "counting: a bucket's label column is read after the first page" }));
       chip.addEventListener("click", (event) => {
         const chosen = new Set(model.get("label_filter"));
         if (event.ctrlKey || event.metaKey || event.shiftKey) {
