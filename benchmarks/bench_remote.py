@@ -79,14 +79,18 @@ def _build(rows: list[tuple[str, dict[str, object]]], home: str | Path, name: st
 def _fresh_cache(scratch: Path, label: str) -> None:
     path = scratch / f"cache-{label}-{time.monotonic_ns()}"
     os.environ[CACHE_ENV] = str(path)
-    forget("checked batches", "opened shards")
+    forget("checked batches", "opened shards", "remote column cuts")
     FETCHED.reset()
 
 
 def _page(url: str) -> tuple[float, int]:
     FETCHED.reset()
     started = time.perf_counter()
-    browser = se.load(url).browse(page_size=48)
+    from stable_explore.widgets._thumbs import ThumbnailCache
+    from stable_explore.widgets.browser import ShardBrowser
+
+    # ds.browse() with a thumbnail cache of its own: the process's would hold the last round's thumbnails
+    browser = ShardBrowser(se.load(url), page_size=48, cache=ThumbnailCache())
     _, buffers = browser.page_message(0)
     assert len(buffers) == 48
     return time.perf_counter() - started, FETCHED.bytes
