@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["FETCHED", "FetchCounter", "RemoteLocation", "RemoteShardFile", "count_fetched", "open_remote_shard"]
 
 _MEMORY_BLOCKS = 8  # blocks kept in memory per open file: Arrow reads a message's header and body separately
+_TAIL = 16 * 1024  # bytes at the end of a shard fetched exactly on open: its footer (24 bytes a record batch)
 
 
 @dataclass
@@ -139,6 +140,27 @@ class RemoteShardFile(io.RawIOBase):
         self._memory: Kept[int, bytes] = kept_each(
             "remote file blocks", _MEMORY_BLOCKS, weight=len, max_bytes=_MEMORY_BLOCKS * BLOCK_SIZE
         )
+        self._tail = b""  # the file's last bytes, once :meth:`fetch_tail` has read them
+
+    def fetch_tail(self) -> None:
+        """Read the file's last bytes (its footer) exactly, not the whole block they end; cached like blocks."""
+        size = min(self._size, _TAIL)
+        if size <= 0:
+            return
+        name = f"tail{size}"
+        tail = self._cache.get(self._digest, name)
+        if tail is None or len(tail) != size:
+            start = self._size - size
+            try:
+                tail = self._store.read_ranges(self._key, [(start, self._size)])[0]
+            except RemoteStoreError:
+                self._check_size()
+                raise
+            if len(tail) != size:
+                self._check_size()
+            count_fetched(len(tail))
+            self._cache.put(self._digest, name, tail)
+        self._tail = tail
 
     @override
     def readable(self) -> bool:
@@ -175,6 +197,10 @@ class RemoteShardFile(io.RawIOBase):
         end = self._size if size is None or size < 0 else min(self._size, start + size)
         if end <= start:
             return b""
+        tail_start = self._size - len(self._tail)
+        if self._tail and start >= tail_start:
+            self._pos = end
+            return self._tail[start - tail_start : end - tail_start]
         first, last = start // BLOCK_SIZE, (end - 1) // BLOCK_SIZE
         blocks = self._blocks(range(first, last + 1))
         joined = blocks[0] if first == last else b"".join(blocks)
@@ -236,6 +262,7 @@ def open_remote_shard(
 ) -> ipc.RecordBatchFileReader:
     """Arrow's file reader over a stored shard (reading only its footer now; batches as asked)."""
     raw = RemoteShardFile(location.store(), location.key(filename), size, digest)
+    raw.fetch_tail()  # the footer alone: a block would bring up to 64 KiB of the last batch with it
     # no reader threads: each would call back into this Python file and wait for the GIL (measured: a label
     # column of 80 batches took 0.64 s threaded, 0.014 s on the calling thread)
     fields = list(included_fields) if included_fields is not None else None

@@ -100,7 +100,11 @@ class RemoteShards:
         store = self.location.store()
         key = self.location.key(self.filenames[file_id])
         size = self.sizes[file_id]
-        blocks = RemoteShardFile(store, key, size, self.digests[file_id])  # the footer the open just read
+        blocks = RemoteShardFile(store, key, size, self.digests[file_id])
+        try:
+            blocks.fetch_tail()  # the footer the open just read: from the read cache
+        except RemoteStoreError as exc:
+            raise self.gone_or(exc) from exc
 
         def read(spans: list[tuple[int, int]]) -> list[bytes]:
             return store.read_ranges(key, spans)
