@@ -86,6 +86,7 @@ def main() -> int:
         with seaweedfs(scratch / "weed", volumes=200) as server:
             server.create_bucket("bench")
             os.environ.update(server.env)
+            os.environ.setdefault("STABLE_EXPLORE_S3_TIMEOUT", "300")  # a 256 MB part on a loaded loopback server
             os.environ["STABLE_EXPLORE_HOME"] = str(scratch / "home")
             print(f"bench_bucket_page: SeaweedFS on {server.endpoint}; load {os.getloadavg()[0]:.1f}")
             se.build(list(_batches(200, make_jpegs(8))), FEATURES, name="warm", home="s3://bench/warm", progress=False)

@@ -186,13 +186,27 @@ class ShardedReader:
                 plan = plan or shard.row_plan
         names = list(self.schema.names) if columns is None else columns
         copied = names if plan is None else list(dict.fromkeys([*names, *plan.names, HASH_COLUMN]))
-        slices: list[pa.RecordBatch] = [None] * indices.size
+        within = np.empty_like(local)  # each row's place in its record batch
         for file_id, shard in opened.items():
-            where = np.flatnonzero(files == file_id)
-            rows = local[where] - shard.offsets[batch_ids[where]]  # each row's place in its record batch
-            for position, piece in zip(where.tolist(), shard.picked(batch_ids[where], rows, copied), strict=True):
-                slices[position] = piece
-        table = pa.Table.from_batches(slices).combine_chunks()
+            where = files == file_id
+            within[where] = local[where] - shard.offsets[batch_ids[where]]
+        if any(shard.cuts_rows for shard in opened.values()):  # a bucket's: only the rows' bytes are fetched
+            slices: list[pa.RecordBatch] = [None] * indices.size
+            for file_id, shard in opened.items():
+                where = np.flatnonzero(files == file_id)
+                picked = shard.picked(batch_ids[where], within[where], copied)
+                for position, piece in zip(where.tolist(), picked, strict=True):
+                    slices[position] = piece
+            table = pa.Table.from_batches(slices).combine_chunks()
+        else:  # mapped batches: a zero-copy 1-row slice each, one copy of the columns kept
+            batches_of = {file_id: shard.batches for file_id, shard in opened.items()}
+            table = pa.Table.from_batches(
+                [
+                    batches_of[file_id][batch_id].slice(row, 1)
+                    for file_id, batch_id, row in zip(files.tolist(), batch_ids.tolist(), within.tolist(), strict=True)
+                ]
+            )
+            table = table.select(copied).combine_chunks()
         if plan is None:
             return table
         matched = rows_match(table, plan) | ~need
