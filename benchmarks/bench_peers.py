@@ -22,7 +22,8 @@ Each system builds in a fresh process (its imports and the data made before the 
 memory before the baseline, so memory is the build's own), at N/5 and at N rows; a third fresh process opens
 the N-row build and reads 256 random rows (fixed seed) as Python values (images as bytes), then 256 other
 random rows five times on the opened dataset. Three rounds, the order of the systems rotated each round;
-medians and ranges. Printed: build seconds, first 256 random rows from a fresh open (ms), warm 256 random
+medians and ranges. Printed: build seconds, build CPU seconds (the process's, every thread's: what the load of
+a shared machine distorts least), first 256 random rows from a fresh open (ms), warm 256 random
 rows (ms), and the peak RSS growth from the N/5-row build to the N-row build (MB). Ratios: ours rows against
 Lance (the goal: <= 1.0), ours columns against raw IPC (<= 1.2) and against Lance (>= 1.5x faster).
 Informational: the machine is shared, so figures are noisy; exits 0.
@@ -233,10 +234,10 @@ def child_build(system: str, case: str, n: int, where: Path) -> dict[str, float]
     if system.startswith("ours"):
         data.features()  # the schema's import and checks, as Lance's schema is made before its clock
     with PeakRSS() as memory:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         BUILDERS[system](data, where)
-        seconds = time.perf_counter() - started
-    return {"seconds": seconds, "rss_mb": memory.growth_mb}
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"seconds": seconds, "cpu": cpu, "rss_mb": memory.growth_mb}
 
 
 # --- reading ----------------------------------------------------------------------------------------------
@@ -346,7 +347,7 @@ def _cell(values: list[float], digits: int = 2) -> str:
 
 def run(case: str, n: int, rounds: int, systems: list[str], root: Path) -> None:
     results: dict[str, dict[str, list[float]]] = {
-        s: {"build": [], "cold": [], "warm": [], "growth": []} for s in systems
+        s: {"build": [], "cpu": [], "cold": [], "warm": [], "growth": []} for s in systems
     }
     errors: dict[str, str] = {}
     for round_number in range(rounds):
@@ -364,6 +365,7 @@ def run(case: str, n: int, rounds: int, systems: list[str], root: Path) -> None:
                 peaks.append(built["rss_mb"])
                 if rows == n:
                     results[system]["build"].append(built["seconds"])
+                    results[system]["cpu"].append(built["cpu"])
                     read = _spawn("read", system, case, rows, where)
                     if isinstance(read, str):
                         errors[system] = read
@@ -386,8 +388,11 @@ def _print(
     errors: dict[str, str],
 ) -> None:
     what = "a distinct ~1.9 KB JPEG, a 10-class label, a float32" if case == "images" else "key, label, float, 256 B"
-    print(f"\n{n:,} rows ({what}); fresh process per measurement; median (range) of {rounds}")
-    header = f"{'':14s} {'build s':>22s} {'first 256 random, fresh open ms':>34s} {'warm 256 random ms':>22s}"
+    load = os.getloadavg()
+    print(f"\n{n:,} rows ({what}); fresh process per measurement; median (range) of {rounds}", end="")
+    print(f"; load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    header = f"{'':14s} {'build s':>22s} {'build CPU s':>22s} {'first 256 random, fresh open ms':>34s}"
+    header += f" {'warm 256 random ms':>22s}"
     print(header + f" {'peak RSS growth ' + f'{n // 5 // 1000}k -> {n // 1000}k MB':>30s}")
     for system in systems:
         if system in errors:
@@ -395,7 +400,8 @@ def _print(
             continue
         r = results[system]
         print(
-            f"{system:14s} {_cell(r['build']):>22s} {_cell(r['cold'], 1):>34s} {_cell(r['warm'], 2):>22s} "
+            f"{system:14s} {_cell(r['build']):>22s} {_cell(r['cpu']):>22s} {_cell(r['cold'], 1):>34s} "
+            f"{_cell(r['warm'], 2):>22s} "
             f"{_cell(r['growth'], 0):>30s}"
         )
 
@@ -411,7 +417,9 @@ def _print(
     ):
         a, b = median(mine, "build"), median(theirs, "build")
         if a is not None and b is not None:
-            print(f"build: {mine} / {theirs} = {a / b:.2f} (goal {goal})")
+            print(f"build: {mine} / {theirs} = {a / b:.2f} (goal {goal})", end="")
+            a, b = median(mine, "cpu"), median(theirs, "cpu")
+            print(f"; CPU time: {a / b:.2f}" if a is not None and b is not None else "")
     a, b = median("ours columns", "cold"), median("Lance", "cold")
     if a is not None and b is not None:
         print(f"first random read: ours / Lance = {a / b:.2f}")
