@@ -52,23 +52,18 @@ def _bytes_at(data: np.ndarray, positions: np.ndarray, width: int) -> np.ndarray
     return data[positions[:, None] + np.arange(width)]
 
 
-def _words(data: np.ndarray) -> np.ndarray:
-    """The big-endian 32-bit number at every byte position of ``data`` (a view: no copy; at least 4 bytes).
-
-    One gather from it reads four bytes of many images at once: a marker, its kind and its
-    segment's length, or a frame's height and width, where four gathers of bytes were needed.
-    """
-    words: np.ndarray = np.ndarray(shape=(len(data) - 3,), dtype=">u4", buffer=data, strides=(1,))
-    return words
+def _u16(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The big-endian 16-bit numbers at ``positions``."""
+    high: np.ndarray = data[positions].astype(np.int64) << 8
+    value: np.ndarray = high | data[positions + 1]
+    return value
 
 
-def _jpeg_sizes(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _jpeg_sizes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(accepted, width, height) of JPEGs starting at ``starts``: their header walked a marker at a time, together.
 
-    ``words`` is :func:`_words` of the column's data. A JPEG leaves the walk (to the one-image
-    check) where the one-image walk could stop or fail: fewer than 9 bytes left, a byte that is
-    no marker, a scan before the frame header. Images leave the arrays only on a step where some
-    do (most steps all of them walk on).
+    A JPEG leaves the walk (to the one-image check) where the one-image walk could stop or fail:
+    fewer than 9 bytes left, a byte that is no marker, a scan before the frame header.
     """
     count = len(starts)
     accepted = np.zeros(count, dtype=bool)
@@ -82,22 +77,18 @@ def _jpeg_sizes(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tupl
             walking, at, end = walking[fits], at[fits], end[fits]
         if not len(walking):
             break
-        word = words[at].astype(np.int64)  # 0xFF, the marker, the segment's length (2 bytes)
-        kind = _KIND[(word >> 16) & 0xFF]
-        kind[(word >> 24) != 0xFF] = _STOP
+        kind = _KIND[data[at + 1]]
+        kind[data[at] != 0xFF] = _STOP
         frame = kind == _FRAME
         if frame.any():
-            found = walking[frame]
-            dims = words[at[frame] + 5].astype(np.int64)  # a frame header: precision, height, width
-            height[found] = dims >> 16
-            width[found] = dims & 0xFFFF
+            found, where = walking[frame], at[frame]
+            height[found] = _u16(data, where + 5)
+            width[found] = _u16(data, where + 7)
             accepted[found] = True
-        step = np.where(kind == _SEGMENT, 2 + (word & 0xFFFF), np.where(kind == _BARE, 2, 1))
-        going = (kind != _FRAME) & (kind != _STOP)
-        if going.all():
-            at = at + step
-        else:
-            walking, at, end = walking[going], at[going] + step[going], end[going]
+        step = np.where(kind == _SEGMENT, 2 + _u16(data, at + 2), np.where(kind == _BARE, 2, 1))
+        going = kind != _FRAME
+        going &= kind != _STOP
+        walking, at, end = walking[going], at[going] + step[going], end[going]
     return accepted, width, height
 
 
@@ -134,15 +125,14 @@ def check_image_column(array: pa.Array, max_pixels: int) -> None:
     width = np.zeros(count, dtype=np.int64)
     height = np.zeros(count, dtype=np.int64)
     jpeg = png = np.empty(0, dtype=np.int64)
-    words = _words(data) if len(data) >= 4 else np.empty(0, dtype=">u4")
     if long_enough.any():  # then the data has at least 33 bytes
-        heads = np.where(long_enough, starts, 0)  # where too short, any bytes will do: they are not looked at
-        head = words[heads]
-        jpeg = np.flatnonzero(long_enough & ((head >> 8) == 0xFFD8FF))
-        png = np.flatnonzero(long_enough & ((head >> 24) == _PNG[0]))
+        heads = np.where(long_enough, starts, 0)  # where too short, any byte will do: it is not looked at
+        head = data[heads]
+        jpeg = np.flatnonzero(long_enough & (head == 0xFF) & (data[heads + 1] == 0xD8) & (data[heads + 2] == 0xFF))
+        png = np.flatnonzero(long_enough & (head == _PNG[0]))
     if len(jpeg):
-        ok, w, h = _jpeg_sizes(words, starts[jpeg], ends[jpeg])
-        ok &= (words[ends[jpeg] - 4] & 0xFFFF) == 0xFFD9  # the end marker in the last two bytes (33 or more)
+        ok, w, h = _jpeg_sizes(data, starts[jpeg], ends[jpeg])
+        ok &= _ends_with(data, ends[jpeg], lengths[jpeg], np.array([0xFF, 0xD9], dtype=np.uint8), 2)
         accepted[jpeg[ok]] = True
         width[jpeg], height[jpeg] = w, h
     if len(png):
