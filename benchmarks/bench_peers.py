@@ -8,10 +8,12 @@ float32 and 256 random bytes (the rows of ``bench_versions.py --table``).
 The systems:
 
 - ``raw IPC``: pyarrow's IPC file writer, given the column batches (1,000 rows each); no checks, no fsync;
+  read memory-mapped, a row a one-row slice of its batch (no take: its first call imports pandas);
 - ``Lance``: ``lance.write_dataset`` of the same column batches (``pylance``);
 - ``Deep Lake``: ``deeplake.create`` (local folder), a batch at a time with ``ds.append``, then ``commit``
   (images as ``types.Bytes``: stored as given, as the others store them);
-- ``ours rows``: ``se.build`` of a generator of example dicts (``(key, dict)`` pairs in the small case);
+- ``ours rows``: ``se.build`` of a generator of example dicts, each a dict display as users write them
+  (``(key, dict)`` pairs in the small case);
 - ``ours columns``: ``se.build`` of the same column batches (``pyarrow.RecordBatch``; a ``__key__`` column in
   the small case). Both of ours keep every check: row hashes, batch digests, duplicate keys, image headers,
   and fsync every file they publish.
@@ -20,7 +22,8 @@ Each system builds in a fresh process (its imports and the data made before the 
 memory before the baseline, so memory is the build's own), at N/5 and at N rows; a third fresh process opens
 the N-row build and reads 256 random rows (fixed seed) as Python values (images as bytes), then 256 other
 random rows five times on the opened dataset. Three rounds, the order of the systems rotated each round;
-medians and ranges. Printed: build seconds, first 256 random rows from a fresh open (ms), warm 256 random
+medians and ranges. Printed: build seconds, build CPU seconds (the process's, every thread's: what the load of
+a shared machine distorts least), first 256 random rows from a fresh open (ms), warm 256 random
 rows (ms), and the peak RSS growth from the N/5-row build to the N-row build (MB). Ratios: ours rows against
 Lance (the goal: <= 1.0), ours columns against raw IPC (<= 1.2) and against Lance (>= 1.5x faster).
 Informational: the machine is shared, so figures are noisy; exits 0.
@@ -101,15 +104,19 @@ class Data:
         return pa.record_batch(arrays)
 
     def rows(self) -> Iterator[Any]:
-        """What a user's generator yields: example dicts (or ``(key, dict)`` pairs)."""
-        names = list(self.columns)
-        columns = [self.columns[name] for name in names]
+        """What a user's generator yields: example dicts (or ``(key, dict)`` pairs), each written as a dict display.
+
+        As a user writes one (``yield {"image": ..., "label": ..., "score": ...}``): building each dict with
+        ``dict(zip(names, values))`` cost the source about 1.3 us a row, three times the display's 0.4 us,
+        and that is the generator's cost, not the build's.
+        """
+        c = self.columns
         if self.keys is None:
-            for values in zip(*columns, strict=True):
-                yield dict(zip(names, values, strict=True))
+            for image, label, score in zip(c["image"], c["label"], c["score"], strict=True):
+                yield {"image": image, "label": label, "score": score}
         else:
-            for key, *values in zip(self.keys, *columns, strict=True):
-                yield key, dict(zip(names, values, strict=True))
+            for key, label, score, payload in zip(self.keys, c["label"], c["score"], c["payload"], strict=True):
+                yield key, {"label": label, "score": score, "payload": payload}
 
     def features(self) -> Any:
         from stable_explore import ClassLabel, Features, Image, Value
@@ -227,10 +234,10 @@ def child_build(system: str, case: str, n: int, where: Path) -> dict[str, float]
     if system.startswith("ours"):
         data.features()  # the schema's import and checks, as Lance's schema is made before its clock
     with PeakRSS() as memory:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         BUILDERS[system](data, where)
-        seconds = time.perf_counter() - started
-    return {"seconds": seconds, "rss_mb": memory.growth_mb}
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"seconds": seconds, "cpu": cpu, "rss_mb": memory.growth_mb}
 
 
 # --- reading ----------------------------------------------------------------------------------------------
@@ -243,10 +250,24 @@ def _opener(system: str, where: Path) -> Callable[[], Callable[[list[int]], int]
     if system == "raw IPC":
 
         def open_raw() -> Callable[[list[int]], int]:
+            import numpy as np
             import pyarrow.ipc as ipc
 
-            table = ipc.open_file(pa.memory_map(str(where / "data.arrow"))).read_all()
-            return lambda rows: len(table.take(pa.array(rows)).to_pylist())
+            # The file memory-mapped and its batches located (zero-copy); each row a one-row slice of its batch,
+            # as Python. Two faults of this harness cost the first read 431 ms: Table.take of the whole table
+            # concatenated every chunk of the image column (all 175 MB, for 256 rows), and the first take of
+            # any kind (Table, RecordBatch, pyarrow.compute) imports pandas, 0.5-0.9 s here; slicing needs neither.
+            reader = ipc.open_file(pa.memory_map(str(where / "data.arrow")))
+            batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+            starts = np.cumsum([0] + [batch.num_rows for batch in batches])
+
+            def take(rows: list[int]) -> int:
+                which = (np.searchsorted(starts, rows, side="right") - 1).tolist()
+                firsts = starts.tolist()
+                out = [batches[b].slice(row - firsts[b], 1).to_pylist()[0] for b, row in zip(which, rows, strict=True)]
+                return len(out)
+
+            return take
 
         return open_raw
     if system == "Lance":
@@ -326,7 +347,7 @@ def _cell(values: list[float], digits: int = 2) -> str:
 
 def run(case: str, n: int, rounds: int, systems: list[str], root: Path) -> None:
     results: dict[str, dict[str, list[float]]] = {
-        s: {"build": [], "cold": [], "warm": [], "growth": []} for s in systems
+        s: {"build": [], "cpu": [], "cold": [], "warm": [], "growth": []} for s in systems
     }
     errors: dict[str, str] = {}
     for round_number in range(rounds):
@@ -344,6 +365,7 @@ def run(case: str, n: int, rounds: int, systems: list[str], root: Path) -> None:
                 peaks.append(built["rss_mb"])
                 if rows == n:
                     results[system]["build"].append(built["seconds"])
+                    results[system]["cpu"].append(built["cpu"])
                     read = _spawn("read", system, case, rows, where)
                     if isinstance(read, str):
                         errors[system] = read
@@ -366,8 +388,11 @@ def _print(
     errors: dict[str, str],
 ) -> None:
     what = "a distinct ~1.9 KB JPEG, a 10-class label, a float32" if case == "images" else "key, label, float, 256 B"
-    print(f"\n{n:,} rows ({what}); fresh process per measurement; median (range) of {rounds}")
-    header = f"{'':14s} {'build s':>22s} {'first 256 random, fresh open ms':>34s} {'warm 256 random ms':>22s}"
+    load = os.getloadavg()
+    print(f"\n{n:,} rows ({what}); fresh process per measurement; median (range) of {rounds}", end="")
+    print(f"; load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    header = f"{'':14s} {'build s':>22s} {'build CPU s':>22s} {'first 256 random, fresh open ms':>34s}"
+    header += f" {'warm 256 random ms':>22s}"
     print(header + f" {'peak RSS growth ' + f'{n // 5 // 1000}k -> {n // 1000}k MB':>30s}")
     for system in systems:
         if system in errors:
@@ -375,7 +400,8 @@ def _print(
             continue
         r = results[system]
         print(
-            f"{system:14s} {_cell(r['build']):>22s} {_cell(r['cold'], 1):>34s} {_cell(r['warm'], 2):>22s} "
+            f"{system:14s} {_cell(r['build']):>22s} {_cell(r['cpu']):>22s} {_cell(r['cold'], 1):>34s} "
+            f"{_cell(r['warm'], 2):>22s} "
             f"{_cell(r['growth'], 0):>30s}"
         )
 
@@ -391,7 +417,9 @@ def _print(
     ):
         a, b = median(mine, "build"), median(theirs, "build")
         if a is not None and b is not None:
-            print(f"build: {mine} / {theirs} = {a / b:.2f} (goal {goal})")
+            print(f"build: {mine} / {theirs} = {a / b:.2f} (goal {goal})", end="")
+            a, b = median(mine, "cpu"), median(theirs, "cpu")
+            print(f"; CPU time: {a / b:.2f}" if a is not None and b is not None else "")
     a, b = median("ours columns", "cold"), median("Lance", "cold")
     if a is not None and b is not None:
         print(f"first random read: ours / Lance = {a / b:.2f}")

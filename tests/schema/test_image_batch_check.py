@@ -91,3 +91,40 @@ def test_the_first_bad_image_is_named_when_several_are_bad() -> None:
     with pytest.raises(EncodingError) as caught:
         check_image_column(column, 0)
     assert caught.value.index == 10
+
+
+def test_jpegs_cut_at_every_length_and_with_damaged_header_bytes_are_judged_as_one_by_one() -> None:
+    # The walk reads each marker's four bytes (0xFF, kind, segment length) and the frame's height and width
+    # in one gather: near the end of the data, at every cut and after any damaged header byte, it must still
+    # accept exactly what the one-image check accepts and name the first image it refuses.
+    rng = np.random.default_rng(26)
+    base = _with_comment(jpeg_bytes(6), b"row 26")
+    sof = base.index(b"\xff\xc0")
+    images = [base[:cut] for cut in range(0, sof + 24)] + [base[: len(base) - cut] for cut in range(0, 6)]
+    for _ in range(300):
+        damaged = bytearray(base)
+        for at in rng.integers(0, sof + 12, size=int(rng.integers(1, 3))).tolist():
+            damaged[at] = int(rng.integers(0, 256))
+        images.append(bytes(damaged))
+    width, height = PILImage.open(io.BytesIO(base)).size
+    for limit in (0, width * height):  # no limit; exactly the base's pixels (a damaged size may go over)
+        expected = []
+        for data in images:
+            try:
+                check_image_bytes(data, limit)
+                expected.append(True)
+            except EncodingError:
+                expected.append(False)
+        for position, data in enumerate(images):  # each image alone after good ones: accepted or named
+            column = pa.array([base, base, data], pa.large_binary())
+            if expected[position]:
+                check_image_column(column, limit)
+            else:
+                with pytest.raises(EncodingError) as caught:
+                    check_image_column(column, limit)
+                assert caught.value.index == 2, position
+        refused = [position for position, ok in enumerate(expected) if not ok]
+        if refused:  # all together: the first refused one is named
+            with pytest.raises(EncodingError) as caught:
+                check_image_column(pa.array(images, pa.large_binary()), limit)
+            assert caught.value.index == refused[0]

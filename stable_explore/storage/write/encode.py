@@ -20,7 +20,7 @@ import pyarrow as pa
 from stable_explore._canonical import unencodable_text
 from stable_explore.errors import EncodingError
 from stable_explore.storage.format.cache_meta import KEY_TYPES
-from stable_explore.storage.format.hashing import ContentDigest, row_hashes
+from stable_explore.storage.format.hashing import ContentDigest, is_text, row_hashes, text_hashes
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -77,6 +77,8 @@ class BatchEncoder:
         self.key_type: str | None = None
         self.schema: pa.Schema | None = None
         self.content = ContentDigest()
+        self.key_texts: np.ndarray | None = None
+        """The :func:`text_hashes` of the last batch's string keys (None for int keys): the key check's too."""
 
     def encode(self, chunk: Chunk) -> pa.RecordBatch:
         """The record batch of ``chunk``: its encoded columns, then its keys and row hashes."""
@@ -97,8 +99,12 @@ class BatchEncoder:
             arrays.append(array)
             hashable.append(values if as_given else None)
         hashes = row_hashes(arrays, hashable)
-        arrays.append(self.key_array(chunk.keys, chunk.first))
-        self.content.update(arrays[-1], hashes)
+        keys = self.key_array(chunk.keys, chunk.first)
+        arrays.append(keys)
+        self.key_texts = None
+        if is_text(keys):  # hashed once, for the content digest and the duplicate-key check
+            self.key_texts = text_hashes(keys, chunk.keys if isinstance(chunk.keys, list) else None)
+        self.content.update(keys, hashes, self.key_texts)
         arrays.append(pa.array(hashes, type=pa.uint64()))
         if self.schema is None:
             key_type = KEY_TYPES[self.key_type or "int64"]

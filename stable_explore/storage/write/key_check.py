@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from stable_explore.errors import DuplicateKeyError
 from stable_explore.storage.backends.fsutil import writing
-from stable_explore.storage.format.hashing import text_hashes
+from stable_explore.storage.format.hashing import is_text, text_hashes
 
 __all__ = ["RUN_ROWS", "KeyCheck", "key_hashes"]
 
@@ -81,13 +81,17 @@ class KeyCheck:
         self._runs: list[int] = []  # rows in each sorted run spilled, in file order
         self._candidates: list[np.ndarray] = []
 
-    def add(self, keys: list[Any] | range | pa.Array, key_array: pa.Array, first_index: int) -> None:
+    def add(
+        self, keys: list[Any] | range | pa.Array, key_array: pa.Array, first_index: int, texts: np.ndarray | None = None
+    ) -> None:
         """Check one batch's keys (a repeat inside the batch raises at once) and remember their hashes.
 
         ``keys`` are the batch's keys as given: Python keys, a range of running indices (unique
         by themselves), or an Arrow column (looked at as Python only when two hashes repeat).
+        ``texts``: the :func:`~stable_explore.storage.format.hashing.text_hashes` of string keys,
+        when the caller has them already.
         """
-        hashes = key_hashes(key_array)
+        hashes = texts if texts is not None and is_text(key_array) else key_hashes(key_array)
         if isinstance(keys, pa.Array):
             if len(np.unique(hashes)) != len(hashes):
                 _refuse_repeats(keys.to_pylist(), first_index)

@@ -237,7 +237,7 @@ def write_shards(
     try:
         for chunk in intake.chunks():
             batch = encoder.encode(chunk)
-            key_check.add(chunk.keys, batch.column(key_column), chunk.first)
+            key_check.add(chunk.keys, batch.column(key_column), chunk.first, encoder.key_texts)
             for ready in rebatcher.add(batch):
                 write(ready)
         for ready in rebatcher.finish():

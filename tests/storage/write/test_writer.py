@@ -207,3 +207,32 @@ def test_progress_callback_reports_rows_and_bytes(tmp_path: Path, pet_features, 
     )
     assert [rows for rows, _ in seen] == [100, 100, 50]
     assert seen[-1][1] > seen[0][1] > 0
+
+
+def test_string_keys_give_the_pinned_content_digest_from_rows_and_from_column_batches(tmp_path: Path) -> None:
+    # A build hashes its string keys once a batch, for the content digest's runs and the duplicate-key check
+    # both, from the Python keys where it has them: the digest (and so every version id) must stay the one
+    # earlier releases gave, here pinned, from rows and from column batches cut at other places.
+    import pyarrow as pa
+
+    from stable_explore import ClassLabel
+    from stable_explore.storage.write.writer import write_shards
+
+    features = Features(x=Value("int64"), label=ClassLabel(names=["a", "b"]))
+    keys = [f"key-{i:05d}-é" for i in range(5_000)]
+    rows = ((key, {"x": i * 3, "label": i % 2}) for i, key in enumerate(keys))
+    batches = (
+        pa.record_batch(
+            {
+                "__key__": pa.array(keys[start : start + 700]),
+                "x": pa.array([i * 3 for i in range(start, min(start + 700, 5_000))]),
+                "label": pa.array([i % 2 for i in range(start, min(start + 700, 5_000))]),
+            }
+        )
+        for start in range(0, 5_000, 700)
+    )
+    pinned = "xxh3_128-runs:298eb15522a40e9425e14102361e9f26"
+    (tmp_path / "rows").mkdir()
+    (tmp_path / "columns").mkdir()
+    assert write_shards(rows, features, tmp_path / "rows", batch_size=1000)["content_digest"] == pinned
+    assert write_shards(batches, features, tmp_path / "columns", batch_size=1000)["content_digest"] == pinned
