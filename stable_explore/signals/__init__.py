@@ -23,15 +23,14 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 
 from __future__ import annotations
 
-from stable_explore.signals._vectors import Embedding, embedding_matrix
 from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
-from stable_explore.signals.embeddings import pixel_embeddings
+from stable_explore.signals.embeddings import Embedding, embedding_matrix, pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
 from stable_explore.signals.labels import label_issues, neighbor_label_issues
-from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbors
+from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbors, nearest_rows
 from stable_explore.signals.projection import pca_2d, project
 from stable_explore.signals.regions import rows_in_box, rows_in_polygon
-from stable_explore.signals.similar import hamming_distances, nearest_rows, similar_rows
+from stable_explore.signals.similar import hamming_distances, similar_rows
 
 __all__ = [
     "Embedding",
