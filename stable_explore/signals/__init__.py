@@ -15,7 +15,7 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`pixel_embeddings`: an offline embedding (PCA of small grey pixels) for when there is no model.
 - For the embedding map: a 2D projection of an embedding (:func:`project`), the rows in a box or lasso
   (:func:`rows_in_box`, :func:`rows_in_polygon`) and similar rows by embedding or perceptual hash
-  (:func:`similar_rows`).
+  (:func:`similar_rows`; :func:`similarity` chooses what a dataset's rows are compared by).
 
 numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used when installed
 (``pip install 'stable-explore[clean]'``).
@@ -31,9 +31,11 @@ from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbo
 from stable_explore.signals.projection import pca_2d, project
 from stable_explore.signals.regions import rows_in_box, rows_in_polygon
 from stable_explore.signals.similar import hamming_distances, similar_rows
+from stable_explore.signals.similarity import Similarity, similarity
 
 __all__ = [
     "Embedding",
+    "Similarity",
     "embedding_matrix",
     "embedding_outliers",
     "exact_duplicates",
@@ -52,4 +54,5 @@ __all__ = [
     "rows_in_box",
     "rows_in_polygon",
     "similar_rows",
+    "similarity",
 ]

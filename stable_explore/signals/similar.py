@@ -20,7 +20,7 @@ from stable_explore.signals.perceptual import popcount
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["hamming_distances", "similar_rows"]
+__all__ = ["closest_by_hash", "hamming_distances", "similar_rows"]
 
 
 def _check_row(row: int, rows: int) -> int:
@@ -30,14 +30,16 @@ def _check_row(row: int, rows: int) -> int:
     return row % rows
 
 
-def _closest(distances: np.ndarray, row: int, k: int) -> np.ndarray:
-    distances = distances.astype(np.float64, copy=True)
-    distances[row] = np.inf
+def closest_by_hash(hashes: np.ndarray, row: int, k: int) -> np.ndarray:
+    """The ``k`` rows whose 64-bit hashes differ from row ``row`` in fewest bits (itself left out; ties: lower row)."""
+    position = _check_row(row, len(hashes))
+    distances = hamming_distances(hashes, int(np.asarray(hashes[position]).astype(np.uint64))).astype(np.float64)
+    distances[position] = np.inf
     k = min(k, len(distances) - 1)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
     nearest = np.argpartition(distances, k - 1)[:k]
-    order = np.lexsort((nearest, distances[nearest]))  # ties: lower row first, so answers are stable
+    order = np.lexsort((nearest, distances[nearest]))
     return np.asarray(nearest[order], dtype=np.int64)
 
 
@@ -105,9 +107,7 @@ def similar_rows(
         if len(values) != len(dataset):
             msg = f"hashes has {len(values):,} values; the dataset has {len(dataset):,} rows"
             raise InvalidOptionError(msg)
-        position = _check_row(row, len(values))
-        distances = hamming_distances(values, int(values[position].astype(np.uint64)))
-        return _closest(distances, position, k)
+        return closest_by_hash(values, row, k)
     assert embedding is not None
     matrix = embedding_matrix(dataset, embedding)
     _, positions = nearest_neighbors(matrix, k, rows=[row], metric=metric, backend="numpy")

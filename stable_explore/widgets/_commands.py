@@ -151,6 +151,20 @@ def _save(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
     return {"type": "saved", "ref": saved.ref}, []
 
 
+@command("similar")
+def _similar(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
+    """The detail pane's "Similar rows": the grid shows the row and its nearest neighbours, closest first."""
+    browser.show_similar(int(msg["row"]))
+    return OK, []
+
+
+@command("back")
+def _back(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
+    """The status line's "back": the grid shown before "similar rows"."""
+    browser.back()
+    return OK, []
+
+
 @command("show_all")
 def _show_all(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
     """The status line's "show all": forget ``show_rows``."""
