@@ -6,7 +6,7 @@ function called on batches of rows (a dict of column -> list in the dataset's fo
 images by default) that returns one vector per row of the batch.
 
 The fallback, :func:`pixel_embeddings`, needs no model and no download: each image is shrunk to a
-small grey square and the pixels are projected on their first principal components (numpy's SVD).
+small grey square and the pixels are projected on their first principal components.
 It places look-alike images near each other, which is enough for outliers and neighbour votes on
 simple images (digits, icons, scans) and keeps the example notebooks real and offline; for photographs
 pass a real model's embeddings instead.
@@ -29,11 +29,12 @@ from stable_explore.errors import (
 from stable_explore.schema import Array3D
 from stable_explore.schema.image_codec import decode_image_bytes
 from stable_explore.signals._rows import BATCH_ROWS, image_column, keys_of
+from stable_explore.signals.projection import pca
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["Embedding", "embedding_matrix", "pca", "pixel_embeddings"]
+__all__ = ["Embedding", "embedding_matrix", "pixel_embeddings"]
 
 Embedding = str | np.ndarray | Callable[[dict[str, list[Any]]], Any]
 """A column name, an array of shape (rows, dimensions), or a function of a batch of rows."""
@@ -184,23 +185,6 @@ def _pixels(ds: CachedDataset, column: str, size: int) -> np.ndarray:
                 grey = image.convert("L").resize((size, size), PILImageModule.Resampling.BILINEAR)
                 out[start + i] = np.asarray(grey, dtype=np.float32).ravel() / 255
     return out
-
-
-def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
-    """``data`` (rows x features) projected on its first ``dims`` principal components (SVD of the centred data).
-
-    ``residual`` adds one more coordinate: how far each row lies off those components (the norm of
-    what they leave out), so a row unlike every other (noise, a blank) stays far from the rest
-    instead of landing near the centre.
-    """
-    centred = data - data.mean(axis=0, keepdims=True)
-    dims = max(1, min(dims, *centred.shape))
-    _, _, components = np.linalg.svd(centred, full_matrices=False)
-    projected: np.ndarray = centred @ components[:dims].T
-    if residual:
-        left = np.linalg.norm(centred - projected @ components[:dims], axis=1)
-        projected = np.concatenate([projected, left[:, None]], axis=1)
-    return projected
 
 
 def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int = 16, dims: int = 32) -> np.ndarray:

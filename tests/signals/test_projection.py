@@ -122,3 +122,18 @@ def test_bad_embeddings_say_what_and_where(vectors: se.CachedDataset, home: Path
     )
     with pytest.raises(EncodingError, match=r"column 'v': row 2 \(key 2\) has 3 values where row 0 has 2"):
         embedding_matrix(ragged, "v")
+
+
+def test_pca_with_its_residual_matches_an_svd(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.signals.projection import pca
+
+    data = np.random.default_rng(4).normal(size=(300, 6)) * np.array([5, 3, 2, 1, 0.5, 0.1])
+    centred = data - data.mean(axis=0)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)
+    expected = centred @ components[:3].T
+    ours = pca(data, 3, residual=True)
+    np.testing.assert_allclose(np.abs(ours[:, :3]), np.abs(expected), atol=1e-9)
+    np.testing.assert_allclose(ours[:, 3], np.linalg.norm(centred - expected @ components[:3], axis=1), atol=1e-9)
+    monkeypatch.setattr("stable_explore.signals.projection._CHUNK", 7)  # chunks do not change the answer
+    np.testing.assert_allclose(pca(data, 3, residual=True), ours, atol=1e-9)
+    assert pca(data[:2], 5).shape == (2, 2)  # no more components than rows
