@@ -14,7 +14,7 @@ a save, a version deleted under the browser) is still pushed to every view as ``
 Examples
 --------
 >>> sorted(COMMANDS)[:4]
-['clear', 'click', 'detail', 'detail_closed']
+['back', 'clear', 'click', 'detail']
 """
 
 from __future__ import annotations
