@@ -827,18 +827,21 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
 
     # -- browsing ------------------------------------------------------------
 
-    def browse(self, *, page_size: int = 48, thumb_size: int = 128) -> ShardBrowser:
+    def browse(self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None) -> ShardBrowser:
         """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
 
         Needs the ``lab`` extra (anywidget). ``browser.selected`` and
-        ``browser.selection()`` hand the selected rows back to Python.
+        ``browser.selection()`` hand the selected rows back to Python. ``similar_by`` names what the
+        detail pane's "Similar rows" compares (an embedding column, a perceptual hash column, an
+        image column, ``"phash"`` or ``"dhash"``; default: an embedding column, else a hash column,
+        else the pHash of the images).
         """
         from stable_explore._optional import require
 
         require("anywidget", "lab", "the shard browser")
         from stable_explore.widgets.browser import ShardBrowser
 
-        return ShardBrowser(self, page_size=page_size, thumb_size=thumb_size)
+        return ShardBrowser(self, page_size=page_size, thumb_size=thumb_size, similar_by=similar_by)
 
     # -- integrity -----------------------------------------------------------
 

@@ -15,7 +15,7 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`pixel_embeddings`: an offline embedding (PCA of small grey pixels) for when there is no model.
 - For the embedding map: a 2D projection of an embedding (:func:`project`), the rows in a box or lasso
   (:func:`rows_in_box`, :func:`rows_in_polygon`) and similar rows by embedding or perceptual hash
-  (:func:`similar_rows`).
+  (:func:`similar_rows`; :func:`similarity` chooses what a dataset's rows are compared by).
 
 numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used when installed
 (``pip install 'stable-explore[clean]'``).
@@ -23,18 +23,19 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 
 from __future__ import annotations
 
-from stable_explore.signals._vectors import Embedding, embedding_matrix
 from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
-from stable_explore.signals.embeddings import pixel_embeddings
+from stable_explore.signals.embeddings import Embedding, embedding_matrix, pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
 from stable_explore.signals.labels import label_issues, neighbor_label_issues
-from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbors
+from stable_explore.signals.neighbors import embedding_outliers, nearest_neighbors, nearest_rows
 from stable_explore.signals.projection import pca_2d, project
 from stable_explore.signals.regions import rows_in_box, rows_in_polygon
-from stable_explore.signals.similar import hamming_distances, nearest_rows, similar_rows
+from stable_explore.signals.similar import hamming_distances, similar_rows
+from stable_explore.signals.similarity import Similarity, similarity
 
 __all__ = [
     "Embedding",
+    "Similarity",
     "embedding_matrix",
     "embedding_outliers",
     "exact_duplicates",
@@ -53,4 +54,5 @@ __all__ = [
     "rows_in_box",
     "rows_in_polygon",
     "similar_rows",
+    "similarity",
 ]

@@ -1,7 +1,12 @@
-"""Embeddings for the neighbour signals: the user's (a column, or a function of the images) or a pixel fallback.
+"""Embeddings: one matrix (rows x dimensions) from what a user passes, or an offline fallback from the pixels.
+
+An embedding is a column (a ``Sequence`` of numbers, fixed or variable length with every row the same
+length; an ``Array3D``, flattened; or a single number column), an array with one row per row, or a
+function called on batches of rows (a dict of column -> list in the dataset's format: images as PIL
+images by default) that returns one vector per row of the batch.
 
 The fallback, :func:`pixel_embeddings`, needs no model and no download: each image is shrunk to a
-small grey square and the pixels are projected on their first principal components (numpy's SVD).
+small grey square and the pixels are projected on their first principal components.
 It places look-alike images near each other, which is enough for outliers and neighbour votes on
 simple images (digits, icons, scans) and keeps the example notebooks real and offline; for photographs
 pass a real model's embeddings instead.
@@ -13,17 +18,157 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
-from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
+from stable_explore.errors import (
+    ColumnNotFoundError,
+    EncodingError,
+    InvalidArgumentTypeError,
+    InvalidOptionError,
+)
+from stable_explore.schema import Array3D
 from stable_explore.schema.image_codec import decode_image_bytes
 from stable_explore.signals._rows import BATCH_ROWS, image_column, keys_of
+from stable_explore.signals.projection import pca
 
 if TYPE_CHECKING:
-    from PIL.Image import Image as PILImage
-
     from stable_explore.dataset import CachedDataset
 
-EmbeddingSource = str | np.ndarray | Callable[[list[Any]], Any] | None
+__all__ = ["Embedding", "embedding_matrix", "pixel_embeddings"]
+
+Embedding = str | np.ndarray | Callable[[dict[str, list[Any]]], Any]
+"""A column name, an array of shape (rows, dimensions), or a function of a batch of rows."""
+
+
+def _row_named(dataset: CachedDataset, row: int) -> str:
+    return f"row {row} (key {keys_of(dataset)[row].as_py()!r})"
+
+
+def _from_list_column(dataset: CachedDataset, values: pa.Array, name: str) -> np.ndarray:
+    if pa.types.is_fixed_size_list(values.type):
+        width = values.type.list_size
+    else:
+        lengths = np.asarray(values.value_lengths().fill_null(-1).to_numpy(zero_copy_only=False))
+        if len(lengths) and (lengths != lengths[0]).any():
+            row = int(np.flatnonzero(lengths != lengths[0])[0])
+            msg = (
+                f"column {name!r}: {_row_named(dataset, row)} has {lengths[row]} values where row 0 has "
+                f"{lengths[0]}; an embedding needs the same number of values in every row"
+            )
+            raise EncodingError(msg)
+        width = int(lengths[0]) if len(lengths) else 0
+    if values.null_count:
+        row = int(np.flatnonzero(np.asarray(values.is_null().to_numpy(zero_copy_only=False)))[0])
+        msg = f"column {name!r}: {_row_named(dataset, row)} has no embedding (null); fill it before using it"
+        raise EncodingError(msg)
+    flat = values.flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float64).reshape(len(values), width)
+
+
+def _from_column(dataset: CachedDataset, name: str) -> np.ndarray:
+    if name not in dataset.features:
+        msg = f"no embedding column {name!r}; columns are {list(dataset.features)}"
+        raise ColumnNotFoundError(msg)
+    feature = dataset.features[name]
+    values = dataset.arrow_column(name)
+    if isinstance(feature, Array3D):
+        return np.stack([np.asarray(feature.decode_value(v), dtype=np.float64).ravel() for v in values.to_pylist()])
+    if pa.types.is_list(values.type) or pa.types.is_large_list(values.type) or pa.types.is_fixed_size_list(values.type):
+        return _from_list_column(dataset, values, name)
+    if pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
+        return np.asarray(values.fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)[:, None]
+    msg = f"column {name!r} holds {values.type}, not numbers or lists of numbers; it cannot be an embedding"
+    raise InvalidOptionError(msg)
+
+
+def _from_function(dataset: CachedDataset, function: Callable[..., Any], batch_size: int) -> np.ndarray:
+    parts = []
+    start = 0
+    for batch in dataset.iter(batch_size=batch_size):
+        rows = len(batch) if isinstance(batch, pa.Table) else len(next(iter(batch.values()))) if batch else 0
+        try:
+            part = np.asarray(function(batch), dtype=np.float64)
+        except ValueError as exc:
+            msg = f"the embedding function's vectors for rows {start}..{start + rows - 1} differ in length ({exc})"
+            raise InvalidOptionError(msg) from exc
+        if part.ndim == 1:
+            part = part[:, None]
+        if part.ndim != 2 or len(part) != rows:
+            msg = (
+                f"the embedding function returned shape {part.shape} for rows {start}..{start + rows - 1}; "
+                f"it must return one vector per row: shape ({rows}, dimensions)"
+            )
+            raise InvalidOptionError(msg)
+        parts.append(part)
+        start += rows
+    return np.concatenate(parts) if parts else np.zeros((0, 1))
+
+
+def embedding_matrix(
+    dataset: CachedDataset,
+    embedding: Embedding | None,
+    *,
+    column: str | None = None,
+    batch_size: int = 1000,
+) -> np.ndarray:
+    """The embedding of every row of ``dataset`` as a float64 matrix (rows x dimensions).
+
+    Parameters
+    ----------
+    dataset:
+        The rows (a version or a view).
+    embedding:
+        A column name (a ``Sequence`` of numbers, an ``Array3D`` or a number column), an array of shape
+        (rows, dimensions), a function called on batches of rows (a dict of column -> list, images as
+        PIL images) that returns an array of shape (batch rows, dimensions), or None for the offline
+        :func:`pixel_embeddings` of the image column.
+    column:
+        With ``embedding=None``: the image column (default: the first ``Image`` column).
+    batch_size:
+        Rows per call of a function.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (len(dataset), dimensions), every value finite.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> features = se.Features(vec=se.Sequence(se.Value("float32"), length=2))
+    >>> ds = se.build([{"vec": [i, 2 * i]} for i in range(3)], features, name="vec", home=tempfile.mkdtemp(),
+    ...               progress=False)
+    >>> embedding_matrix(ds, "vec").tolist()
+    [[0.0, 0.0], [1.0, 2.0], [2.0, 4.0]]
+    >>> embedding_matrix(ds, lambda batch: [[len(v)] for v in batch["vec"]]).shape
+    (3, 1)
+    """
+    if embedding is None:
+        matrix = pixel_embeddings(dataset, column=column).astype(np.float64)
+        where = "the pixel embedding"
+    elif isinstance(embedding, str):
+        matrix = _from_column(dataset, embedding)
+        where = f"column {embedding!r}"
+    elif callable(embedding):
+        matrix = _from_function(dataset, embedding, batch_size)
+        where = "the embedding function's output"
+    elif isinstance(embedding, (np.ndarray, list, tuple)):
+        matrix = np.asarray(embedding, dtype=np.float64)
+        if matrix.ndim == 1:
+            matrix = matrix[:, None]
+        where = "the embedding array"
+    else:
+        msg = f"embedding must be a column name, an array or a function of a batch, got {type(embedding).__name__}"
+        raise InvalidArgumentTypeError(msg)
+    if matrix.ndim != 2 or len(matrix) != len(dataset):
+        msg = f"{where} has shape {matrix.shape}; the dataset has {len(dataset):,} rows: expected ({len(dataset)}, d)"
+        raise InvalidOptionError(msg)
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        msg = f"{where}: {_row_named(dataset, row)} has a NaN or infinite value; an embedding must be finite"
+        raise InvalidOptionError(msg)
+    return matrix
 
 
 def _pixels(ds: CachedDataset, column: str, size: int) -> np.ndarray:
@@ -42,23 +187,6 @@ def _pixels(ds: CachedDataset, column: str, size: int) -> np.ndarray:
     return out
 
 
-def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
-    """``data`` (rows x features) projected on its first ``dims`` principal components (SVD of the centred data).
-
-    ``residual`` adds one more coordinate: how far each row lies off those components (the norm of
-    what they leave out), so a row unlike every other (noise, a blank) stays far from the rest
-    instead of landing near the centre.
-    """
-    centred = data - data.mean(axis=0, keepdims=True)
-    dims = max(1, min(dims, *centred.shape))
-    _, _, components = np.linalg.svd(centred, full_matrices=False)
-    projected: np.ndarray = centred @ components[:dims].T
-    if residual:
-        left = np.linalg.norm(centred - projected @ components[:dims], axis=1)
-        projected = np.concatenate([projected, left[:, None]], axis=1)
-    return projected
-
-
 def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int = 16, dims: int = 32) -> np.ndarray:
     """An offline embedding of each image: its ``size`` x ``size`` grey pixels reduced to ``dims`` by PCA.
 
@@ -75,48 +203,3 @@ def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int 
     (3, 3)
     """
     return pca(_pixels(ds, image_column(ds, column), size), dims, residual=True).astype(np.float32)
-
-
-def embeddings_of(ds: CachedDataset, source: EmbeddingSource, *, column: str | None = None) -> np.ndarray:
-    """The embedding matrix (rows x dims, float32) ``source`` gives for ``ds``.
-
-    ``source`` is a column name (a fixed-length list or array per row), an array with one row per row
-    of ``ds``, a function called with a list of PIL images (a batch) that returns one vector per image,
-    or None for :func:`pixel_embeddings`.
-    """
-    if source is None:
-        return pixel_embeddings(ds, column=column)
-    if isinstance(source, str):
-        if source not in ds.features:
-            msg = f"no embedding column {source!r}; columns are {list(ds.features)}"
-            raise ColumnNotFoundError(msg)
-        return _matrix(ds, ds.arrow_column(source).to_pylist(), f"column {source!r}")
-    if callable(source):
-        name = image_column(ds, column)
-        parts = []
-        for start in range(0, len(ds), BATCH_ROWS):
-            values = ds[start : start + BATCH_ROWS].arrow_column(name).to_pylist()
-            images: list[PILImage] = [decode_image_bytes(v) for v in values]
-            parts.append(np.asarray(source(images), dtype=np.float32))
-        return _matrix(ds, list(np.concatenate(parts)) if parts else [], "the embedding function's result")
-    return _matrix(ds, list(np.asarray(source)), "embeddings=")
-
-
-def _matrix(ds: CachedDataset, vectors: list[Any], where: str) -> np.ndarray:
-    if len(vectors) != len(ds):
-        msg = f"{where} gives {len(vectors)} vectors for {len(ds)} rows; one per row is needed"
-        raise InvalidOptionError(msg)
-    for row, vector in enumerate(vectors):
-        if vector is None or not np.all(np.isfinite(np.asarray(vector, dtype=np.float64))):
-            key = keys_of(ds)[row].as_py()
-            msg = f"{where}: row {row} (key {key!r}) has no finite embedding ({vector!r:.60})"
-            raise InvalidOptionError(msg)
-    try:
-        matrix = np.asarray(vectors, dtype=np.float32)
-    except ValueError as exc:
-        msg = f"{where}: embeddings must all have the same length ({exc})"
-        raise InvalidOptionError(msg) from exc
-    if matrix.ndim != 2:
-        msg = f"{where}: expected one vector per row (rows x dims), got shape {matrix.shape}"
-        raise InvalidOptionError(msg)
-    return matrix

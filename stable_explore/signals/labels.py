@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.signals._rows import keys_of, label_column, labels_of, result_table
-from stable_explore.signals.embeddings import EmbeddingSource, embeddings_of
+from stable_explore.signals.embeddings import Embedding, embedding_matrix
 from stable_explore.signals.neighbors import nearest_neighbors
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ def label_issues(
 
 def neighbor_label_issues(
     ds: CachedDataset,
-    embeddings: EmbeddingSource = None,
+    embeddings: Embedding | None = None,
     *,
     label: str | None = None,
     k: int = 10,
@@ -188,7 +188,7 @@ def neighbor_label_issues(
         raise InvalidOptionError(msg)
     name, feature = label_column(ds, label)
     labels = labels_of(ds, name)
-    _, positions = nearest_neighbors(embeddings_of(ds, embeddings, column=column), k)
+    _, positions = nearest_neighbors(embedding_matrix(ds, embeddings, column=column), k)
     if positions.shape[1] == 0:
         return result_table(ds, np.zeros(0, dtype=np.int64), {"label": [], "suggested": [], "neighbor_agreement": []})
     votes = labels[positions]

@@ -1,4 +1,9 @@
-"""Nearest neighbours in an embedding, and the outlier score they give: the mean distance to the k nearest."""
+"""Nearest neighbours in an embedding, and the outlier score they give: the mean distance to the k nearest.
+
+:func:`nearest_neighbors` answers for every row (or for some rows) at once; :func:`nearest_rows` for
+one. Both scan in blocks (queries x rows held at once stay bounded), need no index, and break ties by
+the lower row, so answers are stable.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stable_explore.errors import InvalidOptionError
+from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.signals._rows import result_table
-from stable_explore.signals.embeddings import EmbeddingSource, embeddings_of
+from stable_explore.signals.embeddings import Embedding, embedding_matrix
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from stable_explore.dataset import CachedDataset
 
-_BLOCK = 1024  # rows whose distances to every row are held at once (numpy fallback)
+__all__ = ["BACKENDS", "METRICS", "embedding_outliers", "nearest_neighbors", "nearest_rows"]
+
+BACKENDS = ("auto", "sklearn", "numpy")
+METRICS = ("euclidean", "cosine")
+_CELLS = 4_194_304  # distances (queries x rows) held at once by the numpy scan: 32 MB of float64
 
 
 def _check_k(k: int, n: int) -> int:
@@ -26,11 +35,44 @@ def _check_k(k: int, n: int) -> int:
     return min(k, max(0, n - 1))
 
 
-def nearest_neighbors(vectors: np.ndarray, k: int, *, backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
-    """(distances, positions) of each row's ``k`` nearest other rows (Euclidean), nearest first.
+def _check_rows(rows: np.ndarray, n: int) -> np.ndarray:
+    out_of_range = (rows < -n) | (rows >= n)
+    if out_of_range.any():
+        msg = f"row {int(rows[np.argmax(out_of_range)])} is out of range for {n:,} rows"
+        raise RowIndexError(msg)
+    return np.asarray(rows % max(n, 1), dtype=np.int64)
 
-    ``backend``: ``"sklearn"`` (scikit-learn's NearestNeighbors), ``"numpy"`` (exact, in blocks of rows
-    against all rows: O(n^2 d) work, bounded memory) or ``"auto"`` (scikit-learn when installed).
+
+def nearest_neighbors(
+    vectors: np.ndarray,
+    k: int,
+    *,
+    rows: np.ndarray | list[int] | None = None,
+    metric: str = "euclidean",
+    backend: str = "auto",
+) -> tuple[np.ndarray, np.ndarray]:
+    """(distances, positions) of each row's ``k`` nearest other rows, nearest first.
+
+    Parameters
+    ----------
+    vectors:
+        The embedding, rows x dimensions.
+    k:
+        Neighbours per row (fewer when there are not that many other rows).
+    rows:
+        The rows to answer for (negative counts from the end); default every row.
+    metric:
+        ``"euclidean"`` or ``"cosine"`` (1 - the cosine similarity).
+    backend:
+        ``"sklearn"`` (scikit-learn's NearestNeighbors), ``"numpy"`` (exact, in blocks of rows against
+        all rows: O(queries x rows x dimensions) work, bounded memory) or ``"auto"`` (scikit-learn when
+        installed and every row is asked, else numpy).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        float32 distances and int64 positions, each of shape (queries, k); a row never counts as its
+        own neighbour, and equal distances put the lower row first.
 
     Examples
     --------
@@ -39,56 +81,86 @@ def nearest_neighbors(vectors: np.ndarray, k: int, *, backend: str = "auto") -> 
     >>> positions.ravel().tolist(), distances.ravel().tolist()
     ([1, 0, 1], [1.0, 1.0, 4.0])
     """
-    vectors = np.asarray(vectors, dtype=np.float32)
-    n = len(vectors)
+    if backend not in BACKENDS:
+        msg = f"backend must be one of {BACKENDS}, got {backend!r}"
+        raise InvalidOptionError(msg)
+    if metric not in METRICS:
+        msg = f"metric must be one of {METRICS}, got {metric!r}"
+        raise InvalidOptionError(msg)
+    data = np.asarray(vectors)
+    data = data.astype(np.result_type(data.dtype, np.float32), copy=False)
+    n = len(data)
+    queries = np.arange(n, dtype=np.int64) if rows is None else _check_rows(np.atleast_1d(np.asarray(rows)), n)
     k = _check_k(k, n)
     if k == 0:
-        return np.zeros((n, 0), dtype=np.float32), np.zeros((n, 0), dtype=np.int64)
-    if backend not in ("auto", "sklearn", "numpy"):
-        msg = f"backend must be 'auto', 'sklearn' or 'numpy', got {backend!r}"
-        raise InvalidOptionError(msg)
-    if backend == "sklearn" or (backend == "auto" and importlib.util.find_spec("sklearn") is not None):
-        return _sklearn(vectors, k)
-    return _blocked(vectors, k)
+        return np.zeros((len(queries), 0), dtype=np.float32), np.zeros((len(queries), 0), dtype=np.int64)
+    wants_sklearn = backend == "auto" and rows is None and importlib.util.find_spec("sklearn") is not None
+    if backend == "sklearn" or wants_sklearn:
+        return _sklearn(data, queries, k, metric)
+    return _blocked(data, queries, k, metric)
 
 
-def _sklearn(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def nearest_rows(matrix: np.ndarray, row: int, k: int = 8, *, metric: str = "euclidean") -> np.ndarray:
+    """Rows of ``matrix`` nearest to ``row`` (itself left out), closest first: one row of :func:`nearest_neighbors`.
+
+    Examples
+    --------
+    >>> points = np.array([[0.0, 0.0], [5.0, 5.0], [0.1, 0.0], [1.0, 1.0]])
+    >>> nearest_rows(points, 0, k=2).tolist()
+    [2, 3]
+    """
+    _, positions = nearest_neighbors(matrix, k, rows=[row], metric=metric, backend="numpy")
+    nearest: np.ndarray = positions[0]
+    return nearest
+
+
+def _sklearn(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
     from stable_explore._optional import require
 
     neighbors = require("sklearn.neighbors", "clean", "nearest neighbours with scikit-learn")
-    model = neighbors.NearestNeighbors(n_neighbors=k + 1).fit(vectors)
-    distances, positions = model.kneighbors(vectors)
-    return _drop_self(distances, positions, k)
+    model = neighbors.NearestNeighbors(n_neighbors=k + 1, metric=metric).fit(data)
+    distances, positions = model.kneighbors(data[queries])
+    return _drop_self(distances, positions, queries, k)
 
 
-def _drop_self(distances: np.ndarray, positions: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _drop_self(
+    distances: np.ndarray, positions: np.ndarray, queries: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's neighbours without itself (a row that ties with copies may not come first)."""
-    own = positions == np.arange(len(positions))[:, None]
+    own = positions == queries[:, None]
     own[~own.any(axis=1), -1] = True  # itself not among the k + 1: drop the farthest
     keep = ~own
     shape = (len(positions), k)
     return distances[keep].reshape(shape).astype(np.float32), positions[keep].reshape(shape).astype(np.int64)
 
 
-def _blocked(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    n = len(vectors)
-    squares = np.einsum("ij,ij->i", vectors, vectors)
-    distances = np.zeros((n, k), dtype=np.float32)
-    positions = np.zeros((n, k), dtype=np.int64)
-    for start in range(0, n, _BLOCK):
-        stop = min(n, start + _BLOCK)
-        block = squares[start:stop, None] + squares[None, :] - 2 * (vectors[start:stop] @ vectors.T)
-        block[np.arange(stop - start), np.arange(start, stop)] = np.inf
+def _blocked(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    if metric == "cosine":
+        norms = np.linalg.norm(data, axis=1, keepdims=True)
+        data = data / np.where(norms == 0, 1, norms)
+    squares = np.einsum("ij,ij->i", data, data)
+    distances = np.zeros((len(queries), k), dtype=np.float32)
+    positions = np.zeros((len(queries), k), dtype=np.int64)
+    step = max(1, _CELLS // max(1, len(data)))
+    for start in range(0, len(queries), step):
+        block_rows = queries[start : start + step]
+        products = data[block_rows] @ data.T
+        if metric == "cosine":
+            block = 1.0 - products
+        else:
+            block = np.maximum(squares[block_rows, None] + squares[None, :] - 2 * products, 0)
+        block[np.arange(len(block_rows)), block_rows] = np.inf
         nearest = np.argpartition(block, k - 1, axis=1)[:, :k]
         near = np.take_along_axis(block, nearest, axis=1)
-        order = np.lexsort((nearest, near), axis=1)
-        positions[start:stop] = np.take_along_axis(nearest, order, axis=1)
-        distances[start:stop] = np.sqrt(np.maximum(np.take_along_axis(near, order, axis=1), 0))
+        order = np.lexsort((nearest, near), axis=1)  # equal distances: the lower row first
+        positions[start : start + len(block_rows)] = np.take_along_axis(nearest, order, axis=1)
+        near = np.take_along_axis(near, order, axis=1)
+        distances[start : start + len(block_rows)] = near if metric == "cosine" else np.sqrt(near)
     return distances, positions
 
 
 def embedding_outliers(
-    ds: CachedDataset, embeddings: EmbeddingSource = None, *, k: int = 10, column: str | None = None
+    ds: CachedDataset, embeddings: Embedding | None = None, *, k: int = 10, column: str | None = None
 ) -> pa.Table:
     """How far each row lies from its ``k`` nearest neighbours in an embedding (high: an outlier).
 
@@ -97,12 +169,12 @@ def embedding_outliers(
     ds
         The dataset (or a view).
     embeddings
-        A column name, an array (one row per row), a function of a batch of PIL images, or None for
-        the offline :func:`~stable_explore.signals.pixel_embeddings`.
+        A column name, an array (one row per row), a function of a batch of rows, or None for the
+        offline :func:`~stable_explore.signals.pixel_embeddings` (see :func:`embedding_matrix`).
     k
         Neighbours averaged.
     column
-        The image column a function or the fallback reads.
+        The image column the fallback reads.
 
     Returns
     -------
@@ -120,7 +192,7 @@ def embedding_outliers(
     >>> table.column("outlier_rank").to_pylist()
     [2, 4, 5, 3, 1]
     """
-    vectors = embeddings_of(ds, embeddings, column=column)
+    vectors = embedding_matrix(ds, embeddings, column=column)
     distances, _ = nearest_neighbors(vectors, k)
     scores = distances.mean(axis=1) if distances.shape[1] else np.zeros(len(vectors))
     ranks = np.empty(len(scores), dtype=np.int64)

@@ -15,16 +15,54 @@ import numpy as np
 from stable_explore._optional import require
 from stable_explore.errors import InvalidOptionError
 
-__all__ = ["METHODS", "pca_2d", "project"]
+__all__ = ["METHODS", "pca", "pca_2d", "project"]
 
 METHODS = ("pca", "umap")
 _CHUNK = 65_536
 
 
+def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
+    """``data`` (rows x features) on its first ``dims`` principal components, as float64 (rows x dims).
+
+    The components come from the scatter matrix, summed over chunks of rows, so memory stays bounded
+    by the chunk whatever the number of rows; each axis's sign is fixed (its largest loading is
+    positive), so the same data always gives the same coordinates. ``residual`` adds one more
+    coordinate: how far each row lies off those components (the norm of what they leave out), so a
+    row unlike every other (noise, a blank) stays far from the rest instead of landing near the centre.
+
+    Examples
+    --------
+    >>> pca(np.array([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]), 1).ravel().round(3).tolist()
+    [-1.414, 0.0, 1.414]
+    """
+    rows, width = data.shape
+    dims = max(1, min(dims, rows, width))
+    out = np.zeros((rows, dims + int(residual)))
+    if rows == 0:
+        return out
+    mean = data.mean(axis=0, dtype=np.float64)
+    scatter = np.zeros((width, width))
+    for start in range(0, rows, _CHUNK):
+        block = data[start : start + _CHUNK] - mean
+        scatter += block.T @ block
+    values, vectors = np.linalg.eigh(scatter)
+    axes = vectors[:, np.argsort(values)[::-1][:dims]]
+    for column in range(axes.shape[1]):  # a fixed sign per axis: the same data always draws the same way
+        if axes[np.argmax(np.abs(axes[:, column])), column] < 0:
+            axes[:, column] = -axes[:, column]
+    for start in range(0, rows, _CHUNK):
+        block = data[start : start + _CHUNK] - mean
+        projected = block @ axes
+        out[start : start + len(block), :dims] = projected
+        if residual:
+            out[start : start + len(block), dims] = np.linalg.norm(block - projected @ axes.T, axis=1)
+    return out
+
+
 def pca_2d(matrix: np.ndarray) -> np.ndarray:
     """The first two principal components of ``matrix`` (rows x dimensions), as float32 (rows x 2).
 
-    Rows are centred; a matrix of one dimension gives a second axis of zeros.
+    Rows are centred; a matrix of one dimension gives a second axis of zeros. See :func:`pca`.
 
     Examples
     --------
@@ -32,23 +70,9 @@ def pca_2d(matrix: np.ndarray) -> np.ndarray:
     >>> points.dtype, points.shape, [round(float(x), 2) + 0.0 for x in points[:, 0]]
     (dtype('float32'), (3, 2), [-2.0, 0.0, 2.0])
     """
-    rows, dims = matrix.shape
-    out = np.zeros((rows, 2), dtype=np.float32)
-    if rows == 0:
-        return out
-    mean = matrix.mean(axis=0)
-    scatter = np.zeros((dims, dims))
-    for start in range(0, rows, _CHUNK):
-        block = matrix[start : start + _CHUNK] - mean
-        scatter += block.T @ block
-    values, vectors = np.linalg.eigh(scatter)
-    order = np.argsort(values)[::-1][:2]
-    axes = vectors[:, order]
-    for column in range(axes.shape[1]):  # a fixed sign per axis: the same data always draws the same way
-        if axes[np.argmax(np.abs(axes[:, column])), column] < 0:
-            axes[:, column] = -axes[:, column]
-    for start in range(0, rows, _CHUNK):
-        out[start : start + _CHUNK, : axes.shape[1]] = (matrix[start : start + _CHUNK] - mean) @ axes
+    out = np.zeros((len(matrix), 2), dtype=np.float32)
+    projected = pca(matrix, 2)
+    out[:, : projected.shape[1]] = projected
     return out
 
 

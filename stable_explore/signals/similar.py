@@ -1,8 +1,9 @@
 """Similar rows: the nearest neighbours of one row, by an embedding or by a perceptual hash.
 
-One query scans every row once (O(rows x dimensions), in chunks), so it needs no index and answers in
-tens of milliseconds at a million rows of a 64-dimensional embedding. Hashes are compared by Hamming
-distance (the number of differing bits).
+One query scans every row once (O(rows x dimensions), in blocks: see
+:func:`~stable_explore.signals.nearest_neighbors`), so it needs no index and answers in tens of
+milliseconds at a million rows of a 64-dimensional embedding. Hashes are compared by Hamming distance
+(the number of differing bits).
 """
 
 from __future__ import annotations
@@ -12,16 +13,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from stable_explore.errors import InvalidOptionError, RowIndexError
-from stable_explore.signals._vectors import Embedding, embedding_matrix
+from stable_explore.signals.embeddings import Embedding, embedding_matrix
+from stable_explore.signals.neighbors import nearest_neighbors
+from stable_explore.signals.perceptual import popcount
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["METRICS", "hamming_distances", "nearest_rows", "similar_rows"]
-
-METRICS = ("euclidean", "cosine")
-_CHUNK = 262_144
-_POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+__all__ = ["closest_by_hash", "hamming_distances", "similar_rows"]
 
 
 def _check_row(row: int, rows: int) -> int:
@@ -31,44 +30,17 @@ def _check_row(row: int, rows: int) -> int:
     return row % rows
 
 
-def _closest(distances: np.ndarray, row: int, k: int) -> np.ndarray:
-    distances = distances.astype(np.float64, copy=True)
-    distances[row] = np.inf
+def closest_by_hash(hashes: np.ndarray, row: int, k: int) -> np.ndarray:
+    """The ``k`` rows whose 64-bit hashes differ from row ``row`` in fewest bits (itself left out; ties: lower row)."""
+    position = _check_row(row, len(hashes))
+    distances = hamming_distances(hashes, int(np.asarray(hashes[position]).astype(np.uint64))).astype(np.float64)
+    distances[position] = np.inf
     k = min(k, len(distances) - 1)
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
     nearest = np.argpartition(distances, k - 1)[:k]
-    order = np.lexsort((nearest, distances[nearest]))  # ties: lower row first, so answers are stable
+    order = np.lexsort((nearest, distances[nearest]))
     return np.asarray(nearest[order], dtype=np.int64)
-
-
-def nearest_rows(matrix: np.ndarray, row: int, k: int = 8, *, metric: str = "euclidean") -> np.ndarray:
-    """Rows of ``matrix`` nearest to ``row`` (itself left out), closest first.
-
-    Examples
-    --------
-    >>> points = np.array([[0.0, 0.0], [5.0, 5.0], [0.1, 0.0], [1.0, 1.0]])
-    >>> nearest_rows(points, 0, k=2).tolist()
-    [2, 3]
-    """
-    if metric not in METRICS:
-        msg = f"metric must be one of {METRICS}, got {metric!r}"
-        raise InvalidOptionError(msg)
-    row = _check_row(row, len(matrix))
-    data = np.asarray(matrix, dtype=np.float64)
-    query = data[row]
-    distances = np.empty(len(data))
-    if metric == "cosine":
-        query = query / (np.linalg.norm(query) or 1.0)
-    for start in range(0, len(data), _CHUNK):
-        block = data[start : start + _CHUNK]
-        if metric == "cosine":
-            norms = np.linalg.norm(block, axis=1)
-            norms[norms == 0] = 1.0
-            distances[start : start + len(block)] = 1.0 - (block @ query) / norms
-        else:
-            distances[start : start + len(block)] = ((block - query) ** 2).sum(axis=1)
-    return _closest(distances, row, k)
 
 
 def hamming_distances(hashes: np.ndarray, query: int) -> np.ndarray:
@@ -79,11 +51,7 @@ def hamming_distances(hashes: np.ndarray, query: int) -> np.ndarray:
     >>> hamming_distances(np.array([0b1011, 0b0000, 0b1010], dtype=np.uint64), 0b1010).tolist()
     [1, 2, 0]
     """
-    values = np.asarray(hashes).astype(np.uint64, copy=False) ^ np.uint64(query)
-    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
-        return np.asarray(np.bitwise_count(values), dtype=np.int64)
-    counts: np.ndarray = _POPCOUNT[values.view(np.uint8).reshape(len(values), 8)].sum(axis=1, dtype=np.int64)
-    return counts
+    return popcount(np.asarray(hashes).astype(np.uint64, copy=False) ^ np.uint64(query))
 
 
 def similar_rows(
@@ -139,9 +107,9 @@ def similar_rows(
         if len(values) != len(dataset):
             msg = f"hashes has {len(values):,} values; the dataset has {len(dataset):,} rows"
             raise InvalidOptionError(msg)
-        position = _check_row(row, len(values))
-        distances = hamming_distances(values, int(values[position].astype(np.uint64)))
-        return _closest(distances, position, k)
+        return closest_by_hash(values, row, k)
     assert embedding is not None
-    nearest: np.ndarray = nearest_rows(embedding_matrix(dataset, embedding), row, k, metric=metric)
+    matrix = embedding_matrix(dataset, embedding)
+    _, positions = nearest_neighbors(matrix, k, rows=[row], metric=metric, backend="numpy")
+    nearest: np.ndarray = positions[0]
     return nearest

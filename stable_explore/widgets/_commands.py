@@ -14,7 +14,7 @@ a save, a version deleted under the browser) is still pushed to every view as ``
 Examples
 --------
 >>> sorted(COMMANDS)[:4]
-['clear', 'click', 'detail', 'detail_closed']
+['back', 'clear', 'click', 'detail']
 """
 
 from __future__ import annotations
@@ -149,6 +149,20 @@ def _discard(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
 def _save(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
     saved = browser.save(str(msg.get("message") or "") or None)
     return {"type": "saved", "ref": saved.ref}, []
+
+
+@command("similar")
+def _similar(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
+    """The detail pane's "Similar rows": the grid shows the row and its nearest neighbours, closest first."""
+    browser.show_similar(int(msg["row"]))
+    return OK, []
+
+
+@command("back")
+def _back(browser: ShardBrowser, msg: dict[str, Any]) -> Reply:
+    """The status line's "back": the grid shown before "similar rows"."""
+    browser.back()
+    return OK, []
 
 
 @command("show_all")

@@ -39,7 +39,9 @@ from stable_explore.widgets._filters import field_kinds
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.signals import Similarity
     from stable_explore.versioning.edits import Draft
+    from stable_explore.widgets._similar import Grid
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["BrowserState", "Opened"]
@@ -160,7 +162,9 @@ class BrowserState:
     ``rows``: positions (in the dataset) of the rows the filters keep, in the order shown;
     ``positions``: row -> place in ``rows`` when that order is not row order (a sort, a subset);
     ``subset``: the rows of ``show_rows()``, in the order given; ``ready``: False while several
-    traits change together, so observers wait for one refilter.
+    traits change together, so observers wait for one refilter; ``similar_choice``: the user's
+    ``similar_by=``, ``similarity`` what it resolved to for this version (None: no similar rows);
+    ``grids``: the grids "back" returns to, the last shown last.
     """
 
     opened: Opened
@@ -176,6 +180,9 @@ class BrowserState:
     prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
     counting: np.ndarray | None = None  # the rows whose labels the chips count, once the page has gone
     ready: bool = False
+    similar_choice: str | None = None
+    similarity: Similarity | None = None
+    grids: list[Grid] = field(default_factory=list)
 
     def reopen(self, ds: CachedDataset) -> None:
         """Browse ``ds`` from now on: what was derived from the old version, and the rows shown, go."""
@@ -184,3 +191,4 @@ class BrowserState:
         self.positions = None
         self.subset = None
         self.anchor = None
+        self.grids = []  # their rows were positions in the old version

@@ -39,11 +39,13 @@ from stable_explore.display.images import array_thumbnail, encode_thumbnail, ope
 from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
+from stable_explore.signals import similarity
 from stable_explore.widgets._commands import REQUEST, RESPONSE, handle
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._selection import SelectionMixin
+from stable_explore.widgets._similar import SimilarMixin
 from stable_explore.widgets._snapshot import SnapshotMixin
 from stable_explore.widgets._state import BrowserState, Opened
 from stable_explore.widgets._thumbs import SHARED_CACHE
@@ -71,10 +73,12 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidget):
-    """Browse a dataset's shards as thumbnails with label names; select and flag rows.
+class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, anywidget.AnyWidget):
+    """Browse a dataset's shards as thumbnails with label names; select and flag rows; find similar rows.
 
-    Get one with ``ds.browse()`` or ``se.browse("name@version")``.
+    Get one with ``ds.browse()`` or ``se.browse("name@version")``. ``similar_by=`` names what the
+    detail pane's "Similar rows" compares: an embedding column, a perceptual hash column, an image
+    column or ``"phash"``/``"dhash"`` (default: see :func:`stable_explore.signals.similarity`).
 
     Attributes
     ----------
@@ -122,6 +126,9 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
     histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
     subset = t.Unicode("").tag(sync=True)  # the title of show_rows(); "" = every row
     searched = t.Unicode("keys").tag(sync=True)  # what the search box looks in, in words
+    similar_by = t.Unicode("").tag(sync=True)  # what "similar rows" compares, in words ("" = nothing to compare)
+    similar_reason = t.Unicode("").tag(sync=True)  # why there are no similar rows, and what to add
+    can_go_back = t.Bool(False).tag(sync=True)  # a grid before "similar rows" to go back to
 
     def __init__(
         self,
@@ -131,13 +138,17 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
         thumb_size: int = 128,
         cache: ThumbnailCache | None = None,
         prefetch: bool = True,
+        similar_by: str | None = None,
         **kwargs: Any,
     ) -> None:
         if page_size not in PAGE_SIZES:
             msg = f"page_size must be one of {PAGE_SIZES}, got {page_size}"
             raise InvalidOptionError(msg)
+        if similar_by is not None:
+            similarity(dataset, similar_by)  # a wrong choice is an error now, not a disabled button
         # every observer waits (state.ready is False) until construction is done
         self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
+        self._state.similar_choice = similar_by
         self._state.rows = np.arange(len(dataset), dtype=np.int64)
         super().__init__(page_size=page_size, thumb_size=thumb_size, **self._described(), **kwargs)
         self._state.ready = True
@@ -183,6 +194,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SnapshotMixin, anywidget.AnyWidg
             "searched": opened.searched,
             "fields": self._field_info(ranges=not opened.remote),
             "subset": "",
+            "can_go_back": False,
+            **self._similar_described(),
         }
 
     # -- the dataset side ------------------------------------------------------

@@ -101,7 +101,7 @@ def test_embedding_from_a_column_an_array_or_a_function(vectors: se.CachedDatase
 
 
 def test_bad_embeddings_say_what_and_where(vectors: se.CachedDataset, home: Path) -> None:
-    with pytest.raises(ColumnNotFoundError, match="no column 'emb'"):
+    with pytest.raises(ColumnNotFoundError, match="no embedding column 'emb'"):
         embedding_matrix(vectors, "emb")
     with pytest.raises(InvalidOptionError, match="column 'name' holds string"):
         embedding_matrix(vectors, "name")
@@ -111,7 +111,7 @@ def test_bad_embeddings_say_what_and_where(vectors: se.CachedDataset, home: Path
         embedding_matrix(vectors, lambda batch: np.zeros((1, 2)), batch_size=2)
     broken = np.zeros((5, 2))
     broken[3, 1] = np.nan
-    with pytest.raises(EncodingError, match="row 3 has a NaN"):
+    with pytest.raises(InvalidOptionError, match=r"row 3 \(key 3\) has a NaN"):
         embedding_matrix(vectors, broken)
     ragged = se.build(
         [{"v": [1.0] * (2 if i != 2 else 3)} for i in range(4)],
@@ -120,5 +120,20 @@ def test_bad_embeddings_say_what_and_where(vectors: se.CachedDataset, home: Path
         home=home,
         progress=False,
     )
-    with pytest.raises(EncodingError, match="column 'v': row 2 has 3 values where row 0 has 2"):
+    with pytest.raises(EncodingError, match=r"column 'v': row 2 \(key 2\) has 3 values where row 0 has 2"):
         embedding_matrix(ragged, "v")
+
+
+def test_pca_with_its_residual_matches_an_svd(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.signals.projection import pca
+
+    data = np.random.default_rng(4).normal(size=(300, 6)) * np.array([5, 3, 2, 1, 0.5, 0.1])
+    centred = data - data.mean(axis=0)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)
+    expected = centred @ components[:3].T
+    ours = pca(data, 3, residual=True)
+    np.testing.assert_allclose(np.abs(ours[:, :3]), np.abs(expected), atol=1e-9)
+    np.testing.assert_allclose(ours[:, 3], np.linalg.norm(centred - expected @ components[:3], axis=1), atol=1e-9)
+    monkeypatch.setattr("stable_explore.signals.projection._CHUNK", 7)  # chunks do not change the answer
+    np.testing.assert_allclose(pca(data, 3, residual=True), ours, atol=1e-9)
+    assert pca(data[:2], 5).shape == (2, 2)  # no more components than rows

@@ -42,12 +42,12 @@ def test_missing_columns_are_named(pets: se.CachedDataset) -> None:
 def test_embeddings_with_a_nan_name_the_row(pets: se.CachedDataset) -> None:
     vectors = np.zeros((6, 3))
     vectors[4, 1] = np.nan
-    with pytest.raises(InvalidOptionError, match=r"row 4 \(key 'k4'\) has no finite embedding"):
+    with pytest.raises(InvalidOptionError, match=r"row 4 \(key 'k4'\) has a NaN or infinite value"):
         signals.embedding_outliers(pets, vectors)
 
 
-def test_a_function_of_images_gives_the_embeddings(pets: se.CachedDataset) -> None:
-    table = signals.embedding_outliers(pets, lambda images: [[np.asarray(im).mean()] for im in images], k=2)
+def test_a_function_of_a_batch_of_rows_gives_the_embeddings(pets: se.CachedDataset) -> None:
+    table = signals.embedding_outliers(pets, lambda batch: [[np.asarray(im).mean()] for im in batch["image"]], k=2)
     assert table.column("key").to_pylist() == [f"k{i}" for i in range(6)]
     assert table.column("outlier_rank").to_pylist()[0] in (1, 2)  # the darkest image is at an end
 
@@ -77,3 +77,7 @@ def test_an_empty_view_gives_empty_tables(pets: se.CachedDataset) -> None:
     empty = pets[0:0]
     assert signals.image_stats(empty).num_rows == 0
     assert signals.near_duplicates(empty).num_rows == 0
+
+
+def test_no_embedding_means_the_pixel_embedding(pets: se.CachedDataset) -> None:
+    assert np.allclose(signals.embedding_matrix(pets, None), signals.pixel_embeddings(pets))

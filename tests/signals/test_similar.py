@@ -9,7 +9,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.errors import InvalidOptionError, RowIndexError
-from stable_explore.signals import hamming_distances, nearest_rows, similar_rows
+from stable_explore.signals import hamming_distances, nearest_neighbors, nearest_rows, similar_rows
 
 
 def test_nearest_rows_agree_with_scikit_learn() -> None:
@@ -28,7 +28,7 @@ def test_nearest_rows_agree_with_scikit_learn() -> None:
 def test_chunks_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     data = np.random.default_rng(1).normal(size=(1000, 4))
     whole = nearest_rows(data, 10, k=20)
-    monkeypatch.setattr("stable_explore.signals.similar._CHUNK", 64)
+    monkeypatch.setattr("stable_explore.signals.neighbors._CELLS", 64)
     assert nearest_rows(data, 10, k=20).tolist() == whole.tolist()
 
 
@@ -69,3 +69,15 @@ def test_similar_rows_errors(hashed: se.CachedDataset) -> None:
         similar_rows(hashed, 9, embedding="vec")
     with pytest.raises(InvalidOptionError, match="metric must be one of"):
         similar_rows(hashed, 0, embedding="vec", metric="manhattan")
+
+
+def test_nearest_neighbors_of_some_rows_are_those_rows_of_every_row() -> None:
+    data = np.random.default_rng(3).normal(size=(500, 6))
+    for metric in ("euclidean", "cosine"):
+        every = nearest_neighbors(data, 5, metric=metric, backend="sklearn")
+        some = nearest_neighbors(data, 5, rows=[7, -1, 250], metric=metric, backend="numpy")
+        assert some[1].tolist() == every[1][[7, 499, 250]].tolist()
+        assert np.allclose(some[0], every[0][[7, 499, 250]], atol=1e-5)
+        assert nearest_rows(data, 250, k=5, metric=metric).tolist() == every[1][250].tolist()
+    with pytest.raises(RowIndexError, match="row 500 is out of range for 500 rows"):
+        nearest_neighbors(data, 3, rows=[1, 500])

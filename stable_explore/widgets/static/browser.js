@@ -126,7 +126,8 @@ function render({ model, el }) {
   const subsetText = h("span", { class: "se-subset-title", "data-testid": "se-subset-title" });
   const subsetClear = h("button", { class: "se-x", "data-testid": "se-subset-clear", title: "show every row again", text: "show all ×" });
   const subsetChip = h("span", { class: "se-chip se-on se-subset", "data-testid": "se-subset", hidden: "" }, [subsetText, subsetClear]);
-  const statusRow = h("div", { class: "se-status" }, [subsetChip, status, pendingText]);
+  const goBack = h("button", { class: "se-back", "data-testid": "se-back", title: "show the grid shown before “similar rows”", text: "‹ back", hidden: "" });
+  const statusRow = h("div", { class: "se-status" }, [goBack, subsetChip, status, pendingText]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
@@ -517,7 +518,12 @@ function render({ model, el }) {
     forward.addEventListener("click", () => requestDetail(detailRow, 1));
     const fit = h("button", { "data-testid": "se-zoom-fit", title: "fit the pane", text: "fit" });
     const actual = h("button", { "data-testid": "se-zoom-1", title: "one image pixel per screen pixel", text: "1:1" });
-    children.push(h("div", { class: "se-detail-bar" }, [back, forward, fit, actual, h("span", { class: "se-spacer" }), close]));
+    similarButton = h("button", { "data-testid": "se-similar", text: "similar rows" });
+    similarButton.addEventListener("click", () => command("similar", { row: msg.row }));
+    // a disabled button shows no tooltip in every browser: the reason sits on a wrapper too
+    similarWrap = h("span", { class: "se-similar-wrap", "data-testid": "se-similar-wrap" }, [similarButton]);
+    drawSimilar();
+    children.push(h("div", { class: "se-detail-bar" }, [back, forward, fit, actual, similarWrap, h("span", { class: "se-spacer" }), close]));
     children.push(h("div", { class: "se-detail-title", "data-testid": "se-detail-title",
       text: `row ${msg.row} · key ${msg.key} · shard ${msg.shard}, row ${msg.shard_row} of that file` }));
     fit.disabled = actual.disabled = !buffers.length;
@@ -569,6 +575,22 @@ function render({ model, el }) {
     detail.dataset.row = String(msg.row);
   }
 
+  let similarButton = null;
+  let similarWrap = null;
+  function drawSimilar() {
+    // "similar rows" compares by what the kernel chose (an embedding, or the images' hash), or says why not
+    if (!similarButton) return;
+    const by = model.get("similar_by");
+    const why = by ? `show this row and the rows most like it, closest first, by ${by}` : `no similar rows: ${model.get("similar_reason")}`;
+    similarButton.disabled = dead || !by;
+    similarButton.title = why;
+    similarWrap.title = why;
+  }
+
+  function drawBack() {
+    goBack.hidden = !model.get("can_go_back");
+  }
+
   const detailMarks = h("span", { class: "se-detail-marks", "data-testid": "se-detail-marks" });
   function drawDetailMarks(msg) {
     // what is pending for this row, and where it stands among the rows the filters keep
@@ -590,6 +612,7 @@ function render({ model, el }) {
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
+    similarButton = similarWrap = null;
     if (wasOpen) command("detail_closed");
   }
 
@@ -643,6 +666,7 @@ function render({ model, el }) {
   relabel.addEventListener("click", () => command("relabel", { label: Number(relabelTo.value) }));
   discard.addEventListener("click", () => command("discard"));
   subsetClear.addEventListener("click", () => command("show_all"));
+  goBack.addEventListener("click", () => command("back"));
   save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
@@ -745,6 +769,9 @@ function render({ model, el }) {
     ["change:sort_desc", drawFields],
     ["change:histograms", drawHistograms],
     ["change:subset", drawSubset],
+    ["change:similar_by", drawSimilar],
+    ["change:similar_reason", drawSimilar],
+    ["change:can_go_back", drawBack],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -757,6 +784,7 @@ function render({ model, el }) {
   drawStatus();
   drawFields();
   drawSubset();
+  drawBack();
   drawSearchHint();
   onStatus();
   requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });

@@ -1,0 +1,153 @@
+"""The detail pane's "Similar rows", and the way back to the grid it replaced, as a mixin of the shard browser.
+
+What rows are similar by is chosen once per version from the schema
+(:func:`stable_explore.signals.similarity`): an embedding column, else a perceptual hash column, else
+the pHash of the images, computed on the first click and kept for the version. The grid then shows
+the row and its nearest neighbours, closest first (``show_rows``); ``back()`` puts back the grid
+that was shown before (its filters, sort, subset and page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from stable_explore.errors import InvalidOptionError, RowIndexError, StableExploreError
+from stable_explore.signals import Similarity, similarity
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from stable_explore.widgets._state import BrowserState
+
+__all__ = ["SIMILAR_ROWS", "Grid", "SimilarMixin"]
+
+SIMILAR_ROWS = 8  # neighbours shown beside the row
+_BACK_KEPT = 20  # grids "back" can return to
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What the grid showed: filters, sort, the rows of ``show_rows`` and their title, and the page."""
+
+    shard: int
+    label_filter: list[int]
+    search: str
+    field_filters: list[dict[str, Any]]
+    sort_by: str
+    sort_desc: bool
+    subset: np.ndarray | None
+    subset_title: str
+    page: int
+
+
+class SimilarMixin:
+    """The detail pane's similar rows (``show_similar``) and ``back`` for the shard browser."""
+
+    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits, its one state, show_rows)
+        _state: BrowserState
+        shard: Any
+        label_filter: Any
+        search: Any
+        field_filters: Any
+        sort_by: Any
+        sort_desc: Any
+        subset: Any
+        page: Any
+        similar_by: Any
+        similar_reason: Any
+        can_go_back: Any
+
+        def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None: ...
+
+        def _refilter(self, *, send: bool = True) -> None: ...
+
+    def _similar_described(self) -> dict[str, str]:
+        """``similar_by`` (what similar rows are judged by, in words) or ``similar_reason`` (why there are none)."""
+        state = self._state
+        try:
+            state.similarity = similarity(state.opened.ds, state.similar_choice)
+        except StableExploreError as exc:  # (a wrong similar_by= was refused when the browser was made)
+            state.similarity = None
+            return {"similar_by": "", "similar_reason": str(exc)}
+        return {"similar_by": state.similarity.title, "similar_reason": ""}
+
+    def similar(self, row: int, k: int = SIMILAR_ROWS) -> np.ndarray:
+        """The ``k`` rows most like ``row`` (positions in the browsed dataset), closest first, ``row`` left out."""
+        found = self._similarity()
+        ds = self._state.opened.ds
+        if not 0 <= int(row) < len(ds):
+            msg = f"row {row} is out of range for {len(ds):,} rows of {ds.ref}"
+            raise RowIndexError(msg)
+        return found.nearest(ds, int(row), k)
+
+    def show_similar(self, row: int, k: int = SIMILAR_ROWS) -> None:
+        """Show ``row`` and the ``k`` rows most like it, closest first (what the detail pane's button does).
+
+        The grid shown before is kept: ``back()`` (the status line's "back") shows it again.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(emb=se.Sequence(se.Value("float32"), length=2))
+        >>> ds = se.build([{"emb": [v, 0]} for v in (0, 10, 1, 11, 3)], features, name="e",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(page_size=24)
+        >>> browser.show_similar(1, k=2)
+        >>> browser.page_rows().tolist(), browser.subset
+        ([1, 3, 4], "row 1 and the 2 rows most like it by the embedding 'emb'")
+        >>> browser.back()
+        >>> browser.num_rows, browser.subset
+        (5, '')
+        """
+        found = self.similar(row, k)
+        title = f"row {int(row)} and the {len(found)} rows most like it by {self._similarity().title}"
+        self._remember_grid()
+        self.show_rows([int(row), *found.tolist()], title)
+
+    def back(self) -> None:
+        """Show the grid shown before the last "similar rows" (its filters, sort, subset and page)."""
+        state = self._state
+        if not state.grids:
+            msg = "no grid to go back to: back() follows show_similar()"
+            raise InvalidOptionError(msg)
+        grid = state.grids.pop()
+        state.ready = False  # one refilter for all these changes
+        try:
+            self.shard = grid.shard
+            self.label_filter = grid.label_filter
+            self.search = grid.search
+            self.field_filters = grid.field_filters
+            self.sort_by = grid.sort_by
+            self.sort_desc = grid.sort_desc
+            state.subset = grid.subset
+            self.subset = grid.subset_title
+            self.can_go_back = bool(state.grids)
+        finally:
+            state.ready = True
+        self._refilter()
+        self.page = grid.page
+
+    def _similarity(self) -> Similarity:
+        found = self._state.similarity
+        if found is None:
+            raise InvalidOptionError(self.similar_reason or "nothing to find similar rows by")
+        return found
+
+    def _remember_grid(self) -> None:
+        state = self._state
+        grid = Grid(
+            shard=int(self.shard),
+            label_filter=list(self.label_filter),
+            search=str(self.search),
+            field_filters=[dict(spec) for spec in self.field_filters],
+            sort_by=str(self.sort_by),
+            sort_desc=bool(self.sort_desc),
+            subset=None if state.subset is None else state.subset.copy(),
+            subset_title=str(self.subset),
+            page=int(self.page),
+        )
+        state.grids = [*state.grids[-(_BACK_KEPT - 1) :], grid]
+        self.can_go_back = True
