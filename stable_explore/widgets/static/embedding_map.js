@@ -58,9 +58,10 @@ const QUICK_ABOVE = 150000; // more points than this: pans and zooms move the la
 const SLICE_MS = 8; // a sliced job's budget per task: input and frames run between slices
 const SLICE_ROWS = 32768; // rows between two looks at the clock
 
-function sliced(stages, done) {
+function sliced(stages, done, now = 0) {
   // run stages ([count, run(from, to)], in order) a slice at a time, yielding to the page between slices
-  // (a MessageChannel task: no 4 ms clamp); finish() runs what is left at once, cancel() drops it
+  // (a MessageChannel task: no 4 ms clamp); `now` ms of it at once, in the caller's task; finish() runs
+  // what is left at once, cancel() drops it
   let stage = 0, at = 0, work = 0, over = false;
   const channel = new MessageChannel();
   const stop = () => { over = true; channel.port1.onmessage = null; channel.port1.close(); channel.port2.close(); };
@@ -86,7 +87,7 @@ function sliced(stages, done) {
     get running() { return !over; },
   };
   channel.port1.onmessage = () => { if (!over && !step(SLICE_MS)) channel.port2.postMessage(0); };
-  channel.port2.postMessage(0);
+  if (!now || !step(now)) channel.port2.postMessage(0);
   return job;
 }
 
@@ -104,14 +105,17 @@ function bounds(xy, n) {
   return { minX, minY, maxX, maxY, width: (maxX - minX) || 1, height: (maxY - minY) || 1 };
 }
 
-function gridStages(xy, n, box, made) {
-  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`; as stages of
-  // `sliced` (three passes), handing the grid to made(grid) at the end
+function gridStages(xy, codes, n, box, made) {
+  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`, with their
+  // positions and codes copied in that order (a selection reads them in sequence, not all over memory);
+  // as stages of `sliced` (three passes), handing the grid to made(grid) at the end
   const side = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 8))));
   const scaleX = side / box.width, scaleY = side / box.height;
   const cellOf = new Int32Array(n);
   const start = new Int32Array(side * side + 1);
   const order = new Int32Array(n);
+  const cellXY = new Float32Array(2 * n);
+  const cellCodes = new codes.constructor(n);
   let fill = null;
   const count = (from, to) => {
     for (let i = from; i < to; i++) {
@@ -129,9 +133,15 @@ function gridStages(xy, n, box, made) {
     fill = start.slice(0, side * side);
   };
   const place = (from, to) => {
-    for (let i = from; i < to; i++) order[fill[cellOf[i]]++] = i;
+    for (let i = from; i < to; i++) {
+      const at = fill[cellOf[i]]++;
+      order[at] = i;
+      cellXY[2 * at] = xy[2 * i];
+      cellXY[2 * at + 1] = xy[2 * i + 1];
+      cellCodes[at] = codes[i];
+    }
   };
-  const finish = () => made({ ...box, side, scaleX, scaleY, start, order });
+  const finish = () => made({ ...box, side, scaleX, scaleY, start, order, xy: cellXY, codes: cellCodes });
   return [[n, count], [1, sum], [n, place], [1, finish]];
 }
 
@@ -144,13 +154,13 @@ function cellY(grid, y) {
 }
 
 function forCells(grid, x0, y0, x1, y1, visit) {
-  // every row whose cell meets the rectangle (a superset of the rows inside it)
+  // every row whose cell meets the rectangle (a superset of the rows inside it): visit(row, place in the grid)
   if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return;
   const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
   for (let cy = cy0; cy <= cy1; cy++) {
     for (let cx = cx0; cx <= cx1; cx++) {
       const cell = cy * grid.side + cx;
-      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k]);
+      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k], k);
     }
   }
 }
@@ -274,8 +284,8 @@ function render({ model, el }) {
   let gridJob = null;
   let paintJob = null; // a full redraw of many points, in slices
   let paints = 0;
+  let layer = null; // the code of the point drawn last at each pixel, for one view (see paintStages)
   let extent = null;
-  let mask = new Uint8Array(0); // 1 = selected
   let selectedCount = 0;
   let hidden = new Set(); // label codes hidden from view (legend clicks)
   let shown = new Uint8Array(1).fill(1); // by label + 1 (0: no label): 1 = drawn and selectable
@@ -373,22 +383,26 @@ function render({ model, el }) {
     for (const index of hidden) if (index >= 0 && index < palette.length) shown[index + 1] = 0;
   }
 
-  function paintStages(target, w, ht) {
-    // a full redraw as stages of `sliced`: the background, every point, then the selected rows on top
+  function paintStages(target, w, ht, fresh) {
+    // a redraw as stages of `sliced`. Every visible point's code goes into `layer` (one per pixel, the
+    // last point drawn there; 0: background) unless the layer of this view is whole already; then the
+    // layer becomes colours (faded when some rows are selected) and the selected rows go on top, in full
+    // colour. A new selection in the same view redraws from the layer: no pass over every point.
     const size = Math.max(1, Math.round((n > 200000 ? 1 : n > 20000 ? 2 : n > 2000 ? 3 : 5) * dpr));
     const half = size >> 1;
     const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr - half, oy = view.oy * dpr - half;
     const dim = selectedCount > 0;
     const classes = palette.length;
-    const full = new Uint32Array(classes + 1), faded = new Uint32Array(classes + 1);
-    full[0] = packed(labelRgb(-1));
-    faded[0] = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
+    const full = new Uint32Array(classes + 2), faded = new Uint32Array(classes + 2);
+    full[0] = faded[0] = packed(background);
+    full[1] = packed(labelRgb(-1));
+    faded[1] = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
     for (let c = 0; c < classes; c++) {
-      full[c + 1] = palette[c].full;
-      faded[c + 1] = palette[c].faded;
+      full[c + 2] = palette[c].full;
+      faded[c + 2] = palette[c].faded;
     }
-    const visible = shown, rowsOnTop = selectedRows, chosen = mask;
-    const draw = (i, colour) => {
+    const visible = shown, rowsOnTop = selectedRows, drawing = layer, cells = layer.cells;
+    const draw = (i, value, into) => {
       const px = Math.floor(xy[2 * i] * sx + ox);
       const py = Math.floor(xy[2 * i + 1] * sy + oy);
       if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) return;
@@ -396,32 +410,41 @@ function render({ model, el }) {
       const y1 = py + size > ht ? ht : py + size;
       for (let y = py < 0 ? 0 : py; y < y1; y++) {
         const row = y * w;
-        for (let x = x0; x < x1; x++) target[row + x] = colour;
+        for (let x = x0; x < x1; x++) into[row + x] = value;
       }
     };
     const every = (from, to) => {
       // typed arrays only, no allocation; single pixels inline (the case of a million points)
-      const table = dim ? faded : full;
       for (let i = from; i < to; i++) {
-        if (dim && chosen[i]) continue;
         const code = codes[i];
         if (!visible[code]) continue;
         if (size === 1) {
           const px = Math.floor(xy[2 * i] * sx + ox), py = Math.floor(xy[2 * i + 1] * sy + oy);
-          if (px >= 0 && px < w && py >= 0 && py < ht) target[py * w + px] = table[code];
+          if (px >= 0 && px < w && py >= 0 && py < ht) cells[py * w + px] = code + 1;
         } else {
-          draw(i, table[code]);
+          draw(i, code + 1, cells);
         }
       }
+    };
+    const colour = (from, to) => {
+      const table = dim ? faded : full;
+      for (let p = from; p < to; p++) target[p] = table[cells[p]];
     };
     const selected = (from, to) => {
       for (let k = from; k < to; k++) {
         const i = rowsOnTop[k];
         const code = codes[i];
-        if (visible[code]) draw(i, full[code]);
+        if (visible[code]) draw(i, full[code + 1], target);
       }
     };
-    return [[1, () => target.fill(packed(background))], [n, every], [dim ? rowsOnTop.length : 0, selected]];
+    const stages = [];
+    if (fresh) stages.push([1, () => cells.fill(0)], [n, every], [1, () => { drawing.whole = true; }]);
+    stages.push([w * ht, colour], [dim ? rowsOnTop.length : 0, selected]);
+    return stages;
+  }
+
+  function sameView(a, b) {
+    return a.sx === b.sx && a.sy === b.sy && a.ox === b.ox && a.oy === b.oy;
   }
 
   function paintDone(work, drawnView) {
@@ -449,7 +472,7 @@ function render({ model, el }) {
   function buildGrid() {
     // after the first paint, in slices: hover and selection need it, drawing does not
     const begun = performance.now();
-    gridJob = sliced(gridStages(xy, n, extent, (made) => { grid = made; }), (work) => {
+    gridJob = sliced(gridStages(xy, codes, n, extent, (made) => { grid = made; }), (work) => {
       gridJob = null;
       canvas.dataset.gridMs = work.toFixed(1);
       canvas.dataset.gridWallMs = (performance.now() - begun).toFixed(1);
@@ -466,7 +489,14 @@ function render({ model, el }) {
     paintJob = null;
     if (!pixels) return;
     const drawnView = { ...view };
-    const stages = paintStages(pixels, canvas.width, canvas.height);
+    const w = canvas.width, ht = canvas.height;
+    const fresh = !(layer && layer.whole && layer.w === w && layer.h === ht && layer.codes === codes &&
+      layer.shown === shown && layer.dpr === dpr && sameView(layer.view, drawnView));
+    if (fresh) {
+      const cells = layer && layer.cells.length === w * ht ? layer.cells : new Uint32Array(w * ht);
+      layer = { cells, w, h: ht, codes, shown, dpr, view: drawnView, whole: false };
+    }
+    const stages = paintStages(pixels, w, ht, fresh);
     if (n <= QUICK_ABOVE) {
       // few points: the whole frame at once, within this animation frame
       const t0 = performance.now();
@@ -475,14 +505,17 @@ function render({ model, el }) {
       return;
     }
     // many points: in slices, the last frame (or its quick move) staying on screen until this one is whole
+    // (a new selection in this view, no pass over every point: most or all of it at once)
     const begun = performance.now();
     const target = pixels;
-    paintJob = sliced(stages, (work) => {
+    const job = sliced(stages, (work) => {
       paintJob = null;
       if (target !== pixels) return; // resized meanwhile: the next frame draws again
       canvas.dataset.paintWallMs = (performance.now() - begun).toFixed(1);
+      canvas.dataset.paintFresh = String(fresh);
       paintDone(work, drawnView);
-    });
+    }, fresh ? 0 : 2 * SLICE_MS);
+    paintJob = job.running ? job : null;
   }
 
   function schedule() {
@@ -560,12 +593,12 @@ function render({ model, el }) {
   }
 
   // --- selection ----------------------------------------------------------------------------------
-  function setMask(rows, chosen = null) {
-    // `chosen`: the selection's mask when the caller has it already (a box or lasso made it)
-    mask = chosen || new Uint8Array(n);
-    if (!chosen) for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
-    selectedRows = rows;
-    selectedCount = rows.length;
+  function setSelection(rows) {
+    // the selected rows, in row order (drawn on top of the others, which fade)
+    let inRange = true;
+    for (let k = 0; k < rows.length && inRange; k++) inRange = rows[k] >= 0 && rows[k] < n;
+    selectedRows = inRange ? rows : rows.filter((row) => row >= 0 && row < n);
+    selectedCount = selectedRows.length;
     drawCount();
     schedule();
   }
@@ -585,10 +618,10 @@ function render({ model, el }) {
         const kind = classify(cx, cy);
         if (!kind) continue;
         const cell = cy * grid.side + cx;
+        const cellXY = grid.xy, cellCodes = grid.codes, order = grid.order;
         for (let k = grid.start[cell], end = grid.start[cell + 1]; k < end; k++) {
-          const i = grid.order[k];
-          if (!shown[codes[i]]) continue;
-          if (kind === 1 || test(xy[2 * i], xy[2 * i + 1])) chosen[i] = 1;
+          if (!shown[cellCodes[k]]) continue;
+          if (kind === 1 || test(cellXY[2 * k], cellXY[2 * k + 1])) chosen[order[k]] = 1;
         }
       }
     }
@@ -611,7 +644,7 @@ function render({ model, el }) {
     const classify = (cx, cy) => (cx > cx0 && cx < cx1 && cy > cy0 && cy < cy1 ? 1 : 2);
     const chosen = selectCells(x0, y0, x1, y1, classify, (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
     const rows = collect(chosen, n);
-    setMask(rows, chosen);
+    setSelection(rows);
     sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
   }
 
@@ -628,7 +661,7 @@ function render({ model, el }) {
     };
     const chosen = selectCells(lasso.x0, lasso.y0, lasso.x1, lasso.y1, classify, lasso.inside);
     const rows = collect(chosen, n);
-    setMask(rows, chosen);
+    setSelection(rows);
     sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
   }
 
@@ -637,9 +670,9 @@ function render({ model, el }) {
     const [x, y] = toData(px, py);
     const r = radius / Math.abs(view.sx);
     let best = -1, bestD = r * r;
-    forCells(grid, x - r, y - r, x + r, y + r, (i) => {
-      if (!shown[codes[i]]) return;
-      const dx = xy[2 * i] - x, dy = xy[2 * i + 1] - y;
+    forCells(grid, x - r, y - r, x + r, y + r, (i, k) => {
+      if (!shown[grid.codes[k]]) return;
+      const dx = grid.xy[2 * k] - x, dy = grid.xy[2 * k + 1] - y;
       const d = dx * dx + dy * dy;
       if (d <= bestD) { bestD = d; best = i; }
     });
@@ -766,13 +799,13 @@ function render({ model, el }) {
 
   root.addEventListener("keydown", (event) => {
     if (event.key === "Escape") {
-      setMask(new Int32Array(0));
+      setSelection(new Int32Array(0));
       sendSelection(new Int32Array(0), { kind: "clear" }, 0);
     }
   });
   reset.addEventListener("click", () => { fit(); schedule(); drawOverlay(); });
   clear.addEventListener("click", () => {
-    setMask(new Int32Array(0));
+    setSelection(new Int32Array(0));
     sendSelection(new Int32Array(0), { kind: "clear" }, 0);
   });
 
@@ -797,12 +830,12 @@ function render({ model, el }) {
       canvas.dataset.arrivedMs = (t0 - started).toFixed(1);
       resize();
       fit();
-      setMask(rows);
+      setSelection(rows);
       paint();
       canvas.dataset.decodeMs = (performance.now() - t0).toFixed(1);
     } else if (message.type === "selection") {
       const sel = buffers[0];
-      setMask(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
+      setSelection(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
     } else if (message.type === "thumb") {
       const entry = { key: message.key, label: message.label, url: null };
       if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
