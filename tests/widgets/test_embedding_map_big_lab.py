@@ -138,6 +138,30 @@ def pixel_colours(page: Any, points: np.ndarray, view: dict[str, float]) -> np.n
     return colours
 
 
+def assert_selection_drawn(page: Any, points: np.ndarray, rows: np.ndarray) -> None:
+    """The canvas, once still, shows ``rows`` selected: each in a class's full colour, points far from them faded."""
+    view = still(page)
+    full = {
+        int(r) << 16 | int(g) << 8 | int(b)
+        for r, g, b in page.eval_on_selector_all(
+            "[data-testid=se-map-legend] [data-rgb]", "items => items.map(i => i.dataset.rgb.split(',').map(Number))"
+        )
+    }
+    colours = pixel_colours(page, points, view)
+    chosen = np.zeros(len(points), dtype=bool)
+    chosen[rows] = True
+    on_canvas = colours >= 0
+    assert on_canvas[chosen].sum() > 500
+    # every selected point's corner pixel is in a class's full colour (selected rows are drawn on top) ...
+    assert np.isin(colours[chosen & on_canvas], list(full)).all()
+    # ... and a point far from them (no selected square reaches it) is faded
+    pixel = np.column_stack([points[:, 0] * view["sx"] + view["ox"], points[:, 1] * view["sy"] + view["oy"]])
+    low, high = pixel[chosen].min(axis=0) - 4, pixel[chosen].max(axis=0) + 4
+    far = on_canvas & ~chosen & ((pixel < low) | (pixel > high)).any(axis=1)
+    assert far.sum() > 1_000
+    assert not np.isin(colours[far], list(full)).any()
+
+
 def test_at_200k_points_a_lasso_selects_what_python_finds_and_pan_and_zoom_keep_it(
     big_page: Any, big_points: np.ndarray
 ) -> None:
@@ -154,6 +178,9 @@ def test_at_200k_points_a_lasso_selects_what_python_finds_and_pan_and_zoom_keep_
     assert count == len(expected) > 5_000
     assert digest == hashlib.sha256(expected.astype(np.int64).tobytes()).hexdigest()
     assert int(page.get_attribute("[data-testid=se-map-count]", "data-count")) == count
+    # drawn from the view's layer of codes (the points were not drawn again) and right
+    assert page.get_attribute(canvas, "data-paint-fresh") == "false"
+    assert_selection_drawn(page, big_points, expected)
 
     # zoom in about a point off the centre, then drag: the selection stays, in the kernel and on the canvas
     page.click("[data-testid=se-map-mode-pan]")
@@ -170,27 +197,10 @@ def test_at_200k_points_a_lasso_selects_what_python_finds_and_pan_and_zoom_keep_
     assert view["ox"] != before["ox"]
     assert big_selection(page) == (kind, count, digest)
     assert int(page.get_attribute("[data-testid=se-map-count]", "data-count")) == count
-    full = {
-        int(r) << 16 | int(g) << 8 | int(b)
-        for r, g, b in page.eval_on_selector_all(
-            "[data-testid=se-map-legend] [data-rgb]", "items => items.map(i => i.dataset.rgb.split(',').map(Number))"
-        )
-    }
-    colours = pixel_colours(page, big_points, view)
-    chosen = np.zeros(len(big_points), dtype=bool)
-    chosen[expected] = True
-    on_canvas = colours >= 0
-    assert on_canvas[chosen].sum() > 1_000
-    # every selected point's corner pixel is in a class's full colour (selected rows are drawn on top) ...
-    assert np.isin(colours[chosen & on_canvas], list(full)).all()
-    # ... and a point far from the lasso (no selected square reaches it) is faded
-    pixel = np.column_stack([big_points[:, 0] * view["sx"] + view["ox"], big_points[:, 1] * view["sy"] + view["oy"]])
-    low, high = pixel[chosen].min(axis=0) - 4, pixel[chosen].max(axis=0) + 4
-    far = on_canvas & ~chosen & ((pixel < low) | (pixel > high)).any(axis=1)
-    assert far.sum() > 1_000
-    assert not np.isin(colours[far], list(full)).any()
+    assert page.get_attribute(canvas, "data-paint-fresh") == "true"  # every point drawn in the new view
+    assert_selection_drawn(page, big_points, expected)
 
-    # a lasso drawn in the zoomed and panned view selects what Python finds in it
+    # a lasso drawn in the zoomed and panned view selects what Python finds in it, and is drawn
     page.click("[data-testid=se-map-mode-lasso]")
     polygon = draw_lasso(page, box["x"] + box["width"] * 0.35, box["y"] + box["height"] * 0.4, 90)
     kind, count, digest = big_selection(page)
@@ -198,4 +208,5 @@ def test_at_200k_points_a_lasso_selects_what_python_finds_and_pan_and_zoom_keep_
     assert kind == "lasso"
     assert count == len(expected) > 500
     assert digest == hashlib.sha256(expected.astype(np.int64).tobytes()).hexdigest()
+    assert_selection_drawn(page, big_points, expected)
     page.click("[data-testid=se-map-mode-pan]")
