@@ -212,7 +212,8 @@ SELECT = """async ({kind}) => {
     const drawn = performance.now();
     const grid = await filtered;
     return {count: shown - started, frame: drawn - started, grid: grid - started,
-            rows: Number(count.dataset.count)};
+            rows: Number(count.dataset.count), select: Number(canvas.dataset.selectMs),
+            redraw: Number(canvas.dataset.paintMs)};
 }"""
 
 
@@ -323,7 +324,9 @@ def report(n: int, rounds: list[dict[str, Any]]) -> None:
         frame = statistics.median(x["frame"] for x in rows)
         print(
             f"  {kind:<5} to count {spread([x['count'] for x in rows])}, "
-            f"to drawn {spread([x['frame'] for x in rows])}, "
+            f"to drawn {spread([x['frame'] for x in rows])} (hit test "
+            f"{statistics.median(x['select'] for x in rows):.1f} ms, "
+            f"redraw {statistics.median(x['redraw'] for x in rows):.1f} ms), "
             f"to grid filtered {spread([x['grid'] for x in rows])}; {rows[-1]['rows']:,} rows, kernel agrees "
             f"with numpy: {all(x['agrees'] for x in rows)}  {loads([x['load'] for x in rows])}"
             + (f"  {verdict(frame <= 300)} (<= 300 ms to drawn)" if big else "")
