@@ -505,7 +505,8 @@ function render({ model, el }) {
       return;
     }
     // many points: in slices, the last frame (or its quick move) staying on screen until this one is whole
-    // (a new selection in this view, no pass over every point: most or all of it at once)
+    // (a new selection in this view, no pass over every point: at once, in this frame, unless the
+    // selection is so large that its own pass would hold the page)
     const begun = performance.now();
     const target = pixels;
     const job = sliced(stages, (work) => {
@@ -514,7 +515,7 @@ function render({ model, el }) {
       canvas.dataset.paintWallMs = (performance.now() - begun).toFixed(1);
       canvas.dataset.paintFresh = String(fresh);
       paintDone(work, drawnView);
-    }, fresh ? 0 : 2 * SLICE_MS);
+    }, fresh ? 0 : selectedCount > QUICK_ABOVE * 2 ? 2 * SLICE_MS : Infinity);
     paintJob = job.running ? job : null;
   }
 
