@@ -285,6 +285,7 @@ function render({ model, el }) {
   let paintJob = null; // a full redraw of many points, in slices
   let paints = 0;
   let layer = null; // the code of the point drawn last at each pixel, for one view (see paintStages)
+  let selectionChanged = false; // since the last paint
   let extent = null;
   let selectedCount = 0;
   let hidden = new Set(); // label codes hidden from view (legend clicks)
@@ -383,11 +384,12 @@ function render({ model, el }) {
     for (const index of hidden) if (index >= 0 && index < palette.length) shown[index + 1] = 0;
   }
 
-  function paintStages(target, w, ht, fresh) {
+  function paintStages(target, w, ht, fresh, direct) {
     // a redraw as stages of `sliced`. Every visible point's code goes into `layer` (one per pixel, the
     // last point drawn there; 0: background) unless the layer of this view is whole already; then the
     // layer becomes colours (faded when some rows are selected) and the selected rows go on top, in full
     // colour. A new selection in the same view redraws from the layer: no pass over every point.
+    // `direct`: the points' colours straight into `target`, no layer (a few points, the view moving).
     const size = Math.max(1, Math.round((n > 200000 ? 1 : n > 20000 ? 2 : n > 2000 ? 3 : 5) * dpr));
     const half = size >> 1;
     const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr - half, oy = view.oy * dpr - half;
@@ -401,7 +403,9 @@ function render({ model, el }) {
       full[c + 2] = palette[c].full;
       faded[c + 2] = palette[c].faded;
     }
-    const visible = shown, rowsOnTop = selectedRows, drawing = layer, cells = layer.cells;
+    const visible = shown, rowsOnTop = selectedRows, drawing = layer;
+    const cells = direct ? target : layer.cells;
+    const values = direct ? (dim ? faded : full) : full.map((_, k) => k); // what a point of code c - 1 writes
     const draw = (i, value, into) => {
       const px = Math.floor(xy[2 * i] * sx + ox);
       const py = Math.floor(xy[2 * i + 1] * sy + oy);
@@ -420,9 +424,9 @@ function render({ model, el }) {
         if (!visible[code]) continue;
         if (size === 1) {
           const px = Math.floor(xy[2 * i] * sx + ox), py = Math.floor(xy[2 * i + 1] * sy + oy);
-          if (px >= 0 && px < w && py >= 0 && py < ht) cells[py * w + px] = code + 1;
+          if (px >= 0 && px < w && py >= 0 && py < ht) cells[py * w + px] = values[code + 1];
         } else {
-          draw(i, code + 1, cells);
+          draw(i, values[code + 1], cells);
         }
       }
     };
@@ -438,8 +442,10 @@ function render({ model, el }) {
       }
     };
     const stages = [];
-    if (fresh) stages.push([1, () => cells.fill(0)], [n, every], [1, () => { drawing.whole = true; }]);
-    stages.push([w * ht, colour], [dim ? rowsOnTop.length : 0, selected]);
+    if (direct) stages.push([1, () => cells.fill(full[0])], [n, every]);
+    else if (fresh) stages.push([1, () => cells.fill(0)], [n, every], [1, () => { drawing.whole = true; }]);
+    if (!direct) stages.push([w * ht, colour]);
+    stages.push([dim ? rowsOnTop.length : 0, selected]);
     return stages;
   }
 
@@ -492,11 +498,16 @@ function render({ model, el }) {
     const w = canvas.width, ht = canvas.height;
     const fresh = !(layer && layer.whole && layer.w === w && layer.h === ht && layer.codes === codes &&
       layer.shown === shown && layer.dpr === dpr && sameView(layer.view, drawnView));
-    if (fresh) {
+    // few points and no new selection (a pan or zoom frame): draw them straight, the layer waits
+    const direct = fresh && n <= QUICK_ABOVE && !selectionChanged;
+    selectionChanged = false;
+    if (direct) {
+      layer = null;
+    } else if (fresh) {
       const cells = layer && layer.cells.length === w * ht ? layer.cells : new Uint32Array(w * ht);
       layer = { cells, w, h: ht, codes, shown, dpr, view: drawnView, whole: false };
     }
-    const stages = paintStages(pixels, w, ht, fresh);
+    const stages = paintStages(pixels, w, ht, fresh, direct);
     if (n <= QUICK_ABOVE) {
       // few points: the whole frame at once, within this animation frame
       const t0 = performance.now();
@@ -600,6 +611,7 @@ function render({ model, el }) {
     for (let k = 0; k < rows.length && inRange; k++) inRange = rows[k] >= 0 && rows[k] < n;
     selectedRows = inRange ? rows : rows.filter((row) => row >= 0 && row < n);
     selectedCount = selectedRows.length;
+    selectionChanged = true;
     drawCount();
     schedule();
   }
