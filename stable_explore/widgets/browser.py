@@ -44,6 +44,7 @@ from stable_explore.widgets._commands import REQUEST, RESPONSE, handle
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
+from stable_explore.widgets._rows import RowList
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._similar import SimilarMixin
 from stable_explore.widgets._snapshot import SnapshotMixin
@@ -111,7 +112,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 
     num_rows = t.Int(0).tag(sync=True)
     num_pages = t.Int(1).tag(sync=True)
-    selected = t.List(t.Int()).tag(sync=True)
+    selected = RowList().tag(sync=True)  # checked in numpy: an embedding map's lasso may pick 1M rows
     flagged = t.List(t.Int()).tag(sync=True)
     status = t.Unicode("").tag(sync=True)
     dropped = t.List(t.Int()).tag(sync=True)

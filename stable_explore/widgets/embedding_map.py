@@ -1,11 +1,12 @@
 """The embedding map: a 2D projection of an embedding drawn on a canvas, coloured by label, to select rows from.
 
 The kernel projects once (PCA by default, UMAP on request) and sends the points to the page as one
-message whose binary buffers are a Float32Array of x, y pairs and an Int32Array of label codes,
-never as JSON and never in saved widget state. The page draws them into an ImageData, pans and
-zooms (wheel, drag), finds the point under the cursor in a spatial grid, and selects with a box or
-a lasso; the selected rows come back as an Int32Array and land in :attr:`EmbeddingMap.selected`.
-The same box and lasso rules run in Python (:func:`~stable_explore.signals.rows_in_box`,
+message whose binary buffers are a Float32Array of x, y pairs and the label codes (a Uint8Array below
+255 classes: 9 bytes a point), never as JSON and never in saved widget state. The page draws them
+into an ImageData (in slices of a few milliseconds above 150,000 points, moving the last frame while
+a pan or zoom goes on), pans and zooms (wheel, drag), finds the point under the cursor in a spatial
+grid, and selects with a box or a lasso; the selected rows come back as an Int32Array and land in
+:attr:`EmbeddingMap.selected`. The same box and lasso rules run in Python (:func:`~stable_explore.signals.rows_in_box`,
 :func:`~stable_explore.signals.rows_in_polygon`), so a selection can be made, checked or repeated
 from code.
 
@@ -43,6 +44,7 @@ from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.signals import embedding_matrix, nearest_rows, project, rows_in_box, rows_in_polygon
 from stable_explore.widgets._images import make_thumbnails
+from stable_explore.widgets._rows import RowList, sorted_rows
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:
@@ -99,7 +101,7 @@ class EmbeddingMap(anywidget.AnyWidget):
     status = t.Unicode("").tag(sync=True)
     neighbours = t.Int(8).tag(sync=True)  # rows a double-click adds beside the point
     # Not synced: a selection of a million rows travels as one Int32Array, never as JSON.
-    selected: t.List[Any] = t.List()
+    selected = RowList()
 
     def __init__(
         self,
@@ -246,7 +248,7 @@ class EmbeddingMap(anywidget.AnyWidget):
 
     @t.validate("selected")
     def _valid_selection(self, proposal: Any) -> list[int]:
-        rows = np.unique(np.asarray(proposal["value"], dtype=np.int64).reshape(-1))  # numpy: a million rows in ms
+        rows = sorted_rows(proposal["value"])  # numpy: a million rows in ms
         if len(rows) and (rows[0] < 0 or rows[-1] >= len(self._ds)):
             bad = int(rows[0] if rows[0] < 0 else rows[-1])
             msg = f"row {bad} is out of range for {len(self._ds):,} rows of {self._ds.ref}"
@@ -265,11 +267,18 @@ class EmbeddingMap(anywidget.AnyWidget):
     # -- messages --------------------------------------------------------------------
 
     def points_message(self) -> tuple[dict[str, Any], list[bytes]]:
-        """The points (Float32Array of x, y pairs) and label codes (Int32Array), with the current selection."""
-        content = {"type": "points", "count": len(self.points)}
+        """The points (Float32Array of x, y pairs), label codes and the current selection (Int32Array).
+
+        A label's code is its class index + 1 (0: no label), in the narrowest unsigned type that holds
+        the classes (``content["codes"]``: ``"uint8"`` below 255 classes): 9 bytes a point, not 12.
+        """
+        classes = len(self.class_names)
+        codes = np.where((self._labels >= 0) & (self._labels < classes), self._labels + 1, 0)
+        kind = next(k for k in ("uint8", "uint16", "uint32") if classes < np.iinfo(k).max)
+        content = {"type": "points", "count": len(self.points), "codes": kind}
         buffers = [
             np.ascontiguousarray(self.points, dtype=np.float32).tobytes(),
-            self._labels.tobytes(),
+            codes.astype(kind).tobytes(),
             np.asarray(self.selected, dtype=np.int32).tobytes(),
         ]
         return content, buffers
@@ -303,7 +312,7 @@ class EmbeddingMap(anywidget.AnyWidget):
         try:
             if isinstance(shape, dict):
                 self.selection_shape = shape
-            self.selected = rows.tolist()
+            self.set_trait("selected", rows)  # the validator makes the array a list, once
         finally:
             self._from_page = False
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image as PILImage
+from traitlets import TraitError
 
 import stable_explore as se
 from stable_explore import CachedDataset
@@ -44,17 +45,18 @@ def page_says(widget: EmbeddingMap, content: dict[str, Any], buffers: list[bytes
     widget._on_message(widget, content, buffers or [])
 
 
-def test_points_travel_as_float32_and_int32_buffers(pets: CachedDataset) -> None:
+def test_points_travel_as_float32_and_uint8_label_code_buffers(pets: CachedDataset) -> None:
     vectors = np.random.default_rng(0).normal(size=(len(pets), 5))
     widget = EmbeddingMap(pets, vectors)
     sent = Sent(widget)
     page_says(widget, {"type": "ready"})
     [(content, buffers)] = sent.of("points")
-    assert content == {"type": "points", "count": 300}
+    assert content == {"type": "points", "count": 300, "codes": "uint8"}
     points = np.frombuffer(buffers[0], dtype=np.float32).reshape(-1, 2)
     np.testing.assert_array_equal(points, pca_2d(vectors))
-    labels = np.frombuffer(buffers[1], dtype=np.int32)
-    assert labels.tolist() == pets.arrow_column("label").to_pylist()
+    assert len(buffers[1]) == 300  # one byte a point: class index + 1, 0 for no label
+    codes = np.frombuffer(buffers[1], dtype=np.uint8)
+    assert (codes.astype(int) - 1).tolist() == pets.arrow_column("label").to_pylist()
     assert buffers[2] == b""  # nothing selected
     assert widget.class_names == list(pets.features["label"].names)
     assert sum(widget.label_counts) == 300
@@ -157,6 +159,35 @@ def test_the_selection_reaches_a_linked_browser(pets: CachedDataset) -> None:
     other = pets.take([1, 2]).browse()
     with pytest.raises(InvalidOptionError, match="link a browser of the same rows"):
         widget.link(other)
+
+
+def test_label_codes_widen_with_the_classes_and_mark_missing_labels(home: Path) -> None:
+    names = [f"class {i}" for i in range(300)]  # more than a byte holds
+    rows = [{"label": i * 7 % 300 if i % 5 else None} for i in range(40)]
+    ds = se.build(rows, se.Features(label=se.ClassLabel(names=names)), name="wide", home=home, progress=False)
+    widget = EmbeddingMap(ds, np.random.default_rng(5).normal(size=(40, 3)))
+    content, buffers = widget.points_message()
+    assert content["codes"] == "uint16"
+    codes = np.frombuffer(buffers[1], dtype=np.uint16)
+    assert codes.tolist() == [0 if i % 5 == 0 else i * 7 % 300 + 1 for i in range(40)]
+
+
+def test_a_large_selection_from_the_page_reaches_a_linked_browser_as_plain_ints(pets: CachedDataset) -> None:
+    """The page's rows (an Int32Array) become lists of Python ints, checked in numpy, on both widgets."""
+    browser = pets.browse(page_size=24)
+    widget = EmbeddingMap(pets, np.random.default_rng(6).normal(size=(len(pets), 4)), browser=browser)
+    rows = np.array([299, *range(0, 290, 2), 4], dtype=np.int32)  # unsorted, one repeat
+    page_says(widget, {"type": "select", "shape": {"kind": "lasso"}}, [rows.tobytes()])
+    expected = sorted(set(rows.tolist()))
+    assert widget.selected == expected
+    assert browser.selected == expected
+    assert {type(r) for r in widget.selected} | {type(r) for r in browser.selected} == {int}
+    browser.selected = np.array([5, 3], dtype=np.int64)  # an array from code: kept in its order
+    assert browser.selected == [5, 3]
+    with pytest.raises(TraitError, match=r"expected row positions \(whole numbers\), not 'x' \(str\) at 1"):
+        browser.selected = [1, "x"]
+    with pytest.raises(TraitError, match=r"not 2.5 \(float\) at 0"):
+        widget.selected = [2.5]
 
 
 def test_an_embedding_column_and_a_label_of_choice(home: Path) -> None:

@@ -1,6 +1,8 @@
-// The embedding map's view: points arrive as one Float32Array (x, y pairs) and one Int32Array (labels);
-// they are drawn into an ImageData (one pass over typed arrays per frame), found under the cursor
-// through a spatial grid, and selected with a box or a lasso whose rows go back as an Int32Array.
+// The embedding map's view: points arrive as one Float32Array (x, y pairs) and one array of label codes
+// (Uint8Array below 255 classes: label + 1, 0 = no label); they are drawn into an ImageData (passes over
+// typed arrays), found under the cursor through a spatial grid, and selected with a box or a lasso whose
+// rows go back as an Int32Array. Above QUICK_ABOVE points a pan or zoom moves the last full frame, and
+// the full redraw and the grid are built in slices of a few milliseconds, so no task holds the page.
 // User text reaches the page through textContent only, never innerHTML.
 
 function h(tag, attrs = {}, children = []) {
@@ -53,6 +55,41 @@ function toDataUrl(view, mime) {
 }
 
 const QUICK_ABOVE = 150000; // more points than this: pans and zooms move the last frame until the view is still
+const SLICE_MS = 8; // a sliced job's budget per task: input and frames run between slices
+const SLICE_ROWS = 32768; // rows between two looks at the clock
+
+function sliced(stages, done, now = 0) {
+  // run stages ([count, run(from, to)], in order) a slice at a time, yielding to the page between slices
+  // (a MessageChannel task: no 4 ms clamp); `now` ms of it at once, in the caller's task; finish() runs
+  // what is left at once, cancel() drops it
+  let stage = 0, at = 0, work = 0, over = false;
+  const channel = new MessageChannel();
+  const stop = () => { over = true; channel.port1.onmessage = null; channel.port1.close(); channel.port2.close(); };
+  const step = (budget) => {
+    const t0 = performance.now();
+    while (stage < stages.length) {
+      const [count, run] = stages[stage];
+      const to = Math.min(count, at + SLICE_ROWS);
+      if (to > at) run(at, to);
+      at = to;
+      if (at >= count) { stage++; at = 0; }
+      if (performance.now() - t0 > budget) break;
+    }
+    work += performance.now() - t0;
+    if (stage < stages.length) return false;
+    stop();
+    done(work);
+    return true;
+  };
+  const job = {
+    cancel() { if (!over) stop(); },
+    finish() { if (!over) step(Infinity); },
+    get running() { return !over; },
+  };
+  channel.port1.onmessage = () => { if (!over && !step(SLICE_MS)) channel.port2.postMessage(0); };
+  if (!now || !step(now)) channel.port2.postMessage(0);
+  return job;
+}
 
 // --- a spatial grid over the points, in data coordinates ---------------------------------------
 function bounds(xy, n) {
@@ -68,26 +105,44 @@ function bounds(xy, n) {
   return { minX, minY, maxX, maxY, width: (maxX - minX) || 1, height: (maxY - minY) || 1 };
 }
 
-function buildGrid(xy, n, box) {
-  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`
+function gridStages(xy, codes, n, box, made) {
+  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`, with their
+  // positions and codes copied in that order (a selection reads them in sequence, not all over memory);
+  // as stages of `sliced` (three passes), handing the grid to made(grid) at the end
   const side = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 8))));
   const scaleX = side / box.width, scaleY = side / box.height;
   const cellOf = new Int32Array(n);
   const start = new Int32Array(side * side + 1);
-  for (let i = 0; i < n; i++) {
-    let cx = ((xy[2 * i] - box.minX) * scaleX) | 0;
-    let cy = ((xy[2 * i + 1] - box.minY) * scaleY) | 0;
-    if (cx >= side) cx = side - 1;
-    if (cy >= side) cy = side - 1;
-    const cell = cy * side + cx;
-    cellOf[i] = cell;
-    start[cell + 1]++;
-  }
-  for (let c = 0; c < side * side; c++) start[c + 1] += start[c];
-  const fill = start.slice(0, side * side);
   const order = new Int32Array(n);
-  for (let i = 0; i < n; i++) order[fill[cellOf[i]]++] = i;
-  return { ...box, side, scaleX, scaleY, start, order };
+  const cellXY = new Float32Array(2 * n);
+  const cellCodes = new codes.constructor(n);
+  let fill = null;
+  const count = (from, to) => {
+    for (let i = from; i < to; i++) {
+      let cx = ((xy[2 * i] - box.minX) * scaleX) | 0;
+      let cy = ((xy[2 * i + 1] - box.minY) * scaleY) | 0;
+      if (cx >= side) cx = side - 1;
+      if (cy >= side) cy = side - 1;
+      const cell = cy * side + cx;
+      cellOf[i] = cell;
+      start[cell + 1]++;
+    }
+  };
+  const sum = () => {
+    for (let c = 0; c < side * side; c++) start[c + 1] += start[c];
+    fill = start.slice(0, side * side);
+  };
+  const place = (from, to) => {
+    for (let i = from; i < to; i++) {
+      const at = fill[cellOf[i]]++;
+      order[at] = i;
+      cellXY[2 * at] = xy[2 * i];
+      cellXY[2 * at + 1] = xy[2 * i + 1];
+      cellCodes[at] = codes[i];
+    }
+  };
+  const finish = () => made({ ...box, side, scaleX, scaleY, start, order, xy: cellXY, codes: cellCodes });
+  return [[n, count], [1, sum], [n, place], [1, finish]];
 }
 
 function cellX(grid, x) {
@@ -99,13 +154,13 @@ function cellY(grid, y) {
 }
 
 function forCells(grid, x0, y0, x1, y1, visit) {
-  // every row whose cell meets the rectangle (a superset of the rows inside it)
+  // every row whose cell meets the rectangle (a superset of the rows inside it): visit(row, place in the grid)
   if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return;
   const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
   for (let cy = cy0; cy <= cy1; cy++) {
     for (let cx = cx0; cx <= cx1; cx++) {
       const cell = cy * grid.side + cx;
-      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k]);
+      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k], k);
     }
   }
 }
@@ -224,10 +279,14 @@ function render({ model, el }) {
   const started = performance.now();
   let n = 0;
   let xy = new Float32Array(0);
-  let labels = new Int32Array(0);
-  let grid = null; // built just after the first paint (hover and selection need it; drawing does not)
+  let codes = new Uint8Array(0); // label + 1 (0: no label), the kernel's narrowest unsigned type
+  let grid = null; // built in slices after the first paint (hover and selection need it; drawing does not)
+  let gridJob = null;
+  let paintJob = null; // a full redraw of many points, in slices
+  let paints = 0;
+  let layer = null; // the code of the point drawn last at each pixel, for one view (see paintStages)
+  let selectionChanged = false; // since the last paint
   let extent = null;
-  let mask = new Uint8Array(0); // 1 = selected
   let selectedCount = 0;
   let hidden = new Set(); // label codes hidden from view (legend clicks)
   let shown = new Uint8Array(1).fill(1); // by label + 1 (0: no label): 1 = drawn and selectable
@@ -319,77 +378,156 @@ function render({ model, el }) {
     canvas.dataset.view = JSON.stringify(view);
   }
 
-  function codeOf(label) {
-    return label >= 0 && label < palette.length ? label + 1 : 0;
-  }
-
   function makeShown() {
-    shown = new Uint8Array(palette.length + 1).fill(1);
+    // by code (label + 1); codes past the names (none expected) are drawn grey, as no label
+    shown = new Uint8Array(Math.max(palette.length + 1, 256)).fill(1);
     for (const index of hidden) if (index >= 0 && index < palette.length) shown[index + 1] = 0;
   }
 
-  function paint() {
-    frame = 0;
-    if (quickFrame) cancelAnimationFrame(quickFrame);
-    quickFrame = 0;
-    if (!pixels) return;
-    const t0 = performance.now();
-    const w = canvas.width, ht = canvas.height;
-    pixels.fill(packed(background));
+  function paintStages(target, w, ht, fresh, direct) {
+    // a redraw as stages of `sliced`. Every visible point's code goes into `layer` (one per pixel, the
+    // last point drawn there; 0: background) unless the layer of this view is whole already; then the
+    // layer becomes colours (faded when some rows are selected) and the selected rows go on top, in full
+    // colour. A new selection in the same view redraws from the layer: no pass over every point.
+    // `direct`: the points' colours straight into `target`, no layer (a few points, the view moving).
     const size = Math.max(1, Math.round((n > 200000 ? 1 : n > 20000 ? 2 : n > 2000 ? 3 : 5) * dpr));
     const half = size >> 1;
     const sx = view.sx * dpr, sy = view.sy * dpr, ox = view.ox * dpr - half, oy = view.oy * dpr - half;
     const dim = selectedCount > 0;
     const classes = palette.length;
-    const full = new Uint32Array(classes + 1), faded = new Uint32Array(classes + 1);
-    full[0] = packed(labelRgb(-1));
-    faded[0] = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
+    const full = new Uint32Array(classes + 2), faded = new Uint32Array(classes + 2);
+    full[0] = faded[0] = packed(background);
+    full[1] = packed(labelRgb(-1));
+    faded[1] = packed(labelRgb(-1).map((c, k) => Math.round(0.2 * c + 0.8 * background[k])));
     for (let c = 0; c < classes; c++) {
-      full[c + 1] = palette[c].full;
-      faded[c + 1] = palette[c].faded;
+      full[c + 2] = palette[c].full;
+      faded[c + 2] = palette[c].faded;
     }
-    const colours = dim ? faded : full;
-    // one pass over every point (typed arrays, no allocation), then the selected rows on top
-    for (let pass = 0; pass < (dim ? 2 : 1); pass++) {
-      const count = pass ? selectedRows.length : n;
-      const table = pass ? full : colours;
-      for (let k = 0; k < count; k++) {
-        const i = pass ? selectedRows[k] : k;
-        if (!pass && dim && mask[i]) continue;
-        const label = labels[i];
-        const code = label >= 0 && label < classes ? label + 1 : 0;
-        if (!shown[code]) continue;
-        const colour = table[code];
-        const px = Math.floor(xy[2 * i] * sx + ox);
-        const py = Math.floor(xy[2 * i + 1] * sy + oy);
+    const visible = shown, rowsOnTop = selectedRows, drawing = layer;
+    const cells = direct ? target : layer.cells;
+    const values = direct ? (dim ? faded : full) : full.map((_, k) => k); // what a point of code c - 1 writes
+    const draw = (i, value, into) => {
+      const px = Math.floor(xy[2 * i] * sx + ox);
+      const py = Math.floor(xy[2 * i + 1] * sy + oy);
+      if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) return;
+      const x0 = px < 0 ? 0 : px, x1 = px + size > w ? w : px + size;
+      const y1 = py + size > ht ? ht : py + size;
+      for (let y = py < 0 ? 0 : py; y < y1; y++) {
+        const row = y * w;
+        for (let x = x0; x < x1; x++) into[row + x] = value;
+      }
+    };
+    const every = (from, to) => {
+      // typed arrays only, no allocation; single pixels inline (the case of a million points)
+      for (let i = from; i < to; i++) {
+        const code = codes[i];
+        if (!visible[code]) continue;
         if (size === 1) {
-          if (px >= 0 && px < w && py >= 0 && py < ht) pixels[py * w + px] = colour;
-          continue;
-        }
-        if (px + size <= 0 || py + size <= 0 || px >= w || py >= ht) continue;
-        const x0 = px < 0 ? 0 : px, x1 = px + size > w ? w : px + size;
-        const y1 = py + size > ht ? ht : py + size;
-        for (let y = py < 0 ? 0 : py; y < y1; y++) {
-          const row = y * w;
-          for (let x = x0; x < x1; x++) pixels[row + x] = colour;
+          const px = Math.floor(xy[2 * i] * sx + ox), py = Math.floor(xy[2 * i + 1] * sy + oy);
+          if (px >= 0 && px < w && py >= 0 && py < ht) cells[py * w + px] = values[code + 1];
+        } else {
+          draw(i, values[code + 1], cells);
         }
       }
-    }
+    };
+    const colour = (from, to) => {
+      const table = dim ? faded : full;
+      for (let p = from; p < to; p++) target[p] = table[cells[p]];
+    };
+    const selected = (from, to) => {
+      for (let k = from; k < to; k++) {
+        const i = rowsOnTop[k];
+        const code = codes[i];
+        if (visible[code]) draw(i, full[code + 1], target);
+      }
+    };
+    const stages = [];
+    if (direct) stages.push([1, () => cells.fill(full[0])], [n, every]);
+    else if (fresh) stages.push([1, () => cells.fill(0)], [n, every], [1, () => { drawing.whole = true; }]);
+    if (!direct) stages.push([w * ht, colour]);
+    stages.push([dim ? rowsOnTop.length : 0, selected]);
+    return stages;
+  }
+
+  function sameView(a, b) {
+    return a.sx === b.sx && a.sy === b.sy && a.ox === b.ox && a.oy === b.oy;
+  }
+
+  function paintDone(work, drawnView) {
+    // a full frame is on the canvas: keep it for quick pans and zooms, and say so on the canvas
     canvas.getContext("2d").putImageData(image, 0, 0);
     if (n > QUICK_ABOVE) {
       snapshot.width = canvas.width;
       snapshot.height = canvas.height;
       snapshot.getContext("2d").drawImage(canvas, 0, 0);
     }
-    paintedView = { ...view };
-    const ms = performance.now() - t0;
-    canvas.dataset.paintMs = ms.toFixed(1);
+    paintedView = drawnView;
+    canvas.dataset.paintedView = JSON.stringify(drawnView); // the view of the pixels now on the canvas
+    canvas.dataset.paintMs = work.toFixed(1);
+    canvas.dataset.paints = String(++paints);
+    delete canvas.dataset.quick;
     publishView();
     if (!painted && n) {
       painted = true;
       canvas.dataset.firstPaintMs = (performance.now() - started).toFixed(1);
       canvas.dataset.ready = `points-${n}`;
+      buildGrid();
     }
+  }
+
+  function buildGrid() {
+    // after the first paint, in slices: hover and selection need it, drawing does not
+    const begun = performance.now();
+    gridJob = sliced(gridStages(xy, codes, n, extent, (made) => { grid = made; }), (work) => {
+      gridJob = null;
+      canvas.dataset.gridMs = work.toFixed(1);
+      canvas.dataset.gridWallMs = (performance.now() - begun).toFixed(1);
+      canvas.dataset.grid = "ready";
+    });
+  }
+
+  function paint() {
+    if (frame) cancelAnimationFrame(frame); // called directly, it replaces the frame asked for
+    frame = 0;
+    if (quickFrame) cancelAnimationFrame(quickFrame);
+    quickFrame = 0;
+    if (paintJob) paintJob.cancel();
+    paintJob = null;
+    if (!pixels) return;
+    const drawnView = { ...view };
+    const w = canvas.width, ht = canvas.height;
+    const fresh = !(layer && layer.whole && layer.w === w && layer.h === ht && layer.codes === codes &&
+      layer.shown === shown && layer.dpr === dpr && sameView(layer.view, drawnView));
+    // few points and no new selection (a pan or zoom frame): draw them straight, the layer waits
+    const direct = fresh && n <= QUICK_ABOVE && !selectionChanged;
+    selectionChanged = false;
+    if (direct) {
+      layer = null;
+    } else if (fresh) {
+      const cells = layer && layer.cells.length === w * ht ? layer.cells : new Uint32Array(w * ht);
+      layer = { cells, w, h: ht, codes, shown, dpr, view: drawnView, whole: false };
+    }
+    const stages = paintStages(pixels, w, ht, fresh, direct);
+    if (n <= QUICK_ABOVE) {
+      // few points: the whole frame at once, within this animation frame
+      const t0 = performance.now();
+      for (const [count, run] of stages) if (count) run(0, count);
+      paintDone(performance.now() - t0, drawnView);
+      return;
+    }
+    // many points: in slices, the last frame (or its quick move) staying on screen until this one is whole
+    // (a new selection in this view, no pass over every point: at once, in this frame, unless the
+    // selection is so large that its own pass would hold the page)
+    const begun = performance.now();
+    const target = pixels;
+    const job = sliced(stages, (work) => {
+      paintJob = null;
+      if (target !== pixels) return; // resized meanwhile: the next frame draws again
+      canvas.dataset.paintWallMs = (performance.now() - begun).toFixed(1);
+      canvas.dataset.paintFresh = String(fresh);
+      paintDone(work, drawnView);
+    }, fresh ? 0 : selectedCount > QUICK_ABOVE * 2 ? 2 * SLICE_MS : Infinity);
+    paintJob = job.running ? job : null;
   }
 
   function schedule() {
@@ -401,6 +539,8 @@ function render({ model, el }) {
     // draw every point again once the view has been still for a moment
     quickFrame = 0;
     if (frame || !paintedView) return;
+    if (paintJob) paintJob.cancel(); // its view is out of date
+    paintJob = null;
     const t0 = performance.now();
     const ctx = canvas.getContext("2d");
     const k = view.sx / paintedView.sx;
@@ -420,6 +560,8 @@ function render({ model, el }) {
       schedule();
       return;
     }
+    if (paintJob) paintJob.cancel();
+    paintJob = null;
     if (!quickFrame && !frame) quickFrame = requestAnimationFrame(quick);
     clearTimeout(settle);
     settle = setTimeout(schedule, 150);
@@ -463,12 +605,13 @@ function render({ model, el }) {
   }
 
   // --- selection ----------------------------------------------------------------------------------
-  function setMask(rows, chosen = null) {
-    // `chosen`: the selection's mask when the caller has it already (a box or lasso made it)
-    mask = chosen || new Uint8Array(n);
-    if (!chosen) for (let k = 0; k < rows.length; k++) if (rows[k] >= 0 && rows[k] < n) mask[rows[k]] = 1;
-    selectedRows = rows;
-    selectedCount = rows.length;
+  function setSelection(rows) {
+    // the selected rows, in row order (drawn on top of the others, which fade)
+    let inRange = true;
+    for (let k = 0; k < rows.length && inRange; k++) inRange = rows[k] >= 0 && rows[k] < n;
+    selectedRows = inRange ? rows : rows.filter((row) => row >= 0 && row < n);
+    selectedCount = selectedRows.length;
+    selectionChanged = true;
     drawCount();
     schedule();
   }
@@ -488,19 +631,24 @@ function render({ model, el }) {
         const kind = classify(cx, cy);
         if (!kind) continue;
         const cell = cy * grid.side + cx;
+        const cellXY = grid.xy, cellCodes = grid.codes, order = grid.order;
         for (let k = grid.start[cell], end = grid.start[cell + 1]; k < end; k++) {
-          const i = grid.order[k];
-          const label = labels[i];
-          if (!shown[label >= 0 && label < palette.length ? label + 1 : 0]) continue;
-          if (kind === 1 || test(xy[2 * i], xy[2 * i + 1])) chosen[i] = 1;
+          if (!shown[cellCodes[k]]) continue;
+          if (kind === 1 || test(cellXY[2 * k], cellXY[2 * k + 1])) chosen[order[k]] = 1;
         }
       }
     }
     return chosen;
   }
 
+  function needGrid() {
+    // a selection made before the sliced grid is whole finishes it at once
+    if (!grid && gridJob) gridJob.finish();
+    return grid !== null;
+  }
+
   function selectBox(ax, ay, bx, by) {
-    if (!grid) return;
+    if (!needGrid()) return;
     const t0 = performance.now();
     const [dx0, dy0] = toData(ax, ay);
     const [dx1, dy1] = toData(bx, by);
@@ -509,12 +657,12 @@ function render({ model, el }) {
     const classify = (cx, cy) => (cx > cx0 && cx < cx1 && cy > cy0 && cy < cy1 ? 1 : 2);
     const chosen = selectCells(x0, y0, x1, y1, classify, (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1);
     const rows = collect(chosen, n);
-    setMask(rows, chosen);
+    setSelection(rows);
     sendSelection(rows, { kind: "box", x0, y0, x1, y1 }, performance.now() - t0);
   }
 
   function selectLasso(path) {
-    if (!grid) return;
+    if (!needGrid()) return;
     const t0 = performance.now();
     const polygon = path.map(([px, py]) => toData(px, py));
     const lasso = lassoTest(polygon);
@@ -526,7 +674,7 @@ function render({ model, el }) {
     };
     const chosen = selectCells(lasso.x0, lasso.y0, lasso.x1, lasso.y1, classify, lasso.inside);
     const rows = collect(chosen, n);
-    setMask(rows, chosen);
+    setSelection(rows);
     sendSelection(rows, { kind: "lasso", points: polygon }, performance.now() - t0);
   }
 
@@ -535,9 +683,9 @@ function render({ model, el }) {
     const [x, y] = toData(px, py);
     const r = radius / Math.abs(view.sx);
     let best = -1, bestD = r * r;
-    forCells(grid, x - r, y - r, x + r, y + r, (i) => {
-      if (!shown[codeOf(labels[i])]) return;
-      const dx = xy[2 * i] - x, dy = xy[2 * i + 1] - y;
+    forCells(grid, x - r, y - r, x + r, y + r, (i, k) => {
+      if (!shown[grid.codes[k]]) return;
+      const dx = grid.xy[2 * k] - x, dy = grid.xy[2 * k + 1] - y;
       const d = dx * dx + dy * dy;
       if (d <= bestD) { bestD = d; best = i; }
     });
@@ -664,13 +812,13 @@ function render({ model, el }) {
 
   root.addEventListener("keydown", (event) => {
     if (event.key === "Escape") {
-      setMask(new Int32Array(0));
+      setSelection(new Int32Array(0));
       sendSelection(new Int32Array(0), { kind: "clear" }, 0);
     }
   });
   reset.addEventListener("click", () => { fit(); schedule(); drawOverlay(); });
   clear.addEventListener("click", () => {
-    setMask(new Int32Array(0));
+    setSelection(new Int32Array(0));
     sendSelection(new Int32Array(0), { kind: "clear" }, 0);
   });
 
@@ -681,26 +829,26 @@ function render({ model, el }) {
       const raw = buffers[0];
       xy = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
       const lab = buffers[1];
-      labels = new Int32Array(lab.buffer.slice(lab.byteOffset, lab.byteOffset + lab.byteLength));
+      const Codes = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array }[message.codes] || Uint8Array;
+      codes = new Codes(lab.buffer.slice(lab.byteOffset, lab.byteOffset + lab.byteLength));
       n = message.count;
       extent = bounds(xy, n);
       grid = null;
+      if (gridJob) gridJob.cancel();
+      gridJob = null;
+      painted = false;
       const sel = buffers[2];
       const rows = new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength));
+      canvas.dataset.pointsBytes = String(buffers.reduce((sum, b) => sum + b.byteLength, 0));
+      canvas.dataset.arrivedMs = (t0 - started).toFixed(1);
       resize();
       fit();
-      setMask(rows);
+      setSelection(rows);
       paint();
       canvas.dataset.decodeMs = (performance.now() - t0).toFixed(1);
-      setTimeout(() => {
-        const begun = performance.now();
-        grid = buildGrid(xy, n, extent);
-        canvas.dataset.gridMs = (performance.now() - begun).toFixed(1);
-        canvas.dataset.grid = "ready";
-      }, 0);
     } else if (message.type === "selection") {
       const sel = buffers[0];
-      setMask(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
+      setSelection(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
     } else if (message.type === "thumb") {
       const entry = { key: message.key, label: message.label, url: null };
       if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
@@ -746,6 +894,8 @@ function render({ model, el }) {
     themeWatch.disconnect();
     if (frame) cancelAnimationFrame(frame);
     if (quickFrame) cancelAnimationFrame(quickFrame);
+    if (paintJob) paintJob.cancel();
+    if (gridJob) gridJob.cancel();
     clearTimeout(settle);
     model.off("msg:custom", onMessage);
     model.off("change:title", drawTitle);
