@@ -234,6 +234,11 @@ class RemoteShardFile(io.RawIOBase):
             self._memory.put(block, found[block])
         return [found[b] for b in wanted]
 
+    @property
+    def tail(self) -> tuple[int, bytes]:
+        """Where the bytes :meth:`fetch_tail` read start, and those bytes (empty before it)."""
+        return self._size - len(self._tail), self._tail
+
     def read_spans(self, spans: list[tuple[int, int]]) -> list[bytes]:
         """The bytes of each [start, end), through the blocks (a footer the open read costs nothing again)."""
         found = []

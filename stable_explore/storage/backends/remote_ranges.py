@@ -332,13 +332,20 @@ def merged_fetch(read: Fetch, gap: int = GAP, counted: Callable[[int], None] | N
     return fetch
 
 
-def cached_fetch(fetch: Fetch, cache: ReadCache, digest: str) -> Fetch:
+def cached_fetch(fetch: Fetch, cache: ReadCache, digest: str, *, tail: tuple[int, bytes] = (0, b"")) -> Fetch:
     """``fetch`` through the local read cache: its blocks, and one entry per request named by its ranges.
 
     A range whose blocks are all cached (the batch was read whole before) costs no request; the
     same page opened again (by this process or another on the node) asks for the same ranges and
-    finds them in the request's entry. ``drop`` of the shard's digest deletes both kinds.
+    finds them in the request's entry. ``drop`` of the shard's digest deletes both kinds. ``tail`` is
+    the file's last bytes and where they start (a small file is all tail).
     """
+    tail_start, tail_bytes = tail
+
+    def known(start: int, end: int) -> bytes | None:
+        if tail_bytes and start >= tail_start:
+            return tail_bytes[start - tail_start : end - tail_start]
+        return _from_blocks(cache, digest, start, end)
 
     def read(spans: list[tuple[int, int]]) -> list[bytes]:
         if not spans:
@@ -352,7 +359,7 @@ def cached_fetch(fetch: Fetch, cache: ReadCache, digest: str) -> Fetch:
                 out.append(found[at : at + length])
                 at += length
             return out
-        parts: list[bytes | None] = [_from_blocks(cache, digest, start, end) for start, end in spans]
+        parts: list[bytes | None] = [known(start, end) for start, end in spans]
         missing = [i for i, part in enumerate(parts) if part is None]
         if missing:
             for i, data in zip(missing, fetch([spans[i] for i in missing]), strict=True):

@@ -109,7 +109,8 @@ class RemoteShards:
         def read(spans: list[tuple[int, int]]) -> list[bytes]:
             return store.read_ranges(key, spans)
 
-        fetch = cached_fetch(merged_fetch(read, counted=count_fetched), default_read_cache(), self.digests[file_id])
+        counted = merged_fetch(read, counted=count_fetched)
+        fetch = cached_fetch(counted, default_read_cache(), self.digests[file_id], tail=blocks.tail)
         try:
             return BatchRanges.of_bytes(fetch, size, schema, footer=blocks.read_spans)
         except UnsupportedLayout:
