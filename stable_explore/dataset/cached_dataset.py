@@ -247,6 +247,9 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         segments = self._backend.segments
         per_segment = np.array([shard for shard, _, _ in segments], dtype=np.int64)
         offsets = self._backend.segment_offsets
+        if self._rows is None:  # every row in order: each segment's shard, repeated (no search over the rows)
+            repeated: np.ndarray = np.repeat(per_segment, np.diff(offsets)[: len(per_segment)])
+            return repeated
         segment = np.searchsorted(offsets, self.base_rows(), side="right") - 1
         ids: np.ndarray = per_segment[segment] if len(per_segment) else np.zeros(0, dtype=np.int64)
         return ids

@@ -105,6 +105,15 @@ class Opened:
         values = self.ds.take(rows).to_arrow(columns=[column]).column(0)
         return np.asarray(values.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
+    @property
+    def positions(self) -> np.ndarray:
+        """0 .. len(ds) - 1: the rows shown when no filter applies (made once; never written to)."""
+        found = self.value_columns.get("__positions__")
+        if found is None:
+            found = self.value_columns["__positions__"] = np.arange(len(self.ds), dtype=np.int64)
+            found.flags.writeable = False
+        return found
+
     def label_array(self, column: str) -> np.ndarray:
         """Every row's class code (-1 where missing, or for a dataset without a ClassLabel column)."""
         if self.labels is None:

@@ -150,7 +150,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         # every observer waits (state.ready is False) until construction is done
         self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
         self._state.similar_choice = similar_by
-        self._state.rows = np.arange(len(dataset), dtype=np.int64)
+        self._state.rows = self._state.opened.positions
         super().__init__(page_size=page_size, thumb_size=thumb_size, **self._described(), **kwargs)
         self._state.ready = True
         self._refilter(send=False)  # each view asks for its first page when it renders
@@ -224,30 +224,35 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         state = self._state
         opened = state.opened
         size = len(opened.ds)
+        masks = []  # what each filter keeps; none: every row (no pass over the rows at all)
         if state.subset is not None:
-            keep = np.zeros(size, dtype=bool)
-            keep[state.subset] = True
-        else:
-            keep = np.ones(size, dtype=bool)
+            chosen = np.zeros(size, dtype=bool)
+            chosen[state.subset] = True
+            masks.append(chosen)
         if self.shard >= 0:
-            keep &= opened.shard_ids == self.shard
+            masks.append(opened.shard_ids == self.shard)
         if self.search.strip():
-            keep &= opened.search_mask(self.search.strip())
+            masks.append(opened.search_mask(self.search.strip()))
         for spec in self.field_filters:
             column = str(spec.get("column", ""))
             if column in opened.kinds:
-                keep &= field_mask(opened.value_column(column), spec)
+                masks.append(field_mask(opened.value_column(column), spec))
+        keep = np.logical_and.reduce(masks) if masks else None
         state.counting = None
         if self.label_column and opened.labels is None and opened.remote and not self.label_filter:
             # a bucket's label column is a request per record batch: read after the page is sent (see _count_labels)
-            state.counting = keep
+            state.counting = keep if keep is not None else np.ones(size, dtype=bool)
             self.label_counts = []
         elif self.label_column:  # each chip counts its class under every other filter
             labels = opened.label_array(self.label_column)
-            self._set_label_counts(labels[keep])
+            self._set_label_counts(labels if keep is None else labels[keep])
             if self.label_filter:
-                keep &= np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
-        rows = state.subset[keep[state.subset]] if state.subset is not None else np.flatnonzero(keep)
+                chosen = np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
+                keep = chosen if keep is None else keep & chosen
+        if keep is None:
+            rows = state.subset if state.subset is not None else opened.positions
+        else:
+            rows = state.subset[keep[state.subset]] if state.subset is not None else np.flatnonzero(keep)
         if self.sort_by in opened.kinds and len(rows):
             values = opened.value_column(self.sort_by).take(rows)
             rows = rows[sort_order(values, descending=self.sort_desc)]
