@@ -79,17 +79,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,10000000", help="row counts, comma-separated")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--dir", help="keep the bucket here, and reuse what an earlier run built there")
     parser.add_argument("--profile", action="store_true", help="print where one more cold page's time goes")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    scratch = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="bench-page-"))
-    scratch.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="bench-page-"))
     try:
         with seaweedfs(scratch / "weed", volumes=200) as server:
-            if not (scratch / "weed" / "built").exists():
-                server.create_bucket("bench")
-                (scratch / "weed" / "built").write_text("")
+            server.create_bucket("bench")
             os.environ.update(server.env)
             os.environ.setdefault("STABLE_EXPLORE_S3_TIMEOUT", "300")  # a 256 MB part on a loaded loopback server
             os.environ["STABLE_EXPLORE_HOME"] = str(scratch / "home")
@@ -100,12 +96,8 @@ def main() -> int:
                 side = 64 if n <= 1_000_000 else 8
                 jpegs = make_jpegs(512, side)
                 started = time.perf_counter()
-                try:
-                    ds = se.load(f"s3://bench/n{n}/pets")
-                    built = float("nan")  # kept from an earlier run (--dir)
-                except se.CacheNotFoundError:
-                    ds = se.build(_batches(n, jpegs), FEATURES, name="pets", home=f"s3://bench/n{n}", progress=False)
-                    built = time.perf_counter() - started
+                ds = se.build(_batches(n, jpegs), FEATURES, name="pets", home=f"s3://bench/n{n}", progress=False)
+                built = time.perf_counter() - started
                 page_images = sum(len(distinct_jpeg(jpegs, i)) for i in range(PAGE))
                 meta = se.load(f"s3://bench/n{n}/pets")
                 from stable_explore.storage.backends.object import ObjectStore
@@ -134,8 +126,7 @@ def main() -> int:
                     profile.runcall(_cold_page, f"s3://bench/n{n}/pets", scratch, f"{n}-profile")
                     pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
     finally:
-        if not args.dir:
-            shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
