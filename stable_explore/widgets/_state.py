@@ -72,8 +72,6 @@ class Opened:
     label_column: str
     text_columns: list[str]
     kinds: dict[str, str]
-    base: np.ndarray
-    shard_ids: np.ndarray
     labels: np.ndarray | None = None
     search_masks: dict[str, np.ndarray] = field(default_factory=dict)
     value_columns: dict[str, Any] = field(default_factory=dict)
@@ -88,9 +86,46 @@ class Opened:
             label_column=features.first_of(ClassLabel) or "",
             text_columns=[n for n, f in features.items() if isinstance(f, Value) and f.dtype in _STRING_TYPES],
             kinds=field_kinds(features),
-            base=ds.base_rows(),
-            shard_ids=ds.shard_ids(),
         )
+
+    @property
+    def whole(self) -> bool:
+        """Whether the dataset is a whole version (row i is the version's row i), not a view."""
+        return not self.ds.is_view
+
+    @property
+    def base(self) -> np.ndarray:
+        """Each row's number in the version (made when first asked: at 10M rows, 80 MB)."""
+        found = self.value_columns.get("__base__")
+        if found is None:
+            found = self.value_columns["__base__"] = self.ds.base_rows()
+        base: np.ndarray = found
+        return base
+
+    @property
+    def shard_ids(self) -> np.ndarray:
+        """Each row's shard file (made when first asked, like :attr:`base`)."""
+        found = self.value_columns.get("__shard_ids__")
+        if found is None:
+            found = self.value_columns["__shard_ids__"] = self.ds.shard_ids()
+        ids: np.ndarray = found
+        return ids
+
+    def base_of(self, rows: np.ndarray) -> np.ndarray:
+        """The version's row numbers of some rows (a whole version's are the rows themselves)."""
+        found: np.ndarray = np.asarray(rows, dtype=np.int64) if self.whole else self.base[rows]
+        return found
+
+    def shards_of(self, rows: np.ndarray) -> np.ndarray:
+        """The shard files of some rows, found among the version's segments (no array of every row's)."""
+        if not self.whole:
+            picked: np.ndarray = self.shard_ids[rows]
+            return picked
+        segments = self.ds.backend.segments
+        per_segment = np.array([shard for shard, _, _ in segments], dtype=np.int64)
+        offsets = self.ds.backend.segment_offsets
+        found: np.ndarray = per_segment[np.searchsorted(offsets, np.asarray(rows), side="right") - 1]
+        return found
 
     @property
     def remote(self) -> bool:

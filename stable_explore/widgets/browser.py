@@ -52,6 +52,8 @@ from stable_explore.widgets._state import BrowserState, Opened
 from stable_explore.widgets._thumbs import SHARED_CACHE
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stable_explore.dataset import CachedDataset
     from stable_explore.widgets._thumbs import ThumbnailCache
 
@@ -170,13 +172,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         opened = self._state.opened
         dataset = opened.ds
         shards = []
-        if len(opened.base):
-            shard_ids = opened.shard_ids
-            counts = np.bincount(shard_ids)
-            first = np.full(len(counts), np.iinfo(np.int64).max, dtype=np.int64)
-            last = np.full(len(counts), -1, dtype=np.int64)
-            np.minimum.at(first, shard_ids, opened.base)
-            np.maximum.at(last, shard_ids, opened.base)
+        if len(dataset):
+            counts, first, last = _shard_spans(opened)
             for shard in np.flatnonzero(counts).tolist():
                 entry: dict[str, Any] = {"index": shard, "rows": int(counts[shard])}
                 if last[shard] - first[shard] + 1 == counts[shard]:  # one run of rows: say which
@@ -308,7 +305,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         rows = self.page_rows(page)
         keys = opened.ds.take(rows).keys() if len(rows) else []
         labels = opened.labels_of(self.label_column, rows).tolist() if len(rows) else []
-        shard_ids = opened.shard_ids[rows].tolist() if len(rows) else []
+        shard_ids = opened.shards_of(rows).tolist() if len(rows) else []
         buffers: list[bytes] = []
         cells: list[dict[str, Any]] = []
         thumbs = self._thumbnails(rows) if opened.image_column else [None] * len(rows)
@@ -372,18 +369,19 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         self.send(content, buffers)
         self._count_labels()
 
-    def _snapshot(self) -> tuple[Any, np.ndarray, int]:
+    def _snapshot(self) -> tuple[Any, Callable[[np.ndarray], np.ndarray], int]:
         """What thumbnails are made from, taken together on the kernel's thread (save() swaps them)."""
-        return self._state.opened.ds, self._state.opened.base, self.thumb_size
+        opened = self._state.opened
+        return opened.ds, opened.base_of, self.thumb_size
 
     def _thumbnails(
-        self, rows: np.ndarray, snapshot: tuple[Any, np.ndarray, int] | None = None
+        self, rows: np.ndarray, snapshot: tuple[Any, Callable[[np.ndarray], np.ndarray], int] | None = None
     ) -> list[tuple[bytes, str] | None]:
         ds, base, size = snapshot or self._snapshot()
         pending = self._state.prefetched
         if snapshot is None and pending is not None and pending[0] == (ds.version, size, rows.tobytes()):
             pending[1].result()  # the prefetch is making exactly these: wait rather than decode twice
-        keys = [(ds.version, int(base[r]), size) for r in rows.tolist()]
+        keys = [(ds.version, int(b), size) for b in base(rows).tolist()]
         cache = self._state.cache
         found = [cache.get(k) for k in keys]
         missing = [i for i, item in enumerate(found) if item is None]
@@ -445,7 +443,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "key": _text(view.keys()[0], 200),
             "shard": shard,
             "shard_row": shard_row,
-            "base_row": int(opened.base[row]),
+            "base_row": int(opened.base_of(np.array([row]))[0]),
             "label": int(opened.labels_of(self.label_column, np.array([row]))[0]),
             "fields": fields,
             **self.detail_marks(row),
@@ -564,3 +562,28 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 
     def __repr__(self) -> str:
         return f"ShardBrowser({self.dataset!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"
+
+
+def _shard_spans(opened: Opened) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per shard file: how many rows shown are in it, and the first and last of their version row numbers.
+
+    A whole version's come from its segments (no array of every row's: 10M rows cost nothing here).
+    """
+    if opened.whole:
+        segments = opened.ds.backend.segments
+        shard_of = np.array([shard for shard, _, _ in segments], dtype=np.int64)
+        offsets = np.asarray(opened.ds.backend.segment_offsets, dtype=np.int64)
+        starts, stops = offsets[: len(shard_of)], offsets[1 : len(shard_of) + 1]
+        ids, base = shard_of, None
+        sizes = stops - starts
+    else:
+        ids, base = opened.shard_ids, opened.base
+        starts = stops = base
+        sizes = np.ones(len(ids), dtype=np.int64)
+    counts = np.bincount(ids, weights=sizes, minlength=0).astype(np.int64)
+    first = np.full(len(counts), np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(len(counts), -1, dtype=np.int64)
+    keep = sizes > 0
+    np.minimum.at(first, ids[keep], starts[keep])
+    np.maximum.at(last, ids[keep], (stops[keep] - 1) if base is None else stops[keep])
+    return counts, first, last
