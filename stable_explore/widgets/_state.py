@@ -38,6 +38,8 @@ from stable_explore.schema.columns import KEY_COLUMN
 from stable_explore.widgets._filters import field_kinds
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stable_explore.dataset import CachedDataset
     from stable_explore.signals import Similarity
     from stable_explore.versioning.edits import Draft
@@ -93,23 +95,22 @@ class Opened:
         """Whether the dataset is a whole version (row i is the version's row i), not a view."""
         return not self.ds.is_view
 
+    def _made_once(self, name: str, make: Callable[[], np.ndarray]) -> np.ndarray:
+        """An array of one entry per row, made when first asked (at 10M rows, 80 MB) and kept."""
+        found: np.ndarray | None = self.value_columns.get(name)
+        if found is None:
+            found = self.value_columns[name] = make()
+        return found
+
     @property
     def base(self) -> np.ndarray:
-        """Each row's number in the version (made when first asked: at 10M rows, 80 MB)."""
-        found = self.value_columns.get("__base__")
-        if found is None:
-            found = self.value_columns["__base__"] = self.ds.base_rows()
-        base: np.ndarray = found
-        return base
+        """Each row's number in the version."""
+        return self._made_once("__base__", self.ds.base_rows)
 
     @property
     def shard_ids(self) -> np.ndarray:
-        """Each row's shard file (made when first asked, like :attr:`base`)."""
-        found = self.value_columns.get("__shard_ids__")
-        if found is None:
-            found = self.value_columns["__shard_ids__"] = self.ds.shard_ids()
-        ids: np.ndarray = found
-        return ids
+        """Each row's shard file."""
+        return self._made_once("__shard_ids__", self.ds.shard_ids)
 
     def base_of(self, rows: np.ndarray) -> np.ndarray:
         """The version's row numbers of some rows (a whole version's are the rows themselves)."""
@@ -142,12 +143,14 @@ class Opened:
 
     @property
     def positions(self) -> np.ndarray:
-        """0 .. len(ds) - 1: the rows shown when no filter applies (made once; never written to)."""
-        found = self.value_columns.get("__positions__")
-        if found is None:
-            found = self.value_columns["__positions__"] = np.arange(len(self.ds), dtype=np.int64)
-            found.flags.writeable = False
-        return found
+        """0 .. len(ds) - 1: the rows shown when no filter applies (never written to)."""
+
+        def made() -> np.ndarray:
+            rows = np.arange(len(self.ds), dtype=np.int64)
+            rows.flags.writeable = False
+            return rows
+
+        return self._made_once("__positions__", made)
 
     def label_array(self, column: str) -> np.ndarray:
         """Every row's class code (-1 where missing, or for a dataset without a ClassLabel column)."""
