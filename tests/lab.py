@@ -251,3 +251,23 @@ def run_cell_until(page: Any, index: int, ready: Callable[[str], bool], what: st
         if time.monotonic() > deadline:
             msg = f"cell {index} did not show {what} within {timeout:.0f} s; its last output:\n{output}"
             raise AssertionError(msg)
+
+
+def wait_grid_rows(page: Any, rows: list[int], *, among: bool = False, browser: int = 0) -> None:
+    """Wait until the page's ``browser``-th shard browser shows these rows, in this order (``among``: some
+    rows, every one of them in ``rows``).
+
+    After a filter, a search or *back*, the status line and the page count change a moment before the
+    new page's cells arrive, and the grid's ``data-ready='page-0'`` still reads the old page's until
+    then: a test that reads the grid waits for its rows."""
+    page.wait_for_function(
+        """([rows, among, index]) => {
+            const grid = document.querySelectorAll('[data-testid=se-browser]')[index];
+            const thumbs = grid ? [...grid.querySelectorAll('[data-testid=se-thumb]')] : [];
+            const shown = thumbs.map(e => Number(e.dataset.row));
+            if (among) return shown.length > 0 && shown.every(r => rows.includes(r));
+            return shown.length === rows.length && shown.every((r, i) => r === rows[i]);
+        }""",
+        arg=[rows, among, browser],
+        timeout=60_000,
+    )

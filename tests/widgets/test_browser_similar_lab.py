@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from stable_explore.signals import nearest_rows
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, notebook_in_chromium, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -66,23 +66,6 @@ def shown_rows(widget: Any) -> list[int]:
     return [int(r) for r in widget.locator("[data-testid=se-thumb]").evaluate_all("els => els.map(e => e.dataset.row)")]
 
 
-def wait_grid(page: Any, rows: list[int], *, exactly: bool = True) -> None:
-    """Wait until the digits' browser shows these rows (in this order), or, ``exactly=False``, only rows among them.
-
-    The page count and the back button change a moment before the new page's cells arrive, and the
-    grid's ``data-ready='page-0'`` is still the old page's until then: wait for the rows themselves."""
-    page.wait_for_function(
-        """([rows, exactly]) => {
-            const first = document.querySelector('[data-testid=se-browser]');  // the digits' browser
-            const shown = [...first.querySelectorAll('[data-testid=se-thumb]')].map(e => Number(e.dataset.row));
-            if (!exactly) return shown.length > 0 && shown.every(r => rows.includes(r));
-            return shown.length === rows.length && shown.every((r, i) => r === rows[i]);
-        }""",
-        arg=[rows, exactly],
-        timeout=60_000,
-    )
-
-
 def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     from sklearn.datasets import load_digits
 
@@ -96,7 +79,7 @@ def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     page.wait_for_function(
         "() => document.querySelector('[data-testid=se-page]').textContent === 'page 1 of 8'", timeout=30_000
     )
-    wait_grid(page, [int(r) for r in (bunch.target == 3).nonzero()[0]], exactly=False)
+    wait_grid_rows(page, [int(r) for r in (bunch.target == 3).nonzero()[0]], among=True)
     widget.locator("[data-testid=se-grid][data-ready='page-0']").wait_for(timeout=60_000)
     filtered = shown_rows(widget)
     assert all(int(bunch.target[r]) == 3 for r in filtered)
@@ -112,7 +95,7 @@ def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     button.click()
 
     expected = [row, *nearest_rows(bunch.data, row, k=8).tolist()]
-    wait_grid(page, expected)
+    wait_grid_rows(page, expected)
     assert shown_rows(widget) == expected  # the row first, then its neighbours, closest first
     subset = widget.locator("[data-testid=se-subset-title]").inner_text()
     assert subset == f"showing row {row} and the 8 rows most like it by the embedding 'embedding'"
@@ -127,7 +110,7 @@ def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     )
     widget.locator("[data-testid=se-back]").wait_for(state="hidden", timeout=30_000)
     assert widget.locator("[data-testid=se-subset]").is_hidden()
-    wait_grid(page, filtered)
+    wait_grid_rows(page, filtered)
     widget.locator("[data-testid=se-grid][data-ready='page-0']").wait_for(timeout=60_000)
     assert shown_rows(widget) == filtered
 
