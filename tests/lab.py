@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -232,4 +232,42 @@ def run_cell(page: Any, index: int) -> str:
     )
     return page.evaluate(
         f"() => document.querySelectorAll('.jp-Notebook .jp-Cell')[{index}].querySelector('.jp-OutputArea').innerText"
+    )
+
+
+def run_cell_until(page: Any, index: int, ready: Callable[[str], bool], what: str, timeout: float = 60.0) -> str:
+    """Run one cell again until its output satisfies ``ready`` (the kernel has applied what the page sent).
+
+    A widget's messages do not queue behind the cells: JupyterLab sends comms over a kernel subshell
+    (its ``commsOverSubshells`` setting, on by default) and ipykernel runs them in a thread of their
+    own, so a cell run just after a click or a mouse selection may run before the kernel has applied
+    it, or half way through. Wait for the state the test is about, never for a time; ``what`` names
+    it in the error when it never comes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        output = run_cell(page, index)
+        if ready(output):
+            return output
+        if time.monotonic() > deadline:
+            msg = f"cell {index} did not show {what} within {timeout:.0f} s; its last output:\n{output}"
+            raise AssertionError(msg)
+
+
+def wait_grid_rows(page: Any, rows: list[int], *, among: bool = False, browser: int = 0) -> None:
+    """Wait until the page's ``browser``-th shard browser shows these rows, in this order (``among``: some
+    rows, every one of them in ``rows``).
+
+    After a filter, a search or *back*, the status line and the page count change a moment before the
+    new page's cells arrive, and the grid's ``data-ready='page-0'`` still reads the old page's until
+    then: a test that reads the grid waits for its rows."""
+    page.wait_for_function(
+        """([rows, among, index]) => {
+            const grid = document.querySelectorAll('[data-testid=se-browser]')[index];
+            const thumbs = grid ? [...grid.querySelectorAll('[data-testid=se-thumb]')] : [];
+            const shown = thumbs.map(e => Number(e.dataset.row));
+            if (among) return shown.length > 0 && shown.every(r => rows.includes(r));
+            return shown.length === rows.length && shown.every((r, i) => r === rows[i]);
+        }""",
+        arg=[rows, among, browser],
+        timeout=60_000,
     )

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, write_notebook
+from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, wait_grid_rows, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -132,6 +132,7 @@ def test_search_covers_keys_and_an_empty_result_says_so(lab: tuple[Any, str]) ->
     search.fill("digit-000")
     search.press("Enter")
     wait_rows(page, 10)
+    wait_grid_rows(page, list(range(10)))
     wait_ready(page)
     rows = page.eval_on_selector_all("[data-testid=se-thumb]", "els => els.map(e => Number(e.dataset.row))")
     assert rows == list(range(10))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from stable_explore.signals import nearest_rows
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, notebook_in_chromium, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -79,6 +79,7 @@ def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     page.wait_for_function(
         "() => document.querySelector('[data-testid=se-page]').textContent === 'page 1 of 8'", timeout=30_000
     )
+    wait_grid_rows(page, [int(r) for r in (bunch.target == 3).nonzero()[0]], among=True)
     widget.locator("[data-testid=se-grid][data-ready='page-0']").wait_for(timeout=60_000)
     filtered = shown_rows(widget)
     assert all(int(bunch.target[r]) == 3 for r in filtered)
@@ -94,15 +95,7 @@ def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     button.click()
 
     expected = [row, *nearest_rows(bunch.data, row, k=8).tolist()]
-    page.wait_for_function(
-        """(expected) => {
-            const first = document.querySelector('[data-testid=se-browser]');  // the digits' browser
-            const rows = [...first.querySelectorAll('[data-testid=se-thumb]')].map(e => Number(e.dataset.row));
-            return rows.length === expected.length && rows.every((r, i) => r === expected[i]);
-        }""",
-        arg=expected,
-        timeout=60_000,
-    )
+    wait_grid_rows(page, expected)
     assert shown_rows(widget) == expected  # the row first, then its neighbours, closest first
     subset = widget.locator("[data-testid=se-subset-title]").inner_text()
     assert subset == f"showing row {row} and the 8 rows most like it by the embedding 'embedding'"
@@ -117,6 +110,7 @@ def test_similar_rows_of_a_card_then_back(page: Any) -> None:
     )
     widget.locator("[data-testid=se-back]").wait_for(state="hidden", timeout=30_000)
     assert widget.locator("[data-testid=se-subset]").is_hidden()
+    wait_grid_rows(page, filtered)
     widget.locator("[data-testid=se-grid][data-ready='page-0']").wait_for(timeout=60_000)
     assert shown_rows(widget) == filtered
 

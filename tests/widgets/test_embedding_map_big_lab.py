@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from stable_explore.signals import pca_2d, rows_in_polygon
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell
+from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until
 
 pytestmark = pytest.mark.browser
 
@@ -69,9 +69,24 @@ def big_points() -> np.ndarray:
 
 
 def big_selection(page: Any) -> tuple[str, int, str]:
-    found = re.search(r"KIND (\w+) COUNT (\d+) SHA (\w+)", run_cell(page, 2))
-    assert found
-    return found[1], int(found[2]), found[3]
+    """The kernel's selection (its shape's kind, its size, a digest of its rows) once it is the one the page drew.
+
+    The page's lasso reaches the kernel on a subshell, beside the cells (see :func:`tests.lab.run_cell_until`)."""
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-map-count]').dataset.shape !== undefined", timeout=30_000
+    )
+    kind = page.get_attribute("[data-testid=se-map-count]", "data-shape")
+    count = int(page.get_attribute("[data-testid=se-map-count]", "data-count"))
+
+    def parse(output: str) -> tuple[str, int, str]:
+        found = re.search(r"KIND (\w+) COUNT (\d+) SHA (\w+)", output)
+        assert found, output
+        return found[1], int(found[2]), found[3]
+
+    output = run_cell_until(
+        page, 2, lambda out: parse(out)[:2] == (kind, count), f"the page's {kind} of {count:,} rows"
+    )
+    return parse(output)
 
 
 def draw_lasso(page: Any, cx: float, cy: float, size: float) -> list[list[float]]:

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image as PILImage
 
 from stable_explore.signals import pca_2d, rows_in_box, rows_in_polygon
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell
+from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until
 
 pytestmark = pytest.mark.browser
 
@@ -72,8 +72,7 @@ def points() -> np.ndarray:
     return pca_2d(load_digits().data.astype(np.float64))
 
 
-def kernel_state(page: Any) -> dict[str, Any]:
-    output = run_cell(page, 3)
+def parse_state(output: str) -> dict[str, Any]:
     found = re.search(r"MAP (.*) SHAPE (.*)\nBROWSER (.*) SHOWN (.*) SUBSET (True|False)", output)
     assert found, output
     return {
@@ -85,6 +84,25 @@ def kernel_state(page: Any) -> dict[str, Any]:
     }
 
 
+def kernel_state(page: Any, kind: str) -> dict[str, Any]:
+    """The map's and the browser's state in the kernel, once it has applied the page's last selection.
+
+    The page drew a ``kind`` (box, lasso) of as many rows as its count shows; the kernel applies it on a
+    subshell of its own (see :func:`tests.lab.run_cell_until`): the shape first, then the rows, then the
+    browser's grid and selection, so the state is read when all three are there."""
+    page.wait_for_function(
+        f"() => document.querySelector('[data-testid=se-map-count]').dataset.shape === '{kind}'", timeout=30_000
+    )
+    count = int(page.get_attribute("[data-testid=se-map-count]", "data-count"))
+
+    def applied(output: str) -> bool:
+        state = parse_state(output)
+        rows = state["selected"]
+        return state["shape"].get("kind") == kind and len(rows) == count and state["browser"] == rows
+
+    return parse_state(run_cell_until(page, 3, applied, f"the {kind} of {count} rows in the map and the browser"))
+
+
 def screen(page: Any, points: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Viewport pixels of these rows' points, from the view the page publishes on its canvas."""
     view = json.loads(page.get_attribute("[data-testid=se-map-canvas]", "data-view"))
@@ -92,12 +110,6 @@ def screen(page: Any, points: np.ndarray, rows: np.ndarray) -> np.ndarray:
     xs = points[rows, 0].astype(float) * view["sx"] + view["ox"] + box["x"]
     ys = points[rows, 1].astype(float) * view["sy"] + view["oy"] + box["y"]
     return np.column_stack([xs, ys])
-
-
-def wait_selected(page: Any, count: int) -> None:
-    page.wait_for_function(
-        f"() => document.querySelector('[data-testid=se-map-count]').dataset.count === '{count}'", timeout=30_000
-    )
 
 
 def test_the_map_paints_every_label_colour(page: Any) -> None:
@@ -147,10 +159,7 @@ def test_a_box_drawn_with_the_mouse_selects_the_rows_python_finds(page: Any, poi
     page.mouse.move(centre[0] + 10, centre[1] + 5, steps=8)
     page.mouse.move(centre[0] + 40, centre[1] + 30, steps=8)
     page.mouse.up()
-    page.wait_for_function(
-        "() => Number(document.querySelector('[data-testid=se-map-count]').dataset.count) > 0", timeout=30_000
-    )
-    state = kernel_state(page)
+    state = kernel_state(page, "box")
     shape = state["shape"]
     assert shape["kind"] == "box"
     expected = rows_in_box(points, shape["x0"], shape["y0"], shape["x1"], shape["y1"]).tolist()
@@ -183,13 +192,7 @@ def test_a_lasso_drawn_with_the_mouse_selects_the_rows_python_finds(page: Any, p
     for angle, r in zip(angles[1:], radius[1:], strict=True):
         page.mouse.move(cx + r * np.cos(angle), cy + r * np.sin(angle), steps=2)
     page.mouse.up()
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=se-map-count]').dataset.count !== undefined", timeout=30_000
-    )
-    for _ in range(50):
-        state = kernel_state(page)
-        if state["shape"].get("kind") == "lasso":
-            break
+    state = kernel_state(page, "lasso")
     assert state["shape"]["kind"] == "lasso"
     expected = rows_in_polygon(points, state["shape"]["points"]).tolist()
     assert state["selected"] == expected

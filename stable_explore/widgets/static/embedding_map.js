@@ -618,6 +618,7 @@ function render({ model, el }) {
 
   function sendSelection(rows, shape, ms) {
     canvas.dataset.selectMs = ms.toFixed(1);
+    count.dataset.shape = shape.kind;  // what the page selected last (box, lasso, clear), for tests to wait on
     model.send({ type: "select", shape }, undefined, [rows.buffer]);  // (content, callbacks, buffers)
   }
 
