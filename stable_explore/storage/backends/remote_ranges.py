@@ -46,6 +46,7 @@ from stable_explore.storage.backends.read_cache import BLOCK_SIZE
 from stable_explore.storage.format.ipc_layout import (
     FILE_TAIL,
     Block,
+    FieldNode,
     RecordBatchHeader,
     UnsupportedLayout,
     batch_header,
@@ -159,7 +160,7 @@ class BatchRanges:
         asked = {int(b): np.asarray(p, dtype=np.int64) for b, p in wanted.items()}
         with self._lock:
             self._header_of(list(asked))
-            cuts = [(b, _RowCut(self, b, c, self._headers[b], asked[b])) for b in asked for c in columns]
+            cuts = [(b, self._cut(b, c, asked[b])) for b in asked for c in columns]
             first = [span for _, cut in cuts for span in cut.first_round()]
             fetched = iter(self._fetch(first))
             second = [span for _, cut in cuts for span in cut.second_round(fetched)]
@@ -169,27 +170,28 @@ class BatchRanges:
                 out[batch].append(cut.finish(fetched))
             return out
 
+    def _cut(self, batch: int, column: int, positions: np.ndarray) -> _RowCut:
+        """The plan of one flat column's cells at ``positions`` of ``batch``: its node and its buffers' spans."""
+        first, end = self._spans[column]
+        spans = [self._buffer_span(batch, k) for k in range(first, end)]
+        node = self._headers[batch].nodes[self._nodes[column]]
+        return _RowCut(self.schema.field(column).type, node, spans, positions)
+
 
 class _RowCut:
     """The ranges one flat column's cells at some rows take, and the array made of them."""
 
     def __init__(
-        self,
-        ranges: BatchRanges,
-        batch: int,
-        column: int,
-        header: RecordBatchHeader,
-        positions: np.ndarray,
+        self, data_type: pa.DataType, node: FieldNode, spans: list[tuple[int, int]], positions: np.ndarray
     ) -> None:
-        self.type = ranges.schema.field(column).type
-        lo, _ = ranges._spans[column]
-        self.node = header.nodes[ranges._nodes[column]]
-        self.validity = ranges._buffer_span(batch, lo)
-        self.values = ranges._buffer_span(batch, lo + 1)
-        self.data = ranges._buffer_span(batch, lo + 2) if offset_width(self.type) else None
+        self.type = data_type
+        self.node = node
+        self.validity = spans[0]
+        self.values = spans[1]
+        self.data = spans[2] if offset_width(data_type) else None
         self.positions = positions
         self.starts, self.stops = _runs(positions)
-        self.width = offset_width(self.type)
+        self.width = offset_width(data_type)
         self.bitmap: bytes | None = None
         self.pieces: list[Any] = []
 
