@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -228,13 +229,18 @@ def test_a_full_disk_is_one_line_and_keeps_the_latest_version(home: Path) -> Non
         ip.run_cell("%stable_cache small = blobs(3, 10) --features features --name b --quiet")
         kept = ip.user_ns["small"].version
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, 1_000_000))
+        hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, hard))
         result = ip.run_cell("%stable_cache big = blobs(100, 50_000) --features features --name b --quiet")
+        resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))  # the disk is free again (IPython's exit writes)
         print("ERROR-TYPE", type(result.error_in_exec).__name__)
         print("KEPT", kept)
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    env = {**os.environ, "IPYTHONDIR": str(home.parent / "ipython")}  # a history of its own, not the machine's
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, env=env
+    )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "ERROR-TYPE StableCacheError" in output
