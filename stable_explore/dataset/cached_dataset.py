@@ -242,15 +242,24 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
             counts[shard] += rows
         return counts
 
-    def shard_ids(self) -> np.ndarray:
-        """The shard file each row of this dataset is stored in, in this dataset's order."""
+    def shard_ids(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The shard file each row of this dataset is stored in, in this dataset's order.
+
+        ``rows`` (positions in this dataset) asks for those rows only: a page's, without an array of every row's.
+        """
         segments = self._backend.segments
         per_segment = np.array([shard for shard, _, _ in segments], dtype=np.int64)
         offsets = self._backend.segment_offsets
-        if self._rows is None:  # every row in order: each segment's shard, repeated (no search over the rows)
+        if rows is None and self._rows is None:  # every row in order: each segment's shard, repeated
             repeated: np.ndarray = np.repeat(per_segment, np.diff(offsets)[: len(per_segment)])
             return repeated
-        segment = np.searchsorted(offsets, self.base_rows(), side="right") - 1
+        if rows is None:
+            base = self.base_rows()
+        elif self._rows is None:
+            base = np.asarray(rows, dtype=np.int64)
+        else:
+            base = self.base_rows()[np.asarray(rows, dtype=np.int64)]
+        segment = np.searchsorted(offsets, base, side="right") - 1
         ids: np.ndarray = per_segment[segment] if len(per_segment) else np.zeros(0, dtype=np.int64)
         return ids
 

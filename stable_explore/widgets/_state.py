@@ -118,15 +118,11 @@ class Opened:
         return found
 
     def shards_of(self, rows: np.ndarray) -> np.ndarray:
-        """The shard files of some rows, found among the version's segments (no array of every row's)."""
+        """The shard files of some rows (a whole version's found among its segments, not in an array of every row's)."""
         if not self.whole:
             picked: np.ndarray = self.shard_ids[rows]
             return picked
-        segments = self.ds.backend.segments
-        per_segment = np.array([shard for shard, _, _ in segments], dtype=np.int64)
-        offsets = self.ds.backend.segment_offsets
-        found: np.ndarray = per_segment[np.searchsorted(offsets, np.asarray(rows), side="right") - 1]
-        return found
+        return self.ds.shard_ids(rows)
 
     @property
     def remote(self) -> bool:

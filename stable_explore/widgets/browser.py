@@ -571,19 +571,16 @@ def _shard_spans(opened: Opened) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """
     if opened.whole:
         segments = opened.ds.backend.segments
-        shard_of = np.array([shard for shard, _, _ in segments], dtype=np.int64)
+        ids = np.array([shard for shard, _, _ in segments], dtype=np.int64)
         offsets = np.asarray(opened.ds.backend.segment_offsets, dtype=np.int64)
-        starts, stops = offsets[: len(shard_of)], offsets[1 : len(shard_of) + 1]
-        ids, base = shard_of, None
-        sizes = stops - starts
+        starts, stops = offsets[: len(ids)], offsets[1 : len(ids) + 1]
     else:
-        ids, base = opened.shard_ids, opened.base
-        starts = stops = base
-        sizes = np.ones(len(ids), dtype=np.int64)
-    counts = np.bincount(ids, weights=sizes, minlength=0).astype(np.int64)
+        ids, starts = opened.shard_ids, opened.base
+        stops = starts + 1
+    counts = np.bincount(ids, weights=stops - starts).astype(np.int64)
     first = np.full(len(counts), np.iinfo(np.int64).max, dtype=np.int64)
     last = np.full(len(counts), -1, dtype=np.int64)
-    keep = sizes > 0
+    keep = stops > starts
     np.minimum.at(first, ids[keep], starts[keep])
-    np.maximum.at(last, ids[keep], (stops[keep] - 1) if base is None else stops[keep])
+    np.maximum.at(last, ids[keep], stops[keep] - 1)
     return counts, first, last

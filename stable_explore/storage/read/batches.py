@@ -232,7 +232,10 @@ class ShardCheck:
         """Check these batches' ``columns`` (all by default) not checked before in this process."""
         wanted = self._columns(columns)
         checked = self._checked
-        todo = [(int(batch), column) for batch in batches for column in wanted if not checked[batch][column]]
+        todo: list[tuple[int, int]] = []
+        for batch in batches:
+            row = checked[batch]
+            todo.extend((int(batch), column) for column in wanted if not row[column])
         fetch = getattr(self.batches, "fetch_columns", None)  # a bucket's shard: these columns' bytes, together
         if fetch is not None and len(todo) > 1:
             fetch(todo)
