@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import ColumnNotFoundError
 from stable_explore.signals._rows import image_column, result_table
 from stable_explore.signals.grouping import hamming_groups
@@ -151,7 +152,7 @@ def extra_copies(*groups: pa.Table) -> list[int]:
     ids, inverse = np.unique(np.concatenate([rows, firsts]), return_inverse=True)
     inverse = inverse.ravel()
     linked = components(len(ids), inverse[: len(rows)], inverse[len(rows) :])
-    keep = {int(ids[root]) for root in np.unique(linked)}  # ids are sorted: a part's smallest is its first row
+    keep = {int(ids[root]) for root in distinct(linked)}  # ids are sorted: a part's smallest is its first row
     return sorted(int(r) for r in set(rows.tolist()) if int(r) not in keep)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import InvalidOptionError
 from stable_explore.signals.perceptual import popcount
 
@@ -126,7 +127,7 @@ def hamming_pairs(hashes: np.ndarray, threshold: int) -> tuple[np.ndarray, np.nd
     if not found_i:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
-    pairs = np.unique(np.concatenate(found_i).astype(np.int64) * n + np.concatenate(found_j))
+    pairs = distinct(np.concatenate(found_i).astype(np.int64) * n + np.concatenate(found_j))
     return pairs // n, pairs % n
 
 
@@ -163,12 +164,12 @@ def hamming_groups(hashes: np.ndarray, threshold: int) -> np.ndarray:
         msg = f"threshold must be a number of differing bits from 0 to 32, got {threshold!r}"
         raise InvalidOptionError(msg)
     hashes = np.asarray(hashes, dtype=np.uint64)
-    distinct, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    unique_hashes, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
-    left, right = hamming_pairs(distinct, int(threshold))
-    linked = components(len(distinct), left, right)
+    left, right = hamming_pairs(unique_hashes, int(threshold))
+    linked = components(len(unique_hashes), left, right)
     # name each group by its earliest row: the smallest first position among its distinct hashes
-    earliest = np.full(len(distinct), np.iinfo(np.int64).max, dtype=np.int64)
+    earliest = np.full(len(unique_hashes), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(earliest, linked, first)
     groups: np.ndarray = earliest[linked][inverse]
     return groups

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from stable_explore._arrays import distinct
 from stable_explore.versioning._plan import Link, Rewrite
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def carried_entries(
         return []
     _, counts, files, file_starts = _links(plan)
     spans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for file_id in np.unique(files).tolist():
+    for file_id in distinct(files).tolist():
         mine = files == file_id
         order = np.argsort(file_starts[mine], kind="stable")
         spans[file_id] = (file_starts[mine][order], counts[mine][order])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stable_explore._arrays import distinct
 from stable_explore.storage.format.hashing import KnownEnds
 
 __all__ = ["Link", "Rewrite", "base_runs", "carried_ends", "compacted", "plan_rows", "stale_digest_runs"]
@@ -205,7 +206,7 @@ def stale_digest_runs(run_ends: np.ndarray, affected: np.ndarray) -> list[tuple[
     """
     if affected.size == 0 or run_ends.size == 0:
         return []
-    hit = np.unique(np.searchsorted(run_ends, affected, side="right")).tolist()
+    hit = distinct(np.searchsorted(run_ends, affected, side="right")).tolist()
     affected_set = set(affected.tolist())
     groups: list[tuple[int, int]] = []
     for run in hit:

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.format.hashing import cell_hashes, mixed_row_hashes
@@ -275,7 +276,7 @@ class ShardCheck:
         plan = self._row_plan
         wanted = self._columns(columns)
         by_row = [c for c in wanted if plan is not None and c in plan.row_checked]
-        touched = np.unique(batch_ids)
+        touched = distinct(batch_ids)
         if plan is None or not set(by_row) & set(plan.binary):  # no image taken: small columns, checked whole
             self.ensure(touched.tolist(), columns)
             return np.zeros(rows.size, dtype=bool)
@@ -285,7 +286,7 @@ class ShardCheck:
         need: np.ndarray = ~settled[batch_ids] & ~self._row_flags()[rows]
         if getattr(self.batches, "cuts_rows", False):
             return need  # a bucket's rows come by their own bytes, their arrays validated as they are made
-        for batch in np.unique(batch_ids[need]).tolist():
+        for batch in distinct(batch_ids[need]).tolist():
             record = self.batches[batch]
             for column in plan.binary:  # offsets within the data, buffers whole: the copy reads only what is there
                 if self._checked[batch, column]:
@@ -309,7 +310,7 @@ class ShardCheck:
         if plan is None:
             return
         self._row_flags()[rows[matched]] = True
-        for batch in np.unique(batch_ids[~matched]).tolist():
+        for batch in distinct(batch_ids[~matched]).tolist():
             for column in sorted(plan.row_checked):
                 if not self._checked[batch, column]:
                     self._check(batch, column)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.remote_reader import LazyBatches
 
@@ -93,7 +94,7 @@ class OpenShard:
         if self.cuts_rows:
             assert isinstance(self.batches, LazyBatches)
             assert self.schema is not None
-            wanted = {b: np.unique(within[batch_ids == b]) for b in np.unique(batch_ids).tolist()}
+            wanted = {b: distinct(within[batch_ids == b]) for b in distinct(batch_ids).tolist()}
             cut = self.batches.take_rows(wanted, [self.schema.get_field_index(n) for n in names])
             if cut is not None:
                 return [
@@ -101,7 +102,7 @@ class OpenShard:
                     for b, r in zip(batch_ids.tolist(), within.tolist(), strict=True)
                 ]
             # not cut after all (damaged offsets, a layout not read here): whole batches, checked whole first
-            self.checked(np.unique(batch_ids).tolist(), list(names))
+            self.checked(distinct(batch_ids).tolist(), list(names))
         selected: dict[int, pa.RecordBatch] = {}
         out = []
         for b, r in zip(batch_ids.tolist(), within.tolist(), strict=True):
@@ -183,7 +184,7 @@ class OpenShard:
             table = self.checked_all(columns)
             table = table if columns is None else table.select(columns)
             return table.take(pa.array(local))
-        self.prefetch(np.unique(np.searchsorted(self.offsets, local, side="right") - 1).tolist())
+        self.prefetch(distinct(np.searchsorted(self.offsets, local, side="right") - 1).tolist())
 
         def take_from_batch(batch_id: int, rows: np.ndarray) -> pa.Table:
             self.checked((batch_id,), columns)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import CacheCorruptionError, RowIndexError
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.read.batches import rows_match
@@ -172,14 +173,14 @@ class ShardedReader:
         files = layout.segment_file[segment_ids]
         local = indices - layout.offsets[segment_ids] + layout.segment_start[segment_ids]
         batch_ids = np.empty_like(local)
-        opened = {file_id: self._file(file_id) for file_id in np.unique(files).tolist()}
+        opened = {file_id: self._file(file_id) for file_id in distinct(files).tolist()}
         need = np.zeros(indices.size, dtype=bool)  # rows whose copy is checked by row hash
         plan = None
         for file_id, shard in opened.items():
             where = files == file_id
             batch_ids[where] = np.searchsorted(shard.offsets, local[where], side="right") - 1
             if not shard.cuts_rows:  # a bucket's shard that cuts rows fetches only theirs, below
-                shard.prefetch(np.unique(batch_ids[where]).tolist())
+                shard.prefetch(distinct(batch_ids[where]).tolist())
             found = shard.checked_take(batch_ids[where], local[where], columns)
             if found.any():
                 need[where] = found
@@ -277,7 +278,7 @@ class ShardedReader:
         starts: list[np.ndarray] = []  # per file, the first row of each of its batches
         first_batch = np.empty(ids.size, dtype=np.int64)  # of each segment, in ``batches``
         last_batch = np.empty(ids.size, dtype=np.int64)
-        for file_id in np.unique(files).tolist():
+        for file_id in distinct(files).tolist():
             opened = self._file(file_id)
             mine = files == file_id
             chunks = opened.all_batches()

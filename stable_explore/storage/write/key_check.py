@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import DuplicateKeyError
 from stable_explore.storage.backends.fsutil import writing
 from stable_explore.storage.format.hashing import is_text, text_hashes
@@ -93,7 +94,7 @@ class KeyCheck:
         """
         hashes = texts if texts is not None and is_text(key_array) else key_hashes(key_array)
         if isinstance(keys, pa.Array):
-            if len(np.unique(hashes)) != len(hashes):
+            if len(distinct(hashes)) != len(hashes):
                 _refuse_repeats(keys.to_pylist(), first_index)
         elif not isinstance(keys, range) and len(set(keys)) != len(keys):
             _refuse_repeats(keys, first_index)
@@ -148,7 +149,7 @@ class KeyCheck:
             self.close()
         found = np.concatenate(self._candidates) if self._candidates else np.empty(0, np.uint64)
         self._candidates.clear()
-        return np.unique(found)
+        return distinct(found)
 
     def _merge_runs(self) -> np.ndarray:
         """Hashes repeated across runs: a k-way merge, one block of each run in memory at a time."""
