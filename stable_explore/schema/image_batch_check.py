@@ -48,8 +48,11 @@ _IEND = np.frombuffer(b"IEND", dtype=np.uint8)
 
 
 def _bytes_at(data: np.ndarray, positions: np.ndarray, width: int) -> np.ndarray:
-    """``width`` bytes from each position (callers make sure they are inside the data), one row per position."""
-    return data[positions[:, None] + np.arange(width)]
+    """``width`` bytes from each position (callers make sure they are inside the data), one row per position.
+
+    A gather a byte: numpy's 1-d gather is about 15 times faster than one broadcast to 2-d.
+    """
+    return np.stack([data[positions + i] for i in range(width)], axis=1)
 
 
 def _u16(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -57,6 +60,11 @@ def _u16(data: np.ndarray, positions: np.ndarray) -> np.ndarray:
     high: np.ndarray = data[positions].astype(np.int64) << 8
     value: np.ndarray = high | data[positions + 1]
     return value
+
+
+def _every(mask: np.ndarray) -> bool:
+    """``mask.all()``, in a fraction of its time on a thousand booleans (no ufunc reduction set up)."""
+    return int(np.count_nonzero(mask)) == mask.size
 
 
 def _jpeg_sizes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -73,14 +81,25 @@ def _jpeg_sizes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple
     at, end = starts + 2, ends
     for _ in range(_MAX_STEPS):
         fits = at + 9 <= end
-        if not fits.all():
+        if not _every(fits):
             walking, at, end = walking[fits], at[fits], end[fits]
         if not len(walking):
             break
         kind = _KIND[data[at + 1]]
-        kind[data[at] != 0xFF] = _STOP
+        marked = data[at] == 0xFF
+        if not _every(marked):
+            kind[~marked] = _STOP
+        lead = kind[0]
+        if lead != _FRAME and _every(kind == lead):
+            # every image at the same kind of marker: the usual case (one encoder wrote them all), one step
+            # for all of them without sorting them into those that go on and those that stop
+            if lead == _STOP:
+                break
+            step = _u16(data, at + 2) + 2 if lead == _SEGMENT else (2 if lead == _BARE else 1)
+            at = at + step
+            continue
         frame = kind == _FRAME
-        if frame.any():
+        if np.count_nonzero(frame):
             found, where = walking[frame], at[frame]
             height[found] = _u16(data, where + 5)
             width[found] = _u16(data, where + 7)
@@ -88,6 +107,8 @@ def _jpeg_sizes(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple
         step = np.where(kind == _SEGMENT, 2 + _u16(data, at + 2), np.where(kind == _BARE, 2, 1))
         going = kind != _FRAME
         going &= kind != _STOP
+        if not np.count_nonzero(going):
+            break
         walking, at, end = walking[going], at[going] + step[going], end[going]
     return accepted, width, height
 
@@ -111,10 +132,10 @@ def check_image_column(array: pa.Array, max_pixels: int) -> None:
     count = len(array)
     if not count:
         return
-    if pa.types.is_binary(array.type):
-        array = array.cast(pa.large_binary())
     _, offsets_buffer, data_buffer = array.buffers()
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[array.offset : array.offset + count + 1]
+    width_of_offsets = np.int32 if pa.types.is_binary(array.type) else np.int64
+    offsets = np.frombuffer(offsets_buffer, dtype=width_of_offsets)[array.offset : array.offset + count + 1]
+    offsets = offsets.astype(np.int64)  # positions past 2 GiB are added to below
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
     starts, ends = offsets[:-1], offsets[1:]
     lengths = ends - starts
