@@ -448,14 +448,13 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
 
     def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
         if self._columns is not None:
-            table = self._table_of(self.base_rows() if rows is None else rows, [column])
+            table = self._table_of(self._all_rows() if rows is None else rows, [column])
             mapped = table.column(0)
             return mapped.combine_chunks() if mapped.num_chunks != 1 else mapped.chunk(0)
-        if rows is None:
-            rows = self.base_rows()
-        if self._rows is None and len(rows) == self._meta.num_rows:
+        if self._rows is None and (rows is None or len(rows) == self._meta.num_rows):  # every row, in order
             chunked = self._backend.column(column)
         else:
+            rows = self.base_rows() if rows is None else rows
             chunked = self._backend.take(rows, columns=[column]).column(column)
         return chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
 
