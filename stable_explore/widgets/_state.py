@@ -114,13 +114,15 @@ class Opened:
         return self._made_once("__shard_ids__", self.ds.shard_ids)
 
     def base_of(self, rows: np.ndarray) -> np.ndarray:
-        """The version's row numbers of some rows (a whole version's are the rows themselves)."""
-        found: np.ndarray = np.asarray(rows, dtype=np.int64) if self.whole else self.base[rows]
-        return found
+        """The version's row numbers of some rows (found for those rows only, also in a view)."""
+        if "__base__" in self.value_columns:
+            picked: np.ndarray = self.base[rows]
+            return picked
+        return self.ds.base_rows(rows)
 
     def shards_of(self, rows: np.ndarray) -> np.ndarray:
-        """The shard files of some rows (a whole version's found among its segments, not in an array of every row's)."""
-        if not self.whole:
+        """The shard files of some rows (found among the version's segments, not in an array of every row's)."""
+        if "__shard_ids__" in self.value_columns:
             picked: np.ndarray = self.shard_ids[rows]
             return picked
         return self.ds.shard_ids(rows)

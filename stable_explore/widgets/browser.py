@@ -570,13 +570,17 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 def _shard_spans(opened: Opened) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per shard file: how many rows shown are in it, and the first and last of their version row numbers.
 
-    A whole version's come from its segments (no array of every row's: 10M rows cost nothing here).
+    A whole version's, and a view of a run of its rows (``ds[a:b]``), come from its segments (no array of
+    every row's: 10M rows cost nothing here).
     """
-    if opened.whole:
+    view = opened.ds.view_rows
+    if view is None or (isinstance(view, range) and view.step == 1):
         segments = opened.ds.backend.segments
         ids = np.array([shard for shard, _, _ in segments], dtype=np.int64)
         offsets = np.asarray(opened.ds.backend.segment_offsets, dtype=np.int64)
         starts, stops = offsets[: len(ids)], offsets[1 : len(ids) + 1]
+        if view is not None:  # each segment's rows within the run
+            starts, stops = np.clip(starts, view.start, view.stop), np.clip(stops, view.start, view.stop)
     else:
         ids, starts = opened.shard_ids, opened.base
         stops = starts + 1

@@ -52,7 +52,10 @@ def _batches() -> list[pa.RecordBatch]:
 @pytest.fixture(scope="module")
 def large(tmp_path_factory: pytest.TempPathFactory) -> CachedDataset:
     assert ROWS >= LATER_ROWS
-    return se.build(_batches(), FEATURES, name="large", home=tmp_path_factory.mktemp("large"), progress=False)
+    home = tmp_path_factory.mktemp("large")
+    ds = se.build(_batches(), FEATURES, name="large", home=home, shard_size="8MB", progress=False)
+    assert ds.num_shards > 3
+    return ds
 
 
 def _warm(tmp_path: Path) -> None:
@@ -140,3 +143,33 @@ def test_paging_filters_sort_and_selection_give_the_right_rows(large: CachedData
     browser.show_rows(None)
     assert browser.num_rows == ROWS
     assert browser.page_rows().tolist() == list(range(PAGE))
+
+
+def test_a_view_of_a_run_of_rows_opens_as_the_whole_version_does(large: CachedDataset, tmp_path: Path) -> None:
+    _warm(tmp_path)
+    start, stop = 500_000, 1_900_000
+    view = large[start:stop]
+    tracemalloc.start()
+    try:
+        browser = view.browse(page_size=PAGE)
+        content, _ = browser.page_message(0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < ROWS // 2, f"peak {peak / 2**20:.1f} MB before the first page of a view of {stop - start:,} rows"
+    assert [cell["row"] for cell in content["cells"]] == list(range(PAGE))
+    assert [cell["key"] for cell in content["cells"]] == [f"r{i:07d}" for i in range(start, start + PAGE)]
+    assert [cell["shard"] for cell in content["cells"]] == view.shard_ids(np.arange(PAGE)).tolist()
+    ids, base = view.shard_ids(), view.base_rows()  # the slow way: every row's
+    expected = [
+        {"index": shard, "rows": int((ids == shard).sum()), "start": int(base[ids == shard][0]),
+         "stop": int(base[ids == shard][-1]) + 1}
+        for shard in np.unique(ids).tolist()
+    ]  # fmt: skip
+    assert browser.shards == expected
+    assert sum(entry["rows"] for entry in browser.shards) == stop - start
+    detail, _ = browser.detail_message(3)
+    assert (detail["base_row"], detail["key"]) == (start + 3, f"r{start + 3:07d}")
+    browser.page = browser.num_pages - 1
+    assert browser.page_rows()[-1] == stop - start - 1
+    assert browser.page_message()[0]["cells"][-1]["key"] == f"r{stop - 1:07d}"
