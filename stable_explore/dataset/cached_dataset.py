@@ -253,12 +253,7 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         if rows is None and self._rows is None:  # every row in order: each segment's shard, repeated
             repeated: np.ndarray = np.repeat(per_segment, np.diff(offsets)[: len(per_segment)])
             return repeated
-        if rows is None:
-            base = self.base_rows()
-        elif self._rows is None:
-            base = np.asarray(rows, dtype=np.int64)
-        else:
-            base = self.base_rows()[np.asarray(rows, dtype=np.int64)]
+        base = self.base_rows(rows)
         segment = np.searchsorted(offsets, base, side="right") - 1
         ids: np.ndarray = per_segment[segment] if len(per_segment) else np.zeros(0, dtype=np.int64)
         return ids
@@ -326,8 +321,22 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
     def __len__(self) -> int:
         return self._meta.num_rows if self._rows is None else len(self._rows)
 
-    def base_rows(self) -> np.ndarray:
-        """Row numbers, in the version this came from, of the rows this covers."""
+    def base_rows(self, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        """Row numbers, in the version this came from, of the rows this covers.
+
+        ``rows`` (positions in this dataset) asks for those rows only: a page's, without an array of every row's.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(10)], se.Features(x=se.Value("int64")),
+        ...               name="ten", home=tempfile.mkdtemp(), progress=False)
+        >>> view = ds[2:9:2]
+        >>> view.base_rows().tolist(), view.base_rows([3, 0]).tolist()
+        ([2, 4, 6, 8], [8, 2])
+        """
+        if rows is not None:
+            return np.asarray(select_rows(self._all_rows(), rows), dtype=np.int64)
         if self._rows is None:
             return np.arange(self._meta.num_rows, dtype=np.int64)
         if isinstance(self._rows, range):
@@ -448,14 +457,13 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
 
     def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
         if self._columns is not None:
-            table = self._table_of(self.base_rows() if rows is None else rows, [column])
+            table = self._table_of(self._all_rows() if rows is None else rows, [column])
             mapped = table.column(0)
             return mapped.combine_chunks() if mapped.num_chunks != 1 else mapped.chunk(0)
-        if rows is None:
-            rows = self.base_rows()
-        if self._rows is None and len(rows) == self._meta.num_rows:
+        if self._rows is None and (rows is None or len(rows) == self._meta.num_rows):  # every row, in order
             chunked = self._backend.column(column)
         else:
+            rows = self.base_rows() if rows is None else rows
             chunked = self._backend.take(rows, columns=[column]).column(column)
         return chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
 

@@ -66,7 +66,9 @@ class FilterMixin:
     @property
     def view(self) -> CachedDataset:
         """The rows the browser shows (every filter applied, in the order shown), as a view of the dataset."""
-        return self._state.opened.ds.take(self._state.rows)
+        rows = self._state.rows
+        ds = self._state.opened.ds
+        return ds[rows.start : rows.stop] if isinstance(rows, range) else ds.take(rows)
 
     @property
     def filter(self) -> dict[str, Any]:
@@ -206,11 +208,13 @@ class FilterMixin:
             self._state.ready = True
         self._refilter()
 
-    def _histograms(self, rows: np.ndarray) -> dict[str, list[int]]:
+    def _histograms(self, rows: range | np.ndarray) -> dict[str, list[int]]:
         """A small histogram per number column over the rows kept (bins over the column's whole range)."""
         out = {}
         for entry in self.fields:
             if entry.get("kind") == "number" and "min" in entry:
-                values = self._state.opened.value_column(entry["name"]).take(rows)
+                values = self._state.opened.value_column(entry["name"])
+                if not isinstance(rows, range):  # a range is every row, in row order: the whole column
+                    values = values.take(rows)
                 out[entry["name"]] = histogram(values, lo=entry["min"], hi=entry["max"], bins=HISTOGRAM_BINS)
         return out

@@ -28,6 +28,7 @@ __all__ = [
     "HISTOGRAM_BINS",
     "bin_edges",
     "bin_filter",
+    "class_counts",
     "describe_filter",
     "field_kinds",
     "field_mask",
@@ -124,26 +125,73 @@ def bin_edges(lo: float, hi: float, bins: int = HISTOGRAM_BINS) -> list[float]:
     """The ``bins + 1`` edges of equal bins over [lo, hi]; the one list both the counts and a bin's filter use."""
     if not hi > lo:
         return [lo] * bins + [hi]  # one value: every bin but the last is empty, the last holds it
-    edges = [lo + (hi - lo) * i / bins for i in range(bins)]
-    return [*edges, hi]
+    if not np.isfinite(hi - lo):  # an infinite value: no equal bins to speak of
+        return [*(lo + (hi - lo) * i / bins for i in range(bins)), hi]
+    edges: list[float] = np.linspace(lo, hi, bins + 1).tolist()  # numpy's histogram bins these very edges
+    return edges
 
 
 def histogram(column: pa.Array | pa.ChunkedArray, *, lo: float, hi: float, bins: int = HISTOGRAM_BINS) -> list[int]:
     """Counts of ``column`` in ``bins`` equal bins over [lo, hi] (nulls and NaN skipped).
 
     Bins are half-open, ``[edge, next edge)``, the last closed: exactly the rows :func:`bin_filter` keeps.
+    Computed with numpy's histogram of equal bins (whose edges are :func:`bin_edges`'), a slice of
+    the column at a time: no Python object per value, no array of the whole column.
     """
-    valid = pc.drop_null(pc.cast(column, pa.float64(), safe=False))
-    valid = pc.filter(valid, pc.invert(pc.is_nan(valid)))
-    if len(valid) == 0:
-        return [0] * bins
     edges = np.asarray(bin_edges(lo, hi, bins), dtype=np.float64)
-    values = np.asarray(valid.to_numpy(zero_copy_only=False), dtype=np.float64)
-    inside = values[(values >= edges[0]) & (values <= edges[-1])]
+    counts = np.zeros(bins, dtype=np.int64)
+    for part in _parts(column):
+        counts += _bin_counts(_floats(part), edges)
+    return [int(c) for c in counts]
+
+
+def _bin_counts(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """How many of ``values`` fall in each bin between ``edges`` (half-open, the last closed; NaN in none)."""
+    bins = len(edges) - 1
+    lo, hi = float(edges[0]), float(edges[-1])
+    if hi > lo and np.isfinite(hi - lo):
+        counted, used = np.histogram(values, bins=bins, range=(lo, hi))
+        if np.array_equal(used, edges):  # numpy's equal bins are ours: it counts what each bin's filter keeps
+            found: np.ndarray = counted
+            return found
+    inside = values[(values >= lo) & (values <= hi)]  # NaN compares False
     index = np.searchsorted(edges, inside, side="right") - 1  # edges[i] <= v < edges[i + 1]
-    index[inside == edges[-1]] = bins - 1  # the last bin is closed
-    counts = np.bincount(np.minimum(index, bins - 1), minlength=bins)
-    return [int(c) for c in counts[:bins]]
+    index[inside == hi] = bins - 1  # the last bin is closed (and holds the one value of a range of one)
+    counts: np.ndarray = np.bincount(np.clip(index, 0, bins - 1), minlength=bins)[:bins]
+    return counts
+
+
+_PART = 1 << 18  # values per slice: small enough to stay in cache, large enough that numpy's calls are few
+
+
+def _parts(column: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    """The column as zero-copy slices of at most ``_PART`` values (page faults on one fresh 80 MB array cost more)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return [chunk.slice(start, _PART) for chunk in chunks for start in range(0, len(chunk), _PART)]
+
+
+def _floats(column: pa.Array) -> np.ndarray:
+    """A number column as float64 numpy, nulls as NaN: no Python object per value."""
+    values = pc.cast(column, pa.float64(), safe=False)  # unsafe: a 64-bit int past 2**53 rounds
+    if values.null_count:
+        values = pc.fill_null(values, pa.scalar(np.nan, pa.float64()))
+    found: np.ndarray = values.to_numpy(zero_copy_only=False)
+    return found
+
+
+def class_counts(codes: np.ndarray, classes: int) -> list[int]:
+    """Rows per class code ``0 .. classes - 1`` (codes outside, -1 for a missing label, are not counted).
+
+    Examples
+    --------
+    >>> class_counts(np.array([0, 2, -1, 2, 7]), 3)
+    [1, 0, 2]
+    """
+    counts = np.zeros(classes, dtype=np.int64)
+    for start in range(0, len(codes), _PART):
+        part = codes[start : start + _PART]
+        counts += np.bincount(part[(part >= 0) & (part < classes)], minlength=classes)[:classes]
+    return [int(c) for c in counts]
 
 
 def bin_filter(column: str, lo: float, hi: float, index: int, bins: int = HISTOGRAM_BINS) -> dict[str, Any]:
@@ -197,10 +245,21 @@ def describe_filter(spec: dict[str, Any]) -> str:
 
 
 def value_range(column: pa.Array | pa.ChunkedArray) -> tuple[float, float] | None:
-    """(min, max) of a numeric column, NaN and nulls skipped; None when it holds no number."""
-    values = pc.cast(column, pa.float64(), safe=False)  # unsafe: a 64-bit int past 2**53 rounds
-    values = pc.filter(values, pc.invert(pc.fill_null(pc.is_nan(values), True)))
-    if len(values) == 0:
+    """(min, max) of a numeric column, NaN and nulls skipped; None when it holds no number.
+
+    Examples
+    --------
+    >>> value_range(pa.array([float("nan"), 2.5, None, -1.0]))
+    (-1.0, 2.5)
+    >>> value_range(pa.array([None, float("nan")])) is None
+    True
+    """
+    if len(column) == 0:
         return None
-    bounds = pc.min_max(values)
-    return float(bounds["min"].as_py()), float(bounds["max"].as_py())
+    if pa.types.is_float16(column.type):  # Arrow's min_max has no half-float kernel
+        column = pc.cast(column, pa.float64())
+    bounds = pc.min_max(column)  # Arrow skips nulls and NaN (NaN only when every value is NaN)
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low is None or high is None or low != low:  # no value, or NaN only
+        return None
+    return float(low), float(high)  # a 64-bit int past 2**53 rounds

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from stable_explore.errors import InvalidOptionError
 from stable_explore.versioning.edits import Draft
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from stable_explore.dataset import CachedDataset
     from stable_explore.widgets._state import BrowserState
 
@@ -44,18 +44,14 @@ class SelectionMixin:
 
     def _position_in_filter(self, row: int) -> int:
         """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
-        positions, rows = self._state.positions, self._state.rows
-        if positions is not None:
-            return int(positions[row]) if 0 <= row < len(positions) else -1
-        position = int(np.searchsorted(rows, row))
-        return position if position < len(rows) and rows[position] == row else -1
+        return self._state.place(row)
 
     def _place(self, row: int) -> int:
         """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""
         position = self._position_in_filter(row)
-        if position >= 0 or self._state.positions is not None:
+        if position >= 0 or not self._state.in_row_order:
             return max(position, 0)
-        return int(np.searchsorted(self._state.rows, row))
+        return self._state.insertion(row)
 
     def neighbour(self, row: int, step: int) -> int:
         """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
@@ -73,7 +69,7 @@ class SelectionMixin:
         state = self._state
         if shift and state.anchor is not None:
             lo, hi = sorted((self._place(state.anchor), self._place(row)))
-            span = state.rows[lo : hi + 1].tolist()
+            span = state.shown(lo, hi + 1).tolist()
             self.selected = list(dict.fromkeys([*self.selected, *span]))
             return
         state.anchor = row

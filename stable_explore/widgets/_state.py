@@ -46,9 +46,10 @@ if TYPE_CHECKING:
     from stable_explore.widgets._similar import Grid
     from stable_explore.widgets._thumbs import ThumbnailCache
 
-__all__ = ["BrowserState", "Opened"]
+__all__ = ["LATER_ROWS", "BrowserState", "Opened"]
 
 _SEARCH_MASKS_KEPT = 16
+LATER_ROWS = 1_000_000  # from this many rows, the browser reads whole columns after its first page
 _STRING_TYPES = ("string", "large_string")
 
 
@@ -113,13 +114,15 @@ class Opened:
         return self._made_once("__shard_ids__", self.ds.shard_ids)
 
     def base_of(self, rows: np.ndarray) -> np.ndarray:
-        """The version's row numbers of some rows (a whole version's are the rows themselves)."""
-        found: np.ndarray = np.asarray(rows, dtype=np.int64) if self.whole else self.base[rows]
-        return found
+        """The version's row numbers of some rows (found for those rows only, also in a view)."""
+        if "__base__" in self.value_columns:
+            picked: np.ndarray = self.base[rows]
+            return picked
+        return self.ds.base_rows(rows)
 
     def shards_of(self, rows: np.ndarray) -> np.ndarray:
-        """The shard files of some rows (a whole version's found among its segments, not in an array of every row's)."""
-        if not self.whole:
+        """The shard files of some rows (found among the version's segments, not in an array of every row's)."""
+        if "__shard_ids__" in self.value_columns:
             picked: np.ndarray = self.shard_ids[rows]
             return picked
         return self.ds.shard_ids(rows)
@@ -129,24 +132,22 @@ class Opened:
         """Whether the dataset's shards are in a bucket (a whole column costs a request per record batch)."""
         return self.ds.cache_meta.remote is not None
 
+    @property
+    def columns_later(self) -> bool:
+        """Whether whole columns (label counts, number ranges) are read just after the first page, not before it.
+
+        So on a bucket (a whole column costs a request per record batch) and on a version of
+        ``LATER_ROWS`` rows or more (at 10M rows, reading and counting them takes about a second).
+        """
+        return self.remote or len(self.ds) >= LATER_ROWS
+
     def labels_of(self, column: str, rows: np.ndarray) -> np.ndarray:
         """The class codes of some rows: from the whole column when it is read, else only theirs."""
-        if self.labels is not None or not column or not self.remote:
+        if self.labels is not None or not column or not self.columns_later:
             found: np.ndarray = self.label_array(column)[rows]
             return found
         values = self.ds.take(rows).to_arrow(columns=[column]).column(0)
         return np.asarray(values.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
-
-    @property
-    def positions(self) -> np.ndarray:
-        """0 .. len(ds) - 1: the rows shown when no filter applies (never written to)."""
-
-        def made() -> np.ndarray:
-            rows = np.arange(len(self.ds), dtype=np.int64)
-            rows.flags.writeable = False
-            return rows
-
-        return self._made_once("__positions__", made)
 
     def label_array(self, column: str) -> np.ndarray:
         """Every row's class code (-1 where missing, or for a dataset without a ClassLabel column)."""
@@ -155,7 +156,8 @@ class Opened:
                 self.labels = np.full(len(self.ds), -1, dtype=np.int64)
             else:
                 values = self.ds.with_format("arrow").column(column)
-                self.labels = np.asarray(values.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+                values = values.fill_null(-1) if values.null_count else values  # (a copy of 10M codes otherwise)
+                self.labels = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
         return self.labels
 
     def value_column(self, name: str) -> Any:
@@ -202,8 +204,9 @@ class Opened:
 class BrowserState:
     """Everything the shard browser keeps besides its synced traitlets (see the module's docstring).
 
-    ``rows``: positions (in the dataset) of the rows the filters keep, in the order shown;
-    ``positions``: row -> place in ``rows`` when that order is not row order (a sort, a subset);
+    ``rows``: positions (in the dataset) of the rows the filters keep, in the order shown: a
+    ``range`` while every row shows in row order (no array of 10M positions before the first page),
+    an int64 array once a filter, a sort or a subset applies (set with :meth:`show`);
     ``subset``: the rows of ``show_rows()``, in the order given; ``ready``: False while several
     traits change together, so observers wait for one refilter; ``similar_choice``: the user's
     ``similar_by=``, ``similarity`` what it resolved to for this version (None: no similar rows);
@@ -213,25 +216,66 @@ class BrowserState:
     opened: Opened
     cache: ThumbnailCache
     prefetch: bool = True
-    rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    positions: np.ndarray | None = None
+    rows: range | np.ndarray = range(0)
+    in_row_order: bool = True  # whether ``rows`` ascend (no sort, no subset): a row's place is found by bisection
     subset: np.ndarray | None = None
     anchor: int | None = None
     draft: Draft | None = None
     detail_row: int | None = None
     display_id: str | None = None
     prefetched: tuple[tuple[str, int, bytes], Future[Any]] | None = None
-    counting: np.ndarray | None = None  # the rows whose labels the chips count, once the page has gone
+    counting: np.ndarray | slice | None = None  # the rows (a mask, or every row) the chips count after the page
     ready: bool = False
     similar_choice: str | None = None
     similarity: Similarity | None = None
     grids: list[Grid] = field(default_factory=list)
+    places: np.ndarray | None = None  # row -> place in ``rows`` (-1: not shown), made when first asked
+
+    def show(self, rows: range | np.ndarray, *, in_row_order: bool) -> None:
+        """Show ``rows`` (every row in order: ``range(len(ds))``), in the order given."""
+        self.rows = rows
+        self.in_row_order = in_row_order
+        self.places = None
+
+    def shown(self, start: int, stop: int) -> np.ndarray:
+        """The rows at places ``start`` .. ``stop - 1`` of the rows shown (positions in the dataset).
+
+        Examples
+        --------
+        >>> state = BrowserState(opened=None, cache=None)  # type: ignore[arg-type]
+        >>> state.show(range(10), in_row_order=True)
+        >>> state.shown(8, 12).tolist(), state.place(7), state.place(10)
+        ([8, 9], 7, -1)
+        """
+        part = self.rows[start:stop]
+        if isinstance(part, range):
+            return np.arange(part.start, part.stop, part.step, dtype=np.int64)
+        return part
+
+    def place(self, row: int) -> int:
+        """Where ``row`` stands among the rows shown (its place in the order shown), or -1 when it is not shown."""
+        rows, row = self.rows, int(row)
+        if isinstance(rows, range):
+            return rows.index(row) if row in rows else -1
+        if self.in_row_order:
+            found = int(np.searchsorted(rows, row))
+            return found if found < len(rows) and rows[found] == row else -1
+        if self.places is None:  # a sort or a subset: one pass, kept until the rows change
+            self.places = np.full(len(self.opened.ds), -1, dtype=np.int64)
+            self.places[rows] = np.arange(len(rows))
+        return int(self.places[row]) if 0 <= row < len(self.places) else -1
+
+    def insertion(self, row: int) -> int:
+        """Where ``row`` stands, or would stand if it were shown, among rows shown in row order."""
+        rows, row = self.rows, int(row)
+        if isinstance(rows, range):
+            return min(max(0, row - rows.start), len(rows))
+        return int(np.searchsorted(rows, row))
 
     def reopen(self, ds: CachedDataset) -> None:
         """Browse ``ds`` from now on: what was derived from the old version, and the rows shown, go."""
         self.opened = Opened.of(ds)
-        self.rows = np.arange(len(ds), dtype=np.int64)
-        self.positions = None
+        self.show(range(len(ds)), in_row_order=True)
         self.subset = None
         self.anchor = None
         self.grids = []  # their rows were positions in the old version

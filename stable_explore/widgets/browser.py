@@ -42,7 +42,7 @@ from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
 from stable_explore.widgets._commands import REQUEST, RESPONSE, handle
 from stable_explore.widgets._filtering import FilterMixin
-from stable_explore.widgets._filters import describe_filter, field_mask, sort_order
+from stable_explore.widgets._filters import class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._rows import RowList
 from stable_explore.widgets._selection import SelectionMixin
@@ -152,7 +152,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         # every observer waits (state.ready is False) until construction is done
         self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
         self._state.similar_choice = similar_by
-        self._state.rows = self._state.opened.positions
+        self._state.show(range(len(dataset)), in_row_order=True)
         super().__init__(page_size=page_size, thumb_size=thumb_size, **self._described(), **kwargs)
         self._state.ready = True
         self._refilter(send=False)  # each view asks for its first page when it renders
@@ -190,7 +190,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
             "searched": opened.searched,
-            "fields": self._field_info(ranges=not opened.remote),
+            "fields": self._field_info(ranges=not opened.columns_later),
             "subset": "",
             "can_go_back": False,
             **self._similar_described(),
@@ -236,9 +236,10 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
                 masks.append(field_mask(opened.value_column(column), spec))
         keep = np.logical_and.reduce(masks) if masks else None
         state.counting = None
-        if self.label_column and opened.labels is None and opened.remote and not self.label_filter:
-            # a bucket's label column is a request per record batch: read after the page is sent (see _count_labels)
-            state.counting = keep if keep is not None else np.ones(size, dtype=bool)
+        if self.label_column and opened.labels is None and opened.columns_later and not self.label_filter:
+            # a bucket's label column is a request per record batch, 10M labels a second: read after the page is
+            # sent (see _count_labels)
+            state.counting = keep if keep is not None else slice(None)
             self.label_counts = []
         elif self.label_column:  # each chip counts its class under every other filter
             labels = opened.label_array(self.label_column)
@@ -246,19 +247,19 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             if self.label_filter:
                 chosen = np.isin(labels, np.asarray(self.label_filter, dtype=np.int64))
                 keep = chosen if keep is None else keep & chosen
-        if keep is None:
-            rows = state.subset if state.subset is not None else opened.positions
+        rows: range | np.ndarray
+        if keep is None:  # every row in row order stays a range: nothing of 10M entries is made
+            rows = state.subset if state.subset is not None else range(size)
         else:
             rows = state.subset[keep[state.subset]] if state.subset is not None else np.flatnonzero(keep)
-        if self.sort_by in opened.kinds and len(rows):
-            values = opened.value_column(self.sort_by).take(rows)
-            rows = rows[sort_order(values, descending=self.sort_desc)]
-        if (self.sort_by in opened.kinds and len(rows)) or state.subset is not None:  # not row order
-            state.positions = np.full(size, -1, dtype=np.int64)
-            state.positions[rows] = np.arange(len(rows))
-        else:
-            state.positions = None
-        state.rows = rows
+        sorted_ = self.sort_by in opened.kinds and len(rows) > 0
+        if sorted_:
+            column = opened.value_column(self.sort_by)
+            if isinstance(rows, range):  # every row: the column's order is the rows' order
+                rows = sort_order(column, descending=self.sort_desc).astype(np.int64)
+            else:
+                rows = rows[sort_order(column.take(rows), descending=self.sort_desc)]
+        state.show(rows, in_row_order=not sorted_ and state.subset is None)
         self.histograms = self._histograms(rows)
         self.num_rows = len(rows)
         self.num_pages = max(1, -(-self.num_rows // self.page_size))
@@ -270,16 +271,18 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             self.send_page()
 
     def _set_label_counts(self, counted: np.ndarray) -> None:
-        classes = len(self.class_names)
-        self.label_counts = np.bincount(counted[(counted >= 0) & (counted < classes)], minlength=classes).tolist()
+        self.label_counts = class_counts(counted, len(self.class_names))
 
     def _count_labels(self) -> None:
-        """What a bucket's whole columns give, put off until the page has gone: label counts, number ranges."""
+        """What whole columns give, put off until the page has gone: label counts, number ranges, histograms.
+
+        (See ``Opened.columns_later``: a bucket's version, or a large one.)
+        """
         state = self._state
         if state.counting is not None:
             keep, state.counting = state.counting, None
             self._set_label_counts(state.opened.label_array(self.label_column)[keep])
-        if state.opened.remote and any(f.get("kind") == "number" and "min" not in f for f in self.fields):
+        if state.opened.columns_later and any(f.get("kind") == "number" and "min" not in f for f in self.fields):
             self.fields = self._field_info()
             self.histograms = self._histograms(state.rows)
 
@@ -295,7 +298,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
     def page_rows(self, page: int | None = None) -> np.ndarray:
         """Positions (in the dataset) of the rows on a page of the current filter."""
         page = self.page if page is None else page
-        return self._state.rows[page * self.page_size : (page + 1) * self.page_size]
+        return self._state.shown(page * self.page_size, (page + 1) * self.page_size)
 
     # -- pages and details ---------------------------------------------------------
 
@@ -567,13 +570,17 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 def _shard_spans(opened: Opened) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per shard file: how many rows shown are in it, and the first and last of their version row numbers.
 
-    A whole version's come from its segments (no array of every row's: 10M rows cost nothing here).
+    A whole version's, and a view of a run of its rows (``ds[a:b]``), come from its segments (no array of
+    every row's: 10M rows cost nothing here).
     """
-    if opened.whole:
+    view = opened.ds.view_rows
+    if view is None or (isinstance(view, range) and view.step == 1):
         segments = opened.ds.backend.segments
         ids = np.array([shard for shard, _, _ in segments], dtype=np.int64)
         offsets = np.asarray(opened.ds.backend.segment_offsets, dtype=np.int64)
         starts, stops = offsets[: len(ids)], offsets[1 : len(ids) + 1]
+        if view is not None:  # each segment's rows within the run
+            starts, stops = np.clip(starts, view.start, view.stop), np.clip(stops, view.start, view.stop)
     else:
         ids, starts = opened.shard_ids, opened.base
         stops = starts + 1
