@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -64,15 +65,21 @@ def _warm(tmp_path: Path) -> None:
     small.browse(page_size=PAGE).page_message(0)
 
 
-def test_the_first_page_of_2m_rows_makes_nothing_of_one_entry_per_row(large: CachedDataset, tmp_path: Path) -> None:
-    _warm(tmp_path)
+def _first_page_traced(ds: CachedDataset) -> tuple[Any, dict[str, Any], int]:
+    """(browser, its first page's message, the peak of memory Python allocated while opening it)."""
     tracemalloc.start()
     try:
-        browser = large.browse(page_size=PAGE)
+        browser = ds.browse(page_size=PAGE)
         content, _ = browser.page_message(0)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+    return browser, content, peak
+
+
+def test_the_first_page_of_2m_rows_makes_nothing_of_one_entry_per_row(large: CachedDataset, tmp_path: Path) -> None:
+    _warm(tmp_path)
+    browser, content, peak = _first_page_traced(large)
     # an int64 per row is 16 MB, a bool per row 2 MB: the page and its shard's footer cost less than half a byte a row
     assert peak < ROWS // 2, f"peak {peak / 2**20:.1f} MB before the first page of {ROWS:,} rows"
     assert [cell["row"] for cell in content["cells"]] == list(range(PAGE))
@@ -149,13 +156,7 @@ def test_a_view_of_a_run_of_rows_opens_as_the_whole_version_does(large: CachedDa
     _warm(tmp_path)
     start, stop = 500_000, 1_900_000
     view = large[start:stop]
-    tracemalloc.start()
-    try:
-        browser = view.browse(page_size=PAGE)
-        content, _ = browser.page_message(0)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    browser, content, peak = _first_page_traced(view)
     assert peak < ROWS // 2, f"peak {peak / 2**20:.1f} MB before the first page of a view of {stop - start:,} rows"
     assert [cell["row"] for cell in content["cells"]] == list(range(PAGE))
     assert [cell["key"] for cell in content["cells"]] == [f"r{i:07d}" for i in range(start, start + PAGE)]
