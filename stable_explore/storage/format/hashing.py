@@ -166,18 +166,31 @@ def _digest_strs(digest: Callable[[Any], int], values: list[Any], count: int) ->
     return np.fromiter(map(digest, map(str.encode, values)), dtype=np.uint64, count=count)
 
 
+_BYTES_SLICE = 4096  # cells made into bytes objects at a time (a whole 10M-row column never is)
+
+
 def _hash_buffers(array: pa.Array) -> np.ndarray:
-    """Digests of each element of a binary or string array, read from its buffers (no copies)."""
+    """Digests of each element of a binary or string array: xxh3-64 of its bytes as stored.
+
+    Without nulls, Arrow makes each cell a bytes object (a copy) a slice at a time, and those are
+    hashed: faster than a memoryview slice of the buffer per cell, whose every slice goes through the
+    buffer protocol (0.25-0.31 against 0.40-0.45 us for a 1.9 KB image). With nulls, the slices.
+    """
     t = array.type
     large = pa.types.is_large_binary(t) or pa.types.is_large_string(t)
+    digest = xxhash.xxh3_64_intdigest
+    if not array.null_count:
+        cells = array.view(pa.large_binary() if large else pa.binary())  # text as its UTF-8 bytes (no copy)
+        out = np.empty(len(array), dtype=np.uint64)
+        for start in range(0, len(array), _BYTES_SLICE):
+            part = cells.slice(start, _BYTES_SLICE).to_pylist()
+            out[start : start + len(part)] = np.fromiter(map(digest, part), dtype=np.uint64, count=len(part))
+        return out
     _, offsets_buf, data_buf = array.buffers()
     offsets = np.frombuffer(offsets_buf, dtype=np.int64 if large else np.int32)
     bounds = offsets[array.offset : array.offset + len(array) + 1].tolist()
     data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
-    digest = xxhash.xxh3_64_intdigest
-    # a slice of the buffer per element, digested (no copies); a generator of slices is about 30% faster
-    # than map() over slice objects, which makes a slice object and calls __getitem__ for each element
-    pieces = (digest(data[start:stop]) for start, stop in itertools.pairwise(bounds))
+    pieces = (digest(data[start:stop]) for start, stop in itertools.pairwise(bounds))  # no copies
     return np.fromiter(pieces, dtype=np.uint64, count=len(array))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+import xxhash
 
 from stable_explore.storage.format.hashing import _column_hashes, row_hashes
 
@@ -53,3 +54,19 @@ def test_a_null_in_a_bool_column_hashes_as_the_null_hash() -> None:
     with_null = _column_hashes(pa.array([True, None, False]))
     assert with_null[[0, 2]].tolist() == _column_hashes(pa.array([True, False])).tolist()
     assert with_null[1] == _column_hashes(pa.array([None], type=pa.int64()))[0]
+
+
+@pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()])
+def test_cells_hash_as_their_bytes_in_a_slice_past_several_thousand_rows_and_beside_nulls(
+    arrow_type: pa.DataType,
+) -> None:
+    texts = [f"row {i} é" * (i % 5) for i in range(9_000)]
+    cells = [t if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) else t.encode() for t in texts]
+    whole = pa.array(cells, type=arrow_type)
+    expected = [xxhash.xxh3_64_intdigest(t.encode()) for t in texts]
+    assert _column_hashes(whole).tolist() == expected
+    assert _column_hashes(whole.slice(4_000, 4_500)).tolist() == expected[4_000:8_500]  # across a slice's end
+    with_null = pa.array([*cells[:5_000], None, *cells[5_000:]], type=arrow_type)
+    hashed = _column_hashes(with_null).tolist()
+    assert hashed[:5_000] + hashed[5_001:] == expected
+    assert hashed[5_000] == _column_hashes(pa.array([None], type=pa.int64()))[0]
