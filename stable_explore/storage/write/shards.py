@@ -13,12 +13,10 @@ Examples
 
 from __future__ import annotations
 
-import bisect
 import errno
 import itertools
 import os
 import shutil
-import struct
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,13 +34,11 @@ from stable_explore.storage.backends.fsutil import (
     writeback_supported,
     writing,
 )
-from stable_explore.storage.backends.remote_ranges import BatchRanges
 from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
 from stable_explore.storage.format.hashing import format_digest, hash_file, new_file_hasher
-from stable_explore.storage.format.ipc_layout import Block, UnsupportedLayout, batch_header
 from stable_explore.storage.format.sidecars import FileRef, batches_file_name, link_small_file, write_batches_file
-from stable_explore.storage.read.batches import BatchDigests, column_digest
-from stable_explore.storage.read.shard_file import open_shard, read_shard_batches, widened
+from stable_explore.storage.read.batches import BatchDigests
+from stable_explore.storage.read.shard_file import open_shard, read_shard_batches
 
 __all__ = ["BatchCallback", "ShardList", "ShardWriter"]
 
@@ -72,12 +68,9 @@ class _DigestingFile:
         self.requested = 0  # bytes handed to the kernel's writeback so far
         self.on_writeback = on_writeback
         self.closed = False
-        self.captured: list[tuple[int, Any]] | None = None  # (position, bytes) of each write, while capturing
 
     def write(self, data: Any) -> int:
         self.hasher.update(data)
-        if self.captured is not None:
-            self.captured.append((self.position, data))
         view = memoryview(data).cast("B")
         done = 0
         try:  # not writing(): this runs for every buffer of every batch
@@ -109,139 +102,11 @@ class _DigestingFile:
             os.close(self.fd)
 
 
-_MODE = os.environ.get("SE_DIGEST_ON", "captured")
-_ON_HELPER = _MODE == "helper"
-_FILE_MAGIC = b"ARROW1\x00\x00"  # how an IPC file starts, before its schema message
-
-
-def _plain(data_type: pa.DataType) -> bool:
-    """Whether a column of this type is written as record batches alone (no dictionary messages)."""
-    if pa.types.is_dictionary(data_type):
-        return False
-    return all(_plain(data_type.field(i).type) for i in range(data_type.num_fields))
-
-
-def _read_written(path: Path, start: int, stop: int) -> pa.Buffer:
-    """Bytes [start, stop) of a shard being written, as a reader of the file gets them (from the page cache)."""
-    buffer = pa.allocate_buffer(stop - start)  # aligned as Arrow's own reads are
-    view = memoryview(buffer)
-    done = 0
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        try:
-            while done < len(view):
-                count = os.preadv(fd, [view[done:]], start + done)
-                if count == 0:
-                    raise OSError(errno.EIO, f"the file ended {start + done} bytes in, but {stop} were written")
-                done += count
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise write_error(exc, path) from exc
-    return buffer
-
-
-def _digest_written(path: Path, start: int, stop: int, schema: pa.Schema) -> tuple[int, str] | None:
-    """(rows, column digests) of the record batch one ``write_batch`` wrote at [start, stop) of ``path``."""
-    return _batch_digest_of_bytes(_read_written(path, start, stop), schema)
-
-
-def _digest_captured(chunks: list[tuple[int, Any]], start: int, stop: int, schema: pa.Schema) -> tuple[int, str] | None:
-    """(rows, column digests) of the record batch one ``write_batch`` wrote as ``chunks`` ((position, bytes)).
-
-    The batch's columns are made from the very bytes written at [start, stop), by the header the writer
-    wrote before them, as the IPC reader (and the bucket reader, :class:`BatchRanges`) makes them; None
-    when they are anything but one record batch of plain buffers (after the file's schema, at its start).
-    """
-    positions = [position for position, _ in chunks]
-
-    def read(spans: list[tuple[int, int]]) -> list[Any]:
-        found: list[Any] = []
-        for lo, hi in spans:
-            index = bisect.bisect_right(positions, lo) - 1
-            at, data = chunks[index]
-            view = memoryview(data).cast("B")
-            if hi - at <= len(view):
-                found.append(view[lo - at : hi - at])
-                continue
-            parts = []
-            while at < hi:
-                view = memoryview(chunks[index][1]).cast("B")
-                parts.append(bytes(view[max(lo - at, 0) : hi - at]))
-                index += 1
-                at = positions[index] if index < len(positions) else hi
-            found.append(b"".join(parts))
-        return found
-
-    position = start
-    if start == 0:  # the file's first batch: its magic and schema message come first
-        position = len(_FILE_MAGIC) + _message_length(read, len(_FILE_MAGIC), stop)
-    if position < 0 or position >= stop:
-        return None
-    metadata = _message_length(read, position, stop)
-    if metadata < 0:
-        return None
-    try:
-        header = batch_header(read([(position, position + metadata)])[0])
-        ranges = BatchRanges(read, [Block(position, metadata, stop - position - metadata)], schema)
-        arrays = ranges.columns([(0, column) for column in range(len(schema))])
-    except UnsupportedLayout:
-        return None
-    batch = widened(pa.RecordBatch.from_arrays(arrays, schema=schema))
-    return header.length, "".join(column_digest(column) for column in batch.columns)
-
-
-def _message_length(read: Callable[[list[tuple[int, int]]], list[Any]], position: int, stop: int) -> int:
-    """The length of the message's metadata (prefix included) at ``position``; -1 if there is none."""
-    if position + 8 > stop:
-        return -1
-    marker, length = struct.unpack("<Ii", bytes(read([(position, position + 8)])[0]))
-    length = int(length)
-    if marker != 0xFFFFFFFF or length <= 0 or position + 8 + length > stop:
-        return -1
-    return 8 + length
-
-
-def _batch_digest_of_bytes(data: pa.Buffer, schema: pa.Schema) -> tuple[int, str] | None:
-    """(rows, column digests) of the one record batch in ``data`` (the bytes one ``write_batch`` wrote).
-
-    The batch is decoded from the file's own bytes, as a reader decodes it (and widened as readers
-    widen it), so its digests are those :func:`batch_digests_of` would take of the finished file.
-    None when the bytes hold anything but a schema message and one record batch.
-    """
-    magic = len(_FILE_MAGIC)
-    start = magic if data.size >= magic and data.slice(0, magic).to_pybytes() == _FILE_MAGIC else 0
-    reader = ipc.MessageReader.open_stream(pa.BufferReader(data.slice(start)))
-    found: tuple[int, str] | None = None
-    for message in reader:
-        if message.type == "schema" and found is None:
-            continue
-        if message.type != "record batch" or found is not None:
-            return None
-        batch = widened(ipc.read_record_batch(message, schema))
-        found = (batch.num_rows, "".join(column_digest(column) for column in batch.columns))
-    return found
-
-
 class _ShardSink:
-    """The open shard: Arrow's IPC file writer, writing through a :class:`_DigestingFile`.
+    """The open shard: Arrow's IPC file writer, writing through a :class:`_DigestingFile`."""
 
-    Each record batch is digested right after it is written, from the bytes just written (still in
-    the page cache), so that closing the shard leaves only its footer to write. A compressed shard,
-    or one whose bytes do not decode as one record batch a write, is digested after it is closed
-    (:func:`batch_digests_of`).
-    """
-
-    def __init__(
-        self,
-        path: Path,
-        schema: pa.Schema,
-        compression: str | None,
-        on_writeback: WritebackRequest,
-        submit: Callable[..., Future[tuple[int, str] | None]],
-    ) -> None:
+    def __init__(self, path: Path, schema: pa.Schema, compression: str | None, on_writeback: WritebackRequest) -> None:
         self.path = path
-        self.submit = submit
         self.file = _DigestingFile(path, on_writeback)
         self.stream = pa.PythonFile(self.file, mode="w")
         try:
@@ -249,36 +114,13 @@ class _ShardSink:
         except BaseException:
             self.file.close()
             raise
-        self.schema = schema
         self.rows = 0
-        plain = compression is None and all(_plain(f.type) for f in schema)
-        self.pending: list[Future[tuple[int, str] | None]] | None = [] if plain else None
 
     def write(self, batch: pa.RecordBatch) -> int:
         """Append a batch; returns the file's size so far."""
-        before = self.file.position
-        if self.pending is not None and _MODE == "captured":
-            self.file.captured = []
-            try:
-                self.writer.write_batch(batch)
-            finally:
-                chunks, self.file.captured = self.file.captured, None
-            done: Future[tuple[int, str] | None] = Future()
-            done.set_result(_digest_captured(chunks, before, self.file.position, self.schema))
-            self.pending.append(done)
-            self.rows += batch.num_rows
-            return self.file.position
         self.writer.write_batch(batch)
         self.rows += batch.num_rows
-        if self.pending is not None:
-            self.pending.append(self.submit(_digest_written, self.path, before, self.file.position, self.schema))
         return self.file.position
-
-    def digests(self) -> PendingDigests | None:
-        """The record batch digests being taken as the batches are written (None: take them from the closed file)."""
-        if self.pending is None:
-            return None
-        return tuple(self.schema.names), list(self.pending)
 
     def close(self) -> tuple[int, int, str]:
         """Write the footer and close (not yet fsynced); returns (rows, size, digest of the file)."""
@@ -329,23 +171,8 @@ Sealed = tuple[str, FileRef | None]
 """A finished shard's file digest and the file beside it that holds its record batch digests."""
 
 
-PendingDigests = tuple[tuple[str, ...], list["Future[tuple[int, str] | None]"]]
-"""A shard's columns, and per record batch its digests being taken (rows, column digests; None: undecodable)."""
-
-
-def _taken(pending: PendingDigests | None) -> BatchDigests | None:
-    if pending is None:
-        return None
-    columns, futures = pending
-    found = [future.result() for future in futures]
-    if any(f is None for f in found):
-        return None
-    return BatchDigests(columns, tuple(f[0] for f in found if f), tuple(f[1] for f in found if f))
-
-
-def _fsync_returning(path: Path, digest: str, pending: PendingDigests | None) -> Sealed:
-    taken = _taken(pending)
-    batches = write_batches_file(path.parent, path.name, taken if taken is not None else batch_digests_of(path))
+def _fsync_returning(path: Path, digest: str) -> Sealed:
+    batches = write_batches_file(path.parent, path.name, batch_digests_of(path))
     with writing(path):  # a delayed allocation or a network file system may report a full disk only here
         fsync_path(path)
     return digest, batches
@@ -421,13 +248,6 @@ class ShardWriter:
         if writeback_supported():
             self._sealer.submit(_start_writeback_of, path, offset, length)
 
-    def _submit_digest(self, *args: Any) -> Future[tuple[int, str] | None]:
-        if _ON_HELPER:
-            return self._sealer.submit(_digest_written, *args[1:])
-        done: Future[tuple[int, str] | None] = Future()
-        done.set_result(_digest_written(*args[1:]))
-        return done
-
     def next_row(self) -> tuple[int, int]:
         """(shard index, row in that shard) where the next written row will land."""
         if self._sink is None:
@@ -439,7 +259,7 @@ class ShardWriter:
         if self._sink is None:
             self._sink_index = self._next_name()
             path = self.out_dir / self._names[self._sink_index]
-            self._sink = _ShardSink(path, self.schema, self.compression, self._request_writeback, self._submit_digest)
+            self._sink = _ShardSink(path, self.schema, self.compression, self._request_writeback)
             self._sink_bytes = 0
             self._sink_rows = 0
         written = self._sink.write(batch)
@@ -456,12 +276,7 @@ class ShardWriter:
             return
         rows, size, digest = self._sink.close()
         self.bytes_written += size
-        pending = self._sink.digests()
-        self._shards[self._sink_index] = (
-            rows,
-            size,
-            self._sealer.submit(_fsync_returning, self._sink.path, digest, pending),
-        )
+        self._shards[self._sink_index] = (rows, size, self._sealer.submit(_fsync_returning, self._sink.path, digest))
         self._sink = None
 
     def _carried_batches(
