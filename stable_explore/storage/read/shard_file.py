@@ -63,7 +63,10 @@ def widened(batch: pa.RecordBatch) -> pa.RecordBatch:
     """A record batch as every reader hands it out (and its digests are taken): ``binary`` as ``large_binary``."""
     if not any(f.type == pa.binary() for f in batch.schema):
         return batch
-    return _upgrade_binary(pa.Table.from_batches([batch])).combine_chunks().to_batches()[0]
+    table = _upgrade_binary(pa.Table.from_batches([batch]))
+    if not batch.num_rows:  # an empty table has no batches to give
+        return pa.RecordBatch.from_arrays([column.combine_chunks() for column in table.columns], schema=table.schema)
+    return table.combine_chunks().to_batches()[0]
 
 
 _READ_WHOLE_BYTES = 1 << 20  # a shard up to this size is read into memory; larger ones are memory-mapped

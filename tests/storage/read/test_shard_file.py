@@ -12,8 +12,9 @@ import pyarrow as pa
 import pytest
 
 import stable_explore as se
+from stable_explore.storage.read.batches import BatchDigests
 from stable_explore.storage.read.kept import forget
-from stable_explore.storage.read.shard_file import open_shard
+from stable_explore.storage.read.shard_file import open_shard, read_shard_batches
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
 
@@ -120,3 +121,19 @@ def test_gc_lets_go_of_the_maps_of_what_it_deletes(tmp_path: Path) -> None:
     se.gc("blobs", keep=0, home=tmp_path)
     assert not shard.exists()
     assert not _mapped_here(inode)  # gc renames a version away, then deletes it: no map holds its space
+
+
+def test_a_shard_with_an_empty_record_batch_of_binary_reads_and_digests(tmp_path: Path) -> None:
+    # widened() cast binary to large_binary through a table, whose empty form has no batch to give: IndexError
+    schema = pa.schema([("image", pa.binary()), ("label", pa.int64())])
+    path = tmp_path / "shard.arrow"
+    with pa.ipc.new_file(str(path), schema) as writer:
+        writer.write_batch(pa.record_batch([pa.array([], pa.binary()), pa.array([], pa.int64())], schema=schema))
+        writer.write_batch(pa.record_batch([pa.array([b"ab", None]), pa.array([1, 2])], schema=schema))
+    batches = list(read_shard_batches(path))
+    assert [b.num_rows for b in batches] == [0, 2]
+    assert all(b.schema.field("image").type == pa.large_binary() for b in batches)
+    assert batches[1].column("image").to_pylist() == [b"ab", None]
+    digests = BatchDigests.of_batches(schema.names, read_shard_batches(path))
+    assert digests.rows == (0, 2)
+    assert digests.digests == BatchDigests.of_batches(schema.names, read_shard_batches(path)).digests
