@@ -146,8 +146,11 @@ class PeakRSS:
         except OSError:
             self.hwm = False
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
+        # the kernel's high-water mark is exact: sampling is only for kernels without clear_refs. A sampler
+        # thread would wake every 2 ms and take the GIL from a build that holds it (not from Lance's threads)
+        self._thread = None if self.hwm else threading.Thread(target=self._sample, daemon=True)
+        if self._thread is not None:
+            self._thread.start()
         return self
 
     def _sample(self) -> None:
@@ -156,7 +159,8 @@ class PeakRSS:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         self.peak = max(self.peak, status_kb("VmHWM") if self.hwm else status_kb("VmRSS"))
 
     @property
