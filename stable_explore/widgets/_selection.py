@@ -42,13 +42,9 @@ class SelectionMixin:
         def _push_detail_marks(self) -> None: ...
         def send(self, content: Any, buffers: Any = None) -> None: ...
 
-    def _position_in_filter(self, row: int) -> int:
-        """Where ``row`` stands in the current filter's row list (in the order shown), or -1."""
-        return self._state.place(row)
-
     def _place(self, row: int) -> int:
         """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""
-        position = self._position_in_filter(row)
+        position = self._state.place(row)
         if position >= 0 or not self._state.in_row_order:
             return max(position, 0)
         return self._state.insertion(row)
@@ -56,7 +52,7 @@ class SelectionMixin:
     def neighbour(self, row: int, step: int) -> int:
         """The row ``step`` places from ``row`` in the current filter (clamped at the ends)."""
         rows = self._state.rows
-        position = self._position_in_filter(row)
+        position = self._state.place(row)
         if position < 0:
             return int(rows[0]) if len(rows) else row
         return int(rows[min(max(0, position + step), len(rows) - 1)])

@@ -488,7 +488,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         relabelled = self.pending_labels.get(str(row))
         return {
             "row": row,
-            "position": self._position_in_filter(row),
+            "position": self._state.place(row),
             "shown": self.num_rows,
             "pending_label": relabelled,
             "dropped": row in set(self.dropped),
