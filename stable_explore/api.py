@@ -357,8 +357,9 @@ def load(
             features=features,
         )
     catalog = open_catalog(home, storage_options)
+    located = catalog.resolve(str(ref))  # nothing of that name: one error, listing what exists
     try:
-        return _open(catalog.resolve(str(ref)), features=features)
+        return _open(located, features=features)
     except CacheNotFoundError:
         # the version the ref named was garbage-collected between reading the ref and opening it (the ref had
         # moved on meanwhile): read the ref once more

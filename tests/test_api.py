@@ -138,10 +138,14 @@ def test_load_by_name_tag_prefix_and_path_of_every_kind(
 
 def test_load_errors_name_what_exists(home: Path) -> None:
     ds = se.build([{"x": 1}], NUM, name="one", home=home, progress=False)
-    with pytest.raises(se.CacheNotFoundError, match=r"no dataset named 'two' in .*; datasets: \['one'\]"):
+    with pytest.raises(se.CacheNotFoundError, match=r"no dataset named 'two' in .*; datasets: \['one'\]") as missing:
         se.load("two", home=home)
-    with pytest.raises(FileNotFoundError, match=rf"one has no version or tag 'zz'; versions: \['{ds.version}'\]"):
+    no_version = rf"one has no version or tag 'zz'; versions: \['{ds.version}'\]"
+    with pytest.raises(FileNotFoundError, match=no_version) as bad:
         se.load("one@zz", home=home)  # CacheNotFoundError is also a FileNotFoundError
+    # one error, not the same one twice ("During handling of the above exception, another exception occurred")
+    assert missing.value.__context__ is None
+    assert bad.value.__context__ is None
     with pytest.raises(se.StableExploreError, match=r"no cache at .*nowhere"):
         se.load(home / "nowhere")
     with pytest.raises(ValueError, match="dataset name must start with a letter or digit"):
