@@ -60,6 +60,10 @@ def test_every_line_of_getting_started_runs(home_ipython: Path, capsys: pytest.C
     diff = names["se"].compare(names["digits"], names["clean"])
     assert (sorted(diff.rows.removed), list(diff.rows.changed)) == (["digit-0003", "digit-0017"], ["digit-0044"])
     assert names["clean"][42]["label"] == 1  # row 44 of the parent, two rows dropped before it: now "one"
+    # the page's comment on the comparison names the relabel the comparison reports
+    said = re.search(r"^se\.compare\(digits, clean\)  # -2 rows, 1 relabelled \((\w+) -> (\w+)\)", page, re.MULTILINE)
+    assert said is not None, "getting-started.md no longer comments its se.compare line"
+    assert f"label: {said[1]}->{said[2]} x1" in diff.summary(), (said[0], diff.summary())
 
 
 @pytest.fixture
