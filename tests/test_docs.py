@@ -140,3 +140,24 @@ def test_notebook_pages_are_clean_copies(tmp_path: Path) -> None:
     cell = json.loads(page)["cells"][0]
     assert (cell["outputs"], cell["execution_count"], cell["source"]) == ([], None, "print(path)")
     assert not (pages / "00_removed.ipynb").exists()
+
+
+def test_the_readme_tour_runs_as_written(home_ipython: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's ten-line tour, pasted into a real IPython shell over a folder of cat and dog photos."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from PIL import Image as PILImage
+
+    pets = home_ipython.parent / "data" / "pets"
+    pets.mkdir(parents=True)
+    for i in range(60):
+        kind = ("cat", "dog")[i % 2]
+        PILImage.new("RGB", (24, 16), (4 * i, 80 if kind == "cat" else 160, 30)).save(pets / f"{kind}_{i:03d}.jpg")
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    tour = re.search(r"^## A ten-line tour\n\n```python\n(.*?)^```$", readme, re.MULTILINE | re.DOTALL)
+    assert tour is not None, "the README's tour was not found"
+    shell = InteractiveShell.instance()
+    result = shell.run_cell(tour[1])
+    assert result.success, f"the README's tour failed:\n{capsys.readouterr()}"
+    names = shell.user_ns
+    assert len(names["clean"]) == len(names["pets"]) - 2
+    assert names["se"].load("pets@clean").version == names["clean"].version
