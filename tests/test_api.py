@@ -15,6 +15,11 @@ NUM = Features(x=Value("int64"))
 def test_features_need_a_column_and_loads_keep_stored_features(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match="at least one column"):
         se.build([{}], Features(), name="empty", home=tmp_path, progress=False)
+    # no features, or something else in their place: say what fits, not "'NoneType' object is not iterable"
+    for wrong in (None, Value("int64"), ["x"]):
+        with pytest.raises(se.InvalidArgumentTypeError, match=r"features must be a stable_explore\.Features .*se\."):
+            se.build([{"x": 1}], wrong, name="n", home=tmp_path, progress=False)  # type: ignore[arg-type]
+    assert se.datasets(home=tmp_path).column("name") == []  # nothing was published
     ds = se.build([{"x": 1}], NUM, name="n", home=tmp_path, progress=False)
     with pytest.raises(SchemaError, match="stores its own features"):
         se.load("n", home=tmp_path, features=Features(x=Value("string")))

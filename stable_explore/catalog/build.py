@@ -31,7 +31,7 @@ from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.parallel import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
-from stable_explore.errors import UnfingerprintableWarning
+from stable_explore.errors import InvalidArgumentTypeError, UnfingerprintableWarning
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import remove_empty_folders, temp_dir_beside
 from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
@@ -93,6 +93,13 @@ def build_version(
     """
     started = time.perf_counter()
     check_name(name)
+    if not isinstance(features, Mapping):
+        msg = (
+            f"features must be a stable_explore.Features (or a dict of column name -> feature type) describing "
+            f"each example, got {type(features).__name__}: for example se.Features(image=se.Image(), "
+            f"label=se.ClassLabel(names=[...])); se.from_pandas and se.from_parquet infer them from a table"
+        )
+        raise InvalidArgumentTypeError(msg)
     if not isinstance(features, Features):
         features = Features(features)
     if plan is None:
