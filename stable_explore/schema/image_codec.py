@@ -75,7 +75,8 @@ def decode_image_bytes(data: bytes | memoryview, max_pixels: int | None = None) 
 
 
 # the modes PIL writes as PNG; any other is written as TIFF
-_PNG_MODES = frozenset({"1", "L", "LA", "I", "I;16", "I;16B", "P", "RGB", "RGBA"})
+# ("I", 32-bit grey, is not among them: a PNG holds 16 bits, and Pillow 13 refuses to write it)
+_PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
 
 _STRIP_BYTES = 8 * 1024 * 1024  # pixels copied into an array per step
 
@@ -111,7 +112,7 @@ def image_array(image: PILImage.Image) -> np.ndarray:
 def encode_pil(image: PILImage.Image) -> bytes:
     """A PIL image's bytes in its own format (a JPEG keeps its quantisation), or PNG when it has none.
 
-    A mode PNG cannot hold (CMYK, YCbCr, LAB, F) is stored as TIFF, also lossless.
+    A mode PNG cannot hold (CMYK, YCbCr, LAB, F, I) is stored as TIFF, also lossless.
     """
     fmt = image.format
     buffer = io.BytesIO()
@@ -126,7 +127,10 @@ def encode_pil(image: PILImage.Image) -> bytes:
         else:
             image.save(buffer, format="TIFF")
     except (OSError, ValueError, KeyError) as exc:
-        msg = f"cannot encode PIL image (mode {image.mode}, size {image.size}, format {fmt}): {exc}"
+        msg = (
+            f"cannot encode PIL image (mode {image.mode}, size {image.size}, format {fmt}): {exc}; "
+            f"convert it first, for example image.convert('RGB')"
+        )
         raise EncodingError(msg) from exc
     return buffer.getvalue()
 

@@ -58,12 +58,19 @@ def test_missing_image_file_names_the_path(tmp_path: Path) -> None:
         Image().encode_value(tmp_path / "nope.jpg")
 
 
-@pytest.mark.parametrize("mode", ["CMYK", "YCbCr", "LAB", "F"])
+@pytest.mark.parametrize("mode", ["CMYK", "YCbCr", "LAB", "F", "I"])
 def test_a_pil_image_in_a_mode_png_cannot_hold_is_stored_losslessly(mode: str) -> None:
-    bytes_per_pixel = {"CMYK": 4, "YCbCr": 3, "LAB": 3, "F": 4}[mode]
+    # "I" is 32-bit grey (a 16-bit PNG clips it; Pillow 13 refuses to write it as PNG at all)
+    bytes_per_pixel = {"CMYK": 4, "YCbCr": 3, "LAB": 3, "F": 4, "I": 4}[mode]
     data = np.random.default_rng(0).integers(0, 100, 5 * 6 * bytes_per_pixel, dtype=np.uint8).tobytes()
     image = PILImage.frombytes(mode, (6, 5), data)
     stored = Image().encode_value(image)
     with PILImage.open(io.BytesIO(stored)) as back:
         assert back.mode == mode
         assert back.tobytes() == image.tobytes()
+
+
+def test_a_pil_image_in_a_mode_no_format_holds_says_how_to_store_it() -> None:
+    image = PILImage.new("HSV", (6, 5))
+    with pytest.raises(EncodingError, match=r"mode HSV.*convert it first, for example image\.convert\('RGB'\)"):
+        Image().encode_value(image)
