@@ -97,6 +97,13 @@ def _feature_of(name: str, arrow_type: pa.DataType, sample: pa.Table | None) -> 
         value = Value(text)
     except SchemaError:
         value = None
+    if pa.types.is_struct(arrow_type) or pa.types.is_map(arrow_type):
+        msg = (
+            f"column {name!r} holds dicts (Arrow type {arrow_type}), which no feature type stores: split it into "
+            f"columns of their own (pandas.json_normalize) or store it as JSON text (json.dumps each value, "
+            f"with Value('string'))"
+        )
+        raise SchemaError(msg)
     if value is None or value.arrow_type != arrow_type:
         msg = (
             f"cannot infer a feature type for column {name!r} (Arrow type {arrow_type}); "

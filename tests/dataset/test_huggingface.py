@@ -300,8 +300,12 @@ def test_parquet_written_elsewhere_infers_features_or_takes_them(tmp_path: Path,
     assert named.label_counts() == {"no": 2, "yes": 2}
     assert named.column_names == ["image", "label"]
     pq.write_table(pa.table({"m": pa.array([{"a": 1}])}), tmp_path / "nested.parquet")
-    with pytest.raises(se.SchemaError, match=r"column 'm' \(Arrow type struct<a: int64>\).*features="):
+    # no feature type stores a dict: the message says what to do instead of pointing at features= (no type fits)
+    nested = r"column 'm' holds dicts \(Arrow type struct<a: int64>\).*json_normalize.*json\.dumps"
+    with pytest.raises(se.SchemaError, match=nested):
         se.from_parquet(tmp_path / "nested.parquet", home=home, progress=False)
+    with pytest.raises(se.SchemaError, match=r"column 'meta' holds dicts.*json_normalize"):
+        se.from_pandas(pd.DataFrame({"meta": [{"k": 1}, {"k": 2, "v": "s"}]}), name="meta", home=home, progress=False)
 
 
 def test_pandas_to_se(ours: se.CachedDataset, home: Path) -> None:
