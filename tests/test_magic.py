@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,6 +158,30 @@ def test_unfingerprintable_variable_is_named(shell: InteractiveShell, capsys: py
         shell, "%%stable_cache t --features features --key v1\nyield {'x': id(thing), 'word': 'a'}\n", capsys
     )
     assert keyed.error_in_exec is None
+
+
+def test_a_notebook_objects_fields_count_as_docs_magic_md_says(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/magic.md: instances of your own classes count by their fields (changing cfg.scale rebuilds)."""
+    shell.run_cell("class Config:\n    def __init__(self, scale):\n        self.scale = scale\ncfg = Config(2)")
+    cell = (
+        "%%stable_cache scaled --features features\nfor i in range(3):\n    yield {'x': i * cfg.scale, 'word': 'a'}\n"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", se.UnfingerprintableWarning)  # an object of your own class has a value
+        first, _ = run(shell, cell, capsys)
+        again, output = run(shell, cell, capsys)
+        assert (first.error_in_exec, again.error_in_exec) == (None, None)
+        assert "reused: same source, arguments and features" in output
+        shell.run_cell("cfg.scale = 5")
+        changed, output = run(shell, cell, capsys)
+    assert changed.error_in_exec is None
+    assert "rebuilt: variable 'cfg' changed" in output
+    assert shell.user_ns["scaled"][2]["x"] == 10
+    page = (Path(__file__).resolve().parents[1] / "docs" / "magic.md").read_text(encoding="utf-8")
+    assert "instances of your own plain classes" in page
+    assert "an object of your own class): not hashed" not in page
 
 
 def test_bad_row_is_a_short_message_naming_row_key_and_field(
