@@ -316,6 +316,23 @@ def test_pandas_to_se(ours: se.CachedDataset, home: Path) -> None:
     assert _compare(_rows(), list(ds.with_format("python")), "pandas -> se") == N * len(FEATURES)
 
 
+def test_a_frame_indexed_by_its_keys_rebuilds_the_version_as_docs_exporting_md_says(home: Path) -> None:
+    keyed = se.build(
+        [(f"cat-{i}", {"x": i}) for i in range(4)],
+        se.Features(x=se.Value("int64")),
+        name="keyed",
+        home=home,
+        progress=False,
+    )
+    frame = keyed.to_pandas()
+    assert frame.index.name == "row", "to_pandas indexes by row number"
+    assert se.from_pandas(frame, name="by-row", home=home, progress=False).keys() == [0, 1, 2, 3]
+    frame.index = pd.Index(keyed.keys(), name="key")  # what the page tells a user to do
+    assert se.from_pandas(frame, name="by-key", home=home, progress=False).version == keyed.version
+    page = (Path(__file__).resolve().parents[2] / "docs" / "exporting.md").read_text(encoding="utf-8")
+    assert 'df.index = pd.Index(ds.keys(), name="key")' in page
+
+
 def test_a_plain_frame_infers_features_and_names_what_it_cannot(home: Path) -> None:
     frame = pd.DataFrame(
         {
