@@ -265,6 +265,7 @@ def compare(a: CachedDataset, b: CachedDataset) -> Diff:
     has_ids = all(ds.cache_meta.version_metadata.content_digest for ds in (left, right))
     if has_ids and left.version == right.version and not left.is_view and not right.is_view:
         diff.identical = True
+        diff.rows = RowDiff(unchanged=len(left))  # the same version: every row is unchanged
         return diff
     diff.metadata = _metadata_diff(left, right)
     diff.schema = _schema_diff(left.features, right.features)

@@ -23,6 +23,9 @@ def test_identical_versions_are_decided_from_ids(pets: CachedDataset) -> None:
     diff = se.compare(pets, se.load("pets", home=home_of(pets)))
     assert diff.identical
     assert diff.rows.changed == []
+    # decided without reading a row, and still says every row is unchanged (diff --json read 0 here)
+    assert diff.rows.unchanged == len(pets) == 300
+    assert diff.to_dict()["rows"]["unchanged"] == 300
     assert diff.summary().startswith("identical")
     assert se.compare(f"pets@{pets.version[:6]}", "pets", home=home_of(pets)).identical
 
