@@ -77,10 +77,20 @@ def open_store(home: str | Path | None = None, storage_options: Mapping[str, Any
 
 
 def split_url_ref(url: str) -> tuple[str, str]:
-    """``"s3://bucket/cache/pets@clean"`` -> (``"s3://bucket/cache"``, ``"pets@clean"``)."""
+    """``"s3://bucket/cache/pets@clean"`` -> (``"s3://bucket/cache"``, ``"pets@clean"``); a folder home too.
+
+    Examples
+    --------
+    >>> split_url_ref("s3://bucket/cache/pets@clean")
+    ('s3://bucket/cache', 'pets@clean')
+    >>> split_url_ref("/data/team-cache/pets")
+    ('/data/team-cache', 'pets')
+    """
     home, _, ref = url.rstrip("/").rpartition("/")
-    if not home or "://" not in home or not ref:
-        msg = f"expected HOME/NAME[@VERSION], such as s3://bucket/cache/pets@clean, got {url!r}"
+    if not home or not ref:
+        msg = (
+            f"expected HOME/NAME[@VERSION], such as s3://bucket/cache/pets@clean or /data/team-cache/pets, got {url!r}"
+        )
         raise InvalidNameError(msg)
     check_name(ref.partition("@")[0])
     return home, ref

@@ -158,6 +158,24 @@ def test_pull_names_what_exists_when_the_ref_is_wrong(tmp_path: Path, bucket: st
         se.pull("pets@raw", home=tmp_path / "theirs", progress=False)
 
 
+def test_a_folder_home_is_pulled_from_by_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A home is a bucket or a folder (README): pull takes FOLDER/NAME[@VERSION] as push takes a folder."""
+    from stable_explore.cli import main
+
+    team = se.build(
+        [{"x": 1}, {"x": 2}],
+        se.Features(x=se.Value("int64")),
+        name="n",
+        home=tmp_path / "team",
+        progress=False,
+        tag="raw",
+    )
+    pulled = se.pull(f"{tmp_path / 'team'}/n@raw", home=tmp_path / "mine", progress=False)
+    assert (pulled.version, pulled.cache_dir.parents[2]) == (team.version, tmp_path / "mine")
+    assert main(["--home", str(tmp_path / "cli"), "pull", str(tmp_path / "team" / "n"), "-q"]) == 0
+    assert f"pulled CachedDataset(n@{team.version}" in capsys.readouterr().out
+
+
 def test_the_command_line_pushes_and_pulls(
     tmp_path: Path, bucket: str, jpegs: list[bytes], capsys: pytest.CaptureFixture[str]
 ) -> None:
