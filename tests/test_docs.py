@@ -161,3 +161,18 @@ def test_the_readme_tour_runs_as_written(home_ipython: Path, capsys: pytest.Capt
     names = shell.user_ns
     assert len(names["clean"]) == len(names["pets"]) - 2
     assert names["se"].load("pets@clean").version == names["clean"].version
+
+
+def test_the_pages_say_how_latest_moves_back(tmp_path: Path) -> None:
+    """cleaning.md said latest is set only by builds and saves; se.tag(old, "latest") moves it (issue 11)."""
+    import stable_explore as se
+
+    features = se.Features(x=se.Value("int64"))
+    old = se.build([{"x": 1}], features, name="n", home=tmp_path, progress=False)
+    se.build([{"x": 2}], features, name="n", home=tmp_path, progress=False)
+    se.tag(f"n@{old.version[:6]}", "latest", home=tmp_path)  # what both pages show
+    assert se.load("n", home=tmp_path).version == old.version
+    cleaning = (DOCS / "cleaning.md").read_text(encoding="utf-8")
+    assert "set only by builds and saves" not in cleaning
+    assert 'se.tag("pets@1a2b", "latest")' in cleaning
+    assert 'se.tag("pets@1a2b", "latest")' in (DOCS.parent / "README.md").read_text(encoding="utf-8")
