@@ -23,14 +23,13 @@ import linecache
 import re
 import shlex
 import textwrap
-import traceback
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from stable_explore._frames import is_user_file, user_frames
+from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.api import build_from_options
 from stable_explore.catalog import (
     LATEST,
@@ -41,7 +40,6 @@ from stable_explore.catalog import (
     plan_source,
 )
 from stable_explore.catalog.options import BUILD_ARGUMENTS
-from stable_explore.catalog.parallel import TaskTraceback
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
 
@@ -104,28 +102,10 @@ def _leading_options(text: str) -> tuple[str, str]:
                 position = value.end()
 
 
-def _raised_in_user_code(error: BaseException) -> bool:
-    """Whether the error came through the user's own code (their generator), not only ours or a library's."""
-    if isinstance(error.__cause__, TaskTraceback):  # raised in a parallel build's task, trimmed there
-        return True
-    return any(is_user_file(frame.filename) for frame in traceback.extract_tb(error.__traceback__))
-
-
-def _trimmed_traceback(error: BaseException) -> list[str]:
-    """The error's traceback without stable-explore's frames, ending at the user's own code."""
-    if isinstance(error.__cause__, TaskTraceback):  # a parallel build's task: its worker's frames, trimmed there
-        lines = [error.__cause__.text + "\n", *traceback.format_exception_only(type(error), error)]
-        return [line.rstrip("\n") for line in "".join(lines).splitlines()]
-    frames = user_frames(error.__traceback__)
-    lines = ["Traceback (most recent call last):\n", *traceback.format_list(frames)] if frames else []
-    lines += traceback.format_exception_only(type(error), error)
-    return [line.rstrip("\n") for line in "".join(lines).splitlines()]
-
-
 def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> list[str]:
     """IPython custom-exception handler for StableCacheError."""
     if isinstance(value, StableCacheError) and value.original is not None:
-        stb = [str(value), *_trimmed_traceback(value.original)]
+        stb = [str(value), *trimmed_traceback(value.original)]
     else:
         stb = [f"{etype.__name__}: {value}"]
     shell._showtraceback(etype, value, stb)
@@ -225,7 +205,7 @@ class StableMagics(Magics):
             note = failure_note_of(exc)
             raise StableCacheError(f"{exc}; {note}" if note else str(exc)) from None
         except Exception as exc:
-            if not _raised_in_user_code(exc):
+            if not raised_in_user_code(exc):
                 raise  # our own failure: the full traceback is what a bug report needs
             msg = f"the generator raised {type(exc).__name__}; {self._kept(variable, args, exc)}"
             _drop_note(exc)  # said in the first line; the traceback below ends at the user's code

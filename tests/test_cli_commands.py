@@ -44,6 +44,13 @@ def parity(values):
         yield {"label": int(value) % 2, "x": int(value)}
 
 
+def crashes(n):
+    for i in range(int(n)):
+        if i == 2:
+            raise ValueError(f"cannot read item {i}")
+        yield f"k{i}", {"label": i % 2, "x": i}
+
+
 def columns(n):
     for start in range(0, int(n), 4):
         xs = list(range(start, min(int(n), start + 4)))
@@ -123,6 +130,23 @@ def test_build_errors_name_the_row_and_exit_1(project: Path, capsys: pytest.Capt
     assert "module 'cli_gens' has no 'nothing'" in capsys.readouterr().err
     assert main(["build", "nomodule", "--features", "cli_gens:FEATURES"]) == 1
     assert "must be MODULE:NAME" in capsys.readouterr().err
+
+
+def test_a_generator_that_raises_is_shown_from_its_own_code_and_exits_1(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the magic does: one line saying what was kept, then the traceback cut down to the user's code."""
+    assert main(["build", "cli_gens:crashes", "--features", "cli_gens:FEATURES", "--arg", "5", "-q"]) == 1
+    err = capsys.readouterr().err
+    first, *rest = err.strip().splitlines()
+    assert first == (
+        "stable-explore build: your code raised ValueError; 2 rows were read; nothing was saved; "
+        "no version of crashes existed before"
+    )
+    assert rest[0] == "Traceback (most recent call last):"
+    assert 'cli_gens.py", line' in err
+    assert rest[-1] == "ValueError: cannot read item 2"
+    assert "stable_explore" not in err  # none of our frames
 
 
 def test_build_in_tasks_gives_the_serial_version(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

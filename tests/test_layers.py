@@ -31,8 +31,10 @@ LAYERS: list[set[str]] = [
     {"signals"},  # computed columns that find rows worth a look
     {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
     {"widgets"},  # UI: the anywidget browser (it draws with display's helpers)
-    {"api", "api_transfer", "api_interop", "api_formats", "magic", "cli", "__init__", "testing", "compat"},  # entry
-    # points; test helpers use them all; compat stands in for stable-datasets' modules (its tests run against us)
+    # entry points (and _user_errors, the trimmed tracebacks the magic and the CLI show); test helpers use them
+    # all; compat stands in for stable-datasets' modules (its tests run against us)
+    {"api", "api_transfer", "api_interop", "api_formats", "magic", "cli", "_user_errors", "__init__"}
+    | {"testing", "compat"},
 ]
 FACADES = {"cache", "backend", "testing", "compat"}  # for users and tests: no module of the package imports them
 # (layer group, imported group, function): an upward import allowed inside that function only
