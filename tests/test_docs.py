@@ -176,3 +176,25 @@ def test_the_pages_say_how_latest_moves_back(tmp_path: Path) -> None:
     assert "set only by builds and saves" not in cleaning
     assert 'se.tag("pets@1a2b", "latest")' in cleaning
     assert 'se.tag("pets@1a2b", "latest")' in (DOCS.parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_pytorch_loader_on_the_exporting_page_runs(home_ipython: Path) -> None:
+    """docs/exporting.md's first DataLoader line, as written, over images of one size (torch is in the test extra)."""
+    pytest.importorskip("torch", reason="torch is installed by .ci/run")
+    import numpy as np
+
+    import stable_explore as se
+
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]))
+    rows = [{"image": np.full((6, 5, 3), i, dtype=np.uint8), "label": i % 2} for i in range(130)]
+    pets = se.build(rows, features, name="pets", progress=False)
+    page = (DOCS / "exporting.md").read_text(encoding="utf-8")
+    block = re.search(r"^## PyTorch\n.*?^```python\n(.*?)^```$", page, re.MULTILINE | re.DOTALL)
+    assert block is not None
+    first = [line for line in block[1].splitlines() if line.startswith(("from ", "loader = ", "batch = "))][:3]
+    names: dict[str, object] = {"pets": pets}
+    exec("\n".join(first).replace("num_workers=4", "num_workers=0"), names)
+    batch = names["batch"]
+    assert isinstance(batch, dict)
+    assert tuple(batch["image"].shape) == (64, 3, 6, 5)
+    assert tuple(batch["label"].shape) == (64,)
