@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, ClassVar
 
+import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import EncodingError
@@ -13,11 +14,34 @@ __all__ = ["Feature", "describe", "first_bad_element"]
 
 
 def describe(value: Any) -> str:
-    """A value for an error message: its repr (cut at 60 characters) and its type."""
+    """A value for an error message: its repr (cut at 60 characters) and its type.
+
+    pandas' marks of a missing value (NaN outside a float column, ``NA``, ``NaT``: what a row of a
+    DataFrame holds where a value is missing) say what to give instead.
+
+    Examples
+    --------
+    >>> describe("a" * 70)
+    "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... (str)"
+    >>> describe(float("nan"))
+    'nan (float: a missing value as pandas marks it; give None for one, or use se.from_pandas)'
+    """
     text = repr(value)
     if len(text) > 60:
         text = text[:57] + "..."
-    return f"{text} ({type(value).__name__})"
+    kind = type(value).__name__
+    if _marks_missing(value):
+        return f"{text} ({kind}: a missing value as pandas marks it; give None for one, or use se.from_pandas)"
+    return f"{text} ({kind})"
+
+
+def _marks_missing(value: Any) -> bool:
+    """NaN, ``pandas.NA``, ``pandas.NaT`` or a NumPy ``NaT``: how pandas and NumPy mark a missing value."""
+    if isinstance(value, (float, np.floating)):
+        return bool(value != value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return type(value).__name__ in ("NAType", "NaTType") and type(value).__module__.startswith("pandas")
 
 
 class Feature:

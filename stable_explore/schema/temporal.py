@@ -132,7 +132,7 @@ def _timestamp_nanoseconds(value: Any, tz: str | None, dtype: str) -> int:
             raise EncodingError(msg) from exc
     if isinstance(value, np.datetime64):
         if np.isnat(value):
-            msg = f"expected {dtype}, got NaT: give None for a missing value"
+            msg = f"expected {dtype}"  # the caller adds "got NaT (...: give None for a missing value ...)"
             raise EncodingError(msg)
         if tz is not None:
             msg = f"expected an aware datetime for {dtype}, got a numpy.datetime64, which has no zone"
@@ -203,7 +203,7 @@ def _time_nanoseconds(value: Any, dtype: str) -> int:
 def _duration_nanoseconds(value: Any, dtype: str) -> int:
     if isinstance(value, np.timedelta64):
         if np.isnat(value):
-            msg = f"expected {dtype}, got NaT: give None for a missing value"
+            msg = f"expected {dtype}"  # the caller adds "got NaT (...: give None for a missing value ...)"
             raise EncodingError(msg)
         return _numpy_nanoseconds(value)
     if isinstance(value, datetime.timedelta):
@@ -220,7 +220,7 @@ def to_ticks(value: Any, dtype: str) -> int:
     unit, a naive datetime for a column with a zone (or the reverse), or one out of the type's range.
     """
     if type(value).__name__ == "NaTType":  # pandas.NaT
-        msg = f"expected {dtype}, got NaT: give None for a missing value"
+        msg = f"expected {dtype}"  # the caller adds "got NaT (...: give None for a missing value ...)"
         raise EncodingError(msg)
     if isinstance(value, (bool, int, float)) or (
         isinstance(value, np.generic) and not isinstance(value, (np.datetime64, np.timedelta64))
