@@ -325,7 +325,8 @@ class Tokenizer:
                 "pandas": type(value).__name__,
                 "shape": list(value.shape),
                 "xxh3": xxhash.xxh3_128_hexdigest(np.ascontiguousarray(hashed.to_numpy(np.uint64)).data),
-                "index": [repr(n) for n in value.index.names],
+                # an Index's own level names; a Series' or DataFrame's, those of its index
+                "index": [repr(n) for n in (value.names if isinstance(value, pandas.Index) else value.index.names)],
             }
             if isinstance(value, pandas.DataFrame):
                 token["columns"] = [repr(c) for c in value.columns]

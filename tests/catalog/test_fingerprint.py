@@ -90,6 +90,25 @@ def test_different_inputs_have_different_tokens(a: object, b: object) -> None:
     assert not same(a, b)
 
 
+def test_a_pandas_index_a_generator_reads_is_hashed_by_content(tmp_path: Path) -> None:
+    """``COLUMNS = df.columns`` read by a generator crashed the build (AttributeError: 'Index' has no 'index')."""
+    import pandas as pd
+
+    assert same(pd.Index(["a", "b"], name="col"), pd.Index(["a", "b"], name="col"))
+    assert not same(pd.Index(["a", "b"]), pd.Index(["b", "a"]))
+    assert not same(pd.Index(["a", "b"], name="col"), pd.Index(["a", "b"], name="other"))
+    frame = pd.DataFrame({"x": [1, 2]})
+    columns = frame.columns
+
+    def rows() -> object:
+        for i in range(len(frame)):
+            yield {c: int(frame[c][i]) for c in columns}
+
+    first = se.build(rows, NUM, home=tmp_path, progress=False)
+    assert se.build(rows, NUM, home=tmp_path, progress=False).build_info.startswith("reused")
+    assert len(first) == 2
+
+
 def test_a_nested_bad_value_is_named_by_its_position() -> None:
     with pytest.raises(Unfingerprintable, match=r"argument 'opts'\['model'\]\[1\]"):
         token({"model": [1, object()]}, "argument 'opts'")
