@@ -37,6 +37,8 @@ import re
 import sys
 import types
 import uuid
+import zoneinfo
+from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from types import FunctionType, ModuleType
@@ -70,6 +72,8 @@ _PLAIN_VALUE_TYPES = (
     dt.time,
     dt.timedelta,
     dt.timezone,
+    zoneinfo.ZoneInfo,  # ZoneInfo(key='Europe/Paris'): its key names the rules
+    types.EllipsisType,
     uuid.UUID,
 )
 
@@ -253,6 +257,8 @@ class Tokenizer:
             return {type(value).__qualname__: repr(value)}
         if isinstance(value, range):
             return {"range": [value.start, value.stop, value.step]}
+        if isinstance(value, slice):
+            return {"slice": [self.value(part, label) for part in (value.start, value.stop, value.step)]}
         if isinstance(value, re.Pattern):
             return {"regex": self.value(value.pattern, label), "flags": value.flags}
         if id(value) in self._active:
@@ -269,10 +275,12 @@ class Tokenizer:
         numpy_token = self._numpy(value, label)
         if numpy_token is not None:
             return numpy_token
-        if isinstance(value, (list, tuple, set, frozenset)):
+        if isinstance(value, (list, tuple, set, frozenset, deque)):
             items = [self.value(v, f"{label}[{i}]") for i, v in enumerate(value)]
             if isinstance(value, (set, frozenset)):
                 items = sorted(items, key=canonical_json)
+            if isinstance(value, deque):
+                return {"deque": items, "maxlen": value.maxlen}
             return {type(value).__name__: items}
         if isinstance(value, dict) or (isinstance(value, Mapping) and type(value).__module__ == "collections"):
             pairs = [[self.value(k, f"{label} key"), self.value(v, f"{label}[{k!r}]")] for k, v in value.items()]
@@ -316,6 +324,20 @@ class Tokenizer:
     def _library_value(self, value: Any, label: str) -> Any:
         """Pandas objects, PIL images and torch tensors, when those packages are loaded (else they cannot occur)."""
         pandas = sys.modules.get("pandas")
+        if pandas is not None and (value is pandas.NA or value is pandas.NaT):
+            return {"pandas": repr(value)}
+        if pandas is not None and isinstance(value, pandas.Period):
+            return {"pandas": "Period", "value": str(value), "freq": value.freqstr}
+        if pandas is not None and isinstance(value, pandas.Interval):
+            ends = [self.value(value.left, label), self.value(value.right, label)]
+            return {"pandas": "Interval", "ends": ends, "closed": value.closed}
+        if pandas is not None and isinstance(value, pandas.Categorical):
+            return {
+                "pandas": "Categorical",
+                "categories": self.value(value.categories, label),
+                "codes": self.value(np.asarray(value.codes), label),
+                "ordered": bool(value.ordered),
+            }
         if pandas is not None and isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
             try:
                 hashed = pandas.util.hash_pandas_object(value, index=not isinstance(value, pandas.Index))

@@ -11,10 +11,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import deque
 from json import dumps
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import stable_explore as se
@@ -62,6 +65,16 @@ def same(a: object, b: object) -> bool:
         (b"abc", bytes([97, 98, 99])),
         (np.float32(0.5), np.float32(0.5)),
         (Features(x=Value("int64")), Features(x=Value("int64"))),
+        # values a notebook holds that once had no token (the build ran every time, with a warning)
+        (ZoneInfo("Europe/Paris"), ZoneInfo("Europe/Paris")),
+        (slice(10, 50), slice(10, 50)),
+        (..., ...),
+        (deque([1, 2], maxlen=5), deque([1, 2], maxlen=5)),
+        (pd.NA, pd.NA),
+        (pd.NaT, pd.NaT),
+        (pd.Period("2024-01", "M"), pd.Period("2024-01", "M")),
+        (pd.Interval(0, 1.5), pd.Interval(0, 1.5)),
+        (pd.Categorical(["a", "b", "a"]), pd.Categorical(["a", "b", "a"])),
     ],
 )
 def test_equal_inputs_have_equal_tokens(a: object, b: object) -> None:
@@ -84,6 +97,17 @@ def test_equal_inputs_have_equal_tokens(a: object, b: object) -> None:
         (np.float32(0.5), np.float64(0.5)),
         ({"a": 1}, {"a": 2}),
         (Features(x=Value("int64")), Features(x=Value("int32"))),
+        (ZoneInfo("Europe/Paris"), ZoneInfo("Europe/Berlin")),
+        (slice(10, 50), slice(10, 51)),
+        (slice(1, 2), range(1, 2)),
+        (deque([1, 2]), [1, 2]),
+        (deque([1, 2], maxlen=5), deque([1, 2])),
+        (pd.NA, None),
+        (pd.NA, pd.NaT),
+        (pd.Period("2024-01", "M"), pd.Period("2024-01-01", "D")),
+        (pd.Interval(0, 1), pd.Interval(0, 1, closed="left")),
+        (pd.Categorical(["a", "b"]), pd.Categorical(["b", "a"])),
+        (pd.Categorical(["a"], categories=["a", "b"]), pd.Categorical(["a"])),
     ],
 )
 def test_different_inputs_have_different_tokens(a: object, b: object) -> None:
