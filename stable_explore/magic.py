@@ -23,6 +23,7 @@ import linecache
 import re
 import shlex
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -250,6 +251,11 @@ class StableMagics(Magics):
             msg = "pass --features F, where F is a stable_explore.Features describing each example"
             raise StableCacheError(msg)
         value = self._eval(args.features)
+        if isinstance(value, Mapping) and not isinstance(value, Features):
+            try:
+                return Features(value)  # a dict of feature types, as se.build takes it
+            except StableExploreError as exc:
+                raise StableCacheError(str(exc)) from None
         if not isinstance(value, Features):
             msg = f"--features {args.features} is a {type(value).__name__}, not a stable_explore.Features"
             raise StableCacheError(msg)

@@ -296,6 +296,19 @@ def test_a_missing_input_file_is_not_called_a_cache_write_failure(
     assert "could not write the cache" not in output
 
 
+def test_features_may_be_a_dict_of_feature_types_as_se_build_takes_them(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shell.run_cell("plain = {'x': se.Value('int64'), 'word': se.Value('string')}")
+    result, output = run(shell, "%stable_cache ws = words(3) --features plain", capsys)
+    assert result.error_in_exec is None, output
+    assert shell.user_ns["ws"].features == shell.user_ns["features"]
+    shell.run_cell("bad = {'x': 'int64'}")
+    result, output = run(shell, "%stable_cache ws = words(3) --features bad", capsys)
+    assert result.error_in_exec is not None
+    assert "feature 'x' must be a feature type such as Value('int64'), got 'int64'" in output
+
+
 def test_usage_errors(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     cases = {
         "%stable_cache words(3) --features features": "usage: %stable_cache NAME = EXPR",
