@@ -42,6 +42,7 @@ from stable_explore.errors import (
     CacheWriteError,
     ColumnNotFoundError,
     EncodingError,
+    InvalidArgumentTypeError,
     RowIndexError,
 )
 from stable_explore.schema import ClassLabel, Value, class_name
@@ -145,16 +146,41 @@ class Draft:
         n = len(self._origin)
         out = []
         for row in rows:
-            position = int(row)
+            position = self._row_number(row)
             if not -n <= position < n:
                 msg = f"row {position} is out of range for {self._origin.ref} ({n} rows)"
                 raise RowIndexError(msg)
             out.append(position % n)
         return out
 
+    def _row_number(self, row: Any) -> int:
+        """A row number as an int: ints and whole floats; never a flag, a key or a fraction (int() would take them)."""
+        if isinstance(row, (int, np.integer)) and not isinstance(row, (bool, np.bool_)):
+            return int(row)
+        if isinstance(row, (float, np.floating)) and float(row).is_integer():
+            return int(row)
+        msg = (
+            f"rows are row numbers (ints) of {self._origin.ref}, got {row!r} ({type(row).__name__}); "
+            f"to edit a row by its key, use ds.keys().index(key)"
+        )
+        raise InvalidArgumentTypeError(msg)
+
+    def _mask_rows(self, rows: Any) -> Any:
+        """The positions a boolean mask (one flag per row, as ``ds[mask]`` takes) marks; other rows as they are."""
+        if not isinstance(rows, (np.ndarray, list, tuple)) or len(rows) == 0:
+            return rows
+        flags = np.asarray(rows)
+        if flags.dtype != np.bool_:
+            return rows
+        n = len(self._origin)
+        if flags.shape != (n,):
+            msg = f"a boolean mask needs one flag per row: {n} for {self._origin.ref}, got {flags.size}"
+            raise RowIndexError(msg)
+        return np.flatnonzero(flags).tolist()
+
     def drop(self, rows: Iterable[int] | int) -> Draft:
-        """Drop rows (positions in the dataset the chain started from)."""
-        chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else rows)
+        """Drop rows: positions in the dataset the chain started from, or a boolean mask of its rows."""
+        chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else self._mask_rows(rows))
         return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
 
     def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:

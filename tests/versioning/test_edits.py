@@ -139,6 +139,32 @@ def test_dropping_everything_and_negative_rows(pets: CachedDataset) -> None:
     assert empty.num_shards == 0
 
 
+def test_drop_takes_a_boolean_mask_as_indexing_does(pets: CachedDataset) -> None:
+    """drop(mask) dropped rows 0 and 1 (each True and False read as a row number), whatever the mask said."""
+    labels = np.asarray(pets["label"])
+    mask = labels == 2
+    assert len(pets[mask]) == int(mask.sum()) == 100
+    kept = pets.drop(mask).save(message="no birds")
+    assert len(kept) == 200
+    assert kept.label_counts()["bird"] == 0
+    assert len(pets.drop(mask.tolist())) == 200  # a list of flags too
+    with pytest.raises(se.RowIndexError, match=r"a boolean mask needs one flag per row: 300 for pets@\w+, got 299"):
+        pets.drop(mask[:-1])
+
+
+@pytest.mark.parametrize("row", ["pet-00003", 2.5, True, None])
+def test_a_row_that_is_no_row_number_is_named(pets: CachedDataset, row: object) -> None:
+    """Keys, fractions and flags were read with int(): 'pet-00003' raised int()'s ValueError, 2.5 edited row 2."""
+    words = r"rows are row numbers \(ints\) of pets@\w+, got .*; to edit a row by its key, use ds\.keys\(\)\.index"
+    edits = [lambda: pets.relabel({row: "dog"}), lambda: pets.set(row, "label", "dog")]  # type: ignore[dict-item]
+    if not isinstance(row, bool):  # drop([True]) is a mask, of one flag
+        edits.append(lambda: pets.drop([row]))  # type: ignore[list-item]
+    for edit in edits:
+        with pytest.raises(se.InvalidArgumentTypeError, match=words):
+            edit()
+    assert len(pets.drop([3.0])) == 299  # a whole float is that row
+
+
 def test_seed_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]) -> None:
     write_seed_v1_cache(
         tmp_path / "seed",
