@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from stable_explore import api, api_transfer
+from stable_explore import __version__, api, api_transfer
 from stable_explore._units import format_size
 from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.catalog import failure_note_of, open_catalog, options_from_args
@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 ok, 1 a problem stable-explore reports, 2 a usage error, 130 interrupted.",
     )
     parser.add_argument("--home", help="the catalog root (default $STABLE_EXPLORE_HOME or ~/.cache/stable-explore)")
+    parser.add_argument("--version", action="version", version=f"stable-explore {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     ls = commands.add_parser("ls", help="datasets, or the versions of one (of a bucket: ls s3://bucket/prefix)")
     ls.add_argument("name", nargs="?", help="a dataset: list its versions (default: list every dataset)")

@@ -37,6 +37,27 @@ def test_the_command_line_page_names_every_command() -> None:
     assert not missing, f"docs/cli.md does not describe: {missing}"
 
 
+def test_the_command_line_page_shows_the_help_the_command_prints() -> None:
+    """docs/cli.md copies `stable-explore --help` (80 columns): a changed help line must change the page too."""
+    import os
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "stable_explore.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "80"},
+    ).stdout
+    page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    block = re.search(r"^```text\n(.*?)^```$", page, re.MULTILINE | re.DOTALL)
+    assert block is not None, "docs/cli.md has no ```text block of the help"
+    assert block[1] == shown
+    version = subprocess.run(
+        [sys.executable, "-m", "stable_explore.cli", "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert version == f"stable-explore {stable_explore.__version__}\n"
+
+
 def test_every_notebook_is_a_page() -> None:
     notebooks = sorted(p.stem for p in (DOCS.parent / "notebooks").glob("*.ipynb"))
     listed = re.findall(r"^notebooks/(\S+)$", (DOCS / "examples.md").read_text(encoding="utf-8"), re.MULTILINE)
