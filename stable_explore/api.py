@@ -37,7 +37,7 @@ from stable_explore.display.table import listing_table
 from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, NotInCatalogError
 from stable_explore.storage.check.verify import VerifyReport
 from stable_explore.storage.check.verify import verify as verify_cache_dir
-from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
+from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
 
 if TYPE_CHECKING:
     from stable_explore.catalog import Catalog, GcReport, SourcePlan
@@ -311,8 +311,9 @@ def load(
     ref:
         What to open. A :class:`~pathlib.Path`, or a string with a path
         separator (or starting with ``.`` or ``~``), is a cache directory
-        (a seed-v1 cache included); ``"s3://bucket/cache/pets@clean"`` is a
-        version in a bucket; anything else is a catalog name.
+        (a seed-v1 cache included), or a dataset's folder in a home (its
+        latest version; ``FOLDER@TAG`` for another); ``"s3://bucket/cache/pets@clean"``
+        is a version in a bucket; anything else is a catalog name.
     home:
         The catalog root: a folder or a bucket's URL.
     features:
@@ -346,6 +347,9 @@ def load(
         foreign = open_foreign(path, features, local_home)  # stable-datasets' layouts, Lance datasets
         if foreign is not None:
             return foreign
+        in_home = _catalog_ref_of(path)
+        if in_home is not None:  # a dataset's folder in a home (FOLDER or FOLDER@TAG): as its name there
+            return load(in_home[1], home=in_home[0], features=features)
         meta = read_sharded_cache_meta(path)
         name = meta.version_metadata.name
         in_catalog = path.resolve().parent.name == "versions"
@@ -364,6 +368,31 @@ def load(
         # the version the ref named was garbage-collected between reading the ref and opening it (the ref had
         # moved on meanwhile): read the ref once more
         return _open(catalog.resolve(str(ref)), features=features)
+
+
+def _is_dataset_folder(folder: Path) -> bool:
+    return (folder / "versions").is_dir() and (folder / "refs").is_dir()
+
+
+def _catalog_ref_of(path: Path) -> tuple[Path, str] | None:
+    """``(home, "name[@ref]")`` when ``path`` is a dataset's folder in a home (or that folder + ``@ref``).
+
+    A home itself (a folder of dataset folders) is refused, naming its datasets and how to open one.
+    """
+    if (path / METADATA_FILE).exists():
+        return None
+    name = path.name.partition("@")[0]
+    if name and _is_dataset_folder(path.with_name(name)):
+        return path.parent, path.name
+    if path.is_dir():
+        names = sorted(p.name for p in path.iterdir() if _is_dataset_folder(p))
+        if names:
+            msg = (
+                f"{path} is a catalog home (datasets: {names}), not a version: open one with "
+                f"se.load({names[0]!r}, home={str(path)!r})"
+            )
+            raise CacheNotFoundError(msg)
+    return None
 
 
 def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:

@@ -157,6 +157,20 @@ def test_load_errors_name_what_exists(home: Path) -> None:
         se.load("not a name", home=home)
 
 
+def test_a_dataset_folder_or_a_home_given_as_a_path_is_understood(home: Path) -> None:
+    """The folder a user finds under ~/.cache/stable-explore is a dataset (or its home), not a version's."""
+    first = se.build(squares, NUM, args=(2,), home=home, progress=False, tag="first")
+    latest = se.build(squares, NUM, args=(3,), home=home, progress=False)
+    by_folder = se.load(home / "squares")  # the dataset's folder: its latest version
+    assert (by_folder.name, by_folder.version, by_folder.home) == ("squares", latest.version, home)
+    assert se.load(f"{home / 'squares'}@first").version == first.version  # FOLDER@TAG, as a bucket's URL takes it
+    assert se.load(str(home / "squares")).version == latest.version
+    with pytest.raises(se.CacheNotFoundError, match=r"is a catalog home \(datasets: \['squares'\]\).*se\.load"):
+        se.load(home)
+    with pytest.raises(se.CacheNotFoundError, match=r"squares has no version or tag 'nope'"):
+        se.load(f"{home / 'squares'}@nope")
+
+
 def test_versions_and_datasets_are_tables(home: Path) -> None:
     assert len(se.datasets(home=home)) == 0
     assert str(se.datasets(home=home)).endswith("(none)")
