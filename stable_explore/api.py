@@ -572,7 +572,11 @@ def verify(
         home, target = locate_ref(target, home)
     if isinstance(target, str) and not _is_path(target):
         return verify_cache_dir(open_catalog(home, storage_options).resolve(target).cache_dir)
-    return verify_cache_dir(Path(target))
+    path = Path(target).expanduser()
+    in_home = _catalog_ref_of(path)
+    if in_home is not None:  # a dataset's folder in a home (FOLDER or FOLDER@TAG), as se.load takes it
+        return verify_cache_dir(open_catalog(in_home[0]).resolve(in_home[1]).cache_dir)
+    return verify_cache_dir(path)
 
 
 def fsck(

@@ -169,6 +169,8 @@ def test_a_dataset_folder_or_a_home_given_as_a_path_is_understood(home: Path) ->
         se.load(home)
     with pytest.raises(se.CacheNotFoundError, match=r"squares has no version or tag 'nope'"):
         se.load(f"{home / 'squares'}@nope")
+    assert se.verify(f"{home / 'squares'}@first").num_rows == 2  # verify takes the same paths
+    assert se.verify(home / "squares").num_rows == 3
 
 
 def test_versions_and_datasets_are_tables(home: Path) -> None:
