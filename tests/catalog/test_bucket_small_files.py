@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import pickle
+import shutil
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -188,3 +190,21 @@ def test_threads_reading_one_shard_at_once_fetch_its_small_file_once(
         first = _shard_and_row(ds, shards[worker % 2])
         assert labels == [(first + i) % 2 for i in range(3)]
     assert sorted(FETCHED.small_files) == sorted(_batches_key(ds, s) for s in shards), "one request per file"
+
+
+def test_a_pickled_digest_list_of_a_bucket_version_fetches_when_read_not_when_pickled(
+    bucket: str, jpegs: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _build(bucket, jpegs)
+    _fresh_machine(tmp_path, monkeypatch, "cold")
+    digests = se.load(f"{bucket}/pets").cache_meta.batch_digests
+    assert digests is not None
+    first = digests[0]
+    payload = pickle.dumps(digests)
+    assert FETCHED.small_files == [_batches_key(ds, 0)], "pickling fetches nothing more"
+    shutil.rmtree(digests.directory)  # as on a machine without this mirror
+    copy = pickle.loads(payload)
+    assert copy[0] == first
+    assert copy[3] is not None
+    assert sum(copy[3].rows) == ds.cache_meta.shard_row_counts[3]
+    assert FETCHED.small_files == [_batches_key(ds, 0), _batches_key(ds, 3)]
