@@ -39,6 +39,7 @@ import xxhash
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import fsync_path, replacing, version_gone, writing
+from stable_explore.storage.backends.remote_file import count_fetched
 from stable_explore.storage.read.batches import BatchDigests
 
 if TYPE_CHECKING:
@@ -193,8 +194,6 @@ def _fetch_small_file(path: Path, ref: FileRef, meta_path: Path, remote: RemoteL
         else:
             if _matches(data, ref):
                 return data
-        from stable_explore.storage.backends.remote_file import count_fetched
-
         key = remote.key(ref.file)
         try:
             data = remote.store().read_ranges(key, [(0, ref.size)])[0] if ref.size else b""
