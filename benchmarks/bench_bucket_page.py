@@ -3,10 +3,13 @@
 For each size, a version is built into the bucket from column batches (record batches of 1,000
 rows, the default), then, three times, a process-fresh open: a new read cache, no checks
 remembered, and ``se.load(url).browse(page_size=48).page_message(0)`` (48 thumbnails made from the
-rows' images). Printed per size: milliseconds (median and range), bytes of shards fetched (the
-read cache's counter: every byte that travels, gaps of merged ranges included) and requests,
-against the page's own image bytes, and the bytes of the version's ``_metadata.json`` (read at
-load, not counted as shard bytes).
+rows' images). Printed per size: milliseconds (median and range), bytes fetched (the read cache's
+counter: every byte of shards that travels, gaps of merged ranges included, and the small files
+beside the metadata that the page needed: its shard's batch digests, fetched when first read) and
+requests, how many of them were small files, every request the home's store sent (the refs and
+the metadata too), against the page's own image bytes, and the bytes of the version's
+``_metadata.json`` (read at load, not counted in the bytes). Before 2026-11-26 ``se.load`` fetched
+every shard's small file (27 at 10M rows) and the counts left them out.
 
 Rows: 100k rows of distinct ~1.9 KB JPEGs (64x64); 10M rows of distinct ~0.4 KB JPEGs (8x8), so
 the bucket holds about 4 GB, not 19. A label of 10 classes and a float32 beside each image.
@@ -34,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import stable_explore as se  # noqa: E402
 from benchmarks._common import distinct_jpeg, make_jpegs  # noqa: E402
+from stable_explore.storage.backends.object import shared_store  # noqa: E402
 from stable_explore.storage.backends.read_cache import CACHE_ENV  # noqa: E402
 from stable_explore.storage.backends.remote_file import FETCHED  # noqa: E402
 from stable_explore.storage.read.kept import forget  # noqa: E402
@@ -59,10 +63,12 @@ def _batches(n: int, jpegs: list[bytes]):  # type: ignore[no-untyped-def]
         )
 
 
-def _cold_page(url: str, scratch: Path, label: str) -> tuple[float, int, int]:
+def _cold_page(url: str, scratch: Path, label: str) -> tuple[float, int, int, int, int]:
     os.environ[CACHE_ENV] = str(scratch / f"cache-{label}-{time.monotonic_ns()}")
     forget()
     FETCHED.reset()
+    store = shared_store(url.rsplit("/", 1)[0])
+    sent = getattr(store, "requests", 0)  # (a checkout before 2026-11-26 does not count them: 0)
     started = time.perf_counter()
     from stable_explore.widgets._thumbs import ThumbnailCache
     from stable_explore.widgets.browser import ShardBrowser
@@ -72,7 +78,8 @@ def _cold_page(url: str, scratch: Path, label: str) -> tuple[float, int, int]:
     _, buffers = browser.page_message(0)
     seconds = time.perf_counter() - started
     assert len(buffers) == PAGE
-    return seconds, FETCHED.bytes, FETCHED.requests
+    files = len(getattr(FETCHED, "small_files", ()))
+    return seconds, FETCHED.bytes, FETCHED.requests, files, getattr(store, "requests", 0) - sent
 
 
 def main() -> int:
@@ -103,17 +110,23 @@ def main() -> int:
                 from stable_explore.storage.backends.object import ObjectStore
 
                 meta_bytes = ObjectStore(f"s3://bench/n{n}").size(f"pets/versions/{ds.version}/_metadata.json")
-                times, fetched, requests = [], [], []
+                times, fetched, requests, small, sent = [], [], [], [], []
                 for round_ in range(args.rounds):
-                    seconds, nbytes, count = _cold_page(f"s3://bench/n{n}/pets", scratch, f"{n}-{round_}")
+                    seconds, nbytes, count, files, all_sent = _cold_page(
+                        f"s3://bench/n{n}/pets", scratch, f"{n}-{round_}"
+                    )
                     times.append(seconds * 1000)
                     fetched.append(nbytes)
                     requests.append(count)
+                    small.append(files)
+                    sent.append(all_sent)
                 median_bytes = statistics.median(fetched)
                 print(
                     f"{n:>10,} rows ({ds.num_shards} shards, {ds.nbytes / 2**30:.2f} GiB, built in {built:.0f} s): "
                     f"cold page {statistics.median(times):.0f} ms (range {min(times):.0f}-{max(times):.0f}); "
-                    f"fetched {median_bytes / 1024:.1f} KiB in {statistics.median(requests):.0f} requests = "
+                    f"fetched {median_bytes / 1024:.1f} KiB in {statistics.median(requests):.0f} requests "
+                    f"({statistics.median(small):.0f} of small files; {statistics.median(sent):.0f} requests in all, "
+                    "refs and metadata included) = "
                     f"{median_bytes / page_images:.2f}x the page's {page_images / 1024:.1f} KiB of images; "
                     f"_metadata.json {meta_bytes / 1024:.0f} KiB; load {os.getloadavg()[0]:.1f}"
                 )

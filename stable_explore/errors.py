@@ -385,7 +385,7 @@ class RemoteStoreError(StableExploreError, OSError):
     ...     se.load("pets", home="s3://team/cache", storage_options=options)
     ... except RemoteStoreError as exc:
     ...     print(str(exc).split(" (endpoint")[0], "| names the secret:", "secret" in str(exc))
-    s3://team/cache/pets/refs | names the secret: False
+    s3://team/cache/pets/refs/latest | names the secret: False
     """
 
 

@@ -165,6 +165,9 @@ class StoreCatalog:
         name, _, wanted = ref.partition("@")
         check_name(name)
         wanted = wanted or LATEST
+        tagged = self._tagged_version(name, wanted)
+        if tagged is not None:
+            return name, tagged
         for attempt in (1, 2):
             # refs first: a version is published before a ref names it, so the listing read next has it
             # (unless gc deleted it meanwhile, after the ref moved on: then both are read once more)
@@ -186,6 +189,22 @@ class StoreCatalog:
             raise CacheNotFoundError(msg)
         msg = f"{name} has no version or tag {wanted!r}; versions: {sorted(ids)}; tags: {sorted(refs)}"
         raise CacheNotFoundError(msg)
+
+    def _tagged_version(self, name: str, tag: str) -> str | None:
+        """The published version ``tag`` points at, read alone (None: no such tag, or not published).
+
+        One ref read and one existence check, where listing every ref and every version (what
+        :meth:`resolve_id` does otherwise, to name what exists) costs a request per tag and per
+        version in a bucket.
+        """
+        if not NAME_PATTERN.fullmatch(tag):
+            return None
+        version_id = (self._read_pointer(self._ref_key(name, tag), "ref") or "").strip()
+        if not NAME_PATTERN.fullmatch(version_id):
+            return None
+        if not self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}"):
+            return None  # gc took it after the ref moved on: the listing says what there is
+        return version_id
 
     # -- source fingerprints -------------------------------------------------
 

@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,6 @@ from typing_extensions import override
 from stable_explore._canonical import parse_json
 from stable_explore.catalog.catalog import Catalog, VersionRef
 from stable_explore.catalog.names import HOME_ENV, check_name, is_url
-from stable_explore.catalog.transfer import COPY_THREADS
 from stable_explore.errors import CacheNotFoundError
 from stable_explore.storage.backends.fsutil import write_text_durably
 from stable_explore.storage.backends.object import shared_store
@@ -105,25 +103,10 @@ class RemoteCatalog(Catalog):
                 raise CacheNotFoundError(msg)
             path.mkdir(parents=True, exist_ok=True)
             write_text_durably(path / REMOTE_FILE, json.dumps({"url": self.url, "prefix": prefix}))
-            self._fetch_small_files(prefix, text, path)
-            write_text_durably(path / METADATA_FILE, text)  # last: the mirror is whole once this exists
+            # last: the mirror is whole once this exists. The small files beside it (a shard's batch digests, the
+            # content runs) are fetched into it when a read first needs them: a page of rows costs its shards' only
+            write_text_durably(path / METADATA_FILE, text)
         return path
-
-    def _fetch_small_files(self, prefix: str, text: str, path: Path) -> None:
-        """Fetch the small files beside a version's metadata (revision 4), a few at a time, into its mirror.
-
-        They are checked against their digests when read, as on a local home.
-        """
-        try:
-            raw = parse_json(text)
-        except ValueError:
-            return  # reading the mirror's metadata names the damage
-        if not isinstance(raw, dict):
-            return
-        names = [check_name(f.name, "file name") for f in version_files(raw) if f.small]
-        with ThreadPoolExecutor(max_workers=COPY_THREADS, thread_name_prefix="se-mirror") as pool:
-            for future in [pool.submit(self.store.get_file, f"{prefix}/{n}", path / n) for n in names]:
-                future.result()
 
     @override
     def write_ref(self, name: str, tag: str, version_id: str) -> None:

@@ -134,6 +134,8 @@ class ObjectStore(Store):
         self._obstore = obstore
         self._held: dict[str, tuple[int, int, Lease]] = {}  # key -> (thread, depth, lease): re-entrant
         self._held_lock = threading.Lock()
+        self._requests = 0
+        self._requests_lock = threading.Lock()
         try:
             self._store = from_url(self.url, client_options=client or None, retry_config=retry, **options)
         except Exception as exc:  # obstore raises its own types (and panics on bad config keys)
@@ -149,6 +151,15 @@ class ObjectStore(Store):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.lease_seconds = state["lease_seconds"]
+
+    @property
+    def requests(self) -> int:
+        """Requests this store has sent (each call to the server, retries aside; for tests and benchmarks)."""
+        return self._requests
+
+    def _count(self) -> None:
+        with self._requests_lock:
+            self._requests += 1
 
     def _error(self, key: str, exc: Exception) -> RemoteStoreError:
         text = str(exc)
@@ -168,6 +179,7 @@ class ObjectStore(Store):
         """(text, ETag) at ``key``, or None."""
         path = check_key(key)
         try:
+            self._count()
             result = self._obstore.get(self._store, path)
             data = bytes(result.bytes())
         except FileNotFoundError:
@@ -190,6 +202,7 @@ class ObjectStore(Store):
     def exists(self, key: str) -> bool:
         path = check_key(key)
         try:
+            self._count()
             self._obstore.head(self._store, path)
         except FileNotFoundError:
             return False
@@ -201,6 +214,7 @@ class ObjectStore(Store):
     def size(self, key: str) -> int | None:
         path = check_key(key)
         try:
+            self._count()
             return int(self._obstore.head(self._store, path)["size"])
         except FileNotFoundError:
             return None
@@ -213,6 +227,7 @@ class ObjectStore(Store):
         asked = [(s, e) for s, e in ranges if e > s]  # object_store refuses an empty range
         if not asked:
             return [b""] * len(ranges)
+        self._count()
         try:  # concurrently; only touching ranges are merged (object_store's default would fetch gaps up to 1 MiB)
             fetched = iter(
                 self._obstore.get_ranges(
@@ -229,6 +244,7 @@ class ObjectStore(Store):
     @override
     def get_file(self, key: str, path: Path, *, hasher: Any = None) -> None:
         source = check_key(key)
+        self._count()
         with writing(path), replacing(path) as tmp, tmp.open("wb") as out:
             try:
                 for chunk in self._obstore.get(self._store, source).stream(min_chunk_size=8 * 1024 * 1024):
@@ -245,6 +261,7 @@ class ObjectStore(Store):
     def list_dir(self, prefix: str) -> list[str]:
         where = f"{check_key(prefix)}/" if prefix else None
         try:
+            self._count()
             listing = self._obstore.list_with_delimiter(self._store, where)
         except FileNotFoundError:
             return []
@@ -262,6 +279,7 @@ class ObjectStore(Store):
         exceptions = self._obstore.exceptions
         path = check_key(key)
         try:
+            self._count()
             self._obstore.put(self._store, path, text.encode("utf-8"), mode=mode, use_multipart=False)
         except (exceptions.AlreadyExistsError, exceptions.PreconditionError):
             return False
@@ -290,6 +308,7 @@ class ObjectStore(Store):
     def put_file(self, key: str, path: Path) -> None:
         target = check_key(key)
         try:
+            self._count()
             self._obstore.put(self._store, target, path)  # multipart for big shards; atomic either way
         except Exception as exc:
             raise self._error(key, exc) from exc
@@ -298,6 +317,7 @@ class ObjectStore(Store):
     def copy(self, source: str, key: str) -> None:
         origin, target = check_key(source), check_key(key)
         try:
+            self._count()
             self._obstore.copy(self._store, origin, target)  # server-side: nothing is downloaded
         except Exception as exc:
             raise self._error(key, exc) from exc
@@ -306,6 +326,7 @@ class ObjectStore(Store):
     def delete(self, key: str) -> None:
         path = check_key(key)
         try:
+            self._count()
             self._obstore.delete(self._store, path)
         except FileNotFoundError:
             return

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import io
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -58,26 +58,38 @@ _TAIL = 16 * 1024  # bytes at the end of a shard fetched exactly on open: its fo
 
 @dataclass
 class FetchCounter:
-    """Bytes and requests this process fetched from object storage for shard reads (for tests and benchmarks)."""
+    """Bytes and requests this process fetched from object storage to read versions (for tests and benchmarks).
+
+    Shard reads, and the small files beside a version's metadata (see
+    :mod:`stable_explore.storage.format.sidecars`), which are fetched when a read first needs
+    them; ``small_files`` lists the keys of those, in the order they were fetched.
+    """
 
     bytes: int = 0
     requests: int = 0
+    small_files: list[str] = field(default_factory=list)
 
     def reset(self) -> None:
         """Start counting from zero."""
         self.bytes = 0
         self.requests = 0
+        self.small_files = []
 
 
 FETCHED = FetchCounter()
 _fetched_lock = threading.Lock()
 
 
-def count_fetched(nbytes: int) -> None:
-    """Count one request that fetched ``nbytes`` from object storage (into :data:`FETCHED`)."""
+def count_fetched(nbytes: int, *, small_file: str | None = None) -> None:
+    """Count one request that fetched ``nbytes`` from object storage (into :data:`FETCHED`).
+
+    ``small_file``: the key, when the request fetched one of a version's small files.
+    """
     with _fetched_lock:
         FETCHED.bytes += nbytes
         FETCHED.requests += 1
+        if small_file is not None:
+            FETCHED.small_files.append(small_file)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ change of 10 cells. From revision 4 those lists live in files of their own, and 
 
 ``_metadata.json`` records each file as ``{"file", "digest", "size"}``; the file is checked
 against both when it is first read, so a damaged or swapped file is named, never trusted.
-Files are loaded lazily: opening a version reads none of them.
+Files are loaded lazily: opening a version reads none of them, and a bucket's version fetches
+each from the bucket only when a read first needs it (a page of rows: its shard's batch digests).
 
 Examples
 --------
@@ -37,7 +38,8 @@ from typing import TYPE_CHECKING, Any, overload
 import xxhash
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
-from stable_explore.storage.backends.fsutil import fsync_path, version_gone, writing
+from stable_explore.storage.backends.fsutil import fsync_path, replacing, version_gone, writing
+from stable_explore.storage.backends.remote_file import count_fetched
 from stable_explore.storage.read.batches import BatchDigests
 
 if TYPE_CHECKING:
@@ -137,34 +139,79 @@ def link_small_file(source_dir: Path, ref: FileRef, target_dir: Path, name: str)
 def read_small_file(directory: Path, ref: FileRef, meta_path: Path, remote: RemoteLocation | None = None) -> bytes:
     """The bytes of a version's small file, checked against the recorded size and digest.
 
-    For a bucket's version (``remote``), ``directory`` is this machine's mirror; a file gone
-    from it (the mirror was cleared while the version was open) is read from the bucket.
+    For a bucket's version (``remote``), ``directory`` is this machine's mirror of its metadata:
+    a small file is fetched from the bucket the first time a read needs it (once per process:
+    threads asking for it meanwhile wait for that request), checked, and kept in the mirror for
+    the next open. A mirror's copy that does not match is fetched again.
 
     Raises
     ------
     CacheCorruptionError
-        The file is missing, or its bytes are not the ones written; the message names it.
+        The file is missing, or its bytes are not the ones written; the message names it (for a
+        bucket's version, its URL in the bucket).
     """
     path = directory / ref.file
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         if remote is not None:
-            try:
-                data = remote.store().read_ranges(remote.key(ref.file), [(0, ref.size)])[0] if ref.size else b""
-            except RemoteStoreError as exc:
-                raise remote.gone_or(exc) from exc
-        else:
-            gone = version_gone(directory)
-            if gone:
-                raise CacheNotFoundError(gone) from None
-            raise CacheCorruptionError(path, f"listed in {meta_path.name} but missing") from None
+            return _fetch_small_file(path, ref, meta_path, remote)
+        gone = version_gone(directory)
+        if gone:
+            raise CacheNotFoundError(gone) from None
+        raise CacheCorruptionError(path, f"listed in {meta_path.name} but missing") from None
     except OSError as exc:
         raise CacheCorruptionError(path, f"cannot be read: {exc}") from exc
-    if len(data) != ref.size or _digest(data) != ref.digest:
-        msg = f"is {len(data)} bytes that do not match the {ref.size} bytes and digest recorded in {meta_path.name}"
-        raise CacheCorruptionError(path, f"{msg}: the file was damaged or replaced")
+    if not _matches(data, ref):
+        if remote is not None:  # the mirror is this machine's copy: the bucket's file is the one to trust
+            return _fetch_small_file(path, ref, meta_path, remote)
+        raise CacheCorruptionError(path, _mismatch(data, ref, meta_path))
     return data
+
+
+def _matches(data: bytes, ref: FileRef) -> bool:
+    return len(data) == ref.size and _digest(data) == ref.digest
+
+
+def _mismatch(data: bytes, ref: FileRef, meta_path: Path) -> str:
+    return (
+        f"is {len(data)} bytes that do not match the {ref.size} bytes and digest recorded in {meta_path.name}: "
+        "the file was damaged or replaced"
+    )
+
+
+_FETCH_LOCKS = tuple(threading.Lock() for _ in range(32))
+"""Small files being fetched from a bucket, by a hash of their mirror path: one request per file and process."""
+
+
+def _fetch_small_file(path: Path, ref: FileRef, meta_path: Path, remote: RemoteLocation) -> bytes:
+    """Fetch a bucket's version's small file into its mirror ``path``, checked; its bytes."""
+    with _FETCH_LOCKS[hash(str(path)) % len(_FETCH_LOCKS)]:
+        try:  # another thread may have fetched it while this one waited
+            data = path.read_bytes()
+        except OSError:
+            pass
+        else:
+            if _matches(data, ref):
+                return data
+        key = remote.key(ref.file)
+        try:
+            data = remote.store().read_ranges(key, [(0, ref.size)])[0] if ref.size else b""
+        except RemoteStoreError as exc:
+            reason = remote.gone_or(exc)
+            if reason is exc and isinstance(exc.__cause__, FileNotFoundError):  # the version is there, not this file
+                where = remote.describe(ref.file)
+                raise CacheCorruptionError(where, f"listed in {meta_path.name} but missing from the bucket") from exc
+            raise reason from exc
+        count_fetched(len(data), small_file=key)
+        if not _matches(data, ref):
+            raise CacheCorruptionError(remote.describe(ref.file), _mismatch(data, ref, meta_path))
+        try:  # kept for the next open; the mirror is a cache: a copy it cannot keep is fetched again then
+            with replacing(path, durable=False) as tmp:
+                tmp.write_bytes(data)
+        except OSError:
+            pass
+        return data
 
 
 def read_json_file(directory: Path, ref: FileRef, meta_path: Path, remote: RemoteLocation | None = None) -> Any:
@@ -183,7 +230,8 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
     """Per shard, its record batch digests: recorded inline (revisions 2-3) or in a file beside the shard (4).
 
     A file is read, checked and parsed the first time its shard's digests are asked for, so
-    opening a version of many shards reads none of them.
+    opening a version of many shards reads none of them (nor, for a bucket's version, fetches
+    them). Threads asking for one shard's digests at once share one read; other shards' go on.
     """
 
     def __init__(
@@ -199,7 +247,8 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
         self.remote = remote
         """For a bucket's version: where its files are (``directory`` is this machine's mirror)."""
         self._loaded: dict[int, BatchDigests] = {}
-        self._lock = threading.Lock()
+        self._locks: dict[int, threading.Lock] = {}  # per shard, while its file is read
+        self._lock = threading.Lock()  # guards _locks
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -214,7 +263,12 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
         entry = self.entries[index]
         if not isinstance(entry, FileRef):
             return entry
+        loaded = self._loaded.get(index)
+        if loaded is not None:
+            return loaded
         with self._lock:
+            lock = self._locks.setdefault(index, threading.Lock())
+        with lock:
             loaded = self._loaded.get(index)
             if loaded is None:
                 loaded = self._loaded[index] = self._load(index, entry)
@@ -235,11 +289,14 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
         return digests
 
     def __getstate__(self) -> dict[str, Any]:
-        # read every file now: the unpickling process may be on a machine without this folder
-        return {"directory": self.directory, "entries": list(self), "shard_rows": self.shard_rows}
+        # a local version's files are read now: the unpickling process may be on a machine without this
+        # folder. A bucket's are fetched there when first needed, as here (those read here go along)
+        entries = list(self) if self.remote is None else [self._loaded.get(i, e) for i, e in enumerate(self.entries)]
+        state = {"directory": self.directory, "entries": entries, "shard_rows": self.shard_rows}
+        return {**state, "remote": self.remote} if self.remote is not None else state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["directory"], state["entries"], state["shard_rows"])  # type: ignore[misc]
+        self.__init__(state["directory"], state["entries"], state["shard_rows"], state.get("remote"))  # type: ignore[misc]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, BatchDigestList):
