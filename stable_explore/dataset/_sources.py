@@ -35,6 +35,7 @@ from stable_explore.schema import (
     Value,
     feature_from_dict,
 )
+from stable_explore.schema.base import is_missing_mark
 from stable_explore.schema.huggingface import HF_SCHEMA_KEY, features_from_hf, from_hf_layout, row_values
 from stable_explore.schema.image_formats import sniff
 
@@ -225,7 +226,7 @@ class FrameRows:
             return [None if code < 0 else index_of[code] for code in series.cat.codes.tolist()]
         values = series.tolist()
         keeps_nan = isinstance(feature, Value) and feature.dtype.startswith("float")
-        return [None if _is_missing(pd, v, keeps_nan=keeps_nan) else v for v in values]
+        return [None if is_missing_mark(v, keeps_nan=keeps_nan) else v for v in values]
 
     def __stable_token__(self) -> dict[str, Any]:
         """The frame itself (hashed by content) and the features."""
@@ -239,10 +240,3 @@ def _class_index(feature: ClassLabel, column: str, category: Any) -> int:
         msg = f"field {column!r}: the category {text!r} is no class of {feature!r}"
         raise SchemaError(msg)
     return names.index(text)
-
-
-def _is_missing(pd: Any, value: Any, *, keeps_nan: bool) -> bool:
-    """Pandas' missing markers are nulls: ``NA``, ``NaT``, and NaN outside a float column (where it is a float)."""
-    if value is pd.NA or value is pd.NaT:
-        return True
-    return not keeps_nan and isinstance(value, float) and value != value

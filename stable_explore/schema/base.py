@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from stable_explore.errors import EncodingError
 
-__all__ = ["Feature", "describe", "first_bad_element"]
+__all__ = ["Feature", "describe", "first_bad_element", "is_missing_mark"]
 
 
 def describe(value: Any) -> str:
@@ -37,8 +37,23 @@ def describe(value: Any) -> str:
 
 def _marks_missing(value: Any) -> bool:
     """NaN, ``pandas.NA``, ``pandas.NaT`` or a NumPy ``NaT``: how pandas and NumPy mark a missing value."""
+    return is_missing_mark(value, keeps_nan=False)
+
+
+def is_missing_mark(value: Any, *, keeps_nan: bool) -> bool:
+    """Whether a value from a DataFrame is pandas' (or NumPy's) mark of a missing value, to be stored as a null.
+
+    ``NA`` and ``NaT`` always are; NaN is unless ``keeps_nan`` (a float column, where NaN is a value).
+
+    Examples
+    --------
+    >>> is_missing_mark(float("nan"), keeps_nan=False), is_missing_mark(float("nan"), keeps_nan=True)
+    (True, False)
+    >>> is_missing_mark(np.datetime64("NaT"), keeps_nan=True), is_missing_mark("", keeps_nan=False)
+    (True, False)
+    """
     if isinstance(value, (float, np.floating)):
-        return bool(value != value)
+        return not keeps_nan and bool(value != value)
     if isinstance(value, (np.datetime64, np.timedelta64)):
         return bool(np.isnat(value))
     return type(value).__name__ in ("NAType", "NaTType") and type(value).__module__.startswith("pandas")

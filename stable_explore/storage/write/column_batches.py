@@ -27,7 +27,9 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import EncodingError
+from stable_explore.schema.base import is_missing_mark
 from stable_explore.schema.columns import KEY_COLUMN
+from stable_explore.schema.value import Value
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -68,23 +70,36 @@ def _as_column(values: Any) -> list[Any] | pa.Array:
     return list(values)
 
 
-def _pandas_column(series: Any) -> list[Any] | pa.Array:
-    """A DataFrame column: Arrow when pyarrow converts it as it is (NaN stays NaN), else its Python values."""
+def _pandas_column(series: Any, *, keeps_nan: bool) -> list[Any] | pa.Array:
+    """A DataFrame column: Arrow when pyarrow converts it as it is (NaN stays NaN), else its Python values.
+
+    Pandas' marks of a missing value (``NA``, ``NaT``, and NaN outside a float feature: what pandas 3
+    puts in a text column) become None, as :func:`stable_explore.from_pandas` stores them.
+    """
     import pandas as pd
 
     if isinstance(series.dtype, pd.CategoricalDtype):
         series = series.astype(series.cat.categories.dtype)
     if isinstance(series.dtype, np.dtype) and series.dtype.kind in "biuf":
         return pa.array(series.to_numpy(), from_pandas=False)
-    return series.tolist()
+    return [None if is_missing_mark(value, keeps_nan=keeps_nan) else value for value in series.tolist()]
 
 
-def _named_columns(item: Any, batched: bool) -> tuple[dict[str, Any], int]:
+def _keeps_nan(feature: Any) -> bool:
+    """Whether NaN is a value of this feature (a float), not a missing one."""
+    return isinstance(feature, Value) and feature.dtype.startswith("float")
+
+
+def _named_columns(item: Any, batched: bool, features: Features) -> tuple[dict[str, Any], int]:
     """(column name -> column, rows) of a column batch."""
     if isinstance(item, pa.RecordBatch):
         return {name: item.column(i) for i, name in enumerate(item.schema.names)}, item.num_rows
     if _is_dataframe(item):
-        return {str(name): _pandas_column(item[name]) for name in item.columns}, len(item)
+        named = {str(name): item[name] for name in item.columns}
+        columns = {
+            name: _pandas_column(series, keeps_nan=_keeps_nan(features.get(name))) for name, series in named.items()
+        }
+        return columns, len(item)
     assert batched
     assert isinstance(item, Mapping)
     columns = {str(name): _as_column(values) for name, values in item.items()}
@@ -115,7 +130,7 @@ def batch_columns(
             yield from batch_columns(batch, features, batched=batched, index=index)
             index += batch.num_rows
         return
-    named, rows = _named_columns(item, batched)
+    named, rows = _named_columns(item, batched, features)
     _check_names(list(named), features, index)
     keys = named.get(KEY_COLUMN)
     if keys is not None and not isinstance(keys, pa.Array):

@@ -72,6 +72,39 @@ def test_every_kind_of_column_batch_gives_the_row_builds_version(home: Path, ima
     assert sum(stored) == N
 
 
+def test_pandas_missing_marks_in_a_dataframe_are_nulls_as_from_pandas_stores_them(home: Path) -> None:
+    # pandas 3 marks a missing text as NaN, a missing Int64 as NA and a missing time as NaT; a row build
+    # gives None for each. A float column keeps its NaN: there it is a value.
+    features = Features(
+        name=Value("string"),
+        count=Value("int64"),
+        at=Value("timestamp[us, tz=UTC]"),
+        x=Value("float64"),
+        label=ClassLabel(names=NAMES),
+    )
+    times = pd.to_datetime(["2024-01-01", None, "2024-01-03"]).tz_localize("UTC")
+    frame = pd.DataFrame(
+        {
+            "name": pd.Series(["a", None, "c"], dtype="str"),
+            "count": pd.array([1, None, 3], dtype="Int64"),
+            "at": times,
+            "x": [1.5, float("nan"), 2.0],
+            "label": pd.Series(["cat", None, "dog"], dtype="str"),
+        }
+    )
+    rows = [
+        {"name": "a", "count": 1, "at": times[0].to_pydatetime(), "x": 1.5, "label": 0},
+        {"name": None, "count": None, "at": None, "x": float("nan"), "label": None},
+        {"name": "c", "count": 3, "at": times[2].to_pydatetime(), "x": 2.0, "label": 1},
+    ]
+    from_rows = se.build(rows, features, name="rows-with-nones", home=home, progress=False)
+    from_frame = se.build(frame, features, name="frame-with-marks", home=home, progress=False)
+    assert from_frame.version == from_rows.version
+    middle = from_frame.with_format("python")[1]
+    assert [middle[name] for name in ("name", "count", "at", "label")] == [None, None, None, None]
+    assert middle["x"] != middle["x"]  # NaN kept
+
+
 def test_keys_come_from_the_key_column(home: Path, images: list[bytes]) -> None:
     pairs = [(f"k{i:03d}", row) for i, row in enumerate(_rows(images))]
     by_rows = _build(pairs, "pairs", home)
