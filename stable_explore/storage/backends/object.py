@@ -84,7 +84,9 @@ def _endpoint(options: Mapping[str, Any]) -> str:
     else:
         raw = os.environ.get("AWS_ENDPOINT_URL", "") or os.environ.get("AWS_ENDPOINT", "")
     scheme, sep, rest = raw.partition("://")
-    return (scheme + sep + rest.rsplit("@", 1)[-1]) if sep else raw.rsplit("@", 1)[-1] or "the provider's endpoint"
+    named = (scheme + sep + rest.rsplit("@", 1)[-1]) if sep else raw.rsplit("@", 1)[-1]
+    # none set: the cloud provider's own server; a user who meant another (MinIO, SeaweedFS) learns how to say so
+    return named or "the provider's default, as no AWS_ENDPOINT_URL nor 'endpoint' storage option is set"
 
 
 class ObjectStore(Store):
@@ -165,7 +167,7 @@ class ObjectStore(Store):
         text = str(exc)
         hint = explain(text)
         cause = hint or f"{type(exc).__name__}: {text.splitlines()[0][:300]}"
-        msg = f"{self.url}/{key} (endpoint {self.endpoint}): {cause}"
+        msg = f"{self.url}/{key} (endpoint: {self.endpoint}): {cause}"
         if hint is None and ("timed out" in text.lower() or "timeout" in text.lower() or "connect" in text.lower()):
             msg += (
                 f"; the server did not answer within {self.timeout:g} s (set {TIMEOUT_ENV} or the read_timeout "

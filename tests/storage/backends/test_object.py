@@ -60,3 +60,19 @@ def test_a_missing_bucket_is_one_clear_error_naming_the_url(s3_env: S3Server, tm
     store = ObjectStore("s3://no-such-bucket/cache")
     with pytest.raises(se.RemoteStoreError, match=r"s3://no-such-bucket/cache/x/refs/latest"):
         store.write_text("x/refs/latest", "v\n")
+
+
+def test_an_error_names_the_endpoint_or_says_how_to_choose_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.storage.backends.object import ObjectStore
+
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    default = ObjectStore("s3://team/no-endpoint")
+    assert "AWS_ENDPOINT_URL" in default.endpoint
+    assert "'endpoint' storage option" in default.endpoint
+    given = ObjectStore("s3://team/x", {"endpoint": "http://someone:hunter2@127.0.0.1:9", "allow_http": True})
+    assert given.endpoint == "http://127.0.0.1:9"  # the server, never the credentials a URL may carry
+    with pytest.raises(se.RemoteStoreError) as caught:  # nothing listens on port 9: a quick, clear failure
+        given.read_text("d/refs/latest")
+    assert "(endpoint: http://127.0.0.1:9)" in str(caught.value)
+    assert "hunter2" not in str(caught.value)
