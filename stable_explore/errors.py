@@ -352,6 +352,14 @@ class LeaseLostError(StableExploreError, RuntimeError):
         super().__init__(f"lost the lease {where}: {why}; the step it guarded was not done, run it again")
 
 
+class EmptyBuildWarning(StableExploreWarning, UserWarning):
+    """A build's source yielded no rows: the version it published is empty, and is now ``latest``.
+
+    Usually a path argument that names nothing (a typo, a folder not mounted). The message names the
+    version before it, which stays available by its id. A warning, not an error: an empty version is valid.
+    """
+
+
 class LockWaitWarning(StableExploreWarning, UserWarning):
     """A build waits for a lock another process holds, or took over the lock of a process that is gone.
 

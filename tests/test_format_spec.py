@@ -456,7 +456,8 @@ def test_int_keys_and_an_empty_version(tmp_path: Path) -> None:
     meta, rows = read_version(numbered.cache_dir)
     assert meta["key_type"] == "int64"
     assert rows.column("__key__").to_pylist() == list(range(10))
-    empty = se.build([], features, name="empty", home=tmp_path, progress=False)
+    with pytest.warns(se.EmptyBuildWarning):
+        empty = se.build([], features, name="empty", home=tmp_path, progress=False)
     meta = json.loads((empty.cache_dir / "_metadata.json").read_text())
     assert meta["num_rows"] == 0
     assert meta["content_digest"] == "xxh3_128-runs:" + xxhash.xxh3_128_hexdigest(b"")

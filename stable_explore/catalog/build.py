@@ -31,7 +31,7 @@ from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.parallel import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
-from stable_explore.errors import InvalidArgumentTypeError, UnfingerprintableWarning
+from stable_explore.errors import EmptyBuildWarning, InvalidArgumentTypeError, UnfingerprintableWarning
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import remove_empty_folders, temp_dir_beside
 from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
@@ -190,6 +190,8 @@ def build_version(
             raise
         if published.existed:
             why += " (identical content: reusing the existing version)"
+        if shard_fields["num_rows"] == 0:
+            _warn_empty(name, published.ref.version_id, previous)
         # the source record was written with the version, before latest moved; a file listing only explains a
         # later rebuild: failing to write one must not fail a build whose version is published
         with contextlib.suppress(OSError):
@@ -253,6 +255,15 @@ def _warn_once(name: str, plan: SourcePlan) -> None:
     _warned.update((name, label) for label in fresh)
     message = f"{name}: {plan.advice()}"
     warnings.warn(message, UnfingerprintableWarning, stacklevel=user_stacklevel())
+
+
+def _warn_empty(name: str, version_id: str, previous: str | None) -> None:
+    """Say that a build published no rows, and where the version before it is."""
+    message = f"{name}: the source yielded no rows, so {name}@{version_id[:12]} is empty and is now the latest"
+    if previous is not None and previous != version_id:
+        message += f"; the version before it stays available: se.load({f'{name}@{previous[:12]}'!r})"
+    message += ". Check the source's arguments: a path that names no file or folder yields nothing"
+    warnings.warn(message, EmptyBuildWarning, stacklevel=user_stacklevel())
 
 
 def _last_build(catalog: Catalog, name: str, latest: str | None) -> VersionMetadata | None:

@@ -132,3 +132,26 @@ def test_a_cache_hit_in_a_home_this_process_cannot_write_still_reuses(
     again = se.build(numbers, NUM_FEATURES, args=(3,), home=home, progress=False)
     assert again.build_info.startswith("reused")
     assert again.version == first.version
+
+
+def _files_under(root: str) -> Any:
+    for path in sorted(Path(root).glob("*.txt")):
+        yield {"n": len(path.read_text())}
+
+
+def test_a_source_that_yields_nothing_warns_and_names_the_version_before(home: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello")
+    features = Features(n=Value("int64"))
+    full = se.build(_files_under, features, args=(str(folder),), name="notes", home=home, progress=False)
+    typo = str(tmp_path / "ntoes")  # a folder that does not exist: the generator yields nothing
+    with pytest.warns(se.EmptyBuildWarning) as caught:
+        empty = se.build(_files_under, features, args=(typo,), name="notes", home=home, progress=False)
+    said = str(caught[0].message)
+    assert f"notes@{empty.version[:12]} is empty and is now the latest" in said
+    assert f"se.load('notes@{full.version[:12]}')" in said
+    assert caught[0].filename == __file__  # the user's line, not ours
+    # an empty version is valid, and the one before it is still there, by the id the warning gave
+    assert len(empty) == 0
+    assert len(se.load(f"notes@{full.version[:12]}", home=home)) == 1

@@ -309,8 +309,10 @@ def test_splitting_short_uneven_and_empty_lists(home: Path) -> None:
     serial = se.build(plain, NUM, name="s", kwargs={"items": [4, 5]}, home=home, progress=False)
     short = se.build(plain, NUM, name="p", kwargs={"items": [4, 5]}, home=home, progress=False, num_proc=4)
     assert (short.version, short.num_shards) == (serial.version, 2)  # two items: two tasks, not four
-    empty_serial = se.build(plain, NUM, name="e", kwargs={"items": []}, home=home, progress=False)
-    empty = se.build(plain, NUM, name="e2", kwargs={"items": []}, home=home, progress=False, num_proc=2)
+    with pytest.warns(se.EmptyBuildWarning):
+        empty_serial = se.build(plain, NUM, name="e", kwargs={"items": []}, home=home, progress=False)
+    with pytest.warns(se.EmptyBuildWarning):
+        empty = se.build(plain, NUM, name="e2", kwargs={"items": []}, home=home, progress=False, num_proc=2)
     assert (len(empty), empty.version) == (0, empty_serial.version)
     # positional list arguments split too (the magic passes them so); a tuple goes whole to every task
     both = se.build(pair, NUM, name="pair", args=([1, 2, 3], ["a", "b", "c"]), home=home, progress=False, num_proc=2)

@@ -188,8 +188,9 @@ def test_a_card_without_images_or_labels_has_no_strip_or_counts(tmp_path: Path) 
     assert_inert(page, "plain@", "3 rows")
     assert "<img" not in page
     assert "<th>rows</th>" not in page
-    empty = se.build([], Features(image=Image(), label=ClassLabel(names=NAMES)), name="none", home=tmp_path,
-                     progress=False)  # fmt: skip
+    with pytest.warns(se.EmptyBuildWarning):
+        empty = se.build([], Features(image=Image(), label=ClassLabel(names=NAMES)), name="none", home=tmp_path,
+                         progress=False)  # fmt: skip
     assert "<img" not in empty._repr_html_()
     assert "0 rows" in empty._repr_html_()
 
