@@ -202,9 +202,13 @@ class StoreCatalog:
         version_id = (self._read_pointer(self._ref_key(name, tag), "ref") or "").strip()
         if not NAME_PATTERN.fullmatch(version_id):
             return None
-        if not self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}"):
+        if not self._published(name, version_id):
             return None  # gc took it after the ref moved on: the listing says what there is
         return version_id
+
+    def _published(self, name: str, version_id: str) -> bool:
+        """Whether the version's metadata exists (a version is published once it does)."""
+        return self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}")
 
     # -- source fingerprints -------------------------------------------------
 
@@ -217,7 +221,7 @@ class StoreCatalog:
         version_id = (text or "").strip()
         if not version_id:
             return None
-        return version_id if self.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}") else None
+        return version_id if NAME_PATTERN.fullmatch(version_id) and self._published(name, version_id) else None
 
     def reuse_source(self, name: str, source_fingerprint: str) -> str | None:
         """:meth:`lookup_source`, and mark the version used, under the refs lock: gc then leaves it a while.

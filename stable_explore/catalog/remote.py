@@ -109,6 +109,21 @@ class RemoteCatalog(Catalog):
         return path
 
     @override
+    def _published(self, name: str, version_id: str) -> bool:
+        """Whether the bucket holds the version: its metadata fetched into the mirror when the mirror lacks it.
+
+        One GET, which the open that follows would send anyway, instead of a HEAD and then that GET.
+        """
+        path = self.versions_dir(name) / version_id
+        if (path / METADATA_FILE).is_file() and (path / REMOTE_FILE).is_file():
+            return super()._published(name, version_id)  # mirrored: is it still in the bucket (gc)?
+        try:
+            self.version_dir(name, version_id)
+        except CacheNotFoundError:
+            return False
+        return True
+
+    @override
     def write_ref(self, name: str, tag: str, version_id: str) -> None:
         """Point ``tag`` at a version under the refs lease (gc cannot take it meanwhile), by compare-and-swap."""
         with self.refs_lock(name):
