@@ -189,8 +189,10 @@ def _export_format(to: Path, file_format: str | None) -> str | None:
 def _export(ref: str, to: Path, chosen: str, home: str | None) -> str:
     ds = api.load(ref, home=home)
     if chosen == "csv":
+        frame = ds.to_pandas(images="drop").set_axis(ds.keys())  # a row's key, not its number, names it in a sheet
+        frame.index.name = "key"
         with writing(to):
-            ds.to_pandas(images="drop").to_csv(to)
+            frame.to_csv(to)
     else:
         ds.to_parquet(to)
     return f"wrote {len(ds):,} rows to {to}"

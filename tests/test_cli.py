@@ -200,6 +200,8 @@ def test_export_to_parquet_and_csv(
     assert out.strip() == f"wrote 11 rows to {csv}"
     frame = pd.read_csv(csv, index_col=0)
     assert list(frame.columns) == ["label", "score", "name"]  # images are left out of a CSV
+    assert frame.index.name == "key"
+    assert frame.index.tolist() == se.load("pets", home=home).keys()  # the rows' keys, as the version holds them
     assert frame["label"].tolist()[:3] == ["dog", "dog", "bird"]
     assert frame["name"].tolist()[:3] == ["n0", "n1", "n2"]
 
