@@ -8,10 +8,7 @@ the ranges a page reads.
 
 from __future__ import annotations
 
-import itertools
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow.ipc as ipc
@@ -26,20 +23,10 @@ from stable_explore.storage.format.ipc_layout import FILE_TAIL, footer_blocks, f
 from stable_explore.storage.read.kept import forget
 from tests.widgets.commands import invoke
 
-if TYPE_CHECKING:
-    from tests.s3server import S3Server
-
 pytest.importorskip("obstore")
-_prefixes = itertools.count()
 ROWS = 3000
 BATCH = 1000
 PAGE = 48
-
-
-@pytest.fixture
-def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
-    return f"s3://team/page-{os.getpid()}-{next(_prefixes)}"
 
 
 def _features() -> se.Features:

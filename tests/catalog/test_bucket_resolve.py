@@ -5,10 +5,7 @@ A real SeaweedFS on loopback; requests are counted by the home's store (``Object
 
 from __future__ import annotations
 
-import itertools
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,17 +15,7 @@ from stable_explore.storage.backends.object import ObjectStore, shared_store
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.read.kept import forget
 
-if TYPE_CHECKING:
-    from tests.s3server import S3Server
-
 pytest.importorskip("obstore")
-_prefixes = itertools.count()
-
-
-@pytest.fixture
-def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
-    return f"s3://team/resolve-{os.getpid()}-{next(_prefixes)}"
 
 
 def _build(bucket: str, start: int) -> se.CachedDataset:

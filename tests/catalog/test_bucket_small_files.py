@@ -8,13 +8,10 @@ checks it against the digest the metadata records, and keeps it in this machine'
 
 from __future__ import annotations
 
-import itertools
-import os
 import pickle
 import shutil
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,18 +22,8 @@ from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.backends.remote_file import FETCHED
 from stable_explore.storage.read.kept import forget
 
-if TYPE_CHECKING:
-    from tests.s3server import S3Server
-
 pytest.importorskip("obstore")
-_prefixes = itertools.count()
 ROWS = 1200
-
-
-@pytest.fixture
-def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
-    return f"s3://team/small-{os.getpid()}-{next(_prefixes)}"
 
 
 def _features() -> se.Features:

@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 import stable_explore as se
 from stable_explore.storage.backends.object import ObjectStore
-from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.format.version_files import version_files
 
-if TYPE_CHECKING:
-    from tests.s3server import S3Server
-
 pytest.importorskip("obstore")
-_prefixes = itertools.count()
 
 FEATURES = se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]))
-
-
-@pytest.fixture
-def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
-    return f"s3://team/columns-{os.getpid()}-{next(_prefixes)}"
 
 
 def _pets(home: Path | str, jpegs: list[bytes], n: int = 600) -> se.CachedDataset:

@@ -36,12 +36,6 @@ _prefixes = itertools.count()
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
-    return f"s3://team/remote-{os.getpid()}-{next(_prefixes)}"
-
-
 def _features() -> se.Features:
     return se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]))
 

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 import stable_explore as se
 from stable_explore.storage.backends.object import ObjectStore
-from stable_explore.storage.backends.read_cache import CACHE_ENV
-
-if TYPE_CHECKING:
-    from tests.s3server import S3Server
 
 pytest.importorskip("obstore")
-_prefixes = itertools.count()
 F = se.Features(x=se.Value("int64"), label=se.ClassLabel(names=["cat", "dog"]))
-
-
-@pytest.fixture
-def bucket(s3_env: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
-    return f"s3://team/seams-{os.getpid()}-{next(_prefixes)}"
 
 
 def numbers(n: int, offset: int = 0):
