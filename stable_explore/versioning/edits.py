@@ -167,7 +167,10 @@ class Draft:
 
     def _mask_rows(self, rows: Any) -> Any:
         """The positions a boolean mask (one flag per row, as ``ds[mask]`` takes) marks; other rows as they are."""
-        if not isinstance(rows, (np.ndarray, list, tuple)) or len(rows) == 0:
+        # a list or tuple of flags, or an array of them: numpy's, or pandas' (ds.drop(frame.label == "cat"))
+        if not isinstance(rows, (list, tuple)) and getattr(rows, "dtype", None) is None:
+            return rows
+        if len(rows) == 0:
             return rows
         flags = np.asarray(rows)
         if flags.dtype != np.bool_:

@@ -148,6 +148,8 @@ def test_drop_takes_a_boolean_mask_as_indexing_does(pets: CachedDataset) -> None
     assert len(kept) == 200
     assert kept.label_counts()["bird"] == 0
     assert len(pets.drop(mask.tolist())) == 200  # a list of flags too
+    frame = pets.to_pandas(images="drop")
+    assert pets.drop(frame["label"] == "bird").save(message="no birds").version == kept.version  # pandas' mask too
     with pytest.raises(se.RowIndexError, match=r"a boolean mask needs one flag per row: 300 for pets@\w+, got 299"):
         pets.drop(mask[:-1])
 
