@@ -37,6 +37,7 @@ __all__ = [
     # warnings
     "StableExploreWarning",
     "GcProblemWarning",
+    "EmptyBuildWarning",
     "LockWaitWarning",
     "UnfingerprintableWarning",
 ]

@@ -58,6 +58,7 @@ def test_every_warning_of_ours_has_one_base_and_keeps_its_builtin() -> None:
         "UnfingerprintableWarning",
         "LockWaitWarning",
         "GcProblemWarning",
+        "EmptyBuildWarning",
     }
     for warning in warnings_of_ours:
         assert issubclass(warning, se.StableExploreWarning), warning.__name__
