@@ -26,6 +26,7 @@ from stable_explore.signals.neighbors import nearest_neighbors
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import ClassLabel
 
 METHODS = ("auto", "cleanlab", "numpy")
 
@@ -88,7 +89,24 @@ def _probabilities(ds: CachedDataset, pred_probs: str | Any, classes: int) -> np
                 f"(one per class), found {value!r:.80}"
             )
             raise InvalidOptionError(msg)
-    return np.asarray(values, dtype=np.float64)
+    return np.asarray(values, dtype=np.float64).reshape(len(values), classes)
+
+
+def _check_classes_present(labels: np.ndarray, feature: ClassLabel, method: str) -> str:
+    """The method to run; confident learning cannot judge rows that all carry one class."""
+    present = np.unique(labels)
+    if len(labels) and len(present) < 2:
+        only = feature.int2str(int(present[0]))
+        msg = (
+            f"every one of the {len(labels)} rows is labelled {only!r}: confident learning sets each class's "
+            "threshold from the rows labelled with it, so it needs rows of at least two classes; run "
+            "label_issues on the whole dataset and keep the rows of its result you want (or use "
+            "neighbor_label_issues on an embedding of the whole dataset)"
+        )
+        raise InvalidOptionError(msg)
+    if method == "cleanlab" or (method == "auto" and importlib.util.find_spec("cleanlab") is not None):
+        return "cleanlab"
+    return "numpy"
 
 
 def label_issues(
@@ -134,7 +152,9 @@ def label_issues(
     labels = labels_of(ds, name)
     classes = feature.num_classes or (int(labels.max()) + 1 if len(labels) else 0)
     probs = _probabilities(ds, pred_probs, classes)
-    if method == "cleanlab" or (method == "auto" and importlib.util.find_spec("cleanlab") is not None):
+    if not len(labels):
+        rows = np.zeros(0, dtype=np.int64)
+    elif _check_classes_present(labels, feature, method) == "cleanlab":
         rows = _cleanlab(labels, probs)
     else:
         rows, _ = confident_learning(labels, probs)

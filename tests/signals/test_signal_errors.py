@@ -81,3 +81,18 @@ def test_an_empty_view_gives_empty_tables(pets: se.CachedDataset) -> None:
 
 def test_no_embedding_means_the_pixel_embedding(pets: se.CachedDataset) -> None:
     assert np.allclose(signals.embedding_matrix(pets, None), signals.pixel_embeddings(pets))
+
+
+@pytest.mark.parametrize("method", ["auto", "numpy"])
+def test_label_issues_of_an_empty_view_is_an_empty_table(pets: se.CachedDataset, method: str) -> None:
+    found = signals.label_issues(pets[0:0], np.zeros((0, 2)), method=method)
+    assert found.num_rows == 0
+    assert found.column_names == ["row", "key", "label", "suggested", "self_confidence"]
+
+
+@pytest.mark.parametrize("method", ["auto", "numpy"])
+def test_label_issues_on_rows_of_one_class_says_why_it_cannot_judge_them(pets: se.CachedDataset, method: str) -> None:
+    cats = pets.filter(label="cat")
+    probs = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]])
+    with pytest.raises(InvalidOptionError, match=r"labelled 'cat'.*at least two classes.*whole dataset"):
+        signals.label_issues(cats, probs, method=method)
