@@ -55,13 +55,11 @@ def label_column(ds: CachedDataset, column: str | None) -> tuple[str, ClassLabel
 
 
 def labels_of(ds: CachedDataset, name: str) -> np.ndarray:
-    """The label column as int64 class ids; a row without a label is an error naming it."""
+    """The label column as int64 class ids, -1 for a row without a label (a label signal does not judge it)."""
     values = ds.arrow_column(name)
-    if values.null_count:
-        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
-        msg = f"row {row} (key {keys_of(ds)[row].as_py()!r}) has no {name!r}: label signals need every row labelled"
-        raise InvalidOptionError(msg)
-    labels: np.ndarray = values.to_numpy(zero_copy_only=False).astype(np.int64)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    labels: np.ndarray = values.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return labels
 
 

@@ -98,7 +98,7 @@ def _check_classes_present(labels: np.ndarray, feature: ClassLabel, method: str)
     if len(labels) and len(present) < 2:
         only = feature.int2str(int(present[0]))
         msg = (
-            f"every one of the {len(labels)} rows is labelled {only!r}: confident learning sets each class's "
+            f"each of the {len(labels)} labelled rows is labelled {only!r}: confident learning sets each class's "
             "threshold from the rows labelled with it, so it needs rows of at least two classes; run "
             "label_issues on the whole dataset and keep the rows of its result you want (or use "
             "neighbor_label_issues on an embedding of the whole dataset)"
@@ -132,7 +132,8 @@ def label_issues(
     pyarrow.Table
         The suspected rows, most suspicious first: ``row``, ``key``, ``label``, ``suggested`` (the most
         probable class other than the label, as names) and ``self_confidence`` (the probability the
-        model gives the label).
+        model gives the label). A row without a label is not judged (nor counted in the thresholds);
+        it still needs its row of ``pred_probs``.
 
     Examples
     --------
@@ -152,15 +153,17 @@ def label_issues(
     labels = labels_of(ds, name)
     classes = feature.num_classes or (int(labels.max()) + 1 if len(labels) else 0)
     probs = _probabilities(ds, pred_probs, classes)
-    if not len(labels):
-        rows = np.zeros(0, dtype=np.int64)
-    elif _check_classes_present(labels, feature, method) == "cleanlab":
-        rows = _cleanlab(labels, probs)
+    judged = np.flatnonzero(labels >= 0)  # a row without a label is not judged, and sets no threshold
+    if not len(judged):
+        found = np.zeros(0, dtype=np.int64)
+    elif _check_classes_present(labels[judged], feature, method) == "cleanlab":
+        found = _cleanlab(labels[judged], probs[judged])
     else:
-        rows, _ = confident_learning(labels, probs)
-    others = probs.copy()
-    others[np.arange(len(labels)), labels] = -1
-    suggested = others.argmax(axis=1)[rows] if len(labels) else np.zeros(0, dtype=np.int64)
+        found, _ = confident_learning(labels[judged], probs[judged])
+    rows = judged[found]
+    others = probs[rows].copy()
+    others[np.arange(len(rows)), labels[rows]] = -1
+    suggested = others.argmax(axis=1) if len(rows) else np.zeros(0, dtype=np.int64)
     return result_table(
         ds,
         rows,
@@ -190,7 +193,8 @@ def neighbor_label_issues(
     -------
     pyarrow.Table
         The suspected rows, most suspicious first: ``row``, ``key``, ``label``, ``suggested`` (the
-        neighbours' label) and ``neighbor_agreement`` (the share of neighbours that carry it).
+        neighbours' label) and ``neighbor_agreement`` (the share of neighbours that carry it). A row
+        without a label is not judged, and as a neighbour votes for no class.
 
     Examples
     --------
@@ -212,13 +216,16 @@ def neighbor_label_issues(
     if positions.shape[1] == 0:
         return result_table(ds, np.zeros(0, dtype=np.int64), {"label": [], "suggested": [], "neighbor_agreement": []})
     votes = labels[positions]
-    classes = max(feature.num_classes or 0, int(labels.max()) + 1)
+    classes = max(feature.num_classes or 0, int(labels.max()) + 1, 1)
     counts = np.zeros((len(labels), classes), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(len(labels)), votes.shape[1]), votes.ravel()), 1)
-    counts[np.arange(len(labels)), labels] = -1  # the row's own label never wins as "another label"
+    voters = np.repeat(np.arange(len(labels)), votes.shape[1])
+    cast = votes.ravel() >= 0  # a neighbour without a label carries none: it is counted, but votes for no class
+    np.add.at(counts, (voters[cast], votes.ravel()[cast]), 1)
+    labelled = labels >= 0
+    counts[np.flatnonzero(labelled), labels[labelled]] = -1  # the row's own label never wins as "another label"
     top = counts.argmax(axis=1)
     share = counts[np.arange(len(labels)), top] / votes.shape[1]
-    rows = np.flatnonzero(share >= agreement)
+    rows = np.flatnonzero((share >= agreement) & labelled)  # a row without a label is not judged
     rows = rows[np.lexsort((rows, -share[rows]))]
     return result_table(
         ds,

@@ -96,3 +96,18 @@ def test_label_issues_on_rows_of_one_class_says_why_it_cannot_judge_them(pets: s
     probs = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]])
     with pytest.raises(InvalidOptionError, match=r"labelled 'cat'.*at least two classes.*whole dataset"):
         signals.label_issues(cats, probs, method=method)
+
+
+def test_label_signals_skip_the_rows_without_a_label(tmp_path: Path) -> None:
+    features = se.Features(label=se.ClassLabel(names=["small", "big"]))
+    labels = [0, 0, 0, None, 1, 1, 1, 0, None]
+    ds = se.build([{"label": v} for v in labels], features, name="partly", home=tmp_path, progress=False)
+    probs = np.array([[0.9, 0.1]] * 3 + [[0.1, 0.9]] * 4 + [[0.05, 0.95], [0.5, 0.5]])
+    for method in ("auto", "numpy"):
+        found = signals.label_issues(ds, probs, method=method)
+        assert found.column("row").to_pylist() == [7], method  # row 3, unlabelled but "big" to the model, is not judged
+        assert found.column("suggested").to_pylist() == ["big"]
+    points = np.array([[0.0], [0.1], [0.2], [0.25], [9.0], [9.1], [9.2], [9.3], [9.35]])
+    near = signals.neighbor_label_issues(ds, points, k=3, agreement=0.6)
+    assert near.select(["row", "suggested"]).to_pylist() == [{"row": 7, "suggested": "big"}]
+    assert near.column("neighbor_agreement").to_pylist() == [pytest.approx(2 / 3)]  # one neighbour has no label
