@@ -31,6 +31,16 @@ def keys_of(ds: CachedDataset, rows: np.ndarray | None = None) -> pa.Array:
     return keys if rows is None else keys.take(pa.array(rows, type=pa.int64()))
 
 
+def view_hint(ds: CachedDataset, given: int, name: str) -> str:
+    """What to say when ``given`` values (one per row) are the whole version's, handed to a view of it."""
+    if ds.is_view and given == ds.cache_meta.num_rows != len(ds):
+        return (
+            f" ({given:,} is the whole version's row count: for this view of {len(ds):,} rows, "
+            f"pass {name}[view.base_rows()])"
+        )
+    return ""
+
+
 def image_column(ds: CachedDataset, column: str | None) -> str:
     """The image column a per-image signal reads: ``column``, or the dataset's first ``Image`` column."""
     name = column if column is not None else ds.features.first_of(Image)

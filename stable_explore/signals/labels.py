@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
-from stable_explore.signals._rows import keys_of, label_column, labels_of, result_table
+from stable_explore.signals._rows import keys_of, label_column, labels_of, result_table, view_hint
 from stable_explore.signals.embeddings import Embedding, embedding_matrix
 from stable_explore.signals.neighbors import nearest_neighbors
 
@@ -79,6 +79,8 @@ def _probabilities(ds: CachedDataset, pred_probs: str | Any, classes: int) -> np
         where = "pred_probs="
     if len(values) != len(ds):
         msg = f"{where} has {len(values)} rows for a dataset of {len(ds)}"
+        if not isinstance(pred_probs, str):
+            msg += view_hint(ds, len(values), "pred_probs")
         raise InvalidOptionError(msg)
     for row, value in enumerate(values):
         vector = np.asarray(value if value is not None else [], dtype=np.float64)

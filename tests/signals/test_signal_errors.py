@@ -111,3 +111,16 @@ def test_label_signals_skip_the_rows_without_a_label(tmp_path: Path) -> None:
     near = signals.neighbor_label_issues(ds, points, k=3, agreement=0.6)
     assert near.select(["row", "suggested"]).to_pylist() == [{"row": 7, "suggested": "big"}]
     assert near.column("neighbor_agreement").to_pylist() == [pytest.approx(2 / 3)]  # one neighbour has no label
+
+
+def test_the_whole_versions_array_given_for_a_view_says_to_take_the_views_rows(pets: se.CachedDataset) -> None:
+    view = pets[2:5]
+    whole = np.random.default_rng(0).normal(size=(6, 3))
+    with pytest.raises(InvalidOptionError, match=r"whole version's row count.*pass embedding\[view\.base_rows"):
+        signals.embedding_outliers(view, whole, k=1)
+    probs = np.full((6, 2), 0.5)
+    with pytest.raises(InvalidOptionError, match=r"whole version's row count.*pred_probs\[view\.base_rows"):
+        signals.label_issues(view, probs)
+    assert signals.embedding_outliers(view, whole[view.base_rows()], k=1).num_rows == 3
+    with pytest.raises(InvalidOptionError, match=r"expected \(6, d\)$"):
+        signals.embedding_outliers(pets, whole[:4], k=1)  # not a view: no hint
