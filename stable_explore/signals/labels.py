@@ -86,10 +86,14 @@ def _probabilities(ds: CachedDataset, pred_probs: str | Any, classes: int) -> np
         vector = np.asarray(value if value is not None else [], dtype=np.float64)
         if vector.shape != (classes,) or not np.all((vector >= 0) & (vector <= 1)):
             key = keys_of(ds)[row].as_py()
+            numbers = ", ".join(f"{v:.4g}" for v in vector.ravel()[:12]) + (", ..." if vector.size > 12 else "")
+            shown = "None" if value is None else f"[{numbers}]"
             msg = (
                 f"{where}: row {row} (key {key!r}) should hold {classes} probabilities in 0..1 "
-                f"(one per class), found {value!r:.80}"
+                f"(one per class), found {shown}"
             )
+            if vector.shape == (classes,) and np.isfinite(vector).all():
+                msg += "; scores outside 0..1 look like logits: pass their softmax (scipy.special.softmax(x, axis=1))"
             raise InvalidOptionError(msg)
     return np.asarray(values, dtype=np.float64).reshape(len(values), classes)
 

@@ -124,3 +124,14 @@ def test_the_whole_versions_array_given_for_a_view_says_to_take_the_views_rows(p
     assert signals.embedding_outliers(view, whole[view.base_rows()], k=1).num_rows == 3
     with pytest.raises(InvalidOptionError, match=r"expected \(6, d\)$"):
         signals.embedding_outliers(pets, whole[:4], k=1)  # not a view: no hint
+
+
+def test_logits_given_as_pred_probs_are_shown_on_one_line_and_named(pets: se.CachedDataset) -> None:
+    logits = np.random.default_rng(0).normal(size=(6, 2)) * 3
+    logits[0] = [-2.5, 1.25]
+    with pytest.raises(InvalidOptionError) as caught:
+        signals.label_issues(pets, logits)
+    message = str(caught.value)
+    assert "row 0 (key 'k0') should hold 2 probabilities in 0..1 (one per class), found [-2.5, 1.25]" in message
+    assert "\n" not in message
+    assert "look like logits: pass their softmax" in message
