@@ -292,6 +292,8 @@ def test_parquet_with_row_columns_keeps_the_keys(tmp_path: Path, home: Path, lay
     assert back.version == keyed.version, "the same keys and rows: the same version"
     view = keyed[[3, 1]].to_parquet(tmp_path / "view.parquet", layout=layout, with_row_columns=True)
     assert se.from_parquet(view, name="view", home=home, progress=False).keys() == ["pet-3.png", "pet-1.png"]
+    if layout == "huggingface":  # docs/exporting.md: a datasets.Dataset has no keys, so from_hf numbers the rows
+        assert se.from_hf(keyed.to_hf(), name="via-hf", home=home, progress=False).keys() == list(range(5))
     plain = keyed.to_parquet(tmp_path / f"plain-{layout}.parquet", layout=layout)
     assert pq.read_schema(plain).names == ["image", "label"]
     assert se.from_parquet(plain, name="plain", home=home, progress=False).keys() == list(range(5))
