@@ -25,6 +25,7 @@ from stable_explore.errors import (
     CacheCorruptionError,
     CacheNotFoundError,
     CacheWriteError,
+    InvalidNameError,
     LockWaitWarning,
     RemoteStoreError,
     UnsafePathError,
@@ -162,8 +163,14 @@ class StoreCatalog:
 
         Raises CacheNotFoundError listing what exists when nothing (or more than one version) matches.
         """
-        name, _, wanted = ref.partition("@")
+        name, at, wanted = ref.partition("@")
         check_name(name)
+        if at and not wanted:  # "pets@" from f"{name}@{tag}" with an empty tag: never the latest by accident
+            msg = (
+                f"nothing after '@' in {ref!r}: give a tag or a version id prefix ({name}@clean), "
+                f"or {name!r} for the latest"
+            )
+            raise InvalidNameError(msg)
         wanted = wanted or LATEST
         tagged = self._tagged_version(name, wanted)
         if tagged is not None:

@@ -271,7 +271,7 @@ def explain_changes(
     if old.get("parent") != new.get("parent"):
         changes.append(f"parent version changed ({old.get('parent')} -> {new.get('parent')})")
     if old.get("batched") != new.get("batched"):
-        changes.append(f"batched changed ({old.get('batched')} -> {new.get('batched')})")
+        changes.append(f"batched changed ({bool(old.get('batched'))} -> {bool(new.get('batched'))})")
     if old.get("key") != new.get("key"):
         changes.append(f"key changed ({old.get('key')!r} -> {new.get('key')!r})")
     for label, group in (("argument", "arguments"), ("variable", "globals")):
@@ -287,8 +287,6 @@ def explain_changes(
     if old.get("features") != new.get("features"):
         described = describe_feature_changes(*features) if features is not None else []
         changes.append("features changed: " + ", ".join(described) if described else "features changed")
-    if old.get("batched") != new.get("batched"):
-        changes.append(f"batched changed ({bool(old.get('batched'))} -> {bool(new.get('batched'))})")
     if old.get("compression") != new.get("compression"):
         changes.append(f"compression changed ({old.get('compression')} -> {new.get('compression')})")
     if old.get("labels") != new.get("labels"):

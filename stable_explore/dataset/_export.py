@@ -323,7 +323,13 @@ class Exports:
         )
 
     def to_parquet(
-        self, path: str | Path, *, rows_per_group: int = 10_000, compression: str = "zstd", layout: str = "huggingface"
+        self,
+        path: str | Path,
+        *,
+        rows_per_group: int = 10_000,
+        compression: str = "zstd",
+        layout: str = "huggingface",
+        with_row_columns: bool = False,
     ) -> Path:
         """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
 
@@ -334,6 +340,9 @@ class Exports:
         so ``datasets.Dataset.from_parquet(path)`` keeps the class names and the ``Image`` features,
         and DuckDB reads an image as ``image.bytes``. ``layout="stored"`` writes images and arrays
         as the shards hold them, encoded bytes (``datasets`` then keeps the class names only).
+        ``with_row_columns=True`` adds each row's key and content hash (``__key__``,
+        ``__row_hash__``), so :func:`stable_explore.from_parquet` keys the rows as they were here
+        (the same rows then build the same version).
 
         Examples
         --------
@@ -348,14 +357,21 @@ class Exports:
 
         rows = self._all_rows()
         features = self.features
+        wanted = list(features)
+        if with_row_columns and not self.cache_meta.is_seed_v1:
+            wanted += [KEY_COLUMN, HASH_COLUMN]
         chunks = (
-            self._table_of(rows[start : start + rows_per_group], list(features))
+            self._table_of(rows[start : start + rows_per_group], wanted)
             for start in range(0, len(rows), rows_per_group)
         )
         schema = features.to_arrow_schema()
         if layout == "huggingface":
             chunks = (to_hf_layout(chunk, features) for chunk in chunks)
             schema = pa.schema([pa.field(name, hf_arrow_type(f)) for name, f in features.items()])
+        if len(wanted) > len(features):
+            schema = pa.schema(
+                [*schema, *(self._table_of(rows[:0], wanted).schema.field(c) for c in wanted[len(features) :])]
+            )
         schema = schema.with_metadata(
             {**features.to_arrow_schema().metadata, **hf_schema_metadata(features, layout=layout)}
         )

@@ -27,6 +27,7 @@ import xxhash
 from stable_explore.errors import CacheNotFoundError, SchemaError
 from stable_explore.schema import (
     FEATURES_SCHEMA_KEY,
+    KEY_COLUMN,
     RESERVED_COLUMNS,
     ClassLabel,
     Features,
@@ -140,15 +141,34 @@ class ParquetRows:
     def __len__(self) -> int:
         return int(self._file.metadata.num_rows)
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]] | Iterator[dict[str, Any]]:
         names = list(self.features)
         missing = [name for name in names if name not in self._file.schema_arrow.names]
         if missing:
             msg = f"{self.path} has no column(s) {missing}; its columns are {self._file.schema_arrow.names}"
             raise SchemaError(msg)
+        if KEY_COLUMN in self._file.schema_arrow.names and KEY_COLUMN not in names:
+            return self._keyed(names)  # a file written with its rows' keys (to_parquet(with_row_columns=True))
+        return self._rows(names)
+
+    def _rows(self, names: list[str]) -> Iterator[dict[str, Any]]:
         for batch in self._file.iter_batches(batch_size=_BATCH, columns=names):
             table = from_hf_layout(pa.Table.from_batches([batch]), self.features)
             yield from row_values(self.features, table.to_pylist())
+
+    def _keyed(self, names: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
+        first = 0
+        for batch in self._file.iter_batches(batch_size=_BATCH, columns=[*names, KEY_COLUMN]):
+            table = pa.Table.from_batches([batch])
+            keys = table.column(KEY_COLUMN).to_pylist()
+            if None in keys:
+                msg = f"{self.path}: row {first + keys.index(None)} has no key in its {KEY_COLUMN} column"
+                raise SchemaError(msg)
+            first += len(keys)
+            values = row_values(
+                self.features, from_hf_layout(table.drop_columns([KEY_COLUMN]), self.features).to_pylist()
+            )
+            yield from zip(keys, values, strict=True)
 
     def __stable_token__(self) -> dict[str, Any]:
         """The file's content digest and the features: a changed file builds anew."""

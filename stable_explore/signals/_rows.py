@@ -31,6 +31,16 @@ def keys_of(ds: CachedDataset, rows: np.ndarray | None = None) -> pa.Array:
     return keys if rows is None else keys.take(pa.array(rows, type=pa.int64()))
 
 
+def view_hint(ds: CachedDataset, given: int, name: str) -> str:
+    """What to say when ``given`` values (one per row) are the whole version's, handed to a view of it."""
+    if ds.is_view and given == ds.cache_meta.num_rows != len(ds):
+        return (
+            f" ({given:,} is the whole version's row count: for this view of {len(ds):,} rows, "
+            f"pass {name}[view.base_rows()])"
+        )
+    return ""
+
+
 def image_column(ds: CachedDataset, column: str | None) -> str:
     """The image column a per-image signal reads: ``column``, or the dataset's first ``Image`` column."""
     name = column if column is not None else ds.features.first_of(Image)
@@ -55,13 +65,11 @@ def label_column(ds: CachedDataset, column: str | None) -> tuple[str, ClassLabel
 
 
 def labels_of(ds: CachedDataset, name: str) -> np.ndarray:
-    """The label column as int64 class ids; a row without a label is an error naming it."""
+    """The label column as int64 class ids, -1 for a row without a label (a label signal does not judge it)."""
     values = ds.arrow_column(name)
-    if values.null_count:
-        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
-        msg = f"row {row} (key {keys_of(ds)[row].as_py()!r}) has no {name!r}: label signals need every row labelled"
-        raise InvalidOptionError(msg)
-    labels: np.ndarray = values.to_numpy(zero_copy_only=False).astype(np.int64)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    labels: np.ndarray = values.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
     return labels
 
 

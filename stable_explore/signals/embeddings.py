@@ -28,7 +28,7 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import Array3D
 from stable_explore.schema.image_codec import decode_image_bytes
-from stable_explore.signals._rows import BATCH_ROWS, image_column, keys_of
+from stable_explore.signals._rows import BATCH_ROWS, image_column, keys_of, view_hint
 from stable_explore.signals.projection import pca
 
 if TYPE_CHECKING:
@@ -162,6 +162,8 @@ def embedding_matrix(
         raise InvalidArgumentTypeError(msg)
     if matrix.ndim != 2 or len(matrix) != len(dataset):
         msg = f"{where} has shape {matrix.shape}; the dataset has {len(dataset):,} rows: expected ({len(dataset)}, d)"
+        if matrix.ndim == 2 and not isinstance(embedding, str):
+            msg += view_hint(dataset, len(matrix), "embedding")
         raise InvalidOptionError(msg)
     finite = np.isfinite(matrix).all(axis=1)
     if not finite.all():

@@ -20,12 +20,13 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
-from stable_explore.signals._rows import keys_of, label_column, labels_of, result_table
+from stable_explore.signals._rows import keys_of, label_column, labels_of, result_table, view_hint
 from stable_explore.signals.embeddings import Embedding, embedding_matrix
 from stable_explore.signals.neighbors import nearest_neighbors
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import ClassLabel
 
 METHODS = ("auto", "cleanlab", "numpy")
 
@@ -78,17 +79,40 @@ def _probabilities(ds: CachedDataset, pred_probs: str | Any, classes: int) -> np
         where = "pred_probs="
     if len(values) != len(ds):
         msg = f"{where} has {len(values)} rows for a dataset of {len(ds)}"
+        if not isinstance(pred_probs, str):
+            msg += view_hint(ds, len(values), "pred_probs")
         raise InvalidOptionError(msg)
     for row, value in enumerate(values):
         vector = np.asarray(value if value is not None else [], dtype=np.float64)
         if vector.shape != (classes,) or not np.all((vector >= 0) & (vector <= 1)):
             key = keys_of(ds)[row].as_py()
+            numbers = ", ".join(f"{v:.4g}" for v in vector.ravel()[:12]) + (", ..." if vector.size > 12 else "")
+            shown = "None" if value is None else f"[{numbers}]"
             msg = (
                 f"{where}: row {row} (key {key!r}) should hold {classes} probabilities in 0..1 "
-                f"(one per class), found {value!r:.80}"
+                f"(one per class), found {shown}"
             )
+            if vector.shape == (classes,) and np.isfinite(vector).all():
+                msg += "; scores outside 0..1 look like logits: pass their softmax (scipy.special.softmax(x, axis=1))"
             raise InvalidOptionError(msg)
-    return np.asarray(values, dtype=np.float64)
+    return np.asarray(values, dtype=np.float64).reshape(len(values), classes)
+
+
+def _check_classes_present(labels: np.ndarray, feature: ClassLabel, method: str) -> str:
+    """The method to run; confident learning cannot judge rows that all carry one class."""
+    present = np.unique(labels)
+    if len(labels) and len(present) < 2:
+        only = feature.int2str(int(present[0]))
+        msg = (
+            f"each of the {len(labels)} labelled rows is labelled {only!r}: confident learning sets each class's "
+            "threshold from the rows labelled with it, so it needs rows of at least two classes; run "
+            "label_issues on the whole dataset and keep the rows of its result you want (or use "
+            "neighbor_label_issues on an embedding of the whole dataset)"
+        )
+        raise InvalidOptionError(msg)
+    if method == "cleanlab" or (method == "auto" and importlib.util.find_spec("cleanlab") is not None):
+        return "cleanlab"
+    return "numpy"
 
 
 def label_issues(
@@ -114,7 +138,8 @@ def label_issues(
     pyarrow.Table
         The suspected rows, most suspicious first: ``row``, ``key``, ``label``, ``suggested`` (the most
         probable class other than the label, as names) and ``self_confidence`` (the probability the
-        model gives the label).
+        model gives the label). A row without a label is not judged (nor counted in the thresholds);
+        it still needs its row of ``pred_probs``.
 
     Examples
     --------
@@ -134,13 +159,17 @@ def label_issues(
     labels = labels_of(ds, name)
     classes = feature.num_classes or (int(labels.max()) + 1 if len(labels) else 0)
     probs = _probabilities(ds, pred_probs, classes)
-    if method == "cleanlab" or (method == "auto" and importlib.util.find_spec("cleanlab") is not None):
-        rows = _cleanlab(labels, probs)
+    judged = np.flatnonzero(labels >= 0)  # a row without a label is not judged, and sets no threshold
+    if not len(judged):
+        found = np.zeros(0, dtype=np.int64)
+    elif _check_classes_present(labels[judged], feature, method) == "cleanlab":
+        found = _cleanlab(labels[judged], probs[judged])
     else:
-        rows, _ = confident_learning(labels, probs)
-    others = probs.copy()
-    others[np.arange(len(labels)), labels] = -1
-    suggested = others.argmax(axis=1)[rows] if len(labels) else np.zeros(0, dtype=np.int64)
+        found, _ = confident_learning(labels[judged], probs[judged])
+    rows = judged[found]
+    others = probs[rows].copy()
+    others[np.arange(len(rows)), labels[rows]] = -1
+    suggested = others.argmax(axis=1) if len(rows) else np.zeros(0, dtype=np.int64)
     return result_table(
         ds,
         rows,
@@ -170,7 +199,8 @@ def neighbor_label_issues(
     -------
     pyarrow.Table
         The suspected rows, most suspicious first: ``row``, ``key``, ``label``, ``suggested`` (the
-        neighbours' label) and ``neighbor_agreement`` (the share of neighbours that carry it).
+        neighbours' label) and ``neighbor_agreement`` (the share of neighbours that carry it). A row
+        without a label is not judged, and as a neighbour votes for no class.
 
     Examples
     --------
@@ -192,13 +222,16 @@ def neighbor_label_issues(
     if positions.shape[1] == 0:
         return result_table(ds, np.zeros(0, dtype=np.int64), {"label": [], "suggested": [], "neighbor_agreement": []})
     votes = labels[positions]
-    classes = max(feature.num_classes or 0, int(labels.max()) + 1)
+    classes = max(feature.num_classes or 0, int(labels.max()) + 1, 1)
     counts = np.zeros((len(labels), classes), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(len(labels)), votes.shape[1]), votes.ravel()), 1)
-    counts[np.arange(len(labels)), labels] = -1  # the row's own label never wins as "another label"
+    voters = np.repeat(np.arange(len(labels)), votes.shape[1])
+    cast = votes.ravel() >= 0  # a neighbour without a label carries none: it is counted, but votes for no class
+    np.add.at(counts, (voters[cast], votes.ravel()[cast]), 1)
+    labelled = labels >= 0
+    counts[np.flatnonzero(labelled), labels[labelled]] = -1  # the row's own label never wins as "another label"
     top = counts.argmax(axis=1)
     share = counts[np.arange(len(labels)), top] / votes.shape[1]
-    rows = np.flatnonzero(share >= agreement)
+    rows = np.flatnonzero((share >= agreement) & labelled)  # a row without a label is not judged
     rows = rows[np.lexsort((rows, -share[rows]))]
     return result_table(
         ds,

@@ -140,6 +140,18 @@ class Draft:
     def __repr__(self) -> str:
         return f"Draft({self._origin.ref}: {self._edits.summary()}; {len(self):,} rows, unsaved)"
 
+    def __getattr__(self, name: str) -> Any:
+        # only for names a Draft lacks: a dataset's own (ds.features, ds.to_pandas, ...) say what to do
+        if not name.startswith("_") and hasattr(type(self.__dict__.get("_origin")), name):
+            msg = (
+                f"a Draft has no {name!r}: it is the edits pending on {self._origin.ref}, not a dataset; "
+                f"save it first (clean = draft.save(message=...)) and use clean.{name}, or use "
+                f"draft.origin.{name} for the rows before the edits"
+            )
+            raise AttributeError(msg)
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        raise AttributeError(msg)
+
     # -- chaining ----------------------------------------------------------------
 
     def _rows(self, rows: Iterable[Any]) -> list[int]:

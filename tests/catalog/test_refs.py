@@ -44,3 +44,12 @@ def test_a_ref_cannot_point_at_a_missing_version_or_escape_the_home(tmp_path: Pa
     with pytest.raises(se.InvalidNameError):
         catalog.write_ref("r", "../../outside", catalog.read_ref("r", "latest") or "")
     assert sorted(catalog.refs("r")) == ["latest"]
+
+
+def test_a_ref_with_nothing_after_the_at_sign_is_refused_not_taken_for_the_latest(tmp_path: Path) -> None:
+    ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="n", home=tmp_path, progress=False)
+    tag = ""  # as f"n@{tag}" makes it when a variable is empty
+    for call in (lambda: se.load(f"n@{tag}", home=tmp_path), lambda: se.compare(ds, f"n@{tag}", home=tmp_path)):
+        with pytest.raises(se.InvalidNameError, match=r"nothing after '@' in 'n@'.*n@clean.*'n' for the latest"):
+            call()
+    assert se.load("n", home=tmp_path).version == ds.version

@@ -231,9 +231,20 @@ def test_export_for_stable_datasets_with_jpeg_builders_and_long_label_lists(home
 def test_export_for_stable_datasets_refuses_what_it_cannot_hold(home: Path, tmp_path: Path) -> None:
     features = Features(clip=se.Video(), x=Value("int32"))
     ds = se.build([{"clip": "a.mp4", "x": 1}], features, name="v", home=home, progress=False)
-    with pytest.raises(SchemaError, match="Video feature has no counterpart"):
+    with pytest.raises(SchemaError, match="column 'clip': a Video feature has no counterpart"):
         ds.export(tmp_path / "v", layout="stable-datasets")
     assert not (tmp_path / "v").exists()
+
+
+def test_export_for_stable_datasets_names_the_fixed_length_sequence_it_cannot_hold(home: Path, tmp_path: Path) -> None:
+    features = Features(x=Value("int32"), vec=se.Sequence(Value("float32"), length=3))
+    ds = se.build([{"x": 1, "vec": [0.0, 1.0, 2.0]}], features, name="s", home=home, progress=False)
+    with pytest.raises(SchemaError) as caught:
+        ds.export(tmp_path / "s", layout="stable-datasets")
+    message = str(caught.value)
+    assert "column 'vec': a fixed-length Sequence (length=3) has no counterpart" in message
+    assert "a Sequence without length= have" in message
+    assert not (tmp_path / "s").exists()
 
 
 def test_an_empty_lance_cache_opens_with_its_columns(tmp_path: Path) -> None:

@@ -279,6 +279,26 @@ def test_parquet_to_se(ours: se.CachedDataset, tmp_path: Path, home: Path, layou
     assert se.from_parquet(path, home=home, progress=False).build_info.startswith("reused")
 
 
+@pytest.mark.parametrize("layout", ["stored", "huggingface"])
+def test_parquet_with_row_columns_keeps_the_keys(tmp_path: Path, home: Path, layout: str) -> None:
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"]))
+    rows = [(f"pet-{i}.png", {"image": _png(i), "label": i % 2}) for i in range(5)]
+    keyed = se.build(rows, features, name="keyed", home=home, progress=False)
+    path = keyed.to_parquet(tmp_path / f"keyed-{layout}.parquet", layout=layout, with_row_columns=True)
+    assert pq.read_schema(path).names == ["image", "label", "__key__", "__row_hash__"]
+    back = se.from_parquet(path, name="keyed", home=home, progress=False)
+    assert back.features == features
+    assert back.keys() == keyed.keys()
+    assert back.version == keyed.version, "the same keys and rows: the same version"
+    view = keyed[[3, 1]].to_parquet(tmp_path / "view.parquet", layout=layout, with_row_columns=True)
+    assert se.from_parquet(view, name="view", home=home, progress=False).keys() == ["pet-3.png", "pet-1.png"]
+    if layout == "huggingface":  # docs/exporting.md: a datasets.Dataset has no keys, so from_hf numbers the rows
+        assert se.from_hf(keyed.to_hf(), name="via-hf", home=home, progress=False).keys() == list(range(5))
+    plain = keyed.to_parquet(tmp_path / f"plain-{layout}.parquet", layout=layout)
+    assert pq.read_schema(plain).names == ["image", "label"]
+    assert se.from_parquet(plain, name="plain", home=home, progress=False).keys() == list(range(5))
+
+
 def test_parquet_written_elsewhere_infers_features_or_takes_them(tmp_path: Path, home: Path) -> None:
     images = [_png(i) for i in range(4)]
     table = pa.table(

@@ -81,3 +81,57 @@ def test_an_empty_view_gives_empty_tables(pets: se.CachedDataset) -> None:
 
 def test_no_embedding_means_the_pixel_embedding(pets: se.CachedDataset) -> None:
     assert np.allclose(signals.embedding_matrix(pets, None), signals.pixel_embeddings(pets))
+
+
+@pytest.mark.parametrize("method", ["auto", "numpy"])
+def test_label_issues_of_an_empty_view_is_an_empty_table(pets: se.CachedDataset, method: str) -> None:
+    found = signals.label_issues(pets[0:0], np.zeros((0, 2)), method=method)
+    assert found.num_rows == 0
+    assert found.column_names == ["row", "key", "label", "suggested", "self_confidence"]
+
+
+@pytest.mark.parametrize("method", ["auto", "numpy"])
+def test_label_issues_on_rows_of_one_class_says_why_it_cannot_judge_them(pets: se.CachedDataset, method: str) -> None:
+    cats = pets.filter(label="cat")
+    probs = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3]])
+    with pytest.raises(InvalidOptionError, match=r"labelled 'cat'.*at least two classes.*whole dataset"):
+        signals.label_issues(cats, probs, method=method)
+
+
+def test_label_signals_skip_the_rows_without_a_label(tmp_path: Path) -> None:
+    features = se.Features(label=se.ClassLabel(names=["small", "big"]))
+    labels = [0, 0, 0, None, 1, 1, 1, 0, None]
+    ds = se.build([{"label": v} for v in labels], features, name="partly", home=tmp_path, progress=False)
+    probs = np.array([[0.9, 0.1]] * 3 + [[0.1, 0.9]] * 4 + [[0.05, 0.95], [0.5, 0.5]])
+    for method in ("auto", "numpy"):
+        found = signals.label_issues(ds, probs, method=method)
+        assert found.column("row").to_pylist() == [7], method  # row 3, unlabelled but "big" to the model, is not judged
+        assert found.column("suggested").to_pylist() == ["big"]
+    points = np.array([[0.0], [0.1], [0.2], [0.25], [9.0], [9.1], [9.2], [9.3], [9.35]])
+    near = signals.neighbor_label_issues(ds, points, k=3, agreement=0.6)
+    assert near.select(["row", "suggested"]).to_pylist() == [{"row": 7, "suggested": "big"}]
+    assert near.column("neighbor_agreement").to_pylist() == [pytest.approx(2 / 3)]  # one neighbour has no label
+
+
+def test_the_whole_versions_array_given_for_a_view_says_to_take_the_views_rows(pets: se.CachedDataset) -> None:
+    view = pets[2:5]
+    whole = np.random.default_rng(0).normal(size=(6, 3))
+    with pytest.raises(InvalidOptionError, match=r"whole version's row count.*pass embedding\[view\.base_rows"):
+        signals.embedding_outliers(view, whole, k=1)
+    probs = np.full((6, 2), 0.5)
+    with pytest.raises(InvalidOptionError, match=r"whole version's row count.*pred_probs\[view\.base_rows"):
+        signals.label_issues(view, probs)
+    assert signals.embedding_outliers(view, whole[view.base_rows()], k=1).num_rows == 3
+    with pytest.raises(InvalidOptionError, match=r"expected \(6, d\)$"):
+        signals.embedding_outliers(pets, whole[:4], k=1)  # not a view: no hint
+
+
+def test_logits_given_as_pred_probs_are_shown_on_one_line_and_named(pets: se.CachedDataset) -> None:
+    logits = np.random.default_rng(0).normal(size=(6, 2)) * 3
+    logits[0] = [-2.5, 1.25]
+    with pytest.raises(InvalidOptionError) as caught:
+        signals.label_issues(pets, logits)
+    message = str(caught.value)
+    assert "row 0 (key 'k0') should hold 2 probabilities in 0..1 (one per class), found [-2.5, 1.25]" in message
+    assert "\n" not in message
+    assert "look like logits: pass their softmax" in message

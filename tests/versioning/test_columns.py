@@ -163,6 +163,14 @@ def test_map_again_is_a_hit_and_a_changed_function_or_global_says_what_changed(
     assert list(other.features)[-2:] == ["score", "shifted"]
 
 
+def test_a_map_made_batched_says_so_once(tmp_path: Path) -> None:
+    ds = _build(tmp_path, n=20)
+    ds.map(lambda row: {"double": 2 * row["label"]}, progress=False)
+    batched = ds.map(lambda rows: {"double": [2 * v for v in rows["label"]]}, batched=True, progress=False)
+    assert batched.build_info.startswith("recomputed: function source changed; batched changed (False -> True);")
+    assert batched.build_info.count("batched changed") == 1, batched.build_info
+
+
 def test_map_in_processes_or_on_an_executor_gives_the_serial_version(tmp_path: Path) -> None:
     ds = _build(tmp_path, n=900)
     serial = ds.map(score, batch_size=100, progress=False)

@@ -275,3 +275,17 @@ def test_saving_shows_progress(big_shards: CachedDataset, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert "saving big" in err
     assert "2.00k" in err or "2000" in err
+
+
+def test_a_dataset_attribute_of_a_draft_says_to_save_it_first(pets: CachedDataset) -> None:
+    from stable_explore import signals
+
+    draft = pets.drop([0])
+    with pytest.raises(AttributeError, match=r"a Draft has no 'features'.*draft\.save\(message=\.\.\.\)"):
+        signals.image_stats(draft)  # type: ignore[arg-type]
+    with pytest.raises(AttributeError, match=r"a Draft has no 'to_pandas'.*draft\.origin\.to_pandas"):
+        draft.to_pandas()
+    with pytest.raises(AttributeError, match=r"'Draft' object has no attribute 'no_such_thing'"):
+        draft.no_such_thing  # noqa: B018
+    assert not hasattr(draft, "features")
+    assert pickle.loads(pickle.dumps(draft)).pending_edits.dropped == draft.pending_edits.dropped

@@ -83,17 +83,26 @@ def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
         return f"Sequence({feature_repr(feature.feature, image_encoding)})"
     if isinstance(feature, Array3D):
         return f"Array3D(shape={tuple(feature.shape)!r}, dtype='{feature.dtype}')"
+    what = f"a {type(feature).__name__} feature"
+    if isinstance(feature, Sequence):
+        what = f"a fixed-length Sequence (length={feature.length})"
     msg = (
-        f"a {type(feature).__name__} feature has no counterpart in stable-datasets' cache layouts "
-        "(Value, ClassLabel, Image, Sequence, Array3D have)"
+        f"{what} has no counterpart in stable-datasets' cache layouts (Value, ClassLabel, Image, Array3D and "
+        "a Sequence without length= have)"
     )
     raise SchemaError(msg)
 
 
 def fingerprint_text(features: Features, image_encoding: str = "PNG") -> str:
     """The text stable-datasets' ``Features.fingerprint_data()`` gives for features that store what these do."""
-    body = ", ".join(f"{name!r}: {feature_repr(feature, image_encoding)}" for name, feature in features.items())
-    return "{" + body + "}"
+    parts = []
+    for name, feature in features.items():
+        try:
+            parts.append(f"{name!r}: {feature_repr(feature, image_encoding)}")
+        except SchemaError as error:
+            msg = f"column {name!r}: {error}"
+            raise SchemaError(msg) from None
+    return "{" + ", ".join(parts) + "}"
 
 
 def schema_fingerprint(features: Features, image_encoding: str = "PNG") -> str:
@@ -112,7 +121,7 @@ def stable_datasets_schema(features: Features) -> pa.Schema:
     fields = []
     for name, feature in features.items():
         if isinstance(feature, Video):
-            feature_repr(feature)  # raises, naming the type
+            fingerprint_text(Features({name: feature}))  # raises, naming the column and the type
         kind = "Sequence" if isinstance(feature, Sequence) else type(feature).__name__
         fields.append(pa.field(name, feature.arrow_type, metadata={FEATURE_FIELD_KEY: kind.encode()}))
     return pa.schema(fields)
