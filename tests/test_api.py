@@ -123,7 +123,8 @@ def test_load_by_name_tag_prefix_and_path_of_every_kind(
     first = se.build(squares, NUM, args=(2,), home=home, progress=False, tag="first")
     latest = se.build(squares, NUM, args=(3,), home=home, progress=False)
     assert se.load("squares", home=home).version == latest.version
-    assert se.load("squares@", home=home).version == latest.version  # an empty version means latest
+    with pytest.raises(se.InvalidNameError, match="nothing after '@'"):  # an empty tag variable, not "latest"
+        se.load("squares@", home=home)
     assert se.load("squares@latest", home=home).version == latest.version
     assert se.load("squares@first", home=str(home)).version == first.version
     assert se.load(f"squares@{first.version[:4]}", home=home).version == first.version
