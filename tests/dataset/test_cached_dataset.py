@@ -272,7 +272,8 @@ def test_torch_dataloader_with_two_workers(pets: CachedDataset, tmp_path: Path) 
 
 
 def test_empty_dataset(tmp_path: Path, pet_features: Features) -> None:
-    ds = se.build([], pet_features, name="nothing", home=tmp_path, progress=False)
+    with pytest.warns(se.EmptyBuildWarning):
+        ds = se.build([], pet_features, name="nothing", home=tmp_path, progress=False)
     assert len(ds) == 0
     assert list(ds) == []
     assert ds.label_counts() == {"cat": 0, "dog": 0, "bird": 0}
