@@ -34,7 +34,7 @@ from typing import Any
 from stable_explore import __version__, api, api_transfer
 from stable_explore._units import format_size
 from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
-from stable_explore.catalog import failure_note_of, open_catalog, options_from_args
+from stable_explore.catalog import open_catalog, options_from_args, pop_failure_note
 from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError
 from stable_explore.storage.backends.fsutil import writing
@@ -288,10 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_user_error(error: BaseException) -> None:
     """A generator's (or its module's) error as the magic shows it: what was kept, then the user's frames."""
-    note = failure_note_of(error)
-    notes = getattr(error, "__notes__", None)
-    if note is not None and notes is not None and note in notes:
-        notes.remove(note)  # said on the first line
+    note = pop_failure_note(error)  # said on the first line
     kept = f"; {note}" if note else ""
     print(f"stable-explore build: your code raised {type(error).__name__}{kept}", file=sys.stderr)
     print("\n".join(trimmed_traceback(error)), file=sys.stderr)

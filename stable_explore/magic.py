@@ -39,6 +39,7 @@ from stable_explore.catalog import (
     open_catalog,
     options_from_args,
     plan_source,
+    pop_failure_note,
 )
 from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
@@ -111,13 +112,6 @@ def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offse
         stb = [f"{etype.__name__}: {value}"]
     shell._showtraceback(etype, value, stb)
     return stb
-
-
-def _drop_note(error: BaseException) -> None:
-    notes = getattr(error, "__notes__", None)
-    note = failure_note_of(error)
-    if notes is not None and note is not None:
-        notes.remove(note)
 
 
 def _when(created_at: str | None) -> str:
@@ -209,7 +203,7 @@ class StableMagics(Magics):
             if not raised_in_user_code(exc):
                 raise  # our own failure: the full traceback is what a bug report needs
             msg = f"the generator raised {type(exc).__name__}; {self._kept(variable, args, exc)}"
-            _drop_note(exc)  # said in the first line; the traceback below ends at the user's code
+            pop_failure_note(exc)  # said in the first line; the traceback below ends at the user's code
             raise StableCacheError(msg, original=exc) from None
         assert variable is not None
         previous = self._namespace.get(variable)

@@ -5,7 +5,14 @@ Nothing here imports the dataset, display or UI layers; those call down into the
 
 from __future__ import annotations
 
-from stable_explore.catalog.build import BuildResult, ProgressFactory, build_version, failure_note, failure_note_of
+from stable_explore.catalog.build import (
+    BuildResult,
+    ProgressFactory,
+    build_version,
+    failure_note,
+    failure_note_of,
+    pop_failure_note,
+)
 from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
 from stable_explore.catalog.fsck import FsckReport, fsck
 from stable_explore.catalog.gc import GcReport, collect_garbage
@@ -56,6 +63,7 @@ __all__ = [
     "open_store",
     "failure_note",
     "failure_note_of",
+    "pop_failure_note",
     "fsck",
     "home_of",
     "open_catalog",

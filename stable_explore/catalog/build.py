@@ -241,6 +241,14 @@ def failure_note_of(error: BaseException) -> str | None:
     return next((note for note in reversed(notes) if FAILURE_MARK in note), None)
 
 
+def pop_failure_note(error: BaseException) -> str | None:
+    """Take :func:`build_version`'s note off the error (for a front door that says it in its own first line)."""
+    note = failure_note_of(error)
+    if note is not None:
+        getattr(error, "__notes__", []).remove(note)  # failure_note_of found it there
+    return note
+
+
 def _add_note(error: BaseException, note: str) -> None:
     add = getattr(error, "add_note", None)  # Python 3.11+
     if add is not None and failure_note_of(error) is None:
