@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import distinct
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.signals._rows import keys_of, label_column, labels_of, result_table, view_hint
 from stable_explore.signals.embeddings import Embedding, embedding_matrix
@@ -100,7 +101,7 @@ def _probabilities(ds: CachedDataset, pred_probs: str | Any, classes: int) -> np
 
 def _check_classes_present(labels: np.ndarray, feature: ClassLabel, method: str) -> str:
     """The method to run; confident learning cannot judge rows that all carry one class."""
-    present = np.unique(labels)
+    present = distinct(labels)
     if len(labels) and len(present) < 2:
         only = feature.int2str(int(present[0]))
         msg = (
