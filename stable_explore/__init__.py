@@ -9,6 +9,8 @@ Features(label=ClassLabel(names=['cat', 'dog']))
 
 from __future__ import annotations
 
+import logging
+
 from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
 from stable_explore.api_formats import export, from_lance
 from stable_explore.api_interop import from_hf, from_pandas, from_parquet
@@ -46,6 +48,9 @@ from stable_explore.errors import (
 from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence, Value, Video
 
 __version__ = "0.1.0"
+
+# the package logs (widgets' errors, with a bug's traceback) but stays silent until the user configures logging
+logging.getLogger("stable_explore").addHandler(logging.NullHandler())
 
 
 def load_ipython_extension(ipython: object) -> None:

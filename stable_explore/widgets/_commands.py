@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import InvalidOptionError
+from stable_explore.widgets._errors import error_status
 
 if TYPE_CHECKING:
     from stable_explore.widgets.browser import ShardBrowser
@@ -182,7 +183,7 @@ def handle(browser: ShardBrowser, name: str, msg: dict[str, Any]) -> Reply:
             message = f"unknown command {name!r}; the browser knows {sorted(COMMANDS)}"
             raise InvalidOptionError(message)
         return handler(browser, msg)
-    except Exception as exc:  # noqa: BLE001 - report in the widget rather than lose it in the kernel log
-        text = f"error: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - the page shows it and the log keeps it (a bug's traceback too)
+        text = error_status(exc, "browser", name)
         browser.status = text
         return {"type": "error", "message": text}, []

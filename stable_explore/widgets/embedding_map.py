@@ -43,6 +43,7 @@ from stable_explore.display.images import is_image_array_shape
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.signals import embedding_matrix, nearest_rows, project, rows_in_box, rows_in_polygon
+from stable_explore.widgets._errors import error_status
 from stable_explore.widgets._images import make_thumbnails
 from stable_explore.widgets._rows import RowList, sorted_rows
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
@@ -328,8 +329,8 @@ class EmbeddingMap(anywidget.AnyWidget):
                 self.send(*self.thumbnail_message(int(content["row"])))
             elif kind == "similar":
                 self.select_similar(int(content["row"]))
-        except Exception as exc:  # noqa: BLE001 - report in the widget rather than lose it in the kernel log
-            self.status = f"error: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - the page shows it and the log keeps it (a bug's traceback too)
+            self.status = error_status(exc, "embedding map", str(kind))
 
     def __repr__(self) -> str:
         return f"EmbeddingMap({self._ds!r}, {self.method}, {len(self.points):,} points, {len(self.selected)} selected)"

@@ -32,6 +32,7 @@ import traitlets as t
 
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import ClassLabel, Image
+from stable_explore.widgets._errors import error_status
 from stable_explore.widgets._images import make_thumbnails
 
 if TYPE_CHECKING:
@@ -191,8 +192,8 @@ class IssuesPanel(anywidget.AnyWidget):
             try:
                 self.show(int(content["index"]))
                 self.status = ""
-            except Exception as exc:  # noqa: BLE001 - the page shows why, the kernel keeps running
-                self.status = f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # noqa: BLE001 - the page shows it and the log keeps it (a bug's traceback too)
+                self.status = error_status(exc, "issues panel", "open")
 
 
 def _duplicate_entries(table: pa.Table, n: int) -> list[dict[str, Any]]:

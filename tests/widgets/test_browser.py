@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -344,3 +345,28 @@ def test_each_request_gets_one_reply_with_its_id_and_buffers(pets: CachedDataset
     reply, _ = invoke(browser, "click", {})  # a request without its row: the error names the field
     assert reply["message"] == "error: KeyError: 'row'"
     browser._on_message(browser, {"type": "flag"}, [])  # not a command: ignored
+
+
+def test_a_refused_action_logs_a_line_and_a_bug_logs_its_traceback(
+    pets: CachedDataset, caplog: pytest.LogCaptureFixture
+) -> None:
+    browser = pets.browse(page_size=24)
+    with caplog.at_level(logging.INFO, logger="stable_explore"):
+        reply, _ = invoke(browser, "no-such-command")  # the user's (or page's) mistake: a project error
+        refused = [r for r in caplog.records if r.name == "stable_explore.widgets"]
+        assert [r.levelno for r in refused] == [logging.INFO]
+        assert refused[0].exc_info is None
+        assert "unknown command 'no-such-command'" in refused[0].getMessage()
+        caplog.clear()
+        reply, _ = invoke(browser, "click", {})  # a KeyError in a handler: a bug, so the log keeps the traceback
+        assert reply["message"] == browser.status == "error: KeyError: 'row'"
+        bugs = [r for r in caplog.records if r.name == "stable_explore.widgets"]
+        assert [r.levelno for r in bugs] == [logging.ERROR]
+        assert bugs[0].exc_info is not None
+        assert bugs[0].exc_info[0] is KeyError
+        assert "browser: click failed" in bugs[0].getMessage()
+
+
+def test_the_package_logger_is_silent_until_configured() -> None:
+    handlers = logging.getLogger("stable_explore").handlers
+    assert any(isinstance(h, logging.NullHandler) for h in handlers)

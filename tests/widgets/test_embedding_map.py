@@ -4,6 +4,7 @@ hover thumbnails, similar rows, edits from a selection, and the link to a browse
 from __future__ import annotations
 
 import io
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,19 @@ def test_hover_sends_the_rows_thumbnail_from_the_shared_cache(pets: CachedDatase
     assert cache.hits == 1  # the second hover decoded nothing
     page_says(widget, {"type": "hover", "row": 999})
     assert widget.status == "error: RowIndexError: row 999 is out of range for 300 rows of " + pets.ref
+
+
+def test_a_bug_in_a_map_handler_shows_in_the_status_and_logs_its_traceback(
+    pets: CachedDataset, caplog: pytest.LogCaptureFixture
+) -> None:
+    widget = EmbeddingMap(pets, np.zeros((len(pets), 2)))
+    with caplog.at_level(logging.INFO, logger="stable_explore"):
+        page_says(widget, {"type": "hover"})  # a message without its row: a KeyError, nothing the user did
+    assert widget.status == "error: KeyError: 'row'"
+    [record] = [r for r in caplog.records if r.name == "stable_explore.widgets"]
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert record.exc_info[0] is KeyError
 
 
 def test_double_click_selects_a_row_and_its_nearest_neighbours(pets: CachedDataset) -> None:

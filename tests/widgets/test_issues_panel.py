@@ -81,7 +81,7 @@ def test_a_click_sends_the_group_thumbnails_and_filters_the_browser(digits: se.C
 def test_a_bad_entry_is_said_on_the_page(digits: se.CachedDataset) -> None:
     panel = IssuesPanel(digits, duplicates=signals.exact_duplicates(digits))
     panel._on_message(panel, {"type": "open", "index": 9}, [])
-    assert panel.status.startswith("InvalidOptionError: no entry 9")
+    assert panel.status.startswith("error: InvalidOptionError: no entry 9")
     with pytest.raises(InvalidOptionError, match="no entry 9"):
         panel.show(9)
 
