@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime
 import io
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -40,7 +39,8 @@ from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowInd
 from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
-from stable_explore.widgets._commands import REQUEST, RESPONSE, handle
+from stable_explore.widgets._commands import COMMANDS
+from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ShardBrowser"]
 
-_STATIC = Path(__file__).parent / "static"
 PAGE_SIZES = (24, 48, 96, 192)
 DETAIL_MAX_PX = 1024
 FULL_MAX_PX = 8192  # "1:1" of an image in a format browsers cannot show: converted up to this size
@@ -93,8 +92,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         The pending edits; ``save(message)`` (or the save button) writes them as a new version.
     """
 
-    _esm = _STATIC / "browser.js"
-    _css = _STATIC / "browser.css"
+    _esm = widget_module("browser.js")  # with the static/lib/ modules it imports inlined
+    _css = STATIC / "browser.css"
 
     title = t.Unicode("").tag(sync=True)
     class_names = t.List(t.Unicode()).tag(sync=True)
@@ -543,12 +542,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 
     def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
         """A request from the page: run its command (see :mod:`._commands`) and send the reply."""
-        if not isinstance(content, dict) or content.get("kind") != REQUEST:
-            return
-        msg = content.get("msg")
-        response, reply_buffers = handle(self, str(content.get("name")), msg if isinstance(msg, dict) else {})
-        self.send({"kind": RESPONSE, "id": content.get("id"), "response": response}, reply_buffers)
-        self._count_labels()
+        if COMMANDS.answer(self, content, buffers):
+            self._count_labels()
 
     # -- display ----------------------------------------------------------------
 

@@ -32,7 +32,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -43,8 +42,9 @@ from stable_explore.display.images import is_image_array_shape
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.signals import embedding_matrix, nearest_rows, project, rows_in_box, rows_in_polygon
-from stable_explore.widgets._errors import error_status
+from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._images import make_thumbnails
+from stable_explore.widgets._requests import OK, Commands, Reply
 from stable_explore.widgets._rows import RowList, sorted_rows
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from stable_explore.versioning.edits import Draft
 
 __all__ = ["EmbeddingMap"]
-
-_STATIC = Path(__file__).parent / "static"
 
 
 class EmbeddingMap(anywidget.AnyWidget):
@@ -87,8 +85,8 @@ class EmbeddingMap(anywidget.AnyWidget):
         The projection, float32 (rows x 2): what the page draws.
     """
 
-    _esm = _STATIC / "embedding_map.js"
-    _css = _STATIC / "embedding_map.css"
+    _esm = widget_module("embedding_map.js")  # with the static/lib/ modules it imports inlined
+    _css = STATIC / "embedding_map.css"
 
     title = t.Unicode("").tag(sync=True)
     class_names = t.List(t.Unicode()).tag(sync=True)
@@ -307,7 +305,8 @@ class EmbeddingMap(anywidget.AnyWidget):
         content["mime"] = thumb[1]
         return content, [thumb[0]]
 
-    def _selection_from_page(self, content: dict[str, Any], buffers: list[Any]) -> None:
+    def selection_from_page(self, content: dict[str, Any], buffers: list[Any]) -> None:
+        """Take the rows a box or lasso drew on the page (an Int32Array) and its shape; the page drew them already."""
         rows = np.frombuffer(bytes(buffers[0]), dtype=np.int32) if buffers else np.zeros(0, dtype=np.int32)
         shape = content.get("shape")
         self._from_page = True
@@ -318,19 +317,40 @@ class EmbeddingMap(anywidget.AnyWidget):
         finally:
             self._from_page = False
 
-    def _on_message(self, widget: Any, content: dict[str, Any], buffers: list[Any]) -> None:
-        kind = content.get("type")
-        try:
-            if kind == "ready":
-                self.send(*self.points_message())
-            elif kind == "select":
-                self._selection_from_page(content, buffers)
-            elif kind == "hover":
-                self.send(*self.thumbnail_message(int(content["row"])))
-            elif kind == "similar":
-                self.select_similar(int(content["row"]))
-        except Exception as exc:  # noqa: BLE001 - the page shows it and the log keeps it (a bug's traceback too)
-            self.status = error_status(exc, "embedding map", str(kind))
+    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+        """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
+        COMMANDS.answer(self, content, buffers)
 
     def __repr__(self) -> str:
         return f"EmbeddingMap({self._ds!r}, {self.method}, {len(self.points):,} points, {len(self.selected)} selected)"
+
+
+# What the map's page asks (the request/reply layer is :mod:`._requests`); selections made in code, and
+# points for a map redrawn from the kernel, are pushed.
+COMMANDS = Commands("embedding map")
+
+
+@COMMANDS.command("ready")
+def _ready(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A view was drawn: its points, label codes and the selection."""
+    return widget.points_message()
+
+
+@COMMANDS.command("select")
+def _select(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A box or lasso drawn on the page: its rows (an Int32Array) and its shape."""
+    widget.selection_from_page(msg, buffers)
+    return OK, []
+
+
+@COMMANDS.command("hover")
+def _hover(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """The point under the cursor: its key, label and thumbnail."""
+    return widget.thumbnail_message(int(msg["row"]))
+
+
+@COMMANDS.command("similar")
+def _similar(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A double-click: select the row and its nearest neighbours."""
+    widget.select_similar(int(msg["row"]))
+    return OK, []

@@ -23,7 +23,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -32,8 +31,9 @@ import traitlets as t
 
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import ClassLabel, Image
-from stable_explore.widgets._errors import error_status
+from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._images import make_thumbnails
+from stable_explore.widgets._requests import OK, Commands, Reply
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["IssuesPanel"]
 
-_STATIC = Path(__file__).parent / "static"
 MAX_ENTRIES = 500  # entries listed per kind; the tables themselves hold them all
 MAX_SHOWN = 24  # thumbnails of one group shown side by side
 EXAMPLES = 6  # rows of the suggested class shown beside a suspected label error
@@ -83,8 +82,8 @@ class IssuesPanel(anywidget.AnyWidget):
         Its rows.
     """
 
-    _esm = _STATIC / "issues.js"
-    _css = _STATIC / "issues.css"
+    _esm = widget_module("issues.js")  # with the static/lib/ modules it imports inlined
+    _css = STATIC / "issues.css"
 
     title = t.Unicode("").tag(sync=True)
     entries = t.List(t.Dict()).tag(sync=True)
@@ -187,13 +186,21 @@ class IssuesPanel(anywidget.AnyWidget):
         more = len(rows) - min(len(rows), MAX_SHOWN)
         self.send({"type": "group", "index": index, "items": items, "more": more}, buffers)
 
-    def _on_message(self, _widget: Any, content: dict[str, Any], _buffers: list[bytes]) -> None:
-        if content.get("type") == "open":
-            try:
-                self.show(int(content["index"]))
-                self.status = ""
-            except Exception as exc:  # noqa: BLE001 - the page shows it and the log keeps it (a bug's traceback too)
-                self.status = error_status(exc, "issues panel", "open")
+    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+        """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
+        COMMANDS.answer(self, content, buffers)
+
+
+# What the panel's page asks (the request/reply layer is :mod:`._requests`); the group an entry shows is
+# pushed, as ``show`` called in code pushes it.
+COMMANDS = Commands("issues panel")
+
+
+@COMMANDS.command("open")
+def _open(panel: IssuesPanel, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A click on an entry: show its rows here and in the attached browser."""
+    panel.show(int(msg["index"]))
+    return OK, []
 
 
 def _duplicate_entries(table: pa.Table, n: int) -> list[dict[str, Any]]:

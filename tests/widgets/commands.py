@@ -1,4 +1,4 @@
-"""Send the browser a request as its page does (anywidget's command form) and catch the reply."""
+"""Send a widget a request as its page does (anywidget's command form) and catch the reply."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 _ids = iter(range(1, 1 << 30))
 
 
-def invoke(browser: Any, name: str, msg: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[bytes]]:
-    """Run the page's request ``name`` through the browser's message handler; return the reply and its buffers."""
+def invoke(
+    browser: Any, name: str, msg: dict[str, Any] | None = None, buffers: list[bytes] | None = None
+) -> tuple[dict[str, Any], list[bytes]]:
+    """Run the page's request ``name`` through the widget's message handler; return the reply and its buffers."""
     request_id = f"test-{next(_ids)}"
     replies: list[tuple[dict[str, Any], list[bytes]]] = []
     send = browser.send
@@ -21,7 +23,7 @@ def invoke(browser: Any, name: str, msg: dict[str, Any] | None = None) -> tuple[
     browser.send = catch
     try:
         browser._on_message(
-            browser, {"kind": "anywidget-command", "id": request_id, "name": name, "msg": msg or {}}, []
+            browser, {"kind": "anywidget-command", "id": request_id, "name": name, "msg": msg or {}}, buffers or []
         )
     finally:
         browser.send = send

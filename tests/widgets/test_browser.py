@@ -331,7 +331,7 @@ def test_each_request_gets_one_reply_with_its_id_and_buffers(pets: CachedDataset
     from stable_explore.widgets._commands import COMMANDS
 
     browser = pets.browse(page_size=24)
-    assert {"refresh", "detail", "where", "sort", "click", "flag", "save", "show_all"} <= set(COMMANDS)
+    assert {"refresh", "detail", "where", "sort", "click", "flag", "save", "show_all"} <= set(COMMANDS.handlers)
     page, buffers = invoke(browser, "refresh")  # the page a view asks for when drawn, thumbnails as buffers
     assert page["type"] == "page"
     assert len(page["cells"]) == len(buffers) == 24

@@ -13,7 +13,7 @@ from PIL import Image as PILImage
 import stable_explore as se
 from stable_explore import signals
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
-from stable_explore.widgets._commands import handle
+from tests.widgets.commands import invoke
 
 PLANTED = 13  # a resized, re-encoded copy of row 5
 
@@ -63,7 +63,7 @@ def test_the_planted_near_duplicate_comes_first_by_perceptual_hash(pictures: se.
     assert browser.similar_reason == ""
     assert browser.similar(5).tolist()[0] == PLANTED
     assert browser.similar(PLANTED, k=3).tolist()[0] == 5
-    response, _ = handle(browser, "similar", {"row": 5})
+    response, _ = invoke(browser, "similar", {"row": 5})
     assert response == {"type": "ok"}
     shown = browser.page_rows().tolist()
     assert shown[:2] == [5, PLANTED]  # the row itself first, then the closest
@@ -79,19 +79,19 @@ def test_back_shows_the_grid_that_was_shown_before(pictures: se.CachedDataset) -
     browser = pictures.browse(page_size=24)
     browser.label_filter = [1]
     assert browser.can_go_back is False
-    handle(browser, "similar", {"row": 5})
+    invoke(browser, "similar", {"row": 5})
     assert browser.can_go_back is True
     assert browser.label_filter == []  # the similar rows are shown whatever their label
-    handle(browser, "similar", {"row": PLANTED})  # similar rows of a similar row: two grids to go back
+    invoke(browser, "similar", {"row": PLANTED})  # similar rows of a similar row: two grids to go back
     assert browser.page_rows().tolist()[:2] == [PLANTED, 5]
-    handle(browser, "back", {})
+    invoke(browser, "back", {})
     assert browser.page_rows().tolist()[:2] == [5, PLANTED]
-    handle(browser, "back", {})
+    invoke(browser, "back", {})
     assert browser.subset == ""
     assert browser.label_filter == [1]
     assert browser.page_rows().tolist() == list(range(1, 24, 2))
     assert browser.can_go_back is False
-    response, _ = handle(browser, "back", {})
+    response, _ = invoke(browser, "back", {})
     assert response["type"] == "error"
     assert "no grid to go back to" in response["message"]
 
@@ -134,7 +134,7 @@ def test_no_embedding_and_no_image_disables_it_and_says_what_to_add(tmp_path: Pa
     assert browser.similar_by == ""
     assert "no embedding column" in browser.similar_reason
     assert "ds.add_columns({'embedding': vectors})" in browser.similar_reason
-    response, _ = handle(browser, "similar", {"row": 2})
+    response, _ = invoke(browser, "similar", {"row": 2})
     assert response["type"] == "error"
     assert "nothing to find similar rows by" in response["message"]
     assert browser.status.startswith("error: InvalidOptionError: nothing to find similar rows by")

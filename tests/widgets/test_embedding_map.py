@@ -22,6 +22,7 @@ pytest.importorskip("anywidget", reason="the lab extra is part of the test extra
 
 from stable_explore.widgets import EmbeddingMap
 from stable_explore.widgets._thumbs import ThumbnailCache
+from tests.widgets.commands import invoke
 
 
 class Sent:
@@ -38,12 +39,15 @@ class Sent:
         widget.send = record  # type: ignore[method-assign]
 
     def of(self, kind: str) -> list[tuple[dict[str, Any], list[bytes]]]:
-        return [m for m in self.messages if m[0].get("type") == kind]
+        """Pushes of type ``kind``, and replies whose response is of that type."""
+        said = [(m.get("response", m), buffers) for m, buffers in self.messages]
+        return [(m, buffers) for m, buffers in said if m.get("type") == kind]
 
 
 def page_says(widget: EmbeddingMap, content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
-    """A message from the page, through the widget's own handler."""
-    widget._on_message(widget, content, buffers or [])
+    """A request from the page (its ``type`` is the request's name), through the widget's own handler."""
+    msg = {k: v for k, v in content.items() if k != "type"}
+    invoke(widget, content["type"], msg, buffers)
 
 
 def test_points_travel_as_float32_and_uint8_label_code_buffers(pets: CachedDataset) -> None:

@@ -14,6 +14,7 @@ import stable_explore as se
 from stable_explore import signals
 from stable_explore.errors import InvalidOptionError
 from stable_explore.widgets.issues_panel import IssuesPanel
+from tests.widgets.commands import invoke
 
 
 @pytest.fixture
@@ -64,13 +65,13 @@ def test_a_click_sends_the_group_thumbnails_and_filters_the_browser(digits: se.C
         digits, duplicates=signals.exact_duplicates(digits), browser=browser, on_show=lambda r, t: seen.append((r, t))
     )
     sent = sent_messages(panel)
-    panel._on_message(panel, {"type": "open", "index": 0}, [])  # what a click in the page sends
+    assert invoke(panel, "open", {"index": 0}) == ({"type": "ok"}, [])  # what a click in the page sends
     assert panel.active == 0
     assert panel.shown_rows == [0, 2, 5]
     assert seen == [([0, 2, 5], "3 exact duplicates of row 0")]
     if not hasattr(browser, "show_rows"):  # until the browser filters to given rows, the panel selects them
         assert browser.selected == [0, 2, 5]
-    content, buffers = sent[-1]
+    [(content, buffers)] = [m for m in sent if m[0].get("type") == "group"]  # pushed, as show() in code does
     assert content["type"] == "group"
     assert [item["row"] for item in content["items"]] == [0, 2, 5]
     assert [item["key"] for item in content["items"]] == ["k0", "k2", "k5"]
@@ -80,7 +81,8 @@ def test_a_click_sends_the_group_thumbnails_and_filters_the_browser(digits: se.C
 
 def test_a_bad_entry_is_said_on_the_page(digits: se.CachedDataset) -> None:
     panel = IssuesPanel(digits, duplicates=signals.exact_duplicates(digits))
-    panel._on_message(panel, {"type": "open", "index": 9}, [])
+    reply, _ = invoke(panel, "open", {"index": 9})
+    assert reply["message"] == panel.status
     assert panel.status.startswith("error: InvalidOptionError: no entry 9")
     with pytest.raises(InvalidOptionError, match="no entry 9"):
         panel.show(9)

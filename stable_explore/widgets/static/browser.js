@@ -1,76 +1,10 @@
 // The shard browser's view. It draws; the kernel decides (filters, selection, flags).
 // User text reaches the page through textContent only, never innerHTML.
 
-function h(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (name === "class") node.className = value;
-    else if (name === "text") node.textContent = value;
-    else node.setAttribute(name, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-function toDataUrl(view, mime) {
-  // data: URLs are decoded in the page process; Blob + object URLs cost two IPC round trips per image
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  let encoded;
-  if (typeof bytes.toBase64 === "function") {
-    encoded = bytes.toBase64();
-  } else {
-    let binary = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    encoded = btoa(binary);
-  }
-  return `data:${mime};base64,${encoded}`;
-}
-
-function hslToRgb(hue, saturation, lightness) {
-  const a = saturation * Math.min(lightness, 1 - lightness);
-  const f = (n) => {
-    const k = (n + hue / 30) % 12;
-    return lightness - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
-  };
-  return [f(0), f(8), f(4)];
-}
-
-function luminance([r, g, b]) {
-  const channel = (c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
-  return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
-}
-
-function rgbText(rgb) {
-  return `rgb(${rgb.map((c) => Math.round(c * 255)).join(", ")})`;
-}
-
-const colourCache = new Map();
-
-function classColours(index) {
-  // golden-angle hues: neighbouring classes get distant colours. The badge is dark enough for white
-  // text at 4.5:1 (WCAG AA) whatever the hue; the dot on a dark theme is a light shade of the same hue.
-  if (!colourCache.has(index)) {
-    const hue = (index * 137.508) % 360;
-    let lightness = 0.4;
-    let rgb = hslToRgb(hue, 0.62, lightness);
-    while (luminance(rgb) > 0.16 && lightness > 0.05) {  // (1 + 0.05) / (0.16 + 0.05) = 5.0:1 with white
-      lightness -= 0.01;
-      rgb = hslToRgb(hue, 0.62, lightness);
-    }
-    let light = 0.6;
-    let lightRgb = hslToRgb(hue, 0.7, light);
-    while (luminance(lightRgb) < 0.3 && light < 0.95) {  // >= 5:1 against a near-black background
-      light += 0.01;
-      lightRgb = hslToRgb(hue, 0.7, light);
-    }
-    colourCache.set(index, { badge: rgbText(rgb), light: rgbText(lightRgb) });
-  }
-  return colourCache.get(index);
-}
-
-function labelColour(index) {
-  return classColours(index).badge;
-}
+import { h, toDataUrl } from "./lib/dom.js";
+import { classColours, labelColour } from "./lib/colours.js";
+import { describeFilter } from "./lib/filters.js";
+import { requester } from "./lib/requests.js";
 
 function render({ model, el }) {
   const urls = new Set();
@@ -139,17 +73,18 @@ function render({ model, el }) {
   root.append(title, deadNote, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
-  // requests to the kernel: one command each, answered by a reply with the same id (anywidget's form)
-  const waiting = new Map();
-  const viewId = Math.random().toString(36).slice(2);
-  let nextId = 0;
+  // requests to the kernel: one command each, answered by a reply with the same id (lib/requests.js); a
+  // page or detail whose reply comes after the timeout is still drawn
+  const requests = requester(model, { late: ({ response, buffers }) => { pageError = ""; onPush(response, buffers); } });
   let dead = false;  // the kernel restarted: nothing is sent, every control is disabled
+  let pageError = "";  // a request the kernel did not answer in time; the kernel's next status replaces it
   function command(name, msg = {}) {
-    const id = `${viewId}-${++nextId}`;
-    if (dead) return new Promise(() => undefined);
-    return new Promise((resolve) => {
-      waiting.set(id, resolve);
-      model.send({ kind: "anywidget-command", id, name, msg });
+    return requests.request(name, msg).then((reply) => {
+      if (reply.response && reply.response.timeout) {
+        pageError = reply.response.message;
+        drawStatus();
+      }
+      return reply;
     });
   }
 
@@ -163,8 +98,7 @@ function render({ model, el }) {
     // the browser's model lived in the kernel that is gone: say so, and stop looking alive
     if (dead) return;
     dead = true;
-    for (const [, resolve] of waiting) resolve({ response: { type: "dead" }, buffers: [] });
-    waiting.clear();
+    requests.close({ type: "dead" });
     root.classList.add("se-dead");
     deadNote.textContent = text;
     deadNote.hidden = false;
@@ -300,19 +234,6 @@ function render({ model, el }) {
     drawHistograms();
   }
 
-  function describeFilter(spec) {
-    const parts = [];
-    const number = (value) => Number(value.toPrecision(4));
-    if (spec.min !== undefined && spec.below !== undefined) parts.push(`${number(spec.min)} – <${number(spec.below)}`);
-    else if (spec.below !== undefined) parts.push(`< ${number(spec.below)}`);
-    else if (spec.min !== undefined && spec.max !== undefined) parts.push(`${spec.min} – ${spec.max}`);
-    else if (spec.min !== undefined) parts.push(`≥ ${spec.min}`);
-    else if (spec.max !== undefined) parts.push(`≤ ${spec.max}`);
-    if (spec.equals !== undefined) parts.push(`= ${spec.equals}`);
-    if (spec.contains !== undefined) parts.push(`contains “${spec.contains}”`);
-    return `${spec.column} ${parts.join(", ")}`;
-  }
-
   function drawFieldChips() {
     fieldChips.hidden = !(model.get("field_filters") || []).length;
     fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
@@ -369,6 +290,7 @@ function render({ model, el }) {
     // what an action said stays a while (an error until the next action), then the line is the counts again
     clearTimeout(statusTimer);
     statusShown = model.get("status");
+    pageError = "";
     if (statusShown && !statusShown.startsWith("error")) {
       statusTimer = setTimeout(() => { statusShown = ""; drawStatus(); }, 10000);
     }
@@ -378,7 +300,7 @@ function render({ model, el }) {
   function drawStatus() {
     const selected = model.get("selected").length;
     const flagged = model.get("flagged").length;
-    const message = statusShown === model.get("status") ? statusShown : "";
+    const message = pageError || (statusShown === model.get("status") ? statusShown : "");
     status.textContent = `${model.get("num_rows").toLocaleString()} rows · ${selected} selected · ${flagged} flagged` +
       (message ? ` · ${message}` : "");
     status.title = model.get("status") || "";
@@ -716,15 +638,7 @@ function render({ model, el }) {
   });
 
   function onMessage(msg, buffers) {
-    if (msg.kind === "anywidget-command-response") {
-      const resolve = waiting.get(msg.id);
-      if (resolve) {  // a reply to another view's request is not ours
-        waiting.delete(msg.id);
-        resolve({ response: msg.response, buffers });
-      }
-      return;
-    }
-    onPush(msg, buffers);
+    if (!requests.receive(msg, buffers)) onPush(msg, buffers);  // a reply to another view's request is not ours
   }
 
   function onPush(msg, buffers) {
@@ -797,6 +711,7 @@ function render({ model, el }) {
     clearTimeout(searchTimer);
     clearTimeout(statusTimer);
     revokeAll();
+    requests.close({ type: "closed" });
   };
 }
 

@@ -5,36 +5,11 @@
 // the full redraw and the grid are built in slices of a few milliseconds, so no task holds the page.
 // User text reaches the page through textContent only, never innerHTML.
 
-function h(tag, attrs = {}, children = []) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (name === "class") node.className = value;
-    else if (name === "text") node.textContent = value;
-    else node.setAttribute(name, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-function hslToRgb(hue, saturation, lightness) {
-  const a = saturation * Math.min(lightness, 1 - lightness);
-  const f = (n) => {
-    const k = (n + hue / 30) % 12;
-    return Math.round(255 * (lightness - a * Math.max(-1, Math.min(k - 3, 9 - k, 1))));
-  };
-  return [f(0), f(8), f(4)];
-}
-
-function labelRgb(index) {
-  // the browser's label colours (golden-angle hues); no label: grey
-  if (index < 0) return [128, 128, 128];
-  return hslToRgb((index * 137.508) % 360, 0.62, 0.42);
-}
-
-function packed(rgb, alpha = 255) {
-  // ImageData as Uint32: little-endian ABGR
-  return ((alpha << 24) | (rgb[2] << 16) | (rgb[1] << 8) | rgb[0]) >>> 0;
-}
+import { h, toDataUrl, typedCopy } from "./lib/dom.js";
+import { labelRgb, packed } from "./lib/colours.js";
+import { SLICE_MS, sliced } from "./lib/slices.js";
+import { bounds, boundaryCells, cellX, cellY, collect, forCells, gridStages, lassoTest } from "./lib/spatial.js";
+import { requester } from "./lib/requests.js";
 
 function cssRgb(element, property, fallback) {
   const probe = document.createElement("canvas");
@@ -47,203 +22,7 @@ function cssRgb(element, property, fallback) {
   return [d[0], d[1], d[2]];
 }
 
-function toDataUrl(view, mime) {
-  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return `data:${mime};base64,${btoa(binary)}`;
-}
-
 const QUICK_ABOVE = 150000; // more points than this: pans and zooms move the last frame until the view is still
-const SLICE_MS = 8; // a sliced job's budget per task: input and frames run between slices
-const SLICE_ROWS = 32768; // rows between two looks at the clock
-
-function sliced(stages, done, now = 0) {
-  // run stages ([count, run(from, to)], in order) a slice at a time, yielding to the page between slices
-  // (a MessageChannel task: no 4 ms clamp); `now` ms of it at once, in the caller's task; finish() runs
-  // what is left at once, cancel() drops it
-  let stage = 0, at = 0, work = 0, over = false;
-  const channel = new MessageChannel();
-  const stop = () => { over = true; channel.port1.onmessage = null; channel.port1.close(); channel.port2.close(); };
-  const step = (budget) => {
-    const t0 = performance.now();
-    while (stage < stages.length) {
-      const [count, run] = stages[stage];
-      const to = Math.min(count, at + SLICE_ROWS);
-      if (to > at) run(at, to);
-      at = to;
-      if (at >= count) { stage++; at = 0; }
-      if (performance.now() - t0 > budget) break;
-    }
-    work += performance.now() - t0;
-    if (stage < stages.length) return false;
-    stop();
-    done(work);
-    return true;
-  };
-  const job = {
-    cancel() { if (!over) stop(); },
-    finish() { if (!over) step(Infinity); },
-    get running() { return !over; },
-  };
-  channel.port1.onmessage = () => { if (!over && !step(SLICE_MS)) channel.port2.postMessage(0); };
-  if (!now || !step(now)) channel.port2.postMessage(0);
-  return job;
-}
-
-// --- a spatial grid over the points, in data coordinates ---------------------------------------
-function bounds(xy, n) {
-  let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
-  for (let i = 0; i < 2 * n; i += 2) {
-    const x = xy[i], y = xy[i + 1];
-    if (x < minX) minX = x;
-    if (x > maxX) maxX = x;
-    if (y < minY) minY = y;
-    if (y > maxY) maxY = y;
-  }
-  if (!n) { minX = minY = 0; maxX = maxY = 1; }
-  return { minX, minY, maxX, maxY, width: (maxX - minX) || 1, height: (maxY - minY) || 1 };
-}
-
-function gridStages(xy, codes, n, box, made) {
-  // about 8 points a cell; a counting sort puts each cell's rows side by side in `order`, with their
-  // positions and codes copied in that order (a selection reads them in sequence, not all over memory);
-  // as stages of `sliced` (three passes), handing the grid to made(grid) at the end
-  const side = Math.max(1, Math.min(1024, Math.ceil(Math.sqrt(n / 8))));
-  const scaleX = side / box.width, scaleY = side / box.height;
-  const cellOf = new Int32Array(n);
-  const start = new Int32Array(side * side + 1);
-  const order = new Int32Array(n);
-  const cellXY = new Float32Array(2 * n);
-  const cellCodes = new codes.constructor(n);
-  let fill = null;
-  const count = (from, to) => {
-    for (let i = from; i < to; i++) {
-      let cx = ((xy[2 * i] - box.minX) * scaleX) | 0;
-      let cy = ((xy[2 * i + 1] - box.minY) * scaleY) | 0;
-      if (cx >= side) cx = side - 1;
-      if (cy >= side) cy = side - 1;
-      const cell = cy * side + cx;
-      cellOf[i] = cell;
-      start[cell + 1]++;
-    }
-  };
-  const sum = () => {
-    for (let c = 0; c < side * side; c++) start[c + 1] += start[c];
-    fill = start.slice(0, side * side);
-  };
-  const place = (from, to) => {
-    for (let i = from; i < to; i++) {
-      const at = fill[cellOf[i]]++;
-      order[at] = i;
-      cellXY[2 * at] = xy[2 * i];
-      cellXY[2 * at + 1] = xy[2 * i + 1];
-      cellCodes[at] = codes[i];
-    }
-  };
-  const finish = () => made({ ...box, side, scaleX, scaleY, start, order, xy: cellXY, codes: cellCodes });
-  return [[n, count], [1, sum], [n, place], [1, finish]];
-}
-
-function cellX(grid, x) {
-  return Math.min(grid.side - 1, Math.max(0, Math.floor((x - grid.minX) * grid.scaleX)));
-}
-
-function cellY(grid, y) {
-  return Math.min(grid.side - 1, Math.max(0, Math.floor((y - grid.minY) * grid.scaleY)));
-}
-
-function forCells(grid, x0, y0, x1, y1, visit) {
-  // every row whose cell meets the rectangle (a superset of the rows inside it): visit(row, place in the grid)
-  if (x1 < grid.minX || x0 > grid.maxX || y1 < grid.minY || y0 > grid.maxY) return;
-  const cx0 = cellX(grid, x0), cx1 = cellX(grid, x1), cy0 = cellY(grid, y0), cy1 = cellY(grid, y1);
-  for (let cy = cy0; cy <= cy1; cy++) {
-    for (let cx = cx0; cx <= cx1; cx++) {
-      const cell = cy * grid.side + cx;
-      for (let k = grid.start[cell]; k < grid.start[cell + 1]; k++) visit(grid.order[k], k);
-    }
-  }
-}
-
-function lassoTest(polygon) {
-  // the even-odd rule with half-open edges (as rows_in_polygon in Python), its edges sorted into
-  // horizontal bands held in flat typed arrays: a point tests only the few edges of its band
-  const count = polygon.length;
-  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-  for (const [x, y] of polygon) {
-    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y);
-  }
-  const bands = Math.max(1, Math.min(1024, count));
-  const bandHeight = (y1 - y0) / bands || 1;
-  const bandOf = (y) => Math.min(bands - 1, Math.max(0, Math.floor((y - y0) / bandHeight)));
-  const starts = new Int32Array(bands + 1);
-  let edges = new Float64Array(0);
-  for (let pass = 0; pass < 2; pass++) {
-    if (pass) edges = new Float64Array(starts[bands] * 4);
-    const fill = pass ? starts.slice(0, bands) : null;
-    for (let k = 0; k < count; k++) {
-      const xi = polygon[k][0], yi = polygon[k][1];
-      const xj = polygon[(k + 1) % count][0], yj = polygon[(k + 1) % count][1];
-      if (yi === yj) continue;
-      const b1 = bandOf(Math.max(yi, yj));
-      for (let b = bandOf(Math.min(yi, yj)); b <= b1; b++) {
-        if (!pass) { starts[b + 1]++; continue; }
-        const at = 4 * fill[b]++;
-        edges[at] = xi; edges[at + 1] = yi; edges[at + 2] = xj; edges[at + 3] = yj;
-      }
-    }
-    if (!pass) for (let b = 0; b < bands; b++) starts[b + 1] += starts[b];
-  }
-  const inside = (x, y) => {
-    if (x < x0 || x > x1 || y < y0 || y > y1) return false;
-    const band = bandOf(y);
-    let odd = false;
-    for (let e = 4 * starts[band], end = 4 * starts[band + 1]; e < end; e += 4) {
-      const xi = edges[e], yi = edges[e + 1], xj = edges[e + 2], yj = edges[e + 3];
-      if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) odd = !odd;
-    }
-    return odd;
-  };
-  return { x0, y0, x1, y1, inside };
-}
-
-function boundaryCells(grid, polygon) {
-  // cells an edge passes through, with a margin of one cell: every other cell is wholly inside the
-  // lasso or wholly outside it, so its centre decides for all its rows
-  const marks = new Uint8Array(grid.side * grid.side);
-  const mark = (cy, cxa, cxb) => {
-    for (let y = Math.max(0, cy - 1); y <= Math.min(grid.side - 1, cy + 1); y++) {
-      for (let x = Math.max(0, cxa - 1); x <= Math.min(grid.side - 1, cxb + 1); x++) marks[y * grid.side + x] = 1;
-    }
-  };
-  for (let k = 0; k < polygon.length; k++) {
-    const [xi, yi] = polygon[k];
-    const [xj, yj] = polygon[(k + 1) % polygon.length];
-    const cya = cellY(grid, Math.min(yi, yj)), cyb = cellY(grid, Math.max(yi, yj));
-    for (let cy = cya; cy <= cyb; cy++) {
-      let xa = Math.min(xi, xj), xb = Math.max(xi, xj);
-      if (yi !== yj && cya !== cyb) {
-        // where the edge is while it crosses this row of cells
-        const rowLo = Math.max(Math.min(yi, yj), grid.minY + cy / grid.scaleY);
-        const rowHi = Math.min(Math.max(yi, yj), grid.minY + (cy + 1) / grid.scaleY);
-        const at = (y) => xi + ((xj - xi) * (y - yi)) / (yj - yi);
-        xa = Math.min(at(rowLo), at(rowHi));
-        xb = Math.max(at(rowLo), at(rowHi));
-      }
-      mark(cy, cellX(grid, xa), cellX(grid, xb));
-    }
-  }
-  return marks;
-}
-
-function collect(chosen, n) {
-  // the rows marked in `chosen`, in row order
-  let count = 0;
-  for (let i = 0; i < n; i++) count += chosen[i];
-  const rows = new Int32Array(count);
-  for (let i = 0, k = 0; i < n; i++) if (chosen[i]) rows[k++] = i;
-  return rows;
-}
 
 function render({ model, el }) {
   const root = h("div", { class: "se-map", "data-testid": "se-map", "data-lm-suppress-shortcuts": "true", tabindex: "0" });
@@ -277,6 +56,8 @@ function render({ model, el }) {
   el.append(root);
 
   const started = performance.now();
+  const requests = requester(model);
+  let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
   let n = 0;
   let xy = new Float32Array(0);
   let codes = new Uint8Array(0); // label + 1 (0: no label), the kernel's narrowest unsigned type
@@ -309,7 +90,7 @@ function render({ model, el }) {
 
   function drawTitle() {
     title.textContent = model.get("title");
-    status.textContent = model.get("status");
+    status.textContent = pageError || model.get("status");
   }
 
   function drawModes() {
@@ -619,7 +400,7 @@ function render({ model, el }) {
   function sendSelection(rows, shape, ms) {
     canvas.dataset.selectMs = ms.toFixed(1);
     count.dataset.shape = shape.kind;  // what the page selected last (box, lasso, clear), for tests to wait on
-    model.send({ type: "select", shape }, undefined, [rows.buffer]);  // (content, callbacks, buffers)
+    requests.request("select", { shape }, [rows.buffer]).then(({ response }) => sayError(response));
   }
 
   function selectCells(x0, y0, x1, y1, classify, test) {
@@ -722,7 +503,7 @@ function render({ model, el }) {
     if (thumbs.has(row)) showTip(row, px, py);
     else if (pendingHover !== row) {
       pendingHover = row;
-      model.send({ type: "hover", row });
+      requests.request("hover", { row }).then(({ response, buffers }) => onThumb(response, buffers));
     }
     stage.dataset.hoverX = String(px);
     stage.dataset.hoverY = String(py);
@@ -789,7 +570,7 @@ function render({ model, el }) {
   overlay.addEventListener("dblclick", (event) => {
     const [px, py] = local(event);
     const row = nearest(px, py);
-    if (row >= 0) model.send({ type: "similar", row });
+    if (row >= 0) requests.request("similar", { row }).then(({ response }) => sayError(response));
   });
 
   overlay.addEventListener("pointerleave", () => {
@@ -825,13 +606,14 @@ function render({ model, el }) {
 
   // --- messages from the kernel -------------------------------------------------------------------
   function onMessage(message, buffers) {
+    // a reply to "ready", or the kernel's own push: the points, or a selection made in code
     if (message.type === "points") {
       const t0 = performance.now();
       const raw = buffers[0];
-      xy = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+      xy = typedCopy(Float32Array, raw);
       const lab = buffers[1];
       const Codes = { uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array }[message.codes] || Uint8Array;
-      codes = new Codes(lab.buffer.slice(lab.byteOffset, lab.byteOffset + lab.byteLength));
+      codes = typedCopy(Codes, lab);
       n = message.count;
       extent = bounds(xy, n);
       grid = null;
@@ -839,7 +621,7 @@ function render({ model, el }) {
       gridJob = null;
       painted = false;
       const sel = buffers[2];
-      const rows = new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength));
+      const rows = typedCopy(Int32Array, sel);
       canvas.dataset.pointsBytes = String(buffers.reduce((sum, b) => sum + b.byteLength, 0));
       canvas.dataset.arrivedMs = (t0 - started).toFixed(1);
       resize();
@@ -849,17 +631,32 @@ function render({ model, el }) {
       canvas.dataset.decodeMs = (performance.now() - t0).toFixed(1);
     } else if (message.type === "selection") {
       const sel = buffers[0];
-      setSelection(new Int32Array(sel.buffer.slice(sel.byteOffset, sel.byteOffset + sel.byteLength)));
-    } else if (message.type === "thumb") {
-      const entry = { key: message.key, label: message.label, url: null };
-      if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
-      thumbs.set(message.row, entry);
-      if (thumbs.size > 2000) thumbs.delete(thumbs.keys().next().value);
-      if (pendingHover === message.row) pendingHover = -1;
-      if (hoverRow === message.row) {
-        showTip(message.row, Number(stage.dataset.hoverX || 0), Number(stage.dataset.hoverY || 0));
-      }
+      setSelection(typedCopy(Int32Array, sel));
     }
+  }
+
+  function onThumb(message, buffers) {
+    if (message.type !== "thumb") { sayError(message); pendingHover = -1; return; }
+    const entry = { key: message.key, label: message.label, url: null };
+    if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
+    thumbs.set(message.row, entry);
+    if (thumbs.size > 2000) thumbs.delete(thumbs.keys().next().value);
+    if (pendingHover === message.row) pendingHover = -1;
+    if (hoverRow === message.row) {
+      showTip(message.row, Number(stage.dataset.hoverX || 0), Number(stage.dataset.hoverY || 0));
+    }
+  }
+
+  function sayError(response) {
+    // the kernel's errors reach the status line through the model; a request it never answered is said here
+    if (response && response.timeout) {
+      pageError = response.message;
+      drawTitle();
+    }
+  }
+
+  function onCustom(message, buffers) {
+    if (!requests.receive(message, buffers)) onMessage(message, buffers);
   }
 
   const observer = new ResizeObserver(() => {
@@ -872,9 +669,10 @@ function render({ model, el }) {
   });
   observer.observe(stage);
 
-  model.on("msg:custom", onMessage);
+  model.on("msg:custom", onCustom);
   model.on("change:title", drawTitle);
-  model.on("change:status", drawTitle);
+  const onStatus = () => { pageError = ""; drawTitle(); };
+  model.on("change:status", onStatus);
   model.on("change:mode", drawModes);
   const onClasses = () => { makePalette(); drawLegend(); schedule(); };
   model.on("change:class_names", onClasses);
@@ -888,7 +686,7 @@ function render({ model, el }) {
   makePalette();
   drawLegend();
   drawCount();
-  model.send({ type: "ready" });
+  requests.request("ready").then(({ response, buffers }) => onMessage(response, buffers));
 
   return () => {
     observer.disconnect();
@@ -898,9 +696,10 @@ function render({ model, el }) {
     if (paintJob) paintJob.cancel();
     if (gridJob) gridJob.cancel();
     clearTimeout(settle);
-    model.off("msg:custom", onMessage);
+    model.off("msg:custom", onCustom);
+    requests.close({ type: "closed" });
     model.off("change:title", drawTitle);
-    model.off("change:status", drawTitle);
+    model.off("change:status", onStatus);
     model.off("change:mode", drawModes);
     model.off("change:class_names", onClasses);
     model.off("change:label_counts", drawLegend);

@@ -1,11 +1,20 @@
 // The issues panel: a list of duplicate groups and suspected label errors; a click asks the kernel
 // for that entry and shows its thumbnails side by side. User text goes in through textContent only.
 
+import { h, toDataUrl } from "./lib/dom.js";
+import { requester } from "./lib/requests.js";
+
+/**
+ * An element with a class and a test id.
+ * @param {string} tag
+ * @param {string} [cls]
+ * @param {string} [testid]
+ */
 function el_(tag, cls, testid) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (testid) node.dataset.testid = testid;
-  return node;
+  const attrs = {};
+  if (cls) attrs.class = cls;
+  if (testid) attrs["data-testid"] = testid;
+  return h(tag, attrs);
 }
 
 function render({ model, el }) {
@@ -18,7 +27,13 @@ function render({ model, el }) {
   const status = el_("div", "se-issues-status", "se-issues-status");
   root.append(title, list, group, status);
   el.appendChild(root);
-  let urls = [];
+  const requests = requester(model);
+  let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
+  function open(index) {
+    requests.request("open", { index }).then(({ response }) => {
+      if (response.timeout) { pageError = response.message || ""; onStatus(); }
+    });
+  }
 
   function drawList() {
     title.textContent = model.get("title");
@@ -37,14 +52,12 @@ function render({ model, el }) {
       item.dataset.kind = entry.kind;
       item.setAttribute("aria-selected", String(entry.index === model.get("active")));
       item.textContent = entry.title;
-      item.addEventListener("click", () => model.send({ type: "open", index: entry.index }));
+      item.addEventListener("click", () => open(entry.index));
       list.appendChild(item);
     }
   }
 
   function drawGroup(content, buffers) {
-    for (const url of urls) URL.revokeObjectURL(url);
-    urls = [];
     group.replaceChildren();
     const size = model.get("thumb_size");
     let examples = false;
@@ -59,10 +72,8 @@ function render({ model, el }) {
         item.example ? "se-issue-example" : "se-issue-thumb");
       cell.dataset.row = String(item.row);
       if (item.buffer !== undefined) {
-        const url = URL.createObjectURL(new Blob([buffers[item.buffer]], { type: item.mime }));
-        urls.push(url);
-        const img = el_("img");
-        img.src = url;
+        const img = /** @type {HTMLImageElement} */ (el_("img"));
+        img.src = toDataUrl(buffers[item.buffer], item.mime);
         img.width = size;
         img.alt = `row ${item.row}`;
         cell.appendChild(img);
@@ -81,6 +92,7 @@ function render({ model, el }) {
   }
 
   function onMessage(content, buffers) {
+    if (requests.receive(content, buffers)) return;
     if (content.type === "group") drawGroup(content, buffers);
   }
   const onActive = () => {
@@ -88,23 +100,24 @@ function render({ model, el }) {
       item.setAttribute("aria-selected", String(Number(item.dataset.index) === model.get("active")));
     }
   };
-  const onStatus = () => { status.textContent = model.get("status"); };
+  const onStatus = () => { status.textContent = pageError || model.get("status"); };
+  const onKernelStatus = () => { pageError = ""; onStatus(); };
   drawList();
   onStatus();
   model.on("change:entries", drawList);
   model.on("change:title", drawList);
   model.on("change:active", onActive);
-  model.on("change:status", onStatus);
+  model.on("change:status", onKernelStatus);
   model.on("msg:custom", onMessage);
   const active = model.get("active");
-  if (active >= 0) model.send({ type: "open", index: active });
+  if (active >= 0) open(active);
   return () => {
     model.off("change:entries", drawList);
     model.off("change:title", drawList);
     model.off("change:active", onActive);
-    model.off("change:status", onStatus);
+    model.off("change:status", onKernelStatus);
     model.off("msg:custom", onMessage);
-    for (const url of urls) URL.revokeObjectURL(url);
+    requests.close({ type: "closed" });
   };
 }
 
