@@ -8,6 +8,7 @@ sets it) any skipped test fails the run, so a skip can never hide a test that st
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 
@@ -21,14 +22,30 @@ _DOCTEST_EXTRAS = {
 """Optional packages a doctest may import, and how to install them."""
 
 
+def imported_packages(source: str) -> set[str]:
+    """The top-level packages an example's code imports (``import a.b, c as d`` and ``from e import f``)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()  # the doctest itself will report it
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module.split(".")[0])
+    return found
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Skip a doctest whose example imports an optional package that is not installed here."""
     if not isinstance(item, pytest.DoctestItem) or item.dtest is None:
         return
-    source = "\n".join(example.source for example in item.dtest.examples)
+    imported: set[str] = set()
+    for example in item.dtest.examples:
+        imported |= imported_packages(example.source)
     for package, install in _DOCTEST_EXTRAS.items():
-        imports = f"import {package}" in source or f"from {package}" in source
-        if imports and importlib.util.find_spec(package) is None:
+        if package in imported and importlib.util.find_spec(package) is None:
             pytest.skip(f"this example needs {package}: {install}")
 
 

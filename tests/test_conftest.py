@@ -42,3 +42,13 @@ def test_tests_building_with_the_default_home_leave_the_users_cache_alone(tmp_pa
     assert "2 passed" in done.stdout
     # all that is in the temporary user's cache is what the second probe put there as "the user's own"
     assert [p.name for p in (user / ".cache" / "stable-explore").iterdir()] == ["earlier"]
+
+
+def test_the_doctest_filter_sees_every_form_of_import() -> None:
+    from conftest import imported_packages  # the repository's root conftest
+
+    assert imported_packages("import tempfile, numpy as np, torch") == {"tempfile", "numpy", "torch"}
+    assert imported_packages("from torch.utils.data import DataLoader") == {"torch"}
+    assert imported_packages("import datasets.features as f") == {"datasets"}
+    assert imported_packages("x = 'import torch'") == set()  # text that only mentions it
+    assert imported_packages("from . import sibling") == set()
