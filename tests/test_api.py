@@ -74,7 +74,7 @@ def test_build_records_description_license_metadata_and_tag(home: Path) -> None:
         [{"x": 1}], NUM, name="described", home=home, progress=False,
         description="One row", license="CC0-1.0", metadata={"source": "hand-made", "rows": [1]}, tag="v1",
     )  # fmt: skip
-    assert (ds.DESCR, ds.LICENSE, ds.SOURCE) == ("One row", "CC0-1.0", "hand-made")
+    assert (ds.DESCR, ds.LICENSE, ds.metadata.SOURCE) == ("One row", "CC0-1.0", "hand-made")
     assert ds.metadata["rows"] == [1]
     again = se.load("described@v1", home=home)
     assert again.version == ds.version

@@ -66,12 +66,23 @@ __all__ = ["CachedDataset", "Metadata"]
 
 
 class Metadata(dict[str, Any]):
-    """A version's metadata: a plain dict, JSON-ready, with ``.DESCR``-style upper-case attributes."""
+    """A version's metadata: a plain dict, JSON-ready, with Easydata's upper-case attributes.
+
+    ``md.DESCR`` is ``md["description"]``; any other ``md.KEY`` is ``md["key"]`` (``LICENSE``, ``HASHES``,
+    and the user's own lower-case keys: ``md.AUTHOR``).
+    """
 
     def __getattr__(self, name: str) -> Any:
-        if name.isupper() and name.lower() in self:
-            return self[name.lower()]
-        raise AttributeError(name)
+        key = "description" if name == "DESCR" else name.lower()
+        if name.isupper() and key in self:
+            return self[key]
+        msg = f"the metadata has no {name!r}; its keys: {sorted(self)}"
+        raise AttributeError(msg)
+
+    def __dir__(self) -> list[str]:
+        """For tab completion: the dict's methods, ``DESCR`` and every lower-case identifier key upper-cased."""
+        upper = [k.upper() for k in self if isinstance(k, str) and k.islower() and k.isidentifier()]
+        return sorted({*super().__dir__(), "DESCR", *upper})
 
 
 class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
@@ -290,27 +301,23 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         }
         return Metadata({**record.metadata, **ours})
 
-    def __getattr__(self, name: str) -> Any:
-        # Easydata-style access: ds.DESCR, ds.LICENSE, ds.HASHES, ds.<USER_KEY>
-        if name.isupper():
-            metadata = self.metadata
-            if name == "DESCR":
-                return metadata.get("description")
-            if name.lower() in metadata:
-                return metadata[name.lower()]
-        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
-        raise AttributeError(msg)
+    # Easydata's names for a dataset's metadata. A user's own key is ds.metadata.KEY: the dataset has no
+    # __getattr__, so a typo (ds.num_row, ds.to_pandsa()) is an AttributeError and a type error.
+    @property
+    def DESCR(self) -> str | None:  # Easydata's name
+        """The description (``--description``); Easydata's ``DESCR``."""
+        return self._meta.version_metadata.description
 
-    def __dir__(self) -> list[str]:
-        """Attributes for tab completion: the methods, plus ``DESCR``, ``LICENSE``, ``HASHES`` and user keys."""
-        record = self._meta.version_metadata
-        upper = [
-            "DESCR",
-            "LICENSE",
-            "HASHES",
-            *(k.upper() for k in record.metadata if isinstance(k, str) and k.islower() and k.isidentifier()),
-        ]
-        return sorted({*super().__dir__(), *upper})
+    @property
+    def LICENSE(self) -> str | None:  # Easydata's name
+        """The license (``--license``); Easydata's ``LICENSE``."""
+        return self._meta.version_metadata.license
+
+    @property
+    def HASHES(self) -> dict[str, Any]:  # Easydata's name
+        """The content digest and each shard's hash; Easydata's ``HASHES``."""
+        hashes: dict[str, Any] = self.metadata["hashes"]
+        return hashes
 
     def _ipython_key_completions_(self) -> list[str]:
         """Column names, offered by IPython after ``ds["``."""

@@ -192,7 +192,8 @@ def test_label_counts(pets: CachedDataset) -> None:
 def test_metadata_and_easydata_attributes(pets: CachedDataset) -> None:
     assert pets.DESCR == "Pets <b>subset</b>"
     assert pets.LICENSE == "CC-BY-4.0"
-    assert pets.AUTHOR == "ada"
+    assert pets.metadata.AUTHOR == "ada"
+    assert pets.metadata.DESCR == pets.DESCR
     assert pets.HASHES["content"].startswith("xxh3_128-runs:")
     assert len(pets.HASHES["shards"]) == 6
     assert pets.metadata.LICENSE == "CC-BY-4.0"

@@ -139,10 +139,11 @@ def test_completion_offers_columns_and_metadata_attributes(tmp_path: Path) -> No
         metadata={"source": "lab", "Mixed": 1},
     )
     assert ds._ipython_key_completions_() == ["x", "name"]
-    names = dir(ds)
-    assert {"DESCR", "LICENSE", "HASHES", "SOURCE", "to_pandas", "browse"} <= set(names)
-    assert "MIXED" not in names  # ds.MIXED would not resolve
-    assert ds.SOURCE == "lab"
+    assert {"DESCR", "LICENSE", "HASHES", "to_pandas", "browse"} <= set(dir(ds))
+    names = dir(ds.metadata)  # the user's own keys: ds.metadata.SOURCE
+    assert {"DESCR", "LICENSE", "HASHES", "SOURCE"} <= set(names)
+    assert "MIXED" not in names  # ds.metadata.MIXED would not resolve
+    assert ds.metadata.SOURCE == "lab"
 
 
 # -- 10. progress bars ----------------------------------------------------------------------------------
