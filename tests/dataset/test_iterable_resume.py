@@ -262,3 +262,25 @@ def test_a_state_before_iterating_or_after_an_epoch_says_so(numbers: CachedDatas
     assert list(resumed) == []  # epoch 3 was finished
     assert [row["i"] for row in resumed] == every  # the next iteration of the same epoch starts over
     assert np.array_equal(np.sort(every), np.arange(ROWS))
+
+
+def test_a_version_on_a_bucket_resumes_reading_only_the_rows_due(s3_env: Any, tmp_path: Path) -> None:
+    """The same on a bucket home (SeaweedFS): a resumed window's rows still due are fetched, no others."""
+    ds = se.build(
+        ({"i": i, "name": f"k{i}"} for i in range(700)),
+        se.Features(i=se.Value("int64"), name=se.Value("string")),
+        name="numbers", home=f"s3://team/resume-{tmp_path.name}", progress=False, batch_size=300, shard_size=1,
+    )  # fmt: skip
+    ds = ds.with_format("python")
+    options = {"shuffle": True, "seed": 4, "buffer_size": 300}
+    whole = [row["i"] for row in ds.to_iterable(**options)]
+    first = ds.to_iterable(**options)
+    rows = iter(first)
+    before = [next(rows)["i"] for _ in range(400)]
+    resumed = se.load(ds.ref, home=ds.home).with_format("python").to_iterable(**options)
+    resumed.load_state_dict(json.loads(json.dumps(first.state_dict())))
+    log = tmp_path / "reads"
+    resumed._read = RecordedRead(resumed._read, log)
+    after = [row["i"] for row in resumed]
+    assert before + after == whole
+    assert sorted(read_rows(log)) == sorted(after)
