@@ -154,9 +154,12 @@ def test_a_resume_reads_none_of_the_rows_already_yielded(numbers: CachedDataset,
 
 
 @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")  # torchdata 0.11 on torch 2.13
-def test_stateful_dataloader_with_two_workers_resumes_mid_epoch(numbers: CachedDataset, tmp_path: Path) -> None:
+@pytest.mark.parametrize("persistent", [False, True])
+def test_stateful_dataloader_with_two_workers_resumes_mid_epoch(
+    numbers: CachedDataset, tmp_path: Path, persistent: bool
+) -> None:
     def loader_of(view: Any) -> Any:
-        return StatefulDataLoader(view, batch_size=16, num_workers=2, collate_fn=keep)
+        return StatefulDataLoader(view, batch_size=16, num_workers=2, collate_fn=keep, persistent_workers=persistent)
 
     options = {"shuffle": True, "seed": 3, "buffer_size": 200}
     view = numbers.to_iterable(**options)
