@@ -309,6 +309,17 @@ class RowStream:
 
         Sets the epoch to the state's. Refuses a state from another version, other rows, another
         seed, shuffle, buffer size, rank or world size, naming what differs.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(6)], se.Features(x=se.Value("int64")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> state = RowStream([[range(0, 6)]], ds.__getitems__, ref=ds.ref, version=ds.version, seed=1).state_dict()
+        >>> RowStream([[range(0, 6)]], ds.__getitems__, ref=ds.ref, version=ds.version, seed=2).load_state_dict(state)
+        Traceback (most recent call last):
+        ...
+        stable_explore.errors.InvalidOptionError: the state loaded into n@... was saved with seed=1, ...
         """
         if not isinstance(state, dict):
             msg = f"load_state_dict takes the dict state_dict() returned, got {type(state).__name__}"
