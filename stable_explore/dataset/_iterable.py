@@ -5,9 +5,15 @@ like any object. ``IterableView``, the class ``to_iterable`` returns, adds
 ``torch.utils.data.IterableDataset`` as a base: it is made on first use (module ``__getattr__``),
 so this module imports without torch and a DataLoader worker unpickles it by name.
 
-What a reader holds at once: one block of ``READ_ROWS`` decoded rows and the shuffle buffer. The
-shard files are memory-mapped by the dataset's backend, so pages are read as rows are, and the
-view pickles as the dataset does (where the version lives, which rows), never as data.
+What a reader holds at once: one shuffle window of decoded rows (``buffer_size`` rounded up to whole
+blocks of ``READ_ROWS``). The shard files are memory-mapped by the dataset's backend, so pages are
+read as rows are, and the view pickles as the dataset does (where the version lives, which rows),
+never as data.
+
+Resuming: a worker's order is a pure function of ``(seed, epoch, rank, worker)`` and of the row's
+position in it (the windows and their permutations are computed, not drawn from a running
+generator), so the state is a count of rows yielded per worker, and a resumed iteration computes
+which rows of its window are still due and reads only those.
 
 Examples
 --------
@@ -21,6 +27,8 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,9 +41,12 @@ from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 if TYPE_CHECKING:
     from stable_explore.dataset._selection import Rows
 
-__all__ = ["READ_ROWS", "RowStream", "resolve_rank"]
+__all__ = ["READ_ROWS", "STATE_FORMAT", "RowStream", "resolve_rank"]
 
 READ_ROWS = 256  # rows decoded per read: small enough to bound memory, large enough to amortise a read
+STATE_FORMAT = 1  # the layout of state_dict(); a state of another format is refused, not misread
+_STATE_KEYS = ("version", "rows", "shuffle", "seed", "buffer_size", "rank", "world_size", "epoch", "num_workers",
+               "positions")  # fmt: skip
 
 
 def resolve_rank(rank: Any, world_size: Any) -> tuple[int, int]:
@@ -66,11 +77,13 @@ class RowStream:
     read:
         Decodes a run of rows of the version into examples (the dataset's own row reader).
     ref:
-        What the dataset is, for the repr.
+        What the dataset is, for the repr and error messages.
+    version:
+        The version id the rows belong to (a saved state is refused on another version).
     shuffle, seed, epoch:
-        Shuffle unit order per ``(seed, epoch)``, block order within each run and rows in a buffer.
+        Shuffle unit order per ``(seed, epoch)``, block order within each run and rows within a window.
     buffer_size:
-        Rows held for the shuffle (ignored without ``shuffle``).
+        Rows per shuffle window, rounded up to whole blocks (ignored without ``shuffle``).
     rank, world_size:
         Which part of the ranks' split this process reads.
     """
@@ -81,6 +94,7 @@ class RowStream:
         read: Callable[[Rows], list[Any]],
         *,
         ref: str,
+        version: str = "",
         shuffle: bool = False,
         seed: int = 0,
         epoch: int = 0,
@@ -94,11 +108,16 @@ class RowStream:
         self._units = list(units)
         self._read = read
         self._ref = ref
+        self._version = version
         self._shuffle = shuffle
         self._seed = check_count(seed, "seed")
         self._buffer_size = check_count(buffer_size, "buffer_size", minimum=1)
         self._rank, self._world_size = rank, world_size
         self._epoch = self._epoch_cell(check_count(epoch, "epoch"))
+        # Progress of the iteration under way (or last run): epoch, worker count, rows yielded per worker.
+        self._progress: _Progress | None = None
+        # Where a loaded state says to continue: used once, by the first iteration of its epoch per worker.
+        self._resume: _Progress | None = None
 
     def _epoch_cell(self, epoch: int) -> Any:
         """Where the epoch is kept: a list here; the torch view keeps a shared-memory tensor."""
@@ -137,8 +156,28 @@ class RowStream:
         return sum(len(run) for run in runs)
 
     def rows(self, worker: int = 0, num_workers: int = 1) -> Iterator[Any]:
-        """The decoded rows of one worker of this rank, in this epoch's order."""
+        """The decoded rows of one worker of this rank, in this epoch's order.
+
+        After :meth:`load_state_dict`, the first iteration of the state's epoch continues where the
+        state was taken; later ones start from the epoch's first row.
+        """
         epoch = self.epoch  # read once: a set_epoch while this runs applies to the next iteration
+        windows = self._windows(epoch, worker, num_workers)
+        sizes = np.array([sum(len(block) for block in window) for window in windows], dtype=np.int64)
+        start = self._take_resume(epoch, worker, num_workers, int(sizes.sum()))
+        progress = self._progress
+        if progress is None or (progress.epoch, progress.num_workers) != (epoch, num_workers):
+            progress = self._progress = _Progress(epoch, num_workers, {})
+        progress.positions[worker] = start
+        return self._stream(windows, sizes, start, progress, epoch, worker)
+
+    def _windows(self, epoch: int, worker: int, num_workers: int) -> list[list[Rows]]:
+        """A worker's blocks of at most ``READ_ROWS`` rows, grouped into the windows read at once.
+
+        In order: one block per window. Shuffled: runs in a random order, blocks in a random order
+        within a run, and consecutive blocks grouped until a window holds ``buffer_size`` rows.
+        Nothing is read: this is the plan both a fresh and a resumed iteration follow.
+        """
         order = (self._seed, epoch) if self._shuffle else None
         runs = consumer_runs(
             self._units,
@@ -149,20 +188,203 @@ class RowStream:
             order=order,
         )
         if order is None:
-            return (row for block in self._blocks(runs, None) for row in block)
+            return [[run[start : start + READ_ROWS]] for run in runs for start in range(0, len(run), READ_ROWS)]
         rng = np.random.default_rng([self._seed, epoch, self._rank, worker])
-        return _buffered(self._blocks(runs, rng), self._buffer_size, rng)
-
-    def _blocks(self, runs: list[Rows], rng: np.random.Generator | None) -> Iterator[list[Any]]:
-        """Rows read ``READ_ROWS`` at a time: runs one after another, blocks in random order within a run."""
-        order = rng.permutation(len(runs)).tolist() if rng is not None else range(len(runs))
-        for index in order:
+        windows: list[list[Rows]] = []
+        window: list[Rows] = []
+        held = 0
+        for index in rng.permutation(len(runs)).tolist():
             run = runs[index]
-            starts = list(range(0, len(run), READ_ROWS))
-            if rng is not None:
-                starts = [starts[i] for i in rng.permutation(len(starts)).tolist()]
-            for start in starts:
-                yield self._read(run[start : start + READ_ROWS])
+            starts = range(0, len(run), READ_ROWS)
+            for i in rng.permutation(len(starts)).tolist():
+                block = run[starts[i] : starts[i] + READ_ROWS]
+                window.append(block)
+                held += len(block)
+                if held >= self._buffer_size:
+                    windows.append(window)
+                    window, held = [], 0
+        if window:
+            windows.append(window)
+        return windows
+
+    def _permutation(self, epoch: int, worker: int, window: int, size: int) -> np.ndarray:
+        """The order of a window's rows: a function of its index alone, so a resume computes it directly."""
+        return np.random.default_rng([self._seed, epoch, self._rank, worker, 1, window]).permutation(size)
+
+    def _stream(
+        self, windows: list[list[Rows]], sizes: np.ndarray, start: int, progress: _Progress, epoch: int, worker: int
+    ) -> Iterator[Any]:
+        """Rows from position ``start`` on: the window holding it reads only its rows still due."""
+        ends = np.cumsum(sizes)
+        first = int(np.searchsorted(ends, start, side="right"))
+        for index in range(first, len(windows)):
+            blocks, size = windows[index], int(sizes[index])
+            skip = start - (int(ends[index]) - size) if index == first else 0
+            permutation = self._permutation(epoch, worker, index, size) if self._shuffle else None
+            if permutation is None:
+                due = self._read(blocks[0][skip:])  # in order, a window is one block
+            elif skip == 0:
+                decoded = [row for block in blocks for row in self._read(block)]
+                due = [decoded[i] for i in permutation.tolist()]
+            else:  # resumed inside a window: read its rows not yet yielded, in file order, then reorder
+                wanted = np.concatenate([np.asarray(block, dtype=np.int64) for block in blocks])[permutation[skip:]]
+                by_row = np.argsort(wanted, kind="stable")
+                decoded = self._read(wanted[by_row])
+                due = [None] * len(decoded)
+                for slot, row in zip(by_row.tolist(), decoded, strict=True):
+                    due[slot] = row
+            for row in due:
+                progress.positions[worker] += 1  # counted before the row is handed out: a state taken now excludes it
+                yield row
+
+    def _take_resume(self, epoch: int, worker: int, num_workers: int, total: int) -> int:
+        """Where this worker starts: a loaded state's position for it (used once), else 0."""
+        resume = self._resume
+        if resume is None or resume.epoch != epoch:
+            return 0
+        if resume.num_workers != num_workers:
+            msg = (
+                f"the state loaded into {self._ref}'s iterable was saved with {resume.num_workers} DataLoader "
+                f"worker(s), but this iteration runs {num_workers}: resume with num_workers={resume.num_workers} "
+                f"(a worker's position counts rows of its own part, which depends on the worker count)"
+            )
+            raise InvalidOptionError(msg)
+        start = resume.positions.pop(worker, 0)
+        if not resume.positions:
+            self._resume = None
+        if start > total:
+            msg = (
+                f"the state loaded into {self._ref}'s iterable says worker {worker} of rank {self._rank} "
+                f"yielded {start} rows of epoch {epoch}, but it has {total}: the state is not from these rows"
+            )
+            raise InvalidOptionError(msg)
+        return start
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where iteration stands, as a small JSON-able dict for :meth:`load_state_dict`.
+
+        Holds the version, the rows' fingerprint, the shuffle settings, the epoch and, per
+        DataLoader worker, how many rows of the epoch it has yielded. torchdata's
+        ``StatefulDataLoader`` calls this in each worker and keeps one state per worker (this
+        object in the main process does not see what DataLoader workers yielded).
+
+        Examples
+        --------
+        >>> import json, tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(6)], se.Features(x=se.Value("int64")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> stream = RowStream([[range(0, 6)]], ds.__getitems__, ref=ds.ref, version=ds.version)
+        >>> rows = stream.rows()
+        >>> [next(rows)["x"], next(rows)["x"]]
+        [0, 1]
+        >>> state = json.loads(json.dumps(stream.state_dict()))
+        >>> state["epoch"], state["positions"]
+        (0, {'0': 2})
+        >>> fresh = RowStream([[range(0, 6)]], ds.__getitems__, ref=ds.ref, version=ds.version)
+        >>> fresh.load_state_dict(state)
+        >>> [row["x"] for row in fresh.rows()]
+        [2, 3, 4, 5]
+        """
+        epoch = self.epoch
+        current = next(
+            (kept for kept in (self._progress, self._resume) if kept is not None and kept.epoch == epoch),
+            _Progress(epoch, 1, {}),
+        )
+        return {
+            "format": STATE_FORMAT,
+            "version": self._version,
+            "rows": self._fingerprint(),
+            "shuffle": self._shuffle,
+            "seed": self._seed,
+            "buffer_size": self._buffer_size,
+            "rank": self._rank,
+            "world_size": self._world_size,
+            "epoch": epoch,
+            "num_workers": current.num_workers,
+            "positions": {str(worker): position for worker, position in sorted(current.positions.items())},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from ``state`` (a :meth:`state_dict`, possibly through JSON): the next iteration of its epoch.
+
+        Sets the epoch to the state's. Refuses a state from another version, other rows, another
+        seed, shuffle, buffer size, rank or world size, naming what differs.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(6)], se.Features(x=se.Value("int64")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> state = RowStream([[range(0, 6)]], ds.__getitems__, ref=ds.ref, version=ds.version, seed=1).state_dict()
+        >>> RowStream([[range(0, 6)]], ds.__getitems__, ref=ds.ref, version=ds.version, seed=2).load_state_dict(state)
+        Traceback (most recent call last):
+        ...
+        stable_explore.errors.InvalidOptionError: the state loaded into n@... was saved with seed=1, ...
+        """
+        if not isinstance(state, dict):
+            msg = f"load_state_dict takes the dict state_dict() returned, got {type(state).__name__}"
+            raise InvalidArgumentTypeError(msg)
+        where = f"the state loaded into {self._ref}'s iterable"
+        if state.get("format") != STATE_FORMAT:
+            msg = (
+                f"{where} has format {state.get('format')!r}, this version of stable-explore reads format "
+                f"{STATE_FORMAT}: save the state with the same stable-explore version that resumes it"
+            )
+            raise InvalidOptionError(msg)
+        missing = sorted(set(_STATE_KEYS) - set(state))
+        if missing:
+            msg = f"{where} lacks {', '.join(missing)}: pass the whole dict state_dict() returned"
+            raise InvalidOptionError(msg)
+        if state["version"] != self._version:
+            msg = (
+                f"{where} was saved on version {state['version']!r}, this iterable reads version "
+                f"{self._version!r}: resume on the version the state came from (se.load('name@{state['version']}'))"
+            )
+            raise InvalidOptionError(msg)
+        if state["rows"] != self._fingerprint():
+            msg = (
+                f"{where} was saved on other rows of version {self._version!r} (another filter, shard or "
+                f"split_by_node): resume with the same view of the version"
+            )
+            raise InvalidOptionError(msg)
+        settings = {
+            "shuffle": self._shuffle,
+            "seed": self._seed,
+            "buffer_size": self._buffer_size,
+            "rank": self._rank,
+            "world_size": self._world_size,
+        }
+        for name, ours in settings.items():
+            if state[name] != ours:
+                msg = (
+                    f"{where} was saved with {name}={state[name]!r}, this iterable has {name}={ours!r}: "
+                    f"call to_iterable({name}={state[name]!r}, ...) to resume it"
+                )
+                raise InvalidOptionError(msg)
+        epoch = check_count(state["epoch"], "the state's epoch")
+        num_workers = check_count(state["num_workers"], "the state's num_workers", minimum=1)
+        positions = {
+            check_count(int(worker), "a worker in the state"): check_count(position, "a position in the state")
+            for worker, position in dict(state["positions"]).items()
+        }
+        self.set_epoch(epoch)
+        self._resume = _Progress(epoch, num_workers, positions) if positions else None
+        self._progress = None
+
+    def _fingerprint(self) -> str:
+        """A short hash of which rows of the version this iterable reads (the view's rows, in order)."""
+        cached = self.__dict__.get("_rows_fingerprint")
+        if cached is None:
+            digest = hashlib.blake2b(digest_size=8)
+            for unit in self._units:
+                for run in unit:
+                    if isinstance(run, range):
+                        digest.update(f"r{run.start},{run.stop},{run.step};".encode())
+                    else:
+                        digest.update(b"a" + np.ascontiguousarray(run, dtype=np.int64).tobytes())
+                digest.update(b"|")
+            cached = self.__dict__["_rows_fingerprint"] = digest.hexdigest()
+        return str(cached)
 
     def __repr__(self) -> str:
         order = f"shuffle, seed={self._seed}, buffer_size={self._buffer_size}" if self._shuffle else "in order"
@@ -170,24 +392,13 @@ class RowStream:
         return f"{type(self).__name__}({self._ref}: {where}, {order})"
 
 
-def _buffered(blocks: Iterator[list[Any]], size: int, rng: np.random.Generator) -> Iterator[Any]:
-    """Rows in a random order drawn from a buffer of ``size``: each arriving row replaces a random one.
+@dataclasses.dataclass
+class _Progress:
+    """Rows yielded per worker (``positions``) in ``epoch`` when the rank runs ``num_workers`` workers."""
 
-    The random slots are drawn a block at a time (one numpy call, not one call per row).
-    """
-    buffer: list[Any] = []
-    for block in blocks:
-        room = size - len(buffer)
-        if room > 0:
-            buffer.extend(block[:room])
-            block = block[room:]
-        if not block:
-            continue
-        for slot, row in zip(rng.integers(0, size, len(block)).tolist(), block, strict=True):
-            yield buffer[slot]
-            buffer[slot] = row
-    for index in rng.permutation(len(buffer)).tolist():
-        yield buffer[index]
+    epoch: int
+    num_workers: int
+    positions: dict[int, int]
 
 
 def _torch_view() -> type[RowStream]:

@@ -28,6 +28,9 @@ class SplitViews:
         @property
         def ref(self) -> str: ...
 
+        @property
+        def version(self) -> str: ...
+
         def _all_rows(self) -> Rows: ...
 
         def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
@@ -123,14 +126,15 @@ class SplitViews:
         Parameters
         ----------
         shuffle:
-            Shuffle per ``(seed, epoch)``: the order of shard files, the order of blocks of rows
-            within a file, and rows within a buffer of ``buffer_size``. Same seed and epoch, same
-            order; call ``view.set_epoch(e)`` before each epoch for a new one (it also reaches
-            ``persistent_workers``).
+            Shuffle per ``(seed, epoch)``: the order of shard files, the order of blocks of 256
+            rows within a file, and rows within windows of ``buffer_size`` rows (whole blocks).
+            Same seed and epoch, same order; call ``view.set_epoch(e)`` before each epoch for a
+            new one (it also reaches ``persistent_workers``).
         seed, epoch:
             Non-negative ints.
         buffer_size:
-            Rows held for shuffling (larger: more random, more memory).
+            Rows shuffled together, rounded up to whole blocks of 256 (larger: more random, more
+            memory).
         rank, world_size:
             This process's part. Default: ``torch.distributed``'s when a process group is
             initialised, else ``0`` and ``1`` (one process reads everything). Give both or neither.
@@ -138,8 +142,11 @@ class SplitViews:
         Returns
         -------
         IterableView
-            A ``torch.utils.data.IterableDataset`` with ``set_epoch``, ``epoch`` and ``len()``
-            (rows this rank yields in this epoch).
+            A ``torch.utils.data.IterableDataset`` with ``set_epoch``, ``epoch``, ``len()`` (rows
+            this rank yields in this epoch), and ``state_dict()`` / ``load_state_dict(state)``: a
+            new view over the same rows given the state continues where the old one stopped (the
+            same rows in the same order, none read again), also per worker through torchdata's
+            ``StatefulDataLoader``.
 
         Notes
         -----
@@ -165,6 +172,13 @@ class SplitViews:
         >>> view = ds.to_iterable(shuffle=True, seed=1, buffer_size=4)
         >>> sorted(row["x"] for row in view) == list(range(8))
         True
+        >>> rows = iter(view)
+        >>> first = [next(rows)["x"] for _ in range(3)]
+        >>> state = view.state_dict()  # JSON-able: save it with the checkpoint
+        >>> resumed = ds.to_iterable(shuffle=True, seed=1, buffer_size=4)
+        >>> resumed.load_state_dict(state)
+        >>> sorted(first + [row["x"] for row in resumed]) == list(range(8))
+        True
         """
         from stable_explore.dataset._iterable import IterableView, resolve_rank
         from stable_explore.dataset._sharding import file_units
@@ -175,6 +189,7 @@ class SplitViews:
             units,
             self._rows_at,
             ref=self.ref,
+            version=self.version,
             shuffle=shuffle,
             seed=seed,
             epoch=epoch,
