@@ -45,6 +45,7 @@ from stable_explore.errors import (
     UnfingerprintableWarning,
     UnsafePathError,
 )
+from stable_explore.evaluation import evaluate
 from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence, Value, Video
 
 __version__ = "0.1.0"
@@ -83,6 +84,7 @@ __all__ = [
     "versions",
     "tag",
     "gc",
+    "evaluate",
     "verify",
     "fsck",
     "browse",
