@@ -36,14 +36,14 @@ from stable_explore._units import format_size
 from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.catalog import open_catalog, options_from_args, pop_failure_note
 from stable_explore.catalog.options import BUILD_ARGUMENTS
+from stable_explore.dataset import FILE_LAYOUTS, export_layout
 from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError
-from stable_explore.storage.backends.fsutil import writing
 
 __all__ = ["main"]
 
 EXIT_PROBLEM = 1
 EXIT_INTERRUPTED = 130
-_EXPORT_FORMATS = ("parquet", "csv")
+_EXPORT_FORMATS = tuple(FILE_LAYOUTS.values())
 _REF_HELP = "a version: NAME (latest), NAME@TAG, NAME@ID-PREFIX, or s3://bucket/prefix/NAME@..."
 
 
@@ -73,9 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     gc = commands.add_parser("gc", help="delete untagged versions beyond the newest")
     gc.add_argument("name", nargs="?", help="only this dataset (default: every dataset)")
     gc.add_argument("--keep", type=int, default=1, help="newest versions to keep per dataset (default 1)")
-    export = commands.add_parser("export", help="write a version to Parquet or CSV")
+    export = commands.add_parser("export", help="write a version to Parquet, CSV or JSON")
     export.add_argument("ref", help=_REF_HELP)
-    export.add_argument("--to", required=True, type=Path, help="output file (.parquet or .csv)")
+    export.add_argument("--to", required=True, type=Path, help="output file (.parquet, .csv, .jsonl or .json)")
     export.add_argument("--format", choices=_EXPORT_FORMATS, help="the file format (default: from --to's suffix)")
     tag = commands.add_parser("tag", help="point a tag at a version")
     tag.add_argument("ref", help=_REF_HELP)
@@ -181,20 +181,16 @@ def _verify(refs: list[str], home: str | None) -> int:
 
 
 def _export_format(to: Path, file_format: str | None) -> str | None:
-    """The export's file format: ``--format``, else ``--to``'s suffix; None when neither names one we write."""
-    chosen = file_format or to.suffix.lstrip(".").lower()
-    return chosen if chosen in _EXPORT_FORMATS else None
+    """The export's file format: ``--format``, else the layout ``--to``'s suffix names (se.export's rule)."""
+    try:
+        return export_layout(to, file_format)
+    except InvalidOptionError:
+        return None
 
 
 def _export(ref: str, to: Path, chosen: str, home: str | None) -> str:
     ds = api.load(ref, home=home)
-    if chosen == "csv":
-        frame = ds.to_pandas(images="drop").set_axis(ds.keys())  # a row's key, not its number, names it in a sheet
-        frame.index.name = "key"
-        with writing(to):
-            frame.to_csv(to)
-    else:
-        ds.to_parquet(to)
+    ds.export(to, layout=chosen)  # CSV and JSON: each row's key first, labels as names, images left out
     return f"wrote {len(ds):,} rows to {to}"
 
 
@@ -239,7 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = args.home
     if args.command == "export" and _export_format(args.to, args.format) is None:
         # A usage error (exit 2, with the usage line), found before anything is read.
-        parser.error(f"export: cannot tell the format from {args.to.name!r}: give --format parquet or csv")
+        formats = ", ".join(_EXPORT_FORMATS)
+        parser.error(f"export: cannot tell the format from {args.to.name!r}: give --format (one of {formats})")
     try:
         if args.command == "ls":
             if args.name and "://" in args.name:  # a home's URL: its datasets

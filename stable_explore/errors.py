@@ -18,6 +18,7 @@ __all__ = [
     "ColumnNotFoundError",
     "DuplicateKeyError",
     "EncodingError",
+    "ExportTargetError",
     "ImageTooLargeError",
     "InvalidArgumentTypeError",
     "InvalidNameError",
@@ -245,6 +246,14 @@ class InvalidNameError(StableExploreError, ValueError):
 
 class InvalidOptionError(StableExploreError, ValueError):
     """An option's value is not one stable-explore accepts; the message lists what it accepts."""
+
+
+class ExportTargetError(InvalidOptionError):
+    """An export's path is refused: inside (or above) a catalog home or a version, or a folder no export wrote.
+
+    An export writes a new or empty folder, or replaces one an export wrote before (with
+    ``overwrite=True``); the message names the path, what is there and how to proceed.
+    """
 
 
 class InvalidArgumentTypeError(StableExploreError, TypeError):

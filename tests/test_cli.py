@@ -311,7 +311,7 @@ def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> None:
+def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path_factory: pytest.TempPathFactory) -> None:
     home = home_of(pets)
     fixed = pets.relabel({0: "dog"}).drop([9]).save(message="fix", tag="clean")
     done = run_cli(home, "diff", f"pets@{pets.version}", "pets@clean")
@@ -330,7 +330,7 @@ def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> 
     assert "labels: cat 98, dog 101, bird 100" in shown
     assert f"parent: {pets.version}" in shown
     assert "digests match" in run_cli(home, "verify", "pets").stdout
-    out = tmp_path / "export.parquet"
+    out = tmp_path_factory.mktemp("exports") / "export.parquet"  # outside the home (the pets fixture's tmp_path)
     assert run_cli(home, "export", "pets@clean", "--to", str(out)).returncode == 0
     import pyarrow.parquet as pq
 
