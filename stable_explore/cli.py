@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 from stable_explore import __version__, api, api_transfer
 from stable_explore._units import format_size
 from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
-from stable_explore.catalog import open_catalog, options_from_args, pop_failure_note
+from stable_explore.catalog import HOME_ENV, open_catalog, options_from_args, pop_failure_note, resolve_home
 from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.dataset import FILE_LAYOUTS, export_layout
 from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError
@@ -140,7 +141,8 @@ def _parent_said(name: str | None, parent: str, home: str | None) -> str:
     try:
         meta = api.load(f"{name}@{parent}", home=home).metadata
     except CacheNotFoundError:
-        return "no longer in this home: gc deleted it"
+        # all that is known: it is not here (gc may have removed it, or it was made elsewhere and never copied here)
+        return "not in this home: removed by gc, or never pushed or pulled here"
     except StableExploreError as exc:
         return f"not readable: {exc}"
     if meta.get("message"):
@@ -228,6 +230,26 @@ def _gc(name: str | None, keep: int, home: str | None) -> int:
     return EXIT_PROBLEM if report.problems else 0
 
 
+_CREATES_HOME = ("build", "pull")  # the commands that may make a home that is not there yet
+
+
+def _missing_home(home: str | None, command: str) -> str | None:
+    """Why a home named by ``--home`` or ``$STABLE_EXPLORE_HOME`` cannot be read (None if it can, or may be made).
+
+    Without this, a mistyped ``--home`` listed "(none)" and exited 0, as if the home were empty.
+    """
+    named = home if home is not None else os.environ.get(HOME_ENV) or None
+    if named is None or "://" in named or command in _CREATES_HOME:
+        return None
+    folder = resolve_home(named)
+    if folder.is_dir():
+        return None
+    given = "--home" if home is not None else f"${HOME_ENV}"
+    if folder.exists():
+        return f"the home {folder} (from {given}) is a file, not a folder"
+    return f"the home {folder} (from {given}) does not exist: check the path (a build or a pull creates a home)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     parser = _parser()
@@ -237,10 +259,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # A usage error (exit 2, with the usage line), found before anything is read.
         formats = ", ".join(_EXPORT_FORMATS)
         parser.error(f"export: cannot tell the format from {args.to.name!r}: give --format (one of {formats})")
+    if args.command == "ls" and args.name and "://" in args.name:  # a home's URL: its datasets
+        home, args.name = args.name, None
+    missing = _missing_home(home, args.command)
+    if missing is not None:
+        print(f"stable-explore {args.command}: {missing}", file=sys.stderr)
+        return EXIT_PROBLEM
     try:
         if args.command == "ls":
-            if args.name and "://" in args.name:  # a home's URL: its datasets
-                home, args.name = args.name, None
             print(api.versions(args.name, home=home) if args.name else api.datasets(home=home))
         elif args.command == "show":
             print(_show(args.ref, home))
