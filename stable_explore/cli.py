@@ -25,10 +25,13 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,7 @@ from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.catalog import HOME_ENV, open_catalog, options_from_args, pop_failure_note, resolve_home
 from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.dataset import FILE_LAYOUTS, export_layout
-from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError
+from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError, StableExploreWarning
 
 __all__ = ["main"]
 
@@ -109,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     for flags, options in BUILD_ARGUMENTS:  # the options %stable_cache takes too, by the same names
         build.add_argument(*flags, **options)
+    build.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="publish a version of no rows and make it latest (default: refuse, exit 1, publish nothing)",
+    )
     build.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     return parser
 
@@ -196,6 +204,34 @@ def _export(ref: str, to: Path, chosen: str, home: str | None) -> str:
     return f"wrote {len(ds):,} rows to {to}"
 
 
+@contextlib.contextmanager
+def _warnings_in_our_words(command: str) -> Iterator[None]:
+    """Show stable-explore's warnings as ``stable-explore COMMAND: message`` lines, not as Python warning lines.
+
+    Python's own format names the installed script's line (``stable-explore:8: EmptyBuildWarning ...
+    sys.exit(main())``), which says nothing to someone at a shell. Other warnings keep Python's format.
+    """
+    with warnings.catch_warnings():  # puts showwarning back afterwards
+        shown = warnings.showwarning
+
+        def say(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: Any = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, StableExploreWarning):
+                print(f"stable-explore {command}: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = say
+        warnings.simplefilter("always", StableExploreWarning)  # each said once, as it happens
+        yield
+
+
 def _build(args: argparse.Namespace, home: str | None) -> str:
     source = _attribute(args.source, "MODULE:FUNC")
     features = _attribute(args.features, "--features")
@@ -205,17 +241,18 @@ def _build(args: argparse.Namespace, home: str | None) -> str:
             msg = f"--list takes NAME VALUE...: {name!r} is not an argument name (or is given twice)"
             raise InvalidOptionError(msg)
         lists[name] = values
-    options = options_from_args(args)
-    ds = api.build_from_options(
-        open_catalog(home),
-        args.name,
-        source,
-        features,
-        options,
-        args=tuple(args.arg),
-        kwargs=lists,
-        progress=not args.quiet,
-    )
+    options = dataclasses.replace(options_from_args(args), allow_empty=args.allow_empty)
+    with _warnings_in_our_words("build"):
+        ds = api.build_from_options(
+            open_catalog(home),
+            args.name,
+            source,
+            features,
+            options,
+            args=tuple(args.arg),
+            kwargs=lists,
+            progress=not args.quiet,
+        )
     return f"{ds!r}\n{ds.build_info}"
 
 

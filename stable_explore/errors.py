@@ -17,6 +17,7 @@ __all__ = [
     "CacheWriteError",
     "ColumnNotFoundError",
     "DuplicateKeyError",
+    "EmptyBuildError",
     "EncodingError",
     "ExportTargetError",
     "ImageTooLargeError",
@@ -360,6 +361,15 @@ class LeaseLostError(StableExploreError, RuntimeError):
     def __init__(self, where: str, why: str) -> None:
         self.where = where
         super().__init__(f"lost the lease {where}: {why}; the step it guarded was not done, run it again")
+
+
+class EmptyBuildError(StableExploreError, ValueError):
+    """A build's source yielded no rows and the build was asked not to publish an empty version.
+
+    Raised by ``se.build(..., allow_empty=False)`` and by ``stable-explore build`` without
+    ``--allow-empty``; nothing is published and ``latest`` stays where it was. The message says
+    which version stays the latest and how to publish the empty version anyway.
+    """
 
 
 class EmptyBuildWarning(StableExploreWarning, UserWarning):
