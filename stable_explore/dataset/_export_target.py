@@ -149,6 +149,19 @@ def export_folder(
     Refused: a path with no name ('', '.', '/'); a path inside, equal to or holding a catalog home or a
     version's folder; an existing file; a non-empty folder that no export wrote; a folder an export wrote,
     unless ``overwrite`` (``overwrite_option`` is how the caller spells it, for the message).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> (out / "mds").mkdir()
+    >>> write_export_marker(out / "mds", layout="mds")
+    >>> export_folder(out / "mds", layout="mds", overwrite=True) == out / "mds"
+    True
+    >>> export_folder(".", layout="mds")
+    Traceback (most recent call last):
+    ...
+    stable_explore.errors.ExportTargetError: refusing to export to '.': a mds export needs a path of its own ...
     """
     fix = "Export to a new folder outside every catalog home (e.g. ./exports/NAME)."
     given, resolved = _named(path, f"a {layout} export")
@@ -178,6 +191,17 @@ def export_file(path: str | Path, *, what: str, ds: CachedDataset | None = None)
 
     Refused: a path with no name, an existing folder, and any file inside a catalog home or a version's
     folder (a shard of the version being exported, say). The writer replaces the file only when done.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> export_file(out / "pets.csv", what="CSV") == out / "pets.csv"
+    True
+    >>> export_file(out, what="CSV")
+    Traceback (most recent call last):
+    ...
+    stable_explore.errors.ExportTargetError: refusing to export to ...: it is a folder, and a CSV export writes one ...
     """
     fix = "Write the file outside every catalog home (e.g. ./exports/NAME.parquet)."
     given, resolved = _named(path, f"a {what} export")
