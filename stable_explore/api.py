@@ -86,6 +86,7 @@ def build(
     num_proc: int | None = None,
     executor: Executor | None = None,
     lock_timeout: float | None = None,
+    allow_empty: bool = True,
 ) -> CachedDataset:
     """Cache what ``source`` yields as a new version of ``name`` (or reuse the version it built before).
 
@@ -152,6 +153,11 @@ def build(
         Seconds to wait at most while another process builds the same source (it holds the
         build lock; after a few seconds a ``LockWaitWarning`` says which process, on which
         host, since when). None waits as long as it takes; then ``LockTimeoutError``.
+    allow_empty:
+        What a source that yields no rows (often a path that names nothing) does: publish an empty
+        version, make it ``latest`` and warn (``EmptyBuildWarning``; True, the default, kept for
+        existing code), or raise ``EmptyBuildError`` and publish nothing (False; what
+        ``stable-explore build`` does unless given ``--allow-empty``).
 
     Returns
     -------
@@ -223,6 +229,7 @@ def build(
         num_proc=num_proc,
         executor=executor,
         lock_timeout=lock_timeout,
+        allow_empty=allow_empty,
     )
     return build_from_options(
         open_catalog(home, storage_options),

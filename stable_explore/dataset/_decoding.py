@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stable_explore._optional import require
 from stable_explore.errors import CacheCorruptionError, ImageTooLargeError
 from stable_explore.schema import Array3D, Features, Image, Sequence
 
@@ -86,7 +87,7 @@ def to_torch_values(values: list[Any], *, images: bool = False) -> list[Any]:
     ``int64``, floats ``float32``; text and nulls stay as they are; a list whose items become
     tensors of one shape and dtype is stacked into one tensor.
     """
-    import torch
+    torch = require("torch", "torch", 'ds.with_format("torch")')
 
     return [to_torch(value, torch, image=images) for value in values]
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.dataset._export_target import export_file
 from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
@@ -27,7 +28,15 @@ if TYPE_CHECKING:
     from stable_explore.dataset._selection import Rows
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
-__all__ = ["FRAME_FEATURES_KEY", "IMAGE_EXPORTS", "Exports", "column_folder", "to_pandas", "to_parquet"]
+__all__ = [
+    "FRAME_FEATURES_KEY",
+    "IMAGE_EXPORTS",
+    "Exports",
+    "column_folder",
+    "to_pandas",
+    "to_parquet",
+    "write_rows_file",
+]
 
 IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
 FRAME_FEATURES_KEY = "stable_explore.features"
@@ -177,6 +186,25 @@ def _default_export_dir(ds: CachedDataset) -> Path:
         root = ds.home if isinstance(ds.home, Path) else ds.cache_dir.parents[2]
         return _inside(root, ds.name, "exports", ds.version)
     return _inside(ds.cache_dir.parent, f"{ds.cache_dir.name}-exports")
+
+
+def write_rows_file(ds: CachedDataset, path: Path, layout: str) -> Path:
+    """``ds.export(path, layout="csv" | "jsonl" | "json")``: the key first, labels as names, no images.
+
+    The key column is ``key`` (``__key__`` when the dataset has a ``key`` column of its own); the
+    file is replaced only when the new one is complete.
+    """
+    target = export_file(path, what=layout.upper(), ds=ds)
+    frame = ds.to_pandas(images="drop")
+    frame.insert(0, "key" if "key" not in frame.columns else KEY_COLUMN, ds.keys())  # a row's key names it
+    with writing(target):  # a folder that is a file, a full disk: a CacheWriteError naming the target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(target, durable=False) as tmp, tmp.open("w", encoding="utf-8", newline="") as out:
+            if layout == "csv":
+                frame.to_csv(out, index=False)
+            else:
+                frame.to_json(out, orient="records", lines=layout == "jsonl", force_ascii=False)
+    return target
 
 
 def to_parquet(
@@ -342,15 +370,17 @@ class Exports:
         as the shards hold them, encoded bytes (``datasets`` then keeps the class names only).
         ``with_row_columns=True`` adds each row's key and content hash (``__key__``,
         ``__row_hash__``), so :func:`stable_explore.from_parquet` keys the rows as they were here
-        (the same rows then build the same version).
+        (the same rows then build the same version). The file is replaced only once the new one is
+        complete; a path inside a catalog home or a version is refused
+        (:class:`~stable_explore.ExportTargetError`).
 
         Examples
         --------
         >>> import tempfile, pathlib, pyarrow.parquet as pq, stable_explore as se
-        >>> home = pathlib.Path(tempfile.mkdtemp())
+        >>> home, out = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
         >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n", home=home,
         ...               progress=False)
-        >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
+        >>> pq.read_table(ds[1:4].to_parquet(out / "n.parquet")).column("x").to_pylist()
         [1, 2, 3]
         """
         from stable_explore.schema.huggingface import hf_arrow_type, hf_schema_metadata, to_hf_layout
@@ -375,7 +405,8 @@ class Exports:
         schema = schema.with_metadata(
             {**features.to_arrow_schema().metadata, **hf_schema_metadata(features, layout=layout)}
         )
-        return to_parquet(Path(path), chunks, schema, rows_per_group=rows_per_group, compression=compression)
+        target = export_file(path, what="Parquet", ds=cast("CachedDataset", self))
+        return to_parquet(target, chunks, schema, rows_per_group=rows_per_group, compression=compression)
 
 
 def _features_of(features: Features, columns: Sequence[str]) -> Features:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from stable_explore._optional import require
+from stable_explore.dataset._export_target import export_folder, is_own_export, write_export_marker
 from stable_explore.errors import CacheWriteError, InvalidOptionError
 from stable_explore.schema import KEY_COLUMN
 from stable_explore.storage.read.lance_rows import is_lance_dataset
@@ -33,8 +34,11 @@ def write_lance(ds: CachedDataset, tables: Iterator[pa.Table], path: Path, *, mo
     if mode not in LANCE_MODES:
         msg = f"mode must be one of {LANCE_MODES}, got {mode!r}"
         raise InvalidOptionError(msg)
-    if mode == "create" and is_lance_dataset(path):
-        msg = f"{path} already holds a Lance dataset; mode='overwrite' replaces it (as a new Lance version)"
+    path = export_folder(
+        path, layout="lance", ds=ds, overwrite=mode == "overwrite", overwrite_option="mode='overwrite'"
+    )
+    if mode == "overwrite" and path.is_dir() and any(path.iterdir()) and not is_lance_dataset(path):
+        msg = f"{path} holds an export that is not a Lance dataset; mode='overwrite' only adds a version to one"
         raise InvalidOptionError(msg)
     features = ds.features
     keys = ds.arrow_column(KEY_COLUMN) if not ds.cache_meta.is_seed_v1 else pa.array(ds.base_rows(), pa.int64())
@@ -57,4 +61,6 @@ def write_lance(ds: CachedDataset, tables: Iterator[pa.Table], path: Path, *, mo
     except ValueError as exc:  # Lance's word for "exists" (mode="create") and other refusals
         msg = f"Lance could not write {path}: {exc} (mode={mode!r}; mode='overwrite' replaces a dataset)"
         raise InvalidOptionError(msg) from exc
+    if not is_own_export(path):
+        write_export_marker(path, layout="lance", ds=ds)
     return path

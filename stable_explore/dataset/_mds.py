@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.dataset._export_target import export_folder, write_export_marker
 from stable_explore.errors import EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema import KEY_COLUMN, Array3D, ClassLabel, Feature, Image, Sequence, Value, Video
 from stable_explore.schema.image_formats import sniff
@@ -163,11 +164,14 @@ class _Shard:
         return body, config
 
 
-def write_mds(ds: CachedDataset, tables: Iterator[pa.Table], out: Path, *, size_limit: int) -> Path:
-    """Write ``ds``'s rows to ``out`` as an MDS dataset (replacing one there); ``out``."""
+def write_mds(
+    ds: CachedDataset, tables: Iterator[pa.Table], out: Path, *, size_limit: int, overwrite: bool = False
+) -> Path:
+    """Write ``ds``'s rows to ``out`` as an MDS dataset (a new or empty folder, or an export's with ``overwrite``)."""
     if size_limit < 1:
         msg = f"size_limit must be positive, got {size_limit}"
         raise InvalidOptionError(msg)
+    out = export_folder(out, layout="mds", ds=ds, overwrite=overwrite)
     features = ds.features
     names = sorted(features)
     encodings = {name: mds_encoding(features[name]) for name in names}
@@ -204,6 +208,7 @@ def write_mds(ds: CachedDataset, tables: Iterator[pa.Table], out: Path, *, size_
         (tmp / "index.json").write_text(json.dumps({"version": 2, "shards": shards}, sort_keys=True))
         sidecar = {"features": features.to_dict(), "num_rows": position, "version": ds.version, "name": ds.name}
         (tmp / MDS_SIDECAR).write_text(json.dumps(sidecar, indent=2, ensure_ascii=False))
+        write_export_marker(tmp, layout="mds", ds=ds)
         publish_dir(tmp, out)
     return out
 

@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore._optional import require
 from stable_explore._units import format_size
 from stable_explore.dataset._columns import ColumnMap
 from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
@@ -521,10 +522,15 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         (torch.Size([3, 2, 3]), tensor(1))
         >>> ds.with_format("numpy")[0]["image"].flags.writeable
         True
+
+        Without PyTorch, ``with_format("torch")`` raises ``MissingDependencyError`` (an ``ImportError``)
+        saying ``pip install 'stable-explore[torch]'``.
         """
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
             raise InvalidOptionError(msg)
+        if format == "torch":  # said now, not at the first row read
+            require("torch", "torch", 'ds.with_format("torch")')
         return self._view(self._rows, format=format)
 
     @property
@@ -863,8 +869,6 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits):
         image column, ``"phash"`` or ``"dhash"``; default: an embedding column, else a hash column,
         else the pHash of the images).
         """
-        from stable_explore._optional import require
-
         require("anywidget", "lab", "the shard browser")
         from stable_explore.widgets.browser import ShardBrowser
 

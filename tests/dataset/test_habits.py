@@ -244,3 +244,18 @@ def test_a_build_from_a_column_view_or_transform_is_no_cache_hit_of_another(ds: 
     second = se.build(rows, features, name="copy", args=(louder,), home=home, progress=False)
     assert not second.build_info.startswith("reused"), "a transform is part of what the rows are"
     assert second["name"] == [n.upper() for n in ds["name"]]
+
+
+def test_with_format_torch_without_torch_names_the_extra(ds: se.CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a bare ModuleNotFoundError ("No module named 'torch'"), with no word of what to install."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now fails, as where it is not installed
+    with pytest.raises(se.MissingDependencyError) as caught:
+        ds.with_format("torch")
+    assert str(caught.value) == "ds.with_format(\"torch\") needs torch: pip install 'stable-explore[torch]'"
+    assert isinstance(caught.value, ImportError)
+    from stable_explore.dataset._decoding import to_torch_values
+
+    with pytest.raises(se.MissingDependencyError, match=r"pip install 'stable-explore\[torch\]'"):
+        to_torch_values([1, 2])  # the decoder of a torch view made while torch was there
