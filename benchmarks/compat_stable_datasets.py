@@ -4,11 +4,16 @@ Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committe
 
     python benchmarks/compat_stable_datasets.py [--repo PATH] [--rev HEAD]
 
-1. Extracts ``stable_datasets/tests/test_cache.py`` and ``test_schema.py`` into a temp folder, with a
-   ``conftest.py`` that puts :mod:`stable_explore.compat.stable_datasets` in place of the modules
-   they import (``stable_datasets.cache``, ``.dataset``, ``.schema``, ``.splits``, ``.utils``), runs
-   them with pytest and prints each test's outcome (docs/format.md classifies the failures).
-2. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
+1. Extracts its ``test_cache.py``, ``test_dataset.py``, ``test_iterable.py``, ``test_samplers.py`` and
+   ``test_schema.py`` into a temp folder, with a ``conftest.py`` that puts
+   :mod:`stable_explore.compat.stable_datasets` in place of the modules they import (``ALIASED``),
+   runs them with pytest and prints per file the tests passed among those counted (``EXCLUDED``: tests
+   that read its private attributes, each with the reason) and each test's outcome (docs/format.md
+   classifies the failures). ``--tests-only`` stops there.
+2. At each of its cache revisions (``REVISIONS``: 37ff322, the first PyArrow cache without layout
+   names, and 4ceafa1, Arrow and Lance layouts), writes a cache with its own writer and opens it with
+   ``se.load(path, features=<its Features object>)``: images must come back as PIL, rows equal.
+3. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
    copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote;
    then reads every row with its backends and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
    that forwards to :mod:`logging` (loguru is not in our environment); its package ``__init__``
@@ -126,6 +131,8 @@ def run_their_tests(repo: str, rev: str) -> dict[str, str]:
 
 def _their_package(repo: str, rev: str, into: Path) -> None:
     """Extract stable_datasets/ (its source, into a temp folder) and make it importable without its __init__."""
+    for name in [m for m in sys.modules if m == "stable_datasets" or m.startswith("stable_datasets.")]:
+        del sys.modules[name]  # another revision's modules
     files = _git(repo, "ls-tree", "-r", "--name-only", rev, "stable_datasets").split()
     for name in files:
         if name.endswith(".py") and "/tests/" not in name:
@@ -207,6 +214,61 @@ def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
         }
 
 
+REVISIONS = {"37ff322": ("arrow",), "4ceafa1": ("arrow", "lance")}
+"""stable-datasets' cache revisions: the first PyArrow one (no layout name) and the Lance one (layouts named)."""
+
+
+def their_features_open_their_caches(repo: str) -> dict[str, object]:
+    """At each revision: their writer writes a cache, se.load opens it with their Features; rows and types compared."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    import stable_explore as se
+
+    found: dict[str, object] = {}
+    for rev, layouts in REVISIONS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            _their_package(repo, rev, folder / "src")
+            cache = importlib.import_module("stable_datasets.cache")
+            schema = importlib.import_module("stable_datasets.schema")
+            theirs = schema.Features(
+                {
+                    "image": schema.Image(),
+                    "label": schema.ClassLabel(names=["cat", "dog", "bird"]),
+                    "x": schema.Value("int32"),
+                }
+            )
+
+            def rows() -> object:
+                for i in range(20):
+                    yield i, {"image": PILImage.new("RGB", (6, 4), (i, 2 * i, 3 * i)), "label": i % 3, "x": i}
+
+            for layout in layouts:
+                target = folder / layout
+                if layout == "arrow":
+                    cache.write_sharded_arrow_cache(rows(), theirs, target, batch_size=8, shard_size_bytes=400)
+                else:
+                    cache.write_lance_cache(rows(), theirs, target, batch_size=8)
+                ds = se.load(target, features=theirs, home=folder / "home")
+                wrong = 0
+                for i in range(len(ds)):
+                    row = ds[i]
+                    pixel = tuple(int(v) for v in np.asarray(row["image"])[0, 0])
+                    wrong += int(
+                        not isinstance(row["image"], PILImage.Image)
+                        or pixel != (i, 2 * i, 3 * i)
+                        or (row["label"], row["x"]) != (i % 3, i)
+                    )
+                found[f"{rev} {layout}"] = {
+                    "rows": len(ds),
+                    "image_type": type(ds[0]["image"]).__name__,
+                    "class_names": list(ds.features["label"].names),
+                    "rows_not_matching": wrong,
+                }
+    return found
+
+
 def _report_tests(outcomes: dict[str, str]) -> None:
     """Per file: passed / failed / error among the tests that count, then each test (excluded ones marked)."""
     tests = {k: v for k, v in outcomes.items() if not k.endswith("::why")}
@@ -236,6 +298,8 @@ def main() -> None:
     _report_tests(run_their_tests(args.repo, args.rev))
     if args.tests_only:
         return
+    print("se.load(their cache, features=their Features), at each of their cache revisions:")
+    print(json.dumps(their_features_open_their_caches(args.repo), indent=2))
     print("their open_cache on ds.export(layout='stable-datasets') and layout='stable-datasets-lance':")
     print(json.dumps(their_reader_opens_our_export(args.repo, args.rev), indent=2))
 

@@ -186,3 +186,10 @@ class ShardShuffleSampler:
             if self.within_shard == "random":
                 positions = rng.permutation(positions)
             yield from (int(p) for p in positions)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StableIterableDataset":  # made on first use; pickle finds the class here by this name
+        return iterable_class()
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)

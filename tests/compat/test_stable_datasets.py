@@ -7,6 +7,8 @@ source; these tests are ours.)
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import io
 import itertools
 import json
 import pickle
@@ -16,8 +18,10 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
+import stable_explore as se
 from stable_explore.compat.stable_datasets import (
     BaseDatasetBuilder,
     ClassLabel,
@@ -37,6 +41,7 @@ from stable_explore.compat.stable_datasets import (
     write_lance_cache,
     write_sharded_arrow_cache,
 )
+from stable_explore.testing import write_seed_v1_cache
 from tests.conftest import jpeg_bytes
 
 
@@ -312,15 +317,18 @@ def test_iterable_yields_each_row_once_shuffled_per_epoch_and_transformed(tmp_pa
     assert _xs(plus) == [6, 7]
 
 
-@pytest.mark.parametrize("shard_size_bytes", [128, float("inf")])
-def test_iterable_splits_rows_between_dataloader_workers(tmp_path: Path, shard_size_bytes: float) -> None:
+@pytest.mark.filterwarnings("ignore:lance is not fork-safe")  # other tests import lance; these workers never use it
+def test_iterable_splits_rows_between_dataloader_workers_and_pickles(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
-    ds = _numbers(tmp_path, n=30, shard_size_bytes=shard_size_bytes)
-    stream = StableIterableDataset(ds, shuffle=True, seed=0, buffer_size=4)
-    assert isinstance(stream, torch.utils.data.IterableDataset)
-    loader = torch.utils.data.DataLoader(stream, batch_size=None, num_workers=2)
+    many = _numbers(tmp_path / "many", n=30, shard_size_bytes=128)  # more shards than workers: shards split
+    one = _numbers(tmp_path / "one", n=30).select(list(range(30))).map(lambda row: {**row, "x": row["x"] + 100})
+    assert one._backend.num_shards == 1  # fewer shards than workers: rows split
+    streams = [StableIterableDataset(ds, shuffle=True, seed=0, buffer_size=4) for ds in (many, one)]
+    assert isinstance(streams[0], torch.utils.data.IterableDataset)
+    assert _xs(pickle.loads(pickle.dumps(streams[0]))) == _xs(streams[0])  # a spawned worker gets the same rows
+    loader = torch.utils.data.DataLoader(torch.utils.data.ChainDataset(streams), batch_size=None, num_workers=2)
     seen = [int(row["x"]) for row in loader]
-    assert sorted(seen) == list(range(30))  # one shard or many: every row once across both workers
+    assert sorted(seen) == list(range(30)) + list(range(100, 130))  # every row once across both workers
 
 
 def _shard_of(meta_counts: list[int]) -> dict[int, int]:
@@ -364,3 +372,100 @@ def test_lance_cache_is_read_through_its_fragments(tmp_path: Path) -> None:
     again = pickle.loads(pickle.dumps(ds))
     assert again[5] == {"x": 5, "label": 1}
     assert sorted(_xs(ds.as_iterable(shuffle=True, seed=1))) == list(range(12))
+
+
+# -- stable-datasets' own Features handed to se.load ----------------------------------------------------------------
+
+
+class _Theirs:
+    """Stand-ins for stable-datasets' feature types, from its documented API: what counts is each class's name
+    and its public attributes (``dtype``, ``names``, ``feature``, ``encode_format``)."""
+
+    class Value:
+        def __init__(self, dtype: str) -> None:
+            self.dtype = dtype
+
+    class ClassLabel:
+        def __init__(self, names: list[str]) -> None:
+            self.names = list(names)
+            self.num_classes = len(names)
+
+    class Image:
+        def __init__(self, encode_format: str = "PNG") -> None:
+            self.encode_format = encode_format
+
+    class Sequence:
+        def __init__(self, feature: object) -> None:
+            self.feature = feature
+
+    class Array4D:
+        def __init__(self, shape: tuple[int, ...]) -> None:
+            self.shape = shape
+
+    class Features(OrderedDict):  # type: ignore[type-arg]
+        def fingerprint_data(self) -> str:
+            return repr(dict(self))
+
+
+def _their_features(names: tuple[str, ...] = ("a", "b", "c")) -> _Theirs.Features:
+    return _Theirs.Features(
+        image=_Theirs.Image(),
+        label=_Theirs.ClassLabel(list(names)),
+        x=_Theirs.Value("int32"),
+        tags=_Theirs.Sequence(_Theirs.Value("string")),
+    )
+
+
+def _png(i: int) -> bytes:
+    from PIL import Image as PILImage
+
+    buffer = io.BytesIO()
+    PILImage.fromarray(np.full((4, 6, 3), i * 20, np.uint8)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _check_rows(ds: object) -> None:
+    from PIL import Image as PILImage
+
+    row = ds[4]  # type: ignore[index]
+    assert isinstance(row["image"], PILImage.Image)
+    assert np.asarray(row["image"])[0, 0, 0] == 80
+    assert (row["label"], row["x"], row["tags"]) == (1, 4, ["t4"])
+    assert ds.features["label"].names == ("a", "b", "c")  # type: ignore[attr-defined]
+
+
+def test_their_features_open_a_cache_of_their_first_arrow_revision(tmp_path: Path) -> None:
+    # stable-datasets 37ff322 wrote version-1 metadata and no layout name: as our seed-v1 writer does
+    table = pa.table(
+        {
+            "image": pa.array([_png(i) for i in range(6)], pa.binary()),
+            "label": pa.array([i % 3 for i in range(6)], pa.int64()),
+            "x": pa.array(range(6), pa.int32()),
+            "tags": pa.array([[f"t{i}"] for i in range(6)], pa.list_(pa.string())),
+        }
+    )
+    write_seed_v1_cache(tmp_path / "old", [table.slice(0, 3), table.slice(3)])
+    _check_rows(se.load(tmp_path / "old", features=_their_features(), home=tmp_path / "home"))
+
+
+def test_their_features_open_their_arrow_and_lance_layouts_and_are_checked(tmp_path: Path) -> None:
+    ours = se.Features(
+        image=se.Image(),
+        label=se.ClassLabel(names=["a", "b", "c"]),
+        x=se.Value("int32"),
+        tags=se.Sequence(se.Value("string")),
+    )
+    rows = [{"image": _png(i), "label": i % 3, "x": i, "tags": [f"t{i}"]} for i in range(6)]
+    ds = se.build(rows, ours, name="pets", home=tmp_path / "home", progress=False)
+    layouts = ["stable-datasets"] + (["stable-datasets-lance"] if importlib.util.find_spec("lance") else [])
+    for layout in layouts:
+        folder = ds.export(tmp_path / layout, layout=layout)
+        _check_rows(se.load(folder, features=_their_features(), home=tmp_path / "home"))
+        with pytest.raises(ValueError, match="schema_fingerprint"):  # other class names: not the builder's features
+            se.load(folder, features=_their_features(("a", "b", "d")), home=tmp_path / "home")
+
+
+def test_their_feature_type_without_a_counterpart_is_named(tmp_path: Path) -> None:
+    write_seed_v1_cache(tmp_path / "old", [pa.table({"x": pa.array([1], pa.int32())})])
+    with pytest.raises(ValueError, match="column 'clip': the feature type Array4D has no counterpart"):
+        se.load(tmp_path / "old", features=_Theirs.Features(clip=_Theirs.Array4D((2, 2, 2, 3))))
