@@ -52,7 +52,8 @@ from stable_explore.compat._loading import ShardShuffleSampler, iterable_class
 from stable_explore.dataset import CachedDataset
 from stable_explore.dataset._decoding import decode_table
 from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowIndexError, SchemaError
-from stable_explore.schema import Array3D, ClassLabel, Sequence, Value, Video
+from stable_explore.schema import Array3D, Sequence, Value, Video
+from stable_explore.schema import ClassLabel as _ClassLabel
 from stable_explore.schema import Features as _Features
 from stable_explore.schema import Image as _Image
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_shard
@@ -71,6 +72,7 @@ __all__ = [
     "write_lance_cache",
     "BaseDatasetBuilder",
     "ClassLabel",
+    "ClassNames",
     "DatasetInfo",
     "Features",
     "Image",
@@ -95,6 +97,54 @@ class Features(_Features, OrderedDict):  # type: ignore[misc,type-arg]  # both d
     def fingerprint_data(self) -> str:
         """The text stable-datasets hashes into ``schema_fingerprint`` (its ``repr`` of the features)."""
         return fingerprint_text(self)
+
+
+class ClassNames(tuple[str, ...]):
+    """A ClassLabel's names: immutable as ours are, equal to a list of the same names as stable-datasets' list is.
+
+    Examples
+    --------
+    >>> names = ClassNames(["cat", "dog"])
+    >>> names == ["cat", "dog"], names == ("cat", "dog"), names + ["bird"]
+    (True, True, ['cat', 'dog', 'bird'])
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return list(self) == other
+        return tuple.__eq__(self, other)  # NotImplemented for other types
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    def __add__(self, other: Any) -> Any:
+        if isinstance(other, list):
+            return [*self, *other]
+        return tuple.__add__(self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        if isinstance(other, list):
+            return [*other, *self]
+        return NotImplemented
+
+
+class ClassLabel(_ClassLabel):
+    """Our :class:`~stable_explore.ClassLabel`, its ``names`` comparing equal to a list (see :class:`ClassNames`).
+
+    Examples
+    --------
+    >>> ClassLabel(names=["a", "b"]).names == ["a", "b"]
+    True
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "names", ClassNames(self.names or ()))
 
 
 @dataclass(frozen=True, repr=False)
@@ -591,6 +641,23 @@ class StableDataset:
             decode=self._decode,
             transform=self._transform,
         )
+
+    def flatten_indices(self, cache_dir: Path | str | None = None) -> StableDataset:
+        """A view's rows written as a new cache (at ``cache_dir``, default a new temporary folder), in the view's order.
+
+        A dataset that is not a view is returned as it is.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> ds = StableDataset(Features({"x": Value("int64")}), table=pa.table({"x": [5, 6, 7]}))
+        >>> flat = ds.select([2, 0]).flatten_indices()
+        >>> [row["x"] for row in flat], flat.flatten_indices() is flat
+        ([7, 5], True)
+        """
+        if self._positions is None:
+            return self
+        return self.map(lambda row: row, features=self._features, cache_dir=cache_dir)
 
     def _in_memory(self, table: pa.Table, features: _Features) -> StableDataset:
         return StableDataset(

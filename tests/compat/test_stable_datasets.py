@@ -469,3 +469,25 @@ def test_their_feature_type_without_a_counterpart_is_named(tmp_path: Path) -> No
     write_seed_v1_cache(tmp_path / "old", [pa.table({"x": pa.array([1], pa.int32())})])
     with pytest.raises(ValueError, match="column 'clip': the feature type Array4D has no counterpart"):
         se.load(tmp_path / "old", features=_Theirs.Features(clip=_Theirs.Array4D((2, 2, 2, 3))))
+
+
+def test_flatten_indices_writes_a_view_as_its_own_cache(tmp_path: Path) -> None:
+    ds = _numbers(tmp_path, n=10)
+    assert ds.flatten_indices() is ds  # not a view: nothing to write
+    flat = ds.select([7, 2, 7]).with_format("numpy").flatten_indices(tmp_path / "flat")
+    assert _xs(flat) == [7, 2, 7]
+    assert flat._backend.num_shards == 1
+    assert json.loads((tmp_path / "flat" / "_metadata.json").read_text())["num_rows"] == 3
+    assert flat.features == ds.features
+
+
+def test_class_names_compare_equal_to_a_list_and_stay_immutable(tmp_path: Path) -> None:
+    label = ClassLabel(names=["a", "b"])
+    assert label.names == ["a", "b"]
+    assert label.names + ["c"] == ["a", "b", "c"]  # noqa: RUF005  # what code written for a list does
+    assert label == se.ClassLabel(names=["a", "b"])  # the same feature as ours
+    assert hash(label) == hash(se.ClassLabel(names=["a", "b"]))
+    with pytest.raises(AttributeError):
+        label.names.append("c")  # type: ignore[attr-defined]
+    ds = _numbers(tmp_path)
+    assert pickle.loads(pickle.dumps(ds)).features["label"].names == ["a", "b"]
