@@ -14,7 +14,8 @@ Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committe
    names, and 4ceafa1, Arrow and Lance layouts), writes a cache with its own writer and opens it with
    ``se.load(path, features=<its Features object>)``: images must come back as PIL, rows equal.
 3. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
-   copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote;
+   copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote,
+   and a cache the compat ``write_sharded_arrow_cache`` wrote;
    then reads every row with its backends and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
    that forwards to :mod:`logging` (loguru is not in our environment); its package ``__init__``
    (which imports every dataset module) is not run.
@@ -201,7 +202,22 @@ def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
         lance_mismatches = sum(
             int(lance_opened.backend.get_row(i) != ds.to_arrow().slice(i, 1).to_pylist()[0]) for i in range(len(ds))
         )
+        compat = importlib.import_module("stable_explore.compat.stable_datasets")
+        compat_features = compat.Features(
+            {"image": compat.Image(), "label": compat.ClassLabel(names=names), "x": compat.Value("int32")}
+        )
+        written = compat.write_sharded_arrow_cache(
+            enumerate(rows), compat_features, folder / "compat_written", batch_size=8, shard_size_bytes=300
+        )
+        compat_opened = their_cache.open_cache(written.cache_dir, theirs)
+        compat_mismatches = sum(
+            int(compat_opened.backend.get_row(i) != ds.to_arrow().slice(i, 1).to_pylist()[0]) for i in range(len(ds))
+        )
         return {
+            "compat_writer_layout": compat_opened.layout,
+            "compat_writer_rows": compat_opened.num_rows,
+            "compat_writer_shards": compat_opened.metadata.num_shards,
+            "compat_writer_mismatches": compat_mismatches,
             "lance_layout": lance_opened.layout,
             "lance_rows": lance_opened.num_rows,
             "lance_mismatches": lance_mismatches,
@@ -300,7 +316,7 @@ def main() -> None:
         return
     print("se.load(their cache, features=their Features), at each of their cache revisions:")
     print(json.dumps(their_features_open_their_caches(args.repo), indent=2))
-    print("their open_cache on ds.export(layout='stable-datasets') and layout='stable-datasets-lance':")
+    print("their open_cache on ds.export(layout='stable-datasets' / 'stable-datasets-lance') and the compat writer:")
     print(json.dumps(their_reader_opens_our_export(args.repo, args.rev), indent=2))
 
 

@@ -1,18 +1,20 @@
-"""The names stable-datasets' tests import (cache, dataset, schema, splits, utils), answered by stable-explore.
+"""stable-datasets' public API (cache, dataset, iterable, samplers, backends, schema, ...) over stable-explore.
 
-``benchmarks/compat_stable_datasets.py`` puts this module in place of ``stable_datasets.cache``,
-``.dataset``, ``.schema``, ``.splits`` and ``.utils`` and runs stable-datasets' own ``test_cache.py``
-and ``test_schema.py``; docs/format.md lists the result and classifies every failure. The same names
-help a user port code written for stable-datasets:
+``benchmarks/compat_stable_datasets.py`` puts this module in place of stable-datasets' modules and
+runs its own ``test_cache.py``, ``test_dataset.py``, ``test_iterable.py``, ``test_samplers.py`` and
+``test_schema.py``; docs/format.md lists the result. The same names let a user port code written for
+stable-datasets by changing the import:
 
-- ``write_sharded_arrow_cache(generator, features, cache_dir, ...)`` writes a stable-explore cache
-  (keys, row hashes, batch digests, features in the metadata) with our writer; ``num_encode_workers``
-  is accepted and unused (our encoder works a column batch at a time);
-- ``read_sharded_cache_meta``, ``validate_sharded_cache``, ``read_shard``: ours;
-- ``StableDataset(features=, info=, shard_paths=, shard_row_counts=, num_rows=)``: a
-  :class:`~stable_explore.CachedDataset` over those shards, with its ``iter_epoch``;
+- ``write_sharded_arrow_cache(generator, features, cache_dir, ...)`` checks and encodes rows with our
+  writer and lays them out in its ``arrow-shards`` layout (its reader opens them);
+  ``write_lance_cache`` in its ``lance-rows`` layout;
+- ``read_sharded_cache_meta``, ``validate_sharded_cache`` (its fingerprint check on its layouts),
+  ``read_shard``: ours, refusals worded as its reader words them;
+- ``StableDataset``: rows from a backend (:class:`ArrowBackend`, :class:`LanceBackend`, or a
+  stable-explore version), views that hold positions only, formats, transforms, ``map``, column
+  changes; ``StableIterableDataset`` and ``ShardShuffleSampler`` feed it to a torch DataLoader;
 - ``Features`` is ours, also an ``OrderedDict``, with ``fingerprint_data()`` giving the text
-  stable-datasets fingerprints; the feature types are ours (``Value``, ``ClassLabel``, ``Image``, ...);
+  stable-datasets fingerprints; the feature types are ours (``ClassLabel.names`` compares equal to a list);
 - ``BaseDatasetBuilder``: ``Builder(split=..., processed_cache_dir=...)`` builds (or finds) the split
   with :func:`stable_explore.build`, in a catalog at ``processed_cache_dir``.
 
@@ -59,7 +61,12 @@ from stable_explore.schema import Image as _Image
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_shard
 from stable_explore.storage.format.cache_meta import read_sharded_cache_meta as _read_meta
 from stable_explore.storage.format.cache_meta import validate_sharded_cache as _validate
-from stable_explore.storage.format.stable_datasets import fingerprint_text
+from stable_explore.storage.format.stable_datasets import (
+    accept_features,
+    candidate_fingerprints,
+    fingerprint_text,
+    layout_of,
+)
 from stable_explore.storage.write.writer import write_sharded_arrow_cache as _write
 
 __all__ = [
@@ -210,6 +217,12 @@ class SplitGenerator:
     gen_kwargs: dict[str, Any]
 
 
+def _batches(rows: CachedDataset, batch_size: int) -> Iterator[pa.Table]:
+    names = list(rows.features)
+    for start in range(0, len(rows), batch_size):
+        yield rows[start : start + batch_size].to_arrow(names)
+
+
 def write_sharded_arrow_cache(
     generator: Iterable[Any],
     features: _Features,
@@ -222,19 +235,37 @@ def write_sharded_arrow_cache(
     single_file: bool = False,
     lineage: Mapping[str, Any] | None = None,
 ) -> ShardedCacheMeta:
-    """stable-datasets' writer signature over ours (``float("inf")``, its default, is one shard)."""
-    del num_encode_workers  # ours encodes a column batch at a time
-    size = sys.maxsize if single_file or shard_size_bytes == float("inf") else int(shard_size_bytes)
-    extra = {"lineage": dict(lineage)} if lineage else None
-    return _write(
-        generator,
-        features,
-        Path(cache_dir),
-        shard_size_bytes=size,
-        batch_size=batch_size,
-        compression=compression,
-        extra_metadata=extra,
-    )
+    """stable-datasets' writer: ``(key, row)`` pairs into its ``arrow-shards`` layout at ``cache_dir``.
+
+    The rows are checked and encoded by our writer into a staging cache beside ``cache_dir``
+    (removed afterwards: the data is written twice), then laid out as stable-datasets' writer lays
+    them out (what ``ds.export(layout="stable-datasets")`` writes): its ``_metadata.json`` fields
+    (``format: "arrow"``, ``layout: "arrow-shards"``, its ``schema_fingerprint``, ``compression``,
+    ``lineage``), a shard closed after the batch that passes ``shard_size_bytes`` (``float("inf")``,
+    its default, or ``single_file``: one shard). Its reader opens the folder, and so do
+    :class:`StableDataset` and ``se.load`` (class names kept). A folder already at ``cache_dir``
+    is replaced, as its writer replaces it. ``num_encode_workers`` is accepted and unused (ours
+    encodes a column batch at a time).
+    """
+    del num_encode_workers
+    from stable_explore.dataset._stable_datasets import write_stable_datasets
+    from stable_explore.storage.backends.fsutil import publish_dir
+
+    size = None if single_file or shard_size_bytes == float("inf") else int(shard_size_bytes)
+    target = Path(cache_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{target.name}-staging-", dir=target.parent) as tmp:
+        staged = _write(generator, features, Path(tmp) / "rows", shard_size_bytes=sys.maxsize, batch_size=batch_size)
+        rows = CachedDataset(staged)
+        out = write_stable_datasets(
+            rows, _batches(rows, batch_size), Path(tmp) / "out", shard_size_bytes=size, compression=compression
+        )
+        if lineage:
+            raw = json.loads((out / "_metadata.json").read_text(encoding="utf-8"))
+            raw["lineage"] = dict(lineage)
+            (out / "_metadata.json").write_text(json.dumps(raw, indent=2), encoding="utf-8")
+        publish_dir(out, target)
+    return read_sharded_cache_meta(target)
 
 
 _FORMATS: dict[str | None, str] = {None: "pil", "numpy": "numpy", "torch": "torch", "raw": "python"}
@@ -274,7 +305,20 @@ def validate_sharded_cache(cache_dir: Path | str, features: _Features) -> Sharde
     SchemaError
         A ``ValueError``: "Schema fingerprint mismatch: ..." saying which features the cache holds.
     """
-    read_sharded_cache_meta(cache_dir)
+    meta = read_sharded_cache_meta(cache_dir)
+    raw = json.loads((Path(cache_dir) / "_metadata.json").read_text(encoding="utf-8"))
+    recorded = raw.get("schema_fingerprint")
+    if layout_of(raw) is not None and recorded:  # its layout: its check, of the features' fingerprint
+        ours = accept_features(features)
+        expected = candidate_fingerprints(ours) if ours is not None else set()
+        if recorded not in expected:
+            msg = (
+                f"Schema fingerprint mismatch: {Path(cache_dir) / '_metadata.json'} records {recorded!r}, the "
+                f"features given have {sorted(expected)} ({fingerprint_text(ours) if ours else None}); pass the "
+                "features the cache was written with (same columns, order, types and class names)"
+            )
+            raise SchemaError(msg)
+        return meta
     try:
         return _validate(cache_dir, features)
     except SchemaError as exc:
@@ -314,9 +358,7 @@ def write_lance_cache(
     with tempfile.TemporaryDirectory(prefix=".lance-rows-", dir=target.parent) as tmp:
         meta = _write(generator, features, Path(tmp) / "rows", shard_size_bytes=sys.maxsize, batch_size=batch_size)
         rows = CachedDataset(meta)
-        names = list(features)
-        tables = (rows[start : start + batch_size].to_arrow(names) for start in range(0, len(rows), batch_size))
-        write_stable_datasets_lance(rows, tables, target)
+        write_stable_datasets_lance(rows, _batches(rows, batch_size), target)
     return LanceCacheMeta(target, meta.num_rows, schema_fingerprint(features))
 
 

@@ -63,7 +63,7 @@ def test_writer_and_dataset_over_its_shards(tmp_path: Path) -> None:
         ((i, {"x": i, "label": i % 2}) for i in range(60)),
         _features(),
         tmp_path / "c",
-        shard_size_bytes=256,
+        shard_size_bytes=100,
         batch_size=10,
         lineage={"source": "test"},
     )
@@ -491,3 +491,32 @@ def test_class_names_compare_equal_to_a_list_and_stay_immutable(tmp_path: Path) 
         label.names.append("c")  # type: ignore[attr-defined]
     ds = _numbers(tmp_path)
     assert pickle.loads(pickle.dumps(ds)).features["label"].names == ["a", "b"]
+
+
+def test_writer_lays_out_stable_datasets_arrow_shards_and_leaves_nothing_else(tmp_path: Path) -> None:
+    rows = [(i, {"x": i, "label": i % 2}) for i in range(30)]
+    meta = write_sharded_arrow_cache(iter(rows), _features(), tmp_path / "c", batch_size=10, compression="zstd")
+    raw = json.loads((tmp_path / "c" / "_metadata.json").read_text())
+    assert (raw["format"], raw["layout"], raw["cache_format_version"], raw["compression"]) == (
+        "arrow",
+        "arrow-shards",
+        1,
+        "zstd",
+    )
+    assert raw["schema_fingerprint"] == hashlib.sha256(_features().fingerprint_data().encode()).hexdigest()[:16]
+    assert (meta.num_rows, meta.num_shards, meta.compression) == (30, 1, "zstd")
+    assert se.load(tmp_path / "c", home=tmp_path / "home")[3] == {"x": 3, "label": 1}  # names ride along
+    write_sharded_arrow_cache(iter(rows[:5]), _features(), tmp_path / "c")  # a second write replaces the first
+    assert read_sharded_cache_meta(tmp_path / "c").num_rows == 5
+
+    def failing() -> Iterator[tuple[int, dict[str, int]]]:
+        yield 0, {"x": 0, "label": 0}
+        raise RuntimeError("source broke")
+
+    with pytest.raises(RuntimeError, match="source broke"):
+        write_sharded_arrow_cache(failing(), _features(), tmp_path / "d")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c"]  # no staging folder or lock left
+    other_names = Features({"x": Value("int32"), "label": ClassLabel(names=["a", "c"])})
+    with pytest.raises(ValueError, match="Schema fingerprint mismatch"):  # same types, other class names
+        validate_sharded_cache(tmp_path / "c", other_names)
+    assert validate_sharded_cache(tmp_path / "c", _features()).num_rows == 5
