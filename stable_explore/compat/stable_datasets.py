@@ -553,7 +553,8 @@ class StableDataset:
         """
         keep: list[int] = []
         if not batched:
-            keep = [i for i in range(len(self)) if function(self[i])]
+            for block in self.position_blocks():  # rows decoded a block at a time, not one read per row
+                keep.extend(int(p) for p, row in zip(block, self.formatted_rows(block), strict=True) if function(row))
             return self.select(keep)
         for start in range(0, len(self), batch_size):
             positions = np.arange(start, min(start + batch_size, len(self)))

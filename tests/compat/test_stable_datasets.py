@@ -467,7 +467,7 @@ def test_their_features_open_their_arrow_and_lance_layouts_and_are_checked(tmp_p
 
 def test_their_feature_type_without_a_counterpart_is_named(tmp_path: Path) -> None:
     write_seed_v1_cache(tmp_path / "old", [pa.table({"x": pa.array([1], pa.int32())})])
-    with pytest.raises(ValueError, match="column 'clip': the feature type Array4D has no counterpart"):
+    with pytest.raises(ValueError, match="column 'clip': Array4D is not a feature type stable-explore reads"):
         se.load(tmp_path / "old", features=_Theirs.Features(clip=_Theirs.Array4D((2, 2, 2, 3))))
 
 
@@ -520,3 +520,14 @@ def test_writer_lays_out_stable_datasets_arrow_shards_and_leaves_nothing_else(tm
     with pytest.raises(ValueError, match="Schema fingerprint mismatch"):  # same types, other class names
         validate_sharded_cache(tmp_path / "c", other_names)
     assert validate_sharded_cache(tmp_path / "c", _features()).num_rows == 5
+
+
+def test_a_dataloader_reads_batches_in_the_sampler_order(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    ds = _numbers(tmp_path, n=24, shard_size_bytes=128).with_format("torch")
+    sampler = ds.make_sampler("shard_shuffle", seed=9)
+    loader = torch.utils.data.DataLoader(ds, batch_size=5, sampler=sampler)
+    batches = list(loader)
+    assert [len(b["x"]) for b in batches] == [5, 5, 5, 5, 4]
+    assert torch.cat([b["x"] for b in batches]).tolist() == list(sampler)  # the rows, in the sampler's order
+    assert torch.cat([b["label"] for b in batches]).tolist() == [i % 2 for i in sampler]

@@ -153,8 +153,8 @@ def _our_feature(name: str, feature: Any) -> Feature:
         msg = f"column {name!r}: a {kind} without the attribute {exc.name!r} its type has; pass our Features instead"
         raise SchemaError(msg) from None
     msg = (
-        f"column {name!r}: the feature type {kind} has no counterpart here (stable-datasets' {', '.join(_THEIR_TYPES)} "
-        "have); pass our Features with the column's type"
+        f"column {name!r}: {kind} is not a feature type stable-explore reads (ours, or stable-datasets' "
+        f"{', '.join(_THEIR_TYPES)}); pass our Features with the column's type"
     )
     raise SchemaError(msg)
 
