@@ -33,6 +33,25 @@ if TYPE_CHECKING:
 
 __all__ = ["RowViews"]
 
+_DATASETS_FILTER_OPTIONS = frozenset(
+    {
+        "with_indices",
+        "with_rank",
+        "input_columns",
+        "num_proc",
+        "fn_kwargs",
+        "keep_in_memory",
+        "load_from_cache_file",
+        "cache_file_name",
+        "writer_batch_size",
+        "suffix_template",
+        "new_fingerprint",
+        "desc",
+        "function",
+    }
+)
+"""Keywords of ``datasets.Dataset.filter`` that are not columns here: named as unsupported, not as missing columns."""
+
 
 class RowViews:
     """``ds.take``, ``ds.select``, ``ds.head``, ``ds.shuffle`` and ``ds.filter``: mixed into ``CachedDataset`` only."""
@@ -140,6 +159,13 @@ class RowViews:
         """
         if batch_size is None or batch_size < 1:
             msg = f"batch_size must be at least 1, got {batch_size}"
+            raise InvalidOptionError(msg)
+        unsupported = sorted(name for name in equals if name in _DATASETS_FILTER_OPTIONS and name not in self.features)
+        if unsupported:
+            msg = (
+                f"filter does not take datasets' option(s) {unsupported}: filter(fn) gets each row, "
+                "filter(fn, batched=True, batch_size=n) a batch; keywords name columns to compare (label='cat')"
+            )
             raise InvalidOptionError(msg)
         rows = self.base_rows()
         keep = np.ones(len(rows), dtype=bool)

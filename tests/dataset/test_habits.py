@@ -291,6 +291,8 @@ def test_filter_batched_keeps_the_rows_datasets_keeps(ds: se.CachedDataset) -> N
         ds.filter(lambda b: [True], batched=True, batch_size=10)
     with pytest.raises(TypeError, match="returned bool for the batch of rows 0-39; a batched filter returns one"):
         ds.filter(lambda b: True, batched=True)
+    with pytest.raises(ValueError, match=r"filter does not take datasets' option\(s\) \['with_indices'\]"):
+        ds.filter(lambda row, i: i < 3, with_indices=True)
 
 
 def test_map_on_a_view_gives_its_rows_with_the_new_column_and_leaves_latest(ds: se.CachedDataset, home: Path) -> None:
