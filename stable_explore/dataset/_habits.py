@@ -66,6 +66,9 @@ class DatasetsHabits:
 
         def __len__(self) -> int: ...
 
+        @property
+        def view_rows(self) -> range | np.ndarray | None: ...
+
         def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
 
         def _all_rows(self) -> Rows: ...
@@ -410,7 +413,7 @@ class DatasetsHabits:
         if nested:
             msg = f"flatten of the struct column(s) {nested} is not supported; select the fields you need"
             raise SchemaError(msg)
-        return self._with_columns(self._column_map())
+        return self._view(self.view_rows)
 
     def with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset:
         """A view whose rows pass through ``transform`` when read: ``ds[i]``, batches, iteration, DataLoaders.

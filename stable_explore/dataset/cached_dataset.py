@@ -498,9 +498,9 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits, RowViews
         if self._columns is not None and self._columns != ColumnMap.of(self._meta.features or self._features):
             msg = (
                 f"{action} works on the stored columns {list(self._meta.features or [])}, and this view shows "
-                f"{list(self._features)} (remove_columns, rename_column or cast_column): edit the dataset those came "
-                "from, or write the view as a new dataset with se.build(view.with_format('python'), view.features, "
-                "name=...)"
+                f"{list(self._features)} (select_columns, remove_columns, rename_column, cast_column or cast): "
+                "edit the dataset those came from, or write the view as a new dataset with "
+                "se.build(view.with_format('python'), view.features, name=...)"
             )
             raise SchemaError(msg)
 
