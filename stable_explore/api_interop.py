@@ -16,7 +16,7 @@ from stable_explore.api import build
 from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
 from stable_explore.dataset._huggingface import HFRows, is_hf_dataset, our_features
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
-from stable_explore.errors import InvalidArgumentTypeError
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +40,9 @@ def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options
         feature with no counterpart is a :class:`~stable_explore.SchemaError` naming the column.
     name:
         The dataset's name (default: ``hf.info.dataset_name``).
+    axis:
+        0: rows after rows (the only way here; ``datasets``' ``axis=1``, columns beside columns, is
+        ``ds.add_columns``).
     options:
         Any option of :func:`stable_explore.build` (``home=``, ``description=``, ``tag=``, ...).
 
@@ -141,7 +144,7 @@ def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: 
 
 
 def concatenate_datasets(
-    dsets: Sequence[CachedDataset], *, name: str | None = None, keys: str = "keep", **options: Any
+    dsets: Sequence[CachedDataset], *, name: str | None = None, keys: str = "keep", axis: int = 0, **options: Any
 ) -> CachedDataset:
     """The rows of ``dsets`` one after another, as a new version, as ``datasets.concatenate_datasets`` gives them.
 
@@ -159,6 +162,9 @@ def concatenate_datasets(
         is written; when every input's keys are its running index (datasets built without keys), the
         result's keys are its running index. ``"index"`` numbers the rows 0, 1, ...; ``"prefix"``
         makes each key ``"<i>/<key>"`` (``i``: the dataset's position in ``dsets``).
+    axis:
+        0: rows after rows (the only way here; ``datasets``' ``axis=1``, columns beside columns, is
+        ``ds.add_columns``).
     options:
         Any option of :func:`stable_explore.build` (``home=`` (default: the first dataset's home),
         ``tag=``, ``description=``, ...).
@@ -179,6 +185,12 @@ def concatenate_datasets(
     >>> both.name, both["x"], both.keys()
     ('a-b-concatenated', [1, 2, 3], [0, 1, 2])
     """
+    if axis != 0:
+        msg = (
+            f"concatenate_datasets puts rows after rows (axis=0), got axis={axis!r}; to put columns beside "
+            "a dataset's columns, use ds.add_columns({name: values})"
+        )
+        raise InvalidOptionError(msg)
     rows = ConcatRows(dsets, keys)
     if options.get("home") is None and rows.parts[0].home is not None:
         options["home"] = rows.parts[0].home

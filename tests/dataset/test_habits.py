@@ -458,3 +458,5 @@ def test_concatenate_datasets_names_a_repeated_key_and_a_differing_column(ds: se
         se.concatenate_datasets([], progress=False)
     with pytest.raises(ValueError, match="keys must be one of"):
         se.concatenate_datasets([keyed], keys="drop", progress=False)
+    with pytest.raises(ValueError, match=r"axis=1.*ds\.add_columns"):
+        se.concatenate_datasets([keyed, keyed], axis=1, progress=False)
