@@ -13,7 +13,7 @@ import logging
 
 from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
 from stable_explore.api_formats import export, from_lance
-from stable_explore.api_interop import from_hf, from_pandas, from_parquet
+from stable_explore.api_interop import concatenate_datasets, from_hf, from_pandas, from_parquet
 from stable_explore.api_transfer import pull, push
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
@@ -94,6 +94,7 @@ __all__ = [
     "push",
     "pull",
     "from_hf",
+    "concatenate_datasets",
     "from_parquet",
     "from_pandas",
     "from_lance",

@@ -286,7 +286,7 @@ class CachedBackend(_RowsByShard):
     def take(self, indices: Sequence[int] | np.ndarray) -> pa.Table:
         """The stored rows at ``indices`` (labels as ints, images as bytes), in that order."""
         positions = np.asarray(indices, dtype=np.int64).reshape(-1)
-        table: pa.Table = self.dataset.take(positions).to_arrow(self._names)
+        table: pa.Table = self.dataset.select(positions).to_arrow(self._names)
         return table.replace_schema_metadata(None)
 
     def _empty(self) -> pa.Table:

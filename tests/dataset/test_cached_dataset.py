@@ -71,7 +71,7 @@ def test_views_compose_and_copy_nothing(pets: CachedDataset) -> None:
     mask[[5, 250]] = True
     assert names_of(pets[mask]) == ["n5", "n250"]
     assert names_of(pets[np.array([299, 0, 0])]) == ["n299", "n0", "n0"]
-    assert names_of(pets.take([3, 1])) == names_of(pets.select([3, 1])) == ["n3", "n1"]
+    assert names_of(pets.select([3, 1])) == ["n3", "n1"]
     assert len(pets[[]]) == 0
     assert names_of(pets.head(2)) == ["n0", "n1"]
     with pytest.raises(IndexError, match="boolean mask"):
