@@ -227,8 +227,9 @@ def features_from_hf(features: Any) -> Features:
     """Our :class:`Features` for ``datasets`` features (a ``datasets.Features`` or its ``to_dict()``).
 
     ``Value``, ``ClassLabel``, ``Image`` (kept as encoded bytes), ``Array3D`` and lists of these map
-    one to one. A feature with no counterpart here (a nested dict, ``Audio``, ``Array2D``, ...) is a
-    :class:`SchemaError` naming the column and what to do.
+    one to one; ``Array2D(shape=(r, c))`` is a ``Sequence`` (length ``r``, any when None) of
+    ``Sequence(Value(dtype), length=c)``. A feature with no counterpart here (a dict or a list of
+    dicts, ``Audio``, ``Value("null")``, ...) is a :class:`SchemaError` naming the column and what to do.
 
     Examples
     --------
@@ -257,10 +258,17 @@ def _our_feature(column: str, spec: Any) -> Feature:
         return Image()
     if kind == "Array3D":
         return Array3D(shape=tuple(spec["shape"]), dtype=spec.get("dtype", "float32"))
+    if kind == "Array2D":
+        return _array2d(column, spec)
     if kind in _LIST_TYPES:
         inner = spec.get("feature")
         if isinstance(inner, Mapping) and "_type" not in inner:
-            msg = f"column {column!r} is a list of dicts, which has no feature type here; flatten it first"
+            msg = (
+                f"column {column!r} is a list of dicts (each item has fields {sorted(inner)}), which no feature "
+                "type here stores; hf.flatten() does not split lists, so give each field a list column of its own "
+                f"(hf.map(lambda row: {{'{column}_<field>': [item['<field>'] for item in row['{column}']], ...}})), "
+                f"or keep the items as JSON text (json.dumps(row['{column}']) with Value('string'))"
+            )
             raise SchemaError(msg)
         length = spec.get("length", -1)
         return Sequence(_our_feature(column, inner), length=-1 if length is None else int(length))
@@ -274,6 +282,16 @@ def _our_feature(column: str, spec: Any) -> Feature:
     raise SchemaError(msg)
 
 
+def _array2d(column: str, spec: Mapping[str, Any]) -> Feature:
+    """``Array2D(shape=(rows, cols))``: a list of rows of ``cols`` values (``rows`` fixed too unless None)."""
+    shape = list(spec.get("shape") or ())
+    if len(shape) != 2 or shape[1] is None or any(n is not None and (not isinstance(n, int) or n < 0) for n in shape):
+        msg = f"column {column!r} is an Array2D of shape {shape}; expected (rows, columns), only rows may be None"
+        raise SchemaError(msg)
+    row = Sequence(Value(spec.get("dtype", "float32")), length=int(shape[1]))
+    return Sequence(row, length=-1 if shape[0] is None else int(shape[0]))
+
+
 def from_hf_layout(table: pa.Table, features: Features) -> pa.Table:
     """A table in the ``datasets`` layout (images as structs, arrays as nested lists) in our stored layout.
 
@@ -284,6 +302,10 @@ def from_hf_layout(table: pa.Table, features: Features) -> pa.Table:
     for name in table.column_names:
         column = table.column(name)
         feature = features.get(name)
+        if isinstance(column.type, pa.ExtensionType) and not isinstance(feature, Array3D):
+            # datasets' Array2D: nested lists in an extension type; a Sequence of Sequences takes the lists
+            storage = column.type.storage_type
+            column = pa.chunked_array([chunk.storage for chunk in column.chunks], type=storage)
         if isinstance(feature, Image) and pa.types.is_struct(column.type):
             column = _image_bytes(column)
         columns.append(column)
@@ -313,4 +335,24 @@ def row_values(features: Features, rows: list[dict[str, Any]]) -> list[dict[str,
             value = row.get(name)
             if isinstance(value, (bytes, bytearray)):
                 row[name] = np.frombuffer(value, dtype=feature.dtype).reshape(feature.shape)
+            elif isinstance(value, list):
+                row[name] = _integer_array(value, np.dtype(feature.dtype))
     return rows
+
+
+def _integer_array(value: list[Any], dtype: np.dtype[Any]) -> Any:
+    """Nested lists (the ``datasets`` layout) of an integer array as that dtype when every value fits.
+
+    Python ints come out of ``to_pylist`` as ``int64`` to numpy, which a ``uint8`` array refuses
+    as an unsafe cast; the values read from a ``uint8`` column fit, so they are taken as they are.
+    Anything else is left for :meth:`Array3D.encode_value` to judge (and name the row).
+    """
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged: the wrong shape, which the encoder names
+        return value
+    if dtype.kind not in "iub" or array.dtype.kind not in "iub" or array.dtype == dtype:
+        return value
+    with np.errstate(over="ignore"):
+        converted = array.astype(dtype)
+    return converted if np.array_equal(converted, array) else value

@@ -58,7 +58,7 @@ def test_num_rows_column_names_and_info(ds: se.CachedDataset) -> None:
     )
     assert info.features == FEATURES
     hf = ds.to_hf()
-    assert (hf.num_rows, hf.column_names) == (ds.num_rows, ds.column_names)
+    assert (hf.num_rows, hf.column_names) == (ds.num_rows, [*ds.column_names, "__key__"])
     assert (hf.info.description, hf.info.license) == (info.description, info.license)
 
 
