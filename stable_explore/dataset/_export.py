@@ -105,12 +105,18 @@ def to_pandas(
 
 
 def _items_have_nulls(arrow_type: pa.DataType, column: pa.ChunkedArray | pa.Array) -> bool:
-    """Whether a list column holds a null item at some depth (a null list itself does not count)."""
+    """Whether a list column holds a null item at some depth, or dicts (a null list itself does not count).
+
+    A list of dicts is always made of Python values: Arrow's conversion turns a dict field's
+    missing int into a float (``1`` into ``1.0``) as it does a list's.
+    """
     import pyarrow.compute as pc
 
     list_like = pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
     if not (list_like or pa.types.is_fixed_size_list(arrow_type)):
         return False
+    if pa.types.is_struct(arrow_type.value_type):
+        return True
     items = pc.list_flatten(column)
     return bool(items.null_count) or _items_have_nulls(arrow_type.value_type, items)
 

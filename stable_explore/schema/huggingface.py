@@ -42,6 +42,7 @@ from stable_explore.errors import SchemaError
 from stable_explore.schema.array3d import Array3D
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.features import Features
+from stable_explore.schema.fields import Fields
 from stable_explore.schema.image import Image
 from stable_explore.schema.sequence import Sequence
 from stable_explore.schema.value import Value
@@ -122,6 +123,8 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
         return {"_type": "Value", "dtype": "large_binary"}
     if isinstance(feature, Video):
         return {"_type": "Value", "dtype": "string"}  # a path, as we store it
+    if isinstance(feature, Fields):  # a list's dict item: datasets writes a dict of features, no _type
+        return {name: _hf_feature(f, layout, arrays=arrays) for name, f in feature.fields}
     msg = f"no Hugging Face feature for {feature!r}"
     raise SchemaError(msg)
 
@@ -141,6 +144,8 @@ def hf_arrow_type(feature: Feature) -> pa.DataType:
     if isinstance(feature, Sequence):
         inner = hf_arrow_type(feature.feature)
         return pa.list_(inner, feature.length) if feature.length >= 0 else pa.list_(inner)
+    if isinstance(feature, Fields):
+        return pa.struct([pa.field(name, hf_arrow_type(f)) for name, f in feature.fields])
     return feature.arrow_type
 
 
@@ -164,6 +169,8 @@ def to_hf_layout(table: pa.Table, features: Features) -> pa.Table:
 def _differs(feature: Feature) -> bool:
     if isinstance(feature, (Image, Array3D)):
         return True
+    if isinstance(feature, Fields):
+        return any(_differs(f) for _, f in feature.fields)
     return isinstance(feature, Sequence) and _differs(feature.feature)
 
 
@@ -173,6 +180,13 @@ def _to_hf_array(array: pa.Array, feature: Feature) -> list[pa.Array]:
         return [_image_struct(piece) for piece in _binary_pieces(array)]
     if isinstance(feature, Array3D):
         return [_nested_lists(array, feature)]
+    if isinstance(feature, Fields):  # each field converted, the struct's nulls kept
+        children = [
+            pa.concat_arrays(_to_hf_array(array.field(name), f)) if _differs(f) else array.field(name)
+            for name, f in feature.fields
+        ]
+        mask = array.is_null() if array.null_count else None
+        return [pa.StructArray.from_arrays(children, names=[name for name, _ in feature.fields], mask=mask)]
     assert isinstance(feature, Sequence)
     values = pa.concat_arrays(_to_hf_array(array.flatten(), feature.feature))  # a slice's own items
     mask = array.is_null() if array.null_count else None
@@ -228,8 +242,9 @@ def features_from_hf(features: Any) -> Features:
 
     ``Value``, ``ClassLabel``, ``Image`` (kept as encoded bytes), ``Array3D`` and lists of these map
     one to one; ``Array2D(shape=(r, c))`` is a ``Sequence`` (length ``r``, any when None) of
-    ``Sequence(Value(dtype), length=c)``. A feature with no counterpart here (a dict or a list of
-    dicts, ``Audio``, ``Value("null")``, ...) is a :class:`SchemaError` naming the column and what to do.
+    ``Sequence(Value(dtype), length=c)``; a list of dicts (``List({"bbox": ..., "category": ...})``)
+    is a ``Sequence`` of that dict of features. A feature with no counterpart here (a dict column,
+    ``Audio``, ``Value("null")``, ...) is a :class:`SchemaError` naming the column and what to do.
 
     Examples
     --------
@@ -262,16 +277,12 @@ def _our_feature(column: str, spec: Any) -> Feature:
         return _array2d(column, spec)
     if kind in _LIST_TYPES:
         inner = spec.get("feature")
-        if isinstance(inner, Mapping) and "_type" not in inner:
-            msg = (
-                f"column {column!r} is a list of dicts (each item has fields {sorted(inner)}), which no feature "
-                "type here stores; hf.flatten() does not split lists, so give each field a list column of its own "
-                f"(hf.map(lambda row: {{'{column}_<field>': [item['<field>'] for item in row['{column}']], ...}})), "
-                f"or keep the items as JSON text (json.dumps(row['{column}']) with Value('string'))"
-            )
-            raise SchemaError(msg)
         length = spec.get("length", -1)
-        return Sequence(_our_feature(column, inner), length=-1 if length is None else int(length))
+        length = -1 if length is None else int(length)
+        if isinstance(inner, Mapping) and "_type" not in inner:  # a list of dicts: each item a struct
+            item = {name: _our_item(column, name, value) for name, value in inner.items()}
+            return Sequence(Fields.of(item), length=length)
+        return Sequence(_our_feature(column, inner), length=length)
     if kind is None and isinstance(spec, Mapping):
         msg = (
             f"column {column!r} is a nested dict of features {sorted(spec)}, which has no feature type here; "
@@ -280,6 +291,17 @@ def _our_feature(column: str, spec: Any) -> Feature:
         raise SchemaError(msg)
     msg = f"column {column!r} is a Hugging Face {kind} feature, which has no counterpart here; remove or cast it"
     raise SchemaError(msg)
+
+
+def _our_item(column: str, name: str, spec: Any) -> Feature:
+    """One field of a list's dict item (a dict inside it must be in a list of its own)."""
+    if isinstance(spec, Mapping) and "_type" not in spec:
+        msg = (
+            f"column {column!r}: field {name!r} of its list items is itself a dict of features, which a list's "
+            "dict item cannot hold here; flatten that field into fields of the item, or keep it as JSON text"
+        )
+        raise SchemaError(msg)
+    return _our_feature(f"{column}.{name}", spec)
 
 
 def _array2d(column: str, spec: Mapping[str, Any]) -> Feature:

@@ -20,7 +20,7 @@ import pytest
 from PIL import Image as PILImage
 
 import stable_explore as se
-from stable_explore.schema.huggingface import HF_SCHEMA_KEY
+from stable_explore.schema.huggingface import HF_SCHEMA_KEY, features_from_hf
 
 datasets = pytest.importorskip("datasets", reason="datasets is in the test extra")
 
@@ -224,11 +224,10 @@ def test_hf_features_with_no_counterpart_are_named(home: Path) -> None:
     nested = datasets.Dataset.from_dict({"meta": [{"a": 1}], "x": [1]})
     with pytest.raises(se.SchemaError, match=r"column 'meta' is a nested dict.*flatten"):
         se.from_hf(nested, name="nested", home=home, progress=False)
-    boxes = datasets.Dataset.from_dict({"objects": [[{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]]})
-    with pytest.raises(
-        se.SchemaError, match=r"column 'objects' is a list of dicts \(each item has fields \['a', 'b'\]\)"
-    ):
-        se.from_hf(boxes, name="boxes", home=home, progress=False)
+    deep = datasets.Dataset.from_dict({"objects": [[{"a": {"b": 1}}]]})
+    fields = r"column 'objects': field 'a' of its list items is itself a dict of features"
+    with pytest.raises(se.SchemaError, match=fields):
+        se.from_hf(deep, name="deep", home=home, progress=False)
     empty = datasets.Dataset.from_dict({"nothing": [None, None]})
     assert empty.features["nothing"] == datasets.Value("null")
     with pytest.raises(se.SchemaError, match=r"column 'nothing' is Value\('null'\).*cast_column"):
@@ -497,3 +496,76 @@ def test_every_from_takes_features_name_and_home_alike(tmp_path: Path, home: Pat
     ds = se.from_parquet(_keyed_pets(home).to_parquet(tmp_path / "p.parquet"), name="p", home=elsewhere, progress=False)
     assert (ds.name, ds.home) == ("p", elsewhere)
     assert se.load("p", home=elsewhere).version == ds.version
+
+
+BOX_NAMES = ["cat", "dog"]
+
+
+def _boxes_hf() -> Any:
+    """A detection column as datasets writes it: a list of dicts with a fixed-length box and a class label."""
+    features = datasets.Features(
+        objects=datasets.List(
+            {
+                "bbox": datasets.List(datasets.Value("float32"), length=4),
+                "category": datasets.ClassLabel(names=BOX_NAMES),
+            }
+        ),
+        n=datasets.Value("int64"),
+    )
+    objects = [
+        [{"bbox": [1.0, 2.0, 3.0, 4.0], "category": 1}, {"bbox": [0.0, 0.0, 1.5, 1.0], "category": 0}],
+        [],
+        None,
+        [{"bbox": [5.0, 5.0, 2.0, 2.0], "category": None}],
+    ]
+    return datasets.Dataset.from_dict({"objects": objects, "n": [1, 2, 3, 4]}, features=features), objects
+
+
+def test_a_list_of_dicts_comes_in_and_round_trips_with_its_class_names(tmp_path: Path, home: Path) -> None:
+    hf, objects = _boxes_hf()
+    ds = se.from_hf(hf, name="boxes", home=home, progress=False)
+    item = se.Sequence({"bbox": se.Sequence(se.Value("float32"), length=4), "category": se.ClassLabel(names=BOX_NAMES)})
+    assert ds.features == se.Features(objects=item, n=se.Value("int64"))
+    assert ds["objects"] == objects
+    assert se.load("boxes", home=home).features == ds.features, "the features JSON keeps the dict item"
+    again = ds.to_hf()
+    assert again.features["objects"] == hf.features["objects"], "class names kept on the way out"
+    assert again["objects"] == objects
+    back = {
+        "hf": se.from_hf(again, name="via-hf", home=home, progress=False),
+        "parquet": se.from_parquet(ds.to_parquet(tmp_path / "boxes.parquet"), home=home, progress=False),
+        "pandas": se.from_pandas(ds.to_pandas(), name="via-pandas", home=home, progress=False),
+    }
+    for way, copy in back.items():
+        assert copy.version == ds.version, way
+    plain = datasets.Dataset.from_dict({"objects": [[{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]]})
+    inferred = se.from_hf(plain, name="plain", home=home, progress=False)
+    assert inferred.features["objects"] == se.Sequence({"a": se.Value("int64"), "b": se.Value("string")})
+    framed = se.from_pandas(
+        pd.DataFrame({"objects": [[{"a": 1, "b": "x"}], []]}), name="framed", home=home, progress=False
+    )
+    assert framed["objects"] == [[{"a": 1, "b": "x"}], []]
+
+
+def test_a_list_of_dicts_names_the_item_and_field_of_a_bad_value_and_stays_a_lists_item(home: Path) -> None:
+    item = se.Sequence({"bbox": se.Sequence(se.Value("float32"), length=4), "category": se.ClassLabel(names=BOX_NAMES)})
+    features = se.Features(objects=item)
+    assert se.Features.from_dict(features.to_dict()) == features
+    with pytest.raises(se.EncodingError, match=r"field 'objects': item 1: field 'category': unknown class 'cow'"):
+        se.build(
+            [{"objects": [{"bbox": [0, 0, 1, 1]}, {"bbox": [0, 0, 1, 1], "category": "cow"}]}],
+            features,
+            name="bad",
+            home=home,
+            progress=False,
+        )
+    with pytest.raises(se.EncodingError, match=r"item 0: unexpected field\(s\) \['box'\]"):
+        se.build([{"objects": [{"box": [0, 0, 1, 1]}]}], features, name="bad", home=home, progress=False)
+    with pytest.raises(se.SchemaError, match=r"feature 'top' is a dict of features, which is only a list's item"):
+        se.Features(top=item.feature)
+    legacy = datasets.Features(objects={"bbox": datasets.List(datasets.List(datasets.Value("float32")))})
+    # a dict of lists (what datasets' Sequence of a dict gave, TFDS' convention): hf.flatten() makes list columns
+    with pytest.raises(se.SchemaError, match=r"column 'objects' is a nested dict of features.*flatten"):
+        features_from_hf(legacy)
+    flat = features_from_hf(datasets.Features(objects=legacy["objects"]).flatten())
+    assert flat == se.Features({"objects.bbox": se.Sequence(se.Sequence(se.Value("float32")))})

@@ -110,3 +110,13 @@ def test_export_layout_lance_is_to_lance(home: Path, tmp_path: Path) -> None:
     assert lance.dataset(str(out)).to_table().column("x").to_pylist() == [0, 1, 2]
     with pytest.raises(se.InvalidOptionError, match="layout must be one of"):
         ds.export(tmp_path / "x", layout="tfrecord")
+
+
+def test_a_list_of_dicts_goes_through_lance_as_the_same_version(home: Path, tmp_path: Path) -> None:
+    item = Sequence({"bbox": Sequence(Value("float32"), length=4), "category": ClassLabel(names=NAMES)})
+    rows = [(f"img-{i}", {"objects": [{"bbox": [0, 0, i, i], "category": NAMES[i % 3]}] * (i % 3)}) for i in range(6)]
+    ds = se.build(rows, Features(objects=item), name="boxes", home=home, progress=False)
+    back = se.from_lance(ds.to_lance(tmp_path / "boxes.lance"), name="copy", home=home, progress=False)
+    assert back.features == ds.features
+    assert back.version == ds.version
+    assert back["objects"] == ds["objects"]
