@@ -218,6 +218,9 @@ def _infer_feature(arrow_type: pa.DataType) -> Feature:
             return Value(dtype)
     if pa.types.is_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
         length = arrow_type.list_size if pa.types.is_fixed_size_list(arrow_type) else -1
-        return Sequence(_infer_feature(arrow_type.value_type), length=length)
+        item = arrow_type.value_type
+        if pa.types.is_struct(item) and item.num_fields:  # a list of dicts
+            return Sequence(Fields.of({f.name: _infer_feature(f.type) for f in item}), length=length)
+        return Sequence(_infer_feature(item), length=length)
     msg = f"cannot map Arrow type {arrow_type} to a feature type; pass features= explicitly"
     raise SchemaError(msg)

@@ -129,3 +129,9 @@ def test_images_inside_a_list_of_dicts_move_between_layouts() -> None:
         "feature": {"image": {"_type": "Image"}, "label": {"_type": "ClassLabel", "names": ["a", "b"]}},
     }
     assert features_from_hf(spec) == features
+
+
+def test_a_list_of_structs_in_an_arrow_schema_without_our_metadata_is_a_list_of_dicts() -> None:
+    item = pa.struct([pa.field("p", pa.int64()), pa.field("q", pa.list_(pa.float32(), 2))])
+    features = se.Features.from_arrow_schema(pa.schema([pa.field("z", pa.list_(item))]))
+    assert features == se.Features(z=se.Sequence({"p": se.Value("int64"), "q": se.Sequence(se.Value("float32"), 2)}))
