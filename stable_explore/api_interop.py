@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"]
 
 
-def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options: Any) -> CachedDataset:
+def from_hf(
+    hf: Any, features: Any = None, *, name: str | None = None, home: str | Path | None = None, **options: Any
+) -> CachedDataset:
     """Cache a Hugging Face ``datasets.Dataset``: features converted, images kept byte for byte.
 
     Parameters
@@ -40,16 +42,16 @@ def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options
         feature with no counterpart is a :class:`~stable_explore.SchemaError` naming the column.
     name:
         The dataset's name (default: ``hf.info.dataset_name``).
-    axis:
-        0: rows after rows (the only way here; ``datasets``' ``axis=1``, columns beside columns, is
-        ``ds.add_columns``).
+    home:
+        The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
     options:
-        Any option of :func:`stable_explore.build` (``home=``, ``description=``, ``tag=``, ...).
+        Any other option of :func:`stable_explore.build` (``description=``, ``tag=``, ...).
 
     Returns
     -------
     CachedDataset
-        The new version (or the one built before from the same dataset).
+        The new version (or the one built before from the same dataset). Rows are keyed by the
+        dataset's ``__key__`` column when it has one (``ds.to_hf()`` writes it), else by position.
 
     Examples
     --------
@@ -71,7 +73,7 @@ def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options
         raise InvalidArgumentTypeError(msg)
     options.setdefault("description", hf.info.description or None)
     options.setdefault("license", hf.info.license or None)
-    return _build(rows, name, options)
+    return _build(rows, name, {**options, "home": home})
 
 
 def _build(rows: HFRows | ParquetRows | FrameRows | ConcatRows, name: str, options: dict[str, Any]) -> CachedDataset:
@@ -82,9 +84,16 @@ def _build(rows: HFRows | ParquetRows | FrameRows | ConcatRows, name: str, optio
 
 
 def from_parquet(
-    path: str | Path, features: Features | None = None, *, name: str | None = None, **options: Any
+    path: str | Path,
+    features: Features | None = None,
+    *,
+    name: str | None = None,
+    home: str | Path | None = None,
+    **options: Any,
 ) -> CachedDataset:
-    """Cache the rows of a Parquet file.
+    """Cache the rows of a Parquet file, keyed by its ``__key__`` column when it has one (else by position).
+
+    ``ds.to_parquet`` writes ``__key__``, so the same rows build the same version.
 
     Parameters
     ----------
@@ -97,8 +106,10 @@ def from_parquet(
         :class:`~stable_explore.SchemaError` that names it.
     name:
         The dataset's name (default: the file's name without ``.parquet``).
+    home:
+        The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
     options:
-        Any option of :func:`stable_explore.build`.
+        Any other option of :func:`stable_explore.build`.
 
     Examples
     --------
@@ -110,11 +121,20 @@ def from_parquet(
     ('numbers', [1, 2, 3])
     """
     rows = ParquetRows(path, features)
-    return _build(rows, name or Path(path).stem, options)
+    return _build(rows, name or Path(path).stem, {**options, "home": home})
 
 
-def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: str, **options: Any) -> CachedDataset:
-    """Cache the rows of a pandas DataFrame, keyed by its index (when unique).
+def from_pandas(
+    frame: pd.DataFrame,
+    features: Features | None = None,
+    *,
+    name: str,
+    home: str | Path | None = None,
+    **options: Any,
+) -> CachedDataset:
+    """Cache the rows of a pandas DataFrame, keyed by its index (when unique, of ints or text; else by position).
+
+    ``ds.to_pandas()`` indexes the frame by the rows' keys, so the same rows build the same version.
 
     Parameters
     ----------
@@ -128,8 +148,10 @@ def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: 
         images or arrays, as in any build.
     name:
         The dataset's name.
+    home:
+        The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
     options:
-        Any option of :func:`stable_explore.build`.
+        Any other option of :func:`stable_explore.build`.
 
     Examples
     --------
@@ -140,7 +162,7 @@ def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: 
     (ClassLabel(names=['cat', 'dog']), {'label': 1, 'size': 2.5})
     """
     rows = FrameRows(frame, features)
-    return _build(rows, name, options)
+    return _build(rows, name, {**options, "home": home})
 
 
 def concatenate_datasets(

@@ -216,7 +216,8 @@ def test_export_to_parquet_and_csv(
     assert out.strip() == f"wrote 11 rows to {target}"
     table = pq.read_table(target)
     assert table.num_rows == 11
-    assert table.column_names == ["image", "label", "score", "name"]
+    assert table.column_names == ["image", "label", "score", "name", "__key__"]
+    assert table.column("__key__").to_pylist() == se.load("pets@clean", home=home).keys()  # from_parquet keys by it
     assert table.column("label").to_pylist()[:2] == [1, 1]  # labels stay ints; row 0 is a dog now
     csv = tmp_path / "pets.csv"
     code, out, _ = cli(capsys, home, "export", "pets", "--to", str(csv))

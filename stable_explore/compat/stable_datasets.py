@@ -53,7 +53,13 @@ from stable_explore.compat._backends import ArrowBackend, CachedBackend, LanceBa
 from stable_explore.compat._loading import ShardShuffleSampler, iterable_class
 from stable_explore.dataset import CachedDataset
 from stable_explore.dataset._decoding import decode_table
-from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowIndexError, SchemaError
+from stable_explore.errors import (
+    CacheCorruptionError,
+    InvalidArgumentTypeError,
+    InvalidOptionError,
+    RowIndexError,
+    SchemaError,
+)
 from stable_explore.schema import Array3D, Sequence, Value, Video
 from stable_explore.schema import ClassLabel as _ClassLabel
 from stable_explore.schema import Features as _Features
@@ -500,7 +506,7 @@ class StableDataset:
         if isinstance(key, (int, np.integer)):
             return self.formatted_rows([self._check(key)])[0]
         msg = f"a StableDataset is indexed by an int or a slice, got {type(key).__name__}"
-        raise TypeError(msg)
+        raise InvalidArgumentTypeError(msg)
 
     def __getitems__(self, indices: Seq[int]) -> list[Any]:
         """The rows at ``indices``, in that order (a DataLoader's batched read)."""

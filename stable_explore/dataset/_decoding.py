@@ -21,6 +21,7 @@ import numpy as np
 from stable_explore._optional import require
 from stable_explore.errors import CacheCorruptionError, ImageTooLargeError
 from stable_explore.schema import Array3D, Features, Image, Sequence
+from stable_explore.schema.fields import Fields
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,6 +38,8 @@ def needs_decoding(feature: Any) -> bool:
     """Whether a feature's stored value differs from what users get (images and arrays)."""
     if isinstance(feature, (Image, Array3D)):
         return True
+    if isinstance(feature, Fields):
+        return any(needs_decoding(f) for _, f in feature.fields)
     return isinstance(feature, Sequence) and needs_decoding(feature.feature)
 
 
@@ -64,6 +67,8 @@ def decode_values(
 
 
 def _holds_images(feature: Any) -> bool:
+    if isinstance(feature, Fields):
+        return any(_holds_images(f) for _, f in feature.fields)
     return isinstance(feature, Image) or (isinstance(feature, Sequence) and _holds_images(feature.feature))
 
 

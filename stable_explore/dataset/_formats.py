@@ -79,7 +79,9 @@ class FormatExports:
         for start in range(0, len(rows), batch_size):
             yield self._table_of(rows[start : start + batch_size], list(ds.features))
 
-    def to_lance(self, path: str | Path, *, mode: str = "create", batch_size: int = 1000) -> Path:
+    def to_lance(
+        self, path: str | Path, *, mode: str = "create", batch_size: int = 1000, with_keys: bool = True
+    ) -> Path:
         """Write the rows as a Lance dataset (the ``lance`` extra); ``se.load(path)`` reads it back.
 
         Labels are stored as ints and images as their encoded bytes (no re-encode); each row's key
@@ -95,6 +97,9 @@ class FormatExports:
             is refused (:class:`~stable_explore.ExportTargetError`).
         batch_size:
             Rows per record batch handed to Lance.
+        with_keys:
+            Write each row's key as ``__key__`` (default), so :func:`stable_explore.from_lance`
+            builds the same rows as the same version; False leaves the column out.
 
         Returns
         -------
@@ -118,7 +123,8 @@ class FormatExports:
         """
         from stable_explore.dataset._lance import write_lance
 
-        return write_lance(cast("CachedDataset", self), self._feature_tables(batch_size), Path(path), mode=mode)
+        ds = cast("CachedDataset", self)
+        return write_lance(ds, self._feature_tables(batch_size), Path(path), mode=mode, with_keys=with_keys)
 
     def to_mds(
         self, path: str | Path, *, size_limit: int = 1 << 26, batch_size: int = 1000, overwrite: bool = False

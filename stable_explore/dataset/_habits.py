@@ -515,11 +515,14 @@ class DatasetsHabits:
 
         return write_text(self, path, "json", batch_size=batch_size)  # type: ignore[arg-type]
 
-    def to_hf(self) -> Any:
+    def to_hf(self, *, with_keys: bool = True) -> Any:
         """A Hugging Face ``datasets.Dataset`` of these rows, with its features: class names, images, arrays.
 
         The Arrow data is handed over, not rows: images keep their bytes (no re-encode), and the
-        table reads the memory-mapped shards. Needs ``datasets`` (``pip install 'stable-explore[hf]'``).
+        table reads the memory-mapped shards. Each row's key is in a last column, ``__key__``
+        (``with_keys=False`` leaves it out), so :func:`stable_explore.from_hf` keys the rows as they
+        were here and the same rows build the same version. Needs ``datasets``
+        (``pip install 'stable-explore[hf]'``).
 
         Examples
         --------
@@ -532,7 +535,7 @@ class DatasetsHabits:
         """
         from stable_explore.dataset._huggingface import to_hf
 
-        return to_hf(self)  # type: ignore[arg-type]
+        return to_hf(self, with_keys=with_keys)  # type: ignore[arg-type]
 
 
 def _hf_feature_spec(feature: Any) -> Any:

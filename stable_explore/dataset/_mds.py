@@ -43,6 +43,7 @@ import pyarrow as pa
 from stable_explore.dataset._export_target import export_folder, write_export_marker
 from stable_explore.errors import EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema import KEY_COLUMN, Array3D, ClassLabel, Feature, Image, Sequence, Value, Video
+from stable_explore.schema.fields import Fields
 from stable_explore.schema.image_formats import sniff
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
@@ -71,6 +72,17 @@ _BINARY = frozenset({"binary", "large_binary"})
 _IMAGE_ENCODINGS = {"JPEG": "jpeg", "PNG": "png"}
 
 
+def _holds_bytes(feature: Feature) -> bool:
+    """Whether values of ``feature`` hold bytes somewhere (JSON cannot write them)."""
+    if isinstance(feature, (Image, Array3D)):
+        return True
+    if isinstance(feature, Value):
+        return feature.dtype in _BINARY
+    if isinstance(feature, Fields):
+        return any(_holds_bytes(f) for _, f in feature.fields)
+    return isinstance(feature, Sequence) and _holds_bytes(feature.feature)
+
+
 def mds_encoding(feature: Feature) -> str:
     """The MDS encoding of a column of ``feature`` (an ``Image`` column's may narrow per shard; see the module)."""
     if isinstance(feature, ClassLabel):
@@ -89,6 +101,12 @@ def mds_encoding(feature: Feature) -> str:
     if isinstance(feature, Array3D):
         return f"ndarray:{feature.dtype}:{','.join(str(d) for d in feature.shape)}"
     if isinstance(feature, Sequence):
+        if _holds_bytes(feature.feature):
+            msg = (
+                f"a {feature!r} column has no MDS encoding: MDS stores a list as JSON, which holds no image or "
+                "bytes values; drop the column (ds.remove_columns) or export with to_parquet / to_lance"
+            )
+            raise SchemaError(msg)
         return "json"
     if isinstance(feature, Video):
         return "str"
@@ -174,7 +192,13 @@ def write_mds(
     out = export_folder(out, layout="mds", ds=ds, overwrite=overwrite)
     features = ds.features
     names = sorted(features)
-    encodings = {name: mds_encoding(features[name]) for name in names}
+    encodings = {}
+    for name in names:
+        try:
+            encodings[name] = mds_encoding(features[name])
+        except SchemaError as exc:
+            msg = f"column {name!r}: {exc}"
+            raise SchemaError(msg) from None
     image_columns = [name for name in names if isinstance(features[name], Image)]
     keys = ds.arrow_column(KEY_COLUMN) if not ds.cache_meta.is_seed_v1 else pa.array(ds.base_rows(), pa.int64())
     with temp_dir_beside(out) as tmp:

@@ -143,8 +143,10 @@ def test_array3d_and_sequence_decode(tmp_path: Path) -> None:
 def test_to_pandas_variants(pets: CachedDataset, jpegs: list[bytes], tmp_path: Path) -> None:
     frame = pets[10:20].to_pandas()
     assert list(frame.columns) == ["image", "label", "score", "name"]
-    assert frame.index.tolist() == list(range(10, 20))
-    assert frame.index.name == "row"
+    assert frame.index.tolist() == pets[10:20].keys()
+    assert frame.index.name == "key"
+    numbered = pets[10:20].to_pandas(with_keys=False)
+    assert (numbered.index.name, numbered.index.tolist()) == ("row", list(range(10, 20)))
     assert isinstance(frame["label"].dtype, pd.CategoricalDtype)
     assert frame["label"].cat.categories.tolist() == NAMES
     assert frame["label"].tolist() == [NAMES[i % 3] for i in range(10, 20)]

@@ -1,7 +1,8 @@
 """The ``datasets`` habits on CachedDataset mean what they mean in ``datasets``: checked against ``datasets`` itself.
 
 Each habit runs on a real cache in tmp_path and, where ``datasets`` has the same method, on the
-``datasets.Dataset`` of the same rows (``ds.to_hf()``), and the results are compared.
+``datasets.Dataset`` of the same rows (``ds.to_hf(with_keys=False)``: the columns alone, without the
+rows' keys), and the results are compared.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def test_num_rows_column_names_and_info(ds: se.CachedDataset) -> None:
         ds.version,
     )
     assert info.features == FEATURES
-    hf = ds.to_hf()
-    assert (hf.num_rows, hf.column_names) == (ds.num_rows, ds.column_names)
+    hf = ds.to_hf()  # the rows' keys ride along as a last column
+    assert (hf.num_rows, hf.column_names) == (ds.num_rows, [*ds.column_names, "__key__"])
     assert (hf.info.description, hf.info.license) == (info.description, info.license)
 
 
@@ -67,7 +68,7 @@ def test_num_rows_column_names_and_info(ds: se.CachedDataset) -> None:
     [("size", False), ("size", True), (["label", "score"], [False, True]), (["name", "size"], False)],
 )
 def test_sort_orders_rows_as_datasets_does(ds: se.CachedDataset, columns: Any, reverse: Any) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)
     ours = ds.sort(columns, reverse=reverse)
     theirs = hf.sort(columns, reverse=reverse)
     assert ours.is_view
@@ -88,7 +89,7 @@ def test_sort_and_unique_read_no_image(ds: se.CachedDataset, monkeypatch: pytest
 
 
 def test_unique_is_datasets_unique(ds: se.CachedDataset) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)
     for column in ["label", "size", "score", "name"]:
         assert ds.unique(column) == hf.unique(column), column
     assert ds[:3].unique("label") == [0, 1, 2]
@@ -102,7 +103,7 @@ def test_unique_is_datasets_unique(ds: se.CachedDataset) -> None:
 def test_train_test_split_draws_the_rows_datasets_draws(
     ds: se.CachedDataset, test_size: Any, train_size: Any, seed: int
 ) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)
     ours = ds.train_test_split(test_size=test_size, train_size=train_size, seed=seed)
     theirs = hf.train_test_split(test_size=test_size, train_size=train_size, seed=seed)
     for part in ("train", "test"):
@@ -142,7 +143,7 @@ def test_remove_rename_and_cast_columns_are_views_every_read_path_sees(ds: se.Ca
     assert view.to_pandas()["label"].cat.categories.tolist() == ["feline", "canine", "avian"]
     assert view.to_arrow().column_names == ["label", "length", "score", "name"]
     assert view.sort("length")["length"][-1] is None
-    assert view.to_hf().features["label"].names == ["feline", "canine", "avian"]
+    assert view.to_hf(with_keys=False).features["label"].names == ["feline", "canine", "avian"]
     again = pickle.loads(pickle.dumps(view[5:10]))  # a DataLoader worker's copy
     assert again.column_names == view.column_names
     assert again[0] == view[5]
@@ -191,7 +192,7 @@ def test_with_transform_applies_on_access(ds: se.CachedDataset) -> None:
     assert view.to_pandas()["name"].tolist() == ds["name"], "exports are of the data, as in datasets"
     assert view.with_transform(None)[3] == {k: v for k, v in ds[3].items() if k not in ("image", "cube")}
     assert pickle.loads(pickle.dumps(ds.with_transform(_module_transform)))[2] == {"double": [ds[2]["score"] * 2]}
-    hf = ds.to_hf().remove_columns(["image", "cube"]).with_transform(upper)
+    hf = ds.to_hf(with_keys=False).remove_columns(["image", "cube"]).with_transform(upper)
     assert hf[3] == view[3]
 
 
@@ -213,7 +214,7 @@ def test_with_format_torch_gives_tensors_and_a_dataloader_collates_without_warni
     batch = next(tensors.remove_columns("size").iter(batch_size=4))  # size has nulls: not a tensor column
     assert batch["image"].shape == (4, 3, 16, 16)
     assert batch["label"].tolist() == ds["label"][:4]
-    hf_row = ds.to_hf().with_format("torch")[0]
+    hf_row = ds.to_hf(with_keys=False).with_format("torch")[0]
     assert torch.equal(hf_row["image"], row["image"])
     assert torch.equal(hf_row["label"], row["label"])
     assert torch.equal(hf_row["cube"], row["cube"])
@@ -265,7 +266,7 @@ def test_with_format_torch_without_torch_names_the_extra(ds: se.CachedDataset, m
 
 
 def test_take_is_the_first_n_rows_as_in_datasets(ds: se.CachedDataset) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)
     assert ds.take(5)["name"] == list(hf.take(5)["name"])
     assert ds.take(5).is_view
     assert len(ds.take(0)) == 0
@@ -283,7 +284,7 @@ def test_take_is_the_first_n_rows_as_in_datasets(ds: se.CachedDataset) -> None:
 
 
 def test_filter_batched_keeps_the_rows_datasets_keeps(ds: se.CachedDataset) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)
     sizes: list[int] = []
 
     def wanted(batch: dict[str, list[Any]]) -> list[bool]:
@@ -319,7 +320,7 @@ def test_map_on_a_view_gives_its_rows_with_the_new_column_and_leaves_latest(ds: 
     assert len(mapped) == 10
     assert mapped["name"] == view["name"]
     assert mapped["double"] == [s * 2 for s in view["score"]]
-    assert mapped["double"] == list(ds.to_hf().select(range(10, 20)).map(double)["double"])
+    assert mapped["double"] == list(ds.to_hf(with_keys=False).select(range(10, 20)).map(double)["double"])
     assert mapped.column_names == [*ds.column_names, "double"]
     assert se.load("pets", home=home).version == ds.version, "map, as in datasets, leaves what load opens"
     assert repr(mapped).endswith(f", latest is pets@{ds.version})")
@@ -340,7 +341,7 @@ def test_map_on_a_view_gives_its_rows_with_the_new_column_and_leaves_latest(ds: 
 
 
 def test_num_columns_shape_and_select_columns_are_datasets(ds: se.CachedDataset) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)  # (the default adds the rows' keys as a column, __key__)
     assert (ds.num_columns, ds.shape) == (hf.num_columns, hf.shape) == (6, (40, 6))
     assert ds[5:9].shape == (4, 6)
     picked = ds.select_columns(["name", "label"])
@@ -362,11 +363,11 @@ def test_cast_casts_every_column_as_datasets_does(ds: se.CachedDataset) -> None:
         score=se.Value("float32"), label=se.ClassLabel(names=["feline", "canine", "avian"]), size=se.Value("int64")
     )
     ours = plain.cast(new)
-    theirs = plain.to_hf().cast(ours.to_hf().features)
+    theirs = plain.to_hf(with_keys=False).cast(ours.to_hf(with_keys=False).features)
     assert ours.column_names == ["score", "label", "size"]
     assert ours.features == new
     assert ours.to_list() == theirs.to_list()
-    assert plain.cast(ours.to_hf().features).features == new, "datasets' features are taken too"
+    assert plain.cast(ours.to_hf(with_keys=False).features).features == new, "datasets' features are taken too"
     with pytest.raises(se.SchemaError, match=r"no feature for \['size'\]; no column \['length'\]"):
         plain.cast(se.Features(label=new["label"], length=se.Value("int64"), score=new["score"]))
     with pytest.raises(TypeError, match="cast needs features"):
@@ -375,14 +376,14 @@ def test_cast_casts_every_column_as_datasets_does(ds: se.CachedDataset) -> None:
 
 def test_flatten_of_flat_columns_is_an_equal_dataset(ds: se.CachedDataset) -> None:
     flat = ds.flatten()
-    assert flat.column_names == ds.column_names == ds.to_hf().flatten().column_names
+    assert flat.column_names == ds.column_names == ds.to_hf(with_keys=False).flatten().column_names
     assert flat.to_dict() == ds.to_dict()
     assert len(flat) == len(ds)
     assert ds[3:6].flatten().to_list() == ds[3:6].to_list()
 
 
 def test_to_dict_and_to_list_give_datasets_values_and_image_bytes(ds: se.CachedDataset) -> None:
-    hf = ds.to_hf()
+    hf = ds.to_hf(with_keys=False)
     ours, theirs = ds.to_dict(), hf.to_dict()
     assert list(ours) == list(theirs)
     for column in ["label", "size", "score", "name", "cube"]:
@@ -397,7 +398,7 @@ def test_to_dict_and_to_list_give_datasets_values_and_image_bytes(ds: se.CachedD
 
 def test_to_csv_and_to_json_write_the_files_datasets_writes(ds: se.CachedDataset, tmp_path: Path) -> None:
     plain = ds.remove_columns(["image", "cube"])
-    theirs = plain.to_hf()
+    theirs = plain.to_hf(with_keys=False)
     for form, suffix in (("csv", "csv"), ("json", "jsonl")):
         ours_path = getattr(plain, f"to_{form}")(tmp_path / f"ours.{suffix}")
         assert ours_path == tmp_path / f"ours.{suffix}"
@@ -435,7 +436,9 @@ def test_to_csv_leaves_the_old_file_when_a_row_fails(ds: se.CachedDataset, tmp_p
 def test_concatenate_datasets_keeps_rows_and_keys_as_datasets_does(ds: se.CachedDataset, home: Path) -> None:
     first, last = ds[:10], ds[30:]
     both = se.concatenate_datasets([first, last], progress=False)
-    theirs = datasets.concatenate_datasets([ds.to_hf().select(range(10)), ds.to_hf().select(range(30, 40))])
+    theirs = datasets.concatenate_datasets(
+        [ds.to_hf(with_keys=False).select(range(10)), ds.to_hf(with_keys=False).select(range(30, 40))]
+    )
     assert both.remove_columns("image").to_list() == theirs.remove_columns("image").to_list()
     assert both.with_format("python")["image"] == [image["bytes"] for image in theirs.to_dict()["image"]], (
         "images byte for byte"

@@ -36,6 +36,7 @@ import pyarrow as pa
 
 from stable_explore.errors import SchemaError
 from stable_explore.schema import Array3D, ClassLabel, Feature, Features, Image, Sequence, Value, Video
+from stable_explore.schema.fields import Fields
 
 __all__ = [
     "ARROW_LAYOUT",
@@ -85,7 +86,9 @@ def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
     if isinstance(feature, Array3D):
         return f"Array3D(shape={tuple(feature.shape)!r}, dtype='{feature.dtype}')"
     what = f"a {type(feature).__name__} feature"
-    if isinstance(feature, Sequence):
+    if isinstance(feature, Fields):
+        what = "a list of dicts (a Sequence of a dict of features)"
+    elif isinstance(feature, Sequence):
         what = f"a fixed-length Sequence (length={feature.length})"
     msg = (
         f"{what} has no counterpart in stable-datasets' cache layouts (Value, ClassLabel, Image, Array3D and "
