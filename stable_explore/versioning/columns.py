@@ -32,14 +32,14 @@ from __future__ import annotations
 import contextlib
 import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from stable_explore.catalog import check_name, open_catalog, plan_map
-from stable_explore.catalog.parallel import process_context
+from stable_explore.catalog.parallel import owned_pool
 from stable_explore.catalog.plan import explain_changes
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Value
@@ -295,7 +295,7 @@ def _outputs(
     pool: Executor
     if executor is None:
         assert num_proc is not None
-        pool = ProcessPoolExecutor(max_workers=num_proc, mp_context=process_context())
+        pool = owned_pool(num_proc)  # its workers end when this process is killed
     else:
         pool = executor
     workers = num_proc or 4
