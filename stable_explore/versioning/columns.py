@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import contextlib
 import pickle
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import complex_refusal, holds_complex
 from stable_explore.catalog import check_name, open_catalog, plan_map
 from stable_explore.catalog.parallel import owned_pool
 from stable_explore.catalog.plan import explain_changes
@@ -72,6 +73,8 @@ def _feature_of(name: str, values: Any) -> Feature:
         try:
             array = pa.array(values if isinstance(values, np.ndarray) else list(values))
         except (pa.ArrowException, TypeError, ValueError) as exc:
+            if holds_complex(values):
+                raise SchemaError(complex_refusal(name)) from exc
             msg = f"cannot tell the type of column {name!r} from its values ({exc}); pass features={{{name!r}: ...}}"
             raise SchemaError(msg) from exc
         arrow_type = array.type
@@ -213,9 +216,18 @@ def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, fir
             _note(exc, f"ds.map: {_name(function)} failed on the batch of rows {first}-{first + len(rows) - 1}")
             raise
         if not isinstance(result, Mapping):
-            msg = f"ds.map: {_name(function)} returned {type(result).__name__}, not a dict of column -> list of values"
+            msg = (
+                f"ds.map: {_name(function)} returned {type(result).__name__} for {_batch_named(rows, first)}; "
+                f"{_BATCHED_RULE} ({len(rows)} values)"
+            )
             raise InvalidArgumentTypeError(msg)
         for name, values in result.items():
+            if not _is_column(values):
+                msg = (
+                    f"ds.map: {_name(function)} returned {type(values).__name__} for column {name!r} of "
+                    f"{_batch_named(rows, first)}; {_BATCHED_RULE} ({len(rows)} values)"
+                )
+                raise InvalidArgumentTypeError(msg)
             values = list(values)
             if len(values) != len(rows):
                 msg = (
@@ -243,6 +255,25 @@ def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, fir
         for name, value in result.items():
             out.setdefault(str(name), []).append(value)
     return out
+
+
+_BATCHED_RULE = "a batched function must return a dict of columns, each a list as long as the batch"
+
+
+def _batch_named(rows: CachedDataset, first: int) -> str:
+    """``the batch of rows 0-9 (its first row, 0, has key 'k0')``, for an error about a batched map's output."""
+    try:
+        key: Any = rows[0:1].keys()[0]
+    except Exception:  # noqa: BLE001 - naming the key is a courtesy: the rows are named anyway
+        return f"the batch of rows {first}-{first + len(rows) - 1}"
+    return f"the batch of rows {first}-{first + len(rows) - 1} (its first row, {first}, has key {key!r})"
+
+
+def _is_column(values: Any) -> bool:
+    """Whether a batched map's output for one column is a column of values (a list, an array), not one value."""
+    if isinstance(values, (str, bytes, bytearray, Mapping)) or not isinstance(values, Iterable):
+        return False
+    return getattr(values, "ndim", 1) != 0  # a 0-d numpy array is one value
 
 
 def _map_range(
