@@ -123,7 +123,10 @@ def _encoded(name: str, feature: Feature, values: Any, first_row: int = 0) -> pa
 
 def _check_columns(origin: CachedDataset, names: Sequence[str]) -> None:
     for name in names:
-        if not isinstance(name, str) or not name or name in _RESERVED:
+        if not isinstance(name, str) or not name:
+            msg = f"a column needs a name of text, not empty; got {name!r}: name the column (a non-empty str)"
+            raise SchemaError(msg)
+        if name in _RESERVED:
             msg = f"{name!r} cannot be a column name (the row columns {list(_RESERVED)} are reserved)"
             raise SchemaError(msg)
 
@@ -246,7 +249,7 @@ def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, fir
         if not isinstance(result, Mapping):
             msg = f"ds.map: {_name(function)} returned {type(result).__name__} for row {first + offset}, not a dict"
             raise InvalidArgumentTypeError(msg)
-        if offset and set(result) != set(out):
+        if offset and {str(name) for name in result} != set(out):
             msg = (
                 f"ds.map: {_name(function)} returned columns {sorted(result)} for row {first + offset}, "
                 f"but {sorted(out)} for the rows before; every row must give the same columns"

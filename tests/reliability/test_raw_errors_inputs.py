@@ -222,3 +222,21 @@ def test_similarity_by_an_array_says_what_by_takes(labelled: se.CachedDataset) -
         InvalidArgumentTypeError,
         r"by= names what to compare rows by .*got ndarray",
     )
+
+
+def test_a_column_with_an_empty_name_is_named_so(tmp_path: Path) -> None:
+    ds = se.build(
+        [{"x": i} for i in range(4)], se.Features(x=se.Value("int64")), name="d", home=tmp_path, progress=False
+    )
+    _ours(
+        lambda: ds.add_columns({"": [1, 2, 3, 4]}, progress=False),
+        SchemaError,
+        "a column needs a name of text, not empty",
+    )
+
+
+def test_a_map_whose_column_names_are_not_text_keeps_them_one_column(tmp_path: Path) -> None:
+    ds = se.build(
+        [{"x": i} for i in range(4)], se.Features(x=se.Value("int64")), name="d", home=tmp_path, progress=False
+    )
+    assert ds.map(lambda row: {1: row["x"]}, progress=False)["1"] == [0, 1, 2, 3]
