@@ -169,3 +169,19 @@ def test_lock_timeout_bounds_a_buckets_refs_lease(bucket: str, monkeypatch: pyte
         done.set()
         thread.join()
     assert se.tag(ds, "reviewed", lock_timeout=5) == ds.version, "once let go, the call goes through"
+
+
+def test_the_command_line_takes_lock_timeout_for_tag_and_gc(
+    home: Path, refs_held_by_another_process: tuple[Path, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from stable_explore.cli import main
+
+    lock, holder = refs_held_by_another_process
+    started = time.monotonic()
+    assert main(["--home", str(home), "tag", "d", "reviewed", "--lock-timeout", "0.5"]) == 1
+    assert time.monotonic() - started < 5
+    err = capsys.readouterr().err
+    assert err.startswith("stable-explore tag: gave up after waiting")
+    assert f"{lock}, held by process {holder}" in err
+    with pytest.warns(GcProblemWarning):
+        assert main(["--home", str(home), "gc", "d", "--lock-timeout", "0.5"]) == 1
