@@ -391,6 +391,8 @@ def map_rows(
     given = Features(dict(features)) if features is not None else None
     plan = plan_map(function, origin.version, batched=batched, features=given, home=open_catalog(origin.home).home)
     catalog = open_catalog(origin.home)
+    if tag is not None:  # a tag that cannot move fails now, not after the function ran over every row
+        catalog.check_ref_movable(origin.name, tag)
     decides = plan.fingerprint is not None and not plan.unstable
     if decides and not force:
         assert plan.fingerprint is not None

@@ -122,3 +122,17 @@ def test_a_build_on_a_bucket_retried_after_its_tag_failed_moves_the_tag_and_late
     retry = _build(bucket, 4, tag="x")
     assert se.load("d", home=bucket).version == retry.version == se.load("d@x", home=bucket).version
     assert len(catalog.version_ids("d")) == 2
+
+
+def test_a_map_whose_tag_cannot_move_fails_before_the_function_runs(home: Path) -> None:
+    ds = _build(home, 3)
+    (home / "d" / "refs" / "x").mkdir(parents=True)
+    seen: list[int] = []
+
+    def double(row: dict[str, Any]) -> dict[str, Any]:
+        seen.append(row["x"])
+        return {"y": row["x"] * 2}
+
+    with pytest.raises(CacheWriteError, match="refs/x is a folder"):
+        ds.map(double, tag="x", progress=False)
+    assert seen == []
