@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["distinct"]
+__all__ = ["complex_refusal", "distinct", "duplicate_names", "holds_complex"]
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
@@ -27,3 +27,48 @@ def distinct(values: np.ndarray) -> np.ndarray:
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     found: np.ndarray = ordered[keep]
     return found
+
+
+def holds_complex(values: object) -> bool:
+    """Whether ``values`` (a numpy array, a pandas Series, a list) holds complex numbers, which no feature stores.
+
+    Examples
+    --------
+    >>> holds_complex(np.array([1 + 2j])), holds_complex([None, 3j]), holds_complex([1.0])
+    (True, True, False)
+    """
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and getattr(dtype, "kind", None) == "c":
+        return True
+    if dtype is not None and getattr(dtype, "kind", None) != "O":
+        return False
+    try:
+        return any(isinstance(v, (complex, np.complexfloating)) for v in values)  # type: ignore[attr-defined]
+    except TypeError:
+        return False
+
+
+def complex_refusal(column: str) -> str:
+    """What to say of a column of complex numbers: not stored, and the two real columns to store instead."""
+    return (
+        f"column {column!r} holds complex numbers, which are not stored (Arrow has no complex type): store "
+        f"the real and imaginary parts as two float columns instead, such as {column + '_real'!r} = "
+        f"values.real and {column + '_imag'!r} = values.imag"
+    )
+
+
+def duplicate_names(names: object) -> list[str]:
+    """The names that occur more than once in ``names``, in order of first repeat.
+
+    Examples
+    --------
+    >>> duplicate_names(["a", "b", "a", "c", "b", "a"])
+    ['a', 'b']
+    """
+    seen: set[object] = set()
+    repeated: list[str] = []
+    for name in names:  # type: ignore[attr-defined]
+        if name in seen and str(name) not in repeated:
+            repeated.append(str(name))
+        seen.add(name)
+    return repeated

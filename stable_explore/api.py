@@ -35,6 +35,7 @@ from stable_explore.dataset._foreign import open_foreign
 from stable_explore.display.progress import progress_bar
 from stable_explore.display.table import listing_table
 from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, NotInCatalogError
+from stable_explore.storage.backends.locks import waiting_at_most
 from stable_explore.storage.check.verify import VerifyReport
 from stable_explore.storage.check.verify import verify as verify_cache_dir
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
@@ -151,9 +152,11 @@ def build(
         ``num_proc`` is the number of tasks (default 32, or one per list item if
         fewer). Its workers must see the catalog home's file system.
     lock_timeout:
-        Seconds to wait at most while another process builds the same source (it holds the
-        build lock; after a few seconds a ``LockWaitWarning`` says which process, on which
-        host, since when). None waits as long as it takes; then ``LockTimeoutError``.
+        Seconds to wait at most for each lock the build takes: the build lock another process
+        building the same source holds (after a few seconds a ``LockWaitWarning`` says which
+        process, on which host, since when), the dataset's refs lock, a bucket's leases; then
+        ``LockTimeoutError`` naming the lock and its holder. None: the build lock is waited for
+        as long as it takes, the refs lock ``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds (default 300).
     allow_empty:
         What a source that yields no rows (often a path that names nothing) does: publish an empty
         version, make it ``latest`` and warn (``EmptyBuildWarning``; True, the default, kept for
@@ -471,11 +474,14 @@ def tag(
     *,
     home: str | Path | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    lock_timeout: float | None = None,
 ) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
 
     ``latest`` is a tag like any other: builds and saves move it to what they create, and
     ``se.tag(ds, "latest")`` makes an older version the one ``se.load(name)`` opens.
+    ``lock_timeout`` bounds the wait for the dataset's refs lock (default
+    ``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds, else 300), then ``LockTimeoutError``.
 
     Raises
     ------
@@ -506,7 +512,8 @@ def tag(
     if name is None:
         msg = "only versions in a catalog can be tagged (this one was opened by path)"
         raise NotInCatalogError(msg)
-    catalog.write_ref(name, tag, version_id)
+    with waiting_at_most(lock_timeout):
+        catalog.write_ref(name, tag, version_id)
     return version_id
 
 
@@ -516,6 +523,7 @@ def gc(
     keep: int = 1,
     home: str | Path | None = None,
     storage_options: Mapping[str, Any] | None = None,
+    lock_timeout: float | None = None,
 ) -> GcReport:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
 
@@ -539,6 +547,9 @@ def gc(
         How many of the newest versions to keep besides the tagged ones.
     home:
         The catalog root.
+    lock_timeout:
+        Seconds to wait at most for each dataset's refs lock (default ``$STABLE_EXPLORE_LOCK_TIMEOUT``,
+        else 300), then ``LockTimeoutError`` naming the lock and its holder.
 
     Examples
     --------
@@ -552,7 +563,8 @@ def gc(
     """
     if name is not None:
         home, name = locate_ref(name, home)
-    return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
+    with waiting_at_most(lock_timeout):
+        return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
 
 
 def verify(

@@ -22,6 +22,7 @@ from stable_explore.catalog import (
 )
 from stable_explore.display.progress import bytes_bar
 from stable_explore.errors import NotInCatalogError
+from stable_explore.storage.backends.locks import check_lock_timeout, waiting_at_most
 from stable_explore.storage.check.verify import check_rows
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def push(
     home: str | Path | None = None,
     storage_options: Mapping[str, Any] | None = None,
     progress: bool = True,
+    lock_timeout: float | None = None,
 ) -> TransferReport:
     """Copy a version to another home (a bucket such as ``s3://team-bucket/cache``, or a folder).
 
@@ -54,6 +56,9 @@ def push(
     storage_options:
         Object-storage settings instead of the environment
         (see :class:`~stable_explore.storage.backends.object.ObjectStore`).
+    lock_timeout:
+        Seconds to wait at most for the other home's refs lock (a lease in a bucket; default
+        ``$STABLE_EXPLORE_LOCK_TIMEOUT``, else 300), then ``LockTimeoutError`` naming the holder.
 
     Examples
     --------
@@ -65,6 +70,7 @@ def push(
     >>> se.load("n", home=team).version == ds.version
     True
     """
+    check_lock_timeout(lock_timeout)
     if isinstance(dataset, str):
         dataset = load(dataset, home=home)
     if dataset.name is None or dataset.home is None:
@@ -72,7 +78,8 @@ def push(
         raise NotInCatalogError(msg)
     source = open_catalog(dataset.home)
     target = StoreCatalog(open_store(to, storage_options))
-    return _transfer(source, dataset.name, dataset.version, target, dataset.nbytes, progress)
+    with waiting_at_most(lock_timeout):
+        return _transfer(source, dataset.name, dataset.version, target, dataset.nbytes, progress)
 
 
 def pull(
@@ -81,11 +88,14 @@ def pull(
     home: str | Path | None = None,
     storage_options: Mapping[str, Any] | None = None,
     progress: bool = True,
+    lock_timeout: float | None = None,
 ) -> CachedDataset:
     """Bring a version from another home into the local one: ``se.pull("s3://team-bucket/cache/pets@clean")``.
 
     Only missing files are downloaded (shards already in the local home are hard-linked), the
-    copy is verified, and an interrupted pull resumes where it stopped.
+    copy is verified, and an interrupted pull resumes where it stopped. ``lock_timeout`` bounds
+    the wait for the local home's refs lock (default ``$STABLE_EXPLORE_LOCK_TIMEOUT``, else 300
+    seconds), then ``LockTimeoutError`` naming the holder.
 
     Examples
     --------
@@ -95,12 +105,14 @@ def pull(
     >>> se.pull(f"file://{team}/n", home=mine, progress=False).version == ds.version
     True
     """
+    check_lock_timeout(lock_timeout)
     where, ref = split_url_ref(url)
     source = StoreCatalog(open_store(where, storage_options))
     name, version_id = source.resolve_id(ref)
     target = open_catalog(home)  # the local home, or the bucket $STABLE_EXPLORE_HOME names
     nbytes = version_nbytes(source, name, version_id)
-    report = _transfer(source, name, version_id, target, nbytes, progress, verify=True)
+    with waiting_at_most(lock_timeout):
+        report = _transfer(source, name, version_id, target, nbytes, progress, verify=True)
     pulled = load(f"{name}@{version_id}", home=target.where)
     if report.existed or target.store.local_path(name) is None:
         pulled.verify()  # not checked on arrival (already there, or in a bucket): every shard re-hashed

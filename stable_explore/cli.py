@@ -91,6 +91,14 @@ def _parser() -> argparse.ArgumentParser:
     pull.add_argument("url", help="s3://bucket/prefix/NAME[@VERSION]: the version to bring into --home")
     for command in (push, pull):
         command.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    for command in (gc, tag, push, pull):
+        command.add_argument(
+            "--lock-timeout",
+            type=float,
+            metavar="SECONDS",
+            help="give up after waiting this long for a dataset's refs lock (default: "
+            "$STABLE_EXPLORE_LOCK_TIMEOUT, else 300)",
+        )
     build = commands.add_parser("build", help="cache a generator function from a Python module (MODULE:FUNC)")
     build.add_argument("source", metavar="MODULE:FUNC", help="the generator function, e.g. mygens:pets")
     build.add_argument("--features", required=True, metavar="MODULE:VAR", help="the Features, e.g. mygens:FEATURES")
@@ -256,9 +264,9 @@ def _build(args: argparse.Namespace, home: str | None) -> str:
     return f"{ds!r}\n{ds.build_info}"
 
 
-def _gc(name: str | None, keep: int, home: str | None) -> int:
+def _gc(name: str | None, keep: int, home: str | None, lock_timeout: float | None = None) -> int:
     """Collect garbage, printing each version removed and leftover swept; exit 1 if a dataset was unreadable."""
-    report = api.gc(name, keep=keep, home=home)
+    report = api.gc(name, keep=keep, home=home, lock_timeout=lock_timeout)
     for line in [*(f"removed {v}" for v in report.removed), *(f"swept {s}" for s in report.swept)]:
         print(line)
     for problem in report.problems:
@@ -320,20 +328,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not report.ok:
                 return 1
         elif args.command == "gc":
-            return _gc(args.name, args.keep, home)
+            return _gc(args.name, args.keep, home, args.lock_timeout)
         elif args.command == "export":
             print(_export(args.ref, args.to, _export_format(args.to, args.format) or "", home))
         elif args.command == "tag":
-            print(f"{args.tag} -> {api.tag(args.ref, args.tag, home=home)}")
+            print(f"{args.tag} -> {api.tag(args.ref, args.tag, home=home, lock_timeout=args.lock_timeout)}")
         elif args.command == "build":
             print(_build(args, home))
         elif args.command == "push":
-            print(api_transfer.push(args.ref, args.to, home=home, progress=not args.quiet))
+            sent = api_transfer.push(
+                args.ref, args.to, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout
+            )
+            print(sent)
         elif args.command == "pull":
-            ds = api_transfer.pull(args.url, home=home, progress=not args.quiet)
+            ds = api_transfer.pull(args.url, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout)
             print(f"pulled {ds!r} (verified)")
     except StableExploreError as exc:
-        print(f"stable-explore {args.command}: {exc}", file=sys.stderr)
+        note = pop_failure_note(exc)  # what a failed build left (a version in place whose refs did not move, ...)
+        print(f"stable-explore {args.command}: {exc}" + (f"; {note}" if note else ""), file=sys.stderr)
         return EXIT_PROBLEM
     except KeyboardInterrupt:
         print(f"stable-explore {args.command}: interrupted; nothing was saved", file=sys.stderr)

@@ -52,6 +52,7 @@ LAZY_FACADES = {
     ("versioning", "display", "_repr_html_"),  # the diff card and the gallery of changed rows
     ("versioning", "display", "__str__"),  # Diff's text names the shard files as the card does
     ("versioning", "display", "save"),  # the progress bar of a save
+    ("versioning", "display", "_save"),  # (the body of Draft.save, under its lock_timeout)
     ("versioning", "display", "_progress"),  # the progress bar of map and add_columns
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "anywidget", "traitlets", "tqdm")

@@ -30,7 +30,7 @@ from stable_explore.catalog.file_state import LISTINGS, Entry, read_listing, wri
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.parallel import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
-from stable_explore.catalog.publish import publish_version
+from stable_explore.catalog.publish import UNMOVED_MARK, publish_version
 from stable_explore.errors import (
     EmptyBuildError,
     EmptyBuildWarning,
@@ -39,6 +39,7 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import remove_empty_folders, temp_dir_beside
+from stable_explore.storage.backends.locks import waiting_at_most
 from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.write.column_batches import batch_rows, is_column_batch
@@ -95,9 +96,32 @@ def build_version(
 
     If the build fails, the error carries a note: how many rows were read, that nothing was
     saved, and which version is still the latest.
+
+    ``options.lock_timeout`` bounds the wait for each lock the build takes: the build lock, the
+    dataset's refs lock, a bucket's leases.
     """
+    with waiting_at_most(options.lock_timeout):
+        return _build_version(
+            catalog, name, source, features, options, args=args, kwargs=kwargs, plan=plan, progress=progress
+        )
+
+
+def _build_version(
+    catalog: Catalog,
+    name: str,
+    source: Any,
+    features: Features | Mapping[str, Any],
+    options: BuildOptions,
+    *,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None,
+    plan: SourcePlan | None,
+    progress: ProgressFactory | None,
+) -> BuildResult:
     started = time.perf_counter()
     check_name(name)
+    if options.tag:  # a tag that cannot move fails now, not after the generator ran
+        catalog.check_ref_movable(name, options.tag)
     if not isinstance(features, Mapping):
         msg = (
             f"features must be a stable_explore.Features (or a dict of column name -> feature type) describing "
@@ -192,6 +216,8 @@ def build_version(
                     message=options.message,
                 )
                 published = publish_version(catalog, name, staging, shard_fields, record, tag=options.tag)
+        except EmptyBuildError:
+            raise  # its message already says that nothing was published and which version stays latest
         except BaseException as exc:
             _add_note(exc, failure_note(name, previous, parallel.rows if parallel else counter.rows))
             raise
@@ -243,9 +269,13 @@ def failure_note(name: str, latest: str | None, rows: int) -> str:
 
 
 def failure_note_of(error: BaseException) -> str | None:
-    """The note :func:`build_version` added to a build's error, if it has one."""
+    """The note :func:`build_version` added to a build's error, if it has one.
+
+    That is what the build left: nothing saved, or (when its refs failed to move) a version in
+    place that no ref names yet.
+    """
     notes = getattr(error, "__notes__", None) or []
-    return next((note for note in reversed(notes) if FAILURE_MARK in note), None)
+    return next((note for note in reversed(notes) if FAILURE_MARK in note or UNMOVED_MARK in note), None)
 
 
 def pop_failure_note(error: BaseException) -> str | None:

@@ -138,6 +138,31 @@ class StoreCatalog:
         if tag == LATEST:
             note_latest(self.store.url, name, version_id)
 
+    def check_ref_movable(self, name: str, tag: str) -> None:
+        """Refuse, before any work, a tag that :meth:`write_ref` could not move: a bad name, an unreadable ref.
+
+        A build or save that would only fail at its very end, with the version written, fails here instead.
+
+        Raises
+        ------
+        InvalidNameError
+            ``tag`` is no plain name.
+        CacheWriteError
+            The tag's ref file is a folder (or anything but a file) on a local home.
+        CacheCorruptionError
+            The ref file exists but cannot be read as text.
+        """
+        key = self._ref_key(name, tag)
+        path = self.store.local_path(key)
+        if path is not None and (path.is_dir() or (path.exists() and not path.is_file())):
+            kind = "a folder" if path.is_dir() else "not a regular file"
+            msg = (
+                f"cannot point tag {tag!r} of {name!r} at a version: its ref {path} is {kind}, not a ref file; "
+                f"move it away (or choose another tag), then run this again"
+            )
+            raise CacheWriteError(msg)
+        self._read_pointer(key, "ref")
+
     def swap_ref(self, name: str, tag: str, expected: str | None, version_id: str) -> bool:
         """Point ``tag`` at a version only if it still points at ``expected`` (None: only if unset).
 
@@ -252,6 +277,18 @@ class StoreCatalog:
     def record_source(self, name: str, source_fingerprint: str, version_id: str) -> None:
         """Remember that this source built ``version_id``."""
         self.store.write_text(self._source_key(name, source_fingerprint), version_id + "\n")
+
+    def source_text(self, name: str, source_fingerprint: str) -> str | None:
+        """The source record's text as it is (None: no record), to put it back with :meth:`restore_source`."""
+        return self.store.read_text(self._source_key(name, source_fingerprint))
+
+    def restore_source(self, name: str, source_fingerprint: str, text: str | None) -> None:
+        """Put a source record back as :meth:`source_text` read it (None: remove it)."""
+        key = self._source_key(name, source_fingerprint)
+        if text is None:
+            self.store.delete(key)
+        else:
+            self.store.write_text(key, text)
 
     @contextlib.contextmanager
     def build_lock(

@@ -65,8 +65,10 @@ class BuildOptions:
         many spawned processes, or tasks on ``executor`` (any :class:`concurrent.futures.Executor`;
         then ``num_proc`` is the number of tasks). Neither is part of the cache decision.
     lock_timeout:
-        Seconds to wait at most for another process building the same source (None: wait as long
-        as it takes, saying who holds the lock after a few seconds); then ``LockTimeoutError``.
+        Seconds to wait at most for each lock the build takes: another process building the same
+        source, the dataset's refs lock, a bucket's leases (None: the build lock is waited for as
+        long as it takes, saying who holds it after a few seconds; the refs lock
+        ``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds, else 300); then ``LockTimeoutError``.
     allow_empty:
         Publish a version of no rows (and make it ``latest``), with an ``EmptyBuildWarning`` (True,
         the default); False refuses with ``EmptyBuildError`` and publishes nothing. Not part of
@@ -200,7 +202,8 @@ BUILD_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
         {
             "type": float,
             "metavar": "SECONDS",
-            "help": "give up after waiting this long for another process building the same source (default: wait)",
+            "help": "give up after waiting this long for any lock the build takes (default: wait for another build "
+            "of the same source; $STABLE_EXPLORE_LOCK_TIMEOUT or 300 s for the refs lock)",
         },
     ),
 )

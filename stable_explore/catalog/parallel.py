@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.code_places import CodePlace, code_places, place_of
-from stable_explore.catalog.owner_watch import start_time
+from stable_explore.catalog.owner_watch import start_time, watch_owner
 from stable_explore.catalog.tasks import (
     CANCEL_FILE,
     Task,
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from stable_explore.storage.write.shards import BatchCallback
     from stable_explore.storage.write.writer import ShardFields
 
-__all__ = ["DEFAULT_EXECUTOR_TASKS", "ParallelBuild", "TaskTraceback", "process_context"]
+__all__ = ["DEFAULT_EXECUTOR_TASKS", "ParallelBuild", "TaskTraceback", "owned_pool", "process_context"]
 
 DEFAULT_EXECUTOR_TASKS = 32
 """Tasks an ``executor=`` build splits into when ``num_proc`` does not say (fewer if the lists are shorter)."""
@@ -142,11 +142,7 @@ class ParallelBuild:
             main.__spec__ = None
         # prepare_worker: a worker lives for one build, so glibc keeps what it frees (far fewer page faults)
         # the workers also watch this process, and end when it is gone (a killed kernel leaves none behind)
-        owner = (os.getpid(), start_time(os.getpid()))
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=_process_context(), initializer=prepare_worker, initargs=owner
-        )
-        return pool, True
+        return owned_pool(workers, tune_memory=True), True
 
     def _run_all(
         self,
@@ -254,6 +250,29 @@ class ParallelBuild:
         self.rows = max(self.rows, rows_total)
         if on_batch is not None and (grown > 0 or bytes_total):
             on_batch(max(grown, 0), bytes_total)
+
+
+def owned_pool(workers: int, *, tune_memory: bool = False) -> ProcessPoolExecutor:
+    """A process pool of ours whose workers end when this process is gone (every ``num_proc=`` pool starts here).
+
+    Its workers fork from the fork server (:func:`process_context`), so this process is not their
+    parent: killed (a kernel restarted, a SIGKILL, an out-of-memory kill), it could not take them
+    along, and they would run their tasks to the end. Each worker watches it instead
+    (:mod:`~stable_explore.catalog.owner_watch`) and exits within a second of its end.
+    ``tune_memory`` also keeps freed memory in the worker (see
+    :func:`~stable_explore.catalog.tasks.prepare_worker`), for a worker that lives for one build.
+
+    Examples
+    --------
+    >>> with owned_pool(1) as pool:
+    ...     pool.submit(sum, [1, 2]).result()
+    3
+    """
+    owner = (os.getpid(), start_time(os.getpid()))
+    initializer = prepare_worker if tune_memory else watch_owner
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=process_context(), initializer=initializer, initargs=owner
+    )
 
 
 def process_context() -> multiprocessing.context.BaseContext:

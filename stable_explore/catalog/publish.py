@@ -48,7 +48,14 @@ from stable_explore.storage.write.writer import ShardFields, write_metadata
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef
 
-__all__ = ["Published", "publish_version", "remove_version_dir", "unpublish_version_dir"]
+__all__ = [
+    "UNMOVED_MARK",
+    "Published",
+    "publish_version",
+    "remove_version_dir",
+    "unmoved_note",
+    "unpublish_version_dir",
+]
 
 
 @dataclass(frozen=True)
@@ -95,19 +102,70 @@ def publish_version(
     if remote:  # the long part (uploads) outside the lock: files without metadata are no version, gc leaves them
         _upload_files(catalog, name, staging, fields, version_id, reuse=reuse)
     # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag and
-    # the source record first, latest at the very end): an error before that leaves latest where it was
+    # the source record first, latest at the very end): an error before that leaves latest where it was, and
+    # takes the source record back, so that a retry does not find the version as "reused" (a hit moves no
+    # ref) but builds again, finds the identical content in place, and moves the refs then
     with catalog.refs_lock(name):
         if remote:
             ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse)
         else:
             ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
-        if record.source_fingerprint:
-            catalog.record_source(name, record.source_fingerprint, version_id)
+        _move_refs(catalog, name, version_id, record.source_fingerprint, tag, existed=existed, set_latest=set_latest)
+    return Published(ref, existed)
+
+
+def _move_refs(
+    catalog: Catalog,
+    name: str,
+    version_id: str,
+    source: str | None,
+    tag: str | None,
+    *,
+    existed: bool,
+    set_latest: bool = True,
+) -> None:
+    """Point ``tag``, the source record and ``latest`` at a version in place; all of them, or none but the tag.
+
+    A failure says (in a note on the error) that the version is in place with no ref at it yet, and
+    how a retry finishes the job.
+    """
+    step = f"moving the tag {tag!r}" if tag else "moving 'latest'"
+    recorded: tuple[str, str | None] | None = None
+    try:
         if tag:
             catalog.write_ref(name, tag, version_id)
+        if source:
+            step = "writing its source record"
+            recorded = (source, catalog.source_text(name, source))
+            catalog.record_source(name, source, version_id)
         if set_latest or catalog.read_ref(name, LATEST) is None:  # a dataset always has a latest
+            step = "moving 'latest'"
             catalog.write_ref(name, LATEST, version_id)
-    return Published(ref, existed)
+    except BaseException as exc:
+        if recorded is not None:
+            with contextlib.suppress(Exception):  # the disk that failed may fail this too: a retry then rebuilds
+                catalog.restore_source(name, *recorded)
+        _add_note(exc, unmoved_note(name, version_id, step, existed=existed))
+        raise
+
+
+UNMOVED_MARK = "but latest was not moved to it"
+
+
+def unmoved_note(name: str, version_id: str, step: str, *, existed: bool) -> str:
+    """What a publish whose refs failed to move leaves: the version in place, latest unmoved, and what to do."""
+    what = "was already in place" if existed else "was written"
+    return (
+        f"{name}@{version_id} {what} {UNMOVED_MARK} ({step} failed; latest is where it was): run the "
+        f"same call again once the cause is fixed: it finds this version in place and moves the refs to it "
+        f"(or point latest at it: se.tag('{name}@{version_id}', 'latest')); else se.gc removes it"
+    )
+
+
+def _add_note(error: BaseException, note: str) -> None:
+    add = getattr(error, "add_note", None)  # Python 3.11+
+    if add is not None and note not in (getattr(error, "__notes__", None) or []):
+        add(note)
 
 
 def _move_into_place(

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
+from stable_explore._arrays import complex_refusal, duplicate_names, holds_complex
 from stable_explore.errors import CacheNotFoundError, SchemaError
 from stable_explore.schema import (
     FEATURES_SCHEMA_KEY,
@@ -137,6 +138,14 @@ class ParquetRows:
             msg = f"no Parquet file at {self.path}"
             raise CacheNotFoundError(msg)
         self._file = pq.ParquetFile(self.path)
+        repeated = duplicate_names(self._file.schema_arrow.names)
+        if repeated:
+            msg = (
+                f"{self.path} has more than one column named {', '.join(map(repr, repeated))}; a dataset's columns "
+                f"need distinct names: rename them where the file is written (or read it with pyarrow, "
+                f"table.rename_columns([...]), and pass the table to se.build)"
+            )
+            raise SchemaError(msg)
         if features is None:
             sample = next(self._file.iter_batches(batch_size=100), None)
             features = schema_features(
@@ -193,6 +202,7 @@ def frame_features(frame: pd.DataFrame) -> Features:
 
     recorded = frame.attrs.get(FRAME_FEATURES_KEY) or {}  # a frame from ds.to_pandas() knows its features
     features: dict[str, Feature] = {}
+    check_frame_columns(frame)
     for name in frame.columns:
         if not isinstance(name, str):
             msg = f"column names must be text; column {name!r} is a {type(name).__name__}: rename it"
@@ -204,19 +214,34 @@ def frame_features(frame: pd.DataFrame) -> Features:
         if isinstance(series.dtype, pd.CategoricalDtype):
             features[name] = ClassLabel(names=[str(c) for c in series.cat.categories])
             continue
+        if holds_complex(series):
+            raise SchemaError(complex_refusal(name))
         try:
             array = pa.Array.from_pandas(series)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+        except (pa.ArrowException, TypeError) as exc:
             msg = f"cannot infer a feature type for column {name!r} ({series.dtype} values: {exc}); pass features="
             raise SchemaError(msg) from exc
         features[name] = _feature_of(name, array.type, pa.table({name: array}))
     return Features(features)
 
 
+def check_frame_columns(frame: pd.DataFrame) -> None:
+    """Refuse a DataFrame with two columns of one name (``frame[name]`` would be a frame, not a column), naming it."""
+    repeated = duplicate_names(frame.columns)
+    if repeated:
+        msg = (
+            f"the DataFrame has more than one column named {', '.join(map(repr, repeated))}; a dataset's columns "
+            f"need distinct names: rename them first (frame.columns = [...]), or drop the copies "
+            f"(frame.loc[:, ~frame.columns.duplicated()])"
+        )
+        raise SchemaError(msg)
+
+
 class FrameRows:
     """The rows of a DataFrame, keyed by its index when the index is unique (positions otherwise)."""
 
     def __init__(self, frame: pd.DataFrame, features: Features | None = None) -> None:
+        check_frame_columns(frame)
         self.frame = frame
         self.features = features if features is not None else frame_features(frame)
 

@@ -784,7 +784,7 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits, RowViews
         """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one.
 
         ``options`` are those of :meth:`~stable_explore.versioning.Draft.save` (``tag``, ``name``,
-        ``description``, ``license``, ``metadata``, ``progress``).
+        ``description``, ``license``, ``metadata``, ``progress``, ``lock_timeout``).
 
         Examples
         --------

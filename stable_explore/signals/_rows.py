@@ -6,9 +6,7 @@ A signal's result is keyed by ``row`` (the position in the dataset it was comput
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -108,9 +106,10 @@ def map_images(ds: CachedDataset, column: str, fn: ImageBatchFn, num_proc: int |
         return _run_part(ds, column, 0, n, fn)
     step = max(BATCH_ROWS, -(-n // (workers * 4)))
     bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
-    # never fork the kernel itself (its threads make fork unsafe): a fork server where there is one, else spawn
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method)) as pool:
+    # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
+    from stable_explore.catalog.parallel import owned_pool
+
+    with owned_pool(workers) as pool:
         futures = [pool.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
         parts = [f.result() for f in futures]
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}

@@ -167,8 +167,14 @@ def embedding_matrix(
         raise InvalidOptionError(msg)
     finite = np.isfinite(matrix).all(axis=1)
     if not finite.all():
-        row = int(np.flatnonzero(~finite)[0])
-        msg = f"{where}: {_row_named(dataset, row)} has a NaN or infinite value; an embedding must be finite"
+        bad = np.flatnonzero(~finite)
+        named = ", ".join(_row_named(dataset, int(row)) for row in bad[:5])
+        more = f", and {len(bad) - 5:,} more" if len(bad) > 5 else ""
+        verb = "has" if len(bad) == 1 else f"({len(bad):,} rows) have"
+        msg = (
+            f"{where}: {named}{more} {verb} a NaN or infinite value; an embedding must be finite: "
+            f"recompute those rows, or leave them out (ds.drop(rows))"
+        )
         raise InvalidOptionError(msg)
     return matrix
 

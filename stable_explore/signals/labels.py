@@ -96,7 +96,39 @@ def _probabilities(ds: CachedDataset, pred_probs: str | Any, classes: int) -> np
             if vector.shape == (classes,) and np.isfinite(vector).all():
                 msg += "; scores outside 0..1 look like logits: pass their softmax (scipy.special.softmax(x, axis=1))"
             raise InvalidOptionError(msg)
-    return np.asarray(values, dtype=np.float64).reshape(len(values), classes)
+    probs = np.asarray(values, dtype=np.float64).reshape(len(values), classes)
+    _check_sums(ds, probs, where)
+    return probs
+
+
+SUM_TOLERANCE = 0.01
+"""How far a row's predicted probabilities may sum from 1 (float16 softmax outputs, rounding)."""
+
+
+def _check_sums(ds: CachedDataset, probs: np.ndarray, where: str) -> None:
+    """Refuse rows whose probabilities do not sum to about 1 (all zeros, scores, one-vs-rest outputs), naming them.
+
+    Confident learning compares each row's probabilities with per-class thresholds: rows of zeros,
+    or of scores that are no distribution, would be judged all the same, and flagged in silence.
+    """
+    if not len(probs):
+        return
+    sums = probs.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
+    if not len(bad):
+        return
+    keys = keys_of(ds, bad[:5]).to_pylist()
+    named = ", ".join(
+        f"row {row} (key {key!r}) sums to {sums[row]:.4g}" for row, key in zip(bad[:5], keys, strict=True)
+    )
+    more = f", and {len(bad) - 5:,} more" if len(bad) > 5 else ""
+    msg = (
+        f"{where}: {len(bad):,} of {len(probs):,} rows hold probabilities that do not sum to 1 "
+        f"(within {SUM_TOLERANCE:g}): {named}{more}; each row must be a distribution over the classes, such as a "
+        f"softmax of the model's outputs (scipy.special.softmax(x, axis=1)); rows of zeros or of per-class "
+        f"scores would all be flagged alike"
+    )
+    raise InvalidOptionError(msg)
 
 
 def _check_classes_present(labels: np.ndarray, feature: ClassLabel, method: str) -> str:

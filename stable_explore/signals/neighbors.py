@@ -15,6 +15,7 @@ import numpy as np
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.signals._rows import result_table
 from stable_explore.signals.embeddings import Embedding, embedding_matrix
+from stable_explore.signals.projection import check_finite
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -25,6 +26,7 @@ __all__ = ["BACKENDS", "METRICS", "embedding_outliers", "nearest_neighbors", "ne
 
 BACKENDS = ("auto", "sklearn", "numpy")
 METRICS = ("euclidean", "cosine")
+_FINITE_CHUNK = 65_536  # rows checked for a NaN at once (a mask of the whole matrix would double its memory)
 _CELLS = 4_194_304  # distances (queries x rows) held at once by the numpy scan: 32 MB of float64
 
 
@@ -90,6 +92,8 @@ def nearest_neighbors(
     data = np.asarray(vectors)
     data = data.astype(np.result_type(data.dtype, np.float32), copy=False)
     n = len(data)
+    for start in range(0, n, _FINITE_CHUNK):  # a NaN has no distance: name its row, not a library's refusal
+        check_finite(data[start : start + _FINITE_CHUNK], first=start, what="the vectors")
     queries = np.arange(n, dtype=np.int64) if rows is None else _check_rows(np.atleast_1d(np.asarray(rows)), n)
     k = _check_k(k, n)
     if k == 0:

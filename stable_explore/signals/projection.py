@@ -15,10 +15,43 @@ import numpy as np
 from stable_explore._optional import require
 from stable_explore.errors import InvalidOptionError
 
-__all__ = ["METHODS", "pca", "pca_2d", "project"]
+__all__ = ["METHODS", "check_finite", "pca", "pca_2d", "project"]
 
 METHODS = ("pca", "umap")
 _CHUNK = 65_536
+
+
+def check_finite(block: np.ndarray, *, first: int = 0, what: str = "the embedding") -> None:
+    """Refuse rows of ``block`` (rows ``first``... of an embedding) holding a NaN or an infinity, naming them.
+
+    Raises
+    ------
+    InvalidOptionError
+        A ``ValueError`` naming the first rows (and how many there are), the column and the value.
+
+    Examples
+    --------
+    >>> check_finite(np.array([[0.0, 1.0], [2.0, 3.0]]))
+    >>> check_finite(np.array([[0.0, 1.0], [2.0, np.nan]]), first=10)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    stable_explore.errors.InvalidOptionError: the embedding: 1 row holds a NaN or infinite value: row 11 (nan in ...
+    """
+    if block.dtype.kind not in "fc" or np.isfinite(block).all():
+        return
+    bad = np.flatnonzero(~np.isfinite(block.reshape(len(block), -1)).all(axis=1))
+    named = []
+    for row in bad[:5]:
+        values = block[row].ravel()
+        column = int(np.flatnonzero(~np.isfinite(values))[0])
+        named.append(f"row {first + int(row)} ({values[column]} in column {column})")
+    count = f"{len(bad):,} rows hold" if len(bad) > 1 else "1 row holds"
+    more = f", and {len(bad) - 5:,} more" if len(bad) > 5 else ""
+    msg = (
+        f"{what}: {count} a NaN or infinite value: {', '.join(named)}{more}; an embedding must be finite: "
+        f"recompute those rows, or leave them out (ds.drop(rows))"
+    )
+    raise InvalidOptionError(msg)
 
 
 def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
@@ -40,6 +73,8 @@ def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
     out = np.zeros((rows, dims + int(residual)))
     if rows == 0:
         return out
+    for start in range(0, rows, _CHUNK):  # by chunks: a mask of the whole matrix would double its memory
+        check_finite(data[start : start + _CHUNK], first=start)
     mean = data.mean(axis=0, dtype=np.float64)
     scatter = np.zeros((width, width))
     for start in range(0, rows, _CHUNK):
@@ -115,6 +150,8 @@ def project(matrix: np.ndarray, method: str = "pca", *, seed: int = 0, **options
         raise InvalidOptionError(msg)
     if method == "pca" or len(matrix) < 4:
         return pca_2d(matrix)
+    for start in range(0, len(matrix), _CHUNK):  # UMAP's own refusal of a NaN names no row
+        check_finite(matrix[start : start + _CHUNK], first=start)
     umap = require("umap", "embed", "a UMAP projection")
     neighbours = min(int(options.pop("n_neighbors", 15)), len(matrix) - 1)
     reducer = umap.UMAP(n_components=2, random_state=seed, n_neighbors=neighbours, **options)

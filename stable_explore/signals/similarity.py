@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
+from stable_explore.errors import ColumnNotFoundError, InvalidArgumentTypeError, InvalidOptionError
 from stable_explore.schema import Array3D, Image, Sequence, Value
 from stable_explore.signals.embeddings import embedding_matrix
 from stable_explore.signals.images import perceptual_hashes
@@ -155,6 +155,12 @@ def similarity(ds: CachedDataset, by: str | None = None) -> Similarity:
     InvalidOptionError
         ``by`` names no column or method that can be compared.
     """
+    if by is not None and not isinstance(by, str):
+        msg = (
+            f"by= names what to compare rows by (a column, 'phash' or 'dhash'), got {type(by).__name__}; "
+            f"to compare by vectors you hold, add them as a column first (ds.add_columns({{'embedding': vectors}}))"
+        )
+        raise InvalidArgumentTypeError(msg)
     if by is not None:
         return _chosen(ds, by)
     embeddings = _embedding_columns(ds, floats_only=True)

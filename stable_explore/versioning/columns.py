@@ -31,15 +31,16 @@ from __future__ import annotations
 
 import contextlib
 import pickle
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import complex_refusal, holds_complex
 from stable_explore.catalog import LATEST, check_name, open_catalog, plan_map
-from stable_explore.catalog.parallel import process_context
+from stable_explore.catalog.parallel import owned_pool
 from stable_explore.catalog.plan import explain_changes
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Value
@@ -72,6 +73,8 @@ def _feature_of(name: str, values: Any) -> Feature:
         try:
             array = pa.array(values if isinstance(values, np.ndarray) else list(values))
         except (pa.ArrowException, TypeError, ValueError) as exc:
+            if holds_complex(values):
+                raise SchemaError(complex_refusal(name)) from exc
             msg = f"cannot tell the type of column {name!r} from its values ({exc}); pass features={{{name!r}: ...}}"
             raise SchemaError(msg) from exc
         arrow_type = array.type
@@ -120,7 +123,10 @@ def _encoded(name: str, feature: Feature, values: Any, first_row: int = 0) -> pa
 
 def _check_columns(origin: CachedDataset, names: Sequence[str]) -> None:
     for name in names:
-        if not isinstance(name, str) or not name or name in _RESERVED:
+        if not isinstance(name, str) or not name:
+            msg = f"a column needs a name of text, not empty; got {name!r}: name the column (a non-empty str)"
+            raise SchemaError(msg)
+        if name in _RESERVED:
             msg = f"{name!r} cannot be a column name (the row columns {list(_RESERVED)} are reserved)"
             raise SchemaError(msg)
 
@@ -220,9 +226,18 @@ def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, fir
             _note(exc, f"ds.map: {_name(function)} failed on the batch of rows {first}-{first + len(rows) - 1}")
             raise
         if not isinstance(result, Mapping):
-            msg = f"ds.map: {_name(function)} returned {type(result).__name__}, not a dict of column -> list of values"
+            msg = (
+                f"ds.map: {_name(function)} returned {type(result).__name__} for {_batch_named(rows, first)}; "
+                f"{_BATCHED_RULE} ({len(rows)} values)"
+            )
             raise InvalidArgumentTypeError(msg)
         for name, values in result.items():
+            if not _is_column(values):
+                msg = (
+                    f"ds.map: {_name(function)} returned {type(values).__name__} for column {name!r} of "
+                    f"{_batch_named(rows, first)}; {_BATCHED_RULE} ({len(rows)} values)"
+                )
+                raise InvalidArgumentTypeError(msg)
             values = list(values)
             if len(values) != len(rows):
                 msg = (
@@ -241,7 +256,7 @@ def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, fir
         if not isinstance(result, Mapping):
             msg = f"ds.map: {_name(function)} returned {type(result).__name__} for row {first + offset}, not a dict"
             raise InvalidArgumentTypeError(msg)
-        if offset and set(result) != set(out):
+        if offset and {str(name) for name in result} != set(out):
             msg = (
                 f"ds.map: {_name(function)} returned columns {sorted(result)} for row {first + offset}, "
                 f"but {sorted(out)} for the rows before; every row must give the same columns"
@@ -250,6 +265,25 @@ def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, fir
         for name, value in result.items():
             out.setdefault(str(name), []).append(value)
     return out
+
+
+_BATCHED_RULE = "a batched function must return a dict of columns, each a list as long as the batch"
+
+
+def _batch_named(rows: CachedDataset, first: int) -> str:
+    """``the batch of rows 0-9 (its first row, 0, has key 'k0')``, for an error about a batched map's output."""
+    try:
+        key: Any = rows[0:1].keys()[0]
+    except Exception:  # noqa: BLE001 - naming the key is a courtesy: the rows are named anyway
+        return f"the batch of rows {first}-{first + len(rows) - 1}"
+    return f"the batch of rows {first}-{first + len(rows) - 1} (its first row, {first}, has key {key!r})"
+
+
+def _is_column(values: Any) -> bool:
+    """Whether a batched map's output for one column is a column of values (a list, an array), not one value."""
+    if isinstance(values, (str, bytes, bytearray, Mapping)) or not isinstance(values, Iterable):
+        return False
+    return getattr(values, "ndim", 1) != 0  # a 0-d numpy array is one value
 
 
 def _map_range(
@@ -302,7 +336,7 @@ def _outputs(
     pool: Executor
     if executor is None:
         assert num_proc is not None
-        pool = ProcessPoolExecutor(max_workers=num_proc, mp_context=process_context())
+        pool = owned_pool(num_proc)  # its workers end when this process is killed
     else:
         pool = executor
     workers = num_proc or 4
@@ -390,6 +424,8 @@ def map_rows(
     given = Features(dict(features)) if features is not None else None
     plan = plan_map(function, origin.version, batched=batched, features=given, home=open_catalog(origin.home).home)
     catalog = open_catalog(origin.home)
+    if tag is not None:  # a tag that cannot move fails now, not after the function ran over every row
+        catalog.check_ref_movable(origin.name, tag)
     decides = plan.fingerprint is not None and not plan.unstable
     if decides and not force:
         assert plan.fingerprint is not None

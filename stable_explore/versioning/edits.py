@@ -47,6 +47,7 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import ClassLabel, Value, class_name
 from stable_explore.storage.backends.fsutil import temp_dir_beside
+from stable_explore.storage.backends.locks import check_lock_timeout, waiting_at_most
 from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, read_sharded_cache_meta
 from stable_explore.storage.format.cell_patches import cell_patches_field
 from stable_explore.storage.format.content_runs import content_runs_field
@@ -306,6 +307,7 @@ class Draft:
         metadata: Mapping[str, Any] | None = None,
         progress: bool = True,
         set_latest: bool = True,
+        lock_timeout: float | None = None,
     ) -> CachedDataset:
         """Write the edited rows as a new version (its ``parent`` is the origin's version).
 
@@ -318,7 +320,26 @@ class Draft:
         A save that changes nothing (no edits, or only relabels to the class a row
         has, same name and fields) creates no version and moves no ref: it returns
         the origin (``tag`` is still pointed at it).
+
+        ``lock_timeout`` bounds the wait for each lock the save takes (the dataset's refs lock, a
+        bucket's lease; default ``$STABLE_EXPLORE_LOCK_TIMEOUT``, else 300 seconds), then
+        ``LockTimeoutError`` naming the lock and its holder.
         """
+        check_lock_timeout(lock_timeout)
+        with waiting_at_most(lock_timeout):
+            return self._save(message, tag, name, description, license, metadata, progress, set_latest)
+
+    def _save(
+        self,
+        message: str | None,
+        tag: str | None,
+        name: str | None,
+        description: str | None,
+        license: str | None,
+        metadata: Mapping[str, Any] | None,
+        progress: bool,
+        set_latest: bool = True,
+    ) -> CachedDataset:
         from stable_explore.dataset import CachedDataset
 
         origin = self._origin
@@ -328,6 +349,8 @@ class Draft:
         if tag is not None:
             check_name(tag, "tag")
         catalog = open_catalog(origin.home)
+        if tag is not None:  # a tag that cannot move fails now, not after the rows were written
+            catalog.check_ref_movable(target_name, tag)
         if self._changes_nothing(target_name, description, license, metadata):
             if tag is not None:
                 catalog.write_ref(target_name, tag, origin.version)

@@ -26,6 +26,7 @@ False
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import errno
 import json
@@ -51,8 +52,10 @@ __all__ = [
     "REFS_LOCK_TIMEOUT",
     "holder_of",
     "hold_lock",
+    "check_lock_timeout",
     "lock_timeout",
     "try_remove_lock",
+    "waiting_at_most",
 ]
 
 NOTICE_AFTER_SECONDS = 5.0
@@ -65,14 +68,67 @@ REFS_LOCK_TIMEOUT = 300.0
 """How long a save, tag, build or gc waits for a dataset's refs lock by default (it is held for moments)."""
 
 
+_UNSET = object()
+_call_timeout: contextvars.ContextVar[object] = contextvars.ContextVar("stable_explore_lock_timeout", default=_UNSET)
+
+
+def check_lock_timeout(seconds: object) -> float | None:
+    """``seconds`` as a call's ``lock_timeout=`` takes it: a number >= 0, or None (wait as the default says).
+
+    Raises
+    ------
+    InvalidOptionError
+        Anything else (a bool, a string, a negative number), named.
+
+    Examples
+    --------
+    >>> check_lock_timeout(5), check_lock_timeout(None)
+    (5.0, None)
+    """
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        msg = f"lock_timeout must be a number of seconds >= 0 (or None to wait), got {seconds!r}"
+        raise InvalidOptionError(msg)
+    return float(seconds)
+
+
+@contextlib.contextmanager
+def waiting_at_most(seconds: float | None) -> Iterator[None]:
+    """For the block (in this thread), every lock a call takes waits at most ``seconds``; None changes nothing.
+
+    A public call's ``lock_timeout=`` goes here, so that it bounds each lock the call takes on the
+    way (a build's lock, a dataset's refs lock, a bucket's lease), not only the first. It comes
+    before ``$STABLE_EXPLORE_LOCK_TIMEOUT`` and the defaults (see :func:`lock_timeout`).
+
+    Examples
+    --------
+    >>> with waiting_at_most(2):
+    ...     lock_timeout(300.0)
+    2.0
+    """
+    checked = check_lock_timeout(seconds)
+    if checked is None:
+        yield
+        return
+    token = _call_timeout.set(checked)
+    try:
+        yield
+    finally:
+        _call_timeout.reset(token)
+
+
 def lock_timeout(default: float | None) -> float | None:
-    """``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds when set, else ``default``.
+    """The call's ``lock_timeout=`` (:func:`waiting_at_most`), else ``$STABLE_EXPLORE_LOCK_TIMEOUT``, else ``default``.
 
     Examples
     --------
     >>> lock_timeout(300.0) if not os.environ.get(LOCK_TIMEOUT_ENV) else 300.0
     300.0
     """
+    given = _call_timeout.get()
+    if isinstance(given, float):
+        return given
     raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
     if not raw:
         return default
@@ -248,7 +304,7 @@ def _acquire(path: Path, timeout: float | None, notify: Notify | None, notice_af
             notify(
                 f"waiting {waited:.0f} s for the lock {path}, held by {_describe(record)}{limit}; if that "
                 f"process is stopped or hung, end it (its lock is then released), or give up sooner: "
-                f"lock_timeout= (--lock-timeout) for a build, {LOCK_TIMEOUT_ENV}=<seconds> for any lock"
+                f"the call's lock_timeout= (--lock-timeout), or {LOCK_TIMEOUT_ENV}=<seconds>"
             )
             told = True
         pause = delay if timeout is None else min(delay, max(0.0, timeout - waited))

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore._optional import require
-from stable_explore.errors import CacheCorruptionError, NotACacheError
+from stable_explore.errors import CacheCorruptionError, NotACacheError, SchemaError
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 from stable_explore.storage.format.cache_meta import METADATA_FILE, SHARD_NAME_FMT, read_sharded_cache_meta
 
@@ -68,6 +68,22 @@ def _identity(folder: Path) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:20]
 
 
+def _check_column_names(folder: Path, schema: pa.Schema) -> None:
+    """Refuse columns no dataset can hold (an empty name: Lance itself cannot read it back), naming them.
+
+    Such a dataset is whole, not damaged: its writer gave a column no name.
+    """
+    if "" in schema.names:
+        others = [name for name in schema.names if name]
+        msg = (
+            f"the Lance dataset at {folder} has a column with an empty name ('', column "
+            f"{schema.names.index('')} of {len(schema.names)}), which Lance cannot read back and a dataset "
+            f"cannot hold; the data is not damaged: write it again with a name for that column "
+            f"(table.rename_columns([...]) before lance.write_dataset); its other columns: {others}"
+        )
+        raise SchemaError(msg)
+
+
 def lance_mirror(folder: Path | str, *, root: Path | None = None) -> Path:
     """The seed-v1 Arrow mirror of the Lance dataset in ``folder``, written on first use; its directory.
 
@@ -92,6 +108,7 @@ def lance_mirror(folder: Path | str, *, root: Path | None = None) -> Path:
         schema = dataset.schema
     except (OSError, ValueError, RuntimeError) as exc:
         raise CacheCorruptionError(folder, f"Lance cannot open it: {exc}") from exc
+    _check_column_names(folder, schema)
     with temp_dir_beside(target) as tmp:
         names: list[str] = []
         counts: list[int] = []

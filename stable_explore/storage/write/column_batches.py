@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore._arrays import duplicate_names
 from stable_explore.errors import EncodingError
 from stable_explore.schema.base import is_missing_mark
 from stable_explore.schema.columns import KEY_COLUMN
@@ -92,6 +93,15 @@ def _keeps_nan(feature: Any) -> bool:
 
 def _named_columns(item: Any, batched: bool, features: Features) -> tuple[dict[str, Any], int]:
     """(column name -> column, rows) of a column batch."""
+    names = item.schema.names if isinstance(item, pa.RecordBatch) else list(item.columns) if _is_dataframe(item) else []
+    repeated = duplicate_names(names)
+    if repeated:  # one of them would be taken in silence (a table), or the column read as a frame (pandas)
+        kind = "an Arrow table or record batch" if isinstance(item, pa.RecordBatch) else "a DataFrame"
+        msg = (
+            f"a column batch ({kind}) has more than one column named {', '.join(map(repr, repeated))}; "
+            f"a dataset's columns need distinct names: rename or drop the copies first"
+        )
+        raise EncodingError(msg, field=repeated[0])
     if isinstance(item, pa.RecordBatch):
         return {name: item.column(i) for i, name in enumerate(item.schema.names)}, item.num_rows
     if _is_dataframe(item):
