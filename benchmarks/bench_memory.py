@@ -22,6 +22,14 @@ Operations on ours (each loads the built version by its id, so every save starts
 - ``shuffled batches of 64``: every row, in a random order, 64 at a time (as a shuffling ``DataLoader`` reads);
 - ``to_pandas 10k``: ``ds.select(range(10_000)).to_pandas()``.
 
+The three workloads of issue 34 (peaks a user saw), also ``--issue34`` (median of ``--repeat`` runs, each fresh):
+
+- ``relabel 10% + drop 5%``: 20k relabels and 10k drops spread over the 200k rows (a tenth and a twentieth
+  of ``--rows``), then ``save()``;
+- ``image_stats 9000x9000``: ``image_stats`` of a dataset of one 9000 x 9000 JPEG (built once beside the rows);
+- ``outliers + votes 100k``: ``embedding_outliers`` and ``neighbor_label_issues`` on the offline pixel
+  embeddings of the first 100k rows (``--embed-rows``, at most ``--rows``).
+
 Builds (``--builds``): the peak growth of a build itself, each in a fresh process whose rows are made
 lazily by the generator (so they are never all in memory): image rows (the rows above, from rows and
 from column batches of 1,000) at 20k and 100k, and tiny rows (an int label and a float; from rows and
@@ -36,6 +44,7 @@ Run::
 
     python benchmarks/bench_memory.py              # 200k rows: a build of about a minute, then ~10 processes
     python benchmarks/bench_memory.py --rows 20000
+    python benchmarks/bench_memory.py --issue34 --repeat 3 --keep /tmp/mem   # issue 34's three, medians of 3
     python benchmarks/bench_memory.py --builds     # the builds' own growth: 20k -> 100k images, 1M -> 10M tiny rows
 """
 
@@ -43,7 +52,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -130,6 +141,7 @@ class Peak:
         self._thread.join()
         hwm = status_kb("VmHWM") if self.hwm_reset else status_kb("VmRSS")
         return {
+            "peak_mb": hwm / 1024,
             "base_rss_mb": self.base_rss / 1024,
             "rss_mb": (hwm - self.base_rss) / 1024,
             "anon_mb": (self.anon - self.base_anon) / 1024,
@@ -174,6 +186,60 @@ def op_rewrite(ref: str, home: str, root: Path) -> None:
     ds = _ours(ref, home)
     saved = ds.drop(list(range(len(ds) * 6 // 10))).set(len(ds) - 1, "score", -1.0).save(progress=False)
     print(saved.build_info, file=sys.stderr)
+
+
+def op_edit_save(ref: str, home: str, root: Path) -> None:
+    ds = _ours(ref, home)
+    n = len(ds)
+    relabels = {row: NAMES[(row * 7 + 3) % 10] for row in range(3, n, 10)}  # a tenth of the rows: 20k of 200k
+    dropped = list(range(5, n, 20))  # a twentieth: 10k of 200k
+    saved = ds.relabel(relabels).drop(dropped).save(progress=False)
+    assert len(saved) == n - len(dropped)
+    print(saved.build_info, file=sys.stderr)
+
+
+BIG_SIDE = 9000
+
+
+def build_big_image(root: Path) -> str:
+    """A dataset of one 9000 x 9000 JPEG (a gradient with noise, about 20 MB), in ``root / "big"``."""
+    import io
+
+    import numpy as np
+    from PIL import Image as PILImage
+
+    import stable_explore as se
+
+    rng = np.random.default_rng(0)
+    ramp = np.linspace(0, 200, BIG_SIDE, dtype=np.float32)
+    pixels = np.empty((BIG_SIDE, BIG_SIDE, 3), dtype=np.uint8)
+    for start in range(0, BIG_SIDE, 500):  # in strips: the benchmark itself stays small
+        strip = ramp[None, :, None] + rng.normal(0, 25, size=(min(500, BIG_SIDE - start), BIG_SIDE, 1))
+        pixels[start : start + 500] = np.clip(strip, 0, 255).astype(np.uint8)
+    buffer = io.BytesIO()
+    PILImage.fromarray(pixels).save(buffer, format="JPEG", quality=85)
+    del pixels
+    ds = se.build(
+        [{"image": buffer.getvalue()}], se.Features(image=se.Image()), name="big", home=root / "big", progress=False
+    )
+    return ds.ref
+
+
+def op_image_stats(ref: str, home: str, root: Path) -> None:
+    from stable_explore.signals import image_stats
+
+    ref = json.loads((root / "big.json").read_text())["ref"]
+    stats = image_stats(_ours(ref, str(root / "big")))
+    assert stats.column("width").to_pylist() == [BIG_SIDE]
+
+
+def op_embeddings(ref: str, home: str, root: Path) -> None:
+    from stable_explore.signals import embedding_outliers, neighbor_label_issues
+
+    ds = _ours(ref, home)
+    ds = ds.select(range(min(len(ds), int(os.environ.get("BENCH_EMBED_ROWS", "100000")))))
+    assert len(embedding_outliers(ds)) == len(ds)
+    neighbor_label_issues(ds)
 
 
 def op_iterate(ref: str, home: str, root: Path) -> None:
@@ -223,12 +289,16 @@ def op_hf(ref: str, home: str, root: Path) -> None:
     assert count > 0
 
 
+ISSUE34 = ("edit_save", "image_stats", "embeddings")
 OPERATIONS: dict[str, tuple[str, Callable[[str, str, Path], None]]] = {
     "relabel": ("relabel x10 + save", op_relabel),
     "set": ("set x10 + save", op_set),
     "drop": ("drop x10 + save", op_drop),
     "compaction": ("compaction save", op_compaction),
     "rewrite": ("drop 60%, set + save", op_rewrite),
+    "edit_save": ("relabel 10% + drop 5%", op_edit_save),
+    "image_stats": ("image_stats 9000x9000", op_image_stats),
+    "embeddings": ("outliers + votes", op_embeddings),
     "iterate": ("for row in ds", op_iterate),
     "iterable": ("to_iterable()", op_iterable),
     "shuffled": ("shuffled batches of 64", op_shuffled),
@@ -252,6 +322,11 @@ def measure(name: str, ref: str, home: str, root: Path) -> dict[str, Any]:
         import datasets  # noqa: F401
     if name == "iterable":
         import torch  # noqa: F401 - to_iterable gives a torch IterableDataset: torch's import is not the scan's
+    if name == "embeddings":
+        import importlib.util
+
+        if importlib.util.find_spec("sklearn") is not None:
+            import sklearn.neighbors  # noqa: F401 - the neighbour search's import is not its memory
     peak = Peak()
     started = time.perf_counter()
     OPERATIONS[name][1](ref, home, root)
@@ -373,6 +448,9 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", choices=sorted(OPERATIONS), help="run only these operations")
     parser.add_argument("--keep", type=Path, help="build into (or reuse) this folder instead of a temporary one")
     parser.add_argument("--builds", action="store_true", help="the growth of builds from N/5 to N rows (see above)")
+    parser.add_argument("--issue34", action="store_true", help="only issue 34's three workloads (see above)")
+    parser.add_argument("--embed-rows", type=int, default=100_000, help="rows of the outliers + votes workload")
+    parser.add_argument("--repeat", type=int, default=1, help="fresh runs per operation; the median is shown")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--build-one", help=argparse.SUPPRESS)
     parser.add_argument("--ref", help=argparse.SUPPRESS)
@@ -389,7 +467,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="bench-memory-builds-") as temp:
             run_builds(Path(temp))
         return
-    names = args.only or list(OPERATIONS)
+    os.environ["BENCH_EMBED_ROWS"] = str(args.embed_rows)  # read by the fresh processes
+    names = list(ISSUE34) if args.issue34 else args.only or list(OPERATIONS)
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as temp:
         root = args.keep or Path(temp)
         root.mkdir(parents=True, exist_ok=True)
@@ -401,21 +480,25 @@ def main() -> None:
             ref = build(root, args.rows)
             print(f"built {args.rows:,} rows as {ref} in {time.perf_counter() - started:.0f} s")
             marker.write_text(json.dumps({"ref": ref}))
+        if "image_stats" in names and not (root / "big.json").exists():
+            (root / "big.json").write_text(json.dumps({"ref": build_big_image(root)}))
         if "hf" in names and not (root / "hf").exists():
             try:
                 build_hf(root, args.rows)
             except ImportError:
                 names.remove("hf")
                 print("HF datasets is not installed: pip install datasets (the bench extra)")
-        print(f"{'operation':22s} {'rss MB':>8s} {'anon MB':>8s} {'baseline MB':>12s} {'s':>6s}")
+        print(f"{'operation':22s} {'peak MB':>8s} {'rss MB':>8s} {'anon MB':>8s} {'baseline MB':>12s} {'s':>6s}")
         for name in names:
-            result = run_fresh(name, ref, root / "home", root)
-            if "error" in result:
-                print(f"{OPERATIONS[name][0]:22s} failed: {result['error']}")
+            results = [run_fresh(name, ref, root / "home", root) for _ in range(max(1, args.repeat))]
+            failed = [r for r in results if "error" in r]
+            if failed:
+                print(f"{OPERATIONS[name][0]:22s} failed: {failed[0]['error']}")
                 continue
+            median = {field: statistics.median(r[field] for r in results) for field in results[0]}
             print(
-                f"{OPERATIONS[name][0]:22s} {result['rss_mb']:8.0f} {result['anon_mb']:8.0f} "
-                f"{result['base_rss_mb']:12.0f} {result['seconds']:6.1f}"
+                f"{OPERATIONS[name][0]:22s} {median['peak_mb']:8.0f} {median['rss_mb']:8.0f} {median['anon_mb']:8.0f} "
+                f"{median['base_rss_mb']:12.0f} {median['seconds']:6.1f}"
             )
 
 

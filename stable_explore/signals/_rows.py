@@ -23,6 +23,25 @@ BATCH_ROWS = 1024  # images decoded per batch: bounded memory, and the unit of w
 ImageBatchFn = Callable[[list[bytes | None], int], dict[str, np.ndarray]]
 
 
+def bytes_per_row(ds: CachedDataset) -> float:
+    """The stored bytes of an average row (what :func:`column_values` counts per row read)."""
+    return ds.cache_meta.nbytes / max(1, ds.cache_meta.num_rows)
+
+
+def column_values(ds: CachedDataset, column: str, start: int, stop: int, per_row: float) -> list[Any]:
+    """Rows ``start:stop`` of one column as Python values, the shards' mapped pages let go of as reads pass them.
+
+    Signals read every row in order, a batch at a time: counting what they read (``per_row`` bytes a row,
+    see :func:`bytes_per_row`), as ``ds.iter`` does, keeps the memory-mapped pages of a whole image
+    column from staying resident in the process.
+    """
+    from stable_explore.storage.read.resident import note_read
+
+    values: list[Any] = ds[start:stop].arrow_column(column).to_pylist()
+    note_read((stop - start) * per_row)
+    return values
+
+
 def keys_of(ds: CachedDataset, rows: np.ndarray | None = None) -> pa.Array:
     """The stored key of each row of ``ds`` (or of ``rows`` only), as Arrow."""
     keys = pa.array(ds.base_rows(), type=pa.int64()) if ds.cache_meta.is_seed_v1 else ds.arrow_column(KEY_COLUMN)
@@ -84,10 +103,10 @@ def check_num_proc(num_proc: int | None) -> int:
 def _run_part(ds: CachedDataset, column: str, start: int, stop: int, fn: ImageBatchFn) -> dict[str, np.ndarray]:
     """Per-image work on rows ``start:stop`` of ``ds``, batch by batch (runs in a worker too)."""
     parts: list[dict[str, np.ndarray]] = []
+    per_row = bytes_per_row(ds)
     for first in range(start, stop, BATCH_ROWS):
         last = min(stop, first + BATCH_ROWS)
-        values = ds[first:last].arrow_column(column).to_pylist()
-        parts.append(fn(values, first))
+        parts.append(fn(column_values(ds, column, first, last, per_row), first))
     if not parts:
         return fn([], start)  # no rows: the empty arrays, with their names and types
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}

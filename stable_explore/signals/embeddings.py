@@ -28,7 +28,7 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import Array3D
 from stable_explore.schema.image_codec import decode_image_bytes
-from stable_explore.signals._rows import BATCH_ROWS, image_column, keys_of, view_hint
+from stable_explore.signals._rows import BATCH_ROWS, bytes_per_row, column_values, image_column, keys_of, view_hint
 from stable_explore.signals.projection import pca
 
 if TYPE_CHECKING:
@@ -183,8 +183,9 @@ def _pixels(ds: CachedDataset, column: str, size: int) -> np.ndarray:
     from PIL import Image as PILImageModule
 
     out = np.zeros((len(ds), size * size), dtype=np.float32)
+    per_row = bytes_per_row(ds)
     for start in range(0, len(ds), BATCH_ROWS):
-        values = ds[start : start + BATCH_ROWS].arrow_column(column).to_pylist()
+        values = column_values(ds, column, start, min(len(ds), start + BATCH_ROWS), per_row)
         for i, data in enumerate(values):
             if data is None:
                 continue

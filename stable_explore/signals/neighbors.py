@@ -28,6 +28,7 @@ BACKENDS = ("auto", "sklearn", "numpy")
 METRICS = ("euclidean", "cosine")
 _FINITE_CHUNK = 65_536  # rows checked for a NaN at once (a mask of the whole matrix would double its memory)
 _CELLS = 4_194_304  # distances (queries x rows) held at once by the numpy scan: 32 MB of float64
+_SKLEARN_WORKING_MB = 32  # where scikit-learn computes distances in blocks of its working memory (1 GB by default)
 
 
 def _check_k(k: int, n: int) -> int:
@@ -122,8 +123,12 @@ def _sklearn(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tupl
     from stable_explore._optional import require
 
     neighbors = require("sklearn.neighbors", "clean", "nearest neighbours with scikit-learn")
+    import sklearn
+
     model = neighbors.NearestNeighbors(n_neighbors=k + 1, metric=metric).fit(data)
-    distances, positions = model.kneighbors(data[queries])
+    every = len(queries) == len(data) and bool((queries == np.arange(len(data))).all())
+    with sklearn.config_context(working_memory=_SKLEARN_WORKING_MB):
+        distances, positions = model.kneighbors(data if every else data[queries])
     return _drop_self(distances, positions, queries, k)
 
 

@@ -18,7 +18,13 @@ from stable_explore.errors import InvalidOptionError
 __all__ = ["METHODS", "check_finite", "pca", "pca_2d", "project"]
 
 METHODS = ("pca", "umap")
-_CHUNK = 65_536
+_CHUNK_BYTES = (
+    8 * 1024 * 1024
+)  # float64 rows centred at once: a few such blocks are the most pca holds beyond its result
+
+
+def _chunk_rows(width: int) -> int:
+    return max(1, _CHUNK_BYTES // (8 * max(1, width)))
 
 
 def check_finite(block: np.ndarray, *, first: int = 0, what: str = "the embedding") -> None:
@@ -57,8 +63,8 @@ def check_finite(block: np.ndarray, *, first: int = 0, what: str = "the embeddin
 def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
     """``data`` (rows x features) on its first ``dims`` principal components, as float64 (rows x dims).
 
-    The components come from the scatter matrix, summed over chunks of rows, so memory stays bounded
-    by the chunk whatever the number of rows; each axis's sign is fixed (its largest loading is
+    The components come from the scatter matrix, summed over chunks of rows (8 MB of them at a time),
+    so memory stays bounded by the chunk whatever the number of rows; each axis's sign is fixed (its largest loading is
     positive), so the same data always gives the same coordinates. ``residual`` adds one more
     coordinate: how far each row lies off those components (the norm of what they leave out), so a
     row unlike every other (noise, a blank) stays far from the rest instead of landing near the centre.
@@ -77,16 +83,17 @@ def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
         check_finite(data[start : start + _CHUNK], first=start)
     mean = data.mean(axis=0, dtype=np.float64)
     scatter = np.zeros((width, width))
-    for start in range(0, rows, _CHUNK):
-        block = data[start : start + _CHUNK] - mean
+    chunk = _chunk_rows(width)
+    for start in range(0, rows, chunk):
+        block = data[start : start + chunk] - mean
         scatter += block.T @ block
     values, vectors = np.linalg.eigh(scatter)
     axes = vectors[:, np.argsort(values)[::-1][:dims]]
     for column in range(axes.shape[1]):  # a fixed sign per axis: the same data always draws the same way
         if axes[np.argmax(np.abs(axes[:, column])), column] < 0:
             axes[:, column] = -axes[:, column]
-    for start in range(0, rows, _CHUNK):
-        block = data[start : start + _CHUNK] - mean
+    for start in range(0, rows, chunk):
+        block = data[start : start + chunk] - mean
         projected = block @ axes
         out[start : start + len(block), :dims] = projected
         if residual:

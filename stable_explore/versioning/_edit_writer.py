@@ -20,6 +20,7 @@ from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.check.verify import feed_rows
 from stable_explore.storage.format.cell_patches import CellPatches
 from stable_explore.storage.format.hashing import ContentDigest, row_hashes
+from stable_explore.storage.read.resident import note_read
 from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
 from stable_explore.versioning._plan import (
     Link,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = ["EditWriter"]
 
 _CHUNK_ROWS = 1000
+_CHUNK_BYTES = 16 * 1024 * 1024  # rows of large images are read and written fewer at a time: about this many bytes
 _ROW_COLUMNS = (KEY_COLUMN, HASH_COLUMN)
 _MIN_LINKED_ROWS = 1  # every unchanged piece is linked; compaction (below) bounds the pieces per file
 _KEEP_PLACE_ROWS = 256  # rewritten runs this long are written before the next link (files stay in row order)
@@ -66,6 +68,10 @@ class EditWriter:
         self.referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
         self.linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by write_rows)
         self.patches: list[PatchEntry] = []  # the saved version's cell patches (filled by write_rows)
+        meta = origin.cache_meta
+        self._bytes_per_row = meta.nbytes / max(1, meta.num_rows)
+        # rows read, edited and written at a time: what a save holds beyond its plan is a few of these
+        self.chunk_rows = max(1, min(_CHUNK_ROWS, int(_CHUNK_BYTES // max(1.0, self._bytes_per_row))))
 
     def content_runs(
         self, paths: list[Path], segments: list[list[int]], shard_digests: list[str]
@@ -164,6 +170,7 @@ class EditWriter:
         segments: list[list[int]] = []
         linked = self.linked
         linked.clear()
+        chunk_rows = self.chunk_rows
         pending: list[int] = []  # origin positions to write anew, in output order
         waiting: list[tuple[list[int], int]] = []  # segments of those rows, and where they start in pending
 
@@ -171,27 +178,31 @@ class EditWriter:
             # rows to rewrite are gathered across links and written in full chunks, so a save of
             # k scattered edits writes one record batch, not one per edited row
             places = []
-            for chunk_start in range(0, len(pending), _CHUNK_ROWS):
+            for chunk_start in range(0, len(pending), chunk_rows):
                 places.append(writer.next_row())
-                self._rewrite(writer, pending[chunk_start : chunk_start + _CHUNK_ROWS], schema)
+                self._rewrite(writer, pending[chunk_start : chunk_start + chunk_rows], schema)
             for entry, offset in waiting:
-                shard, row = places[offset // _CHUNK_ROWS]
-                entry[0], entry[1] = shard, row + offset % _CHUNK_ROWS
+                shard, row = places[offset // chunk_rows]
+                entry[0], entry[1] = shard, row + offset % chunk_rows
             pending.clear()
             waiting.clear()
 
         for step in plan:
             if isinstance(step, Rewrite):
                 start, count = step.start, step.count
+                wrote = False
                 while count:  # one segment per chunk the rows land in
-                    take = min(count, _CHUNK_ROWS - len(pending) % _CHUNK_ROWS)
+                    take = min(count, chunk_rows - len(pending) % chunk_rows)
                     entry = [-1, -1, take]
                     segments.append(entry)
                     waiting.append((entry, len(pending)))
                     pending.extend(range(start, start + take))
                     start, count = start + take, count - take
-                if len(pending) >= _CHUNK_ROWS:
-                    flush()
+                    if len(pending) >= chunk_rows:  # a full chunk is written at once: a long run is never all held
+                        flush()
+                        wrote = True
+                if wrote and pending:
+                    flush()  # the rest of a run that filled a chunk follows it, before the next link
                 continue
             if len(pending) >= _KEEP_PLACE_ROWS:
                 flush()  # a long rewritten run keeps its place among the files (whole, in order: format 1)
@@ -233,8 +244,10 @@ class EditWriter:
         positions = relabels[found].tolist()
         if not positions:
             return carried
-        _, arrays = self._edited_arrays(positions)
-        hashes = row_hashes(arrays).tolist()
+        hashes: list[int] = []
+        for start in range(0, len(positions), self.chunk_rows):  # the rows' cells are read a chunk at a time
+            _, arrays = self._edited_arrays(positions[start : start + self.chunk_rows])
+            hashes.extend(row_hashes(arrays).tolist())
         cells: dict[int, list[tuple[str, int]]] = {}
         for (position, column), code in sorted(self.edits.relabelled.items()):
             cells.setdefault(position, []).append((column, code))
@@ -254,6 +267,9 @@ class EditWriter:
         feature_names = list(origin.features)
         table = origin.backend.take(rows, columns=feature_names)
         arrays = [table.column(n).combine_chunks() for n in feature_names]
+        del table
+        if len(rows):  # the mapped pages this read touched (the span of its rows) are let go of as reads pass
+            note_read((int(np.max(rows)) - int(np.min(rows)) + 1) * self._bytes_per_row)
         relabelled, set_values = self.edits.relabelled, self.edits.values
         for index, name in enumerate(feature_names):
             changes = {}

@@ -34,6 +34,20 @@ if TYPE_CHECKING:
 __all__ = ["stage_with_groups"]
 
 _CHUNK_ROWS = 65536
+_CHUNK_BYTES = 16 * 1024 * 1024  # the group columns' bytes read and written at a time, about
+
+
+def _kept_positions(num_rows: int, dropped: frozenset[int]) -> np.ndarray:
+    """The positions ``range(num_rows)`` minus ``dropped``, sorted, without a Python object per row."""
+    mask = np.ones(num_rows, dtype=bool)
+    if dropped:
+        mask[np.fromiter(dropped, dtype=np.int64, count=len(dropped))] = False
+    return np.flatnonzero(mask).astype(np.int64)
+
+
+def _chunk_rows(bytes_per_row: float) -> int:
+    """Rows handled at a time: about :data:`_CHUNK_BYTES` of them, at most :data:`_CHUNK_ROWS`."""
+    return max(1, min(_CHUNK_ROWS, int(_CHUNK_BYTES // max(1.0, bytes_per_row))))
 
 
 def _base_of(origin: CachedDataset) -> CachedDataset:
@@ -78,11 +92,12 @@ def stage_with_groups(draft: Draft, staging: Path, on_rows: Callable[[int, int],
     columns = [name for name in features if name in grouped]  # in the version's column order
     shadowing = any(name in groups.base_features for name in columns)
     group_features = Features({name: features[name] for name in columns})
-    kept = np.array([p for p in range(len(origin)) if p not in edits.dropped], dtype=np.int64)
+    kept = _kept_positions(len(origin), edits.dropped)
     base_rows = origin.base_rows()[kept] if len(kept) else np.zeros(0, dtype=np.int64)
-    edited = sorted(edits.touched() - edits.dropped)
-    new_hashes = _edited_hashes(origin, edits, edited)
-    at = {int(p): i for i, p in enumerate(kept.tolist())} if edited else {}
+    edited = np.array(sorted(edits.touched() - edits.dropped), dtype=np.int64)
+    at = np.searchsorted(kept, edited)  # where each edited row lands among the saved rows (kept is sorted)
+    groups_size = sum(f.size for group in groups.groups for f in group.files)
+    chunk_rows = _chunk_rows(groups_size / max(1, meta.num_rows))
     writer = GroupWriter(
         staging,
         1,
@@ -94,22 +109,27 @@ def stage_with_groups(draft: Draft, staging: Path, on_rows: Callable[[int, int],
     digest = ContentDigest()
     backend = origin.backend
     try:
-        for start in range(0, len(kept), _CHUNK_ROWS):
-            rows = base_rows[start : start + _CHUNK_ROWS]
+        for start in range(0, len(kept), chunk_rows):
+            rows = base_rows[start : start + chunk_rows]
             table = backend.take(rows, columns=[*columns, KEY_COLUMN, HASH_COLUMN])
             hashes = table.column(HASH_COLUMN).to_numpy().copy()
             arrays = {name: table.column(name).combine_chunks() for name in columns}
-            for position in edited:  # the edits of group columns, and every edited row's new hash
-                index = at[position] - start
-                if not 0 <= index < len(rows):
-                    continue
-                hashes[index] = new_hashes[position]
-                for name in columns:
-                    value = edits.relabelled.get((position, name), edits.values.get((position, name), _KEEP))
-                    if value is not _KEEP:
-                        values = arrays[name].to_pylist()
+            lo, hi = np.searchsorted(at, [start, start + len(rows)])
+            here = edited[lo:hi].tolist()  # the edited rows of this chunk: their group cells and new hashes
+            if here:
+                new_hashes = _edited_hashes(origin, edits, here)
+                changes: dict[str, dict[int, Any]] = {}
+                for position, index in zip(here, (at[lo:hi] - start).tolist(), strict=True):
+                    hashes[index] = new_hashes[position]
+                    for name in columns:
+                        value = edits.relabelled.get((position, name), edits.values.get((position, name), _KEEP))
+                        if value is not _KEEP:
+                            changes.setdefault(name, {})[index] = value
+                for name, cells in changes.items():  # one list of the chunk's values per edited column
+                    values = arrays[name].to_pylist()
+                    for index, value in cells.items():
                         values[index] = value
-                        arrays[name] = pa.array(values, type=arrays[name].type)
+                    arrays[name] = pa.array(values, type=arrays[name].type)
             digest.update(table.column(KEY_COLUMN).combine_chunks(), hashes)
             out = pa.table(arrays)
             if shadowing:
@@ -148,19 +168,21 @@ _KEEP = object()
 
 def _edited_hashes(origin: CachedDataset, edits: PendingEdits, positions: list[int]) -> dict[int, int]:
     """The row hash of each edited row (origin positions): every column of the row, edits applied."""
-    if not positions:
-        return {}
-    features = origin.features
-    table = origin.backend.take(origin.base_rows()[positions], columns=list(features))
-    arrays = []
-    for name in features:
-        column = table.column(name).combine_chunks()
-        values = None
-        for index, position in enumerate(positions):
-            value = edits.relabelled.get((position, name), edits.values.get((position, name), _KEEP))
-            if value is not _KEEP:
-                values = column.to_pylist() if values is None else values
-                values[index] = value
-        arrays.append(column if values is None else pa.array(values, type=column.type))
-    hashes = row_hashes(arrays).tolist()
-    return dict(zip(positions, hashes, strict=True))
+    meta = origin.cache_meta
+    step = _chunk_rows(meta.nbytes / max(1, meta.num_rows))  # every column of the rows: images too
+    out: dict[int, int] = {}
+    for start in range(0, len(positions), step):
+        part = positions[start : start + step]
+        table = origin.backend.take(origin.base_rows(part), columns=list(origin.features))
+        arrays = []
+        for name in origin.features:
+            column = table.column(name).combine_chunks()
+            values = None
+            for index, position in enumerate(part):
+                value = edits.relabelled.get((position, name), edits.values.get((position, name), _KEEP))
+                if value is not _KEEP:
+                    values = column.to_pylist() if values is None else values
+                    values[index] = value
+            arrays.append(column if values is None else pa.array(values, type=column.type))
+        out.update(zip(part, row_hashes(arrays).tolist(), strict=True))
+    return out

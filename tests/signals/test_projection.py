@@ -35,7 +35,7 @@ def test_pca_matches_scikit_learn_up_to_each_axis_sign() -> None:
 def test_pca_is_deterministic_and_chunked_rows_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     data, _ = digits_matrix()
     whole = pca_2d(data)
-    monkeypatch.setattr("stable_explore.signals.projection._CHUNK", 100)  # 18 chunks instead of one
+    monkeypatch.setattr("stable_explore.signals.projection._CHUNK_BYTES", 100 * 64 * 8)  # 100 rows: 18 chunks
     np.testing.assert_allclose(pca_2d(data), whole, rtol=1e-5, atol=1e-4)
     np.testing.assert_array_equal(pca_2d(data[::-1])[::-1], pca_2d(data))  # row order does not flip an axis
 
@@ -134,6 +134,6 @@ def test_pca_with_its_residual_matches_an_svd(monkeypatch: pytest.MonkeyPatch) -
     ours = pca(data, 3, residual=True)
     np.testing.assert_allclose(np.abs(ours[:, :3]), np.abs(expected), atol=1e-9)
     np.testing.assert_allclose(ours[:, 3], np.linalg.norm(centred - expected @ components[:3], axis=1), atol=1e-9)
-    monkeypatch.setattr("stable_explore.signals.projection._CHUNK", 7)  # chunks do not change the answer
+    monkeypatch.setattr("stable_explore.signals.projection._CHUNK_BYTES", 7 * 6 * 8)  # 7 rows: the same answer
     np.testing.assert_allclose(pca(data, 3, residual=True), ours, atol=1e-9)
     assert pca(data[:2], 5).shape == (2, 2)  # no more components than rows
