@@ -18,9 +18,8 @@ from stable_explore.errors import InvalidOptionError
 __all__ = ["METHODS", "check_finite", "pca", "pca_2d", "project"]
 
 METHODS = ("pca", "umap")
-_CHUNK_BYTES = (
-    8 * 1024 * 1024
-)  # float64 rows centred at once: a few such blocks are the most pca holds beyond its result
+# float64 rows centred at once: a few such blocks are the most pca holds beyond its result
+_CHUNK_BYTES = 8 * 1024 * 1024
 
 
 def _chunk_rows(width: int) -> int:
@@ -79,8 +78,9 @@ def pca(data: np.ndarray, dims: int, *, residual: bool = False) -> np.ndarray:
     out = np.zeros((rows, dims + int(residual)))
     if rows == 0:
         return out
-    for start in range(0, rows, _CHUNK):  # by chunks: a mask of the whole matrix would double its memory
-        check_finite(data[start : start + _CHUNK], first=start)
+    step = _chunk_rows(width)
+    for start in range(0, rows, step):  # by chunks: a mask of the whole matrix would double its memory
+        check_finite(data[start : start + step], first=start)
     mean = data.mean(axis=0, dtype=np.float64)
     scatter = np.zeros((width, width))
     chunk = _chunk_rows(width)
@@ -157,8 +157,9 @@ def project(matrix: np.ndarray, method: str = "pca", *, seed: int = 0, **options
         raise InvalidOptionError(msg)
     if method == "pca" or len(matrix) < 4:
         return pca_2d(matrix)
-    for start in range(0, len(matrix), _CHUNK):  # UMAP's own refusal of a NaN names no row
-        check_finite(matrix[start : start + _CHUNK], first=start)
+    step = _chunk_rows(matrix.shape[1] if matrix.ndim == 2 else 1)
+    for start in range(0, len(matrix), step):  # UMAP's own refusal of a NaN names no row
+        check_finite(matrix[start : start + step], first=start)
     umap = require("umap", "embed", "a UMAP projection")
     neighbours = min(int(options.pop("n_neighbors", 15)), len(matrix) - 1)
     reducer = umap.UMAP(n_components=2, random_state=seed, n_neighbors=neighbours, **options)
