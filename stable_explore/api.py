@@ -322,13 +322,13 @@ def load(
     ref:
         What to open. A :class:`~pathlib.Path`, or a string with a path
         separator (or starting with ``.`` or ``~``), is a cache directory
-        (a seed-v1 cache included), or a dataset's folder in a home (its
+        (a stable-datasets format-1 cache included), or a dataset's folder in a home (its
         latest version; ``FOLDER@TAG`` for another); ``"s3://bucket/cache/pets@clean"``
         is a version in a bucket; anything else is a catalog name.
     home:
         The catalog root: a folder or a bucket's URL.
     features:
-        For caches that do not store their schema (seed v1, and stable-datasets'
+        For caches that do not store their schema (stable-datasets' format 1, and stable-datasets'
         ``arrow-shards`` and ``lance-rows`` layouts): the features, which supply
         class names (checked against a stable-datasets cache's ``schema_fingerprint``).
         Ours, or stable-datasets' own ``Features`` object (read by its types' class

@@ -1,4 +1,4 @@
-"""Seed-compatible name for the shard reader (seed 001's ``ArrowBackend``), over ``stable_explore.storage.read``.
+"""stable-datasets' ``ArrowBackend``, by its name, over ``stable_explore.storage.read``.
 
 Examples
 --------

@@ -1,8 +1,8 @@
-"""Seed-compatible names for the shard cache (seed 000's writer, seed 001's reader), over :mod:`stable_explore.storage`.
+"""stable-datasets' names for the shard cache (its writer and ``ArrowBackend``), over :mod:`stable_explore.storage`.
 
 A cache directory holds ``shard-NNNNN.arrow`` files and ``_metadata.json``; see
 :mod:`stable_explore.storage.format.cache_meta` for the format. These names stay where
-seed 000 put them, so code written against it keeps working.
+stable-datasets put them, so code written against it keeps working.
 
 Examples
 --------

@@ -15,7 +15,7 @@ import stable_explore as se
 from stable_explore import CachedDataset, ClassLabel, Features, Image, Value
 from stable_explore.catalog.names import HOME_ENV
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
-from stable_explore.testing import write_seed_v1_cache  # noqa: F401 - tests import it from here
+from stable_explore.testing import write_stable_datasets_v1_cache  # noqa: F401 - tests import it from here
 from tests.s3server import S3Server, seaweedfs
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
-"""stable_explore.backend, seed 001's name: ``ArrowBackend`` reads seed 000's caches and ours the seed's way.
+"""stable_explore.backend, stable-datasets' name: ``ArrowBackend`` reads its caches and ours the way it does.
 
 The backend's own behaviour (routing, take, slice, batches, pickling, damaged shards) is tested in
-tests/storage/read/test_reader.py; here, only what code written against seed 001 relies on.
+tests/storage/read/test_reader.py; here, only what code written against stable-datasets' ``ArrowBackend`` relies on.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from stable_explore import Features, Value, backend
 from stable_explore.backend import ArrowBackend
 from stable_explore.cache import read_sharded_cache_meta, write_sharded_arrow_cache
 from stable_explore.storage.read import reader
-from tests.conftest import write_seed_v1_cache
+from tests.conftest import write_stable_datasets_v1_cache
 
 
 def test_the_facade_is_the_storage_reader() -> None:
@@ -28,7 +28,7 @@ def test_the_facade_is_the_storage_reader() -> None:
 def seed_cache(tmp_path: Path) -> Path:
     """A seed-000 cache of 10 rows in shards of 4, 4 and 2 rows."""
     tables = [pa.table({"x": pa.array(range(start, min(start + 4, 10)), pa.int64())}) for start in (0, 4, 8)]
-    write_seed_v1_cache(tmp_path / "seed", tables)
+    write_stable_datasets_v1_cache(tmp_path / "seed", tables)
     return tmp_path / "seed"
 
 

@@ -1,4 +1,4 @@
-"""stable_explore.cache, seed 000's names: the layout and fields seed 000 wrote, and its caches open."""
+"""stable_explore.cache, stable-datasets' names: the layout and fields stable-datasets wrote, and its caches open."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from stable_explore.cache import read_shard, read_sharded_cache_meta, validate_s
 from stable_explore.storage.check import verify as storage_verify
 from stable_explore.storage.format import cache_meta as storage_format
 from stable_explore.storage.write import writer as storage_writer
-from tests.conftest import NAMES, write_pets, write_seed_v1_cache
+from tests.conftest import NAMES, write_pets, write_stable_datasets_v1_cache
 
 
 def test_layout_and_metadata_keep_seed_fields_and_add_ours(tmp_path: Path, pet_features, jpegs) -> None:
@@ -45,14 +45,14 @@ def test_layout_and_metadata_keep_seed_fields_and_add_ours(tmp_path: Path, pet_f
     assert sorted(p.name for p in tmp_path.iterdir()) == [".pets.lock", "pets"]
 
 
-def test_seed_v1_cache_opens_validates_and_verifies(tmp_path: Path, jpegs) -> None:
+def test_stable_datasets_v1_cache_opens_validates_and_verifies(tmp_path: Path, jpegs) -> None:
     tables = [
         pa.table({"image": pa.array(jpegs[:3], pa.binary()), "label": pa.array([0, 1, 2], pa.int64())}),
         pa.table({"image": pa.array(jpegs[3:5], pa.binary()), "label": pa.array([2, 2], pa.int64())}),
     ]
-    write_seed_v1_cache(tmp_path / "seed", tables)
+    write_stable_datasets_v1_cache(tmp_path / "seed", tables)
     meta = read_sharded_cache_meta(tmp_path / "seed")
-    assert meta.is_seed_v1
+    assert meta.is_stable_datasets_v1
     assert meta.features is None
 
     features = Features(image=Image(), label=ClassLabel(names=NAMES))
@@ -73,7 +73,7 @@ def test_the_facade_keeps_seed_000s_names_over_the_storage_modules() -> None:
     for name in cache.__all__:
         home = next(m for m in (storage_format, storage_verify, storage_writer) if hasattr(m, name))
         assert getattr(cache, name) is getattr(home, name), name
-    assert cache.DEFAULT_SHARD_SIZE_BYTES == 256 * 1024 * 1024  # seed 000's default
+    assert cache.DEFAULT_SHARD_SIZE_BYTES == 256 * 1024 * 1024  # stable-datasets' default
 
 
 def test_shards_are_plain_arrow_ipc_files_seed_000s_reader_can_read(tmp_path: Path, pet_features, jpegs) -> None:
@@ -82,7 +82,7 @@ def test_shards_are_plain_arrow_ipc_files_seed_000s_reader_can_read(tmp_path: Pa
     rows = []
     for name, count in zip(raw["shard_filenames"], raw["shard_row_counts"], strict=True):
         with pa.memory_map(str(meta.cache_dir / name)) as source:
-            table = pa.ipc.open_file(source).read_all()  # what seed 000 does: no stable_explore involved
+            table = pa.ipc.open_file(source).read_all()  # what stable-datasets' reader does: no stable_explore involved
         assert table.num_rows == count
         rows.extend(table.column("name").to_pylist())
     assert rows == [f"n{i}" for i in range(30)]

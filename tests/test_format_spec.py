@@ -182,7 +182,7 @@ def read_version(folder: Path) -> tuple[dict[str, Any], pa.Table]:
     patches = meta.get("cell_patches")
     if patches is not None:  # 'Cell patches': cells a version changes in place, by shard digest and row
         assert meta["format_revision"] in (5, 6)  # 6: with column groups too
-        assert meta["cache_format_version"] == 2  # 'Format revisions': a seed reader must refuse it
+        assert meta["cache_format_version"] == 2  # 'Format revisions': stable-datasets' reader must refuse it
         entries = json.loads(small_file(folder, patches))
         assert len(entries) == patches["entries"]
         for index, removed, inserted in reversed(patches["splices"]):

@@ -24,7 +24,10 @@ LAYERS: list[set[str]] = [
     {"errors", "_units", "_optional", "_canonical", "_frames", "_arrays"},  # plain helpers every layer may use
     {"schema"},  # feature types
     {"storage"},  # format/, backends/, read/, write/, check/
-    {"cache", "backend"},  # seed-compatible facades over storage/ (for users: nothing in the package imports them)
+    {
+        "cache",
+        "backend",
+    },  # stable-datasets-compatible facades over storage/ (for users: nothing in the package imports them)
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
     {"dataset"},  # CachedDataset: views, decoding, export, splits for ranks and workers
     {"versioning"},  # edits saved as versions, compare

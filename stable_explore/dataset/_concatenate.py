@@ -71,7 +71,7 @@ def _check_features(parts: Sequence[CachedDataset]) -> Features:
 
 
 def _keys_of(part: CachedDataset) -> pa.Array:
-    if part.cache_meta.is_seed_v1:  # no stored keys: the running index
+    if part.cache_meta.is_stable_datasets_v1:  # no stored keys: the running index
         return pa.array(part.base_rows(), type=pa.int64())
     return part.arrow_column(KEY_COLUMN)
 

@@ -51,7 +51,7 @@ def row_keys(ds: CachedDataset) -> pa.Array:
 
     A version-1 cache stores no keys: its keys are the row numbers in the version, as ``ds.keys()`` says.
     """
-    if ds.cache_meta.is_seed_v1:
+    if ds.cache_meta.is_stable_datasets_v1:
         return pa.array(ds.base_rows(), pa.int64())
     return ds.arrow_column(KEY_COLUMN)
 
@@ -80,7 +80,7 @@ def to_pandas(
     features = ds.features
     image_columns = [c for c in columns if isinstance(features[c], Image)]
     wanted = [c for c in columns if c not in image_columns] if images == "drop" else list(columns)
-    stored_keys = with_keys and not ds.cache_meta.is_seed_v1
+    stored_keys = with_keys and not ds.cache_meta.is_stable_datasets_v1
     table = table_of([*wanted, KEY_COLUMN] if stored_keys else wanted)
     keys = table.column(KEY_COLUMN) if stored_keys else None
     if stored_keys:
@@ -325,7 +325,7 @@ class Exports:
         from stable_explore.schema.huggingface import hf_schema_metadata, to_hf_layout
 
         wanted = list(columns) if columns is not None else self._feature_columns()
-        if with_row_columns and not self.cache_meta.is_seed_v1:
+        if with_row_columns and not self.cache_meta.is_stable_datasets_v1:
             wanted += [c for c in (KEY_COLUMN, HASH_COLUMN) if c not in wanted]
         shown = _features_of(self.features, wanted)
         metadata = {**self.features.to_arrow_schema().metadata, **hf_schema_metadata(shown, layout=layout)}
@@ -437,7 +437,7 @@ class Exports:
         ds = cast("CachedDataset", self)
         rows = self._all_rows()
         features = self.features
-        hashes = [HASH_COLUMN] if with_row_columns and not self.cache_meta.is_seed_v1 else []
+        hashes = [HASH_COLUMN] if with_row_columns and not self.cache_meta.is_stable_datasets_v1 else []
         keys = row_keys(ds) if with_keys or with_row_columns else None
 
         def chunks() -> Iterator[pa.Table]:

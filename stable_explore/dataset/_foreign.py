@@ -2,7 +2,7 @@
 
 ``se.load(path)`` asks :func:`open_foreign` first; it returns None for a stable-explore cache.
 
-- stable-datasets' ``arrow-shards`` layout is seed 000's version 1 plus two names: opened in place.
+- stable-datasets' ``arrow-shards`` layout is stable-datasets' format version 1 plus two names: opened in place.
 - stable-datasets' ``lance-rows`` layout, and any Lance dataset, are opened through their Arrow
   mirror (:mod:`stable_explore.storage.read.lance_rows`); the Lance folder is only read.
 

@@ -200,7 +200,9 @@ def write_mds(
             msg = f"column {name!r}: {exc}"
             raise SchemaError(msg) from None
     image_columns = [name for name in names if isinstance(features[name], Image)]
-    keys = ds.arrow_column(KEY_COLUMN) if not ds.cache_meta.is_seed_v1 else pa.array(ds.base_rows(), pa.int64())
+    keys = (
+        ds.arrow_column(KEY_COLUMN) if not ds.cache_meta.is_stable_datasets_v1 else pa.array(ds.base_rows(), pa.int64())
+    )
     with temp_dir_beside(out) as tmp:
         shards: list[dict[str, Any]] = []
 

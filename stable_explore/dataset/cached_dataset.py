@@ -122,7 +122,7 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits, RowViews
         if features is not None and meta.features is not None and features.fingerprint() != meta.features.fingerprint():
             msg = (
                 f"{meta.cache_dir} stores its own features {meta.features!r}; features= is only for caches "
-                f"that do not (seed-v1), and {features!r} differs"
+                f"that do not (stable-datasets format-1), and {features!r} differs"
             )
             raise SchemaError(msg)
         given = features or meta.features
@@ -402,7 +402,7 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits, RowViews
 
     def keys(self) -> list[Any]:
         """Each row's key (the generator's key, or its running index), in this dataset's order."""
-        if self._meta.is_seed_v1:
+        if self._meta.is_stable_datasets_v1:
             keys: list[Any] = self.base_rows().tolist()
             return keys
         stored: list[Any] = self._column_arrow(KEY_COLUMN).to_pylist()
@@ -530,7 +530,9 @@ class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits, RowViews
 
     @functools.cached_property
     def _bytes_per_row(self) -> float:
-        return self._meta.nbytes / max(1, self._meta.num_rows)  # a seed-v1 cache's sizes cost a stat per file
+        return self._meta.nbytes / max(
+            1, self._meta.num_rows
+        )  # a stable-datasets format-1 cache's sizes cost a stat per file
 
     def _note_read(self, rows: Rows) -> None:
         """Count the mapped bytes a read in order touched: the pages are let go of every so often (bounded RSS).
@@ -954,9 +956,9 @@ def _home_of(text: str | None) -> Path | str | None:
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:
-    """An id for a cache that has none (seed-v1 format): its folder and the identity of its files.
+    """An id for a cache that has none (stable-datasets format-1 format): its folder and the identity of its files.
 
-    A seed cache records nothing about its content, so the id follows the files themselves
+    A stable-datasets cache records nothing about its content, so the id follows the files themselves
     (inode, size, modification time): two caches, or one cache rewritten in place, differ.
     """
     from stable_explore._canonical import fingerprint

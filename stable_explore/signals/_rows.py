@@ -44,7 +44,11 @@ def column_values(ds: CachedDataset, column: str, start: int, stop: int, per_row
 
 def keys_of(ds: CachedDataset, rows: np.ndarray | None = None) -> pa.Array:
     """The stored key of each row of ``ds`` (or of ``rows`` only), as Arrow."""
-    keys = pa.array(ds.base_rows(), type=pa.int64()) if ds.cache_meta.is_seed_v1 else ds.arrow_column(KEY_COLUMN)
+    keys = (
+        pa.array(ds.base_rows(), type=pa.int64())
+        if ds.cache_meta.is_stable_datasets_v1
+        else ds.arrow_column(KEY_COLUMN)
+    )
     return keys if rows is None else keys.take(pa.array(rows, type=pa.int64()))
 
 

@@ -1,4 +1,4 @@
-"""Test helpers for stable-explore and code built on it: tiny caches, a seed-v1 writer, the store test suite.
+"""Test helpers for stable-explore and code on it: tiny caches, stable-datasets' format-1 writer, the store suite.
 
 Examples
 --------
@@ -11,6 +11,6 @@ Examples
 
 from __future__ import annotations
 
-from stable_explore.testing.caches import TINY_NAMES, tiny_dataset, tiny_features, write_seed_v1_cache
+from stable_explore.testing.caches import TINY_NAMES, tiny_dataset, tiny_features, write_stable_datasets_v1_cache
 
-__all__ = ["TINY_NAMES", "tiny_dataset", "tiny_features", "write_seed_v1_cache"]
+__all__ = ["TINY_NAMES", "tiny_dataset", "tiny_features", "write_stable_datasets_v1_cache"]

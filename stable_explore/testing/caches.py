@@ -1,4 +1,4 @@
-"""Tiny caches for tests and examples: a labelled image dataset in a temporary home, and seed 000's on-disk layout."""
+"""Tiny caches for tests and examples: a labelled image dataset in a temporary home, and stable-datasets' layout."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ __all__ = [
     "as_format_revision_3",
     "tiny_dataset",
     "tiny_features",
-    "write_seed_v1_cache",
+    "write_stable_datasets_v1_cache",
 ]
 
 TINY_NAMES = ["cat", "dog", "bird"]
@@ -59,8 +59,8 @@ def tiny_dataset(home: str | Path, *, rows: int = 12, name: str = "tiny", image_
     return build(examples, tiny_features(), name=name, home=home, progress=False)
 
 
-def write_seed_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:
-    """A cache exactly as seed 000's writer lays it out: shards and version-1 metadata only (no keys or digests)."""
+def write_stable_datasets_v1_cache(cache_dir: Path, tables: list[pa.Table]) -> None:
+    """A cache as stable-datasets' writer lays it out: shards and version-1 metadata only (no keys or digests)."""
     cache_dir.mkdir(parents=True)
     names = []
     for i, table in enumerate(tables):

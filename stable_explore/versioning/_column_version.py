@@ -118,8 +118,14 @@ def publish_columns(
     from stable_explore.dataset import CachedDataset
 
     meta = origin.cache_meta
-    if origin.is_view or origin.home is None or not origin.name or meta.is_seed_v1 or meta.shard_features is None:
-        msg = "new columns need a whole version in a catalog (save a view or a seed cache first)"
+    if (
+        origin.is_view
+        or origin.home is None
+        or not origin.name
+        or meta.is_stable_datasets_v1
+        or meta.shard_features is None
+    ):
+        msg = "new columns need a whole version in a catalog (save a view or a stable-datasets cache first)"
         raise CacheWriteError(msg)
     gone = origin.deleted_reason(fresh=True)
     if gone is not None:
@@ -182,7 +188,7 @@ def publish_columns(
         groups = ColumnGroups(meta.shard_features, (*earlier, group))
         fields.update(
             {
-                "cache_format_version": SEGMENTED_FORMAT_VERSION,  # a seed reader must refuse it: it would miss columns
+                "cache_format_version": SEGMENTED_FORMAT_VERSION,  # stable-datasets' reader must refuse it: it would miss columns
                 "format_revision": GROUPS_FORMAT_REVISION,
                 "features": features.to_dict(),
                 "schema_fingerprint": features.fingerprint(),

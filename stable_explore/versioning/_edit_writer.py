@@ -153,7 +153,7 @@ class EditWriter:
             np.array(sorted(touched - relabels), dtype=np.int64),
             backend.segment_offsets,
             backend.segments,
-            can_link=not meta.is_seed_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None,
+            can_link=not meta.is_stable_datasets_v1 and meta.shard_hashes is not None and meta.shard_sizes is not None,
             min_linked_rows=_MIN_LINKED_ROWS,
         )
         plan = compacted(
@@ -291,7 +291,7 @@ class EditWriter:
             return
         origin = self.origin
         rows, arrays = self._edited_arrays(positions)
-        if origin.cache_meta.is_seed_v1:
+        if origin.cache_meta.is_stable_datasets_v1:
             keys = pa.array(rows, type=pa.int64())
         else:
             keys = origin.backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()

@@ -34,7 +34,7 @@ __all__ = ["carried_entries", "linked_places", "merged_entries", "patchable"]
 def patchable(meta: ShardedCacheMeta) -> bool:
     """Whether a save from this version may patch cells: its shards have digests, all distinct."""
     hashes = meta.shard_hashes
-    return not meta.is_seed_v1 and hashes is not None and len(set(hashes)) == len(hashes)
+    return not meta.is_stable_datasets_v1 and hashes is not None and len(set(hashes)) == len(hashes)
 
 
 def _links(plan: Sequence[Link | Rewrite]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

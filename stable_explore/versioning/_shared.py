@@ -81,10 +81,14 @@ def _complement(intervals: list[tuple[int, int]], total: int) -> np.ndarray | No
 def unshared_rows(a: ShardedCacheMeta, b: ShardedCacheMeta) -> tuple[np.ndarray, np.ndarray, int] | None:
     """Positions of ``a`` and of ``b`` outside the pieces they share, and the count of shared rows.
 
-    None when the versions cannot be matched this way (an older format, a seed cache) or when
+    None when the versions cannot be matched this way (an older format, a stable-datasets cache) or when
     they are cut in so many pieces that joining every key is quicker.
     """
-    if a.is_seed_v1 or b.is_seed_v1 or min(a.format_revision, b.format_revision) < _FIRST_REVISION:
+    if (
+        a.is_stable_datasets_v1
+        or b.is_stable_datasets_v1
+        or min(a.format_revision, b.format_revision) < _FIRST_REVISION
+    ):
         return None
     if a.column_groups is not None or b.column_groups is not None:
         return None  # a shared shard row can read other values through a column group: every key is joined

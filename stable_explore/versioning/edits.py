@@ -435,7 +435,7 @@ class Draft:
             writer.abort()
             raise
         whole = [[i, 0, rows] for i, rows in enumerate(shards.rows)]
-        # format 1 (what seed 000 reads) whenever every shard is used whole and in order, and no cell
+        # format 1 (what stable-datasets reads) whenever every shard is used whole and in order, and no cell
         # is patched: a reader that knows nothing of patches would read the old values, so a patched
         # version lists its segments (format 2), which such a reader refuses
         segmented = segments != whole or bool(rows_out.patches)
@@ -472,7 +472,12 @@ class Draft:
     ) -> bool:
         """Whether saving would only copy the origin: same dataset, all its rows, no edit that changes a value."""
         origin = self._origin
-        if origin.is_view or origin.home is None or target_name != origin.name or origin.cache_meta.is_seed_v1:
+        if (
+            origin.is_view
+            or origin.home is None
+            or target_name != origin.name
+            or origin.cache_meta.is_stable_datasets_v1
+        ):
             return False
         parent = origin.cache_meta.version_metadata
         if description is not None and description != parent.description:

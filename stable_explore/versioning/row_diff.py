@@ -68,7 +68,7 @@ def _json_keys(keys: list[Any]) -> list[Any]:
 
 
 def _keys_and_hashes(ds: CachedDataset) -> tuple[pa.Array, np.ndarray]:
-    if ds.cache_meta.is_seed_v1:
+    if ds.cache_meta.is_stable_datasets_v1:
         keys = pa.array(ds.base_rows(), type=pa.int64())
         from stable_explore.storage.format.hashing import row_hashes
 

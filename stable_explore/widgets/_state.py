@@ -171,7 +171,9 @@ class Opened:
         """Every row's key as Arrow text (keys may be numbers), read once."""
         keys = self.value_columns.get(KEY_COLUMN)
         if keys is None:
-            if self.ds.cache_meta.is_seed_v1:  # seed v1 has no stored keys: a row's key is its number
+            if (
+                self.ds.cache_meta.is_stable_datasets_v1
+            ):  # stable-datasets' format 1 has no stored keys: a row's key is its number
                 keys = pc.cast(pa.array(self.ds.base_rows()), pa.string())
             else:
                 keys = pc.cast(self.ds.arrow_column(KEY_COLUMN), pa.string())

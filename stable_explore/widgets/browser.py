@@ -522,7 +522,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         self._state.detail_row = None
         ds = self.dataset
         if key is not None and len(ds):
-            keys = ds.arrow_column("__key__") if not ds.cache_meta.is_seed_v1 else None
+            keys = ds.arrow_column("__key__") if not ds.cache_meta.is_stable_datasets_v1 else None
             if keys is not None:
                 import pyarrow as pa
 

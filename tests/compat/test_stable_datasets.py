@@ -41,7 +41,7 @@ from stable_explore.compat.stable_datasets import (
     write_lance_cache,
     write_sharded_arrow_cache,
 )
-from stable_explore.testing import write_seed_v1_cache
+from stable_explore.testing import write_stable_datasets_v1_cache
 from tests.conftest import jpeg_bytes
 
 
@@ -435,7 +435,7 @@ def _check_rows(ds: object) -> None:
 
 
 def test_their_features_open_a_cache_of_their_first_arrow_revision(tmp_path: Path) -> None:
-    # stable-datasets 37ff322 wrote version-1 metadata and no layout name: as our seed-v1 writer does
+    # stable-datasets 37ff322 wrote version-1 metadata and no layout name, as our writer of its format 1 does
     table = pa.table(
         {
             "image": pa.array([_png(i) for i in range(6)], pa.binary()),
@@ -444,7 +444,7 @@ def test_their_features_open_a_cache_of_their_first_arrow_revision(tmp_path: Pat
             "tags": pa.array([[f"t{i}"] for i in range(6)], pa.list_(pa.string())),
         }
     )
-    write_seed_v1_cache(tmp_path / "old", [table.slice(0, 3), table.slice(3)])
+    write_stable_datasets_v1_cache(tmp_path / "old", [table.slice(0, 3), table.slice(3)])
     _check_rows(se.load(tmp_path / "old", features=_their_features(), home=tmp_path / "home"))
 
 
@@ -466,7 +466,7 @@ def test_their_features_open_their_arrow_and_lance_layouts_and_are_checked(tmp_p
 
 
 def test_their_feature_type_without_a_counterpart_is_named(tmp_path: Path) -> None:
-    write_seed_v1_cache(tmp_path / "old", [pa.table({"x": pa.array([1], pa.int32())})])
+    write_stable_datasets_v1_cache(tmp_path / "old", [pa.table({"x": pa.array([1], pa.int32())})])
     with pytest.raises(ValueError, match="column 'clip': Array4D is not a feature type stable-explore reads"):
         se.load(tmp_path / "old", features=_Theirs.Features(clip=_Theirs.Array4D((2, 2, 2, 3))))
 

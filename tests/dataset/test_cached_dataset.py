@@ -16,7 +16,7 @@ from PIL import Image as PILImage
 
 import stable_explore as se
 from stable_explore import Array3D, CacheCorruptionError, CachedDataset, ClassLabel, Features, Image, Value
-from tests.conftest import NAMES, pet_rows, write_seed_v1_cache
+from tests.conftest import NAMES, pet_rows, write_stable_datasets_v1_cache
 
 
 @pytest.fixture
@@ -285,10 +285,10 @@ def test_empty_dataset(tmp_path: Path, pet_features: Features) -> None:
     assert "nothing" in ds._repr_html_()
 
 
-def test_seed_v1_cache_loads_by_path_with_caller_features(tmp_path: Path, jpegs) -> None:
+def test_stable_datasets_v1_cache_loads_by_path_with_caller_features(tmp_path: Path, jpegs) -> None:
     import pyarrow as pa
 
-    write_seed_v1_cache(
+    write_stable_datasets_v1_cache(
         tmp_path / "seed",
         [pa.table({"image": pa.array(jpegs[:4], pa.binary()), "label": pa.array([0, 1, 2, 1], pa.int64())})],
     )

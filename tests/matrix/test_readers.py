@@ -1,4 +1,4 @@
-"""Readers that are not ours read every cell right or refuse it: seed 000/001's reader, and the docs/format.md one."""
+"""Readers that are not ours read every cell right or refuse it: stable-datasets' reader, and the docs/format.md one."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ def _local_folder(version: se.CachedDataset, tmp_path: Path) -> Path:
     return resolve(tmp_path / "pulled", version.name or "", pulled.version)
 
 
-def seed_read(folder: Path) -> pa.Table | None:
-    """Seed 001's reader: version-1 metadata, the shards in order, concatenated; None (refused) for others."""
+def stable_datasets_read(folder: Path) -> pa.Table | None:
+    """stable-datasets' ArrowBackend: version-1 metadata, the shards in order, concatenated; None (refused) else."""
     meta = json.loads((folder / "_metadata.json").read_text())
     if meta["cache_format_version"] != 1:
         return None
@@ -57,13 +57,15 @@ def test_the_format_md_reader_and_the_seed_reader(cell: Cell, tmp_path: Path) ->
         assert rows.column("__key__").to_pylist() == [r["__key__"] for r in model], where
         decoded = [decode(meta, rows, i) for i in range(rows.num_rows)]
         assert_rows(version.features, decoded, model, f"{where} format.md reader")
-        facade = ArrowBackend.from_meta(read_sharded_cache_meta(folder))  # seed 001's names over our reader
+        facade = ArrowBackend.from_meta(
+            read_sharded_cache_meta(folder)
+        )  # stable-datasets' ArrowBackend names over our reader
         assert_rows(version.features, facade.table.to_pylist(), model, f"{where} stable_explore.backend")
-        seed = seed_read(folder)
-        if seed is not None:  # a version the seed reads must read right
-            assert_rows(version.features, seed.to_pylist(), model, f"{where} seed-v1 reader")
+        seed = stable_datasets_read(folder)
+        if seed is not None:  # a version stable-datasets' reader reads must read right
+            assert_rows(version.features, seed.to_pylist(), model, f"{where} stable-datasets format-1 reader")
         else:
-            assert what != "built", f"{where}: a plain build must stay readable by seed readers"
+            assert what != "built", f"{where}: a plain build must stay readable by stable-datasets' reader"
 
 
 @pytest.mark.parametrize("cell", cell_params(LABELLED), indirect=True)
@@ -76,6 +78,6 @@ def test_a_relabelled_version_reads_right_or_is_refused_by_the_seed_reader(cell:
     folder = _local_folder(relabelled, tmp_path)
     meta, rows = read_version(folder)
     assert_rows(relabelled.features, [decode(meta, rows, i) for i in range(rows.num_rows)], model, "format.md")
-    seed = seed_read(folder)
+    seed = stable_datasets_read(folder)
     if seed is not None:  # refusing the version is right too; reading it, it must read the new labels
-        assert_rows(relabelled.features, seed.to_pylist(), model, f"{cell.id} seed-v1")
+        assert_rows(relabelled.features, seed.to_pylist(), model, f"{cell.id} stable-datasets format-1")

@@ -161,7 +161,7 @@ def test_old_caches_without_batch_digests_keep_working_and_verify_says_so(home: 
 def test_verify_and_seed_readers_see_format_revision_4(home: Path) -> None:
     ds = _build(home)
     raw = json.loads((ds.cache_dir / "_metadata.json").read_text())
-    assert raw["cache_format_version"] == 1  # seed 000's reader still reads it
+    assert raw["cache_format_version"] == 1  # stable-datasets' reader still reads it
     assert raw["format_revision"] == 4
     sidecar = json.loads((ds.cache_dir / raw["batch_digests"][0]["file"]).read_text())
     assert len(sidecar["digests"]) == ROWS // 500

@@ -21,7 +21,7 @@ from stable_explore import (
     Value,
 )
 from stable_explore.cache import write_sharded_arrow_cache
-from tests.conftest import write_seed_v1_cache
+from tests.conftest import write_stable_datasets_v1_cache
 from tests.reliability.trials import edit_metadata
 
 F = Features(x=Value("int64"))
@@ -135,7 +135,7 @@ def test_an_edited_array3d_shape_in_a_cache_without_ids_names_the_row(tmp_path: 
 def test_non_utf8_pandas_metadata_in_a_shard_names_the_file(tmp_path: Path) -> None:
     table = pa.table({"x": [1, 2]}).replace_schema_metadata({b"pandas": b"\xff\xfe{not json"})
     out = tmp_path / "seed"
-    write_seed_v1_cache(out, [table])
+    write_stable_datasets_v1_cache(out, [table])
     ds = se.load(out, features=F)
     with pytest.raises(CacheCorruptionError, match=r"shard-00000\.arrow: .*pandas"):
         ds.to_pandas()
@@ -144,7 +144,7 @@ def test_non_utf8_pandas_metadata_in_a_shard_names_the_file(tmp_path: Path) -> N
 def test_non_utf8_features_metadata_in_a_shard_names_the_file(tmp_path: Path) -> None:
     table = pa.table({"x": [1, 2]}).replace_schema_metadata({b"stable_explore.features": b"\xff\xfe"})
     out = tmp_path / "seed"
-    write_seed_v1_cache(out, [table])
+    write_stable_datasets_v1_cache(out, [table])
     with pytest.raises(CacheCorruptionError, match=r"shard-00000\.arrow: "):
         se.load(out)[0]
 

@@ -115,7 +115,7 @@ def test_a_label_only_save_writes_the_patches_not_the_rows(home: Path) -> None:
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
     assert raw["format_revision"] == 5
     # the rows did not move (every shard whole, in order), but their cells are patched: format 2,
-    # which seed readers refuse instead of reading the old labels
+    # which stable-datasets' reader refuses instead of reading the old labels
     assert raw["cache_format_version"] == 2
     assert raw["row_segments"] == [[i, 0, rows] for i, rows in enumerate(raw["shard_row_counts"])]
     again = saved.relabel({1: "a", 2: "a"}).save(progress=False)

@@ -10,7 +10,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CachedDataset, ClassLabel, Features, Value
-from tests.conftest import pet_rows, write_seed_v1_cache
+from tests.conftest import pet_rows, write_stable_datasets_v1_cache
 
 NUM = Features(x=Value("int64"))
 
@@ -172,8 +172,8 @@ def test_compare_counts_only_whole_unchanged_files_as_identical(big_shards: Cach
 
 
 def test_two_seed_caches_with_different_content_are_not_identical(tmp_path: Path) -> None:
-    write_seed_v1_cache(tmp_path / "a", [pa.table({"x": pa.array([0, 0, 0], pa.int64())})])
-    write_seed_v1_cache(tmp_path / "b", [pa.table({"x": pa.array([1, 1, 1], pa.int64())})])
+    write_stable_datasets_v1_cache(tmp_path / "a", [pa.table({"x": pa.array([0, 0, 0], pa.int64())})])
+    write_stable_datasets_v1_cache(tmp_path / "b", [pa.table({"x": pa.array([1, 1, 1], pa.int64())})])
     a, b = se.load(tmp_path / "a"), se.load(tmp_path / "b")
     assert a.version != b.version
     diff = se.compare(a, b)

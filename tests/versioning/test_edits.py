@@ -12,7 +12,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CachedDataset, EncodingError, Features
-from tests.conftest import NAMES, write_seed_v1_cache
+from tests.conftest import NAMES, write_stable_datasets_v1_cache
 
 
 def test_drafts_are_lazy_and_chainable(pets: CachedDataset) -> None:
@@ -167,8 +167,8 @@ def test_a_row_that_is_no_row_number_is_named(pets: CachedDataset, row: object) 
     assert len(pets.drop([3.0])) == 299  # a whole float is that row
 
 
-def test_seed_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]) -> None:
-    write_seed_v1_cache(
+def test_stable_datasets_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]) -> None:
+    write_stable_datasets_v1_cache(
         tmp_path / "seed",
         [pa.table({"image": pa.array(jpegs[:5], pa.binary()), "label": pa.array([0, 1, 2, 1, 0], pa.int64())})],
     )
@@ -176,7 +176,7 @@ def test_seed_v1_caches_save_as_full_versions(tmp_path: Path, jpegs: list[bytes]
     seed = se.load(tmp_path / "seed", features=features)
     with pytest.raises(ValueError, match="dataset name"):
         seed.drop([0]).save()  # opened by path: it needs a name in a catalog
-    saved = seed.drop([0]).save(name="imported", message="import seed cache")
+    saved = seed.drop([0]).save(name="imported", message="import a stable-datasets cache")
     assert len(saved) == 4
     assert saved.keys() == [1, 2, 3, 4]
     assert saved.label_counts() == {"cat": 1, "dog": 2, "bird": 1}
@@ -208,7 +208,7 @@ def test_scattered_relabels_patch_cells_and_write_no_rows(big_shards: CachedData
     saved = big_shards.relabel({10: "bird", 1500: "bird", 1999: "cat"}).save(message="three labels")
     assert "wrote 0 new shard(s)" in saved.build_info
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
-    assert raw["cache_format_version"] == 2  # every file whole and in order, but patched: seed readers refuse it
+    assert raw["cache_format_version"] == 2  # every file whole and in order, but patched: stable-datasets' reader refuses it
     assert raw["row_segments"] == [[i, 0, rows] for i, rows in enumerate(raw["shard_row_counts"])]
     assert raw["format_revision"] == 5
     assert raw["cell_patches"]["entries"] == 3
@@ -228,7 +228,7 @@ def test_scattered_sets_write_only_the_changed_rows(big_shards: CachedDataset) -
     assert "wrote 1 new shard(s)" in saved.build_info
     assert "reused 2 of the parent's" in saved.build_info
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
-    assert raw["cache_format_version"] == 2  # rows are runs of shards: seed 000's reader must refuse it
+    assert raw["cache_format_version"] == 2  # rows are runs of shards: stable-datasets' reader must refuse it
     new_files = [n for n in raw["shard_filenames"] if (saved.cache_dir / n).stat().st_nlink == 1]
     assert len(new_files) == 1
     new_rows = raw["shard_row_counts"][raw["shard_filenames"].index(new_files[0])]

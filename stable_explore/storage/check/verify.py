@@ -197,7 +197,11 @@ class VerifyReport:
     """Where the version lives when that is not ``cache_dir``: a bucket's URL (``cache_dir`` is its local copy)."""
 
     def __str__(self) -> str:
-        how = f"{FILE_HASH_ALGORITHM} digests match" if self.hashed else "structure valid (seed-v1 cache: no digests)"
+        how = (
+            f"{FILE_HASH_ALGORITHM} digests match"
+            if self.hashed
+            else "structure valid (stable-datasets format-1 cache: no digests)"
+        )
         if self.hashed:
             how += (
                 f", {self.batch_digests} record batch digests match"

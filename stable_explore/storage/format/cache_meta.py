@@ -1,19 +1,19 @@
 """The on-disk format of one version: ``_metadata.json``, its checks, and opening a shard safely.
 
 A version's directory holds ``shard-NNNNN.arrow`` files (Arrow IPC) and ``_metadata.json``.
-The metadata keeps every field of seed 000's format version 1 (so that reader lists and reads
+The metadata keeps every field of stable-datasets' format version 1 (so that reader lists and reads
 our shards) and adds the full ``features``, one content digest and byte size per shard, the key
 type and the compression. Format 2 adds ``row_segments``, for a version whose rows are runs of
 shards. Every shard also stores two row columns: ``__key__`` (the generator's key, or the running
 index) and ``__row_hash__`` (a 64-bit content hash), so versions can be diffed row by row without
 decoding images.
 
-Format revision 2 (``format_revision``; ``cache_format_version`` stays 1 so that seed 000
+Format revision 2 (``format_revision``; ``cache_format_version`` stays 1 so that stable-datasets
 still reads our shards) adds ``batch_digests`` (per shard: where each record batch ends in
 the file and its xxh3 digest, checked on first read; see :mod:`stable_explore.storage.read.batches`)
 and ``metadata_digest``, a digest of every other field, so that a hand edit of class names,
 dtypes, descriptions or row segments is caught when the metadata is loaded. Caches of
-revision 1 (or seed 000's) have neither and keep working unchecked.
+revision 1 (or stable-datasets') have neither and keep working unchecked.
 
 Format revision 3 defines the content digest over runs of rows and lists them (``content_runs``).
 Revision 4 keeps both long lists out of ``_metadata.json``, in small files beside it that a save
@@ -89,8 +89,8 @@ KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
 class ShardedCacheMeta:
     """What ``_metadata.json`` says about a cache directory.
 
-    The first six fields are seed 000's; the rest are empty for a cache that
-    seed 000's writer produced.
+    The first six fields are stable-datasets'; the rest are empty for a cache that
+    stable-datasets' writer produced.
     """
 
     cache_dir: Path
@@ -181,14 +181,14 @@ class ShardedCacheMeta:
 
     @property
     def format_revision(self) -> int:
-        """Which revision of the format wrote this cache (1 for caches that do not say, seed 000's too)."""
+        """Which revision of the format wrote this cache (1 for caches that do not say, stable-datasets' too)."""
         revision = (self.raw or {}).get("format_revision", 1)
         return revision if isinstance(revision, int) else 1
 
     @property
     def implied_version_id(self) -> str | None:
-        """The version id this metadata's content fields give (None for a seed-v1 cache, which has none)."""
-        if self.is_seed_v1:
+        """The version id this metadata's content fields give (None for a stable-datasets cache: it has none)."""
+        if self.is_stable_datasets_v1:
             return None
         return version_id_of(self.raw or {})
 
@@ -214,8 +214,8 @@ class ShardedCacheMeta:
         return self.column_groups.base_features if self.column_groups is not None else self.features
 
     @property
-    def is_seed_v1(self) -> bool:
-        """True for a cache written by seed 000 (no row keys, hashes or features)."""
+    def is_stable_datasets_v1(self) -> bool:
+        """True for a cache written by stable-datasets (no row keys, hashes or features)."""
         return self.shard_hashes is None
 
     @property
@@ -231,7 +231,7 @@ def _refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
     """Metadata of another layout (stable-datasets' Lance rows) is no damage: say which layout it is, by name."""
     named = raw.get("layout")  # a stable-explore cache never has one
     if named == "arrow-shards" and raw.get("format") == "arrow":
-        return  # stable-datasets' Arrow layout: seed 000's version 1 plus these two names, read as seed v1
+        return  # stable-datasets' Arrow layout: its format version 1 plus these two names, read as format 1
     if named is None:
         if raw.get("format") in (None, FORMAT_NAME) or "cache_format_version" in raw:
             return
@@ -687,7 +687,7 @@ def validate_sharded_cache(cache_dir: Path | str, features: Features) -> Sharded
     """Read a cache's metadata and check that it was written with ``features``.
 
     For a cache with stored features the schema fingerprints are compared;
-    for a seed-v1 cache the shards' Arrow column types are.
+    for a stable-datasets format-1 cache the shards' Arrow column types are.
 
     Raises
     ------

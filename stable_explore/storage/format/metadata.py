@@ -3,7 +3,7 @@
 ``_metadata.json`` holds the shard fields (see :mod:`stable_explore.storage.format.cache_meta`) and
 these: the version's id and name, when it was made, its parent and the operations that
 made it from the parent, the source fingerprint that built it, its description, license,
-the user's metadata, a message, and the content digest of its rows. A seed-v1 cache has
+the user's metadata, a message, and the content digest of its rows. A stable-datasets format-1 cache has
 none of them (every field is then empty).
 
 The version id is a hash of the canonical JSON of what defines the content (features,
@@ -67,7 +67,7 @@ def version_id_of(fields: Mapping[str, Any]) -> str:
 class VersionMetadata:
     """A version's own record: identity, lineage, labels and the digest of its rows.
 
-    Every field is None (or empty) for a cache that does not record it (seed v1).
+    Every field is None (or empty) for a cache that does not record it (stable-datasets' format 1).
     ``operations`` and ``metadata`` are JSON values; treat them as read-only.
     """
 

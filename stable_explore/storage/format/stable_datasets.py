@@ -4,7 +4,7 @@ stable-datasets (our seed project) keeps one split of a dataset in a folder with
 that names its ``format`` and ``layout``:
 
 - ``"arrow"`` / ``"arrow-shards"``: Arrow IPC shards ``shard-NNNNN.arrow``, listed with their row
-  counts, exactly seed 000's version 1 plus the two names (so we read them as a seed-v1 cache);
+  counts, exactly stable-datasets' format version 1 plus the two names (so we read them as such a cache);
 - ``"lance"`` / ``"lance-rows"``: a Lance dataset (``_versions/``, ``data/``) in the same folder, one
   row per example;
 - ``"lance"`` / ``"lance-video-frames"``: one row per decoded video frame (not a row per example).

@@ -262,17 +262,17 @@ class JoinedBackend:
 
     @property
     def num_shards(self) -> int:
-        """Seed 001's name for :attr:`num_segments`."""
+        """stable-datasets' ``ArrowBackend`` name for :attr:`num_segments`."""
         return self.base.num_shards
 
     @property
     def shard_row_counts(self) -> list[int]:
-        """Seed 001's name for :attr:`segment_row_counts`."""
+        """stable-datasets' ``ArrowBackend`` name for :attr:`segment_row_counts`."""
         return self.base.shard_row_counts
 
     @property
     def shard_offsets(self) -> np.ndarray:
-        """Seed 001's name for :attr:`segment_offsets`."""
+        """stable-datasets' ``ArrowBackend`` name for :attr:`segment_offsets`."""
         return self.base.shard_offsets
 
     @property

@@ -2,7 +2,7 @@
 
 Our reader maps Arrow IPC shards; Lance keeps its rows in its own file format. So a Lance
 dataset is opened by copying its rows once, fragment by fragment and batch by batch (bounded
-memory), into a seed-v1 layout (Arrow shards and version-1 metadata, no row keys) under
+memory), into a stable-datasets format-1 layout (Arrow shards and version-1 metadata, no row keys) under
 ``<local home>/.foreign/lance-<digest>/``. The Lance folder itself is only read, never written.
 The digest covers the folder's resolved path, its ``_metadata.json`` (if any) and the name, size
 and modification time of every file under ``_versions/``, so a rewritten Lance dataset gets a new
@@ -85,7 +85,7 @@ def _check_column_names(folder: Path, schema: pa.Schema) -> None:
 
 
 def lance_mirror(folder: Path | str, *, root: Path | None = None) -> Path:
-    """The seed-v1 Arrow mirror of the Lance dataset in ``folder``, written on first use; its directory.
+    """The format-1 Arrow mirror of the Lance dataset in ``folder`` (written on first use): its directory.
 
     Raises
     ------

@@ -1,13 +1,13 @@
-"""Picking the reader of a version, and ``ArrowBackend``: seed 001's name and constructor over the readers.
+"""Picking the reader of a version, and ``ArrowBackend``: stable-datasets' name and constructor over the readers.
 
 :func:`open_reader` gives the reader a version's metadata calls for: a bucket's version is read by
 range requests (:class:`~.remote.RemoteReader`), a local one through memory maps
 (:class:`~.mapped.MappedReader`). Both have the shape of :class:`~.protocol.ShardReader`, as has
 :class:`~.table_reader.TableReader` over an in-memory table; the dataset layer only knows that shape.
 
-:class:`ArrowBackend` keeps seed 001's constructor (``shard_paths`` and ``shard_row_counts``, or
+:class:`ArrowBackend` keeps stable-datasets' constructor (``shard_paths`` and ``shard_row_counts``, or
 ``table``), ``from_meta`` and names (``num_shards``, ``shard_offsets``, ``get_row``, ``table``)
-for code written against the seed; it holds one of the readers and passes every read to it.
+for code written against stable-datasets; it holds one of the readers and passes every read to it.
 
 Examples
 --------
@@ -79,7 +79,7 @@ def open_reader(
 
 
 class ArrowBackend:
-    """Seed 001's reader: over shard files (memory-mapped) or over one in-memory table.
+    """stable-datasets' ArrowBackend: over shard files (memory-mapped) or over one in-memory table.
 
     Parameters
     ----------
@@ -128,7 +128,7 @@ class ArrowBackend:
 
     @classmethod
     def over(cls, reader: ShardReader) -> ArrowBackend:
-        """Seed 001's names over ``reader``."""
+        """stable-datasets' ``ArrowBackend`` names over ``reader``."""
         backend = cls.__new__(cls)
         backend.reader = reader
         return backend
@@ -194,11 +194,11 @@ class ArrowBackend:
         """Let go of every open shard (they reopen on the next access)."""
         self.reader.close()
 
-    # -- seed 001's names --------------------------------------------------------
+    # -- stable-datasets' ArrowBackend names --------------------------------------------------------
 
     @property
     def num_shards(self) -> int:
-        """Seed 001's name for :attr:`num_segments` (the same as the number of shard files in format 1)."""
+        """stable-datasets' name for :attr:`num_segments` (the number of shard files in format 1)."""
         return self.reader.num_segments
 
     @property
@@ -208,7 +208,7 @@ class ArrowBackend:
 
     @property
     def shard_offsets(self) -> np.ndarray:
-        """Seed 001's name for :attr:`segment_offsets`."""
+        """stable-datasets' ``ArrowBackend`` name for :attr:`segment_offsets`."""
         return self.reader.segment_offsets
 
     @property

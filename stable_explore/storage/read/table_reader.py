@@ -1,4 +1,4 @@
-"""The reader of an in-memory Arrow table: seed 001's in-memory mode, for rows that are no shard files.
+"""The reader of an in-memory Arrow table (``ArrowBackend``'s in-memory mode), for rows that are no shard files.
 
 Examples
 --------
@@ -47,7 +47,7 @@ class TableReader:
 
     @property
     def num_segments(self) -> int:
-        """No shard files: no segments of them (seed 001 counts no shards here)."""
+        """No shard files: no segments of them (stable-datasets' ``ArrowBackend`` counts no shards here)."""
         return 0
 
     @property

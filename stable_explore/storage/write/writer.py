@@ -122,7 +122,7 @@ class _ShardFieldsRequired(TypedDict):
 class ShardFields(_ShardFieldsRequired, total=False):
     """The ``_metadata.json`` fields that describe a version's shards, as the writer gives them.
 
-    The first seven are seed 000's format 1; the rest are ours (``docs/format.md``). A version
+    The first seven are stable-datasets' format 1; the rest are ours (``docs/format.md``). A version
     whose rows are runs of shards has ``row_segments``; ``content_runs`` names the file of the
     runs its content digest combines; ``cell_patches`` the file of its patched cells. The
     catalog adds lineage and labels before it seals the file.
@@ -280,8 +280,8 @@ def shard_metadata(
 ) -> ShardFields:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
-    Format 1 keeps every field of seed 000's version 1; format 2 adds ``row_segments``,
-    for a version whose rows are runs of shards or whose cells are patched (seed 000's reader
+    Format 1 keeps every field of stable-datasets' format version 1; format 2 adds ``row_segments``,
+    for a version whose rows are runs of shards or whose cells are patched (stable-datasets' reader
     refuses it, as it should: it would read other rows, or the old values).
     ``content_runs`` (the field :func:`~stable_explore.storage.format.content_runs.content_runs_field`
     gives for the version's runs) lets a later edit rehash only the runs it touches; a version
@@ -289,11 +289,11 @@ def shard_metadata(
     makes the version format revision 5; without them it is revision 4, which earlier releases read.
     """
     if cell_patches and segments is None:
-        # format 1 is what seed 000 reads, whole shards as they are: it would read the unpatched cells
+        # format 1 is what stable-datasets reads, whole shards as they are: it would read the unpatched cells
         msg = "a version with cell patches is format 2: give its row segments (every shard whole, if so)"
         raise CacheWriteError(msg)
     meta: ShardFields = {
-        # seed 000, format version 1
+        # stable-datasets' format version 1
         "cache_format_version": SEGMENTED_FORMAT_VERSION if segments is not None else CACHE_FORMAT_VERSION,
         "schema_fingerprint": features.fingerprint(),
         "num_rows": num_rows,

@@ -1,7 +1,7 @@
-"""Issue 21 item 3: a version that a seed-era reader would misread is refused by it; a plain one it reads.
+"""Issue 21 item 3: a version that stable-datasets' reader would misread is refused by it; a plain one it reads.
 
-``seed_read`` below does what seed 000's ``read_sharded_cache_meta`` and ``read_shard`` do (and what
-seed 001's ``ArrowBackend`` builds on): it checks ``cache_format_version == 1``, the shard counts and
+``stable_datasets_read`` below does what stable-datasets' ``read_sharded_cache_meta`` and ``read_shard`` do (and what
+stable-datasets' ``ArrowBackend`` builds on): it checks ``cache_format_version == 1``, the shard counts and
 files, then reads every listed shard whole, in order, knowing nothing of stable-explore's fields.
 """
 
@@ -23,8 +23,8 @@ COLUMNS = list(FEATURES)
 ROWS = 300
 
 
-def seed_read(cache_dir: Path) -> pa.Table:
-    """Seed 000's reader: the version check, the consistency checks, then every shard whole."""
+def stable_datasets_read(cache_dir: Path) -> pa.Table:
+    """stable-datasets' reader: the version check, the consistency checks, then every shard whole."""
     raw = json.loads((cache_dir / "_metadata.json").read_text())
     version = raw.get("cache_format_version")
     if version != 1:
@@ -53,7 +53,7 @@ def _build(home: Path) -> se.CachedDataset:
 
 
 def _same_rows(ds: se.CachedDataset) -> None:
-    assert seed_read(ds.cache_dir).select(COLUMNS).to_pylist() == ds.to_arrow().select(COLUMNS).to_pylist()
+    assert stable_datasets_read(ds.cache_dir).select(COLUMNS).to_pylist() == ds.to_arrow().select(COLUMNS).to_pylist()
 
 
 def _raw(ds: se.CachedDataset) -> dict[str, object]:
@@ -73,7 +73,7 @@ def test_a_seed_reader_reads_a_plain_version_as_stable_explore_does(home: Path) 
     assert "cell_patches" not in _raw(rewritten)
     assert _raw(rewritten)["cache_format_version"] == 2
     with pytest.raises(ValueError, match="Unsupported cache format version 2"):
-        seed_read(rewritten.cache_dir)
+        stable_datasets_read(rewritten.cache_dir)
 
 
 def test_a_seed_reader_refuses_a_relabel_only_save(home: Path) -> None:
@@ -83,7 +83,7 @@ def test_a_seed_reader_refuses_a_relabel_only_save(home: Path) -> None:
     assert "cell_patches" in raw  # the rows stay in the parent's files, patched
     assert raw["cache_format_version"] == 2
     with pytest.raises(ValueError, match="Unsupported cache format version 2"):
-        seed_read(saved.cache_dir)
+        stable_datasets_read(saved.cache_dir)
     # stable-explore reads it, with the patches, as does a fresh load
     assert saved[1]["label"] == 0
     assert saved[1]["flag"] == 1
@@ -105,5 +105,5 @@ def test_every_later_save_of_a_patched_version_is_refused_too(home: Path) -> Non
     for version in (first, second, third):
         assert "cell_patches" in _raw(version)
         with pytest.raises(ValueError, match="Unsupported cache format version"):
-            seed_read(version.cache_dir)
+            stable_datasets_read(version.cache_dir)
     assert third.to_arrow().column("label").to_pylist()[:4] == [0, 0, 0, 0]
