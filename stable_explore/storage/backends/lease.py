@@ -38,7 +38,7 @@ from typing import Protocol
 
 from stable_explore.errors import InvalidOptionError, LeaseLostError, LockTimeoutError, RemoteStoreError
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "LEASE_ENV", "Lease", "LeaseRecord", "LeaseStore", "hold_lease"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "LEASE_ENV", "Lease", "LeaseRecord", "LeaseStore", "hold_lease", "lease_is_live"]
 
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a lease lasts unless renewed (the heartbeat renews it every third of that)."""
@@ -179,6 +179,10 @@ class Lease:
         if lost is not None:
             raise LeaseLostError(self.where, lost)
 
+    def abandon(self) -> None:
+        """Stop renewing without asking the server anything: the lease runs out after its duration."""
+        self._stop.set()
+
     def release(self) -> None:
         """Stop renewing and delete the lease, if it is still this holder's."""
         self._stop.set()
@@ -275,7 +279,28 @@ def hold_lease(
     duration = lease_seconds_from_env() if seconds is None else seconds
     record, etag, sent = _acquire(store, key, duration, timeout, notify)
     lease = Lease(store, key, record, etag, duration, sent)
+    server_failed = False
     try:
         yield lease
+    except RemoteStoreError as exc:
+        server_failed = exc.status is None or exc.status >= 500
+        raise
     finally:
-        lease.release()
+        if server_failed:  # asking a server that did not answer to let go would wait as long again
+            lease.abandon()
+        else:  # and when it stops answering now, the lease runs out by itself (others take it over after that)
+            with contextlib.suppress(RemoteStoreError):
+                lease.release()
+
+
+def lease_is_live(store: LeaseStore, key: str, seconds: float) -> bool:
+    """Whether a lease at ``key`` may still be held: there, and its recorded expiry not more than a duration past.
+
+    What a waiter would not yet take over (:func:`hold_lease`); a holder that was killed stops counting
+    at most two durations after its last renewal.
+    """
+    found = store.read_tagged(key)
+    if found is None:
+        return False
+    record = LeaseRecord.parse(found[0])
+    return record is not None and record.expires + seconds >= time.time()
