@@ -91,22 +91,42 @@ def publish_version(
     remote = catalog.store.local_path(name) is None
     # in a bucket, the publish lease covers the whole copy: gc sweeps files without metadata only when no live
     # lease holds them (an interrupted publish), never those of a publish still running
+    placed: list[str] = []  # what this publish put in a bucket, until its metadata makes them a version
     with catalog.publishing(name, version_id):
-        if remote:  # the long part (uploads of staged files) outside the refs lock: no metadata, no version
-            _upload_files(catalog, name, staging, fields, version_id, reuse=reuse)
-        # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag and
-        # the source record first, latest at the very end): an error before that leaves latest where it was
-        with catalog.refs_lock(name):
-            if remote:
-                ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse)
-            else:
-                ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
-            if record.source_fingerprint:
-                catalog.record_source(name, record.source_fingerprint, version_id)
-            if tag:
-                catalog.write_ref(name, tag, version_id)
-            catalog.write_ref(name, LATEST, version_id)
+        try:
+            if remote:  # the long part (uploads of staged files) outside the refs lock: no metadata, no version
+                _upload_files(catalog, name, staging, fields, version_id, reuse=reuse, placed=placed)
+            # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag and
+            # the source record first, latest at the very end): an error before that leaves latest where it was
+            with catalog.refs_lock(name):
+                if remote:
+                    ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse, placed)
+                else:
+                    ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+                if record.source_fingerprint:
+                    catalog.record_source(name, record.source_fingerprint, version_id)
+                if tag:
+                    catalog.write_ref(name, tag, version_id)
+                catalog.write_ref(name, LATEST, version_id)
+        except BaseException as exc:
+            _take_back(catalog, placed, exc)
+            raise
     return Published(ref, existed)
+
+
+def _take_back(catalog: Catalog, placed: list[str], exc: BaseException) -> None:
+    """Delete the files a failed publish put in a bucket (no half-published prefix is left).
+
+    Not when the server itself failed or did not answer: a delete would wait as long again. Those
+    files are then an interrupted publish, which gc sweeps once the publish lease is gone.
+    """
+    if _server_failed(exc):
+        return
+    for key in placed:
+        try:
+            catalog.store.delete(key)
+        except RemoteStoreError:
+            return  # the server stopped answering: the rest is gc's
 
 
 def _move_into_place(
@@ -148,6 +168,7 @@ def _upload_files(
     *,
     missing_only: bool = False,
     reuse: tuple[tuple[str, str], ...] = (),
+    placed: list[str],
 ) -> None:
     """Object storage has no rename: upload the shards under the version's prefix (the metadata comes last).
 
@@ -155,9 +176,8 @@ def _upload_files(
     is copied inside the store; a file an interrupted publish left with the right size is kept.
     Files this publish did not stage (a parent's shards an edit reuses) are copied only under the
     refs lease (``missing_only``: from :func:`_put_metadata`), where gc cannot take their source
-    meanwhile. When a file fails, the files this call put are deleted again, so no half-published
-    prefix is left; when the server itself failed or did not answer, they are left to gc (a
-    delete would wait as long again), which sweeps them once the publish lease is gone.
+    meanwhile. Each file put is added to ``placed`` (for :func:`_take_back`); after a failed file,
+    no other is started.
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
@@ -165,7 +185,6 @@ def _upload_files(
         return
     known = shard_keys_by_digest(catalog, name, also=reuse)
     files = version_files(fields)
-    placed: list[str] = []
     failed = threading.Event()  # once a file failed, no thread starts another request
 
     def place(file: VersionFile) -> None:
@@ -198,22 +217,16 @@ def _upload_files(
         placed.append(key)
 
     # a few files at a time (obstore releases the GIL); the first failure is raised once the running
-    # ones end, before any metadata: what this call put is deleted again (no version, nothing left)
+    # ones end, before any metadata (the caller takes back what was put)
     with ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(files) or 1), thread_name_prefix="se-publish") as pool:
         futures = [pool.submit(place, file) for file in files]
         try:
             for future in as_completed(futures):
                 future.result()
-        except BaseException as exc:
+        except BaseException:
             for future in futures:
                 future.cancel()
             pool.shutdown(wait=True)
-            if not _server_failed(exc):
-                for key in placed:
-                    try:
-                        store.delete(key)
-                    except RemoteStoreError:
-                        break  # the server stopped answering: the rest is gc's (an interrupted publish)
             raise
 
 
@@ -248,6 +261,7 @@ def _put_metadata(
     fields: dict[str, Any],
     version_id: str,
     reuse: tuple[tuple[str, str], ...] = (),
+    placed: list[str] | None = None,
 ) -> tuple[VersionRef, bool]:
     """Under the refs lock: check every file is in place, then put ``_metadata.json`` if absent.
 
@@ -256,12 +270,15 @@ def _put_metadata(
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
+    placed = [] if placed is None else placed
     if store.exists(f"{prefix}/{METADATA_FILE}"):
+        placed.clear()  # another process published the same content: these files are its version's now
         return catalog.ref(name, version_id), True
-    _upload_files(catalog, name, staging, fields, version_id, missing_only=True, reuse=reuse)
+    _upload_files(catalog, name, staging, fields, version_id, missing_only=True, reuse=reuse, placed=placed)
     write_metadata(staging, fields)
     catalog.check_refs_lock(name)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
+    placed.clear()  # a version now (or another process's identical one): nothing is taken back after this
     return catalog.ref(name, version_id), not created
 
 

@@ -168,7 +168,12 @@ def collect_remote_garbage(
     swept: list[str] = []
     for dataset in [name] if name is not None else catalog.names():
         leftovers = _interrupted(catalog, dataset, grace)
-        doomed = _doomed(catalog, dataset, keep, leftovers=bool(leftovers))
+        try:
+            doomed = _doomed(catalog, dataset, keep, leftovers=bool(leftovers))
+        except CacheNotFoundError:
+            if name is not None:
+                raise
+            continue  # only empty prefixes left (some servers keep them after their objects are deleted)
         if not doomed and not leftovers:
             continue  # nothing to delete: no lease taken (a gc run often must not keep savers waiting)
         with catalog.refs_lock(dataset):

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from stable_explore.errors import InvalidOptionError, LeaseLostError, LockTimeoutError, RemoteStoreError
+from stable_explore.storage.backends.fsutil import process_alive
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "LEASE_ENV", "Lease", "LeaseRecord", "LeaseStore", "hold_lease", "lease_is_live"]
 
@@ -221,11 +222,14 @@ def _acquire(
             seen = (tag, now)
         unchanged = now - seen[1] >= seconds
         long_expired = record is None or record.expires + seconds < time.time()
-        if (unchanged or long_expired) and tag is not None:
+        gone = record is not None and not process_alive(record.host, record.pid)  # killed, on this machine
+        if (unchanged or long_expired or gone) and tag is not None:
             sent = time.monotonic()
             taken = store.put_tagged(key, mine.to_text(), tag)
             if taken is not None:
-                if notify is not None:
+                if notify is not None and gone:
+                    notify(f"took over the lease {store.url}/{key} from {_describe(text)}, which is gone")
+                elif notify is not None:
                     notify(
                         f"took over the lease {store.url}/{key} from {_describe(text)}: it was not renewed for "
                         f"{seconds:g} s (its holder was killed, stopped or cut off)"
@@ -296,11 +300,13 @@ def hold_lease(
 def lease_is_live(store: LeaseStore, key: str, seconds: float) -> bool:
     """Whether a lease at ``key`` may still be held: there, and its recorded expiry not more than a duration past.
 
-    What a waiter would not yet take over (:func:`hold_lease`); a holder that was killed stops counting
-    at most two durations after its last renewal.
+    What a waiter would not yet take over (:func:`hold_lease`): a holder killed on this machine stops
+    counting at once, one on another machine at most two durations after its last renewal.
     """
     found = store.read_tagged(key)
     if found is None:
         return False
     record = LeaseRecord.parse(found[0])
-    return record is not None and record.expires + seconds >= time.time()
+    if record is None or not process_alive(record.host, record.pid):
+        return False
+    return record.expires + seconds >= time.time()

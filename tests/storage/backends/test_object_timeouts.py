@@ -149,6 +149,7 @@ def test_reads_and_uploads_to_a_stopped_server_fail_as_remote_errors_within_the_
     assert any("interrupted publish" in line for line in report.swept), report.summary()
     checked = se.fsck(home=url)
     assert not checked.problems, str(checked)
+    assert se.gc(home=url).removed == [], "and gc of the whole home goes on (the swept prefix is no dataset)"
     assert se.load(f"{url}/t")[2999]["x"] == 2999
 
 
