@@ -416,6 +416,11 @@ class RemoteStoreError(StableExploreError, OSError):
     s3://team/cache/pets/refs/latest | names the secret: False
     """
 
+    url: str | None = None
+    """The object's URL (no credentials), when the error is about one object."""
+    status: int | None = None
+    """The HTTP status the server answered with (404, 416...), or None when it did not answer (a transport failure)."""
+
 
 class ParallelBuildError(StableExploreError, RuntimeError):
     """A task of a parallel build did not finish: its worker died, or could not reach the build's staging folder.

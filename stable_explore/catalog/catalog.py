@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -220,6 +221,8 @@ class StoreCatalog:
             msg = f"{ref!r} is ambiguous: it matches versions {matches}; give more characters"
             raise CacheNotFoundError(msg)
         msg = f"{name} has no version or tag {wanted!r}; versions: {sorted(ids)}; tags: {sorted(refs)}"
+        if re.fullmatch(r"[0-9a-f]{16}", wanted):  # a whole version id: one this home held may have been collected
+            msg += "; if that version existed, gc (se.gc) deleted it (tag a version to keep it from gc)"
         raise CacheNotFoundError(msg)
 
     def _tagged_version(self, name: str, tag: str) -> str | None:
@@ -315,6 +318,24 @@ class StoreCatalog:
         """
         return self.store.lock(
             f"{check_name(name)}/{REFS_LOCK}", timeout=lock_timeout(REFS_LOCK_TIMEOUT), notify=warn_lock_wait
+        )
+
+    def publish_lease_key(self, name: str, version_id: str) -> str:
+        """``<name>/.publish-<version>.lock``: the lease a copy of that version's files into a bucket holds."""
+        return f"{check_name(name)}/.publish-{check_name(version_id, 'version id')}.lock"
+
+    def publishing(self, name: str, version_id: str) -> contextlib.AbstractContextManager[None]:
+        """Held while a version's files are copied into a bucket home, before its metadata makes it a version.
+
+        A lease (:meth:`publish_lease_key`) renewed for as long as the copy runs: gc sweeps a version
+        prefix without ``_metadata.json`` (an interrupted publish) only when no live lease holds it, so it
+        never takes the files of a publish still running on another machine. A local home needs none
+        (a publish there is one rename of a private temp folder).
+        """
+        if self.store.local_path(check_name(name)) is not None:
+            return contextlib.nullcontext()
+        return self.store.lock(
+            self.publish_lease_key(name, version_id), timeout=lock_timeout(REFS_LOCK_TIMEOUT), notify=warn_lock_wait
         )
 
     def check_refs_lock(self, name: str) -> None:

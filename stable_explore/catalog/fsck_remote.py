@@ -49,8 +49,11 @@ def fsck_remote(catalog: RemoteCatalog, name: str | None = None) -> FsckReport:
             raise CacheNotFoundError(msg)
         names = [name]
     for dataset in names:
-        report.datasets += 1
+        before = (len(report.problems), report.versions)
         live = _check_versions(catalog, dataset, report)
+        if (len(report.problems), report.versions) == before and not catalog.store.list_dir(f"{dataset}/refs"):
+            continue  # only empty prefixes (some servers keep them after their objects are deleted): no dataset
+        report.datasets += 1
         _check_refs(catalog, dataset, live, report)
     report.seconds = time.perf_counter() - started
     return report

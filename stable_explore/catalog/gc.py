@@ -101,8 +101,8 @@ def collect_garbage(
         msg = f"keep must be >= 0, got {keep}"
         raise InvalidOptionError(msg)
     if isinstance(catalog, RemoteCatalog):  # refs move by compare-and-swap there; no local leftovers to sweep
-        freed, removed = collect_remote_garbage(catalog, name, keep=keep)
-        return GcReport(freed, removed, [], [])
+        freed, removed, swept = collect_remote_garbage(catalog, name, keep=keep, grace=grace)
+        return GcReport(freed, removed, swept, [])
     report = GcReport(0, [], [], [])
     report.swept.extend(f"{path} (a temp folder a killed copy left)" for path in sweep_transfer_leftovers(catalog))
     freed = 0

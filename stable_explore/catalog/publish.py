@@ -29,6 +29,7 @@ import errno
 import os
 import shutil
 import socket
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
-from stable_explore.errors import CacheCorruptionError, CacheWriteError, RemoteStoreError
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, CacheWriteError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_error, writing
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
@@ -99,18 +100,28 @@ def publish_version(
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
     remote = catalog.store.local_path(name) is None
-    if remote:  # the long part (uploads) outside the lock: files without metadata are no version, gc leaves them
-        _upload_files(catalog, name, staging, fields, version_id, reuse=reuse)
-    # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag and
-    # the source record first, latest at the very end): an error before that leaves latest where it was, and
-    # takes the source record back, so that a retry does not find the version as "reused" (a hit moves no
-    # ref) but builds again, finds the identical content in place, and moves the refs then
-    with catalog.refs_lock(name):
-        if remote:
-            ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse)
-        else:
-            ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
-        _move_refs(catalog, name, version_id, record.source_fingerprint, tag, existed=existed, set_latest=set_latest)
+    # in a bucket, the publish lease covers the whole copy: gc sweeps files without metadata only when no live
+    # lease holds them (an interrupted publish), never those of a publish still running
+    placed: list[str] = []  # what this publish put in a bucket, until its metadata makes them a version
+    with catalog.publishing(name, version_id):
+        try:
+            if remote:  # the long part (uploads of staged files) outside the refs lock: no metadata, no version
+                _upload_files(catalog, name, staging, fields, version_id, reuse=reuse, placed=placed)
+            # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag
+            # and the source record first, latest at the very end): an error before that leaves latest where it
+            # was, and takes the source record back, so that a retry does not find the version as "reused" (a
+            # hit moves no ref) but builds again, finds the identical content in place, and moves the refs then
+            with catalog.refs_lock(name):
+                if remote:
+                    ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse, placed)
+                else:
+                    ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+                _move_refs(
+                    catalog, name, version_id, record.source_fingerprint, tag, existed=existed, set_latest=set_latest
+                )
+        except BaseException as exc:
+            _take_back(catalog, placed, exc)
+            raise
     return Published(ref, existed)
 
 
@@ -168,6 +179,21 @@ def _add_note(error: BaseException, note: str) -> None:
         add(note)
 
 
+def _take_back(catalog: Catalog, placed: list[str], exc: BaseException) -> None:
+    """Delete the files a failed publish put in a bucket (no half-published prefix is left).
+
+    Not when the server itself failed or did not answer: a delete would wait as long again. Those
+    files are then an interrupted publish, which gc sweeps once the publish lease is gone.
+    """
+    if _server_failed(exc):
+        return
+    for key in placed:
+        try:
+            catalog.store.delete(key)
+        except RemoteStoreError:
+            return  # the server stopped answering: the rest is gc's
+
+
 def _move_into_place(
     catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
 ) -> tuple[VersionRef, bool]:
@@ -207,13 +233,16 @@ def _upload_files(
     *,
     missing_only: bool = False,
     reuse: tuple[tuple[str, str], ...] = (),
+    placed: list[str],
 ) -> None:
     """Object storage has no rename: upload the shards under the version's prefix (the metadata comes last).
 
-    A shard whose digest the home already holds (a parent's shard an edit reuses: not even staged
-    here), in this dataset or in a version ``reuse`` names, is copied inside the store; a file an
-    interrupted publish left with the right size is kept. When a file fails, the files this call put
-    are deleted again, so no half-published prefix is left.
+    A shard whose digest the home already holds, in this dataset or in a version ``reuse`` names,
+    is copied inside the store; a file an interrupted publish left with the right size is kept.
+    Files this publish did not stage (a parent's shards an edit reuses) are copied only under the
+    refs lease (``missing_only``: from :func:`_put_metadata`), where gc cannot take their source
+    meanwhile. Each file put is added to ``placed`` (for :func:`_take_back`); after a failed file,
+    no other is started.
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
@@ -221,30 +250,39 @@ def _upload_files(
         return
     known = shard_keys_by_digest(catalog, name, also=reuse)
     files = version_files(fields)
-    placed: list[str] = []
+    failed = threading.Event()  # once a file failed, no thread starts another request
 
     def place(file: VersionFile) -> None:
+        try:
+            place_one(file)
+        except BaseException:
+            failed.set()
+            raise
+
+    def place_one(file: VersionFile) -> None:
+        if failed.is_set():
+            return
         key = f"{prefix}/{file.name}"
         if store.size(key) == file.size:
             return
-        if file.digest in known and known[file.digest] != key:
+        staged = staging / file.name
+        if file.digest in known and known[file.digest] != key and (missing_only or staged.is_file()):
             try:
                 store.copy(known[file.digest], key)
             except RemoteStoreError as exc:
                 if missing_only or not isinstance(exc.__cause__, FileNotFoundError):
                     raise
-                # gc took that copy of the shard since it was listed: placed again under the refs lease,
-                # from a fresh listing that gc cannot change meanwhile
-                return
-        elif (staging / file.name).is_file():
-            store.put_file(key, staging / file.name)
+                store.put_file(key, staged)  # gc took that copy of the shard since it was listed: upload ours
+        elif staged.is_file():
+            store.put_file(key, staged)
+        elif not missing_only:
+            return  # a reused shard: copied under the refs lease, where gc cannot take its source meanwhile
         else:
-            msg = f"{store.url}/{key}: neither staged nor held by a version this save reuses"
-            raise CacheWriteError(msg)
+            raise _not_held(catalog, key, reuse)
         placed.append(key)
 
     # a few files at a time (obstore releases the GIL); the first failure is raised once the running
-    # ones end, before any metadata: what this call put is deleted again (no version, nothing left)
+    # ones end, before any metadata (the caller takes back what was put)
     with ThreadPoolExecutor(max_workers=min(COPY_THREADS, len(files) or 1), thread_name_prefix="se-publish") as pool:
         futures = [pool.submit(place, file) for file in files]
         try:
@@ -254,10 +292,31 @@ def _upload_files(
             for future in futures:
                 future.cancel()
             pool.shutdown(wait=True)
-            for key in placed:
-                with contextlib.suppress(Exception):
-                    store.delete(key)
             raise
+
+
+def _server_failed(exc: BaseException) -> bool:
+    """Whether the bucket's server failed or did not answer (then it is not asked to delete anything more)."""
+    return isinstance(exc, RemoteStoreError) and (exc.status is None or exc.status >= 500)
+
+
+def _not_held(catalog: Catalog, key: str, reuse: tuple[tuple[str, str], ...]) -> Exception:
+    """A file to publish that was not staged and no version in the home holds: its source version was collected."""
+    store = catalog.store
+    where = f"{store.url}/{key}"
+    gone = [f"{dataset}@{version}" for dataset, version in reuse if not _published(catalog, dataset, version)]
+    if gone:
+        msg = (
+            f"{where}: version {', '.join(gone)}'s shard was removed by gc (se.gc) while this save read it, so "
+            "nothing was saved; load the dataset again and redo the edits (tag a version to keep it from gc)"
+        )
+        return CacheNotFoundError(msg)
+    msg = f"{where}: neither staged nor held by a version this save reuses ({reuse or 'none'}); nothing was saved"
+    return CacheWriteError(msg)
+
+
+def _published(catalog: Catalog, name: str, version_id: str) -> bool:
+    return catalog.store.exists(f"{name}/versions/{version_id}/{METADATA_FILE}")
 
 
 def _put_metadata(
@@ -267,6 +326,7 @@ def _put_metadata(
     fields: dict[str, Any],
     version_id: str,
     reuse: tuple[tuple[str, str], ...] = (),
+    placed: list[str] | None = None,
 ) -> tuple[VersionRef, bool]:
     """Under the refs lock: check every file is in place, then put ``_metadata.json`` if absent.
 
@@ -275,12 +335,15 @@ def _put_metadata(
     """
     store = catalog.store
     prefix = f"{name}/versions/{version_id}"
+    placed = [] if placed is None else placed
     if store.exists(f"{prefix}/{METADATA_FILE}"):
+        placed.clear()  # another process published the same content: these files are its version's now
         return catalog.ref(name, version_id), True
-    _upload_files(catalog, name, staging, fields, version_id, missing_only=True, reuse=reuse)
+    _upload_files(catalog, name, staging, fields, version_id, missing_only=True, reuse=reuse, placed=placed)
     write_metadata(staging, fields)
     catalog.check_refs_lock(name)
     created = store.put_if_absent(f"{prefix}/{METADATA_FILE}", (staging / METADATA_FILE).read_text(encoding="utf-8"))
+    placed.clear()  # a version now (or another process's identical one): nothing is taken back after this
     return catalog.ref(name, version_id), not created
 
 

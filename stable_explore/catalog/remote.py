@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,11 @@ from typing_extensions import override
 
 from stable_explore._canonical import parse_json
 from stable_explore.catalog.catalog import Catalog, VersionRef
-from stable_explore.catalog.names import HOME_ENV, check_name, is_url
+from stable_explore.catalog.names import HOME_ENV, NAME_PATTERN, check_name, is_url
 from stable_explore.errors import CacheNotFoundError
 from stable_explore.storage.backends.fsutil import write_text_durably
-from stable_explore.storage.backends.object import shared_store
+from stable_explore.storage.backends.lease import lease_is_live
+from stable_explore.storage.backends.object import ObjectStore, shared_store
 from stable_explore.storage.backends.read_cache import default_cache_dir
 from stable_explore.storage.format.cache_meta import METADATA_FILE, REMOTE_FILE
 from stable_explore.storage.format.version_files import version_files
@@ -144,24 +146,38 @@ class RemoteCatalog(Catalog):
         return VersionRef(name, version_id, self.version_dir(name, version_id), self.url)
 
 
-def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: int) -> tuple[int, list[str]]:
+def collect_remote_garbage(
+    catalog: RemoteCatalog, name: str | None, *, keep: int, grace: float = 60.0
+) -> tuple[int, list[str], list[str]]:
     """Collect garbage in a bucket under each dataset's refs lease, as on a local home.
 
     gc takes the dataset's refs lease (publishing takes it to put a version's metadata and move
     refs), reads the refs first and then the versions, and deletes a version's metadata first (then
     it is no version) and its shards, checking before each delete that the lease is still its own.
     So it never deletes a version a ref points to, nor one published after it read the refs.
-    Tagged versions and the ``keep`` newest are kept. Files under a version prefix without metadata
-    are not swept: on a shared bucket they may be another machine's publish in progress. Returns the
-    bytes freed and ``name@version`` of each version deleted.
+    Tagged versions and the ``keep`` newest are kept.
+
+    Files under a version prefix without metadata are an interrupted publish when no live publish
+    lease holds them (:meth:`~stable_explore.catalog.catalog.StoreCatalog.publishing`: a publish
+    holds one for its whole copy, so one still running on another machine is never touched) and
+    none was written in the last ``grace`` seconds: they are swept. Returns the bytes freed,
+    ``name@version`` of each version deleted, and each leftover swept.
     """
     freed = 0
     removed: list[str] = []
+    swept: list[str] = []
     for dataset in [name] if name is not None else catalog.names():
-        if not _doomed(catalog, dataset, keep):
+        leftovers = _interrupted(catalog, dataset, grace)
+        try:
+            doomed = _doomed(catalog, dataset, keep, leftovers=bool(leftovers))
+        except CacheNotFoundError:
+            if name is not None:
+                raise
+            continue  # only empty prefixes left (some servers keep them after their objects are deleted)
+        if not doomed and not leftovers:
             continue  # nothing to delete: no lease taken (a gc run often must not keep savers waiting)
         with catalog.refs_lock(dataset):
-            for version_id in _doomed(catalog, dataset, keep):  # decided again, under the lease
+            for version_id in _doomed(catalog, dataset, keep, leftovers=True):  # decided again, under the lease
                 prefix = f"{dataset}/versions/{version_id}"
                 text = catalog.store.read_text(f"{prefix}/{METADATA_FILE}") or "{}"
                 try:
@@ -176,13 +192,49 @@ def collect_remote_garbage(catalog: RemoteCatalog, name: str | None, *, keep: in
                     freed += file.size or 0
                 catalog.forget(dataset, version_id)
                 removed.append(f"{dataset}@{version_id}")
-    return freed, removed
+            for version_id, objects in _interrupted(catalog, dataset, grace).items():  # again, under the lease
+                for key, size, _ in objects:
+                    catalog.check_refs_lock(dataset)
+                    catalog.store.delete(key)
+                    freed += size
+                catalog.store.delete(catalog.publish_lease_key(dataset, version_id))  # a dead publisher's, if any
+                swept.append(
+                    f"{catalog.url}/{dataset}/versions/{version_id} ({len(objects)} file(s) without {METADATA_FILE}: "
+                    "an interrupted publish)"
+                )
+    return freed, removed, swept
 
 
-def _doomed(catalog: RemoteCatalog, dataset: str, keep: int) -> list[str]:
-    """Versions of ``dataset`` no ref points to, beyond the ``keep`` newest (refs read first, then versions)."""
+def _interrupted(catalog: RemoteCatalog, dataset: str, grace: float) -> dict[str, list[tuple[str, int, float]]]:
+    """Version prefixes of ``dataset`` without metadata that no live publish lease holds, untouched for ``grace`` s.
+
+    Each with its objects (key, size, last modified).
+    """
+    store = catalog.store
+    assert isinstance(store, ObjectStore)  # a RemoteCatalog's store is always one
+    prefix = f"{check_name(dataset)}/versions"
+    found: dict[str, list[tuple[str, int, float]]] = {}
+    now = time.time()
+    for entry in store.list_dir(prefix):
+        if not NAME_PATTERN.fullmatch(entry) or store.exists(f"{prefix}/{entry}/{METADATA_FILE}"):
+            continue
+        if lease_is_live(store, catalog.publish_lease_key(dataset, entry), store.lease_seconds):
+            continue  # a publish still copying (here or on another machine)
+        objects = store.list_objects(f"{prefix}/{entry}")
+        if objects and now - max(modified for _, _, modified in objects) >= grace:
+            found[entry] = objects
+    return found
+
+
+def _doomed(catalog: RemoteCatalog, dataset: str, keep: int, *, leftovers: bool = False) -> list[str]:
+    """Versions of ``dataset`` no ref points to, beyond the ``keep`` newest (refs read first, then versions).
+
+    A dataset without versions is no dataset, unless it holds ``leftovers`` (an interrupted first publish).
+    """
     protected = set(catalog.refs(dataset).values())
     ids = catalog.version_ids(dataset)
+    if not ids and leftovers:
+        return []
     if not ids:
         msg = f"no dataset named {dataset!r} in {catalog.url}"
         raise CacheNotFoundError(msg)

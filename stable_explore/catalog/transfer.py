@@ -161,6 +161,28 @@ def copy_version(
     prefix = f"{name}/versions/{version_id}"
     sweep_transfer_leftovers(target, prefix)  # a retry after a killed copy starts clean
     text, raw = _metadata_text(source, name, version_id)
+    with target.publishing(name, version_id):  # a bucket's gc leaves the files of a copy still running alone
+        _copy_files(source, name, version_id, target, raw, report, on_file=on_file, verify=verify)
+    with target.refs_lock(name):  # gc of a local home cannot take the version before its refs point at it
+        if not report.existed:
+            target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", text)
+        report.tags = tuple(_move_refs(source, target, name, version_id))
+    return report
+
+
+def _copy_files(
+    source: StoreCatalog,
+    name: str,
+    version_id: str,
+    target: StoreCatalog,
+    raw: dict[str, Any],
+    report: TransferReport,
+    *,
+    on_file: BytesCallback | None,
+    verify: bool,
+) -> None:
+    """The version's files that ``target`` lacks, copied (the metadata aside); sets ``report.existed``."""
+    prefix = f"{name}/versions/{version_id}"
     if target.store.exists(f"{prefix}/{METADATA_FILE}"):
         report.existed = True
     else:
@@ -183,11 +205,6 @@ def copy_version(
                 on_file(expected)
         _send_all(source, target, missing, report, on_file, verify=verify)
         _check_arrived(source, target, name, version_id, raw)
-    with target.refs_lock(name):  # gc of a local home cannot take the version before its refs point at it
-        if not report.existed:
-            target.store.put_if_absent(f"{prefix}/{METADATA_FILE}", text)
-        report.tags = tuple(_move_refs(source, target, name, version_id))
-    return report
 
 
 def _send_all(

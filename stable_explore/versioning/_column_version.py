@@ -188,7 +188,8 @@ def publish_columns(
         groups = ColumnGroups(meta.shard_features, (*earlier, group))
         fields.update(
             {
-                "cache_format_version": SEGMENTED_FORMAT_VERSION,  # stable-datasets' reader must refuse it: it would miss columns
+                # stable-datasets' reader must refuse it: it would miss columns
+                "cache_format_version": SEGMENTED_FORMAT_VERSION,
                 "format_revision": GROUPS_FORMAT_REVISION,
                 "features": features.to_dict(),
                 "schema_fingerprint": features.fingerprint(),

@@ -9,13 +9,19 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 import stable_explore as se
+from stable_explore.catalog import collect_garbage
+from stable_explore.catalog.remote import RemoteCatalog
+from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 
 if TYPE_CHECKING:
@@ -180,3 +186,109 @@ def test_a_dataset_whose_version_gc_deleted_says_so_on_read(
     with pytest.raises(se.CacheNotFoundError, match=f"version {old.version} .* was garbage-collected by gc"):
         opened[3]
     assert se.load(f"{url}/d")[3]["x"] == 4, "loaded again: the new latest"
+
+
+# -- issue 34 #4: a save while another machine's gc runs, and an interrupted save -----------------------------
+
+_LABELLED = se.Features(label=se.ClassLabel(names=["a", "b"]), x=se.Value("int64"), blob=se.Value("binary"))
+
+
+def _labelled(n: int, seed: int = 0) -> list[dict[str, object]]:
+    return [{"label": i % 2, "x": i, "blob": bytes([(i + seed) % 251]) * 300} for i in range(n)]
+
+
+def _publish_leases(store: ObjectStore, name: str) -> list[str]:
+    return [key for key, _, _ in store.list_objects(name) if "/.publish-" in key]
+
+
+def _wait_for(what: Callable[[], object], seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not what():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)
+
+
+def test_gc_between_a_saves_reads_and_its_copy_names_gc_and_leaves_nothing_behind(bucket: str) -> None:
+    """Seen: the save said "neither staged nor held by a version this save reuses" and left 8 files gc never swept."""
+    parent = se.build(
+        _labelled(900), _LABELLED, name="d", home=bucket, progress=False, shard_size="40KB", batch_size=50
+    )
+    assert parent.num_shards >= 4
+    se.build(_labelled(900, 1), _LABELLED, name="d", home=bucket, progress=False)  # latest moves on
+    edit = se.load(f"d@{parent.version}", home=bucket).relabel({0: "b"})  # its other shards are reused (copied)
+    catalog = RemoteCatalog(bucket)
+    store = ObjectStore(bucket)
+    outcome: dict[str, BaseException] = {}
+
+    def save() -> None:
+        try:
+            edit.save(message="while gc runs", progress=False)
+        except BaseException as exc:  # the outcome is judged below
+            outcome["error"] = exc
+
+    with catalog.refs_lock("d"):  # the other machine's gc holds the refs lease: the save reads, uploads, then waits
+        saver = threading.Thread(target=save)
+        saver.start()
+        _wait_for(lambda: _publish_leases(store, "d") or not saver.is_alive())
+        report = collect_garbage(catalog, "d", keep=0, grace=0)  # the parent goes; the running publish is left alone
+        assert f"d@{parent.version}" in report.removed
+        assert not [s for s in report.swept if "interrupted" in s], "a publish holding its lease is never swept"
+    saver.join(300)
+    error = outcome.get("error")
+    assert isinstance(error, se.CacheNotFoundError), repr(error)
+    assert f"d@{parent.version}'s shard was removed by gc (se.gc) while this save read it" in str(error)
+    assert "neither staged" not in str(error)
+
+    # what the failed save had uploaded it took back (else gc would sweep it): nothing is left behind
+    assert [
+        k
+        for k, _, _ in store.list_objects("d/versions")
+        if "/_metadata.json" not in k and k.split("/")[2] not in {v["version"] for v in se.versions("d", home=bucket)}
+    ] == []
+    checked = se.fsck(home=bucket)
+    assert not checked.problems, str(checked)
+
+
+_INTERRUPTED_SAVE = """
+import sys, stable_explore as se
+ds = se.load(sys.argv[1] + "/d")
+rows = range(0, len(ds), 40)  # a row in every shard: every shard is written again, and uploaded
+ds.relabel({i: "b" if ds[i]["label"] == 0 else "a" for i in rows}).save(message="killed", progress=False)
+"""
+
+
+def test_a_save_killed_mid_copy_is_swept_by_gc_once_its_holder_is_gone(bucket: str, tmp_path: Path) -> None:
+    """Seen: 8 of 12 interrupted saves left files without _metadata.json that gc never swept; fsck kept failing."""
+    built = se.build(
+        _labelled(2400), _LABELLED, name="d", home=bucket, progress=False, shard_size="40KB", batch_size=50
+    )
+    assert built.num_shards >= 12
+    store = ObjectStore(bucket)
+    versions = f"d/versions/{built.version}/"
+    env = {**os.environ, CACHE_ENV: str(tmp_path / "saver"), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_SAVE, bucket], env=env, stderr=subprocess.PIPE)
+    try:
+
+        def copying() -> bool:
+            assert proc.poll() is None, "the save ended before it was killed"
+            return len([k for k, _, _ in store.list_objects("d/versions") if not k.startswith(versions)]) >= 3
+
+        _wait_for(copying)
+        proc.kill()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _publish_leases(store, "d"), "the killed save's publish lease is still there"
+    checked = se.fsck(home=bucket)
+    assert any("interrupted publish" in str(p) for p in checked.problems), str(checked)
+    catalog = RemoteCatalog(bucket)
+    with warnings.catch_warnings():  # killed inside its refs lease or not: gc may take that lease over (and say so)
+        warnings.simplefilter("ignore", se.LockWaitWarning)
+        assert se.gc("d", home=bucket).swept == [], "written within the last minute: left alone"
+        # its holder is gone (a process of this machine that no longer runs): the lease holds nothing any more
+        report = collect_garbage(catalog, "d", grace=0)
+    assert [s for s in report.swept if "interrupted publish" in s], report.summary()
+    checked = se.fsck(home=bucket)
+    assert not checked.problems, str(checked)
+    assert _publish_leases(store, "d") == []
+    assert se.load(f"{bucket}/d").version == built.version

@@ -4,13 +4,20 @@ build was just handed), and a reader whose version gc deleted gets a clear error
 
 from __future__ import annotations
 
+import itertools
+import os
+import random
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 import stable_explore as se
 from stable_explore.catalog import Catalog, collect_garbage
+from stable_explore.storage.backends.read_cache import CACHE_ENV
+from stable_explore.storage.read.kept import forget
 from tests.reliability.faults import gc_race
 from tests.sources import NUM_FEATURES, numbers
 
@@ -74,3 +81,107 @@ def test_gc_and_publish_share_the_refs_lock(home: Path) -> None:
     worker.join(30)
     assert order[0] == "gc done"
     assert catalog.read_ref("t", "latest") == order[1]
+
+
+# -- issue 34 #7: reads of a version while gc deletes it -----------------------------------------------------
+
+_FEATURES = se.Features(x=se.Value("int64"), label=se.ClassLabel(names=["a", "b"]), blob=se.Value("binary"))
+_homes = itertools.count()
+
+
+def _home_of(where: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A local home, or a prefix of the test server's bucket no other test uses (with a read cache of its own)."""
+    if where == "local":
+        return str(tmp_path / "home")
+    pytest.importorskip("obstore")
+    request.getfixturevalue("s3_env")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "read-cache"))
+    return f"s3://team/gc-reads-{os.getpid()}-{next(_homes)}"
+
+
+def _many_shards(home: str, n: int) -> se.CachedDataset:
+    rows = [{"x": i, "label": i % 2, "blob": bytes([i % 251]) * 150} for i in range(n)]
+    return se.build(rows, _FEATURES, name="t", home=home, progress=False, batch_size=50, shard_size="40KB")
+
+
+@dataclass
+class _Reads:
+    """What reader threads saw: how many reads, and every failure."""
+
+    count: int = 0
+    failures: list[BaseException] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _read_until(stop: threading.Event, seen: _Reads, home: str, opened: se.CachedDataset, seed: int) -> None:
+    """Random rows of ``opened`` (or of the same version opened afresh), checked, until ``stop``."""
+    n, version = len(opened), opened.version
+    rng = random.Random(seed)
+    while not stop.is_set():
+        i = rng.randrange(n)
+        try:
+            if rng.random() < 0.5:  # a fresh open: files opened (and their checks made) after gc began
+                forget()
+                ds = se.load(f"t@{version}", home=home)
+            else:
+                ds = opened
+            kind = rng.randrange(4)
+            if kind == 0:
+                assert ds[i]["x"] == i
+            elif kind == 1:
+                assert ds[i : i + 40].to_pandas()["x"].iloc[0] == i
+            elif kind == 2:
+                picked = sorted(rng.sample(range(n), 12))
+                assert ds.select(picked).to_pandas()["x"].tolist() == picked
+            else:
+                assert len(ds[i : i + 300].to_arrow().column("label")) == min(300, n - i)
+        except Exception as exc:  # every failure is kept, and judged by the test
+            with seen.lock:
+                seen.failures.append(exc)
+        with seen.lock:
+            seen.count += 1
+
+
+@pytest.mark.parametrize("where", ["local", "bucket"])
+def test_reads_while_gc_deletes_their_version_fail_only_as_not_found_naming_gc(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen: 151 of 2,182 reads failed while gc ran, 18 as CacheCorruptionError for a shard gc removed."""
+    home = _home_of(where, tmp_path, request, monkeypatch)
+    seen = _Reads()
+    for round_ in range(3):
+        old = _many_shards(home, 1200 + round_)
+        assert old.num_shards >= 5
+        opened = se.load(f"t@{old.version}", home=home)
+        se.build([{"x": 0, "label": 0, "blob": b""}], _FEATURES, name="t", home=home, progress=False)  # latest moves
+        stop = threading.Event()
+        threads = [
+            threading.Thread(target=_read_until, args=(stop, seen, home, opened, round_ * 10 + k)) for k in range(3)
+        ]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.3)
+        assert f"t@{old.version}" in se.gc("t", keep=0, home=home).removed
+        time.sleep(0.5)
+        stop.set()
+        for thread in threads:
+            thread.join(60)
+    wrong = [f"{type(e).__name__}: {e}" for e in seen.failures if not isinstance(e, se.CacheNotFoundError)]
+    assert wrong == [], f"{len(wrong)} of {seen.count} reads failed otherwise: {wrong[:5]}"
+    silent = [str(e) for e in seen.failures if "gc" not in str(e)]
+    assert silent == [], silent[:5]
+    assert seen.failures, "the readers went on after gc: some reads must have failed"
+
+
+def test_a_bucket_read_of_a_shard_gc_removed_is_not_found_naming_gc_never_corruption(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The version checked as there a moment ago (so no lookup before the read), then collected: its next shard."""
+    home = _home_of("bucket", tmp_path, request, monkeypatch)
+    old = _many_shards(home, 1200)
+    se.build([{"x": 0, "label": 0, "blob": b""}], _FEATURES, name="t", home=home, progress=False)  # latest moves
+    opened = se.load(f"t@{old.version}", home=home)
+    assert opened[0]["x"] == 0  # shard 0 read, the version seen whole (and not looked up again for a few seconds)
+    assert f"t@{old.version}" in se.gc("t", keep=0, home=home).removed
+    with pytest.raises(se.CacheNotFoundError, match=f"version {old.version} .* was garbage-collected by gc"):
+        opened[1199]  # another shard, never opened: its footer is gone from the bucket

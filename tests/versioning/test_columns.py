@@ -67,7 +67,7 @@ def test_adding_a_float_column_writes_about_8_bytes_a_row(tmp_path: Path) -> Non
     assert more.nbytes == ds.nbytes + sum(groups.values())  # the shards, as before, and the group files
     meta = json.loads((more.cache_dir / "_metadata.json").read_text())
     assert meta["format_revision"] == GROUPS_FORMAT_REVISION
-    assert meta["cache_format_version"] == SEGMENTED_FORMAT_VERSION  # stable-datasets' reader refuses it, as they should
+    assert meta["cache_format_version"] == SEGMENTED_FORMAT_VERSION  # stable-datasets' reader refuses it, rightly
     assert list(meta["features"]) == ["blob", "x", "label", "score"]
     assert meta["column_groups"]["base_features"] == FEATURES.to_dict()
     (group,) = meta["column_groups"]["groups"]

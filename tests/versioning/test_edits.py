@@ -208,7 +208,7 @@ def test_scattered_relabels_patch_cells_and_write_no_rows(big_shards: CachedData
     saved = big_shards.relabel({10: "bird", 1500: "bird", 1999: "cat"}).save(message="three labels")
     assert "wrote 0 new shard(s)" in saved.build_info
     raw = json.loads((saved.cache_dir / "_metadata.json").read_text())
-    assert raw["cache_format_version"] == 2  # every file whole and in order, but patched: stable-datasets' reader refuses it
+    assert raw["cache_format_version"] == 2  # every file whole and in order, but patched: stable-datasets refuses it
     assert raw["row_segments"] == [[i, 0, rows] for i, rows in enumerate(raw["shard_row_counts"])]
     assert raw["format_revision"] == 5
     assert raw["cell_patches"]["entries"] == 3

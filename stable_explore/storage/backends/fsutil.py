@@ -97,6 +97,11 @@ def _owner(dirname: str) -> tuple[str, int] | None:
         return None
 
 
+def process_alive(host: str, pid: int) -> bool:
+    """Whether process ``pid`` of ``host`` may be running (a process of another machine always may)."""
+    return _owner_alive(host, pid)
+
+
 def _owner_alive(host: str, pid: int, since: float | None = None) -> bool:
     """Whether the process that named a temp dir (last modified at ``since``) may still be writing it.
 

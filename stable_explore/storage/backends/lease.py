@@ -37,8 +37,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from stable_explore.errors import InvalidOptionError, LeaseLostError, LockTimeoutError, RemoteStoreError
+from stable_explore.storage.backends.fsutil import process_alive
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "LEASE_ENV", "Lease", "LeaseRecord", "LeaseStore", "hold_lease"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "LEASE_ENV", "Lease", "LeaseRecord", "LeaseStore", "hold_lease", "lease_is_live"]
 
 DEFAULT_LEASE_SECONDS = 30.0
 """How long a lease lasts unless renewed (the heartbeat renews it every third of that)."""
@@ -127,6 +128,11 @@ def _describe(text: str | None) -> str:
     return "an unknown holder (the lease records none)" if record is None else record.describe()
 
 
+# holders whose lease this process let go without deleting it (the server had failed): a later call of this
+# process takes such a lease over at once, where another process waits for it to run out
+_ABANDONED: set[str] = set()
+
+
 class Lease:
     """One held lease: renewed by a heartbeat thread until :meth:`release`."""
 
@@ -179,6 +185,11 @@ class Lease:
         if lost is not None:
             raise LeaseLostError(self.where, lost)
 
+    def abandon(self) -> None:
+        """Stop renewing without asking the server anything: the lease runs out after its duration."""
+        self._stop.set()
+        _ABANDONED.add(self._record.holder)
+
     def release(self) -> None:
         """Stop renewing and delete the lease, if it is still this holder's."""
         self._stop.set()
@@ -217,11 +228,18 @@ def _acquire(
             seen = (tag, now)
         unchanged = now - seen[1] >= seconds
         long_expired = record is None or record.expires + seconds < time.time()
-        if (unchanged or long_expired) and tag is not None:
+        # let go by this very process when the server failed (it is nobody's now); or killed, on this machine
+        own = record is not None and record.holder in _ABANDONED
+        gone = own or (record is not None and not process_alive(record.host, record.pid))
+        if (unchanged or long_expired or gone) and tag is not None:
             sent = time.monotonic()
             taken = store.put_tagged(key, mine.to_text(), tag)
             if taken is not None:
-                if notify is not None:
+                if own:
+                    _ABANDONED.discard(record.holder)  # type: ignore[union-attr]  # (own implies a record)
+                elif notify is not None and gone:
+                    notify(f"took over the lease {store.url}/{key} from {_describe(text)}, which is gone")
+                elif notify is not None:
                     notify(
                         f"took over the lease {store.url}/{key} from {_describe(text)}: it was not renewed for "
                         f"{seconds:g} s (its holder was killed, stopped or cut off)"
@@ -275,7 +293,30 @@ def hold_lease(
     duration = lease_seconds_from_env() if seconds is None else seconds
     record, etag, sent = _acquire(store, key, duration, timeout, notify)
     lease = Lease(store, key, record, etag, duration, sent)
+    server_failed = False
     try:
         yield lease
+    except RemoteStoreError as exc:
+        server_failed = exc.status is None or exc.status >= 500
+        raise
     finally:
-        lease.release()
+        if server_failed:  # asking a server that did not answer to let go would wait as long again
+            lease.abandon()
+        else:  # and when it stops answering now, the lease runs out by itself (others take it over after that)
+            with contextlib.suppress(RemoteStoreError):
+                lease.release()
+
+
+def lease_is_live(store: LeaseStore, key: str, seconds: float) -> bool:
+    """Whether a lease at ``key`` may still be held: there, and its recorded expiry not more than a duration past.
+
+    What a waiter would not yet take over (:func:`hold_lease`): a holder killed on this machine stops
+    counting at once, one on another machine at most two durations after its last renewal.
+    """
+    found = store.read_tagged(key)
+    if found is None:
+        return False
+    record = LeaseRecord.parse(found[0])
+    if record is None or record.holder in _ABANDONED or not process_alive(record.host, record.pid):
+        return False
+    return record.expires + seconds >= time.time()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -87,6 +88,20 @@ def _endpoint(options: Mapping[str, Any]) -> str:
     named = (scheme + sep + rest.rsplit("@", 1)[-1]) if sep else raw.rsplit("@", 1)[-1]
     # none set: the cloud provider's own server; a user who meant another (MinIO, SeaweedFS) learns how to say so
     return named or "the provider's default, as no AWS_ENDPOINT_URL nor 'endpoint' storage option is set"
+
+
+_STATUS = re.compile(r"\b([45]\d\d) [A-Z][a-z]")
+
+
+def _status(text: str) -> int | None:
+    """The HTTP status a server answered with, from obstore's error text (None: no answer, a transport failure).
+
+    >>> _status("Error performing GET http://h/b/k in 3ms - Server returned non-2xx status code: 416 Range Not "
+    ...         "Satisfiable: <Error>..."), _status("Error performing GET http://h:4040/b/k - error sending request")
+    (416, None)
+    """
+    found = _STATUS.search(text)
+    return int(found.group(1)) if found else None
 
 
 class ObjectStore(Store):
@@ -168,12 +183,27 @@ class ObjectStore(Store):
         hint = explain(text)
         cause = hint or f"{type(exc).__name__}: {text.splitlines()[0][:300]}"
         msg = f"{self.url}/{key} (endpoint: {self.endpoint}): {cause}"
-        if hint is None and ("timed out" in text.lower() or "timeout" in text.lower() or "connect" in text.lower()):
-            msg += (
-                f"; the server did not answer within {self.timeout:g} s (set {TIMEOUT_ENV} or the read_timeout "
-                "storage option to wait longer)"
-            )
-        return RemoteStoreError(msg)
+        status = _status(text)
+        if hint is None and status is None:
+            if "refused" in text.lower():
+                msg += (
+                    f"; nothing accepts connections at {self.endpoint} (is the server running? is AWS_ENDPOINT_URL "
+                    "or the 'endpoint' storage option right?)"
+                )
+            elif "timed out" in text.lower() or "timeout" in text.lower() or "sending request" in text.lower():
+                msg += (
+                    f"; the server did not answer within {self.timeout:g} s (set {TIMEOUT_ENV} or the read_timeout "
+                    "storage option to wait longer)"
+                )
+        error = RemoteStoreError(msg)
+        error.url, error.status = f"{self.url}/{key}", status
+        return error
+
+    def _missing(self, key: str) -> RemoteStoreError:
+        """The object at ``key`` is not there (the server answered 404)."""
+        error = RemoteStoreError(f"{self.url}/{key} is missing")
+        error.url, error.status = f"{self.url}/{key}", 404
+        return error
 
     # -- reading -----------------------------------------------------------------
 
@@ -237,8 +267,7 @@ class ObjectStore(Store):
                 )
             )
         except FileNotFoundError as exc:
-            msg = f"{self.url}/{key} is missing"
-            raise RemoteStoreError(msg) from exc
+            raise self._missing(key) from exc
         except Exception as exc:
             raise self._error(key, exc) from exc
         return [bytes(next(fetched)) if e > s else b"" for s, e in ranges]
@@ -254,8 +283,7 @@ class ObjectStore(Store):
                         hasher.update(chunk)  # xxhash takes the buffer as is: no copy
                     out.write(chunk)
             except FileNotFoundError as exc:
-                msg = f"{self.url}/{key} is missing"
-                raise RemoteStoreError(msg) from exc
+                raise self._missing(key) from exc
             except Exception as exc:
                 raise self._error(key, exc) from exc
 
@@ -274,6 +302,20 @@ class ObjectStore(Store):
         inside = [o["path"] for o in listing["objects"] if where is None or o["path"].startswith(where)]
         names |= {path.rsplit("/", 1)[-1] for path in inside}
         return sorted(n for n in names if n and not n.startswith("."))
+
+    def list_objects(self, prefix: str) -> list[tuple[str, int, float]]:
+        """Every object under ``prefix/``, at any depth: (key, size in bytes, last modified as a Unix time)."""
+        where = f"{check_key(prefix)}/"
+        found = []
+        try:
+            self._count()
+            for chunk in self._obstore.list(self._store, where):
+                found += [(str(o["path"]), int(o["size"]), o["last_modified"].timestamp()) for o in chunk]
+        except FileNotFoundError:
+            return []
+        except Exception as exc:
+            raise self._error(prefix, exc) from exc
+        return [entry for entry in found if entry[0].startswith(where)]
 
     # -- writing -----------------------------------------------------------------
 

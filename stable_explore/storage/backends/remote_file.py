@@ -50,7 +50,15 @@ if TYPE_CHECKING:
 
     from stable_explore.storage.backends.protocol import Store
 
-__all__ = ["FETCHED", "FetchCounter", "RemoteLocation", "RemoteShardFile", "count_fetched", "open_remote_shard"]
+__all__ = [
+    "FETCHED",
+    "FetchCounter",
+    "RemoteLocation",
+    "RemoteShardFile",
+    "count_fetched",
+    "gone_by_gc",
+    "open_remote_shard",
+]
 
 _MEMORY_BLOCKS = 8  # blocks kept in memory per open file: Arrow reads a message's header and body separately
 _TAIL = 16 * 1024  # bytes at the end of a shard fetched exactly on open: its footer (24 bytes a record batch)
@@ -118,24 +126,35 @@ class RemoteLocation:
         return f"{self.url}/{self.key(filename)}"
 
     def gone_or(self, exc: RemoteStoreError) -> Exception:
-        """A :class:`CacheNotFoundError` if a file is missing because gc deleted the version since it was opened.
+        """What a failed read of one of the version's files means for the user.
 
-        Otherwise ``exc`` itself (a transport error, or a file missing from a version still published).
+        A file missing because gc deleted the version (its ``_metadata.json`` is gone too: gc deletes
+        that first) is a :class:`CacheNotFoundError` naming gc; a file missing from a version still
+        published is a :class:`CacheCorruptionError` naming the file. Otherwise ``exc`` itself: a
+        transport failure (the server did not answer, or failed) is never called damage.
         """
-        if not isinstance(exc.__cause__, FileNotFoundError):
+        if exc.status != 404 and not isinstance(exc.__cause__, FileNotFoundError):
             return exc
         try:
             published = self.store().exists(self.key("_metadata.json"))
         except RemoteStoreError:
             return exc
         if published:
-            return exc
-        msg = (
-            f"version {self.prefix.rsplit('/', 1)[-1]} ({self.url}/{self.prefix}) was garbage-collected by gc after "
-            "this dataset was opened, so its shards are gone; load the dataset again (tag a version to keep it "
-            "from gc)"
-        )
-        return CacheNotFoundError(msg)
+            where = exc.url or f"{self.url}/{self.prefix}"
+            reason = (
+                "is missing from the bucket, though its version's _metadata.json is there: the version is damaged "
+                "(se.fsck lists it; delete the version, or push it again from a home that holds it)"
+            )
+            return CacheCorruptionError(where, reason)
+        return CacheNotFoundError(gone_by_gc(self.prefix.rsplit("/", 1)[-1], f"{self.url}/{self.prefix}"))
+
+
+def gone_by_gc(version_id: str, where: str) -> str:
+    """The message for a read of a version that gc deleted after it was opened."""
+    return (
+        f"version {version_id} ({where}) was garbage-collected by gc (se.gc) after this dataset was opened, so its "
+        "shards are gone; load the dataset again (tag a version to keep it from gc)"
+    )
 
 
 class RemoteShardFile(io.RawIOBase):
@@ -165,8 +184,8 @@ class RemoteShardFile(io.RawIOBase):
             start = self._size - size
             try:
                 tail = self._store.read_ranges(self._key, [(start, self._size)])[0]
-            except RemoteStoreError:
-                self._check_size()
+            except RemoteStoreError as exc:
+                self._refused(exc)
                 raise
             if len(tail) != size:
                 self._check_size()
@@ -233,8 +252,8 @@ class RemoteShardFile(io.RawIOBase):
             ranges = [(b * BLOCK_SIZE, min(self._size, (b + 1) * BLOCK_SIZE)) for b in missing]
             try:
                 fetched = self._store.read_ranges(self._key, ranges)
-            except RemoteStoreError:
-                self._check_size()  # a range past the end of a shorter object is its damage, not a failed request
+            except RemoteStoreError as exc:
+                self._refused(exc)
                 raise
             if any(len(part) != end - start for part, (start, end) in zip(fetched, ranges, strict=True)):
                 self._check_size()
@@ -258,6 +277,16 @@ class RemoteShardFile(io.RawIOBase):
             self.seek(start)
             found.append(self.read(end - start))
         return found
+
+    def _refused(self, exc: RemoteStoreError) -> None:
+        """Raise naming the shard when the server refused a range because the object is shorter than written.
+
+        Only then: a server that did not answer (a transport failure) is asked nothing more (it would cost
+        another timeout, and is no evidence of damage), and a missing object is for the caller to explain
+        (:meth:`RemoteLocation.gone_or`: gc deleted the version, or the version is damaged).
+        """
+        if exc.status == 416:  # Range Not Satisfiable: the object is shorter than the range asked
+            self._check_size()
 
     def _check_size(self) -> None:
         """Raise naming the shard when the stored object is not as long as the metadata says it was written."""

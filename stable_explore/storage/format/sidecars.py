@@ -128,6 +128,9 @@ def link_small_file(source_dir: Path, ref: FileRef, target_dir: Path, name: str)
     try:
         os.link(source_dir / ref.file, target)
     except FileNotFoundError:
+        gone = version_gone(source_dir)  # gc took the version this one reuses while it was being written
+        if gone:
+            raise CacheNotFoundError(gone) from None
         raise CacheCorruptionError(source_dir / ref.file, "listed in _metadata.json but missing") from None
     except OSError:
         with writing(target):

@@ -35,8 +35,9 @@ import pyarrow as pa
 import xxhash
 
 from stable_explore._arrays import distinct
-from stable_explore.errors import CacheCorruptionError
+from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
+from stable_explore.storage.backends.fsutil import version_gone
 from stable_explore.storage.format.hashing import cell_hashes, mixed_row_hashes
 from stable_explore.storage.read.kept import Kept, kept
 
@@ -212,6 +213,11 @@ class ShardCheck:
         else:
             try:
                 stat = Path(path).stat()
+            except FileNotFoundError as exc:  # deleted since it was opened: gc took the version, or it is damaged
+                gone = version_gone(Path(path).parent)
+                if gone:
+                    raise CacheNotFoundError(gone) from exc
+                raise CacheCorruptionError(path, "shard file is missing") from exc
             except OSError as exc:
                 raise CacheCorruptionError(path, f"cannot stat the shard: {exc}") from exc
             key = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, first)

@@ -26,10 +26,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from stable_explore.errors import CacheWriteError
+from stable_explore.errors import CacheNotFoundError, CacheWriteError
 from stable_explore.storage.backends.fsutil import (
     fsync_path,
     start_writeback,
+    version_gone,
     write_error,
     writeback_supported,
     writing,
@@ -309,6 +310,11 @@ class ShardWriter:
         carried = self._carried_batches(self._names[index], batches, source.parent)
         try:
             os.link(source, target)
+        except FileNotFoundError:
+            gone = version_gone(source.parent)  # gc took the version this one reuses while it was being written
+            if gone:
+                raise CacheNotFoundError(gone) from None
+            raise
         except OSError:
             with writing(target):
                 shutil.copyfile(source, target)

@@ -5,15 +5,21 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import stable_explore as se
+from stable_explore.catalog import collect_garbage
+from stable_explore.catalog.remote import RemoteCatalog
+from stable_explore.storage.backends.object import shared_store
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 from tests.s3server import S3Server, seaweedfs
 
@@ -75,3 +81,93 @@ def test_a_hung_server_is_an_error_naming_the_endpoint_within_seconds(own_server
         assert "STABLE_EXPLORE_S3_TIMEOUT" in said["message"]
         assert "delete" not in said["message"], "a transport error is never called damage"
     assert _load_while_hung(own_server, url, tmp_path, {}, None) == {"error": None}, "the server back: all works"
+
+
+def _rows(n: int, seed: int) -> list[dict[str, object]]:
+    return [{"x": i, "blob": bytes([(i + seed) % 251]) * 400} for i in range(n)]
+
+
+_BLOBS = se.Features(x=se.Value("int64"), blob=se.Value("binary"))
+
+
+def test_reads_and_uploads_to_a_stopped_server_fail_as_remote_errors_within_the_bound(
+    own_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34 #2: a read of a stopped server was called corruption after 2 timeouts; an upload took 11."""
+    timeout = 3.0
+    monkeypatch.setenv("STABLE_EXPLORE_S3_TIMEOUT", f"{timeout:g}")
+    monkeypatch.setenv("STABLE_EXPLORE_LEASE_SECONDS", "6")  # a lease the failed upload leaves runs out soon
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    url = "s3://hung/bounded"
+    built = se.build(_rows(3000, 0), _BLOBS, name="t", home=url, progress=False, batch_size=100, shard_size="40KB")
+    assert built.num_shards >= 20
+    opened = se.load(f"{url}/t")
+    assert opened[0]["x"] == 0
+
+    os.killpg(own_server.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(se.RemoteStoreError) as read:
+            opened[2999]  # a shard never opened: its footer must come from the server
+        read_s = time.monotonic() - started
+    finally:
+        os.killpg(own_server.pid, signal.SIGCONT)
+    # one request that is not answered: the timeout, not a second request to ask whether the shard is damaged
+    assert read_s < 1.5 * timeout + 0.5, read_s
+    assert own_server.endpoint in str(read.value)
+    assert "damaged" not in str(read.value)
+    assert "truncated" not in str(read.value)
+
+    store = shared_store(url)
+    stopped_at: list[float] = []
+
+    def stop_when_uploading(before: int) -> None:
+        deadline = time.monotonic() + 60
+        while store.requests < before + 12 and time.monotonic() < deadline:  # the upload's files are going out
+            time.sleep(0.005)
+        os.killpg(own_server.pid, signal.SIGSTOP)
+        stopped_at.append(time.monotonic())
+
+    stopper = threading.Thread(target=stop_when_uploading, args=(store.requests,))
+    stopper.start()
+    try:
+        with pytest.raises(se.RemoteStoreError) as wrote:
+            se.build(_rows(3000, 1), _BLOBS, name="u", home=url, progress=False, batch_size=100, shard_size="40KB")
+        failed_at = time.monotonic()
+        stopper.join()
+    finally:
+        stopper.join()
+        os.killpg(own_server.pid, signal.SIGCONT)
+    # the requests in flight end within the timeout; none is started after a failure (no cleanup, no lease
+    # release against a server that does not answer): it was 110 s with a 10 s timeout
+    assert failed_at - stopped_at[0] < 2 * timeout + 2, failed_at - stopped_at[0]
+    assert own_server.endpoint in str(wrote.value)
+
+    # the server back: what the failed upload left is an interrupted publish, which gc sweeps once its lease ran out
+    time.sleep(2 * 6 + 1)
+    report = collect_garbage(RemoteCatalog(url), grace=0)
+    assert any("interrupted publish" in line for line in report.swept), report.summary()
+    checked = se.fsck(home=url)
+    assert not checked.problems, str(checked)
+    assert se.gc(home=url).removed == [], "and gc of the whole home goes on (the swept prefix is no dataset)"
+    assert se.load(f"{url}/t")[2999]["x"] == 2999
+
+
+def test_a_home_whose_port_nothing_listens_on_fails_fast_naming_the_endpoint(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = {
+        "endpoint": f"http://127.0.0.1:{port}",
+        "allow_http": True,
+        "aws_access_key_id": "key",
+        "aws_secret_access_key": "secret",
+    }
+    started = time.monotonic()
+    with pytest.raises(se.RemoteStoreError) as caught:
+        se.load("t", home="s3://nowhere/home", storage_options=options)
+    assert time.monotonic() - started < 10
+    said = str(caught.value)
+    assert f"http://127.0.0.1:{port}" in said
+    assert "nothing accepts connections" in said, said
+    assert "secret" not in said
