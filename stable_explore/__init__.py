@@ -45,7 +45,7 @@ from stable_explore.errors import (
     UnfingerprintableWarning,
     UnsafePathError,
 )
-from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence, Value, Video
+from stable_explore.schema import Array3D, Boxes, ClassLabel, Features, Image, Keypoints, Mask, Sequence, Value, Video
 
 __version__ = "0.1.0"
 
@@ -76,6 +76,9 @@ __all__ = [
     "Array3D",
     "Sequence",
     "Video",
+    "Boxes",
+    "Mask",
+    "Keypoints",
     # building, loading, the catalog
     "build",
     "load",
