@@ -14,9 +14,11 @@ import logging
 from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
 from stable_explore.api_formats import export, from_lance
 from stable_explore.api_interop import from_hf, from_pandas, from_parquet
+from stable_explore.api_labels import from_coco, from_yolo
 from stable_explore.api_transfer import pull, push
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
+    AnnotationError,
     CacheCorruptionError,
     CacheNotFoundError,
     CacheWriteError,
@@ -93,6 +95,8 @@ __all__ = [
     "push",
     "pull",
     "from_hf",
+    "from_coco",
+    "from_yolo",
     "from_parquet",
     "from_pandas",
     "from_lance",
@@ -104,6 +108,7 @@ __all__ = [
     "DuplicateKeyError",
     "SchemaError",
     "CacheNotFoundError",
+    "AnnotationError",
     "CacheCorruptionError",
     "CacheWriteError",
     "UnsafePathError",
