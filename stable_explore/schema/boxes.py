@@ -175,7 +175,17 @@ class Boxes(Feature):
                 msg = f"expected an int or None for 'id', got {describe(box_id)}"
                 raise EncodingError(msg)
             box_id = int(box_id)
-        attributes = dict(box.get("attributes") or {})
+        attributes = box.get("attributes") or {}
+        if isinstance(attributes, str):  # the stored form: a JSON object's text
+            try:
+                attributes = json.loads(attributes)
+            except ValueError as exc:
+                msg = f"expected 'attributes' as a dict or a JSON object's text, got {describe(attributes)}"
+                raise EncodingError(msg) from exc
+        if not isinstance(attributes, Mapping):
+            msg = f"expected 'attributes' as a dict, got {describe(attributes)}"
+            raise EncodingError(msg)
+        attributes = dict(attributes)
         attributes.update({k: v for k, v in box.items() if k not in (*BOX_FIELDS, "attributes")})
         attributes = {k: v for k, v in attributes.items() if v is not None}  # None: the box has no such attribute
         return {
