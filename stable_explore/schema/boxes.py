@@ -290,9 +290,14 @@ def _as_box_dicts(value: Any) -> list[Mapping[str, Any]]:
     return boxes
 
 
+# canonical_json's settings (sorted keys, no spaces), built once: json.dumps builds an encoder per call
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_PLAIN = (str, int, bool)
+
+
 def _attributes_text(attributes: Mapping[str, Any]) -> str:
     try:
-        return canonical_json({str(k): json_value(v) for k, v in attributes.items()})
+        return _ENCODER.encode({str(k): v if type(v) in _PLAIN else json_value(v) for k, v in attributes.items()})
     except (TypeError, ValueError) as exc:
         msg = f"box attributes must be JSON values (numbers, strings, lists, dicts), got {describe(attributes)}"
         raise EncodingError(msg) from exc
