@@ -244,7 +244,9 @@ def features_from_hf(features: Any) -> Features:
     """Our :class:`Features` for ``datasets`` features (a ``datasets.Features`` or its ``to_dict()``).
 
     ``Value``, ``ClassLabel``, ``Image`` (kept as encoded bytes), ``Array3D`` and lists of these map
-    one to one. A feature with no counterpart here (a nested dict, ``Audio``, ``Array2D``, ...) is a
+    one to one; a detection column (``objects``: a list of ``{bbox, category: ClassLabel, ...}``, or
+    ``Sequence`` of such a dict) becomes :class:`~stable_explore.Boxes` (``xywh`` pixels). A feature
+    with no counterpart here (another nested dict, ``Audio``, ``Array2D``, ...) is a
     :class:`SchemaError` naming the column and what to do.
 
     Examples
@@ -274,6 +276,9 @@ def _our_feature(column: str, spec: Any) -> Feature:
         return Image()
     if kind == "Array3D":
         return Array3D(shape=tuple(spec["shape"]), dtype=spec.get("dtype", "float32"))
+    boxes = _detection_boxes(spec)
+    if boxes is not None:
+        return boxes
     if kind in _LIST_TYPES:
         inner = spec.get("feature")
         if isinstance(inner, Mapping) and "_type" not in inner:
@@ -289,6 +294,26 @@ def _our_feature(column: str, spec: Any) -> Feature:
         raise SchemaError(msg)
     msg = f"column {column!r} is a Hugging Face {kind} feature, which has no counterpart here; remove or cast it"
     raise SchemaError(msg)
+
+
+def _detection_boxes(spec: Any) -> Boxes | None:
+    """``Boxes`` for a detection column: a list of ``{bbox, category: ClassLabel, ...}`` dicts, or a dict of lists.
+
+    ``datasets`` writes ``objects`` both ways (a ``List`` of dicts, or ``Sequence`` of a dict, which it
+    stores as a dict of lists). Boxes are taken as COCO's ``xywh`` in pixels, as most detection sets
+    on the Hub give them; pass ``features=`` to ``se.from_hf`` with another ``Boxes(format=...)`` if not.
+    """
+    if not isinstance(spec, Mapping):
+        return None
+    fields = spec.get("feature") if spec.get("_type") in _LIST_TYPES else (spec if "_type" not in spec else None)
+    if not isinstance(fields, Mapping) or "_type" in fields or "bbox" not in fields or "category" not in fields:
+        return None
+    category = fields["category"]
+    if isinstance(category, Mapping) and category.get("_type") in _LIST_TYPES and fields is spec:
+        category = category.get("feature")  # a dict of lists: each field a list
+    if not isinstance(category, Mapping) or category.get("_type") != "ClassLabel":
+        return None
+    return Boxes(names=list(category["names"]))
 
 
 def from_hf_layout(table: pa.Table, features: Features) -> pa.Table:
