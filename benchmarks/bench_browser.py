@@ -217,7 +217,7 @@ def cold_stages(ds: Any, repeats: int) -> dict[str, float]:
     for run in range(1, repeats + 1):
         rows = np.arange(run * THUMBS, (run + 1) * THUMBS, dtype=np.int64)
         started = time.perf_counter()
-        values = ds.take(rows).to_arrow(columns=["image"]).column(0).to_pylist()
+        values = ds.select(rows).to_arrow(columns=["image"]).column(0).to_pylist()
         t1 = time.perf_counter()
         images = [open_thumbnail(v, size) for v in values]
         for image in images:

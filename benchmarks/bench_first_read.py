@@ -10,7 +10,7 @@ with the ratio to Lance's.
 - raw Arrow IPC: ``pyarrow.ipc.open_file`` over a memory map, each row sliced from its record
   batch, one table of them (no check of any byte);
 - Lance: ``lance.dataset(path).take(indices)``;
-- stable-explore: ``se.load(name, home=...).take(indices).to_arrow()``, every byte handed out
+- stable-explore: ``se.load(name, home=...).select(indices).to_arrow()``, every byte handed out
   checked against its digest.
 
 ``--profile`` also prints where a fresh stable-explore read spends its time (cProfile, top entries).
@@ -121,7 +121,7 @@ def _child(system: str, where: str, indices_file: str, profile: bool) -> None:
         import stable_explore as se
 
         def read() -> object:
-            return se.load("first", home=where).take(indices).to_arrow()
+            return se.load("first", home=where).select(indices).to_arrow()
 
     if profile:
         import cProfile

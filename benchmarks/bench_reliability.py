@@ -329,7 +329,7 @@ def read_overhead(
         from stable_explore.display.images import thumbnail_bytes
 
         def thumbs(handle: Any, page: np.ndarray) -> Any:
-            values = handle.take(page).to_arrow(columns=["image"]).column(0).to_pylist()
+            values = handle.select(page).to_arrow(columns=["image"]).column(0).to_pylist()
             return [thumbnail_bytes(v, 128) for v in values]
 
     reads: dict[str, Callable[[Any, int], Any]] = {

@@ -4,12 +4,18 @@ Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committe
 
     python benchmarks/compat_stable_datasets.py [--repo PATH] [--rev HEAD]
 
-1. Extracts ``stable_datasets/tests/test_cache.py`` and ``test_schema.py`` into a temp folder, with a
-   ``conftest.py`` that puts :mod:`stable_explore.compat.stable_datasets` in place of the modules
-   they import (``stable_datasets.cache``, ``.dataset``, ``.schema``, ``.splits``, ``.utils``), runs
-   them with pytest and prints each test's outcome (docs/format.md classifies the failures).
-2. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
-   copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote;
+1. Extracts its ``test_cache.py``, ``test_dataset.py``, ``test_iterable.py``, ``test_samplers.py`` and
+   ``test_schema.py`` into a temp folder, with a ``conftest.py`` that puts
+   :mod:`stable_explore.compat.stable_datasets` in place of the modules they import (``ALIASED``),
+   runs them with pytest and prints per file the tests passed among those counted (``EXCLUDED``: tests
+   that read its private attributes, each with the reason) and each test's outcome (docs/format.md
+   classifies the failures). ``--tests-only`` stops there.
+2. At each of its cache revisions (``REVISIONS``: 37ff322, the first PyArrow cache without layout
+   names, and 4ceafa1, Arrow and Lance layouts), writes a cache with its own writer and opens it with
+   ``se.load(path, features=<its Features object>)``: images must come back as PIL, rows equal.
+3. Extracts its package (to temp, never into our tree) and opens, with its own ``open_cache``, the
+   copies that ``ds.export(layout="stable-datasets")`` and ``layout="stable-datasets-lance"`` wrote,
+   and a cache the compat ``write_sharded_arrow_cache`` wrote;
    then reads every row with its backends and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
    that forwards to :mod:`logging` (loguru is not in our environment); its package ``__init__``
    (which imports every dataset module) is not run.
@@ -30,18 +36,48 @@ import types
 from pathlib import Path
 
 DEFAULT_REPO = "/work/.mirror/galilai-group+stable-datasets/repo"
-TESTS = ("stable_datasets/tests/test_cache.py", "stable_datasets/tests/test_schema.py")
-ALIASED = ("stable_datasets", "cache", "dataset", "schema", "splits", "utils")
+TESTS = tuple(
+    f"stable_datasets/tests/test_{name}.py" for name in ("cache", "dataset", "iterable", "samplers", "schema")
+)
+ALIASED = (
+    "cache",
+    "dataset",
+    "iterable",
+    "samplers",
+    "schema",
+    "splits",
+    "utils",
+    "backends",
+    "backends.arrow_shards",
+    "backends.lance_rows",
+)
 
-CONFTEST = '''
+_INDICES = "reads the private view array ds._indices (ours keeps a view's rows too, under another private name)"
+EXCLUDED: dict[str, str] = {
+    "test_dataset.py::TestPickle::test_indexed_slice_pickle_roundtrip": _INDICES,
+    "test_dataset.py::TestSelect::test_indices_pickle_roundtrip": _INDICES,
+    "test_dataset.py::TestSelect::test_slice_returns_indexed_not_materialized": _INDICES,
+    "test_dataset.py::TestSelect::test_train_test_split_no_materialization": _INDICES,
+    "test_dataset.py::TestSliceAndSplit::test_slice_returns_indexed_view": _INDICES,
+    "test_dataset.py::TestFeatureInference::test_infer_fails_on_struct": (
+        "imports the private stable_datasets.dataset._infer_feature (ours: Features.from_arrow_schema raises "
+        "SchemaError for a struct)"
+    ),
+    "test_cache.py::TestShardedDataset::test_pickle_roundtrip": (
+        "reads the private ds._backend._shard_paths (ours: the public ArrowBackend.shard_paths)"
+    ),
+}
+"""Tests that assert stable-datasets' internals rather than behaviour, with the reason (not counted)."""
+
+CONFTEST = f'''
 """Put stable_explore.compat.stable_datasets where stable-datasets' modules would be."""
 import sys
 
 from stable_explore.compat import stable_datasets as compat
 
 sys.modules["stable_datasets"] = compat
-for part in ("cache", "dataset", "schema", "splits", "utils"):
-    sys.modules[f"stable_datasets.{part}"] = compat
+for part in {ALIASED!r}:
+    sys.modules[f"stable_datasets.{{part}}"] = compat
 '''
 
 
@@ -65,11 +101,27 @@ def run_their_tests(repo: str, rev: str) -> dict[str, str]:
             "        OUT.setdefault(report.nodeid, report.outcome if report.when == 'call' else 'error')\n"
             "        if report.outcome == 'failed':\n"
             "            OUT[report.nodeid + '::why'] = report.longreprtext.strip().splitlines()[-1][:300]\n"
+            "def pytest_collectreport(report):\n"
+            "    if report.failed:\n"
+            "        OUT[report.nodeid + '::<collection>'] = 'error'\n"
+            "        OUT[report.nodeid + '::<collection>::why'] = report.longreprtext.strip().splitlines()[-1][:300]\n"
             f"def pytest_sessionfinish(session):\n    open({str(report)!r}, 'w').write(json.dumps(OUT))\n"
         )
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(Path(__file__).resolve().parents[1])])}
         subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "outcomes", "-W", "ignore"],
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "outcomes",
+                "-W",
+                "ignore",
+                "--continue-on-collection-errors",
+            ],
             cwd=folder,
             env=env,
             capture_output=True,
@@ -80,6 +132,8 @@ def run_their_tests(repo: str, rev: str) -> dict[str, str]:
 
 def _their_package(repo: str, rev: str, into: Path) -> None:
     """Extract stable_datasets/ (its source, into a temp folder) and make it importable without its __init__."""
+    for name in [m for m in sys.modules if m == "stable_datasets" or m.startswith("stable_datasets.")]:
+        del sys.modules[name]  # another revision's modules
     files = _git(repo, "ls-tree", "-r", "--name-only", rev, "stable_datasets").split()
     for name in files:
         if name.endswith(".py") and "/tests/" not in name:
@@ -148,7 +202,22 @@ def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
         lance_mismatches = sum(
             int(lance_opened.backend.get_row(i) != ds.to_arrow().slice(i, 1).to_pylist()[0]) for i in range(len(ds))
         )
+        compat = importlib.import_module("stable_explore.compat.stable_datasets")
+        compat_features = compat.Features(
+            {"image": compat.Image(), "label": compat.ClassLabel(names=names), "x": compat.Value("int32")}
+        )
+        written = compat.write_sharded_arrow_cache(
+            enumerate(rows), compat_features, folder / "compat_written", batch_size=8, shard_size_bytes=300
+        )
+        compat_opened = their_cache.open_cache(written.cache_dir, theirs)
+        compat_mismatches = sum(
+            int(compat_opened.backend.get_row(i) != ds.to_arrow().slice(i, 1).to_pylist()[0]) for i in range(len(ds))
+        )
         return {
+            "compat_writer_layout": compat_opened.layout,
+            "compat_writer_rows": compat_opened.num_rows,
+            "compat_writer_shards": compat_opened.metadata.num_shards,
+            "compat_writer_mismatches": compat_mismatches,
             "lance_layout": lance_opened.layout,
             "lance_rows": lance_opened.num_rows,
             "lance_mismatches": lance_mismatches,
@@ -161,21 +230,93 @@ def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
         }
 
 
+REVISIONS = {"37ff322": ("arrow",), "4ceafa1": ("arrow", "lance")}
+"""stable-datasets' cache revisions: the first PyArrow one (no layout name) and the Lance one (layouts named)."""
+
+
+def their_features_open_their_caches(repo: str) -> dict[str, object]:
+    """At each revision: their writer writes a cache, se.load opens it with their Features; rows and types compared."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    import stable_explore as se
+
+    found: dict[str, object] = {}
+    for rev, layouts in REVISIONS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            _their_package(repo, rev, folder / "src")
+            cache = importlib.import_module("stable_datasets.cache")
+            schema = importlib.import_module("stable_datasets.schema")
+            theirs = schema.Features(
+                {
+                    "image": schema.Image(),
+                    "label": schema.ClassLabel(names=["cat", "dog", "bird"]),
+                    "x": schema.Value("int32"),
+                }
+            )
+
+            def rows() -> object:
+                for i in range(20):
+                    yield i, {"image": PILImage.new("RGB", (6, 4), (i, 2 * i, 3 * i)), "label": i % 3, "x": i}
+
+            for layout in layouts:
+                target = folder / layout
+                if layout == "arrow":
+                    cache.write_sharded_arrow_cache(rows(), theirs, target, batch_size=8, shard_size_bytes=400)
+                else:
+                    cache.write_lance_cache(rows(), theirs, target, batch_size=8)
+                ds = se.load(target, features=theirs, home=folder / "home")
+                wrong = 0
+                for i in range(len(ds)):
+                    row = ds[i]
+                    pixel = tuple(int(v) for v in np.asarray(row["image"])[0, 0])
+                    wrong += int(
+                        not isinstance(row["image"], PILImage.Image)
+                        or pixel != (i, 2 * i, 3 * i)
+                        or (row["label"], row["x"]) != (i % 3, i)
+                    )
+                found[f"{rev} {layout}"] = {
+                    "rows": len(ds),
+                    "image_type": type(ds[0]["image"]).__name__,
+                    "class_names": list(ds.features["label"].names),
+                    "rows_not_matching": wrong,
+                }
+    return found
+
+
+def _report_tests(outcomes: dict[str, str]) -> None:
+    """Per file: passed / failed / error among the tests that count, then each test (excluded ones marked)."""
+    tests = {k: v for k, v in outcomes.items() if not k.endswith("::why")}
+    for path in TESTS:
+        file = Path(path).name
+        mine = {k: v for k, v in tests.items() if k.startswith(file + "::")}
+        counted = {k: v for k, v in mine.items() if k not in EXCLUDED}
+        passed = sum(v == "passed" for v in counted.values())
+        print(f"{file}: {passed}/{len(counted)} pass ({len(mine) - len(counted)} excluded as internals)")
+    for test, state in sorted(tests.items()):
+        if test in EXCLUDED:
+            print(f"  excluded({state}) {test}  {EXCLUDED[test]}")
+        else:
+            why = outcomes.get(f"{test}::why", "")
+            print(f"  {state:7} {test}  {why}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", default=os.environ.get("STABLE_DATASETS_REPO", DEFAULT_REPO))
     parser.add_argument("--rev", default="HEAD")
+    parser.add_argument("--tests-only", action="store_true", help="only run their test files through compat")
     args = parser.parse_args()
     commit = _git(args.repo, "rev-parse", args.rev).strip()
     print(f"stable-datasets at {commit}")
-    outcomes = run_their_tests(args.repo, args.rev)
-    tests = {k: v for k, v in outcomes.items() if not k.endswith("::why")}
-    counts = {state: sum(v == state for v in tests.values()) for state in ("passed", "failed", "error")}
-    print(f"their test_cache.py + test_schema.py against stable_explore.compat.stable_datasets: {counts}")
-    for test, state in sorted(tests.items()):
-        why = outcomes.get(f"{test}::why", "")
-        print(f"  {state:7} {test}  {why}")
-    print("their open_cache on ds.export(layout='stable-datasets') and layout='stable-datasets-lance':")
+    print("their tests against stable_explore.compat.stable_datasets:")
+    _report_tests(run_their_tests(args.repo, args.rev))
+    if args.tests_only:
+        return
+    print("se.load(their cache, features=their Features), at each of their cache revisions:")
+    print(json.dumps(their_features_open_their_caches(args.repo), indent=2))
+    print("their open_cache on ds.export(layout='stable-datasets' / 'stable-datasets-lance') and the compat writer:")
     print(json.dumps(their_reader_opens_our_export(args.repo, args.rev), indent=2))
 
 

@@ -13,7 +13,7 @@ import logging
 
 from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
 from stable_explore.api_formats import export, from_lance
-from stable_explore.api_interop import from_hf, from_pandas, from_parquet
+from stable_explore.api_interop import concatenate_datasets, from_hf, from_pandas, from_parquet
 from stable_explore.api_labels import from_coco, from_yolo
 from stable_explore.api_transfer import pull, push
 from stable_explore.dataset import CachedDataset
@@ -24,8 +24,10 @@ from stable_explore.errors import (
     CacheWriteError,
     ColumnNotFoundError,
     DuplicateKeyError,
+    EmptyBuildError,
     EmptyBuildWarning,
     EncodingError,
+    ExportTargetError,
     GcProblemWarning,
     ImageTooLargeError,
     InvalidArgumentTypeError,
@@ -47,6 +49,7 @@ from stable_explore.errors import (
     UnfingerprintableWarning,
     UnsafePathError,
 )
+from stable_explore.evaluation import evaluate
 from stable_explore.schema import Array3D, Boxes, ClassLabel, Features, Image, Keypoints, Mask, Sequence, Value, Video
 
 __version__ = "0.1.0"
@@ -88,6 +91,7 @@ __all__ = [
     "versions",
     "tag",
     "gc",
+    "evaluate",
     "verify",
     "fsck",
     "browse",
@@ -97,6 +101,7 @@ __all__ = [
     "from_hf",
     "from_coco",
     "from_yolo",
+    "concatenate_datasets",
     "from_parquet",
     "from_pandas",
     "from_lance",
@@ -117,6 +122,7 @@ __all__ = [
     "InvalidArgumentTypeError",
     "InvalidNameError",
     "InvalidOptionError",
+    "ExportTargetError",
     "MissingDependencyError",
     "NotACacheError",
     "NotInCatalogError",
@@ -126,6 +132,7 @@ __all__ = [
     "LockTimeoutError",
     "LockWaitWarning",
     "EmptyBuildWarning",
+    "EmptyBuildError",
     "GcProblemWarning",
     "RowIndexError",
     "StableCacheError",

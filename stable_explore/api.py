@@ -38,6 +38,7 @@ from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, 
 from stable_explore.storage.check.verify import VerifyReport
 from stable_explore.storage.check.verify import verify as verify_cache_dir
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.format.stable_datasets import accept_features
 
 if TYPE_CHECKING:
     from stable_explore.catalog import Catalog, GcReport, SourcePlan
@@ -86,6 +87,7 @@ def build(
     num_proc: int | None = None,
     executor: Executor | None = None,
     lock_timeout: float | None = None,
+    allow_empty: bool = True,
 ) -> CachedDataset:
     """Cache what ``source`` yields as a new version of ``name`` (or reuse the version it built before).
 
@@ -152,6 +154,11 @@ def build(
         Seconds to wait at most while another process builds the same source (it holds the
         build lock; after a few seconds a ``LockWaitWarning`` says which process, on which
         host, since when). None waits as long as it takes; then ``LockTimeoutError``.
+    allow_empty:
+        What a source that yields no rows (often a path that names nothing) does: publish an empty
+        version, make it ``latest`` and warn (``EmptyBuildWarning``; True, the default, kept for
+        existing code), or raise ``EmptyBuildError`` and publish nothing (False; what
+        ``stable-explore build`` does unless given ``--allow-empty``).
 
     Returns
     -------
@@ -223,6 +230,7 @@ def build(
         num_proc=num_proc,
         executor=executor,
         lock_timeout=lock_timeout,
+        allow_empty=allow_empty,
     )
     return build_from_options(
         open_catalog(home, storage_options),
@@ -301,7 +309,7 @@ def load(
     ref: str | Path,
     *,
     home: str | Path | None = None,
-    features: Features | None = None,
+    features: Features | Mapping[str, Any] | None = None,
     storage_options: Mapping[str, Any] | None = None,
 ) -> CachedDataset:
     """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, a URL or a cache path.
@@ -320,6 +328,8 @@ def load(
         For caches that do not store their schema (seed v1, and stable-datasets'
         ``arrow-shards`` and ``lance-rows`` layouts): the features, which supply
         class names (checked against a stable-datasets cache's ``schema_fingerprint``).
+        Ours, or stable-datasets' own ``Features`` object (read by its types' class
+        names and attributes; images then decode to PIL as with ours), or Hugging Face's.
         A Lance dataset (stable-datasets' or any other, ``lance`` extra) is read
         through a mirror in Arrow shards under ``home/.foreign``; its folder is
         only read.
@@ -339,6 +349,9 @@ def load(
     >>> se.load("one", home=home).version == se.load(f"one@{ds.version[:6]}", home=home).version
     True
     """
+    from stable_explore.dataset._huggingface import our_features
+
+    features = accept_features(our_features(features))
     if isinstance(ref, str):
         home, ref = locate_ref(ref, home)
     if _is_path(ref):

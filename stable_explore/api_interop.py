@@ -8,13 +8,15 @@ is a cache hit. Features are converted (``datasets``) or inferred when not given
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.api import build
+from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
 from stable_explore.dataset._huggingface import HFRows, is_hf_dataset, our_features
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
-from stable_explore.errors import InvalidArgumentTypeError
+from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,10 +24,12 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.schema import Features
 
-__all__ = ["from_hf", "from_pandas", "from_parquet"]
+__all__ = ["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"]
 
 
-def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options: Any) -> CachedDataset:
+def from_hf(
+    hf: Any, features: Any = None, *, name: str | None = None, home: str | Path | None = None, **options: Any
+) -> CachedDataset:
     """Cache a Hugging Face ``datasets.Dataset``: features converted, images kept byte for byte.
 
     Parameters
@@ -38,13 +42,16 @@ def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options
         feature with no counterpart is a :class:`~stable_explore.SchemaError` naming the column.
     name:
         The dataset's name (default: ``hf.info.dataset_name``).
+    home:
+        The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
     options:
-        Any option of :func:`stable_explore.build` (``home=``, ``description=``, ``tag=``, ...).
+        Any other option of :func:`stable_explore.build` (``description=``, ``tag=``, ...).
 
     Returns
     -------
     CachedDataset
-        The new version (or the one built before from the same dataset).
+        The new version (or the one built before from the same dataset). Rows are keyed by the
+        dataset's ``__key__`` column when it has one (``ds.to_hf()`` writes it), else by position.
 
     Examples
     --------
@@ -66,10 +73,10 @@ def from_hf(hf: Any, features: Any = None, *, name: str | None = None, **options
         raise InvalidArgumentTypeError(msg)
     options.setdefault("description", hf.info.description or None)
     options.setdefault("license", hf.info.license or None)
-    return _build(rows, name, options)
+    return _build(rows, name, {**options, "home": home})
 
 
-def _build(rows: HFRows | ParquetRows | FrameRows, name: str, options: dict[str, Any]) -> CachedDataset:
+def _build(rows: HFRows | ParquetRows | FrameRows | ConcatRows, name: str, options: dict[str, Any]) -> CachedDataset:
     """Build the rows, keyed by their content so the same data is a cache hit (unless ``key=`` is given)."""
     if options.get("key") is None:
         options["key"] = source_key(rows)
@@ -77,9 +84,16 @@ def _build(rows: HFRows | ParquetRows | FrameRows, name: str, options: dict[str,
 
 
 def from_parquet(
-    path: str | Path, features: Features | None = None, *, name: str | None = None, **options: Any
+    path: str | Path,
+    features: Features | None = None,
+    *,
+    name: str | None = None,
+    home: str | Path | None = None,
+    **options: Any,
 ) -> CachedDataset:
-    """Cache the rows of a Parquet file.
+    """Cache the rows of a Parquet file, keyed by its ``__key__`` column when it has one (else by position).
+
+    ``ds.to_parquet`` writes ``__key__``, so the same rows build the same version.
 
     Parameters
     ----------
@@ -92,8 +106,10 @@ def from_parquet(
         :class:`~stable_explore.SchemaError` that names it.
     name:
         The dataset's name (default: the file's name without ``.parquet``).
+    home:
+        The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
     options:
-        Any option of :func:`stable_explore.build`.
+        Any other option of :func:`stable_explore.build`.
 
     Examples
     --------
@@ -105,11 +121,20 @@ def from_parquet(
     ('numbers', [1, 2, 3])
     """
     rows = ParquetRows(path, features)
-    return _build(rows, name or Path(path).stem, options)
+    return _build(rows, name or Path(path).stem, {**options, "home": home})
 
 
-def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: str, **options: Any) -> CachedDataset:
-    """Cache the rows of a pandas DataFrame, keyed by its index (when unique).
+def from_pandas(
+    frame: pd.DataFrame,
+    features: Features | None = None,
+    *,
+    name: str,
+    home: str | Path | None = None,
+    **options: Any,
+) -> CachedDataset:
+    """Cache the rows of a pandas DataFrame, keyed by its index (when unique, of ints or text; else by position).
+
+    ``ds.to_pandas()`` indexes the frame by the rows' keys, so the same rows build the same version.
 
     Parameters
     ----------
@@ -123,8 +148,10 @@ def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: 
         images or arrays, as in any build.
     name:
         The dataset's name.
+    home:
+        The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
     options:
-        Any option of :func:`stable_explore.build`.
+        Any other option of :func:`stable_explore.build`.
 
     Examples
     --------
@@ -135,4 +162,58 @@ def from_pandas(frame: pd.DataFrame, features: Features | None = None, *, name: 
     (ClassLabel(names=['cat', 'dog']), {'label': 1, 'size': 2.5})
     """
     rows = FrameRows(frame, features)
-    return _build(rows, name, options)
+    return _build(rows, name, {**options, "home": home})
+
+
+def concatenate_datasets(
+    dsets: Sequence[CachedDataset], *, name: str | None = None, keys: str = "keep", axis: int = 0, **options: Any
+) -> CachedDataset:
+    """The rows of ``dsets`` one after another, as a new version, as ``datasets.concatenate_datasets`` gives them.
+
+    Parameters
+    ----------
+    dsets:
+        Datasets (or views) with the same features; a column that differs (missing, or of another
+        feature) is a :class:`~stable_explore.SchemaError` naming it and both datasets.
+    name:
+        The dataset the new version belongs to (default: the inputs' names joined by ``-``, then
+        ``-concatenated``, so no input's ``latest`` moves).
+    keys:
+        Each row keeps its key (``"keep"``, default): a key found twice is a
+        :class:`~stable_explore.DuplicateKeyError` naming it, both datasets and rows, before anything
+        is written; when every input's keys are its running index (datasets built without keys), the
+        result's keys are its running index. ``"index"`` numbers the rows 0, 1, ...; ``"prefix"``
+        makes each key ``"<i>/<key>"`` (``i``: the dataset's position in ``dsets``).
+    axis:
+        0: rows after rows (the only way here; ``datasets``' ``axis=1``, columns beside columns, is
+        ``ds.add_columns``).
+    options:
+        Any option of :func:`stable_explore.build` (``home=`` (default: the first dataset's home),
+        ``tag=``, ``description=``, ...).
+
+    Returns
+    -------
+    CachedDataset
+        The new version (or the one made before from the same inputs: a cache hit). Images are
+        handed over as their stored bytes, never decoded.
+
+    Examples
+    --------
+    >>> import tempfile, stable_explore as se
+    >>> home = tempfile.mkdtemp()
+    >>> a = se.build([{"x": 1}, {"x": 2}], se.Features(x=se.Value("int64")), name="a", home=home, progress=False)
+    >>> b = se.build([{"x": 3}], se.Features(x=se.Value("int64")), name="b", home=home, progress=False)
+    >>> both = se.concatenate_datasets([a, b], progress=False)
+    >>> both.name, both["x"], both.keys()
+    ('a-b-concatenated', [1, 2, 3], [0, 1, 2])
+    """
+    if axis != 0:
+        msg = (
+            f"concatenate_datasets puts rows after rows (axis=0), got axis={axis!r}; to put columns beside "
+            "a dataset's columns, use ds.add_columns({name: values})"
+        )
+        raise InvalidOptionError(msg)
+    rows = ConcatRows(dsets, keys)
+    if options.get("home") is None and rows.parts[0].home is not None:
+        options["home"] = rows.parts[0].home
+    return _build(rows, name or concatenated_name(rows.parts), options)

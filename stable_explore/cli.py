@@ -25,25 +25,29 @@ Examples
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import importlib
+import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from stable_explore import __version__, api, api_transfer
 from stable_explore._units import format_size
 from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
-from stable_explore.catalog import open_catalog, options_from_args, pop_failure_note
+from stable_explore.catalog import HOME_ENV, open_catalog, options_from_args, pop_failure_note, resolve_home
 from stable_explore.catalog.options import BUILD_ARGUMENTS
-from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError
-from stable_explore.storage.backends.fsutil import writing
+from stable_explore.dataset import FILE_LAYOUTS, export_layout
+from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError, StableExploreWarning
 
 __all__ = ["main"]
 
 EXIT_PROBLEM = 1
 EXIT_INTERRUPTED = 130
-_EXPORT_FORMATS = ("parquet", "csv")
+_EXPORT_FORMATS = tuple(FILE_LAYOUTS.values())
 _REF_HELP = "a version: NAME (latest), NAME@TAG, NAME@ID-PREFIX, or s3://bucket/prefix/NAME@..."
 
 
@@ -73,9 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     gc = commands.add_parser("gc", help="delete untagged versions beyond the newest")
     gc.add_argument("name", nargs="?", help="only this dataset (default: every dataset)")
     gc.add_argument("--keep", type=int, default=1, help="newest versions to keep per dataset (default 1)")
-    export = commands.add_parser("export", help="write a version to Parquet or CSV")
+    export = commands.add_parser("export", help="write a version to Parquet, CSV or JSON")
     export.add_argument("ref", help=_REF_HELP)
-    export.add_argument("--to", required=True, type=Path, help="output file (.parquet or .csv)")
+    export.add_argument("--to", required=True, type=Path, help="output file (.parquet, .csv, .jsonl or .json)")
     export.add_argument("--format", choices=_EXPORT_FORMATS, help="the file format (default: from --to's suffix)")
     tag = commands.add_parser("tag", help="point a tag at a version")
     tag.add_argument("ref", help=_REF_HELP)
@@ -108,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     for flags, options in BUILD_ARGUMENTS:  # the options %stable_cache takes too, by the same names
         build.add_argument(*flags, **options)
+    build.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="publish a version of no rows and make it latest (default: refuse, exit 1, publish nothing)",
+    )
     build.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     return parser
 
@@ -140,7 +149,8 @@ def _parent_said(name: str | None, parent: str, home: str | None) -> str:
     try:
         meta = api.load(f"{name}@{parent}", home=home).metadata
     except CacheNotFoundError:
-        return "no longer in this home: gc deleted it"
+        # all that is known: it is not here (gc may have removed it, or it was made elsewhere and never copied here)
+        return "not in this home: removed by gc, or never pushed or pulled here"
     except StableExploreError as exc:
         return f"not readable: {exc}"
     if meta.get("message"):
@@ -181,21 +191,45 @@ def _verify(refs: list[str], home: str | None) -> int:
 
 
 def _export_format(to: Path, file_format: str | None) -> str | None:
-    """The export's file format: ``--format``, else ``--to``'s suffix; None when neither names one we write."""
-    chosen = file_format or to.suffix.lstrip(".").lower()
-    return chosen if chosen in _EXPORT_FORMATS else None
+    """The export's file format: ``--format``, else the layout ``--to``'s suffix names (se.export's rule)."""
+    try:
+        return export_layout(to, file_format)
+    except InvalidOptionError:
+        return None
 
 
 def _export(ref: str, to: Path, chosen: str, home: str | None) -> str:
     ds = api.load(ref, home=home)
-    if chosen == "csv":
-        frame = ds.to_pandas(images="drop").set_axis(ds.keys())  # a row's key, not its number, names it in a sheet
-        frame.index.name = "key"
-        with writing(to):
-            frame.to_csv(to)
-    else:
-        ds.to_parquet(to)
+    ds.export(to, layout=chosen)  # CSV and JSON: each row's key first, labels as names, images left out
     return f"wrote {len(ds):,} rows to {to}"
+
+
+@contextlib.contextmanager
+def _warnings_in_our_words(command: str) -> Iterator[None]:
+    """Show stable-explore's warnings as ``stable-explore COMMAND: message`` lines, not as Python warning lines.
+
+    Python's own format names the installed script's line (``stable-explore:8: EmptyBuildWarning ...
+    sys.exit(main())``), which says nothing to someone at a shell. Other warnings keep Python's format.
+    """
+    with warnings.catch_warnings():  # puts showwarning back afterwards
+        shown = warnings.showwarning
+
+        def say(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: Any = None,
+            line: str | None = None,
+        ) -> None:
+            if issubclass(category, StableExploreWarning):
+                print(f"stable-explore {command}: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = say
+        warnings.simplefilter("always", StableExploreWarning)  # each said once, as it happens
+        yield
 
 
 def _build(args: argparse.Namespace, home: str | None) -> str:
@@ -207,17 +241,18 @@ def _build(args: argparse.Namespace, home: str | None) -> str:
             msg = f"--list takes NAME VALUE...: {name!r} is not an argument name (or is given twice)"
             raise InvalidOptionError(msg)
         lists[name] = values
-    options = options_from_args(args)
-    ds = api.build_from_options(
-        open_catalog(home),
-        args.name,
-        source,
-        features,
-        options,
-        args=tuple(args.arg),
-        kwargs=lists,
-        progress=not args.quiet,
-    )
+    options = dataclasses.replace(options_from_args(args), allow_empty=args.allow_empty)
+    with _warnings_in_our_words("build"):
+        ds = api.build_from_options(
+            open_catalog(home),
+            args.name,
+            source,
+            features,
+            options,
+            args=tuple(args.arg),
+            kwargs=lists,
+            progress=not args.quiet,
+        )
     return f"{ds!r}\n{ds.build_info}"
 
 
@@ -232,6 +267,26 @@ def _gc(name: str | None, keep: int, home: str | None) -> int:
     return EXIT_PROBLEM if report.problems else 0
 
 
+_CREATES_HOME = ("build", "pull")  # the commands that may make a home that is not there yet
+
+
+def _missing_home(home: str | None, command: str) -> str | None:
+    """Why a home named by ``--home`` or ``$STABLE_EXPLORE_HOME`` cannot be read (None if it can, or may be made).
+
+    Without this, a mistyped ``--home`` listed "(none)" and exited 0, as if the home were empty.
+    """
+    named = home if home is not None else os.environ.get(HOME_ENV) or None
+    if named is None or "://" in named or command in _CREATES_HOME:
+        return None
+    folder = resolve_home(named)
+    if folder.is_dir():
+        return None
+    given = "--home" if home is not None else f"${HOME_ENV}"
+    if folder.exists():
+        return f"the home {folder} (from {given}) is a file, not a folder"
+    return f"the home {folder} (from {given}) does not exist: check the path (a build or a pull creates a home)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     parser = _parser()
@@ -239,11 +294,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = args.home
     if args.command == "export" and _export_format(args.to, args.format) is None:
         # A usage error (exit 2, with the usage line), found before anything is read.
-        parser.error(f"export: cannot tell the format from {args.to.name!r}: give --format parquet or csv")
+        formats = ", ".join(_EXPORT_FORMATS)
+        parser.error(f"export: cannot tell the format from {args.to.name!r}: give --format (one of {formats})")
+    if args.command == "ls" and args.name and "://" in args.name:  # a home's URL: its datasets
+        home, args.name = args.name, None
+    missing = _missing_home(home, args.command)
+    if missing is not None:
+        print(f"stable-explore {args.command}: {missing}", file=sys.stderr)
+        return EXIT_PROBLEM
     try:
         if args.command == "ls":
-            if args.name and "://" in args.name:  # a home's URL: its datasets
-                home, args.name = args.name, None
             print(api.versions(args.name, home=home) if args.name else api.datasets(home=home))
         elif args.command == "show":
             print(_show(args.ref, home))

@@ -18,7 +18,9 @@ __all__ = [
     "CacheWriteError",
     "ColumnNotFoundError",
     "DuplicateKeyError",
+    "EmptyBuildError",
     "EncodingError",
+    "ExportTargetError",
     "ImageTooLargeError",
     "InvalidArgumentTypeError",
     "InvalidNameError",
@@ -277,6 +279,14 @@ class InvalidOptionError(StableExploreError, ValueError):
     """An option's value is not one stable-explore accepts; the message lists what it accepts."""
 
 
+class ExportTargetError(InvalidOptionError):
+    """An export's path is refused: inside (or above) a catalog home or a version, or a folder no export wrote.
+
+    An export writes a new or empty folder, or replaces one an export wrote before (with
+    ``overwrite=True``); the message names the path, what is there and how to proceed.
+    """
+
+
 class InvalidArgumentTypeError(StableExploreError, TypeError):
     """An argument has the wrong type (for example metadata that is not JSON-ready); the message says what fits."""
 
@@ -381,6 +391,15 @@ class LeaseLostError(StableExploreError, RuntimeError):
     def __init__(self, where: str, why: str) -> None:
         self.where = where
         super().__init__(f"lost the lease {where}: {why}; the step it guarded was not done, run it again")
+
+
+class EmptyBuildError(StableExploreError, ValueError):
+    """A build's source yielded no rows and the build was asked not to publish an empty version.
+
+    Raised by ``se.build(..., allow_empty=False)`` and by ``stable-explore build`` without
+    ``--allow-empty``; nothing is published and ``latest`` stays where it was. The message says
+    which version stays the latest and how to publish the empty version anyway.
+    """
 
 
 class EmptyBuildWarning(StableExploreWarning, UserWarning):

@@ -77,6 +77,60 @@ def _split_options(text: str) -> tuple[str, str]:
     return text.strip(), ""
 
 
+def _check_parses(expression: str) -> None:
+    """Say where ``EXPR`` of ``NAME = EXPR`` does not parse, before its options are read or it is run.
+
+    An unclosed bracket or string swallows the options after it (``gen( --features F`` is all expression),
+    which used to be reported as a missing ``--features``.
+    """
+    try:
+        ast.parse(expression, mode="eval")
+    except SyntaxError as exc:
+        column = max((exc.offset or 1) - 1, 0)
+        what = exc.msg
+        opened = _unclosed(expression)
+        if opened is not None:
+            column = opened
+            what = f"{expression[opened]!r} is never closed, so everything after it (options too) is read as part of it"
+        pointer = " " * min(column, len(expression)) + "^"
+        msg = (
+            f"the expression does not parse: {what}\n    {expression}\n    {pointer}\n"
+            "usage: %stable_cache NAME = EXPR [--features F] [options], where EXPR is Python (e.g. gen('data'))"
+        )
+        raise StableCacheError(msg) from None
+
+
+def _unclosed(text: str) -> int | None:
+    """Where the first bracket or string of ``text`` that is never closed opens (None if all are closed)."""
+    opened: list[int] = []
+    quote: str | None = None
+    quote_at = 0
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == "\\":
+                i += 2
+                continue
+            if text.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+        elif char in "\"'":
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else char
+            quote_at = i
+            i += len(quote)
+            continue
+        elif char in "([{":
+            opened.append(i)
+        elif char in ")]}" and opened:
+            opened.pop()
+        i += 1
+    if quote:
+        return quote_at
+    return opened[0] if opened else None
+
+
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
 
 
@@ -225,6 +279,7 @@ class StableMagics(Magics):
         if not expression:
             msg = f"nothing to cache: give an expression after '{variable} ='"
             raise StableCacheError(msg)
+        _check_parses(expression)
         return variable, expression, options
 
     @property

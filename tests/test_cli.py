@@ -65,9 +65,33 @@ def test_ls_lists_datasets_then_the_versions_of_one(
 
 
 def test_ls_of_an_empty_home_says_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
     code, out, _ = cli(capsys, tmp_path / "empty", "ls")
     assert code == 0
     assert out.splitlines()[-1] == "(none)"
+
+
+@pytest.mark.parametrize("command", [["ls"], ["ls", "pets"], ["show", "pets"], ["fsck"], ["gc"], ["versions", "pets"]])
+def test_a_missing_home_is_named_not_listed_as_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """Before: `--home <a typo> ls` printed "(none)" and exited 0, as if the home were empty."""
+    missing = tmp_path / "no-such-home"
+    code, out, err = cli(capsys, missing, *command)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"stable-explore {command[0]}: the home {missing} (from --home) does not exist: check the path "
+        "(a build or a pull creates a home)\n"
+    )
+    assert not missing.exists()  # nothing was created
+    monkeypatch.setenv("STABLE_EXPLORE_HOME", str(missing))
+    code, _, err = cli(capsys, None, *command)
+    assert code == 1
+    assert f"the home {missing} (from $STABLE_EXPLORE_HOME) does not exist" in err
+    (tmp_path / "a-file").write_text("x")
+    code, _, err = cli(capsys, tmp_path / "a-file", *command)
+    assert code == 1
+    assert "is a file, not a folder" in err
 
 
 def test_show_prints_size_schema_labels_and_lineage(
@@ -192,7 +216,8 @@ def test_export_to_parquet_and_csv(
     assert out.strip() == f"wrote 11 rows to {target}"
     table = pq.read_table(target)
     assert table.num_rows == 11
-    assert table.column_names == ["image", "label", "score", "name"]
+    assert table.column_names == ["image", "label", "score", "name", "__key__"]
+    assert table.column("__key__").to_pylist() == se.load("pets@clean", home=home).keys()  # from_parquet keys by it
     assert table.column("label").to_pylist()[:2] == [1, 1]  # labels stay ints; row 0 is a dog now
     csv = tmp_path / "pets.csv"
     code, out, _ = cli(capsys, home, "export", "pets", "--to", str(csv))
@@ -311,7 +336,7 @@ def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> None:
+def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path_factory: pytest.TempPathFactory) -> None:
     home = home_of(pets)
     fixed = pets.relabel({0: "dog"}).drop([9]).save(message="fix", tag="clean")
     done = run_cli(home, "diff", f"pets@{pets.version}", "pets@clean")
@@ -330,7 +355,7 @@ def test_cli_diff_show_ls_verify_export(pets: CachedDataset, tmp_path: Path) -> 
     assert "labels: cat 98, dog 101, bird 100" in shown
     assert f"parent: {pets.version}" in shown
     assert "digests match" in run_cli(home, "verify", "pets").stdout
-    out = tmp_path / "export.parquet"
+    out = tmp_path_factory.mktemp("exports") / "export.parquet"  # outside the home (the pets fixture's tmp_path)
     assert run_cli(home, "export", "pets@clean", "--to", str(out)).returncode == 0
     import pyarrow.parquet as pq
 
@@ -366,5 +391,23 @@ def test_show_says_when_the_parent_was_collected(tmp_path: Path, capsys: pytest.
     code, out, _ = cli(capsys, tmp_path, "show", "p")
     assert code == 0
     assert "message: two" in out.splitlines()
-    assert f"parent: {child.version}  (no longer in this home: gc deleted it)" in out.splitlines()
+    assert f"parent: {child.version}  (not in this home: removed by gc, or never pushed or pulled here)" in (
+        out.splitlines()
+    )
     assert grandchild.version in out
+
+
+def test_show_of_a_pushed_version_does_not_blame_gc_for_a_parent_never_pushed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a version pushed without its parent said the parent "was deleted by gc"; gc never ran."""
+    ds = se.build(
+        [{"x": i} for i in range(3)], se.Features(x=se.Value("int64")), name="p", home=tmp_path / "a", progress=False
+    )
+    child = ds.drop([0]).save("one", progress=False)
+    se.push(child, tmp_path / "b", progress=False)
+    code, out, _ = cli(capsys, tmp_path / "b", "show", "p")
+    assert code == 0
+    assert f"parent: {ds.version}  (not in this home: removed by gc, or never pushed or pulled here)" in (
+        out.splitlines()
+    )

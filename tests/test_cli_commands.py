@@ -51,6 +51,13 @@ def crashes(n):
         yield f"k{i}", {"label": i % 2, "x": i}
 
 
+def listing(folder):
+    import pathlib
+
+    for i, path in enumerate(sorted(pathlib.Path(folder).glob("*.txt"))):
+        yield path.name, {"label": i % 2, "x": len(path.read_text())}
+
+
 def columns(n):
     for start in range(0, int(n), 4):
         xs = list(range(start, min(int(n), start + 4)))
@@ -177,12 +184,12 @@ def test_versions_and_export_formats(project: Path, capsys: pytest.CaptureFixtur
     assert main(["export", "numbers", "--to", "table.txt", "--format", "csv"]) == 0
     assert pd.read_csv(project / "table.txt")["label"].tolist()[:2] == ["even", "odd"]
     with pytest.raises(SystemExit) as usage:  # an unknown format is a usage error: exit 2, as argparse's are
-        main(["export", "numbers", "--to", "c.json"])
+        main(["export", "numbers", "--to", "c.xlsx"])
     assert usage.value.code == 2
     said = capsys.readouterr().err
     assert "usage: stable-explore" in said
-    assert "cannot tell the format from 'c.json': give --format parquet or csv" in said
-    assert not (project / "c.json").exists()
+    assert "cannot tell the format from 'c.xlsx': give --format (one of parquet, csv, jsonl, json)" in said
+    assert not (project / "c.xlsx").exists()
 
 
 def test_verify_reports_every_ref_and_fails_if_any_is_damaged(
@@ -213,3 +220,43 @@ def test_usage_errors_exit_2_and_diff_json(project: Path, capsys: pytest.Capture
     assert main(["diff", f"numbers@{ids[1]}", "numbers", "--json"]) == 0
     diff = json.loads(capsys.readouterr().out)
     assert diff["rows"]["added"] == ["k4"]
+
+
+def test_an_empty_build_is_refused_without_allow_empty_and_said_in_our_words(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the build published an empty version, made it latest, and printed a raw Python warning line."""
+    notes = project / "notes"
+    notes.mkdir()
+    (notes / "a.txt").write_text("hello")
+    build = ["build", "cli_gens:listing", "--features", "cli_gens:FEATURES", "-q"]
+    assert main([*build, "--arg", str(notes)]) == 0
+    full = se.load("listing")
+    capsys.readouterr()
+    typo = str(project / "ntoes")  # names nothing: the generator yields no rows
+    assert main([*build, "--arg", typo]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"stable-explore build: listing: the source yielded no rows, so nothing was published "
+        f"(listing@{full.version[:12]} stays the latest). Check the source's arguments: a path that names no file "
+        "or folder yields nothing. To publish an empty version and make it the latest, pass allow_empty=True "
+        "(stable-explore build --allow-empty)\n"
+    )
+    assert se.load("listing").version == full.version
+    assert len(se.versions("listing")) == 1  # nothing published
+    assert main([*build, "--arg", typo, "--allow-empty"]) == 0
+    out, err = capsys.readouterr()
+    empty = se.load("listing")
+    assert len(empty) == 0
+    assert empty.version != full.version
+    assert err.startswith(f"stable-explore build: listing: the source yielded no rows, so listing@{empty.version[:12]}")
+    assert "Warning" not in err  # no Python warning line (file:line: EmptyBuildWarning ...)
+    assert err.count("\n") == 1
+
+
+def test_a_first_build_that_yields_nothing_leaves_no_dataset(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build = ["build", "cli_gens:listing", "--features", "cli_gens:FEATURES", "-q", "--arg", str(project / "none")]
+    assert main(build) == 1
+    assert "(listing has no version yet)" in capsys.readouterr().err
+    assert "listing" not in str(se.datasets())

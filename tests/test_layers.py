@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"dataset"},  # CachedDataset: views, decoding, export, splits for ranks and workers
     {"io"},  # other tools' annotation files (COCO, YOLO): rows to build, and a dataset written as them
     {"versioning"},  # edits saved as versions, compare
-    {"signals"},  # computed columns that find rows worth a look
+    {"signals", "evaluation"},  # computed columns that find rows worth a look; predictions against labels
     {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
     {"widgets"},  # UI: the anywidget browser (it draws with display's helpers)
     # entry points (and _user_errors, the trimmed tracebacks the magic and the CLI show); test helpers use them

@@ -502,3 +502,29 @@ def test_a_failing_task_shows_the_users_code_from_the_worker(
     assert 'yield {"x": 10 // (5 - f), "word": "a"}' in output  # the worker's frame, in the user's code
     assert "stable_explore/" not in output
     assert "in task 1 of 2 (files=[4, 5, ..., 7] (4 items)), at row 1 of the task\n" in output
+
+
+def test_an_expression_that_does_not_parse_is_named_not_the_options(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: an unclosed parenthesis swallowed the options, and the error blamed a missing --features."""
+    result, output = run(shell, "%stable_cache a = words( --features features", capsys)
+    assert isinstance(result.error_in_exec, StableCacheError)
+    assert "pass --features" not in output
+    said = str(result.error_in_exec)
+    assert said.splitlines()[:3] == [
+        "the expression does not parse: '(' is never closed, so everything after it (options too) is read as part "
+        "of it",
+        "    words( --features features",
+        "         ^",
+    ]
+    assert "a" not in shell.user_ns or not isinstance(shell.user_ns["a"], se.CachedDataset)
+    result, _ = run(shell, "%stable_cache a = words(2, prefix='x) --features features", capsys)
+    lines = str(result.error_in_exec).splitlines()
+    assert lines[0].startswith('the expression does not parse: "\'" is never closed')
+    assert lines[2] == " " * lines[1].index("'") + "^"  # under the quote that is never closed
+    result, _ = run(shell, "%stable_cache a = words(2,, 3) --features features", capsys)
+    said = str(result.error_in_exec)
+    assert said.startswith("the expression does not parse: invalid syntax")
+    assert "    words(2,, 3)" in said.splitlines()
+    assert "Traceback" not in output

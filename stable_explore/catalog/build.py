@@ -31,7 +31,12 @@ from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.parallel import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import publish_version
-from stable_explore.errors import EmptyBuildWarning, InvalidArgumentTypeError, UnfingerprintableWarning
+from stable_explore.errors import (
+    EmptyBuildError,
+    EmptyBuildWarning,
+    InvalidArgumentTypeError,
+    UnfingerprintableWarning,
+)
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import remove_empty_folders, temp_dir_beside
 from stable_explore.storage.format.cache_meta import PLAIN_FORMAT_REVISION
@@ -176,6 +181,8 @@ def build_version(
                         batched=options.batched,
                         rows_read=counter,
                     )
+                if shard_fields["num_rows"] == 0 and not options.allow_empty:
+                    raise EmptyBuildError(_empty_refused(name, previous))
                 record = VersionMetadata(
                     source_fingerprint=plan.fingerprint if decides else None,
                     source=plan.parts,
@@ -263,6 +270,16 @@ def _warn_once(name: str, plan: SourcePlan) -> None:
     _warned.update((name, label) for label in fresh)
     message = f"{name}: {plan.advice()}"
     warnings.warn(message, UnfingerprintableWarning, stacklevel=user_stacklevel())
+
+
+def _empty_refused(name: str, previous: str | None) -> str:
+    """Why a build of no rows published nothing (``allow_empty=False``), and how to publish it anyway."""
+    kept = f"{name}@{previous[:12]} stays the latest" if previous else f"{name} has no version yet"
+    return (
+        f"{name}: the source yielded no rows, so nothing was published ({kept}). Check the source's arguments: "
+        "a path that names no file or folder yields nothing. To publish an empty version and make it the latest, "
+        "pass allow_empty=True (stable-explore build --allow-empty)"
+    )
 
 
 def _warn_empty(name: str, version_id: str, previous: str | None) -> None:

@@ -67,6 +67,10 @@ class BuildOptions:
     lock_timeout:
         Seconds to wait at most for another process building the same source (None: wait as long
         as it takes, saying who holds the lock after a few seconds); then ``LockTimeoutError``.
+    allow_empty:
+        Publish a version of no rows (and make it ``latest``), with an ``EmptyBuildWarning`` (True,
+        the default); False refuses with ``EmptyBuildError`` and publishes nothing. Not part of
+        the cache decision.
     """
 
     description: str | None = None
@@ -86,6 +90,7 @@ class BuildOptions:
     num_proc: int | None = None
     executor: Executor | None = field(default=None, compare=False)
     lock_timeout: float | None = None
+    allow_empty: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ignore", _names(self.ignore, "ignore"))
@@ -120,6 +125,9 @@ class BuildOptions:
         ):
             msg = f"lock_timeout must be a number of seconds >= 0 (or None to wait), got {self.lock_timeout!r}"
             raise InvalidOptionError(msg)
+        if not isinstance(self.allow_empty, bool):
+            msg = f"allow_empty must be True or False, got {self.allow_empty!r}"
+            raise InvalidArgumentTypeError(msg)
         parse_size(self.shard_size)  # a clear error now, not after the generator ran
         if self.num_proc is not None and (
             isinstance(self.num_proc, bool) or not isinstance(self.num_proc, int) or self.num_proc < 1

@@ -72,8 +72,11 @@ def publish_version(
     *,
     tag: str | None = None,
     reuse: tuple[tuple[str, str], ...] = (),
+    set_latest: bool = True,
 ) -> Published:
     """Publish ``staging`` (shards written, no metadata yet) as a version of ``name``; move ``latest`` and ``tag``.
+
+    ``set_latest=False`` leaves ``latest`` where it is (``ds.map`` does, unless asked).
 
     ``shard_fields`` are the shard metadata the writer returned; ``record`` is the version's own
     record (its name and time are filled in here). The staging dir must be private to the caller;
@@ -102,7 +105,8 @@ def publish_version(
             catalog.record_source(name, record.source_fingerprint, version_id)
         if tag:
             catalog.write_ref(name, tag, version_id)
-        catalog.write_ref(name, LATEST, version_id)
+        if set_latest or catalog.read_ref(name, LATEST) is None:  # a dataset always has a latest
+            catalog.write_ref(name, LATEST, version_id)
     return Published(ref, existed)
 
 

@@ -66,6 +66,18 @@ class ColumnMap:
             self.stored(name)
         return ColumnMap(tuple(column for column in self.columns if column[0] not in gone))
 
+    def select(self, names: Iterable[str]) -> ColumnMap:
+        """Only the columns ``names``, in that order (each must be a column shown, named once)."""
+        wanted = list(names)
+        for name in wanted:
+            self.stored(name)
+        repeated = sorted({name for name in wanted if wanted.count(name) > 1})
+        if repeated:
+            msg = f"column(s) {repeated} are named more than once; name each column once"
+            raise SchemaError(msg)
+        by_name = {column[0]: column for column in self.columns}
+        return ColumnMap(tuple(by_name[name] for name in wanted))
+
     def rename(self, old: str, new: str) -> ColumnMap:
         """Column ``old`` shown as ``new`` (a name no other column has)."""
         self.stored(old)

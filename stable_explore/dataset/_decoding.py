@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stable_explore._optional import require
 from stable_explore.errors import CacheCorruptionError, ImageTooLargeError
 from stable_explore.schema import Array3D, Boxes, Features, Image, Keypoints, Mask, Sequence
+from stable_explore.schema.fields import Fields
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -36,6 +38,8 @@ def needs_decoding(feature: Any) -> bool:
     """Whether a feature's stored value differs from what users get (images, arrays, boxes, masks, keypoints)."""
     if isinstance(feature, (Image, Array3D, Boxes, Mask, Keypoints)):
         return True
+    if isinstance(feature, Fields):
+        return any(needs_decoding(f) for _, f in feature.fields)
     return isinstance(feature, Sequence) and needs_decoding(feature.feature)
 
 
@@ -63,6 +67,8 @@ def decode_values(
 
 
 def _holds_images(feature: Any) -> bool:
+    if isinstance(feature, Fields):
+        return any(_holds_images(f) for _, f in feature.fields)
     return isinstance(feature, Image) or (isinstance(feature, Sequence) and _holds_images(feature.feature))
 
 
@@ -86,7 +92,7 @@ def to_torch_values(values: list[Any], *, images: bool = False) -> list[Any]:
     ``int64``, floats ``float32``; text and nulls stay as they are; a list whose items become
     tensors of one shape and dtype is stacked into one tensor.
     """
-    import torch
+    torch = require("torch", "torch", 'ds.with_format("torch")')
 
     return [to_torch(value, torch, image=images) for value in values]
 

@@ -8,13 +8,14 @@ so two exports of one path never clobber each other's half-written file.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.dataset._export_target import export_file
 from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
@@ -27,13 +28,32 @@ if TYPE_CHECKING:
     from stable_explore.dataset._selection import Rows
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
-__all__ = ["FRAME_FEATURES_KEY", "IMAGE_EXPORTS", "Exports", "column_folder", "to_pandas", "to_parquet"]
+__all__ = [
+    "FRAME_FEATURES_KEY",
+    "IMAGE_EXPORTS",
+    "Exports",
+    "column_folder",
+    "row_keys",
+    "to_pandas",
+    "to_parquet",
+    "write_rows_file",
+]
 
 IMAGE_EXPORTS = ("bytes", "pil", "thumbnail", "path", "drop")
 FRAME_FEATURES_KEY = "stable_explore.features"
 """The key of ``DataFrame.attrs`` where ``to_pandas`` leaves the features of the frame's columns."""
 
 _CATEGORY_DTYPES: dict[tuple[str, ...], Any] = {}
+
+
+def row_keys(ds: CachedDataset) -> pa.Array:
+    """Each row's key in ``ds``'s order, as Arrow (``int64`` or ``string``): what exports write as ``__key__``.
+
+    A version-1 cache stores no keys: its keys are the row numbers in the version, as ``ds.keys()`` says.
+    """
+    if ds.cache_meta.is_seed_v1:
+        return pa.array(ds.base_rows(), pa.int64())
+    return ds.arrow_column(KEY_COLUMN)
 
 
 def to_pandas(
@@ -45,8 +65,12 @@ def to_pandas(
     columns: list[str],
     thumbnail_size: int,
     image_dir: str | Path | None,
+    with_keys: bool = True,
 ) -> pd.DataFrame:
-    """``ds.to_pandas``: ``table_of(columns)`` gives the rows, ``rows`` their numbers in the version (the index)."""
+    """``ds.to_pandas``: ``table_of(columns)`` gives the rows, ``rows`` their numbers in the version.
+
+    The index is the rows' keys (named ``key``), or with ``with_keys=False`` their numbers (``row``).
+    """
     import pandas as pd
     from pyarrow.types import is_integer
 
@@ -56,7 +80,11 @@ def to_pandas(
     features = ds.features
     image_columns = [c for c in columns if isinstance(features[c], Image)]
     wanted = [c for c in columns if c not in image_columns] if images == "drop" else list(columns)
-    table = table_of(wanted)
+    stored_keys = with_keys and not ds.cache_meta.is_seed_v1
+    table = table_of([*wanted, KEY_COLUMN] if stored_keys else wanted)
+    keys = table.column(KEY_COLUMN) if stored_keys else None
+    if stored_keys:
+        table = table.drop_columns([KEY_COLUMN])  # read with the rows: one take, not two
     frame = table.to_pandas(split_blocks=True, self_destruct=False)
     for name in wanted:
         feature = features[name]
@@ -64,6 +92,9 @@ def to_pandas(
         if is_integer(column.type) and column.null_count:
             # pandas' nullable integers: float64 (Arrow's default here) would round values past 2**53
             frame[name] = column.to_pandas(types_mapper=_nullable_integer)
+        elif _items_have_nulls(column.type, column):
+            # Arrow makes [1, None, 3] a float array [1.0, nan, 3.0]: lists of Python values keep the None
+            frame[name] = pd.Series(column.to_pylist(), index=frame.index, dtype=object)
         if isinstance(feature, ClassLabel):
             # assigning replaces the int column in place: the column order stays as asked
             codes = table.column(name).fill_null(-1).to_numpy()
@@ -74,11 +105,30 @@ def to_pandas(
             frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)
     # the features of the columns, for se.from_pandas (pandas keeps attrs through copies and slices)
     frame.attrs[FRAME_FEATURES_KEY] = {name: features[name].to_dict() for name in frame.columns if name in features}
-    if isinstance(rows, range):
+    if with_keys:
+        frame.index = pd.Index((keys if keys is not None else row_keys(ds)).to_pandas(), name="key")
+    elif isinstance(rows, range):
         frame.index = pd.RangeIndex(rows.start, rows.stop, rows.step, name="row")
     else:
         frame.index = pd.Index(np.asarray(rows, dtype=np.int64), name="row")
     return frame
+
+
+def _items_have_nulls(arrow_type: pa.DataType, column: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether a list column holds a null item at some depth, or dicts (a null list itself does not count).
+
+    A list of dicts is always made of Python values: Arrow's conversion turns a dict field's
+    missing int into a float (``1`` into ``1.0``) as it does a list's.
+    """
+    import pyarrow.compute as pc
+
+    list_like = pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+    if not (list_like or pa.types.is_fixed_size_list(arrow_type)):
+        return False
+    if pa.types.is_struct(arrow_type.value_type):
+        return True
+    items = pc.list_flatten(column)
+    return bool(items.null_count) or _items_have_nulls(arrow_type.value_type, items)
 
 
 def _nullable_integer(arrow_type: pa.DataType) -> Any:
@@ -179,6 +229,25 @@ def _default_export_dir(ds: CachedDataset) -> Path:
     return _inside(ds.cache_dir.parent, f"{ds.cache_dir.name}-exports")
 
 
+def write_rows_file(ds: CachedDataset, path: Path, layout: str) -> Path:
+    """``ds.export(path, layout="csv" | "jsonl" | "json")``: the key first, labels as names, no images.
+
+    The key column is ``key`` (``__key__`` when the dataset has a ``key`` column of its own); the
+    file is replaced only when the new one is complete.
+    """
+    target = export_file(path, what=layout.upper(), ds=ds)
+    frame = ds.to_pandas(images="drop")
+    frame.insert(0, "key" if "key" not in frame.columns else KEY_COLUMN, ds.keys())  # a row's key names it
+    with writing(target):  # a folder that is a file, a full disk: a CacheWriteError naming the target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with replacing(target, durable=False) as tmp, tmp.open("w", encoding="utf-8", newline="") as out:
+            if layout == "csv":
+                frame.to_csv(out, index=False)
+            else:
+                frame.to_json(out, orient="records", lines=layout == "jsonl", force_ascii=False)
+    return target
+
+
 def to_parquet(
     target: Path, chunks: Iterable[pa.Table], schema: pa.Schema, *, rows_per_group: int, compression: str
 ) -> Path:
@@ -272,8 +341,9 @@ class Exports:
         columns: Sequence[str] | None = None,
         thumbnail_size: int = 128,
         image_dir: str | Path | None = None,
+        with_keys: bool = True,
     ) -> pd.DataFrame:
-        """The rows as a pandas DataFrame, indexed by row number in the version.
+        """The rows as a pandas DataFrame, indexed by the rows' keys (or their numbers in the version).
 
         Parameters
         ----------
@@ -292,11 +362,16 @@ class Exports:
             (PIL or bytes) as an inline thumbnail.
         columns:
             Only these columns.
+        with_keys:
+            Index the frame by each row's key, named ``key`` (default), so
+            :func:`stable_explore.from_pandas` keys the rows as they were here and the same rows build
+            the same version. False: by each row's number in the version, named ``row``.
 
         Returns
         -------
         pandas.DataFrame
-            ClassLabel columns are ``Categorical`` of the class names.
+            ClassLabel columns are ``Categorical`` of the class names. A list column holding a
+            missing item is of Python lists (``[1, None, 3]``); other list columns of numpy arrays.
 
         Examples
         --------
@@ -320,6 +395,7 @@ class Exports:
             columns=wanted,
             thumbnail_size=thumbnail_size,
             image_dir=image_dir,
+            with_keys=with_keys,
         )
 
     def to_parquet(
@@ -329,6 +405,7 @@ class Exports:
         rows_per_group: int = 10_000,
         compression: str = "zstd",
         layout: str = "huggingface",
+        with_keys: bool = True,
         with_row_columns: bool = False,
     ) -> Path:
         """Write the rows to a Parquet file (readable by DuckDB, Polars, Spark), in bounded memory.
@@ -340,42 +417,52 @@ class Exports:
         so ``datasets.Dataset.from_parquet(path)`` keeps the class names and the ``Image`` features,
         and DuckDB reads an image as ``image.bytes``. ``layout="stored"`` writes images and arrays
         as the shards hold them, encoded bytes (``datasets`` then keeps the class names only).
-        ``with_row_columns=True`` adds each row's key and content hash (``__key__``,
-        ``__row_hash__``), so :func:`stable_explore.from_parquet` keys the rows as they were here
-        (the same rows then build the same version).
+        Each row's key is written in a ``__key__`` column after the features (``with_keys=False``
+        leaves it out), so :func:`stable_explore.from_parquet` keys the rows as they were here: the
+        same rows then build the same version. ``with_row_columns=True`` also adds each row's content
+        hash (``__row_hash__``). The file is replaced only once the new one is complete; a path inside
+        a catalog home or a version is refused (:class:`~stable_explore.ExportTargetError`).
 
         Examples
         --------
         >>> import tempfile, pathlib, pyarrow.parquet as pq, stable_explore as se
-        >>> home = pathlib.Path(tempfile.mkdtemp())
+        >>> home, out = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
         >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n", home=home,
         ...               progress=False)
-        >>> pq.read_table(ds[1:4].to_parquet(home / "n.parquet")).column("x").to_pylist()
+        >>> pq.read_table(ds[1:4].to_parquet(out / "n.parquet")).column("x").to_pylist()
         [1, 2, 3]
         """
         from stable_explore.schema.huggingface import hf_arrow_type, hf_schema_metadata, to_hf_layout
 
+        ds = cast("CachedDataset", self)
         rows = self._all_rows()
         features = self.features
-        wanted = list(features)
-        if with_row_columns and not self.cache_meta.is_seed_v1:
-            wanted += [KEY_COLUMN, HASH_COLUMN]
-        chunks = (
-            self._table_of(rows[start : start + rows_per_group], wanted)
-            for start in range(0, len(rows), rows_per_group)
-        )
+        hashes = [HASH_COLUMN] if with_row_columns and not self.cache_meta.is_seed_v1 else []
+        keys = row_keys(ds) if with_keys or with_row_columns else None
+
+        def chunks() -> Iterator[pa.Table]:
+            for start in range(0, len(rows), rows_per_group):
+                chunk = self._table_of(rows[start : start + rows_per_group], [*features, *hashes])
+                if layout == "huggingface":
+                    chunk = to_hf_layout(chunk, features)
+                if keys is not None:
+                    chunk = chunk.add_column(len(features), KEY_COLUMN, keys.slice(start, chunk.num_rows))
+                yield chunk
+
         schema = features.to_arrow_schema()
         if layout == "huggingface":
-            chunks = (to_hf_layout(chunk, features) for chunk in chunks)
             schema = pa.schema([pa.field(name, hf_arrow_type(f)) for name, f in features.items()])
-        if len(wanted) > len(features):
-            schema = pa.schema(
-                [*schema, *(self._table_of(rows[:0], wanted).schema.field(c) for c in wanted[len(features) :])]
-            )
+        else:
+            schema = pa.schema([schema.field(name) for name in features])
+        if keys is not None:
+            schema = schema.append(pa.field(KEY_COLUMN, keys.type))
+        if hashes:
+            schema = schema.append(self._table_of(rows[:0], hashes).schema.field(HASH_COLUMN))
         schema = schema.with_metadata(
             {**features.to_arrow_schema().metadata, **hf_schema_metadata(features, layout=layout)}
         )
-        return to_parquet(Path(path), chunks, schema, rows_per_group=rows_per_group, compression=compression)
+        target = export_file(path, what="Parquet", ds=ds)
+        return to_parquet(target, chunks(), schema, rows_per_group=rows_per_group, compression=compression)
 
 
 def _features_of(features: Features, columns: Sequence[str]) -> Features:

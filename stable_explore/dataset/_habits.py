@@ -1,17 +1,21 @@
 """The names Hugging Face ``datasets`` users reach for, with the same meaning, on ``CachedDataset``.
 
 A mixin, so cached_dataset.py stays about views, decoding and export: ``num_rows``,
-``column_names``, ``info``, ``sort`` and ``unique`` (in Arrow), ``train_test_split`` (views, with a
-seed: the same split ``datasets`` draws for that seed), ``remove_columns``, ``rename_column``,
-``cast_column`` (views over the stored columns, see _columns.py), ``with_transform`` (applied
-when rows are read) and ``to_hf``. Nothing here copies rows: every result is a view.
+``num_columns``, ``shape``, ``column_names``, ``info``, ``sort`` and ``unique`` (in Arrow),
+``train_test_split`` (views, with a seed: the same split ``datasets`` draws for that seed),
+``select_columns``, ``remove_columns``, ``rename_column``, ``cast_column``, ``cast`` and ``flatten``
+(views over the stored columns, see _columns.py), ``with_transform`` (applied when rows are read),
+``to_hf``, and ``to_dict``, ``to_list``, ``to_csv``, ``to_json`` (thin: _text_export.py does the
+work). None copies rows into a new version: every result is a view, a Python value or a file.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,6 +65,9 @@ class DatasetsHabits:
         def metadata(self) -> dict[str, Any]: ...
 
         def __len__(self) -> int: ...
+
+        @property
+        def view_rows(self) -> range | np.ndarray | None: ...
 
         def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
 
@@ -130,6 +137,34 @@ class DatasetsHabits:
             citation=None if citation is None else str(citation),
             homepage=None if homepage is None else str(homepage),
         )
+
+    @property
+    def num_columns(self) -> int:
+        """Columns in this dataset (``len(ds.features)``), as ``datasets`` names it.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1, "y": "a"}], se.Features(x=se.Value("int64"), y=se.Value("string")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.num_columns, ds.remove_columns("y").num_columns
+        (2, 1)
+        """
+        return len(self.features)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, columns)``, as ``datasets`` and pandas give it.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": i} for i in range(5)], se.Features(x=se.Value("int64")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.shape, ds[:2].shape
+        ((5, 1), (2, 1))
+        """
+        return len(self), len(self.features)
 
     def sort(
         self, column_names: str | Sequence[str], reverse: bool | Sequence[bool] = False, null_placement: str = "at_end"
@@ -251,6 +286,20 @@ class DatasetsHabits:
         names = [column_names] if isinstance(column_names, str) else list(column_names)
         return self._with_columns(self._column_map().remove(names))
 
+    def select_columns(self, column_names: str | Sequence[str]) -> CachedDataset:
+        """A view with only these columns, in the order given (nothing is copied; the version keeps the others).
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1, "y": "a"}], se.Features(x=se.Value("int64"), y=se.Value("string")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.select_columns(["y", "x"])[0], ds.select_columns("x").column_names
+        ({'y': 'a', 'x': 1}, ['x'])
+        """
+        names = [column_names] if isinstance(column_names, str) else list(column_names)
+        return self._with_columns(self._column_map().select(names))
+
     def rename_column(self, original_column_name: str, new_column_name: str) -> CachedDataset:
         """A view with one column renamed.
 
@@ -305,6 +354,67 @@ class DatasetsHabits:
         columns = self._column_map()
         return self._with_columns(columns.cast(column, ours, self._stored_column_type(column)))
 
+    def cast(self, features: Features | Any) -> CachedDataset:
+        """A view where every column reads as the feature ``features`` gives it (Arrow casts the stored values).
+
+        As in ``datasets``, ``features`` (ours or ``datasets.Features``) names every column, no
+        more and no fewer; the columns come in its order. Each column is cast as :meth:`cast_column`
+        casts it.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1, "y": 0}], se.Features(x=se.Value("int64"), y=se.Value("int64")), name="n",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> ds.cast(se.Features(x=se.Value("float64"), y=se.ClassLabel(names=["no", "yes"])))[0]
+        {'x': 1.0, 'y': 0}
+        """
+        if not hasattr(features, "items"):
+            msg = f"cast needs features (se.Features or datasets.Features), got {type(features).__name__}"
+            raise InvalidArgumentTypeError(msg)
+        wanted: dict[str, Any] = dict(features.items())
+        current = self.column_names
+        missing, extra = [c for c in current if c not in wanted], [c for c in wanted if c not in current]
+        if missing or extra:
+            msg = (
+                f"cast needs a feature for every column {current} and no other: "
+                + "; ".join(
+                    part
+                    for part in (
+                        f"no feature for {missing}" if missing else "",
+                        f"no column {extra}" if extra else "",
+                    )
+                    if part
+                )
+                + " (cast_column casts one column)"
+            )
+            raise SchemaError(msg)
+        cast: CachedDataset = self._with_columns(self._column_map().select(list(wanted)))
+        for name, feature in wanted.items():
+            cast = cast.cast_column(name, feature)
+        return cast
+
+    def flatten(self) -> CachedDataset:
+        """The same rows with nested columns as dotted top-level ones, as ``datasets``' ``flatten``.
+
+        A dict of features is refused when a dataset is built (see the features table in the docs),
+        so every column here is already flat, and ``flatten()`` returns an equal dataset (a view of the
+        same rows and columns); it is here so code written for ``datasets`` runs unchanged.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="n", home=tempfile.mkdtemp(),
+        ...               progress=False)
+        >>> ds.flatten().column_names, ds.flatten()[0]
+        (['x'], {'x': 1})
+        """
+        nested = [name for name in self.column_names if pa.types.is_struct(self._stored_column_type(name))]
+        if nested:
+            msg = f"flatten of the struct column(s) {nested} is not supported; select the fields you need"
+            raise SchemaError(msg)
+        return self._view(self.view_rows)
+
     def with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset:
         """A view whose rows pass through ``transform`` when read: ``ds[i]``, batches, iteration, DataLoaders.
 
@@ -326,11 +436,93 @@ class DatasetsHabits:
             raise InvalidArgumentTypeError(msg)
         return self._with_transform(transform)
 
-    def to_hf(self) -> Any:
+    def to_dict(self, batch_size: int = 1000) -> dict[str, list[Any]]:
+        """Every row as ``{column: [values]}``, plain Python values as ``datasets``' ``to_dict`` gives them.
+
+        Labels are class indices, arrays nested lists, dates ``datetime``; an image is its encoded
+        file bytes, as ``to_pandas()`` gives it by default (``datasets`` gives ``{"bytes": ..., "path":
+        None}``). A view's columns and rows, in its order; a ``with_transform`` is not applied.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": "dog"}, {"label": "cat"}], se.Features(label=se.ClassLabel(names=["cat", "dog"])),
+        ...               name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.to_dict()
+        {'label': [1, 0]}
+        """
+        from stable_explore.dataset._text_export import plain_batches
+
+        out: dict[str, list[Any]] = {name: [] for name in self.features}
+        for batch in plain_batches(self, batch_size):  # type: ignore[arg-type]
+            for name, values in batch.items():
+                out[name].extend(values)
+        return out
+
+    def to_list(self, batch_size: int = 1000) -> list[dict[str, Any]]:
+        """Every row as a dict of plain Python values (as :meth:`to_dict` gives them), as ``datasets``' ``to_list``.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": "dog"}, {"label": "cat"}], se.Features(label=se.ClassLabel(names=["cat", "dog"])),
+        ...               name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> ds.to_list()
+        [{'label': 1}, {'label': 0}]
+        """
+        from stable_explore.dataset._text_export import plain_batches
+
+        rows: list[dict[str, Any]] = []
+        for batch in plain_batches(self, batch_size):  # type: ignore[arg-type]
+            names = list(batch)
+            rows.extend(dict(zip(names, values, strict=True)) for values in zip(*batch.values(), strict=True))
+        return rows
+
+    def to_csv(self, path: str | os.PathLike[str], *, batch_size: int = 1000) -> Path:
+        """Write the rows to a CSV file, as ``datasets``' ``to_csv`` writes them: a header, no index, labels as ints.
+
+        The file appears whole or not at all (written beside it, then renamed). A column of images or
+        other bytes is refused (CSV has no bytes): drop it with :meth:`remove_columns`, or use ``to_parquet``.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, stable_explore as se
+        >>> home, out = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")), name="n", home=home,
+        ...               progress=False)
+        >>> ds.to_csv(out / "n.csv").read_text().split()
+        ['x', '0', '1', '2']
+        """
+        from stable_explore.dataset._text_export import write_text
+
+        return write_text(self, path, "csv", batch_size=batch_size)  # type: ignore[arg-type]
+
+    def to_json(self, path: str | os.PathLike[str], *, batch_size: int = 1000) -> Path:
+        """Write the rows to a JSON Lines file (one record per line), as ``datasets``' ``to_json`` does by default.
+
+        Values as :meth:`to_csv` writes them; the file appears whole or not at all.
+
+        Examples
+        --------
+        >>> import tempfile, pathlib, stable_explore as se
+        >>> home, out = pathlib.Path(tempfile.mkdtemp()), pathlib.Path(tempfile.mkdtemp())
+        >>> ds = se.build([{"x": i} for i in range(2)], se.Features(x=se.Value("int64")), name="n", home=home,
+        ...               progress=False)
+        >>> ds.to_json(out / "n.jsonl").read_text().splitlines()
+        ['{"x":0}', '{"x":1}']
+        """
+        from stable_explore.dataset._text_export import write_text
+
+        return write_text(self, path, "json", batch_size=batch_size)  # type: ignore[arg-type]
+
+    def to_hf(self, *, with_keys: bool = True) -> Any:
         """A Hugging Face ``datasets.Dataset`` of these rows, with its features: class names, images, arrays.
 
         The Arrow data is handed over, not rows: images keep their bytes (no re-encode), and the
-        table reads the memory-mapped shards. Needs ``datasets`` (``pip install 'stable-explore[hf]'``).
+        table reads the memory-mapped shards. Each row's key is in a last column, ``__key__``
+        (``with_keys=False`` leaves it out), so :func:`stable_explore.from_hf` keys the rows as they
+        were here and the same rows build the same version. Needs ``datasets``
+        (``pip install 'stable-explore[hf]'``).
 
         Examples
         --------
@@ -343,7 +535,7 @@ class DatasetsHabits:
         """
         from stable_explore.dataset._huggingface import to_hf
 
-        return to_hf(self)  # type: ignore[arg-type]
+        return to_hf(self, with_keys=with_keys)  # type: ignore[arg-type]
 
 
 def _hf_feature_spec(feature: Any) -> Any:

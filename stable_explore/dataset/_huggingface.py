@@ -24,8 +24,9 @@ import pyarrow as pa
 
 from stable_explore._canonical import fingerprint as _fingerprint
 from stable_explore._optional import require
-from stable_explore.errors import InvalidArgumentTypeError
-from stable_explore.schema import Array3D, Features, Sequence
+from stable_explore.dataset._export import row_keys
+from stable_explore.errors import InvalidArgumentTypeError, SchemaError
+from stable_explore.schema import KEY_COLUMN, RESERVED_COLUMNS, Array3D, Features, Sequence
 from stable_explore.schema.huggingface import (
     features_from_hf,
     from_hf_layout,
@@ -52,13 +53,21 @@ def our_features(features: Any) -> Any:
     return features_from_hf(features) if is_hf_features(features) else features
 
 
-def to_hf(ds: CachedDataset) -> Any:
-    """``ds.to_hf()``: a ``datasets.Dataset`` over the same Arrow data, with ``datasets``' features."""
+def to_hf(ds: CachedDataset, *, with_keys: bool = True) -> Any:
+    """``ds.to_hf()``: a ``datasets.Dataset`` over the same Arrow data, with ``datasets``' features.
+
+    With ``with_keys``, each row's key is in a last column, ``__key__`` (``Value("string")`` or
+    ``Value("int64")``), which :class:`HFRows` keys the rows by.
+    """
     datasets = require("datasets", _EXTRA, "ds.to_hf()")
     features = ds.features
     spec = hf_features_dict(features, arrays=True)
-    hf_features = datasets.Features.from_dict(spec)
     table = ds.to_arrow(layout="huggingface")
+    if with_keys:
+        keys = row_keys(ds)
+        table = table.append_column(KEY_COLUMN, keys)
+        spec[KEY_COLUMN] = {"_type": "Value", "dtype": "string" if pa.types.is_string(keys.type) else "int64"}
+    hf_features = datasets.Features.from_dict(spec)
     table = _with_array_extensions(table, features, hf_features.arrow_schema)
     metadata = ds.metadata
     info = datasets.DatasetInfo(
@@ -96,9 +105,11 @@ def _holds_arrays(feature: Any) -> bool:
 class HFRows:
     """The rows of a ``datasets.Dataset``, for a build: read as Arrow, images undecoded, bytes kept.
 
-    Iterating gives one dict per row, in the dataset's order (a selection or shuffle of it included);
-    a build keys them by position. The fingerprint is the dataset's own (``datasets`` derives it from
-    its files and the transforms applied), so building the same dataset again is a cache hit.
+    Iterating gives the rows in the dataset's order (a selection or shuffle of it included): keyed by
+    its ``__key__`` column when it has one (``ds.to_hf()`` writes it; a ``webdataset`` load has it),
+    else one dict per row, which a build keys by position. ``__key__`` is never a feature. The
+    fingerprint is the dataset's own (``datasets`` derives it from its files and the transforms
+    applied), so building the same dataset again is a cache hit.
     """
 
     def __init__(self, hf: Any, features: Features | None = None, *, batch_size: int = 1000) -> None:
@@ -106,18 +117,40 @@ class HFRows:
             msg = f"expected a datasets.Dataset, got {type(hf).__name__}"
             raise InvalidArgumentTypeError(msg)
         self.hf = hf
-        self.features = features if features is not None else features_from_hf(hf.features)
+        if features is None:
+            spec = {name: f for name, f in hf.features.to_dict().items() if name not in RESERVED_COLUMNS}
+            features = features_from_hf(spec)
+        self.features = features
         self.batch_size = batch_size
+        self.keyed = KEY_COLUMN in hf.column_names
 
     def __len__(self) -> int:
         return int(self.hf.num_rows)
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[dict[str, Any]] | Iterator[tuple[Any, dict[str, Any]]]:
         names = [name for name in self.hf.column_names if name in self.features]
+        return self._keyed(names) if self.keyed else self._rows(names)
+
+    def _rows(self, names: list[str]) -> Iterator[dict[str, Any]]:
         arrow = self.hf.select_columns(names).with_format("arrow")
         for batch in arrow.iter(batch_size=self.batch_size):
             table = from_hf_layout(batch, self.features)
             yield from row_values(self.features, table.to_pylist())
+
+    def _keyed(self, names: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
+        arrow = self.hf.select_columns([*names, KEY_COLUMN]).with_format("arrow")
+        first = 0
+        for batch in arrow.iter(batch_size=self.batch_size):
+            keys = batch.column(KEY_COLUMN).to_pylist()
+            if None in keys:
+                msg = (
+                    f"row {first + keys.index(None)} of the datasets.Dataset has no key in its {KEY_COLUMN} column; "
+                    f"fill it, or remove the column (hf.remove_columns('{KEY_COLUMN}')) to key rows by position"
+                )
+                raise SchemaError(msg)
+            first += len(keys)
+            table = from_hf_layout(batch.drop_columns([KEY_COLUMN]), self.features)
+            yield from zip(keys, row_values(self.features, table.to_pylist()), strict=True)
 
     def __stable_token__(self) -> dict[str, Any]:
         """What identifies these rows for a build's fingerprint: the dataset's fingerprint and features."""

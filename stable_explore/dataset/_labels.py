@@ -24,7 +24,12 @@ class LabelMethods:
         def _check_stored_columns(self, action: str) -> None: ...
 
     def to_coco(
-        self, annotations_json: str | Path, *, images_dir: str | Path | None = None, column: str = "objects"
+        self,
+        annotations_json: str | Path,
+        *,
+        images_dir: str | Path | None = None,
+        column: str = "objects",
+        overwrite: bool = False,
     ) -> Path:
         """Write the boxes of ``column`` as a COCO detection file (and the images into ``images_dir``).
 
@@ -38,12 +43,15 @@ class LabelMethods:
         Parameters
         ----------
         annotations_json:
-            The file to write (refused if it exists and ``to_coco`` did not write it).
+            The file to write (refused if it exists and ``to_coco`` did not write it, or lies in a
+            catalog home).
         images_dir:
-            A folder for the images, named by ``file_name`` (bytes as stored); new, empty or
-            written by an export of ours before.
+            A folder for the images, named by ``file_name`` (bytes as stored): new or empty, or one an
+            export wrote before (with ``overwrite=True``); written whole or not at all.
         column:
             The :class:`~stable_explore.Boxes` column.
+        overwrite:
+            Replace an ``images_dir`` an earlier export wrote.
 
         Returns
         -------
@@ -56,16 +64,17 @@ class LabelMethods:
         >>> home = pathlib.Path(tempfile.mkdtemp())
         >>> features = se.Features(objects=se.Boxes(names=["cat", "dog"], category_ids=[3, 7]))
         >>> rows = [(5, {"objects": [{"bbox": [1, 2, 10.3, 5], "category": "dog", "id": 9}]})]
-        >>> ds = se.build(rows, features, name="pets", home=home, progress=False)
+        >>> ds = se.build(rows, features, name="pets", home=home / "home", progress=False)
         >>> written = json.loads(ds.to_coco(home / "pets.json").read_text())
         >>> written["annotations"]
         [{'id': 9, 'image_id': 5, 'category_id': 7, 'bbox': [1.0, 2.0, 10.3, 5.0], 'area': 51.5, 'iscrowd': 0}]
         """
         from stable_explore.io.coco import write_coco
 
-        return write_coco(cast("CachedDataset", self), annotations_json, images_dir=images_dir, column=column)
+        ds = cast("CachedDataset", self)
+        return write_coco(ds, annotations_json, images_dir=images_dir, column=column, overwrite=overwrite)
 
-    def to_yolo(self, path: str | Path, *, column: str = "objects") -> Path:
+    def to_yolo(self, path: str | Path, *, column: str = "objects", overwrite: bool = False) -> Path:
         r"""Write the images and the boxes of ``column`` as a YOLO (Ultralytics) folder.
 
         ``images/<file_name>`` (under ``<split>/`` when the dataset has a ``split`` column), one
@@ -76,9 +85,12 @@ class LabelMethods:
         Parameters
         ----------
         path:
-            The folder: new, empty or written by an export of ours before.
+            The folder: new or empty, or one an export wrote before (with ``overwrite=True``); written
+            whole or not at all.
         column:
             The :class:`~stable_explore.Boxes` column.
+        overwrite:
+            Replace a folder an earlier export wrote.
 
         Returns
         -------
@@ -92,13 +104,13 @@ class LabelMethods:
         >>> features = se.Features(image=se.Image(), objects=se.Boxes(names=["cat", "dog"]))
         >>> boxes = {"bbox": [[0, 0, 10, 5]], "category": [1]}
         >>> rows = [("a", {"image": np.zeros((10, 20, 3), np.uint8), "objects": boxes})]
-        >>> ds = se.build(rows, features, name="pets", home=home, progress=False)
+        >>> ds = se.build(rows, features, name="pets", home=home / "home", progress=False)
         >>> (ds.to_yolo(home / "yolo") / "labels" / "a.txt").read_text()
         '1 0.25 0.25 0.5 0.5\n'
         """
         from stable_explore.io.yolo import write_yolo
 
-        return write_yolo(cast("CachedDataset", self), path, column=column)
+        return write_yolo(cast("CachedDataset", self), path, column=column, overwrite=overwrite)
 
     def relabel_boxes(self, changes: dict[int, dict[int, str | int]], *, column: str | None = None) -> Draft:
         """A draft with boxes given new classes: ``ds.relabel_boxes({row: {box_index: "dog"}})``.

@@ -40,8 +40,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.dataset._export_target import export_folder, write_export_marker
 from stable_explore.errors import EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema import KEY_COLUMN, Array3D, ClassLabel, Feature, Image, Sequence, Value, Video
+from stable_explore.schema.fields import Fields
 from stable_explore.schema.image_formats import sniff
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
@@ -70,6 +72,17 @@ _BINARY = frozenset({"binary", "large_binary"})
 _IMAGE_ENCODINGS = {"JPEG": "jpeg", "PNG": "png"}
 
 
+def _holds_bytes(feature: Feature) -> bool:
+    """Whether values of ``feature`` hold bytes somewhere (JSON cannot write them)."""
+    if isinstance(feature, (Image, Array3D)):
+        return True
+    if isinstance(feature, Value):
+        return feature.dtype in _BINARY
+    if isinstance(feature, Fields):
+        return any(_holds_bytes(f) for _, f in feature.fields)
+    return isinstance(feature, Sequence) and _holds_bytes(feature.feature)
+
+
 def mds_encoding(feature: Feature) -> str:
     """The MDS encoding of a column of ``feature`` (an ``Image`` column's may narrow per shard; see the module)."""
     if isinstance(feature, ClassLabel):
@@ -88,6 +101,12 @@ def mds_encoding(feature: Feature) -> str:
     if isinstance(feature, Array3D):
         return f"ndarray:{feature.dtype}:{','.join(str(d) for d in feature.shape)}"
     if isinstance(feature, Sequence):
+        if _holds_bytes(feature.feature):
+            msg = (
+                f"a {feature!r} column has no MDS encoding: MDS stores a list as JSON, which holds no image or "
+                "bytes values; drop the column (ds.remove_columns) or export with to_parquet / to_lance"
+            )
+            raise SchemaError(msg)
         return "json"
     if isinstance(feature, Video):
         return "str"
@@ -163,14 +182,23 @@ class _Shard:
         return body, config
 
 
-def write_mds(ds: CachedDataset, tables: Iterator[pa.Table], out: Path, *, size_limit: int) -> Path:
-    """Write ``ds``'s rows to ``out`` as an MDS dataset (replacing one there); ``out``."""
+def write_mds(
+    ds: CachedDataset, tables: Iterator[pa.Table], out: Path, *, size_limit: int, overwrite: bool = False
+) -> Path:
+    """Write ``ds``'s rows to ``out`` as an MDS dataset (a new or empty folder, or an export's with ``overwrite``)."""
     if size_limit < 1:
         msg = f"size_limit must be positive, got {size_limit}"
         raise InvalidOptionError(msg)
+    out = export_folder(out, layout="mds", ds=ds, overwrite=overwrite)
     features = ds.features
     names = sorted(features)
-    encodings = {name: mds_encoding(features[name]) for name in names}
+    encodings = {}
+    for name in names:
+        try:
+            encodings[name] = mds_encoding(features[name])
+        except SchemaError as exc:
+            msg = f"column {name!r}: {exc}"
+            raise SchemaError(msg) from None
     image_columns = [name for name in names if isinstance(features[name], Image)]
     keys = ds.arrow_column(KEY_COLUMN) if not ds.cache_meta.is_seed_v1 else pa.array(ds.base_rows(), pa.int64())
     with temp_dir_beside(out) as tmp:
@@ -204,6 +232,7 @@ def write_mds(ds: CachedDataset, tables: Iterator[pa.Table], out: Path, *, size_
         (tmp / "index.json").write_text(json.dumps({"version": 2, "shards": shards}, sort_keys=True))
         sidecar = {"features": features.to_dict(), "num_rows": position, "version": ds.version, "name": ds.name}
         (tmp / MDS_SIDECAR).write_text(json.dumps(sidecar, indent=2, ensure_ascii=False))
+        write_export_marker(tmp, layout="mds", ds=ds)
         publish_dir(tmp, out)
     return out
 

@@ -37,6 +37,7 @@ from stable_explore.schema import (
     feature_from_dict,
 )
 from stable_explore.schema.base import is_missing_mark
+from stable_explore.schema.fields import Fields
 from stable_explore.schema.huggingface import HF_SCHEMA_KEY, features_from_hf, from_hf_layout, row_values
 from stable_explore.schema.image_formats import sniff
 
@@ -93,7 +94,12 @@ def _feature_of(name: str, arrow_type: pa.DataType, sample: pa.Table | None) -> 
         return Image()
     if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
         length = arrow_type.list_size if pa.types.is_fixed_size_list(arrow_type) else -1
-        return Sequence(_feature_of(name, arrow_type.value_type, None), length=length)
+        item = arrow_type.value_type
+        if pa.types.is_struct(item) and item.num_fields and {f.name for f in item} != {"bytes", "path"}:
+            # a list of dicts: each item's fields, typed as columns are (a dict inside one is refused, naming it)
+            fields = {f.name: _feature_of(f"{name}.{f.name}", f.type, None) for f in item}
+            return Sequence(Fields.of(fields), length=length)
+        return Sequence(_feature_of(name, item, None), length=length)
     text = {"date32[day]": "date32", "date64[ms]": "date64"}.get(str(arrow_type), str(arrow_type))
     try:
         value = Value(text)

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from stable_explore._optional import require
+from stable_explore.dataset._export_target import export_folder, write_export_marker
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
@@ -52,14 +53,16 @@ def write_stable_datasets(
     shard_size_bytes: int | None = None,
     compression: str | None = None,
     image_encoding: str = "PNG",
+    overwrite: bool = False,
 ) -> Path:
-    """Write ``ds``'s rows at ``path`` in stable-datasets' ``arrow-shards`` layout (replacing a copy there)."""
+    """Write ``ds``'s rows at ``path`` in stable-datasets' ``arrow-shards`` layout (see :func:`export_folder`)."""
     if shard_size_bytes is not None and shard_size_bytes < 1:
         msg = f"shard_size_bytes must be positive (or None: one shard), got {shard_size_bytes}"
         raise InvalidOptionError(msg)
     if compression not in (None, "lz4", "zstd"):
         msg = f"compression must be None, 'lz4' or 'zstd', got {compression!r}"
         raise InvalidOptionError(msg)
+    path = export_folder(path, layout="stable-datasets", ds=ds, overwrite=overwrite)
     features = ds.features
     fingerprint = schema_fingerprint(features, image_encoding)  # raises first on a type it has no counterpart for
     schema = stable_datasets_schema(features).with_metadata({FEATURES_SCHEMA_KEY: features.to_json().encode()})
@@ -103,12 +106,18 @@ def write_stable_datasets(
         if compression:
             meta["compression"] = compression
         (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2))
+        write_export_marker(tmp, layout="stable-datasets", ds=ds)
         publish_dir(tmp, path)
     return path
 
 
 def write_stable_datasets_lance(
-    ds: CachedDataset, tables: Iterator[pa.Table], path: Path, *, image_encoding: str = "PNG"
+    ds: CachedDataset,
+    tables: Iterator[pa.Table],
+    path: Path,
+    *,
+    image_encoding: str = "PNG",
+    overwrite: bool = False,
 ) -> Path:
     """Write ``ds``'s rows at ``path`` in stable-datasets' ``lance-rows`` layout (the ``lance`` extra).
 
@@ -117,6 +126,7 @@ def write_stable_datasets_lance(
     ``schema_fingerprint`` are those of the ``arrow-shards`` copy above.
     """
     lance = require("lance", "lance", "ds.export(layout='stable-datasets-lance')")
+    path = export_folder(path, layout="stable-datasets-lance", ds=ds, overwrite=overwrite)
     features = ds.features
     fingerprint = schema_fingerprint(features, image_encoding)
     schema = stable_datasets_schema(features).with_metadata({FEATURES_SCHEMA_KEY: features.to_json().encode()})
@@ -137,5 +147,6 @@ def write_stable_datasets_lance(
             "num_rows": counted[0],
         }
         (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2))
+        write_export_marker(tmp, layout="stable-datasets-lance", ds=ds)
         publish_dir(tmp, path)
     return path

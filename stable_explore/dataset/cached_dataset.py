@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from stable_explore._optional import require
 from stable_explore._units import format_size
 from stable_explore.dataset._columns import ColumnMap
 from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
@@ -42,15 +41,15 @@ from stable_explore.dataset._export import Exports
 from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._habits import DatasetsHabits
 from stable_explore.dataset._labels import LabelMethods
+from stable_explore.dataset._rows import RowViews
 from stable_explore.dataset._selection import Rows, position_of, select_rows
 from stable_explore.dataset._splits import SplitViews
 from stable_explore.errors import (
     ColumnNotFoundError,
-    EncodingError,
     InvalidOptionError,
     SchemaError,
 )
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Value
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.joined import open_reader
 from stable_explore.storage.read.resident import note_read
@@ -58,6 +57,8 @@ from stable_explore.storage.read.resident import note_read
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from stable_explore.storage.check.verify import VerifyReport
     from stable_explore.storage.read.protocol import ShardReader
     from stable_explore.versioning.edits import Draft, PendingEdits
@@ -86,7 +87,7 @@ class Metadata(dict[str, Any]):
         return sorted({*super().__dir__(), "DESCR", *upper})
 
 
-class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits):
+class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
@@ -384,81 +385,6 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         for batch in self._iter_row_batches(1000):
             yield from batch
 
-    def take(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
-        """A view of the rows at ``indices`` (positions in this dataset), in that order.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> ds.take([3, 0])["x"]
-        [3, 0]
-        """
-        return self._view(self._select(indices))
-
-    def select(self, indices: Sequence[int] | np.ndarray) -> CachedDataset:
-        """Same as :meth:`take` (the name Hugging Face ``datasets`` uses)."""
-        return self.take(indices)
-
-    def head(self, n: int = 5) -> CachedDataset:
-        """A view of the first ``n`` rows."""
-        view: CachedDataset = self[:n]
-        return view
-
-    def shuffle(self, seed: int | None = None) -> CachedDataset:
-        """A view of the rows in a random order (reproducible with ``seed``)."""
-        order = np.random.default_rng(seed).permutation(len(self))
-        return self._view(self._select(order))
-
-    def filter(self, function: Callable[[dict[str, Any]], bool] | None = None, /, **equals: Any) -> CachedDataset:
-        """A view of the rows that pass.
-
-        ``filter(label="cat")`` or ``filter(label=["cat", "dog"])`` compares
-        columns with Arrow compute (class names allowed for labels) and never
-        decodes images. ``filter(fn)`` calls ``fn`` on each decoded row.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> len(ds.filter(label="cat")), len(ds.filter(label="dog"))
-        (4, 0)
-        >>> ds.filter(lambda row: row["x"] % 2 == 1)["x"]
-        [1, 3]
-        """
-        rows = self.base_rows()
-        keep = np.ones(len(rows), dtype=bool)
-        for column, wanted in equals.items():
-            keep &= self._column_matches(column, wanted, rows)
-        if function is not None:
-            candidates = self._view(rows[keep])
-            mask = np.fromiter((bool(function(row)) for row in candidates), dtype=bool, count=len(candidates))
-            kept = rows[keep][mask]
-        else:
-            kept = rows[keep]
-        return self._view(kept)
-
-    def _column_matches(self, column: str, wanted: Any, rows: np.ndarray) -> np.ndarray:
-        if column not in self._features:
-            msg = f"no column {column!r}; columns are {list(self._features)}"
-            raise ColumnNotFoundError(msg)
-        feature = self._features[column]
-        values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
-        if isinstance(feature, ClassLabel) or (isinstance(feature, Value) and feature.is_temporal):
-            try:  # a class that does not exist is a mistake to say, not a filter that matches nothing;
-                # a date or time may be given in any form its column accepts (ISO text, numpy, pandas)
-                values = [feature.encode_value(v) for v in values]
-            except EncodingError as exc:
-                raise EncodingError(exc.reason, field=column) from None
-        data = self._column_arrow(column, rows)
-        matches = pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False)
-        mask: np.ndarray = matches.to_numpy(zero_copy_only=False)
-        return mask
-
     def arrow_column(self, column: str) -> pa.Array:
         """One stored column of this dataset's rows, in order, as Arrow (``__key__`` and ``__row_hash__`` too)."""
         return self._column_arrow(column)
@@ -522,10 +448,15 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         (torch.Size([3, 2, 3]), tensor(1))
         >>> ds.with_format("numpy")[0]["image"].flags.writeable
         True
+
+        Without PyTorch, ``with_format("torch")`` raises ``MissingDependencyError`` (an ``ImportError``)
+        saying ``pip install 'stable-explore[torch]'``.
         """
         if format not in FORMATS:
             msg = f"format must be one of {FORMATS}, got {format!r}"
             raise InvalidOptionError(msg)
+        if format == "torch":  # said now, not at the first row read
+            require("torch", "torch", 'ds.with_format("torch")')
         return self._view(self._rows, format=format)
 
     @property
@@ -581,9 +512,9 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         if self._columns is not None and self._columns != ColumnMap.of(self._meta.features or self._features):
             msg = (
                 f"{action} works on the stored columns {list(self._meta.features or [])}, and this view shows "
-                f"{list(self._features)} (remove_columns, rename_column or cast_column): edit the dataset those came "
-                "from, or write the view as a new dataset with se.build(view.with_format('python'), view.features, "
-                "name=...)"
+                f"{list(self._features)} (select_columns, remove_columns, rename_column, cast_column or cast): "
+                "edit the dataset those came from, or write the view as a new dataset with "
+                "se.build(view.with_format('python'), view.features, name=...)"
             )
             raise SchemaError(msg)
 
@@ -740,6 +671,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         tag: str | None = None,
         force: bool = False,
         progress: bool = True,
+        set_latest: bool = False,
     ) -> CachedDataset:
         """A new version with the columns ``function`` returns, added (or replacing those of the same name).
 
@@ -768,6 +700,14 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
             Recorded with the new version; ``tag`` is also pointed at it.
         force:
             Compute again even when this map was done before.
+        set_latest:
+            Also point the dataset's ``latest`` at the new version. By default, as in ``datasets``,
+            ``map`` returns a new dataset and leaves what ``se.load(name)`` opens as it was; the
+            result's repr says ``latest is <name>@<id>`` while it is not the latest.
+
+        On a view (``ds[10:20].map(fn)``) the function runs on the view's rows only, and the result is
+        those rows, in the view's order, with the new columns: the view's rows are first saved as a
+        version of their own (the new version's parent; its shard files are linked, not copied).
 
         Examples
         --------
@@ -779,6 +719,10 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         >>> more = ds.map(plus, batched=True, progress=False)
         >>> more["next"], more.metadata["parent"] == ds.version
         ([1, 2, 3], True)
+        >>> more.latest_version == ds.version  # se.load("numbers") still opens ds
+        True
+        >>> ds[1:].map(plus, batched=True, progress=False)["next"]
+        [2, 3]
         """
         from stable_explore.versioning.columns import map_rows
 
@@ -794,6 +738,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
             tag=tag,
             force=force,
             progress=progress,
+            set_latest=set_latest,
         )
 
     def add_columns(
@@ -804,13 +749,15 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         message: str | None = None,
         tag: str | None = None,
         progress: bool = True,
+        set_latest: bool = True,
     ) -> CachedDataset:
         """A new version with ``columns`` (name -> one value per row) added, or replacing those of the same name.
 
         For values computed elsewhere: model predictions, embeddings (a 2-D numpy array becomes a
         fixed-length ``Sequence``). Only the new columns are written: one float column over a
         million rows writes about 8 MB. ``features`` gives their features; by default a replaced
-        column keeps its own and a new one is inferred from the values.
+        column keeps its own and a new one is inferred from the values. Like a save, it moves the
+        dataset's ``latest`` to the new version (``set_latest=False`` leaves it).
 
         Examples
         --------
@@ -823,7 +770,9 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         """
         from stable_explore.versioning.columns import add_columns
 
-        return add_columns(self, columns, features=features, message=message, tag=tag, progress=progress)
+        return add_columns(
+            self, columns, features=features, message=message, tag=tag, progress=progress, set_latest=set_latest
+        )
 
     @property
     def pending_edits(self) -> PendingEdits:
@@ -864,8 +813,6 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         image column, ``"phash"`` or ``"dhash"``; default: an embedding column, else a hash column,
         else the pHash of the images).
         """
-        from stable_explore._optional import require
-
         require("anywidget", "lab", "the shard browser")
         from stable_explore.widgets.browser import ShardBrowser
 

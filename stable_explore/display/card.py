@@ -104,7 +104,7 @@ def _strip(ds: CachedDataset) -> str:
     image_column = ds.features.first_of(Image)
     if image_column is None or len(ds) == 0:
         return ""
-    head = ds.take(strip_rows(ds))
+    head = ds.select(strip_rows(ds))
     table = head.to_arrow([image_column, *[n for n, f in ds.features.items() if isinstance(f, ClassLabel)][:1]])
     label_feature = next((f for f in ds.features.values() if isinstance(f, ClassLabel)), None)
     labels = table.column(1).to_pylist() if table.num_columns > 1 else [None] * table.num_rows
@@ -185,8 +185,8 @@ def _changed_strip(diff: Any) -> str:
     if column is not None:
         rows_a = [a for a, _ in diff.rows.changed_rows[: len(keys)]]
         rows_b = [b for _, b in diff.rows.changed_rows[: len(keys)]]
-        before = left.take(rows_a).to_arrow([column]).column(0).to_pylist()
-        after = right.take(rows_b).to_arrow([column]).column(0).to_pylist()
+        before = left.select(rows_a).to_arrow([column]).column(0).to_pylist()
+        after = right.select(rows_b).to_arrow([column]).column(0).to_pylist()
     cells = []
     boxes = diff.boxes  # a Boxes cell reads as its box changes (added, removed, moved, relabelled)
     for key, old, new in zip(keys, before, after, strict=True):
@@ -369,7 +369,7 @@ def gallery_html(gallery: Any) -> str:
         label_column = side.features.first_of(ClassLabel)
         wanted = [c for c in (column, label_column) if c is not None]
         if wanted:
-            table = side.take(positions).to_arrow(wanted)
+            table = side.select(positions).to_arrow(wanted)
             if column is not None:
                 images = table.column(column).to_pylist()
             if label_column is not None:

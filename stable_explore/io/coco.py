@@ -21,10 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.errors import AnnotationError, ColumnNotFoundError, InvalidOptionError, SchemaError
-from stable_explore.io._folders import claim_folder, float_text
+from stable_explore.dataset._export_target import export_file, export_folder, write_export_marker
+from stable_explore.errors import (
+    AnnotationError,
+    ColumnNotFoundError,
+    ExportTargetError,
+    InvalidOptionError,
+    SchemaError,
+)
+from stable_explore.io._numbers import float_text
 from stable_explore.schema import Boxes, Features, Image, Value, convert_box
 from stable_explore.schema.image_header import image_header
+from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -235,7 +243,12 @@ def _checked_bbox(bbox: Any, image: Mapping[str, Any], *, results: bool) -> str 
 
 
 def write_coco(
-    ds: CachedDataset, annotations: str | Path, *, images_dir: str | Path | None = None, column: str = "objects"
+    ds: CachedDataset,
+    annotations: str | Path,
+    *,
+    images_dir: str | Path | None = None,
+    column: str = "objects",
+    overwrite: bool = False,
 ) -> Path:
     """Write a dataset's boxes as a COCO detection file (and its images into ``images_dir``)."""
     feature = ds.features.get(column)
@@ -245,10 +258,22 @@ def write_coco(
     if not isinstance(feature, Boxes):
         msg = f"to_coco writes a Boxes column; {column!r} is {feature!r}"
         raise SchemaError(msg)
-    target = Path(annotations)
+    target = export_file(annotations, what="COCO", ds=ds)
     _check_target(target)
     image_column = ds.features.first_of(Image)
-    folder = claim_folder(Path(images_dir), "to_coco") if images_dir is not None else None
+    if images_dir is None:
+        return _write_coco_files(ds, target, None, column, feature, image_column)
+    out = export_folder(images_dir, layout="coco images", ds=ds, overwrite=overwrite)
+    with temp_dir_beside(out) as folder:
+        _write_coco_files(ds, target, folder, column, feature, image_column)
+        write_export_marker(folder, layout="coco images", ds=ds)
+        publish_dir(folder, out)
+    return target
+
+
+def _write_coco_files(
+    ds: CachedDataset, target: Path, folder: Path | None, column: str, feature: Boxes, image_column: str | None
+) -> Path:
     ids = list(feature.category_ids or range(1, len(feature.names) + 1))
     images: list[dict[str, Any]] = []
     written: list[dict[str, Any]] = []
@@ -276,7 +301,7 @@ def write_coco(
 def _check_target(target: Path) -> None:
     if target.is_dir():
         msg = f"to_coco: {str(target)!r} is a folder; give the path of the JSON file to write"
-        raise InvalidOptionError(msg)
+        raise ExportTargetError(msg)
     if target.exists():
         try:
             mine = json.loads(target.read_text(encoding="utf-8")).get("info", {}).get("description") == _WRITER
@@ -284,7 +309,7 @@ def _check_target(target: Path) -> None:
             mine = False
         if not mine:
             msg = f"to_coco: {str(target)!r} exists and stable-explore did not write it; give a new path"
-            raise InvalidOptionError(msg)
+            raise ExportTargetError(msg)
     target.parent.mkdir(parents=True, exist_ok=True)
 
 

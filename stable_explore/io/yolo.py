@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore._optional import require
+from stable_explore.dataset._export_target import export_folder, write_export_marker
 from stable_explore.errors import AnnotationError, ColumnNotFoundError, SchemaError
-from stable_explore.io._folders import claim_folder, float_text
+from stable_explore.io._numbers import float_text
 from stable_explore.schema import Boxes, Features, Image, Value, convert_box
 from stable_explore.schema.image_header import image_header
+from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -176,8 +178,8 @@ def _labels(path: Path, classes: int) -> list[dict[str, Any]]:
     return boxes
 
 
-def write_yolo(ds: CachedDataset, root: str | Path, *, column: str = "objects") -> Path:
-    """Write a dataset's images and boxes as a YOLO folder (see the module's docstring)."""
+def write_yolo(ds: CachedDataset, root: str | Path, *, column: str = "objects", overwrite: bool = False) -> Path:
+    """Write a dataset's images and boxes as a YOLO folder (see the module's docstring), whole or not at all."""
     feature = ds.features.get(column)
     if feature is None:
         msg = f"to_yolo: no column {column!r}; the columns are {list(ds.features)}"
@@ -189,7 +191,15 @@ def write_yolo(ds: CachedDataset, root: str | Path, *, column: str = "objects") 
     if image_column is None:
         msg = f"to_yolo writes images and their labels; this dataset has no Image column ({list(ds.features)})"
         raise SchemaError(msg)
-    folder = claim_folder(Path(root), "to_yolo")
+    out = export_folder(root, layout="yolo", ds=ds, overwrite=overwrite)
+    with temp_dir_beside(out) as folder:
+        _write_yolo_files(ds, folder, column, feature, image_column)
+        write_export_marker(folder, layout="yolo", ds=ds)
+        publish_dir(folder, out)
+    return out
+
+
+def _write_yolo_files(ds: CachedDataset, folder: Path, column: str, feature: Boxes, image_column: str) -> None:
     keys = ds.keys()
     for position, row in enumerate(ds.with_format("python")):
         data = row[image_column]
@@ -211,7 +221,6 @@ def write_yolo(ds: CachedDataset, root: str | Path, *, column: str = "objects") 
         f"# written by stable-explore's to_yolo from {ds.name}@{ds.version}\npath: .\nnames: [{names}]\n",
         encoding="utf-8",
     )
-    return folder
 
 
 def _quoted(name: str) -> str:

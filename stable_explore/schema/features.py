@@ -15,6 +15,7 @@ from stable_explore.schema.base import Feature
 from stable_explore.schema.boxes import Boxes
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY, HASH_COLUMN, KEY_COLUMN, RESERVED_COLUMNS
+from stable_explore.schema.fields import Fields
 from stable_explore.schema.image import Image
 from stable_explore.schema.keypoints import Keypoints
 from stable_explore.schema.mask import Mask
@@ -38,7 +39,12 @@ def feature_from_dict(data: Mapping[str, Any]) -> Feature:
     args = {k: v for k, v in data.items() if k != "_type"}
     try:
         if kind == "Sequence":
-            return Sequence(feature_from_dict(args["feature"]), length=int(args.get("length", -1)))
+            item = args["feature"]
+            if isinstance(item, Mapping) and "_type" not in item:  # a dict of features: a list of dicts
+                return Sequence(
+                    Fields.of({k: feature_from_dict(v) for k, v in item.items()}), length=int(args.get("length", -1))
+                )
+            return Sequence(feature_from_dict(item), length=int(args.get("length", -1)))
         if kind == "Array3D":
             return Array3D(shape=tuple(args["shape"]), dtype=args.get("dtype", "float32"))
         return _FEATURE_TYPES[kind](**args)
@@ -201,6 +207,12 @@ def _check_column(name: Any, feature: Any) -> None:
     if not isinstance(feature, Feature):
         msg = f"feature {name!r} must be a feature type such as Value('int64'), got {feature!r}"
         raise SchemaError(msg)
+    if isinstance(feature, Fields):
+        msg = (
+            f"feature {name!r} is a dict of features, which is only a list's item here (Sequence({{...}})); "
+            "give each field a column of its own"
+        )
+        raise SchemaError(msg)
 
 
 def _infer_feature(arrow_type: pa.DataType) -> Feature:
@@ -209,6 +221,9 @@ def _infer_feature(arrow_type: pa.DataType) -> Feature:
             return Value(dtype)
     if pa.types.is_list(arrow_type) or pa.types.is_fixed_size_list(arrow_type):
         length = arrow_type.list_size if pa.types.is_fixed_size_list(arrow_type) else -1
-        return Sequence(_infer_feature(arrow_type.value_type), length=length)
+        item = arrow_type.value_type
+        if pa.types.is_struct(item) and item.num_fields:  # a list of dicts
+            return Sequence(Fields.of({f.name: _infer_feature(f.type) for f in item}), length=length)
+        return Sequence(_infer_feature(item), length=length)
     msg = f"cannot map Arrow type {arrow_type} to a feature type; pass features= explicitly"
     raise SchemaError(msg)

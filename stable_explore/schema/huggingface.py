@@ -43,6 +43,7 @@ from stable_explore.schema.array3d import Array3D
 from stable_explore.schema.boxes import Boxes
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.features import Features
+from stable_explore.schema.fields import Fields
 from stable_explore.schema.image import Image
 from stable_explore.schema.keypoints import Keypoints
 from stable_explore.schema.mask import Mask
@@ -139,6 +140,8 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
     if isinstance(feature, Keypoints):
         point = {"_type": "List", "feature": {"_type": "Value", "dtype": "float32"}, "length": 3}
         return {"_type": "List", "feature": {"_type": "List", "feature": point, "length": len(feature.names)}}
+    if isinstance(feature, Fields):  # a list's dict item: datasets writes a dict of features, no _type
+        return {name: _hf_feature(f, layout, arrays=arrays) for name, f in feature.fields}
     msg = f"no Hugging Face feature for {feature!r}"
     raise SchemaError(msg)
 
@@ -158,6 +161,8 @@ def hf_arrow_type(feature: Feature) -> pa.DataType:
     if isinstance(feature, Sequence):
         inner = hf_arrow_type(feature.feature)
         return pa.list_(inner, feature.length) if feature.length >= 0 else pa.list_(inner)
+    if isinstance(feature, Fields):
+        return pa.struct([pa.field(name, hf_arrow_type(f)) for name, f in feature.fields])
     return feature.arrow_type
 
 
@@ -181,6 +186,8 @@ def to_hf_layout(table: pa.Table, features: Features) -> pa.Table:
 def _differs(feature: Feature) -> bool:
     if isinstance(feature, (Image, Array3D)):
         return True
+    if isinstance(feature, Fields):
+        return any(_differs(f) for _, f in feature.fields)
     return isinstance(feature, Sequence) and _differs(feature.feature)
 
 
@@ -190,6 +197,13 @@ def _to_hf_array(array: pa.Array, feature: Feature) -> list[pa.Array]:
         return [_image_struct(piece) for piece in _binary_pieces(array)]
     if isinstance(feature, Array3D):
         return [_nested_lists(array, feature)]
+    if isinstance(feature, Fields):  # each field converted, the struct's nulls kept
+        children = [
+            pa.concat_arrays(_to_hf_array(array.field(name), f)) if _differs(f) else array.field(name)
+            for name, f in feature.fields
+        ]
+        mask = array.is_null() if array.null_count else None
+        return [pa.StructArray.from_arrays(children, names=[name for name, _ in feature.fields], mask=mask)]
     assert isinstance(feature, Sequence)
     values = pa.concat_arrays(_to_hf_array(array.flatten(), feature.feature))  # a slice's own items
     mask = array.is_null() if array.null_count else None
@@ -244,10 +258,10 @@ def features_from_hf(features: Any) -> Features:
     """Our :class:`Features` for ``datasets`` features (a ``datasets.Features`` or its ``to_dict()``).
 
     ``Value``, ``ClassLabel``, ``Image`` (kept as encoded bytes), ``Array3D`` and lists of these map
-    one to one; a detection column (``objects``: a list of ``{bbox, category: ClassLabel, ...}``, or
-    ``Sequence`` of such a dict) becomes :class:`~stable_explore.Boxes` (``xywh`` pixels). A feature
-    with no counterpart here (another nested dict, ``Audio``, ``Array2D``, ...) is a
-    :class:`SchemaError` naming the column and what to do.
+    one to one; ``Array2D(shape=(r, c))`` is a ``Sequence`` (length ``r``, any when None) of
+    ``Sequence(Value(dtype), length=c)``; a list of dicts (``List({"bbox": ..., "category": ...})``)
+    is a ``Sequence`` of that dict of features. A feature with no counterpart here (a dict column,
+    ``Audio``, ``Value("null")``, ...) is a :class:`SchemaError` naming the column and what to do.
 
     Examples
     --------
@@ -276,16 +290,16 @@ def _our_feature(column: str, spec: Any) -> Feature:
         return Image()
     if kind == "Array3D":
         return Array3D(shape=tuple(spec["shape"]), dtype=spec.get("dtype", "float32"))
-    boxes = _detection_boxes(spec)
-    if boxes is not None:
-        return boxes
+    if kind == "Array2D":
+        return _array2d(column, spec)
     if kind in _LIST_TYPES:
         inner = spec.get("feature")
-        if isinstance(inner, Mapping) and "_type" not in inner:
-            msg = f"column {column!r} is a list of dicts, which has no feature type here; flatten it first"
-            raise SchemaError(msg)
         length = spec.get("length", -1)
-        return Sequence(_our_feature(column, inner), length=-1 if length is None else int(length))
+        length = -1 if length is None else int(length)
+        if isinstance(inner, Mapping) and "_type" not in inner:  # a list of dicts: each item a struct
+            item = {name: _our_item(column, name, value) for name, value in inner.items()}
+            return Sequence(Fields.of(item), length=length)
+        return Sequence(_our_feature(column, inner), length=length)
     if kind is None and isinstance(spec, Mapping):
         msg = (
             f"column {column!r} is a nested dict of features {sorted(spec)}, which has no feature type here; "
@@ -296,24 +310,25 @@ def _our_feature(column: str, spec: Any) -> Feature:
     raise SchemaError(msg)
 
 
-def _detection_boxes(spec: Any) -> Boxes | None:
-    """``Boxes`` for a detection column: a list of ``{bbox, category: ClassLabel, ...}`` dicts, or a dict of lists.
+def _our_item(column: str, name: str, spec: Any) -> Feature:
+    """One field of a list's dict item (a dict inside it must be in a list of its own)."""
+    if isinstance(spec, Mapping) and "_type" not in spec:
+        msg = (
+            f"column {column!r}: field {name!r} of its list items is itself a dict of features, which a list's "
+            "dict item cannot hold here; flatten that field into fields of the item, or keep it as JSON text"
+        )
+        raise SchemaError(msg)
+    return _our_feature(f"{column}.{name}", spec)
 
-    ``datasets`` writes ``objects`` both ways (a ``List`` of dicts, or ``Sequence`` of a dict, which it
-    stores as a dict of lists). Boxes are taken as COCO's ``xywh`` in pixels, as most detection sets
-    on the Hub give them; pass ``features=`` to ``se.from_hf`` with another ``Boxes(format=...)`` if not.
-    """
-    if not isinstance(spec, Mapping):
-        return None
-    fields = spec.get("feature") if spec.get("_type") in _LIST_TYPES else (spec if "_type" not in spec else None)
-    if not isinstance(fields, Mapping) or "_type" in fields or "bbox" not in fields or "category" not in fields:
-        return None
-    category = fields["category"]
-    if isinstance(category, Mapping) and category.get("_type") in _LIST_TYPES and fields is spec:
-        category = category.get("feature")  # a dict of lists: each field a list
-    if not isinstance(category, Mapping) or category.get("_type") != "ClassLabel":
-        return None
-    return Boxes(names=list(category["names"]))
+
+def _array2d(column: str, spec: Mapping[str, Any]) -> Feature:
+    """``Array2D(shape=(rows, cols))``: a list of rows of ``cols`` values (``rows`` fixed too unless None)."""
+    shape = list(spec.get("shape") or ())
+    if len(shape) != 2 or shape[1] is None or any(n is not None and (not isinstance(n, int) or n < 0) for n in shape):
+        msg = f"column {column!r} is an Array2D of shape {shape}; expected (rows, columns), only rows may be None"
+        raise SchemaError(msg)
+    row = Sequence(Value(spec.get("dtype", "float32")), length=int(shape[1]))
+    return Sequence(row, length=-1 if shape[0] is None else int(shape[0]))
 
 
 def from_hf_layout(table: pa.Table, features: Features) -> pa.Table:
@@ -326,6 +341,10 @@ def from_hf_layout(table: pa.Table, features: Features) -> pa.Table:
     for name in table.column_names:
         column = table.column(name)
         feature = features.get(name)
+        if isinstance(column.type, pa.ExtensionType) and not isinstance(feature, Array3D):
+            # datasets' Array2D: nested lists in an extension type; a Sequence of Sequences takes the lists
+            storage = column.type.storage_type
+            column = pa.chunked_array([chunk.storage for chunk in column.chunks], type=storage)
         if isinstance(feature, Image) and pa.types.is_struct(column.type):
             column = _image_bytes(column)
         columns.append(column)
@@ -355,4 +374,24 @@ def row_values(features: Features, rows: list[dict[str, Any]]) -> list[dict[str,
             value = row.get(name)
             if isinstance(value, (bytes, bytearray)):
                 row[name] = np.frombuffer(value, dtype=feature.dtype).reshape(feature.shape)
+            elif isinstance(value, list):
+                row[name] = _integer_array(value, np.dtype(feature.dtype))
     return rows
+
+
+def _integer_array(value: list[Any], dtype: np.dtype[Any]) -> Any:
+    """Nested lists (the ``datasets`` layout) of an integer array as that dtype when every value fits.
+
+    Python ints come out of ``to_pylist`` as ``int64`` to numpy, which a ``uint8`` array refuses
+    as an unsafe cast; the values read from a ``uint8`` column fit, so they are taken as they are.
+    Anything else is left for :meth:`Array3D.encode_value` to judge (and name the row).
+    """
+    try:
+        array = np.asarray(value)
+    except ValueError:  # ragged: the wrong shape, which the encoder names
+        return value
+    if dtype.kind not in "iub" or array.dtype.kind not in "iub" or array.dtype == dtype:
+        return value
+    with np.errstate(over="ignore"):
+        converted = array.astype(dtype)
+    return converted if np.array_equal(converted, array) else value

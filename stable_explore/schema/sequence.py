@@ -19,13 +19,19 @@ __all__ = ["Sequence"]
 
 @dataclass(frozen=True, repr=False)
 class Sequence(Feature):
-    """A variable-length list (or fixed, with ``length``) of another feature.
+    """A variable-length list (or fixed, with ``length``) of another feature, or of dicts of features.
+
+    Given a dict of features (``Sequence({"bbox": Sequence(Value("float32"), length=4), "category":
+    ClassLabel(names=[...])})``), each item is a dict with those fields, stored as an Arrow struct:
+    the list-of-dicts column of ``datasets`` (see :mod:`stable_explore.schema.fields`).
 
     Examples
     --------
     >>> from stable_explore import Value
     >>> Sequence(Value("float32")).arrow_type
     ListType(list<item: float>)
+    >>> Sequence({"x": Value("int32")}).encode_value([{"x": 1}, {"x": None}])
+    [{'x': 1}, {'x': None}]
     """
 
     feature: Feature
@@ -33,6 +39,10 @@ class Sequence(Feature):
     _type_name: ClassVar[str] = "Sequence"
 
     def __post_init__(self) -> None:
+        if isinstance(self.feature, Mapping):  # a list of dicts: each item a struct of these features
+            from stable_explore.schema.fields import Fields
+
+            object.__setattr__(self, "feature", Fields.of(self.feature))
         if not isinstance(self.feature, Feature):
             msg = f"Sequence needs a feature type such as Value('int64'), got {self.feature!r}"
             raise SchemaError(msg)

@@ -108,10 +108,12 @@ def publish_columns(
     *,
     tag: str | None = None,
     on_rows: Callable[[int, int], None] | None = None,
+    set_latest: bool = True,
 ) -> tuple[CachedDataset, str]:
     """Publish ``origin`` (a whole version) with the columns ``chunks`` give as a new version; (it, what was written).
 
     Each chunk is a table of the ``added`` columns for the next rows of ``origin``, in order.
+    ``set_latest=False`` leaves the dataset's ``latest`` where it is.
     """
     from stable_explore.dataset import CachedDataset
 
@@ -193,7 +195,14 @@ def publish_columns(
             fields["row_segments"] = [[i, 0, rows] for i, rows in enumerate(meta.shard_row_counts)]
         shard_fields = cast("ShardFields", fields)
         published = publish_version(
-            catalog, name, staging, shard_fields, record, tag=tag, reuse=((name, origin.version),)
+            catalog,
+            name,
+            staging,
+            shard_fields,
+            record,
+            tag=tag,
+            reuse=((name, origin.version),),
+            set_latest=set_latest,
         )
     written = sum(f.size for f in group.files)
     info = (

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.catalog import check_name, open_catalog, plan_map
+from stable_explore.catalog import LATEST, check_name, open_catalog, plan_map
 from stable_explore.catalog.parallel import process_context
 from stable_explore.catalog.plan import explain_changes
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
@@ -157,6 +157,7 @@ def add_columns(
     message: str | None = None,
     tag: str | None = None,
     progress: bool = True,
+    set_latest: bool = True,
 ) -> CachedDataset:
     """A new version of ``origin`` with ``columns`` added (or, for a name it has, replaced); see ``ds.add_columns``."""
     if not isinstance(columns, Mapping) or not columns:
@@ -191,9 +192,15 @@ def add_columns(
     operation = {"op": "add_columns", "columns": list(added)}
     with _progress(origin, progress) as on_rows:
         dataset, info = publish_columns(
-            origin, added, chunks(), _record(origin, operation, message), tag=tag, on_rows=on_rows
+            origin,
+            added,
+            chunks(),
+            _record(origin, operation, message),
+            tag=tag,
+            on_rows=on_rows,
+            set_latest=set_latest,
         )
-    dataset.build_info = f"saved: added {', '.join(added)}; {info}"
+    dataset.build_info = f"saved: added {', '.join(added)}; {info}{_latest_note(dataset, set_latest)}"
     return dataset
 
 
@@ -341,6 +348,7 @@ def map_rows(
     tag: str | None = None,
     force: bool = False,
     progress: bool = True,
+    set_latest: bool = False,
 ) -> CachedDataset:
     """A new version of ``origin`` with the columns ``function`` returns; see ``ds.map``."""
     if batch_size < 1:
@@ -351,9 +359,34 @@ def map_rows(
         raise InvalidOptionError(msg)
     if tag is not None:
         check_name(tag, "tag")
-    if origin.is_view or origin.home is None or not origin.name:
-        msg = "map needs a whole version in a catalog: save the view first (ds[...].save(...)), then map it"
+    if origin.home is None or not origin.name:
+        msg = (
+            f"map needs a version in a catalog, and {origin.ref} was opened by its folder: build it into one "
+            "(se.build(ds, ds.features, name=...)), then map it"
+        )
         raise InvalidOptionError(msg)
+    if origin.is_view:  # its rows become a version of their own (linked, not copied), which the map then extends
+        saved = _saved_view(origin, function, progress=progress)
+        try:
+            return map_rows(
+                saved,
+                function,
+                batched=batched,
+                batch_size=batch_size,
+                num_proc=num_proc,
+                executor=executor,
+                features=features,
+                message=message,
+                tag=tag,
+                force=force,
+                progress=progress,
+                set_latest=set_latest,
+            )
+        except BaseException:
+            _take_back(saved)
+            raise
+    assert origin.name is not None
+    assert origin.home is not None
     given = Features(dict(features)) if features is not None else None
     plan = plan_map(function, origin.version, batched=batched, features=given, home=open_catalog(origin.home).home)
     catalog = open_catalog(origin.home)
@@ -366,6 +399,8 @@ def map_rows(
 
             if tag is not None:
                 catalog.write_ref(origin.name, tag, hit)
+            if set_latest:
+                catalog.write_ref(origin.name, LATEST, hit)
             return CachedDataset(
                 catalog.version_meta(origin.name, hit),
                 name=origin.name,
@@ -434,7 +469,61 @@ def map_rows(
     source = {"source_fingerprint": plan.fingerprint if decides else None, "source": plan.parts}
     with _progress(origin, progress) as on_rows:
         dataset, info = publish_columns(
-            origin, added, everything(), _record(origin, operation, message, **source), tag=tag, on_rows=on_rows
+            origin,
+            added,
+            everything(),
+            _record(origin, operation, message, **source),
+            tag=tag,
+            on_rows=on_rows,
+            set_latest=set_latest,
         )
-    dataset.build_info = f"{why}; {info}"
+    dataset.build_info = f"{why}; {info}{_latest_note(dataset, set_latest)}"
     return dataset
+
+
+def _saved_view(view: CachedDataset, function: Callable[..., Any], *, progress: bool) -> CachedDataset:
+    """A view's rows saved as a version of the same dataset, for a map over them (the same rows: the same version).
+
+    ``latest`` stays where it is: the map's own version moves it, when asked.
+    """
+    from stable_explore.versioning.edits import Draft
+
+    try:
+        saved = Draft(view).save(
+            message=f"the {len(view)} rows of a view of {view.ref} that {_name(function)} maps",
+            progress=progress,
+            set_latest=False,
+        )
+    except SchemaError as exc:  # columns removed, renamed or cast: no stored rows to save
+        msg = f"ds.map on this view: {exc}"
+        raise SchemaError(msg) from exc
+    return saved
+
+
+def _take_back(saved: CachedDataset) -> None:
+    """A view's rows saved for a map that failed: removed again when this call made them and nothing points at them.
+
+    A map that fails saves nothing. In a bucket the version stays until gc takes it (no ref points at it).
+    """
+    if "identical content" in (saved.build_info or "") or "nothing to save" in (saved.build_info or ""):
+        return  # the version was there before this map
+    catalog = open_catalog(saved.home)
+    name = saved.name
+    assert name is not None
+    if catalog.store.local_path(name) is None:
+        return
+    from stable_explore.catalog.publish import remove_version_dir
+
+    with catalog.refs_lock(name):
+        if saved.version not in catalog.refs(name).values():
+            remove_version_dir(catalog.version_dir(name, saved.version))
+
+
+def _latest_note(dataset: CachedDataset, set_latest: bool) -> str:
+    """What the build info adds when ``latest`` was not moved: where it points, and how to move it."""
+    if set_latest:
+        return ""
+    return (
+        f"; latest not moved (se.load({dataset.name!r}) opens {dataset.name}@{dataset.latest_version}): "
+        "set_latest=True, or se.tag(ds, 'latest'), makes this the latest"
+    )

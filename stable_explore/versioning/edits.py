@@ -226,7 +226,7 @@ class Draft:
                 raise EncodingError(exc.reason, field=name, index=position) from None
         # A row given the class it already has is no edit (save would write nothing for it): drop it,
         # so the draft's summary counts only real changes and a relabel back undoes an earlier one.
-        current = self._origin.take(list(wanted)).arrow_column(name).to_pylist() if wanted else []
+        current = self._origin.select(list(wanted)).arrow_column(name).to_pylist() if wanted else []
         for (position, code), before in zip(wanted.items(), current, strict=True):
             if code == before:
                 relabelled.pop((position, name), None)
@@ -290,7 +290,7 @@ class Draft:
             pending[cell] = (*pending.get(cell, ()), edit)
             touched.add(cell)
         cells = sorted(touched)
-        origin = self._origin.take([p for p, _ in cells]).arrow_column(name).to_pylist() if cells else []
+        origin = self._origin.select([p for p, _ in cells]).arrow_column(name).to_pylist() if cells else []
         for cell, before in zip(cells, origin, strict=True):
             after = apply_box_edits(feature, before, pending[cell], row=cell[0], column=name)
             if after == before:  # back to what the row had: no edit
@@ -354,13 +354,15 @@ class Draft:
         license: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         progress: bool = True,
+        set_latest: bool = True,
     ) -> CachedDataset:
         """Write the edited rows as a new version (its ``parent`` is the origin's version).
 
         Unchanged runs of shards are reused; ``ds.build_info`` of the result says
         how many shards were written and how many bytes. Description, license and
         metadata are inherited unless given. ``progress`` shows a bar of the rows
-        placed (reused rows count at once).
+        placed (reused rows count at once). ``set_latest=False`` leaves the dataset's ``latest``
+        where it is (the new version is then opened by its id or a tag).
 
         A save that changes nothing (no edits, or only relabels to the class a row
         has, same name and fields) creates no version and moves no ref: it returns
@@ -413,7 +415,9 @@ class Draft:
                 message=message,
             )
             reuse = ((origin.name, origin.version),) if origin.name and origin.version else ()
-            published = publish_version(catalog, target_name, staging, staged.fields, record, tag=tag, reuse=reuse)
+            published = publish_version(
+                catalog, target_name, staging, staged.fields, record, tag=tag, reuse=reuse, set_latest=set_latest
+            )
         ref, existed = published.ref, published.existed
         shards = staged.shards
         rewritten = len(shards.names) - shards.linked

@@ -164,8 +164,8 @@ def _changed_fields(
 ) -> dict[Any, dict[str, tuple[Any, Any]]]:
     """Which fields differ in the changed rows (only those rows are read; images compared as bytes)."""
     common = [n for n in a.features if n in b.features]
-    table_a = a.with_format("python").take(rows_a).to_arrow(common)
-    table_b = b.with_format("python").take(rows_b).to_arrow(common)
+    table_a = a.with_format("python").select(rows_a).to_arrow(common)
+    table_b = b.with_format("python").select(rows_b).to_arrow(common)
     out: dict[Any, dict[str, tuple[Any, Any]]] = {key: {} for key in keys}
     for name in common:
         left = table_a.column(name).combine_chunks()

@@ -68,7 +68,7 @@ class FilterMixin:
         """The rows the browser shows (every filter applied, in the order shown), as a view of the dataset."""
         rows = self._state.rows
         ds = self._state.opened.ds
-        return ds[rows.start : rows.stop] if isinstance(rows, range) else ds.take(rows)
+        return ds[rows.start : rows.stop] if isinstance(rows, range) else ds.select(rows)
 
     @property
     def filter(self) -> dict[str, Any]:

@@ -141,7 +141,7 @@ class SelectionMixin:
             raise InvalidOptionError(msg)
         old = state.opened.ds
         was_view = old.is_view
-        detail_key = old.take([state.detail_row]).keys()[0] if state.detail_row is not None else None
+        detail_key = old.select([state.detail_row]).keys()[0] if state.detail_row is not None else None
         summary = self.pending
         saved = state.draft.save(message, **{"progress": False, **options})
         self._set_draft(None)

@@ -146,7 +146,7 @@ class Opened:
         if self.labels is not None or not column or not self.columns_later:
             found: np.ndarray = self.label_array(column)[rows]
             return found
-        values = self.ds.take(rows).to_arrow(columns=[column]).column(0)
+        values = self.ds.select(rows).to_arrow(columns=[column]).column(0)
         return np.asarray(values.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
     def label_array(self, column: str) -> np.ndarray:

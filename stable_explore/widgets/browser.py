@@ -204,11 +204,11 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 
     def selection(self) -> CachedDataset:
         """The selected rows as a view of the dataset (in the order they were selected)."""
-        return self.dataset.take(list(self.selected))
+        return self.dataset.select(list(self.selected))
 
     def flagged_rows(self) -> CachedDataset:
         """The flagged rows as a view of the dataset."""
-        return self.dataset.take(sorted(self.flagged))
+        return self.dataset.select(sorted(self.flagged))
 
     @t.observe("shard", "label_filter", "search", "page_size", "field_filters", "sort_by", "sort_desc")
     def _filters_changed(self, change: Any) -> None:
@@ -305,7 +305,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         """The page's content and thumbnail buffers: one message per page."""
         opened = self._state.opened
         rows = self.page_rows(page)
-        keys = opened.ds.take(rows).keys() if len(rows) else []
+        keys = opened.ds.select(rows).keys() if len(rows) else []
         labels = opened.labels_of(self.label_column, rows).tolist() if len(rows) else []
         shard_ids = opened.shards_of(rows).tolist() if len(rows) else []
         buffers: list[bytes] = []
@@ -390,7 +390,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         image_column = self._state.opened.image_column
         image_column = image_column if image_column in ds.features else None
         if missing and image_column is not None:
-            column = ds.take(rows[missing]).to_arrow(columns=[image_column]).column(0).to_pylist()
+            column = ds.select(rows[missing]).to_arrow(columns=[image_column]).column(0).to_pylist()
             made = make_thumbnails(column, ds.features[image_column], size)
             for i, thumb in zip(missing, made, strict=True):
                 if thumb is not None:
@@ -409,7 +409,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         state.prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
-        table = self.dataset.take(rows).with_format("python")
+        table = self.dataset.select(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
 
     def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
@@ -423,7 +423,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         if not 0 <= row < len(ds):
             msg = f"row {row} is out of range for {len(ds)} rows"
             raise RowIndexError(msg)
-        view = ds.take([row])
+        view = ds.select([row])
         stored = view.with_format("python")[0]
         shard, shard_row = ds.shard_of(row)
         fields = []

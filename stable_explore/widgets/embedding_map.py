@@ -167,8 +167,8 @@ class EmbeddingMap(anywidget.AnyWidget):
         return self._matrix
 
     def selection(self) -> CachedDataset:
-        """The selected rows as a view of the dataset (``ds.take(map.selected)``)."""
-        return self._ds.take(list(self.selected))
+        """The selected rows as a view of the dataset (``ds.select(map.selected)``)."""
+        return self._ds.select(list(self.selected))
 
     def drop_selection(self, draft: Draft | None = None) -> Draft:
         """A pending edit (a :class:`~stable_explore.versioning.edits.Draft`) that drops the selected rows.
@@ -287,7 +287,7 @@ class EmbeddingMap(anywidget.AnyWidget):
         if not 0 <= row < len(self._ds):
             msg = f"row {row} is out of range for {len(self._ds):,} rows of {self._ds.ref}"
             raise RowIndexError(msg)
-        view = self._ds.take([row])
+        view = self._ds.select([row])
         content: dict[str, Any] = {"type": "thumb", "row": row, "key": str(view.keys()[0])[:80]}
         content["label"] = int(self._labels[row])
         if self._image_column is None:

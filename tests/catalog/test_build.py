@@ -155,3 +155,22 @@ def test_a_source_that_yields_nothing_warns_and_names_the_version_before(home: P
     # an empty version is valid, and the one before it is still there, by the id the warning gave
     assert len(empty) == 0
     assert len(se.load(f"notes@{full.version[:12]}", home=home)) == 1
+
+
+def test_allow_empty_false_refuses_an_empty_build_and_publishes_nothing(home: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.txt").write_text("hello")
+    features = Features(n=Value("int64"))
+    full = se.build(_files_under, features, args=(str(folder),), name="notes", home=home, progress=False)
+    typo = str(tmp_path / "ntoes")
+    with pytest.raises(se.EmptyBuildError) as caught:
+        se.build(_files_under, features, args=(typo,), name="notes", home=home, progress=False, allow_empty=False)
+    said = str(caught.value)
+    assert f"nothing was published (notes@{full.version[:12]} stays the latest)" in said
+    assert "pass allow_empty=True" in said
+    assert se.load("notes", home=home).version == full.version
+    assert [v["version"] for v in se.versions("notes", home=home)] == [full.version]
+    assert not [p for p in (home / "notes" / "versions").iterdir() if p.name != full.version]  # no staging left
+    with pytest.raises(se.InvalidArgumentTypeError, match="allow_empty must be True or False"):
+        se.build(_files_under, features, args=(typo,), name="notes", home=home, progress=False, allow_empty="no")

@@ -28,7 +28,7 @@ def brightness(row: dict) -> dict:
 def test_map_and_add_columns_in_a_bucket_home(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
     local = _pets(tmp_path / "local", jpegs)
     raw = _pets(bucket, jpegs)
-    mapped = raw.map(brightness, progress=False)
+    mapped = raw.map(brightness, progress=False, set_latest=True)
     assert mapped.home == bucket
     assert mapped.version == local.map(brightness, progress=False).version  # the same rows, the same id
     store = ObjectStore(bucket)

@@ -486,5 +486,5 @@ def test_binary_columns_read_from_a_bucket_as_from_a_folder(tmp_path: Path, buck
     local = se.build(rows, features, name="blobs", home=tmp_path, progress=False, batch_size=8)
     assert [on_bucket[i]["blob"] for i in range(20)] == [r["blob"] for r in rows]
     assert on_bucket.to_arrow().equals(local.to_arrow())
-    assert on_bucket.take([5, 1]).to_pandas()["blob"].tolist() == [None, b"\x01"]
+    assert on_bucket.select([5, 1]).to_pandas()["blob"].tolist() == [None, b"\x01"]
     assert se.verify(on_bucket).num_rows == 20

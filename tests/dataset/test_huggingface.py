@@ -20,7 +20,7 @@ import pytest
 from PIL import Image as PILImage
 
 import stable_explore as se
-from stable_explore.schema.huggingface import HF_SCHEMA_KEY
+from stable_explore.schema.huggingface import HF_SCHEMA_KEY, features_from_hf
 
 datasets = pytest.importorskip("datasets", reason="datasets is in the test extra")
 
@@ -114,7 +114,9 @@ def _image_bytes(value: Any) -> Any:
 
 
 def _hf_rows(hf: Any) -> list[dict[str, Any]]:
-    """A ``datasets.Dataset``'s rows with images undecoded (the stored bytes)."""
+    """A ``datasets.Dataset``'s feature columns, rows with images undecoded (the stored bytes); no ``__key__``."""
+    if "__key__" in hf.column_names:
+        hf = hf.remove_columns("__key__")
     undecoded = hf.cast_column("image", datasets.Image(decode=False)).cast_column(
         "crops", datasets.List(datasets.Image(decode=False))
     )
@@ -136,6 +138,8 @@ def test_se_to_hf_keeps_every_field_label_names_and_image_bytes(ours: se.CachedD
     assert hf.features["crops"] == datasets.List(datasets.Image())
     assert hf.features["pair"] == datasets.List(datasets.Value("int16"), length=2)
     assert hf.info.dataset_name == "mixed"
+    assert hf.column_names[-1] == "__key__", "each row's key, in a last column"
+    assert hf["__key__"] == ours.keys()
     assert _compare(_rows(), _hf_rows(hf), "se -> HF") == N * len(FEATURES)
     decoded = hf[3]["image"]  # datasets decodes our bytes itself
     assert decoded.size == (8, 8)
@@ -148,6 +152,7 @@ def test_to_hf_of_a_view_has_the_views_rows(ours: se.CachedDataset) -> None:
     hf = view.to_hf()
     expected = [_rows()[i] for i in view.base_rows()]
     assert _compare(expected, _hf_rows(hf), "view -> HF") == 20 * len(FEATURES)
+    assert hf["__key__"] == view.keys()
 
 
 def test_hf_to_se_to_hf(home: Path) -> None:
@@ -178,7 +183,8 @@ def test_hf_to_se_to_hf(home: Path) -> None:
     assert ds.features == FEATURES
     assert _compare(rows, list(ds.with_format("python")), "HF -> se") == N * len(FEATURES)
     again = ds.to_hf()
-    assert again.features == hf_features
+    assert again.features == datasets.Features({**hf_features, "__key__": datasets.Value("int64")})
+    assert ds.to_hf(with_keys=False).features == hf_features
     assert _compare(rows, _hf_rows(again), "HF -> se -> HF") == N * len(FEATURES)
     # se.build takes the datasets.Dataset and its Features as they are, with the same version id
     built = se.build(hf, hf.features, name="built-from-hf", home=home, progress=False)
@@ -218,9 +224,26 @@ def test_hf_features_with_no_counterpart_are_named(home: Path) -> None:
     nested = datasets.Dataset.from_dict({"meta": [{"a": 1}], "x": [1]})
     with pytest.raises(se.SchemaError, match=r"column 'meta' is a nested dict.*flatten"):
         se.from_hf(nested, name="nested", home=home, progress=False)
-    audio = datasets.Features(sound=datasets.Array2D(shape=(2, 2), dtype="int32"))
-    with pytest.raises(se.SchemaError, match="column 'sound' is a Hugging Face Array2D feature"):
-        se.build([], audio, name="a", home=home, progress=False)
+    deep = datasets.Dataset.from_dict({"objects": [[{"a": {"b": 1}}]]})
+    fields = r"column 'objects': field 'a' of its list items is itself a dict of features"
+    with pytest.raises(se.SchemaError, match=fields):
+        se.from_hf(deep, name="deep", home=home, progress=False)
+    empty = datasets.Dataset.from_dict({"nothing": [None, None]})
+    assert empty.features["nothing"] == datasets.Value("null")
+    with pytest.raises(se.SchemaError, match=r"column 'nothing' is Value\('null'\).*cast_column"):
+        se.from_hf(empty, name="empty", home=home, progress=False)
+
+
+@pytest.mark.parametrize(("shape", "rows"), [((2, 3), 2), ((None, 3), -1)])
+def test_hf_array2d_comes_in_as_a_sequence_of_rows(home: Path, shape: tuple[Any, int], rows: int) -> None:
+    features = datasets.Features(m=datasets.Array2D(shape=shape, dtype="uint8"))
+    matrices = [[[i, 1, 2], [3, 4, 255]] for i in range(3)]
+    hf = datasets.Dataset.from_dict({"m": matrices}, features=features)
+    ds = se.from_hf(hf, name="m", home=home, progress=False)
+    assert ds.features["m"] == se.Sequence(se.Sequence(se.Value("uint8"), length=3), length=rows)
+    assert ds.with_format("python")["m"] == matrices
+    again = se.from_hf(ds.to_hf(), name="m", home=home, progress=False)
+    assert again.version == ds.version
 
 
 def test_a_bad_value_from_hf_names_its_row_and_field(home: Path) -> None:
@@ -292,9 +315,9 @@ def test_parquet_with_row_columns_keeps_the_keys(tmp_path: Path, home: Path, lay
     assert back.version == keyed.version, "the same keys and rows: the same version"
     view = keyed[[3, 1]].to_parquet(tmp_path / "view.parquet", layout=layout, with_row_columns=True)
     assert se.from_parquet(view, name="view", home=home, progress=False).keys() == ["pet-3.png", "pet-1.png"]
-    if layout == "huggingface":  # docs/exporting.md: a datasets.Dataset has no keys, so from_hf numbers the rows
-        assert se.from_hf(keyed.to_hf(), name="via-hf", home=home, progress=False).keys() == list(range(5))
-    plain = keyed.to_parquet(tmp_path / f"plain-{layout}.parquet", layout=layout)
+    if layout == "huggingface":  # to_hf writes the keys in __key__ too
+        assert se.from_hf(keyed.to_hf(), name="via-hf", home=home, progress=False).version == keyed.version
+    plain = keyed.to_parquet(tmp_path / f"plain-{layout}.parquet", layout=layout, with_keys=False)
     assert pq.read_schema(plain).names == ["image", "label"]
     assert se.from_parquet(plain, name="plain", home=home, progress=False).keys() == list(range(5))
 
@@ -336,21 +359,92 @@ def test_pandas_to_se(ours: se.CachedDataset, home: Path) -> None:
     assert _compare(_rows(), list(ds.with_format("python")), "pandas -> se") == N * len(FEATURES)
 
 
-def test_a_frame_indexed_by_its_keys_rebuilds_the_version_as_docs_exporting_md_says(home: Path) -> None:
-    keyed = se.build(
-        [(f"cat-{i}", {"x": i}) for i in range(4)],
-        se.Features(x=se.Value("int64")),
-        name="keyed",
-        home=home,
-        progress=False,
+def _keyed_pets(home: Path) -> se.CachedDataset:
+    """The README's habit: rows keyed by their file names (``yield p.name, {...}``)."""
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=NAMES), tags=se.Sequence(se.Value("int64")))
+    rows = [(f"pet-{i}.png", {"image": _png(i), "label": i % 3, "tags": [i, None, -i]}) for i in range(7)]
+    return se.build(rows, features, name="pets", home=home, progress=False)
+
+
+ROUND_TRIPS = {
+    "hf": lambda ds, tmp, home: se.from_hf(ds.to_hf(), name="back", home=home, progress=False),
+    "pandas": lambda ds, tmp, home: se.from_pandas(ds.to_pandas(), name="back", home=home, progress=False),
+    "parquet": lambda ds, tmp, home: se.from_parquet(ds.to_parquet(tmp / "p.parquet"), home=home, progress=False),
+    "parquet-stored": lambda ds, tmp, home: se.from_parquet(
+        ds.to_parquet(tmp / "s.parquet", layout="stored"), home=home, progress=False
+    ),
+}
+
+
+@pytest.mark.parametrize("way", sorted(ROUND_TRIPS))
+def test_string_keys_survive_the_default_round_trip(tmp_path: Path, home: Path, way: str) -> None:
+    ds = _keyed_pets(home)
+    back = ROUND_TRIPS[way](ds, tmp_path, home)
+    assert back.keys() == ds.keys()
+    assert "__key__" not in back.features, "the key is no user column"
+    assert back.features == ds.features
+    assert se.compare(ds, back).identical
+    assert back.version == ds.version, "the same keys and rows: the same version"
+
+
+def test_exports_without_keys_say_so_and_number_the_rows(tmp_path: Path, home: Path) -> None:
+    ds = _keyed_pets(home)
+    assert "__key__" not in ds.to_hf(with_keys=False).column_names
+    assert pq.read_schema(ds.to_parquet(tmp_path / "p.parquet", with_keys=False)).names == ["image", "label", "tags"]
+    frame = ds.to_pandas()
+    assert (frame.index.name, frame.index.tolist()) == ("key", ds.keys())
+    numbered = ds[2:5].to_pandas(with_keys=False)
+    assert (numbered.index.name, numbered.index.tolist()) == ("row", [2, 3, 4])
+    assert se.from_pandas(numbered, name="by-row", home=home, progress=False).keys() == [2, 3, 4]
+
+
+def test_a_webdataset_style_key_column_keys_the_rows_and_a_missing_key_is_named(home: Path) -> None:
+    hf = datasets.Dataset.from_dict({"__key__": ["b", "a"], "x": [1, 2]})
+    ds = se.from_hf(hf, name="web", home=home, progress=False)
+    assert (ds.keys(), ds.column_names) == (["b", "a"], ["x"])
+    holey = datasets.Dataset.from_dict({"__key__": ["b", None], "x": [1, 2]})
+    with pytest.raises(se.SchemaError, match=r"row 1 of the datasets.Dataset has no key in its __key__ column"):
+        se.from_hf(holey, name="holey", home=home, progress=False)
+
+
+def test_a_list_with_a_missing_item_survives_pandas(home: Path) -> None:
+    features = se.Features(ints=se.Sequence(se.Value("int64")), floats=se.Sequence(se.Value("float64")))
+    rows = [
+        {"ints": [1, None, 2**60], "floats": [0.5, None]},
+        {"ints": None, "floats": None},
+        {"ints": [], "floats": []},
+    ]
+    ds = se.build(rows, features, name="lists", home=home, progress=False)
+    frame = ds.to_pandas()
+    assert frame["ints"].tolist() == [[1, None, 2**60], None, []], "no float: 2**60 stays exact, None stays None"
+    back = se.from_pandas(frame, name="back", home=home, progress=False)
+    assert list(back) == rows
+    assert back.version == ds.version
+
+
+def test_pandas_nullable_dtypes_and_the_index_come_in_as_docs_exporting_md_says(home: Path) -> None:
+    frame = pd.DataFrame(
+        {
+            "count": pd.array([1, None, 3], dtype="Int64"),
+            "flag": pd.array([True, None, False], dtype="boolean"),
+            "text": pd.array(["x", None, "z"], dtype="string[pyarrow]"),
+        },
+        index=pd.Index(["k1", "k2", "k3"], name="file"),
     )
-    frame = keyed.to_pandas()
-    assert frame.index.name == "row", "to_pandas indexes by row number"
-    assert se.from_pandas(frame, name="by-row", home=home, progress=False).keys() == [0, 1, 2, 3]
-    frame.index = pd.Index(keyed.keys(), name="key")  # what the page tells a user to do
-    assert se.from_pandas(frame, name="by-key", home=home, progress=False).version == keyed.version
+    ds = se.from_pandas(frame, name="nullable", home=home, progress=False)
+    assert ds.features == se.Features(count=se.Value("int64"), flag=se.Value("bool"), text=se.Value("large_string"))
+    assert list(ds) == [
+        {"count": 1, "flag": True, "text": "x"},
+        {"count": None, "flag": None, "text": None},
+        {"count": 3, "flag": False, "text": "z"},
+    ]
+    assert ds.keys() == ["k1", "k2", "k3"]
+    out = ds.to_pandas()
+    assert (out.index.name, out.index.tolist()) == ("key", ["k1", "k2", "k3"]), "the index's name is not kept"
+    assert str(out["count"].dtype) == "Int64"
+    assert se.from_pandas(out, name="again", home=home, progress=False).version == ds.version
     page = (Path(__file__).resolve().parents[2] / "docs" / "exporting.md").read_text(encoding="utf-8")
-    assert 'df.index = pd.Index(ds.keys(), name="key")' in page
+    assert "`string[pyarrow]`" in page
 
 
 def test_a_plain_frame_infers_features_and_names_what_it_cannot(home: Path) -> None:
@@ -388,3 +482,90 @@ def test_a_bad_value_from_pandas_names_its_row_key_and_field(home: Path) -> None
     with pytest.raises(se.EncodingError, match=r"row 2, key 12.*'label'|'label'.*row 2, key 12") as caught:
         se.from_pandas(frame, features, name="bad", home=home, progress=False)
     assert "cow" in str(caught.value)
+
+
+def test_every_from_takes_features_name_and_home_alike(tmp_path: Path, home: Path) -> None:
+    import inspect
+
+    for function in (se.from_hf, se.from_parquet, se.from_pandas, se.from_lance):
+        parameters = inspect.signature(function).parameters
+        assert list(parameters)[1] == "features", function.__name__
+        for keyword in ("name", "home"):
+            assert parameters[keyword].kind is inspect.Parameter.KEYWORD_ONLY, (function.__name__, keyword)
+    elsewhere = tmp_path / "elsewhere"
+    ds = se.from_parquet(_keyed_pets(home).to_parquet(tmp_path / "p.parquet"), name="p", home=elsewhere, progress=False)
+    assert (ds.name, ds.home) == ("p", elsewhere)
+    assert se.load("p", home=elsewhere).version == ds.version
+
+
+BOX_NAMES = ["cat", "dog"]
+
+
+def _boxes_hf() -> Any:
+    """A detection column as datasets writes it: a list of dicts with a fixed-length box and a class label."""
+    features = datasets.Features(
+        objects=datasets.List(
+            {
+                "bbox": datasets.List(datasets.Value("float32"), length=4),
+                "category": datasets.ClassLabel(names=BOX_NAMES),
+            }
+        ),
+        n=datasets.Value("int64"),
+    )
+    objects = [
+        [{"bbox": [1.0, 2.0, 3.0, 4.0], "category": 1}, {"bbox": [0.0, 0.0, 1.5, 1.0], "category": 0}],
+        [],
+        None,
+        [{"bbox": [5.0, 5.0, 2.0, 2.0], "category": None}],
+    ]
+    return datasets.Dataset.from_dict({"objects": objects, "n": [1, 2, 3, 4]}, features=features), objects
+
+
+def test_a_list_of_dicts_comes_in_and_round_trips_with_its_class_names(tmp_path: Path, home: Path) -> None:
+    hf, objects = _boxes_hf()
+    ds = se.from_hf(hf, name="boxes", home=home, progress=False)
+    item = se.Sequence({"bbox": se.Sequence(se.Value("float32"), length=4), "category": se.ClassLabel(names=BOX_NAMES)})
+    assert ds.features == se.Features(objects=item, n=se.Value("int64"))
+    assert ds["objects"] == objects
+    assert se.load("boxes", home=home).features == ds.features, "the features JSON keeps the dict item"
+    again = ds.to_hf()
+    assert again.features["objects"] == hf.features["objects"], "class names kept on the way out"
+    assert again["objects"] == objects
+    back = {
+        "hf": se.from_hf(again, name="via-hf", home=home, progress=False),
+        "parquet": se.from_parquet(ds.to_parquet(tmp_path / "boxes.parquet"), home=home, progress=False),
+        "pandas": se.from_pandas(ds.to_pandas(), name="via-pandas", home=home, progress=False),
+    }
+    for way, copy in back.items():
+        assert copy.version == ds.version, way
+    plain = datasets.Dataset.from_dict({"objects": [[{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]]})
+    inferred = se.from_hf(plain, name="plain", home=home, progress=False)
+    assert inferred.features["objects"] == se.Sequence({"a": se.Value("int64"), "b": se.Value("string")})
+    framed = se.from_pandas(
+        pd.DataFrame({"objects": [[{"a": 1, "b": "x"}], []]}), name="framed", home=home, progress=False
+    )
+    assert framed["objects"] == [[{"a": 1, "b": "x"}], []]
+
+
+def test_a_list_of_dicts_names_the_item_and_field_of_a_bad_value_and_stays_a_lists_item(home: Path) -> None:
+    item = se.Sequence({"bbox": se.Sequence(se.Value("float32"), length=4), "category": se.ClassLabel(names=BOX_NAMES)})
+    features = se.Features(objects=item)
+    assert se.Features.from_dict(features.to_dict()) == features
+    with pytest.raises(se.EncodingError, match=r"field 'objects': item 1: field 'category': unknown class 'cow'"):
+        se.build(
+            [{"objects": [{"bbox": [0, 0, 1, 1]}, {"bbox": [0, 0, 1, 1], "category": "cow"}]}],
+            features,
+            name="bad",
+            home=home,
+            progress=False,
+        )
+    with pytest.raises(se.EncodingError, match=r"item 0: unexpected field\(s\) \['box'\]"):
+        se.build([{"objects": [{"box": [0, 0, 1, 1]}]}], features, name="bad", home=home, progress=False)
+    with pytest.raises(se.SchemaError, match=r"feature 'top' is a dict of features, which is only a list's item"):
+        se.Features(top=item.feature)
+    legacy = datasets.Features(objects={"bbox": datasets.List(datasets.List(datasets.Value("float32")))})
+    # a dict of lists (what datasets' Sequence of a dict gave, TFDS' convention): hf.flatten() makes list columns
+    with pytest.raises(se.SchemaError, match=r"column 'objects' is a nested dict of features.*flatten"):
+        features_from_hf(legacy)
+    flat = features_from_hf(datasets.Features(objects=legacy["objects"]).flatten())
+    assert flat == se.Features({"objects.bbox": se.Sequence(se.Sequence(se.Value("float32")))})

@@ -59,15 +59,31 @@ def test_se_to_lance_to_se_row_by_row(home: Path, tmp_path: Path, jpegs: list[by
     _assert_same_rows(back, ds)
     assert back.label_counts() == ds.label_counts()
     np.testing.assert_array_equal(back[7]["patch"], ds[7]["patch"])
-    assert se.from_lance(out, home=home).version == back.version  # the same mirror
     table = lance.dataset(str(out)).to_table()
     assert table.column("__key__").to_pylist() == ds.keys()
     assert table.column("image").to_pylist() == jpegs[:50]  # bytes as stored: no re-encode
-    # docs/format.md (Lance): the mirror keys rows by position, so compare matches no key of the original
+    # docs/format.md (Lance): se.load opens the read-only mirror, keyed by position
     assert back.keys() == list(range(50))
     assert "__key__" not in back.features
-    diff = se.compare(ds, back)
-    assert (len(diff.rows.added), len(diff.rows.removed)) == (50, 50)
+
+
+def test_from_lance_keeps_the_keys_and_builds_the_same_version(home: Path, tmp_path: Path, jpegs: list[bytes]) -> None:
+    ds = _rich(home, jpegs)
+    out = ds.to_lance(tmp_path / "rich.lance")
+    copy = tmp_path / "other-home"
+    back = se.from_lance(out, home=copy, progress=False)
+    assert (back.name, back.home) == ("rich", copy), "name= defaults to the folder's; home= is where it is built"
+    assert back.keys() == ds.keys()
+    assert "__key__" not in back.features
+    assert back.features == ds.features
+    assert back.version == ds.version
+    assert se.compare(ds, back).identical
+    assert se.from_lance(out, home=copy, progress=False).build_info.startswith("reused")
+    plain = se.from_lance(ds[:3].to_lance(tmp_path / "plain.lance", with_keys=False), home=copy, progress=False)
+    assert "__key__" not in lance.dataset(str(tmp_path / "plain.lance")).schema.names
+    assert plain.keys() == [0, 1, 2]
+    with pytest.raises(se.NotACacheError, match="from_lance reads a Lance dataset"):
+        se.from_lance(ds.cache_dir, home=copy)
 
 
 def test_a_view_goes_out_as_its_rows(home: Path, tmp_path: Path, jpegs: list[bytes]) -> None:
@@ -94,3 +110,13 @@ def test_export_layout_lance_is_to_lance(home: Path, tmp_path: Path) -> None:
     assert lance.dataset(str(out)).to_table().column("x").to_pylist() == [0, 1, 2]
     with pytest.raises(se.InvalidOptionError, match="layout must be one of"):
         ds.export(tmp_path / "x", layout="tfrecord")
+
+
+def test_a_list_of_dicts_goes_through_lance_as_the_same_version(home: Path, tmp_path: Path) -> None:
+    item = Sequence({"bbox": Sequence(Value("float32"), length=4), "category": ClassLabel(names=NAMES)})
+    rows = [(f"img-{i}", {"objects": [{"bbox": [0, 0, i, i], "category": NAMES[i % 3]}] * (i % 3)}) for i in range(6)]
+    ds = se.build(rows, Features(objects=item), name="boxes", home=home, progress=False)
+    back = se.from_lance(ds.to_lance(tmp_path / "boxes.lance"), name="copy", home=home, progress=False)
+    assert back.features == ds.features
+    assert back.version == ds.version
+    assert back["objects"] == ds["objects"]

@@ -175,3 +175,17 @@ def test_a_missing_value_names_row_key_and_field(home: Path, tmp_path: Path) -> 
     with pytest.raises(se.EncodingError, match=r"row 1, key 'b', field 'name': MDS has no nulls"):
         ds.to_mds(tmp_path / "mds")
     assert not (tmp_path / "mds").exists()  # nothing half-written
+
+
+def test_a_list_holding_images_or_bytes_is_refused_naming_the_column(
+    home: Path, tmp_path: Path, jpegs: list[bytes]
+) -> None:
+    features = Features(crops=Sequence({"image": Image(), "label": ClassLabel(names=NAMES)}))
+    ds = se.build([{"crops": [{"image": jpegs[0], "label": NAMES[1]}]}], features, name="c", home=home, progress=False)
+    with pytest.raises(se.SchemaError, match=r"column 'crops': .*no MDS encoding: MDS stores a list as JSON"):
+        ds.to_mds(tmp_path / "mds")
+    assert not (tmp_path / "mds").exists()
+    listed = Features(boxes=Sequence({"bbox": Sequence(Value("float32"), length=4), "label": ClassLabel(names=NAMES)}))
+    boxes = se.build([{"boxes": [{"bbox": [0, 0, 1, 1], "label": 1}]}], listed, name="b", home=home, progress=False)
+    index = json.loads((boxes.to_mds(tmp_path / "boxes") / "index.json").read_text())
+    assert index["shards"][0]["column_encodings"] == ["json"]

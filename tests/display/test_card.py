@@ -257,6 +257,6 @@ def test_repeated_keys_and_changed_bytes_are_shown_as_text(tmp_path: Path, jpegs
     # builds refuse repeated keys, but views of one version can repeat a row
     a = se.build([(key, {"image": jpegs[1]})], features, name="r", home=tmp_path, progress=False)
     b = se.build([(key, {"image": jpegs[2]})], features, name="r", home=tmp_path, progress=False)
-    page = se.compare(a.take([0, 0]), b.take([0, 0]))._repr_html_()
+    page = se.compare(a.select([0, 0]), b.select([0, 0]))._repr_html_()
     markup = assert_inert(page, f"repeated keys in a: {key}", f"repeated keys in b: {key}")
     assert f"image: <{len(jpegs[1])} bytes> → <{len(jpegs[2])} bytes>" in "".join(markup.text)

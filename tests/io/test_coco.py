@@ -164,7 +164,10 @@ def test_exports_refuse_folders_and_files_they_did_not_write(tmp_path: Path) -> 
     with pytest.raises(InvalidOptionError, match="exists and stable-explore did not write it"):
         ds.to_coco(annotations)
     assert json.loads(annotations.read_text()) == coco_document()
-    with pytest.raises(InvalidOptionError, match="not empty and no export of stable-explore wrote it"):
+    with pytest.raises(InvalidOptionError, match=r"not empty \(.*\) and no stable-explore export wrote it"):
         ds.to_coco(tmp_path / "new.json", images_dir=images)
+    assert not (tmp_path / "new.json").exists()
     with pytest.raises(InvalidOptionError, match="not empty"):
         ds.to_yolo(images)
+    with pytest.raises(InvalidOptionError, match="inside the catalog home"):
+        ds.to_coco(tmp_path / "h" / "instances.json")

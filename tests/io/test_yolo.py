@@ -63,7 +63,9 @@ def test_to_yolo_round_trips_every_line(tmp_path: Path) -> None:
     back = se.from_yolo(out, name="back", home=tmp_path / "h", progress=False)
     assert back["objects"] == ds["objects"]
     assert back.keys() == ds.keys()
-    assert ds.to_yolo(tmp_path / "out") == out  # a folder to_yolo wrote may be written again
+    with pytest.raises(se.ExportTargetError, match="a stable-explore export is already there"):
+        ds.to_yolo(tmp_path / "out")
+    assert ds.to_yolo(tmp_path / "out", overwrite=True) == out  # a folder an export wrote may be replaced
 
 
 def test_pixel_boxes_go_out_as_fractions(tmp_path: Path) -> None:

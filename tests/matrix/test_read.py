@@ -24,8 +24,8 @@ def test_slices_take_and_filter(cell: Cell) -> None:
     assert_rows(ds.features, list(ds[5:19]), model[5:19], f"{cell.id} ds[5:19]")
     assert_rows(ds.features, list(ds[::-3]), model[::-3], f"{cell.id} ds[::-3]")
     rows = [23, 0, 8, 8, 7]  # across shards, repeated, out of order
-    assert_rows(ds.features, list(ds.take(rows)), [model[i] for i in rows], f"{cell.id} take")
-    assert ds.take(rows).keys() == [model[i]["__key__"] for i in rows]
+    assert_rows(ds.features, list(ds.select(rows)), [model[i] for i in rows], f"{cell.id} select")
+    assert ds.select(rows).keys() == [model[i]["__key__"] for i in rows]
     first, feature = next((n, f) for n, f in ds.features.items() if any(row[n] is None for row in model))
     present = ds.filter(lambda row: row[first] is not None)  # decodes every row
     want = [row for row in model if canon(feature, row[first]) is not None]

@@ -53,9 +53,9 @@ def test_the_flipped_bit_of_the_issue_is_refused_naming_shard_batch_and_rows(hom
     with pytest.raises(CacheCorruptionError, match="record batch 0"):
         fresh.to_pandas()
     with pytest.raises(CacheCorruptionError, match="record batch 0"):
-        fresh.take([3999, 42]).to_pandas()
+        fresh.select([3999, 42]).to_pandas()
     # a take checks the rows it hands out (issue 26): row 7 beside the damage is intact, and reads
-    assert fresh.take([3999, 7]).to_pandas()["x"].tolist() == [4999, 1007]
+    assert fresh.select([3999, 7]).to_pandas()["x"].tolist() == [4999, 1007]
 
 
 @pytest.mark.parametrize("compression", [None, "zstd"])
@@ -189,7 +189,7 @@ def test_numpy_takes_of_many_rows_check_every_batch_they_touch(home: Path) -> No
     fresh = se.load("n", home=home)
     rows = np.random.default_rng(0).permutation(ROWS)[:3000]
     with pytest.raises(CacheCorruptionError, match=r"record batch 9, column 'x' \(rows 4500-4999"):
-        fresh.take(rows).to_pandas()
+        fresh.select(rows).to_pandas()
 
 
 def test_reading_one_column_checks_only_that_column(home: Path) -> None:

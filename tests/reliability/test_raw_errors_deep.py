@@ -98,7 +98,9 @@ def _png() -> bytes:
 
 
 @pytest.mark.parametrize("name", ["c" * 300, "é" * 200, "x" * 255])
-def test_a_long_column_name_exports_its_images(tmp_path: Path, name: str) -> None:
+def test_a_long_column_name_exports_its_images(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, name: str
+) -> None:
     features = se.Features({name: se.Image(), "label": se.ClassLabel(names=["a", "b"])})
     ds = se.build([{name: _png(), "label": i % 2} for i in range(3)], features, name="d", home=tmp_path, progress=False)
     frame = ds.to_pandas(images="path")
@@ -113,7 +115,7 @@ def test_a_long_column_name_exports_its_images(tmp_path: Path, name: str) -> Non
     both = se.build([{name: _png(), other: _png()}], features2, name="two", home=tmp_path, progress=False)
     exported = both.to_pandas(images="path")
     assert Path(exported[name][0]).parent != Path(exported[other][0]).parent
-    ds.to_parquet(tmp_path / "d.parquet")
+    ds.to_parquet(tmp_path_factory.mktemp("exports") / "d.parquet")  # outside the home (tmp_path here)
 
 
 def test_short_column_names_keep_their_export_folders(tmp_path: Path) -> None:

@@ -55,12 +55,12 @@ def _damage_blob(home: Path, row: int) -> Path:
 def test_a_take_beside_a_damaged_row_reads_and_the_damaged_row_is_refused_when_taken(home: Path) -> None:
     shard = _damage_blob(home, 42)
     fresh = se.load("r", home=home)
-    table = fresh.take([41, 43, 2999, 0]).to_arrow()  # rows of the damaged batch, but not the damaged row
+    table = fresh.select([41, 43, 2999, 0]).to_arrow()  # rows of the damaged batch, but not the damaged row
     assert table.column("blob").to_pylist() == [_blob(i) for i in (41, 43, 2999, 0)]
     assert table.column("value").to_pylist() == [41 / 2, 43 / 2, 2999 / 2, 0.0]
     pattern = rf"{shard.name}: record batch 0, column 'blob' \(rows 0-499 of this shard; rows 0-499 of the version\)"
     with pytest.raises(CacheCorruptionError, match=pattern):
-        fresh.take([2999, 42]).to_arrow()
+        fresh.select([2999, 42]).to_arrow()
     with pytest.raises(CacheCorruptionError, match=pattern):
         fresh[42]  # a single row: checked by its row hash too
     with pytest.raises(CacheCorruptionError, match="record batch 0, column 'blob'"):
@@ -69,16 +69,16 @@ def test_a_take_beside_a_damaged_row_reads_and_the_damaged_row_is_refused_when_t
         se.load("r", home=home).to_pandas()  # a whole read checks whole batches
     assert fresh[43]["blob"] == _blob(43)  # the rows beside it still read
     # a read of the damaged row's label alone hands out no image: it reads (the label's batch checked whole)
-    assert fresh.take([42, 41]).arrow_column("label").to_pylist() == [0, 2]
+    assert fresh.select([42, 41]).arrow_column("label").to_pylist() == [0, 2]
 
 
 def test_damage_found_by_a_take_is_found_by_a_new_process_too(home: Path) -> None:
     _damage_blob(home, 1700)
     with pytest.raises(CacheCorruptionError, match="record batch 3, column 'blob'"):
-        se.load("r", home=home).take(np.array([5, 1700])).to_arrow()
+        se.load("r", home=home).select(np.array([5, 1700])).to_arrow()
     forget()  # what this process checked is forgotten: checked again, and refused again
     with pytest.raises(CacheCorruptionError, match="record batch 3, column 'blob'"):
-        se.load("r", home=home).take([1700]).to_arrow()
+        se.load("r", home=home).select([1700]).to_arrow()
 
 
 def test_the_row_hashes_a_take_relies_on_are_checked_against_the_batch_digests(home: Path) -> None:
@@ -89,14 +89,14 @@ def test_the_row_hashes_a_take_relies_on_are_checked_against_the_batch_digests(h
     flip_byte(shard, offset, 0x01)
     forget()
     with pytest.raises(CacheCorruptionError, match="record batch 0, column '__row_hash__'"):
-        se.load("r", home=home).take([7, 42]).to_arrow()
+        se.load("r", home=home).select([7, 42]).to_arrow()
 
 
 def test_relabelled_rows_taken_from_a_fresh_open_read_their_new_labels(home: Path) -> None:
     saved = se.load("r", home=home).relabel({42: "c", 7: "a"}).save(message="fix two")
     forget()
     fresh = se.load(f"r@{saved.version}", home=home)
-    table = fresh.take([42, 7, 8]).to_arrow()
+    table = fresh.select([42, 7, 8]).to_arrow()
     assert table.column("label").to_pylist() == [2, 0, 2]
     assert table.column("blob").to_pylist() == [_blob(42), _blob(7), _blob(8)]
 

@@ -1,4 +1,4 @@
-"""A Hugging Face detection set (objects = bbox + ClassLabel category) comes in as Boxes, in both of its layouts."""
+"""A Hugging Face detection set (objects = bbox + ClassLabel category) comes in as Boxes when asked, in both layouts."""
 
 from __future__ import annotations
 
@@ -37,8 +37,10 @@ def _hf(layout: str) -> datasets.Dataset:
 
 
 @pytest.mark.parametrize("layout", ["list of dicts", "sequence of a dict"])
-def test_from_hf_turns_objects_into_boxes_with_every_box(tmp_path: Path, layout: str) -> None:
-    ds = se.from_hf(_hf(layout), name="cppe", home=tmp_path, progress=False)
+def test_from_hf_with_a_boxes_feature_keeps_every_box(tmp_path: Path, layout: str) -> None:
+    hf = _hf(layout)
+    features = se.Features(image=se.Image(), objects=se.Boxes(names=NAMES))
+    ds = se.from_hf(hf, features, name="cppe", home=tmp_path, progress=False)
     assert ds.features["objects"] == se.Boxes(names=NAMES)
     for position, boxes in enumerate(ROWS):
         got = ds[position]["objects"]

@@ -63,8 +63,8 @@ def test_every_feature_type_maps_both_ways() -> None:
 def test_features_with_no_counterpart_are_named() -> None:
     with pytest.raises(se.SchemaError, match="column 'n' is Value\\('null'\\)"):
         features_from_hf({"n": {"_type": "Value", "dtype": "null"}})
-    with pytest.raises(se.SchemaError, match="column 'rows' is a list of dicts"):
-        features_from_hf(datasets.Features({"rows": datasets.List({"a": datasets.Value("int8")})}))
+    listed = features_from_hf(datasets.Features({"rows": datasets.List({"a": datasets.Value("int8")})}))
+    assert listed == se.Features(rows=se.Sequence({"a": se.Value("int8")})), "a list of dicts comes in"
     with pytest.raises(se.SchemaError, match="column 'sound' is a Hugging Face Audio feature"):
         features_from_hf({"sound": {"_type": "Audio"}})
     with pytest.raises(se.SchemaError, match=r"expected datasets\.Features or its to_dict"):
@@ -110,3 +110,28 @@ def test_image_bytes_past_int32_offsets_are_cut_into_chunks(monkeypatch: pytest.
     assert len(chunks) >= 3
     assert all(sum(len(row["bytes"]) for row in chunk.to_pylist()) <= limit for chunk in chunks)
     assert [row["bytes"] for row in hf.column("image").to_pylist()] == images
+
+
+def test_images_inside_a_list_of_dicts_move_between_layouts() -> None:
+    features = se.Features(crops=se.Sequence({"image": se.Image(), "label": se.ClassLabel(names=["a", "b"])}))
+    item = pa.struct([pa.field("image", pa.large_binary()), pa.field("label", pa.int64())])
+    crops = [[{"image": _png(1), "label": 1}, {"image": None, "label": None}], None, []]
+    table = pa.table({"crops": pa.array(crops, pa.list_(item))})
+    hf = to_hf_layout(table.slice(0, 3), features)
+    assert hf.column("crops").type.value_type.field("image").type == pa.struct(
+        [pa.field("bytes", pa.binary()), pa.field("path", pa.string())]
+    )
+    assert hf.column("crops").to_pylist()[0][0]["image"] == {"bytes": _png(1), "path": None}
+    assert hf.column("crops").to_pylist()[1:] == [None, []]
+    spec = hf_features_dict(features)
+    assert spec["crops"] == {
+        "_type": "List",
+        "feature": {"image": {"_type": "Image"}, "label": {"_type": "ClassLabel", "names": ["a", "b"]}},
+    }
+    assert features_from_hf(spec) == features
+
+
+def test_a_list_of_structs_in_an_arrow_schema_without_our_metadata_is_a_list_of_dicts() -> None:
+    item = pa.struct([pa.field("p", pa.int64()), pa.field("q", pa.list_(pa.float32(), 2))])
+    features = se.Features.from_arrow_schema(pa.schema([pa.field("z", pa.list_(item))]))
+    assert features == se.Features(z=se.Sequence({"p": se.Value("int64"), "q": se.Sequence(se.Value("float32"), 2)}))

@@ -96,7 +96,7 @@ def test_embedding_from_a_column_an_array_or_a_function(vectors: se.CachedDatase
 
     assert embedding_matrix(vectors, lengths, batch_size=2).tolist() == [[2.0, 1.0]] * 5
     assert seen == [2, 2, 1]
-    view = vectors.take([4, 0])
+    view = vectors.select([4, 0])
     assert embedding_matrix(view, "vec").tolist() == [[4, 8, 1], [0, 0, 1]]
 
 

@@ -56,7 +56,7 @@ def test_similar_rows_by_column_embedding_or_hash(hashed: se.CachedDataset) -> N
     assert similar_rows(hashed, 0, embedding="vec", k=2).tolist() == [1, 2]
     assert similar_rows(hashed, 0, hashes="phash", k=3).tolist() == [1, 4, 2]
     assert similar_rows(hashed, 1, hashes=np.array([5, 4, 4, 7, 9], dtype=np.uint64), k=1).tolist() == [2]
-    view = hashed.take([4, 3, 0])  # positions are positions in the view
+    view = hashed.select([4, 3, 0])  # positions are positions in the view
     assert similar_rows(view, 2, hashes="phash", k=2).tolist() == [0, 1]
 
 

@@ -28,7 +28,7 @@ def _check_reads(ds: se.CachedDataset, keys: list[str], labels: list[int], xs: l
     assert table.column("label").to_pylist() == labels
     assert table.column("x").to_pylist() == xs
     picks = list(range(0, len(keys), 37))[::-1]
-    assert ds.take(picks).to_arrow().column("label").to_pylist() == [labels[i] for i in picks]
+    assert ds.select(picks).to_arrow().column("label").to_pylist() == [labels[i] for i in picks]
     assert ds.with_format("arrow")[100:900].to_arrow().column("label").to_pylist() == labels[100:900]
     assert ds.arrow_column("label").to_pylist() == labels
     assert [ds[i]["label"] for i in (0, len(keys) // 2, len(keys) - 1)] == [

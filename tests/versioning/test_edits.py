@@ -262,7 +262,7 @@ def test_a_segmented_version_reads_edits_pickles_and_browses(big_shards: CachedD
     assert clone[1997]["x"] == 1999
     assert sum(second.shard_row_counts) == 1998
     rows = np.random.default_rng(0).integers(0, 1998, 3000)
-    assert second.take(rows).to_pandas()["x"].tolist() == frame["x"].to_numpy()[rows].tolist()
+    assert second.select(rows).to_pandas()["x"].tolist() == frame["x"].to_numpy()[rows].tolist()
     pytest.importorskip("anywidget")
     browser = second.browse(page_size=24)
     assert browser.num_rows == 1998

@@ -35,7 +35,7 @@ def _check_every_read(ds: se.CachedDataset, rows: list[dict[str, Any]]) -> None:
     assert ds.to_arrow().select(columns).to_pylist() == rows
     assert [{c: ds[i][c] for c in columns} for i in range(len(ds))] == rows
     picks = [len(rows) - 1, 1, 0]
-    assert ds.take(picks).to_arrow().select(columns).to_pylist() == [rows[i] for i in picks]
+    assert ds.select(picks).to_arrow().select(columns).to_pylist() == [rows[i] for i in picks]
     assert ds[0:5].to_arrow().select(columns).to_pylist() == rows[0:5]
     for column in columns:
         assert ds.arrow_column(column).to_pylist() == [row[column] for row in rows]

@@ -104,7 +104,7 @@ def test_the_hashes_are_computed_once_per_version(pictures: se.CachedDataset) ->
     browser.show_similar(3)
     browser.show_similar(9)
     assert found.values(pictures) is first  # kept: the next click reads no image
-    other = pictures.take(list(range(0, 24, 2)))  # a view has its own rows, so its own entry
+    other = pictures.select(list(range(0, 24, 2)))  # a view has its own rows, so its own entry
     assert len(found.values(other)) == 12
 
 

@@ -174,7 +174,7 @@ def test_the_selection_reaches_a_linked_browser(pets: CachedDataset) -> None:
     assert browser.selected == []
     if hasattr(browser, "show_rows"):
         assert browser.num_rows == 300
-    other = pets.take([1, 2]).browse()
+    other = pets.select([1, 2]).browse()
     with pytest.raises(InvalidOptionError, match="link a browser of the same rows"):
         widget.link(other)
 

@@ -36,9 +36,11 @@ import pyarrow as pa
 
 from stable_explore.errors import SchemaError
 from stable_explore.schema import Array3D, ClassLabel, Feature, Features, Image, Sequence, Value, Video
+from stable_explore.schema.fields import Fields
 
 __all__ = [
     "ARROW_LAYOUT",
+    "accept_features",
     "FEATURE_FIELD_KEY",
     "LANCE_LAYOUT",
     "LAYOUTS",
@@ -84,7 +86,9 @@ def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
     if isinstance(feature, Array3D):
         return f"Array3D(shape={tuple(feature.shape)!r}, dtype='{feature.dtype}')"
     what = f"a {type(feature).__name__} feature"
-    if isinstance(feature, Sequence):
+    if isinstance(feature, Fields):
+        what = "a list of dicts (a Sequence of a dict of features)"
+    elif isinstance(feature, Sequence):
         what = f"a fixed-length Sequence (length={feature.length})"
     msg = (
         f"{what} has no counterpart in stable-datasets' cache layouts (Value, ClassLabel, Image, Array3D and "
@@ -125,3 +129,57 @@ def stable_datasets_schema(features: Features) -> pa.Schema:
         kind = "Sequence" if isinstance(feature, Sequence) else type(feature).__name__
         fields.append(pa.field(name, feature.arrow_type, metadata={FEATURE_FIELD_KEY: kind.encode()}))
     return pa.schema(fields)
+
+
+_THEIR_TYPES = ("Value", "ClassLabel", "Image", "Sequence", "Array3D", "Video")
+
+
+def _our_feature(name: str, feature: Any) -> Feature:
+    """One of stable-datasets' feature types (read by its class name and public attributes) as ours."""
+    if isinstance(feature, Feature):
+        return feature
+    kind = type(feature).__name__
+    try:
+        if kind == "Value":
+            return Value(str(feature.dtype))
+        if kind == "ClassLabel":
+            return ClassLabel(names=[str(n) for n in feature.names])
+        if kind == "Image":
+            return Image()
+        if kind == "Sequence":
+            return Sequence(_our_feature(name, feature.feature))
+        if kind == "Array3D":
+            return Array3D(shape=tuple(int(n) for n in feature.shape), dtype=str(feature.dtype))  # type: ignore[arg-type]
+        if kind == "Video":
+            return Video()
+    except AttributeError as exc:
+        msg = f"column {name!r}: a {kind} without the attribute {exc.name!r} its type has; pass our Features instead"
+        raise SchemaError(msg) from None
+    msg = (
+        f"column {name!r}: {kind} is not a feature type stable-explore reads (ours, or stable-datasets' "
+        f"{', '.join(_THEIR_TYPES)}); pass our Features with the column's type"
+    )
+    raise SchemaError(msg)
+
+
+def accept_features(features: Any) -> Features | None:
+    """``features`` as ours: ours as they are, stable-datasets' ``Features`` converted.
+
+    stable-datasets' object (or any mapping of column -> its feature types) is recognised by its
+    types' class names and public attributes, without importing it. Its ``Image`` becomes ours
+    (decoded to PIL on read), ``ClassLabel`` keeps its names in order, ``Sequence``, ``Array3D``,
+    ``Value`` and ``Video`` keep their parameters.
+
+    Examples
+    --------
+    >>> class ClassLabel:  # stands in for stable-datasets' type: the class name and .names are what count
+    ...     def __init__(self, names): self.names = names
+    >>> accept_features({"label": ClassLabel(["cat", "dog"])})["label"]
+    ClassLabel(names=['cat', 'dog'])
+    """
+    if features is None or isinstance(features, Features):
+        return features
+    if not isinstance(features, Mapping):
+        msg = f"features must be a Features (ours, stable-datasets' or Hugging Face's), got {type(features).__name__}"
+        raise SchemaError(msg)
+    return Features({str(name): _our_feature(str(name), feature) for name, feature in features.items()})
