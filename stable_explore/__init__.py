@@ -14,9 +14,11 @@ import logging
 from stable_explore.api import browse, build, compare, datasets, fsck, gc, load, tag, verify, versions
 from stable_explore.api_formats import export, from_lance
 from stable_explore.api_interop import concatenate_datasets, from_hf, from_pandas, from_parquet
+from stable_explore.api_labels import from_coco, from_yolo
 from stable_explore.api_transfer import pull, push
 from stable_explore.dataset import CachedDataset
 from stable_explore.errors import (
+    AnnotationError,
     CacheCorruptionError,
     CacheNotFoundError,
     CacheWriteError,
@@ -48,7 +50,7 @@ from stable_explore.errors import (
     UnsafePathError,
 )
 from stable_explore.evaluation import evaluate
-from stable_explore.schema import Array3D, ClassLabel, Features, Image, Sequence, Value, Video
+from stable_explore.schema import Array3D, Boxes, ClassLabel, Features, Image, Keypoints, Mask, Sequence, Value, Video
 
 __version__ = "0.1.0"
 
@@ -79,6 +81,9 @@ __all__ = [
     "Array3D",
     "Sequence",
     "Video",
+    "Boxes",
+    "Mask",
+    "Keypoints",
     # building, loading, the catalog
     "build",
     "load",
@@ -94,6 +99,8 @@ __all__ = [
     "push",
     "pull",
     "from_hf",
+    "from_coco",
+    "from_yolo",
     "concatenate_datasets",
     "from_parquet",
     "from_pandas",
@@ -106,6 +113,7 @@ __all__ = [
     "DuplicateKeyError",
     "SchemaError",
     "CacheNotFoundError",
+    "AnnotationError",
     "CacheCorruptionError",
     "CacheWriteError",
     "UnsafePathError",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "AnnotationError",
     "CacheCorruptionError",
     "CacheNotFoundError",
     "CacheWriteError",
@@ -239,6 +240,35 @@ class NotACacheError(StableExploreError, ValueError):
 
 class UnsafePathError(CacheCorruptionError):
     """A path or storage key that could reach outside its folder (for example a shard name in ``_metadata.json``)."""
+
+
+class AnnotationError(StableExploreError, ValueError):
+    """An annotation file (COCO JSON, YOLO labels) that cannot be imported as it is.
+
+    The message names the file, the image and the annotation (by their ids, or line numbers), says
+    what was expected and what was found, and how to fix it; nothing was built.
+
+    Attributes
+    ----------
+    path:
+        The file.
+    image:
+        The image's id or file name, when one is concerned.
+    annotation:
+        The annotation's id or line, when one is concerned.
+    """
+
+    def __init__(self, reason: str, *, path: Any, image: Any = None, annotation: Any = None) -> None:
+        self.reason = reason
+        self.path = str(path)
+        self.image = image
+        self.annotation = annotation
+        where = [f"{self.path}"]
+        if image is not None:
+            where.append(f"image {image!r}")
+        if annotation is not None:
+            where.append(f"annotation {annotation!r}")
+        super().__init__(f"{', '.join(where)}: {reason}")
 
 
 class InvalidNameError(StableExploreError, ValueError):

@@ -33,7 +33,7 @@ def squares(n, scale=1):
 
 def test_the_design_names_are_exported() -> None:
     design = [
-        "Features", "Value", "ClassLabel", "Image", "Array3D", "Sequence", "Video",
+        "Features", "Value", "ClassLabel", "Image", "Array3D", "Sequence", "Video", "Boxes", "Mask", "Keypoints",
         "build", "load", "datasets", "versions", "tag", "gc", "verify", "browse", "compare", "CachedDataset",
         "StableExploreError", "EncodingError", "SchemaError", "CacheNotFoundError",
         "CacheCorruptionError", "CacheWriteError",

@@ -219,3 +219,13 @@ def test_the_pytorch_loader_on_the_exporting_page_runs(home_ipython: Path) -> No
     assert isinstance(batch, dict)
     assert tuple(batch["image"].shape) == (64, 3, 6, 5)
     assert tuple(batch["label"].shape) == (64,)
+
+
+def test_the_labels_page_example_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (DOCS / "labels.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"^```python\n(.*?)^```$", page, re.MULTILINE | re.DOTALL)
+    exec(compile(code, "docs/labels.md", "exec"), {})  # our own page's example
+    printed = capsys.readouterr().out.splitlines()
+    said = [line.split("# ", 1)[1] for line in code.splitlines() if line.startswith("print(") and "# " in line]
+    for line, comment in zip(printed, said, strict=True):
+        assert comment.startswith(line), (line, comment)

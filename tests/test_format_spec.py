@@ -66,6 +66,8 @@ def jsonable(value: Any) -> Any:
         return value.hex()
     if isinstance(value, list):
         return [jsonable(v) for v in value]
+    if isinstance(value, dict):  # a struct (a box)
+        return {k: jsonable(v) for k, v in value.items()}
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return repr(value)
     return value
@@ -295,6 +297,17 @@ def decode(meta: dict[str, Any], rows: pa.Table, position: int) -> dict[str, Any
             value = feature["names"][value]
         elif value is not None and feature["_type"] == "Image":
             value = PILImage.open(io.BytesIO(value))
+        elif value is not None and feature["_type"] == "Boxes":
+            value = [
+                {
+                    **box,
+                    "category": feature["names"][box["category"]],
+                    "attributes": json.loads(box["attributes"] or "{}"),
+                }
+                for box in value
+            ]
+        elif value is not None and feature["_type"] == "Mask":
+            value = np.asarray(PILImage.open(io.BytesIO(value)))
         elif value is not None and feature["_type"] == "Array3D":
             value = np.frombuffer(value, dtype=np.dtype(feature["dtype"]).newbyteorder("<")).reshape(feature["shape"])
         out[column] = value
@@ -317,6 +330,9 @@ FEATURES = se.Features(
     seen=se.Value("timestamp[us, tz=UTC]"),
     born=se.Value("date32"),
     visits=se.Sequence(se.Value("timestamp[ms, tz=Europe/Paris]")),
+    objects=se.Boxes(names=NAMES),
+    mask=se.Mask(names=NAMES),
+    pose=se.Keypoints(names=["head", "tail"]),
 )
 
 
@@ -343,6 +359,12 @@ def pets(n: int) -> Iterator[tuple[str, dict[str, Any]]]:
                 else dt.datetime(2024, 2, 29, 23, tzinfo=dt.timezone.utc) + dt.timedelta(seconds=i),
                 "born": dt.date(1969, 12, 31) + dt.timedelta(days=i),
                 "visits": [dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i)],
+                "objects": [
+                    {"bbox": [i, 1.5, 2, 3], "category": NAMES[(i + b) % 3], "score": 0.5, "iscrowd": b}
+                    for b in range(i % 3)
+                ],
+                "mask": np.full((3, 4), i % 3, dtype=np.uint8),
+                "pose": np.full((i % 2, 2, 3), i / 4, dtype=np.float32),
             },
         )
 
@@ -400,6 +422,16 @@ def test_a_built_version_is_format_1(catalog: tuple[Path, se.CachedDataset, se.C
         assert np.array_equal(mine["patch"], theirs["patch"])
         assert mine["note"] == theirs["note"]
         assert mine["blob"] == theirs["blob"]
+        boxes = theirs["objects"]
+        assert (
+            [b["bbox"] for b in mine["objects"]]
+            == boxes["bbox"]
+            == [[float(position), 1.5, 2.0, 3.0]] * len(mine["objects"])
+        )
+        assert [b["category"] for b in mine["objects"]] == [NAMES[c] for c in boxes["category"]]
+        assert [b["attributes"] for b in mine["objects"]] == [{"iscrowd": b} for b in range(position % 3)]
+        assert np.array_equal(mine["mask"], theirs["mask"])
+        assert np.array_equal(np.asarray(mine["pose"], dtype=np.float32).reshape(-1, 2, 3), theirs["pose"])
 
 
 def test_a_saved_version_is_format_2_with_row_segments_and_cell_patches(

@@ -30,13 +30,14 @@ LAYERS: list[set[str]] = [
     },  # stable-datasets-compatible facades over storage/ (for users: nothing in the package imports them)
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
     {"dataset"},  # CachedDataset: views, decoding, export, splits for ranks and workers
+    {"io"},  # other tools' annotation files (COCO, YOLO): rows to build, and a dataset written as them
     {"versioning"},  # edits saved as versions, compare
     {"signals", "evaluation"},  # computed columns that find rows worth a look; predictions against labels
     {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
     {"widgets"},  # UI: the anywidget browser (it draws with display's helpers)
     # entry points (and _user_errors, the trimmed tracebacks the magic and the CLI show); test helpers use them
     # all; compat stands in for stable-datasets' modules (its tests run against us)
-    {"api", "api_transfer", "api_interop", "api_formats", "magic", "cli", "_user_errors", "__init__"}
+    {"api", "api_transfer", "api_interop", "api_formats", "api_labels", "magic", "cli", "_user_errors", "__init__"}
     | {"testing", "compat"},
 ]
 FACADES = {"cache", "backend", "testing", "compat"}  # for users and tests: no module of the package imports them
@@ -50,6 +51,11 @@ LAZY_FACADES = {
     ("dataset", "versioning", "map"),  # computed columns: a new version of the column groups
     ("dataset", "versioning", "add_columns"),
     ("dataset", "widgets", "browse"),
+    ("dataset", "io", "to_coco"),  # a dataset's boxes written as a COCO file
+    ("dataset", "io", "to_yolo"),  # ... as a YOLO folder
+    ("dataset", "versioning", "relabel_boxes"),  # box edits start a draft, as drop and relabel do
+    ("dataset", "versioning", "drop_boxes"),
+    ("dataset", "versioning", "set_boxes"),
     ("dataset", "display", "_repr_html_"),  # the dataset card
     ("dataset", "display", "_export_images"),  # to_pandas(images="thumbnail") makes thumbnails as the browser does
     ("versioning", "display", "_repr_html_"),  # the diff card and the gallery of changed rows
@@ -273,8 +279,8 @@ def test_the_three_holes_are_caught(tmp_path: Path) -> None:
     planted = [relative, relative_bare, otherwise, negated, dynamic, dynamic_relative]
     planted_names = [str(path.relative_to(root)) for path in planted]
     assert found["storage/read/relative.py"] == [
-        "storage/read/relative.py:1 imports stable_explore.widgets (layer 9 > 2)",
-        "storage/read/relative.py:1 imports stable_explore.widgets.browser (layer 9 > 2)",
+        "storage/read/relative.py:1 imports stable_explore.widgets (layer 10 > 2)",
+        "storage/read/relative.py:1 imports stable_explore.widgets.browser (layer 10 > 2)",
     ]
     assert found["storage/read/relative_bare.py"] == [
         "storage/read/relative_bare.py:1 imports stable_explore.catalog (layer 4 > 2)"
@@ -287,9 +293,9 @@ def test_the_three_holes_are_caught(tmp_path: Path) -> None:
         "schema/negated.py:3 imports stable_explore.storage.read (layer 2 > 1)",
         "schema/negated.py:3 imports stable_explore.storage.read.reader (layer 2 > 1)",
     ]
-    assert found["catalog/dynamic.py"] == ["catalog/dynamic.py:3 imports stable_explore.versioning.edits (layer 6 > 4)"]
+    assert found["catalog/dynamic.py"] == ["catalog/dynamic.py:3 imports stable_explore.versioning.edits (layer 7 > 4)"]
     assert found["dataset/dynamic_relative.py"] == [
-        "dataset/dynamic_relative.py:2 imports stable_explore.widgets (layer 9 > 5)"
+        "dataset/dynamic_relative.py:2 imports stable_explore.widgets (layer 10 > 5)"
     ]
     flagged = sorted(name for name, upward in found.items() if upward)
     assert flagged == sorted(planted_names)  # and no other file

@@ -259,6 +259,22 @@ def check_find_what_to_clean(ran: Ran) -> None:
     assert "planted copies dropped: 40 of 40 exact" in ran.stdout("relabels that restore")
 
 
+def check_boxes(ran: Ran) -> None:
+    assert "8 images, 9 boxes, category ids [1, 3, 7]" in ran.stdout('instances.json").write_text')
+    assert "[1, 2, 3, 4, 5, 6, 7, 8] Boxes(names=['person', 'car', 'dog']) (1, 3, 7)" in ran.stdout(
+        "ds = se.from_coco("
+    )
+    found = ran.stdout("issues = box_issues(ds)")
+    assert "row 1 (image 2): box 1 dog - duplicate" in found
+    assert "row 4 (image 5): box 1 person - tiny" in found
+    assert "row 7 (image 8): box -1 None - no boxes" in found
+    compared = ran.stdout("diff = se.compare(ds, clean)")
+    assert "+0 -0 ~3 rows; objects: boxes +0 -2 moved 0 relabelled 1 in 3 row(s)" in compared
+    assert "~ 4: objects: box 0 car->person" in compared
+    assert "category ids: [1, 3, 7] images: [1, 2, 3, 4, 5, 6, 7, 8]" in ran.stdout("clean.to_coco(")
+    assert "annotations: 9 -> 7" in ran.stdout("clean.to_coco(")
+
+
 CHECKS: dict[str, Callable[[Ran], None]] = {
     "01_quickstart.ipynb": check_quickstart,
     "02_cleaning_session.ipynb": check_cleaning_session,
@@ -266,6 +282,7 @@ CHECKS: dict[str, Callable[[Ran], None]] = {
     "04_pytorch_dataloader.ipynb": check_pytorch_dataloader,
     "05_workgroup.ipynb": check_workgroup,
     "06_find_what_to_clean.ipynb": check_find_what_to_clean,
+    "07_boxes.ipynb": check_boxes,
 }
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from stable_explore._optional import require
 from stable_explore.errors import CacheCorruptionError, ImageTooLargeError
-from stable_explore.schema import Array3D, Features, Image, Sequence
+from stable_explore.schema import Array3D, Boxes, Features, Image, Keypoints, Mask, Sequence
 from stable_explore.schema.fields import Fields
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ _IMAGE_FORMATS = {"pil": "pil", "numpy": "numpy", "python": "bytes", "torch": "n
 
 
 def needs_decoding(feature: Any) -> bool:
-    """Whether a feature's stored value differs from what users get (images and arrays)."""
-    if isinstance(feature, (Image, Array3D)):
+    """Whether a feature's stored value differs from what users get (images, arrays, boxes, masks, keypoints)."""
+    if isinstance(feature, (Image, Array3D, Boxes, Mask, Keypoints)):
         return True
     if isinstance(feature, Fields):
         return any(needs_decoding(f) for _, f in feature.fields)
@@ -101,6 +101,8 @@ def to_torch(value: Any, torch: Any, *, image: bool = False) -> Any:
     """A value as a tensor where it is numeric (see :func:`to_torch_values`)."""
     if value is None or isinstance(value, (str, bytes, np.str_, np.bytes_)):
         return value
+    if isinstance(value, dict):  # a row of boxes: a dict of lists, each made a tensor where it can be
+        return {name: to_torch(item, torch) for name, item in value.items()}
     if isinstance(value, list):
         items = [to_torch(item, torch, image=image) for item in value]
         tensors = items and all(isinstance(item, torch.Tensor) for item in items)

@@ -40,6 +40,7 @@ from stable_explore.dataset._decoding import FORMATS, decode_table, decode_value
 from stable_explore.dataset._export import Exports
 from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._habits import DatasetsHabits
+from stable_explore.dataset._labels import LabelMethods
 from stable_explore.dataset._rows import RowViews
 from stable_explore.dataset._selection import Rows, position_of, select_rows
 from stable_explore.dataset._splits import SplitViews
@@ -86,7 +87,7 @@ class Metadata(dict[str, Any]):
         return sorted({*super().__dir__(), "DESCR", *upper})
 
 
-class CachedDataset(Exports, FormatExports, SplitViews, DatasetsHabits, RowViews):
+class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.

@@ -188,9 +188,15 @@ def _changed_strip(diff: Any) -> str:
         before = left.select(rows_a).to_arrow([column]).column(0).to_pylist()
         after = right.select(rows_b).to_arrow([column]).column(0).to_pylist()
     cells = []
+    boxes = diff.boxes  # a Boxes cell reads as its box changes (added, removed, moved, relabelled)
     for key, old, new in zip(keys, before, after, strict=True):
         fields = diff.rows.changed_fields.get(key, {})
-        text = "; ".join(f"{_esc(f)}: {_esc(_plain(o))} → {_esc(_plain(n))}" for f, (o, n) in fields.items())
+        text = "; ".join(
+            f"{_esc(f)}: {_esc(boxes[f][key].describe())}"
+            if key in boxes.get(f, {})
+            else f"{_esc(f)}: {_esc(_plain(o))} → {_esc(_plain(n))}"
+            for f, (o, n) in fields.items()
+        )
         images = f"{_thumb_img(old)}<span style='padding:0 4px'>→</span>{_thumb_img(new)}" if column else ""
         cells.append(
             f"<figure style='margin:4px;font-size:11px;border:1px solid {BORDER};border-radius:4px;padding:4px'>"

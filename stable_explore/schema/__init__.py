@@ -19,21 +19,27 @@ from __future__ import annotations
 
 from stable_explore.schema.array3d import Array3D
 from stable_explore.schema.base import Feature
+from stable_explore.schema.boxes import Boxes, convert_box
 from stable_explore.schema.class_label import ClassLabel, class_name
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY, HASH_COLUMN, KEY_COLUMN, RESERVED_COLUMNS
 from stable_explore.schema.features import Features, feature_from_dict
 from stable_explore.schema.image import Image
 from stable_explore.schema.image_codec import decode_image_bytes
+from stable_explore.schema.keypoints import Keypoints
+from stable_explore.schema.mask import Mask
 from stable_explore.schema.sequence import Sequence
 from stable_explore.schema.value import Value
 from stable_explore.schema.video import Video
 
 __all__ = [
     "Array3D",
+    "Boxes",
     "ClassLabel",
     "Feature",
     "Features",
     "Image",
+    "Keypoints",
+    "Mask",
     "Sequence",
     "Value",
     "Video",
@@ -42,6 +48,7 @@ __all__ = [
     "KEY_COLUMN",
     "RESERVED_COLUMNS",
     "class_name",
+    "convert_box",
     "decode_image_bytes",
     "feature_from_dict",
 ]

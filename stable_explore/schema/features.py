@@ -12,10 +12,13 @@ from stable_explore._canonical import fingerprint, unencodable_text
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.array3d import Array3D
 from stable_explore.schema.base import Feature
+from stable_explore.schema.boxes import Boxes
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY, HASH_COLUMN, KEY_COLUMN, RESERVED_COLUMNS
 from stable_explore.schema.fields import Fields
 from stable_explore.schema.image import Image
+from stable_explore.schema.keypoints import Keypoints
+from stable_explore.schema.mask import Mask
 from stable_explore.schema.sequence import Sequence
 from stable_explore.schema.value import VALUE_TYPES, Value
 from stable_explore.schema.video import Video
@@ -23,7 +26,7 @@ from stable_explore.schema.video import Video
 __all__ = ["Features", "feature_from_dict"]
 
 _FEATURE_TYPES: dict[str, type[Feature]] = {
-    cls._type_name: cls for cls in (Value, ClassLabel, Image, Array3D, Sequence, Video)
+    cls._type_name: cls for cls in (Value, ClassLabel, Image, Array3D, Sequence, Video, Boxes, Mask, Keypoints)
 }
 
 

@@ -40,10 +40,13 @@ import pyarrow.compute as pc
 
 from stable_explore.errors import SchemaError
 from stable_explore.schema.array3d import Array3D
+from stable_explore.schema.boxes import Boxes
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.features import Features
 from stable_explore.schema.fields import Fields
 from stable_explore.schema.image import Image
+from stable_explore.schema.keypoints import Keypoints
+from stable_explore.schema.mask import Mask
 from stable_explore.schema.sequence import Sequence
 from stable_explore.schema.value import Value
 from stable_explore.schema.video import Video
@@ -123,6 +126,20 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
         return {"_type": "Value", "dtype": "large_binary"}
     if isinstance(feature, Video):
         return {"_type": "Value", "dtype": "string"}  # a path, as we store it
+    if isinstance(feature, Boxes):  # a list of structs in both layouts, the class a ClassLabel of the names
+        box = {
+            "bbox": {"_type": "List", "feature": {"_type": "Value", "dtype": "float32"}, "length": 4},
+            "category": {"_type": "ClassLabel", "names": list(feature.names)},
+            "score": {"_type": "Value", "dtype": "float32"},
+            "id": {"_type": "Value", "dtype": "int64"},
+            "attributes": {"_type": "Value", "dtype": "string"},
+        }
+        return {"_type": "List", "feature": box}
+    if isinstance(feature, Mask):
+        return {"_type": "Value", "dtype": "large_binary"}  # the PNG's bytes
+    if isinstance(feature, Keypoints):
+        point = {"_type": "List", "feature": {"_type": "Value", "dtype": "float32"}, "length": 3}
+        return {"_type": "List", "feature": {"_type": "List", "feature": point, "length": len(feature.names)}}
     if isinstance(feature, Fields):  # a list's dict item: datasets writes a dict of features, no _type
         return {name: _hf_feature(f, layout, arrays=arrays) for name, f in feature.fields}
     msg = f"no Hugging Face feature for {feature!r}"

@@ -8,6 +8,7 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`near_duplicates`: rows whose perceptual hashes are within a threshold, grouped without
   comparing all pairs; :func:`perceptual_hashes` gives the hashes themselves.
 - :func:`extra_copies`: the rows to drop to keep one of each group of copies.
+- :func:`box_issues`: boxes outside the image, degenerate, tiny or duplicated, and images without boxes.
 - :func:`image_stats`: width, height, aspect, brightness, contrast, blur, channels, file size.
 - :func:`embedding_outliers`: distance to the k nearest neighbours in an embedding.
 - :func:`label_issues`: confident learning on predicted probabilities (cleanlab when installed).
@@ -23,6 +24,7 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 
 from __future__ import annotations
 
+from stable_explore.signals.boxes import box_issues
 from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
 from stable_explore.signals.embeddings import Embedding, embedding_matrix, pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
@@ -36,6 +38,7 @@ from stable_explore.signals.similarity import Similarity, similarity
 __all__ = [
     "Embedding",
     "Similarity",
+    "box_issues",
     "embedding_matrix",
     "embedding_outliers",
     "exact_duplicates",

@@ -23,8 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.schema import ClassLabel, Features, class_name
+from stable_explore.schema import Boxes, ClassLabel, Features, class_name
 from stable_explore.versioning._shared import differing_patches
+from stable_explore.versioning.box_diff import BoxChange, box_changes
 from stable_explore.versioning.row_diff import RowDiff, jsonable, row_diff
 
 if TYPE_CHECKING:
@@ -83,6 +84,39 @@ class Diff:
     def labels(self, value: dict[str, dict[str, Any]]) -> None:
         self._labels = value
 
+    @property
+    def boxes(self) -> dict[str, dict[Any, BoxChange]]:
+        """Per Boxes column, the changed rows' box changes by key: added, removed, moved (IoU), relabelled.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> features = se.Features(objects=se.Boxes(names=["cat", "dog"]))
+        >>> rows = [{"objects": {"bbox": [[0, 0, 10, 10], [20, 20, 5, 5]], "category": ["cat", "cat"]}}]
+        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
+        >>> fixed = ds.relabel_boxes({0: {1: "dog"}}).drop_boxes({0: [0]}).save(message="fix")
+        >>> se.compare(ds, fixed).boxes["objects"][0].describe()
+        'box 1 cat->dog; -box 0 cat'
+        """
+        if self.datasets is None or self.identical:
+            return {}
+        a, b = self.datasets
+        out: dict[str, dict[Any, BoxChange]] = {}
+        for column, feature in a.features.items():
+            other = b.features.get(column)
+            if not (isinstance(feature, Boxes) and isinstance(other, Boxes)):
+                continue
+            changes = {}
+            for key in self.rows.changed:
+                cell = self.rows.changed_fields.get(key, {}).get(column)
+                if cell is not None:
+                    change = box_changes(cell[0], cell[1], feature, other)
+                    if change:
+                        changes[key] = change
+            if changes:
+                out[column] = changes
+        return out
+
     def summary(self) -> str:
         """One line: ``"+0 -5 ~10 rows; label: cat->dog x2 ..."``."""
         if self.identical:
@@ -95,6 +129,14 @@ class Diff:
                 shown = ", ".join(f"{old}->{new} x{count}" for (old, new), count in moves[:5])
                 more = f", ... {len(moves) - 5} more" if len(moves) > 5 else ""
                 parts.append(f"{column}: {shown}{more}")
+        for column, changes in self.boxes.items():
+            total = BoxChange()
+            for change in changes.values():
+                total.added += change.added
+                total.removed += change.removed
+                total.moved += change.moved
+                total.relabelled += change.relabelled
+            parts.append(f"{column}: boxes {total.summary()} in {len(changes)} row(s)")
         if self.schema:
             parts.append("schema changed")
         if self.metadata:
@@ -120,6 +162,10 @@ class Diff:
                     "relabelled": [[old, new, n] for (old, new), n in sorted(info["relabelled"].items())],
                 }
                 for column, info in self.labels.items()
+            },
+            "boxes": {
+                column: {str(key): change.to_dict() for key, change in changes.items()}
+                for column, changes in self.boxes.items()
             },
             "shards": self.shards,
         }
@@ -169,9 +215,13 @@ class Diff:
             lines.append(f"  {shard_line(self.shards)}")
         for side, keys in self.rows.repeated_keys.items():
             lines.append(f"  repeated keys in {side}: {keys[:10]}{' ...' if len(keys) > 10 else ''}")
+        boxes = self.boxes
         for key in self.rows.changed[:20]:
             fields = self.rows.changed_fields.get(key, {})
-            shown = ", ".join(f"{f}: {_short(o)} -> {_short(n)}" for f, (o, n) in fields.items())
+            shown = ", ".join(
+                f"{f}: {boxes[f][key].describe()}" if key in boxes.get(f, {}) else f"{f}: {_short(o)} -> {_short(n)}"
+                for f, (o, n) in fields.items()
+            )
             lines.append(f"  ~ {key}: {shown}")
         for key in self.rows.removed[:10]:
             lines.append(f"  - {key}")

@@ -90,6 +90,8 @@ class PendingEdits:
     """(row, ClassLabel column) -> the new class index."""
     values: Mapping[tuple[int, str], Any] = field(default_factory=dict)
     """(row, Value column) -> the new value, encoded."""
+    box_edits: Mapping[tuple[int, str], tuple[tuple[Any, ...], ...]] = field(default_factory=dict)
+    """(row, Boxes column) -> the box edits in order (their result is in ``values``); see :mod:`._box_edits`."""
 
     def __bool__(self) -> bool:
         return bool(self.dropped or self.relabelled or self.values)
@@ -105,8 +107,11 @@ class PendingEdits:
             parts.append(f"drop {len(self.dropped)}")
         if self.relabelled:
             parts.append(f"relabel {len(self.relabelled)}")
-        if self.values:
-            parts.append(f"set {len(self.values)} value(s)")
+        boxes = sum(1 for cell in self.values if cell in self.box_edits)
+        if len(self.values) > boxes:
+            parts.append(f"set {len(self.values) - boxes} value(s)")
+        if boxes:
+            parts.append(f"edit the boxes of {boxes} row(s)")
         return ", ".join(parts) or "no edits"
 
     def __repr__(self) -> str:
@@ -250,7 +255,51 @@ class Draft:
             return self.relabel({position: encoded}, column=field_name)
         values = dict(self._edits.values)
         values[(position, field_name)] = encoded
-        return Draft(self._origin, replace(self._edits, values=values))
+        box_edits = {cell: ops for cell, ops in self._edits.box_edits.items() if cell != (position, field_name)}
+        return Draft(self._origin, replace(self._edits, values=values, box_edits=box_edits))
+
+    def relabel_boxes(self, changes: Mapping[int, Mapping[int, str | int]], *, column: str | None = None) -> Draft:
+        """Give boxes a new class: ``relabel_boxes({row: {box_index: "dog"}})``.
+
+        Box indexes are positions among the row's boxes in the dataset the chain started from (or
+        among those an earlier ``set_boxes`` of the row gave).
+        """
+        edits = [(row, ("relabel", index, label)) for row, boxes in changes.items() for index, label in boxes.items()]
+        return self._box_edits(edits, column, "relabel_boxes")
+
+    def drop_boxes(self, changes: Mapping[int, Iterable[int]], *, column: str | None = None) -> Draft:
+        """Remove boxes: ``drop_boxes({row: [box_index, ...]})`` (indexes as in :meth:`relabel_boxes`)."""
+        edits = [(row, ("drop", index)) for row, indexes in changes.items() for index in indexes]
+        return self._box_edits(edits, column, "drop_boxes")
+
+    def set_boxes(self, row: int, boxes: Any, *, column: str | None = None) -> Draft:
+        """Replace all the boxes of a row (a dict of lists or a list of box dicts, as a build takes them)."""
+        return self._box_edits([(row, ("set", boxes))], column, "set_boxes")
+
+    def _box_edits(self, edits: list[tuple[int, tuple[Any, ...]]], column: str | None, action: str) -> Draft:
+        from stable_explore.versioning._box_edits import apply_box_edits, boxes_column
+
+        name, feature = boxes_column(self._origin.features, column, action)
+        pending: dict[tuple[int, str], tuple[tuple[Any, ...], ...]] = dict(self._edits.box_edits)
+        values = dict(self._edits.values)
+        touched: set[tuple[int, str]] = set()
+        for row, edit in edits:
+            (position,) = self._rows([row])
+            cell = (position, name)
+            if cell in values and cell not in pending:  # the row's boxes were set with set(): edits start there
+                pending[cell] = (("set", feature.decode_value(values[cell])),)
+            pending[cell] = (*pending.get(cell, ()), edit)
+            touched.add(cell)
+        cells = sorted(touched)
+        origin = self._origin.select([p for p, _ in cells]).arrow_column(name).to_pylist() if cells else []
+        for cell, before in zip(cells, origin, strict=True):
+            after = apply_box_edits(feature, before, pending[cell], row=cell[0], column=name)
+            if after == before:  # back to what the row had: no edit
+                values.pop(cell, None)
+                pending.pop(cell, None)
+            else:
+                values[cell] = after
+        return Draft(self._origin, replace(self._edits, values=values, box_edits=pending))
 
     # -- saving ------------------------------------------------------------------
 
