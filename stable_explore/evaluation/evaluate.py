@@ -20,7 +20,8 @@ import numpy as np
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.evaluation.classification import ClassificationResult
-from stable_explore.schema import ClassLabel, Value
+from stable_explore.evaluation.detection import DetectionResult, evaluate_detections
+from stable_explore.schema import Boxes, ClassLabel, Value
 from stable_explore.schema import Sequence as SequenceFeature
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def evaluate(
     ground_truth: str | None = None,
     *,
     top_k: int | None = None,
-) -> ClassificationResult | Comparison:
+) -> ClassificationResult | DetectionResult | Comparison:
     """A model's predictions against the dataset's labels.
 
     Parameters
@@ -135,10 +136,18 @@ def evaluate(
 
     Returns
     -------
-    ClassificationResult
+    ClassificationResult or DetectionResult
         ``.accuracy``, ``.confusion_matrix``, ``.report()``, ``.rows(true=, pred=)``, ``.mistakes()``,
-        ``.columns()``, ``.save()``.
+        ``.columns()``, ``.save()``. When ``predictions`` and ``ground_truth`` are ``Boxes`` columns,
+        a :class:`~stable_explore.evaluation.DetectionResult`: COCO's ``.map``, ``.map50``, ``.map75``,
+        ``.per_class_ap()``, ``.precision_recall(cls)``, ``.boxes()`` (each box's outcome at IoU 0.5),
+        ``.rows(outcome="fp", cls=...)``.
     """
+    if isinstance(predictions, str) and isinstance(ds.features.get(predictions), Boxes):
+        if top_k is not None:
+            msg = "top_k= is for classifiers; boxes are evaluated at COCO's IoU thresholds"
+            raise InvalidOptionError(msg)
+        return evaluate_detections(ds, predictions, ground_truth)
     if isinstance(predictions, list) and predictions and all(isinstance(p, str) for p in predictions):
         return Comparison(ds, {p: _evaluate_one(ds, p, ground_truth, top_k) for p in predictions})
     return _evaluate_one(ds, predictions, ground_truth, top_k)

@@ -1,0 +1,279 @@
+"""A detector's boxes against the ground-truth boxes: COCO's figures, and the rows and boxes behind them.
+
+``se.evaluate(ds, predictions="predictions", ground_truth="objects")`` on two ``Boxes`` columns gives a
+:class:`DetectionResult`: COCO's mAP, mAP50, mAP75 and per-class AP (computed by :mod:`.coco`, equal to
+pycocotools'), and what became of each box at IoU 0.5 (true positive, false positive, missed), so a
+number leads to its rows: ``ds[r.rows(outcome="fp", cls="dog")]``.
+
+Examples
+--------
+>>> import tempfile, stable_explore as se
+>>> features = se.Features(objects=se.Boxes(names=["cat", "dog"]), predictions=se.Boxes(names=["cat", "dog"]))
+>>> rows = [{"objects": {"bbox": [[0, 0, 10, 10]], "category": ["cat"]},
+...          "predictions": {"bbox": [[0, 0, 10, 9], [20, 20, 5, 5]], "category": ["cat", "dog"], "score": [0.9, 0.4]}}]
+>>> ds = se.build(rows, features, name="boxes", home=tempfile.mkdtemp(), progress=False)
+>>> r = se.evaluate(ds, predictions="predictions", ground_truth="objects")
+>>> round(r.map50, 3), r.rows(outcome="fp").tolist()
+(1.0, [0])
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
+from stable_explore.evaluation.coco import RECALL_POINTS, BoxMatches, ImageBoxes, evaluate_boxes
+from stable_explore.schema import Boxes
+from stable_explore.schema.boxes import convert_box
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from stable_explore.dataset import CachedDataset
+
+__all__ = ["DetectionResult", "evaluate_detections"]
+
+OUTCOMES = ("tp", "fp", "fn")
+
+
+def _boxes_column(ds: CachedDataset, column: str, what: str) -> Boxes:
+    if column not in ds.features:
+        msg = f"no column {column!r} of {what}; columns are {list(ds.features)}"
+        raise ColumnNotFoundError(msg)
+    feature = ds.features[column]
+    if not isinstance(feature, Boxes):
+        msg = f"{what}={column!r} is not a Boxes column (it is {feature!r})"
+        raise ColumnNotFoundError(msg)
+    return feature
+
+
+def _sizes(ds: CachedDataset, feature: Boxes, column: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each row's image width and height, for normalized boxes (from ``width`` / ``height`` columns)."""
+    if not feature.normalized:
+        return None
+    if "width" not in ds.features or "height" not in ds.features:
+        msg = (
+            f"the boxes of {column!r} are normalized (0..1), and COCO's evaluation is in pixels: "
+            f"the dataset needs 'width' and 'height' columns (it has {list(ds.features)})"
+        )
+        raise InvalidOptionError(msg)
+    width = np.asarray(ds.arrow_column("width").to_pylist(), dtype=np.float64)
+    height = np.asarray(ds.arrow_column("height").to_pylist(), dtype=np.float64)
+    return width, height
+
+
+def _image_boxes(
+    ds: CachedDataset, column: str, feature: Boxes, classes: dict[str, int], *, scored: bool
+) -> list[ImageBoxes]:
+    """One :class:`ImageBoxes` per row: pixels, x y w h, classes indexed as the ground truth's names."""
+    sizes = _sizes(ds, feature, column)
+    keys = ds.keys()
+    names = list(feature.names)
+    out = []
+    for row, stored in enumerate(ds.arrow_column(column).to_pylist()):
+        boxes = stored or []
+        xywh = np.zeros((len(boxes), 4))
+        cls = np.zeros(len(boxes), dtype=np.int64)
+        scores = np.ones(len(boxes))
+        crowd = np.zeros(len(boxes), dtype=bool)
+        for i, box in enumerate(boxes):
+            xywh[i] = convert_box(box["bbox"], feature.format, "xywh")
+            if sizes is not None:
+                xywh[i] *= [sizes[0][row], sizes[1][row], sizes[0][row], sizes[1][row]]
+            name = names[box["category"]]
+            if name not in classes:
+                msg = (
+                    f"column {column!r}: row {row} (key {keys[row]!r}) box {i} is of class {name!r}, "
+                    f"which the ground truth's classes {list(classes)} do not name"
+                )
+                raise InvalidOptionError(msg)
+            cls[i] = classes[name]
+            if scored:
+                if box["score"] is None:
+                    msg = f"column {column!r}: row {row} (key {keys[row]!r}) box {i} has no score; predictions need one"
+                    raise InvalidOptionError(msg)
+                scores[i] = box["score"]
+            elif box.get("attributes"):
+                crowd[i] = bool(json.loads(box["attributes"]).get("iscrowd", 0))
+        out.append(ImageBoxes(xywh, cls, scores=scores if scored else None, crowd=None if scored else crowd))
+    return out
+
+
+class DetectionResult:
+    """COCO's figures for predicted boxes against the ground truth, and each box's outcome at IoU 0.5."""
+
+    def __init__(
+        self,
+        matches: BoxMatches,
+        names: Sequence[str],
+        *,
+        keys: Sequence[Any],
+        truth_classes: Sequence[np.ndarray],
+        pred_classes: Sequence[np.ndarray],
+        name: str = "predictions",
+        dataset: CachedDataset | None = None,
+    ) -> None:
+        self.matches = matches
+        self._truth_classes = list(truth_classes)
+        self._pred_classes = list(pred_classes)
+        self.names = list(names)
+        self.name = name
+        self.dataset = dataset
+        self._keys = list(keys)
+
+    @property
+    def map(self) -> float:
+        """AP over IoU 0.50:0.95, averaged over the classes (COCO's mAP)."""
+        return self.matches.map
+
+    @property
+    def map50(self) -> float:
+        """AP at IoU 0.5."""
+        return self.matches.map50
+
+    @property
+    def map75(self) -> float:
+        """AP at IoU 0.75."""
+        return self.matches.map75
+
+    def per_class_ap(self) -> pd.Series:
+        """Each class's AP over IoU 0.50:0.95, by name (NaN: a class no ground-truth box has)."""
+        import pandas as pd
+
+        return pd.Series(self.matches.per_class_ap(), index=pd.Index(self.names, name="class"), name="ap")
+
+    def precision_recall(self, cls: str | int, iou: float = 0.5) -> pd.DataFrame:
+        """The interpolated precision-recall curve of class ``cls`` at IoU ``iou`` (0.5, 0.55, ..., 0.95)."""
+        import pandas as pd
+
+        k = self._class(cls)
+        t = round((iou - 0.5) / 0.05)
+        if not 0 <= t < self.matches.precision.shape[0] or abs(0.5 + 0.05 * t - iou) > 1e-9:
+            msg = f"iou={iou} is not one of COCO's thresholds 0.5, 0.55, ..., 0.95"
+            raise InvalidOptionError(msg)
+        return pd.DataFrame({"recall": RECALL_POINTS, "precision": self.matches.precision[t, :, k]})
+
+    def _class(self, cls: str | int) -> int:
+        if isinstance(cls, str):
+            if cls not in self.names:
+                msg = f"{cls!r} is not a class; the classes are {self.names}"
+                raise InvalidOptionError(msg)
+            return self.names.index(cls)
+        if not 0 <= int(cls) < len(self.names):
+            msg = f"class {cls!r} is outside 0..{len(self.names) - 1}"
+            raise InvalidOptionError(msg)
+        return int(cls)
+
+    def boxes(self) -> pd.DataFrame:
+        """Every box with its outcome at IoU 0.5.
+
+        Columns: ``row``, ``key``, ``side`` (``"prediction"`` or ``"truth"``), ``box`` (its index in
+        the row), ``class``, ``outcome`` (``"tp"``, ``"fp"``, ``"fn"`` or ``"ignored"``) and
+        ``matched`` (the other side's box, -1: none).
+        """
+        import pandas as pd
+
+        table: dict[str, list[Any]] = {k: [] for k in ("row", "key", "side", "box", "outcome", "matched")}
+        m = self.matches
+        for row in range(len(m.detection_outcomes)):
+            matched_truth = m.detection_match[row]
+            truth_match = np.full(len(m.truth_outcomes[row]), -1)
+            for d, g in enumerate(matched_truth):
+                if g >= 0:
+                    truth_match[g] = d
+            for side, outcomes, matched in (
+                ("prediction", m.detection_outcomes[row], matched_truth),
+                ("truth", m.truth_outcomes[row], truth_match),
+            ):
+                for i, outcome in enumerate(outcomes):
+                    table["row"].append(row)
+                    table["key"].append(self._keys[row])
+                    table["side"].append(side)
+                    table["box"].append(i)
+                    table["outcome"].append(outcome)
+                    table["matched"].append(int(matched[i]))
+        frame = pd.DataFrame(table)
+        frame["class"] = self._box_classes(frame)
+        return frame
+
+    def _box_classes(self, frame: pd.DataFrame) -> list[str]:
+        classes = {"prediction": self._pred_classes, "truth": self._truth_classes}
+        return [self.names[classes[s][r][b]] for r, s, b in zip(frame["row"], frame["side"], frame["box"], strict=True)]
+
+    def counts(self) -> dict[str, np.ndarray]:
+        """Per row: how many predictions were true and false positives, and how many truths were missed."""
+        m = self.matches
+        return {
+            "tp": np.array([int((o == "tp").sum()) for o in m.detection_outcomes]),
+            "fp": np.array([int((o == "fp").sum()) for o in m.detection_outcomes]),
+            "fn": np.array([int((o == "fn").sum()) for o in m.truth_outcomes]),
+        }
+
+    def rows(self, outcome: str = "fp", cls: str | int | None = None) -> np.ndarray:
+        """The rows with at least one box of ``outcome`` (``"tp"``, ``"fp"``, ``"fn"``), of class ``cls`` if given."""
+        if outcome not in OUTCOMES:
+            msg = f"outcome must be one of {OUTCOMES}, got {outcome!r}"
+            raise InvalidOptionError(msg)
+        m = self.matches
+        k = None if cls is None else self._class(cls)
+        side = m.truth_outcomes if outcome == "fn" else m.detection_outcomes
+        classes = self._truth_classes if outcome == "fn" else self._pred_classes
+        hit = [
+            bool(((o == outcome) & (True if k is None else c == k)).any()) for o, c in zip(side, classes, strict=True)
+        ]
+        return np.flatnonzero(hit)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """Per-row counts to keep with the rows (``ds.add_columns(r.columns())``): ``<name>_tp``, ``_fp``, ``_fn``."""
+        return {f"{self.name}_{k}": v for k, v in self.counts().items()}
+
+    def save(self, *, message: str | None = None, tag: str | None = None, progress: bool = True) -> CachedDataset:
+        """The evaluated dataset with :meth:`columns` added, as a new version."""
+        if self.dataset is None:
+            msg = "this result was made from arrays, not by se.evaluate(ds, ...): pass its columns() to ds.add_columns"
+            raise InvalidOptionError(msg)
+        text = message if message is not None else f"evaluation of {self.name}: mAP {self.map:.4f}"
+        return self.dataset.add_columns(self.columns(), message=text, tag=tag, progress=progress)
+
+    def __repr__(self) -> str:
+        return (
+            f"<DetectionResult {self.name}: mAP {self.map:.4f}, mAP50 {self.map50:.4f}, mAP75 {self.map75:.4f} "
+            f"over {len(self._keys):,} images, {len(self.names)} classes>"
+        )
+
+    def _repr_html_(self) -> str:
+        ap = self.per_class_ap()
+        body = "".join(
+            f"<tr><th>{html.escape(str(n))}</th><td>{'' if np.isnan(v) else f'{v:.4f}'}</td></tr>"
+            for n, v in ap.items()
+        )
+        return f"<div><p>{html.escape(repr(self))}</p><table><tr><th>class</th><th>AP</th></tr>{body}</table></div>"
+
+
+def evaluate_detections(ds: CachedDataset, predictions: str, ground_truth: str | None) -> DetectionResult:
+    """COCO's evaluation of the ``Boxes`` column ``predictions`` against ``ground_truth`` (default: the first other)."""
+    pred_feature = _boxes_column(ds, predictions, "predictions")
+    if ground_truth is None:
+        ground_truth = next((n for n, f in ds.features.items() if isinstance(f, Boxes) and n != predictions), None)
+        if ground_truth is None:
+            msg = f"no Boxes column of ground truth beside {predictions!r}; pass ground_truth="
+            raise ColumnNotFoundError(msg)
+    truth_feature = _boxes_column(ds, ground_truth, "ground_truth")
+    names = list(truth_feature.names)
+    classes = {n: i for i, n in enumerate(names)}
+    truths = _image_boxes(ds, ground_truth, truth_feature, classes, scored=False)
+    found = _image_boxes(ds, predictions, pred_feature, classes, scored=True)
+    return DetectionResult(
+        evaluate_boxes(truths, found, num_classes=len(names)),
+        names,
+        keys=ds.keys(),
+        truth_classes=[b.classes for b in truths],
+        pred_classes=[b.classes for b in found],
+        name=predictions,
+        dataset=ds,
+    )
