@@ -24,6 +24,7 @@ import re
 import shlex
 import textwrap
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -48,9 +49,17 @@ from stable_explore.schema import Features
 __all__ = ["StableCacheError", "StableMagics", "load_ipython_extension"]
 
 
-def _split_options(text: str) -> tuple[str, str]:
-    """Split ``EXPR --opt ...`` at the first `` --name`` outside brackets and strings."""
-    depth = 0
+@dataclass
+class _Scan:
+    """One walk over ``EXPR --opt ...``, outside strings: where the options start, and what is left open."""
+
+    options_at: int | None = None  # the space before the first `` --name`` outside brackets and strings
+    opened: list[int] = field(default_factory=list)  # the brackets still open at the end
+    quote_at: int | None = None  # where a string that is never closed opens
+
+
+def _scan(text: str) -> _Scan:
+    found = _Scan()
     quote: str | None = None
     i = 0
     while i < len(text):
@@ -61,20 +70,35 @@ def _split_options(text: str) -> tuple[str, str]:
                 continue
             if text.startswith(quote, i):
                 i += len(quote)
-                quote = None
+                quote, found.quote_at = None, None
                 continue
         elif char in "\"'":
             quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else char
+            found.quote_at = i
             i += len(quote)
             continue
         elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and char.isspace() and text[i + 1 : i + 3] == "--" and text[i + 3 : i + 4].isalpha():
-            return text[:i].strip(), text[i + 1 :].strip()
+            found.opened.append(i)
+        elif char in ")]}" and found.opened:
+            found.opened.pop()
+        elif (
+            found.options_at is None
+            and not found.opened
+            and char.isspace()
+            and text[i + 1 : i + 3] == "--"
+            and text[i + 3 : i + 4].isalpha()
+        ):
+            found.options_at = i
         i += 1
-    return text.strip(), ""
+    return found
+
+
+def _split_options(text: str) -> tuple[str, str]:
+    """Split ``EXPR --opt ...`` at the first `` --name`` outside brackets and strings."""
+    at = _scan(text).options_at
+    if at is None:
+        return text.strip(), ""
+    return text[:at].strip(), text[at + 1 :].strip()
 
 
 def _check_parses(expression: str) -> None:
@@ -102,33 +126,10 @@ def _check_parses(expression: str) -> None:
 
 def _unclosed(text: str) -> int | None:
     """Where the first bracket or string of ``text`` that is never closed opens (None if all are closed)."""
-    opened: list[int] = []
-    quote: str | None = None
-    quote_at = 0
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if quote:
-            if char == "\\":
-                i += 2
-                continue
-            if text.startswith(quote, i):
-                i += len(quote)
-                quote = None
-                continue
-        elif char in "\"'":
-            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else char
-            quote_at = i
-            i += len(quote)
-            continue
-        elif char in "([{":
-            opened.append(i)
-        elif char in ")]}" and opened:
-            opened.pop()
-        i += 1
-    if quote:
-        return quote_at
-    return opened[0] if opened else None
+    found = _scan(text)
+    if found.quote_at is not None:
+        return found.quote_at
+    return found.opened[0] if found.opened else None
 
 
 _TOKEN = re.compile(r"""\s*("[^"]*"|'[^']*'|\S+)""")
