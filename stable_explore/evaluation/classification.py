@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stable_explore.errors import InvalidOptionError
+from stable_explore.evaluation._keep import keep_outcomes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -209,11 +210,8 @@ class ClassificationResult:
 
         ``se.compare`` of two models' saved evaluations then says which rows got better or worse.
         """
-        if self.dataset is None:
-            msg = "this result was made from arrays, not by se.evaluate(ds, ...): pass its columns() to ds.add_columns"
-            raise InvalidOptionError(msg)
         text = message if message is not None else f"evaluation of {self.name}: accuracy {self.accuracy:.4f}"
-        return self.dataset.add_columns(self.columns(), message=text, tag=tag, progress=progress)
+        return keep_outcomes(self.dataset, self.columns(), text, tag=tag, progress=progress)
 
     # -- display --------------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
+from stable_explore.evaluation._keep import keep_outcomes
 from stable_explore.evaluation.coco import RECALL_POINTS, BoxMatches, ImageBoxes, evaluate_boxes
 from stable_explore.schema import Boxes
 from stable_explore.schema.boxes import convert_box
@@ -234,11 +235,8 @@ class DetectionResult:
 
     def save(self, *, message: str | None = None, tag: str | None = None, progress: bool = True) -> CachedDataset:
         """The evaluated dataset with :meth:`columns` added, as a new version."""
-        if self.dataset is None:
-            msg = "this result was made from arrays, not by se.evaluate(ds, ...): pass its columns() to ds.add_columns"
-            raise InvalidOptionError(msg)
         text = message if message is not None else f"evaluation of {self.name}: mAP {self.map:.4f}"
-        return self.dataset.add_columns(self.columns(), message=text, tag=tag, progress=progress)
+        return keep_outcomes(self.dataset, self.columns(), text, tag=tag, progress=progress)
 
     def __repr__(self) -> str:
         return (
