@@ -122,6 +122,10 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
         self.class_figures = figures
         return figures
 
+    def __repr__(self) -> str:
+        shown = f", showing {len(self.shown_rows):,} rows" if self.active_cell else ""
+        return f"ConfusionMatrixWidget({self.title}, {len(self.names)} classes{shown})"
+
     def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
         """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
         COMMANDS.answer(self, content, buffers)
