@@ -87,6 +87,20 @@ def test_a_cell_click_filters_the_grid_to_the_rows_numpy_finds(page: Any) -> Non
     out = run_cell(page, 2)
     assert f"ACTIVE [{t}, {p}] SHOWN {rows}" in out
 
+    # the keyboard reaches the cells too: Enter on the diagonal cell of class t shows its rows
+    diagonal = page.locator(f"[data-testid=se-cm-cell][data-true='{t}'][data-pred='{t}']")
+    diagonal.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector(f"[data-testid=se-cm][data-ready='cell-{t}-{t}']", timeout=60_000)
+    count = int(diagonal.get_attribute("data-count") or 0)
+    page.wait_for_function(
+        "(n) => document.querySelector('[data-testid=se-subset-title]').textContent.startsWith(`showing ${n} rows`)",
+        arg=count,
+        timeout=60_000,
+    )
+    cell.click()  # back to the mistakes, for the screenshot
+    wait_grid_rows(page, rows)
+
     page.locator(f"[data-testid=se-cm-class][data-axis=true][data-index='{t}']").click()
     page.wait_for_selector(f"[data-testid=se-cm-figures][data-ready='class-{t}']", timeout=60_000)
     figures = page.locator("[data-testid=se-cm-figures]").inner_text()

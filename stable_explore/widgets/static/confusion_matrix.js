@@ -59,7 +59,13 @@ function render({ model, el }) {
         cell.textContent = String(count);
         if (level > 0) cell.style.background = `rgba(${SHADE.join(", ")}, ${level.toFixed(3)})`;
         if (needsLightText(level)) cell.classList.add("se-cm-strong");
+        cell.tabIndex = 0; // Tab reaches every cell; Enter or Space shows its rows, as a click does
         cell.addEventListener("click", () => ask("cell", { true: i, pred: j }));
+        cell.addEventListener("keydown", (event) => {
+          if (event.key !== "Enter" && event.key !== " ") return;
+          event.preventDefault();
+          ask("cell", { true: i, pred: j });
+        });
         line.appendChild(cell);
       });
       table.appendChild(line);
