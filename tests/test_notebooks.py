@@ -275,6 +275,33 @@ def check_boxes(ran: Ran) -> None:
     assert "annotations: 9 -> 7" in ran.stdout("clean.to_coco(")
 
 
+def check_evaluate(ran: Ran) -> None:
+    assert "built: first build of digits" in ran.stdout("ds = se.build(")
+    assert "Sequence(feature=Value(dtype='float64'), length=10)" in ran.stdout("scored = ds.add_columns(")
+    accuracy = re.search(
+        r"<ClassificationResult pred_probs: accuracy (0\.\d{4}) over 1,797 rows, 10 classes>",
+        ran.stdout("r = se.evaluate(scored"),
+    )
+    assert accuracy is not None
+    assert float(accuracy[1]) > 0.85  # a small model: right on most digits, wrong on enough to look at
+    assert "precision" in ran.result("r = se.evaluate(scored")["text/html"]  # the report, by class
+    assert WIDGET in ran.result("matrix = r.widget(browser=browser)")
+    shown = re.search(r"labelled (\w+), predicted (\w+): (\d+) rows \[", ran.stdout("rows = matrix.show("))
+    assert shown is not None
+    assert f"the grid shows: {shown[3]} rows labelled {shown[1]}, predicted {shown[2]}" in ran.stdout(
+        "rows = matrix.show("
+    )
+    assert "digit-0007" in ran.result("worst = r.mistakes()")["text/plain"]  # a planted slip, near the top
+    relabelled = ran.stdout("fixed = scored.relabel(")
+    assert "- the planted slips: True" in relabelled  # the three surest mistakes are the three wrong labels
+    assert "+0 -0 ~3 rows; label: eight->seven x3" in relabelled
+    again = re.search(r"accuracy (0\.\d{4}) -> (0\.\d{4}); mistakes (\d+) -> (\d+)", ran.stdout("again = se.evaluate("))
+    assert again is not None
+    assert again[1] == accuracy[1]
+    assert int(again[4]) == int(again[3]) - 3  # each relabel turned a mistake right
+    assert "['pred_probs_correct', 'pred_probs_confidence']" in ran.stdout("again = se.evaluate(")
+
+
 CHECKS: dict[str, Callable[[Ran], None]] = {
     "01_quickstart.ipynb": check_quickstart,
     "02_cleaning_session.ipynb": check_cleaning_session,
@@ -283,6 +310,7 @@ CHECKS: dict[str, Callable[[Ran], None]] = {
     "05_workgroup.ipynb": check_workgroup,
     "06_find_what_to_clean.ipynb": check_find_what_to_clean,
     "07_boxes.ipynb": check_boxes,
+    "08_evaluate.ipynb": check_evaluate,
 }
 
 

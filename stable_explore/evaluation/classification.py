@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets.confusion_matrix import ConfusionMatrixWidget
 
 __all__ = ["ClassificationResult"]
 
@@ -214,6 +215,23 @@ class ClassificationResult:
         return keep_outcomes(self.dataset, self.columns(), text, tag=tag, progress=progress)
 
     # -- display --------------------------------------------------------------------------------
+
+    def widget(self, browser: Any = None) -> ConfusionMatrixWidget:
+        """The confusion matrix as a notebook widget: a click on a cell shows its rows in ``browser``.
+
+        Rows are the true class, columns the predicted one, each count shaded by its size; a click on a
+        cell filters a shard browser's grid (``ds.browse()``) to exactly ``r.rows(true=, pred=)``, and
+        a click on a class name shows its precision, recall, f1 and support. Needs the ``lab`` extra.
+
+        Examples
+        --------
+        >>> r = ClassificationResult(np.array([0, 1, 1]), np.array([0, 1, 0]), ["cat", "dog"])
+        >>> r.widget().show("dog", "cat")
+        [2]
+        """
+        from stable_explore.widgets.confusion_matrix import ConfusionMatrixWidget
+
+        return ConfusionMatrixWidget(self, browser=browser)
 
     def __repr__(self) -> str:
         skipped = f", {self.skipped} rows without a label or prediction left out" if self.skipped else ""

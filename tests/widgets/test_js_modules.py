@@ -15,7 +15,7 @@ from stable_explore.errors import InvalidOptionError
 from stable_explore.widgets._esm import STATIC, join_module, widget_module
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDGETS = ("browser.js", "embedding_map.js", "issues.js")
+WIDGETS = ("browser.js", "confusion_matrix.js", "embedding_map.js", "issues.js")
 
 
 def _node() -> str:

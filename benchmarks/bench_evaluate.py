@@ -1,0 +1,202 @@
+"""Benchmark: se.evaluate's figures at scale, against scikit-learn's and pycocotools' time on the same input.
+
+* Classification: N rows (default 1,000,000), 10 classes, the model's probabilities (N x 10): building the
+  result, accuracy, the confusion matrix, ``report()``, ``rows(true=, pred=)`` of one cell and
+  ``mistakes()`` sorted by confidence; against scikit-learn's ``confusion_matrix`` and
+  ``precision_recall_fscore_support`` on the same arrays. Peak RSS is the process's high-water mark
+  (VmHWM) over the arrays already made.
+* Detection: I images (default 2,000; ``--images 100000`` for the issue's 100k) with about 10 ground-truth
+  boxes each (10% crowds, every 7th image empty) and predictions that are near copies, duplicates and
+  strays with random scores: ``stable_explore.evaluation.evaluate_boxes`` on arrays against pycocotools'
+  ``COCOeval`` (index, loadRes, evaluate, accumulate, summarize) on the same boxes as COCO JSON, and the
+  largest difference of mAP, mAP50 and mAP75.
+
+Each time is the median of 3 runs. The exit status is always 0: the figures are the result.
+
+Run::
+
+    python benchmarks/bench_evaluate.py                     # 1M rows, 2,000 images
+    python benchmarks/bench_evaluate.py --rows 200000 --images 500
+    python benchmarks/bench_evaluate.py --images 100000     # the issue's size (minutes, GBs for pycocotools)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import status_kb
+from _report import rule
+from stable_explore.evaluation import ClassificationResult, ImageBoxes, evaluate_boxes
+
+RUNS = 3
+CATEGORY_IDS = [1, 3, 7, 12, 18]
+
+
+def median_time(run: Callable[[], Any]) -> tuple[float, Any]:
+    times, result = [], None
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), result
+
+
+def classification(rows: int) -> None:
+    from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+    rng = np.random.default_rng(0)
+    classes = 10
+    true = rng.integers(0, classes, rows)
+    logits = rng.normal(0, 1, (rows, classes))
+    logits[np.arange(rows), true] += 2.5  # right about 80% of the time
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    pred = probs.argmax(axis=1)
+    names = [f"class{k}" for k in range(classes)]
+    before = status_kb("VmHWM")
+
+    def figures() -> tuple[ClassificationResult, float, np.ndarray, Any]:
+        r = ClassificationResult(true, pred, names, probs=probs)
+        return r, r.accuracy, r.confusion_matrix, r.report()
+
+    def sklearn() -> tuple[np.ndarray, Any]:
+        return confusion_matrix(true, pred), precision_recall_fscore_support(true, pred, zero_division=0)
+
+    took, (result, accuracy, matrix, report) = median_time(figures)
+    rows_took, cell = median_time(lambda: len(result.rows(true=3, pred=5)))
+    mistakes_took, mistakes = median_time(lambda: len(result.mistakes()))
+    peak = status_kb("VmHWM")
+    tracemalloc.start()
+    figures()[0].mistakes()
+    traced = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    sk_took, (reference, (precision, recall, f1, _)) = median_time(sklearn)
+    equal = (
+        np.array_equal(matrix, reference)
+        and np.allclose(report["precision"], precision)
+        and np.allclose(report["recall"], recall)
+        and np.allclose(report["f1"], f1)
+    )
+    rule(f"classification: {rows:,} rows, {classes} classes, probabilities")
+    print(f"accuracy {accuracy:.4f}; {mistakes:,} mistakes; cell (3, 5): {cell:,} rows")
+    print(f"ours (result, accuracy, confusion matrix, report): {took:.3f} s")
+    print(f"scikit-learn (confusion_matrix + precision_recall_fscore_support): {sk_took:.3f} s")
+    print(f"ratio ours / scikit-learn: {took / sk_took:.2f}")
+    print(
+        f"and the rows behind them: one cell's rows {rows_took:.3f} s, mistakes() sorted by confidence "
+        f"{mistakes_took:.3f} s"
+    )
+    print(f"figures equal to scikit-learn's: {equal}")
+    inputs = (true.nbytes + pred.nbytes + probs.nbytes) / 2**20
+    print(
+        f"memory: inputs {inputs:,.0f} MB; the figures and mistakes() allocate at most {traced / 2**20:,.0f} MB "
+        f"at once (tracemalloc); process peak RSS {peak / 1024:,.0f} MB (+{(peak - before) / 1024:,.0f} MB "
+        "over the peak of making the inputs)"
+    )
+
+
+def scene(images: int, seed: int = 0) -> tuple[list[ImageBoxes], list[ImageBoxes], dict, list[dict]]:
+    rng = np.random.default_rng(seed)
+    truths, detections = [], []
+    coco: dict[str, Any] = {
+        "images": [{"id": i + 1, "width": 640, "height": 480} for i in range(images)],
+        "categories": [{"id": c, "name": f"c{c}"} for c in CATEGORY_IDS],
+        "annotations": [],
+    }
+    results: list[dict] = []
+    k_all = len(CATEGORY_IDS)
+    for image in range(images):
+        n = 0 if image % 7 == 0 else int(rng.integers(5, 16))
+        boxes = np.concatenate([rng.uniform(0, 500, (n, 2)), rng.uniform(4, 140, (n, 2))], axis=1)
+        classes = rng.integers(0, k_all, n)
+        crowd = rng.random(n) < 0.1
+        truths.append(ImageBoxes(boxes, classes, crowd=crowd))
+        for box, k, c in zip(boxes, classes, crowd, strict=True):
+            coco["annotations"].append(
+                {
+                    "id": len(coco["annotations"]) + 1,
+                    "image_id": image + 1,
+                    "category_id": CATEGORY_IDS[k],
+                    "bbox": box.tolist(),
+                    "area": float(box[2] * box[3]),
+                    "iscrowd": int(c),
+                }
+            )
+        keep = rng.random(n) < 0.85
+        kept = int(keep.sum())
+        near = boxes[keep] + rng.normal(0, 5, (kept, 4))
+        near[:, 2:] = np.abs(near[:, 2:]) + 1
+        near_classes = np.where(rng.random(kept) < 0.9, classes[keep], rng.integers(0, k_all, kept))
+        dup = near[: kept // 3] + rng.normal(0, 2, (kept // 3, 4))
+        dup[:, 2:] = np.abs(dup[:, 2:]) + 1
+        m = int(rng.integers(0, 4))
+        stray = np.concatenate([rng.uniform(0, 500, (m, 2)), rng.uniform(4, 100, (m, 2))], axis=1)
+        det_boxes = np.concatenate([near, dup, stray])
+        det_classes = np.concatenate([near_classes, near_classes[: len(dup)], rng.integers(0, k_all, m)])
+        scores = rng.random(len(det_boxes))
+        detections.append(ImageBoxes(det_boxes, det_classes, scores=scores))
+        for box, k, s in zip(det_boxes, det_classes, scores, strict=True):
+            results.append(
+                {"image_id": image + 1, "category_id": CATEGORY_IDS[k], "bbox": box.tolist(), "score": float(s)}
+            )
+    return truths, detections, coco, results
+
+
+def cocoeval(coco: dict, results: list[dict]) -> np.ndarray:
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO()
+        gt.dataset = coco
+        gt.createIndex()
+        dt = gt.loadRes(results)
+        run = COCOeval(gt, dt, "bbox")
+        run.evaluate()
+        run.accumulate()
+        run.summarize()
+    return np.asarray(run.stats)
+
+
+def detection(images: int) -> None:
+    try:
+        import pycocotools  # noqa: F401
+    except ImportError:
+        print("pycocotools is missing (it is in the test extras): detection skipped")
+        return
+    truths, detections, coco, results = scene(images)
+    boxes = sum(len(t.boxes) for t in truths)
+    took, ours = median_time(lambda: evaluate_boxes(truths, detections, num_classes=len(CATEGORY_IDS)))
+    ref_took, stats = median_time(lambda: cocoeval(coco, results))
+    diff = max(abs(ours.map - stats[0]), abs(ours.map50 - stats[1]), abs(ours.map75 - stats[2]))
+    rule(f"detection: {images:,} images, {boxes:,} ground-truth boxes, {len(results):,} predictions")
+    print(f"mAP {ours.map:.4f}, mAP50 {ours.map50:.4f}, mAP75 {ours.map75:.4f}")
+    print(f"ours (evaluate_boxes on arrays): {took:.3f} s")
+    print(f"pycocotools (COCOeval on the same boxes as COCO JSON): {ref_took:.3f} s")
+    print(f"ratio ours / pycocotools: {took / ref_took:.2f}")
+    print(f"largest difference of mAP, mAP50, mAP75 from pycocotools': {diff:.2e}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--images", type=int, default=2_000)
+    args = parser.parse_args()
+    classification(args.rows)
+    detection(args.images)
+
+
+if __name__ == "__main__":
+    main()
