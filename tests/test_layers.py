@@ -51,6 +51,7 @@ LAZY_FACADES = {
     ("dataset", "versioning", "map"),  # computed columns: a new version of the column groups
     ("dataset", "versioning", "add_columns"),
     ("dataset", "widgets", "browse"),
+    ("evaluation", "widgets", "widget"),  # an evaluation's confusion-matrix widget, as ds.browse() is the browser
     ("dataset", "io", "to_coco"),  # a dataset's boxes written as a COCO file
     ("dataset", "io", "to_yolo"),  # ... as a YOLO folder
     ("dataset", "versioning", "relabel_boxes"),  # box edits start a draft, as drop and relabel do
