@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anywidget
 import numpy as np
@@ -44,6 +44,7 @@ from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
+from stable_explore.widgets._overlays import boxes_per_row, image_size, label_fields
 from stable_explore.widgets._rows import RowList
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._similar import SimilarMixin
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import Boxes
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["ShardBrowser"]
@@ -103,6 +105,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
     columns = t.List(t.Unicode()).tag(sync=True)
     has_images = t.Bool(False).tag(sync=True)
     has_text = t.Bool(False).tag(sync=True)
+    label_fields = t.List(t.Dict()).tag(sync=True)  # the columns drawn over the images: [{"name", "kind", "names"}]
 
     shard = t.Int(-1).tag(sync=True)
     label_filter = t.List(t.Int()).tag(sync=True)
@@ -188,6 +191,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "columns": list(dataset.features),
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
+            "label_fields": label_fields(dataset.features) if opened.image_column is not None else [],
             "searched": opened.searched,
             "fields": self._field_info(ranges=not opened.columns_later),
             "subset": "",
@@ -312,8 +316,11 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         cells: list[dict[str, Any]] = []
         thumbs = self._thumbnails(rows) if opened.image_column else [None] * len(rows)
         fields = self._field_texts(rows) if not opened.image_column else [None] * len(rows)
+        overlays = self.overlays(rows)
         for i, row in enumerate(rows.tolist()):
             cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
+            if overlays[i] is not None:
+                cell["overlays"] = overlays[i]
             thumb = thumbs[i]
             if thumb is not None:
                 cell["buffer"] = len(buffers)
@@ -408,6 +415,43 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         key = (snapshot[0].version, snapshot[2], rows.tobytes())
         state.prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
+    def overlays(self, rows: np.ndarray) -> list[dict[str, Any] | None]:
+        """What is drawn over each row's image: its size and, per label column, its boxes (see :mod:`._overlays`).
+
+        ``{"size": [width, height], "boxes": {column: [[x0, y0, x1, y1, class, score], ...] | None}}``,
+        corners as fractions of the stored image; None for every row when nothing is drawn.
+        """
+        fields = self.label_fields
+        opened = self._state.opened
+        if not fields or not len(rows) or opened.image_column is None:
+            return [None] * len(rows)
+        ds = opened.ds
+        sizes = self._image_sizes(rows)
+        names = [f["name"] for f in fields]
+        table = ds.select(rows).to_arrow(columns=names)
+        drawn = {name: boxes_per_row(table.column(name), cast("Boxes", ds.features[name]), sizes) for name in names}
+        return [
+            {"size": None if size is None else list(size), "boxes": {name: drawn[name][i] for name in names}}
+            for i, size in enumerate(sizes)
+        ]
+
+    def _image_sizes(self, rows: np.ndarray) -> list[tuple[int, int] | None]:
+        """Each row's stored image size, from the image's header, read once per version row."""
+        opened = self._state.opened
+        column = opened.image_column or ""
+        feature = opened.ds.features[column]
+        base = opened.base_of(rows).tolist()
+        known = opened.image_sizes
+        missing = [i for i, b in enumerate(base) if b not in known]
+        if missing:
+            if isinstance(feature, Array3D):
+                values: list[Any] = [b"" for _ in missing]
+            else:
+                values = opened.ds.select(rows[missing]).to_arrow(columns=[column]).column(0).to_pylist()
+            for i, value in zip(missing, values, strict=True):
+                known[base[i]] = image_size(value, feature)
+        return [known[b] for b in base]
+
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
         table = self.dataset.select(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
@@ -450,6 +494,9 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "fields": fields,
             **self.detail_marks(row),
         }
+        overlays = self.overlays(np.array([row], dtype=np.int64))[0]
+        if overlays is not None:
+            content["overlays"] = overlays
         if opened.image_column is not None and stored.get(opened.image_column) is not None:
             value = stored[opened.image_column]
             content["full"] = full

@@ -3,6 +3,7 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
+import { boxClasses, boxText, containRect, placeBox, visibleBoxes } from "./lib/boxes.js";
 import { describeFilter } from "./lib/filters.js";
 import { requester } from "./lib/requests.js";
 
@@ -62,6 +63,15 @@ function render({ model, el }) {
   const subsetChip = h("span", { class: "se-chip se-on se-subset", "data-testid": "se-subset", hidden: "" }, [subsetText, subsetClear]);
   const goBack = h("button", { class: "se-back", "data-testid": "se-back", title: "show the grid shown before “similar rows”", text: "‹ back", hidden: "" });
   const statusRow = h("div", { class: "se-status" }, [goBack, subsetChip, status, pendingText]);
+  // what is drawn over the images: each label column on or off, predictions' score threshold, the legend
+  const overlayToggles = h("span", { class: "se-overlay-toggles", "data-testid": "se-overlay-toggles" });
+  const threshold = h("input", { type: "range", min: "0", max: "1", step: "0.05", value: "0", class: "se-threshold",
+    "data-testid": "se-score-threshold", title: "hide predicted boxes scored below this (ground truth always shows)" });
+  const thresholdText = h("span", { class: "se-muted se-threshold-text", "data-testid": "se-score-threshold-text", text: "score ≥ 0.00" });
+  const legend = h("span", { class: "se-legend", "data-testid": "se-legend" });
+  const overlaybar = h("div", { class: "se-toolbar se-overlaybar", "data-testid": "se-overlaybar", hidden: "" }, [
+    h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, h("span", { class: "se-sep" }), legend,
+  ]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
@@ -70,7 +80,7 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, deadNote, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
+  root.append(title, deadNote, toolbar, overlaybar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
   // requests to the kernel: one command each, answered by a reply with the same id (lib/requests.js); a
@@ -114,6 +124,9 @@ function render({ model, el }) {
   if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
 
   let cells = [];
+  let cellOverlays = [];  // per cell of the page: {frame, overlays} to draw boxes on (again after a toggle)
+  let detailOverlay = null;  // the detail pane's: {frame, overlays}
+  const hiddenFields = new Set();  // label columns switched off in this view
   let cursor = -1;
   let detailRow = null;
   let zoom = "fit";
@@ -363,12 +376,92 @@ function render({ model, el }) {
     return badge;
   }
 
+  function labelFields() {
+    return model.get("label_fields") || [];
+  }
+
+  function drawOverlayBar() {
+    const fields = labelFields();
+    overlaybar.hidden = !fields.length;
+    overlayToggles.replaceChildren(...fields.map((field) => {
+      const on = !hiddenFields.has(field.name);
+      const toggle = h("button", { class: "se-chip se-overlay-toggle" + (on ? " se-on" : ""), "data-testid": "se-overlay-toggle",
+        "data-field": field.name, "aria-pressed": on ? "true" : "false", title: `draw the boxes of ${field.name} (click to switch)`,
+        text: field.name });
+      toggle.addEventListener("click", () => {
+        if (hiddenFields.has(field.name)) hiddenFields.delete(field.name); else hiddenFields.add(field.name);
+        drawOverlayBar();
+        drawAllOverlays();
+      });
+      return toggle;
+    }));
+  }
+
+  function scoreThreshold() {
+    return Number(threshold.value) || 0;
+  }
+
+  function svgNode(tag, attrs = {}) {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+    return node;
+  }
+
+  function drawOverlay(target, seen) {
+    // the boxes of every label column switched on, over one image; `seen` collects [name, class] for the legend
+    const { svg, overlays, frameWidth, frameHeight } = target;
+    const size = overlays.size || [0, 0];
+    const image = containRect(size[0], size[1], frameWidth, frameHeight);
+    svg.setAttribute("viewBox", `0 0 ${frameWidth} ${frameHeight}`);
+    const drawn = [];
+    for (const field of labelFields()) {
+      if (hiddenFields.has(field.name)) continue;
+      const names = field.names || [];
+      for (const box of visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold())) {
+        const place = placeBox(box.slice(0, 4), image);
+        const scored = box[5] !== null && box[5] !== undefined;
+        const rect = svgNode("rect", { x: place.x, y: place.y, width: place.width, height: place.height,
+          class: "se-box" + (scored ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
+          "data-class": box[4], "vector-effect": "non-scaling-stroke" });
+        rect.style.setProperty("--se-colour", classColours(box[4]).light);
+        const tip = svgNode("title");
+        tip.textContent = `${field.name}: ${boxText(box, names)}`;
+        rect.append(tip);
+        drawn.push(rect);
+      }
+      for (const index of boxClasses(visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold()))) {
+        seen.set(`${index}`, names[index] ?? String(index));
+      }
+    }
+    svg.replaceChildren(...drawn);
+  }
+
+  function drawAllOverlays() {
+    const seen = new Map();
+    for (const target of cellOverlays) drawOverlay(target, seen);
+    if (detailOverlay) drawOverlay(detailOverlay, seen);
+    thresholdText.textContent = `score ≥ ${scoreThreshold().toFixed(2)}`;
+    legend.replaceChildren(...[...seen].sort((a, b) => Number(a[0]) - Number(b[0])).map(([index, name]) => {
+      const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-item", "data-class": index });
+      item.style.setProperty("--se-colour", classColours(Number(index)).light);
+      item.append(h("span", { class: "se-swatch" }), h("span", { text: name }));
+      return item;
+    }));
+  }
+
+  function overlayTarget(overlays, frameWidth, frameHeight) {
+    const svg = svgNode("svg", { class: "se-boxes", "data-testid": "se-boxes", preserveAspectRatio: "xMidYMid meet", "aria-hidden": "true" });
+    return { svg, overlays, frameWidth, frameHeight };
+  }
+
   function drawPage(msg, buffers) {
     revokeAll();
     const pending = [];
     const hasImages = model.get("has_images");
     grid.classList.toggle("se-table-mode", !hasImages);
     grid.style.setProperty("--se-thumb", `${model.get("thumb_size")}px`);
+    cellOverlays = [];
+    const thumb = model.get("thumb_size");
     cells = msg.cells.map((item) => {
       const cell = h("figure", { class: "se-cell", "data-testid": "se-thumb", "data-row": String(item.row), title: `row ${item.row} · key ${item.key}` });
       if (item.buffer !== undefined) {
@@ -378,7 +471,14 @@ function render({ model, el }) {
           // a small stored image (an 8x8 digit) is scaled up with its pixels kept sharp
           if (Math.max(img.naturalWidth, img.naturalHeight) * 2 <= model.get("thumb_size")) img.classList.add("se-pixelated");
         }).catch(() => undefined));
-        cell.append(img);
+        if (item.overlays) {
+          // the boxes over the thumbnail: an SVG the size of the <img>'s box, letterboxed like it (lib/boxes.js)
+          const target = overlayTarget(item.overlays, thumb, thumb);
+          cellOverlays.push(target);
+          cell.append(h("div", { class: "se-frame" }, [img, target.svg]));
+        } else {
+          cell.append(img);
+        }
       } else if (hasImages) {
         cell.append(h("div", { class: "se-img se-missing", text: "no image" }));
       }
@@ -414,6 +514,7 @@ function render({ model, el }) {
     } else {
       grid.replaceChildren(...cells);
     }
+    drawAllOverlays();
     grid.dataset.page = String(msg.page);
     grid.dataset.ready = "";
     Promise.all(pending).then(() => {
@@ -431,6 +532,7 @@ function render({ model, el }) {
 
   function drawDetail(msg, buffers) {
     detailRow = msg.row;
+    detailOverlay = null;
     const children = [];
     const close = h("button", { class: "se-close", title: "close (Esc)", text: "×" });
     close.addEventListener("click", closeDetail);
@@ -453,7 +555,16 @@ function render({ model, el }) {
       const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
       urls.add(url);
       const img = h("img", { class: "se-detail-img", alt: "", "data-testid": "se-detail-img" });
-      const frame = h("div", { class: "se-detail-frame" }, [img]);
+      const stack = h("div", { class: "se-detail-stack" }, [img]);
+      const frame = h("div", { class: "se-detail-frame" }, [stack]);
+      if (msg.overlays && msg.overlays.size) {
+        // drawn in the stored image's own units over the <img> (which is the image, no bars): the SVG stretches with it
+        const [width, height] = msg.overlays.size;
+        detailOverlay = overlayTarget(msg.overlays, width, height);
+        detailOverlay.svg.setAttribute("preserveAspectRatio", "none");
+        detailOverlay.svg.classList.add("se-detail-boxes");
+        stack.append(detailOverlay.svg);
+      }
       const info = h("div", { class: "se-detail-info", "data-testid": "se-detail-info" });
       const image = msg.image || {};
       const stored = image.width !== undefined ? `${image.width} x ${image.height} ${image.format}` : (image.format || "");
@@ -493,6 +604,7 @@ function render({ model, el }) {
     for (const [name, value] of msg.fields) table.append(h("tr", {}, [h("th", { text: name }), h("td", { text: value })]));
     children.push(table);
     detail.replaceChildren(...children);
+    drawAllOverlays();
     detail.hidden = false;
     detail.dataset.row = String(msg.row);
   }
@@ -534,7 +646,9 @@ function render({ model, el }) {
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
+    detailOverlay = null;
     similarButton = similarWrap = null;
+    if (cellOverlays.length || wasOpen) drawAllOverlays();  // the legend forgets the pane's classes
     if (wasOpen) command("detail_closed");
   }
 
@@ -589,6 +703,7 @@ function render({ model, el }) {
   discard.addEventListener("click", () => command("discard"));
   subsetClear.addEventListener("click", () => command("show_all"));
   goBack.addEventListener("click", () => command("back"));
+  threshold.addEventListener("input", drawAllOverlays);
   save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
@@ -686,6 +801,7 @@ function render({ model, el }) {
     ["change:similar_by", drawSimilar],
     ["change:similar_reason", drawSimilar],
     ["change:can_go_back", drawBack],
+    ["change:label_fields", drawOverlayBar],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -699,6 +815,7 @@ function render({ model, el }) {
   drawFields();
   drawSubset();
   drawBack();
+  drawOverlayBar();
   drawSearchHint();
   onStatus();
   requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });

@@ -1,0 +1,113 @@
+"""What the shard browser draws over a thumbnail: each row's boxes, per label column, as fractions of its image.
+
+The kernel sends, with each page (and with the detail pane), every cell's boxes of every ``Boxes``
+column as ``[x0, y0, x1, y1, class, score]`` (corners as fractions 0..1 of the stored image's width
+and height, whatever the column's ``format`` and ``normalized``; ``score`` None where a box has none),
+and the stored image's size, so the page fits them to whatever size it draws the image at
+(``static/lib/boxes.js`` letterboxes them like the ``<img>``'s ``object-fit: contain``).
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> from stable_explore.schema import Boxes
+>>> feature = Boxes(names=["cat", "dog"], format="xywh")
+>>> column = pa.array([feature.encode_value([{"bbox": [10, 20, 30, 40], "category": "dog", "score": 0.5}])],
+...                   type=feature.arrow_type)
+>>> boxes_per_row(column, feature, [(100, 80)])
+[[[0.1, 0.25, 0.4, 0.75, 1, 0.5]]]
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stable_explore.schema import Array3D, Boxes
+
+if TYPE_CHECKING:
+    from stable_explore.schema import Features
+
+__all__ = ["boxes_per_row", "image_size", "label_fields"]
+
+Size = tuple[int, int]
+
+
+def label_fields(features: Features) -> list[dict[str, Any]]:
+    """The columns drawn over the images, in schema order: ``{"name", "kind", "names"}`` each.
+
+    Examples
+    --------
+    >>> from stable_explore.schema import Features, Image, Boxes
+    >>> label_fields(Features(image=Image(), objects=Boxes(names=["cat"])))
+    [{'name': 'objects', 'kind': 'boxes', 'names': ['cat']}]
+    """
+    return [
+        {"name": name, "kind": "boxes", "names": list(feature.names)}
+        for name, feature in features.items()
+        if isinstance(feature, Boxes)
+    ]
+
+
+def image_size(value: Any, feature: Any) -> Size | None:
+    """Width and height of a stored image, read from its header only (None when it cannot be read)."""
+    if value is None:
+        return None
+    if isinstance(feature, Array3D):
+        return int(feature.shape[1]), int(feature.shape[0])
+    from PIL import Image as PILImage
+
+    try:
+        with PILImage.open(io.BytesIO(value)) as image:
+            width, height = image.size
+    except Exception:  # noqa: BLE001 - an unreadable image has no boxes drawn, the page still shows
+        return None
+    return int(width), int(height)
+
+
+def _corners(bbox: np.ndarray, box_format: str) -> np.ndarray:
+    """(N, 4) boxes in ``box_format`` as (N, 4) corners x0, y0, x1, y1 (same units)."""
+    a, b, c, d = bbox[:, 0], bbox[:, 1], bbox[:, 2], bbox[:, 3]
+    if box_format == "xyxy":
+        return np.stack([a, b, c, d], axis=1)
+    if box_format == "cxcywh":
+        return np.stack([a - c / 2, b - d / 2, a + c / 2, b + d / 2], axis=1)
+    return np.stack([a, b, a + c, b + d], axis=1)
+
+
+def boxes_per_row(column: Any, feature: Boxes, sizes: list[Size | None]) -> list[list[list[Any]] | None]:
+    """Each row's boxes as ``[x0, y0, x1, y1, class, score]``, corners as fractions of its image (see module).
+
+    ``column``: the rows' stored values of a ``Boxes`` column (Arrow); ``sizes``: each row's image size
+    (width, height). A row without boxes (None) gives None; pixel boxes of a row whose image size is
+    unknown give None too (nothing drawn rather than boxes drawn at a wrong scale).
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    offsets = np.asarray(column.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    start, stop = int(offsets[0]), int(offsets[-1])
+    boxes = column.values.slice(start, stop - start)
+    offsets = offsets - start
+    flat = pc.list_flatten(boxes.field("bbox")) if len(boxes) else pa.array([], pa.float32())
+    corners = _corners(np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 4), feature.format)
+    classes = np.asarray(boxes.field("category").to_numpy(zero_copy_only=False), dtype=np.int64).tolist()
+    scores = boxes.field("score").to_pylist()
+    valid = column.is_valid().to_pylist()
+    out: list[list[list[Any]] | None] = []
+    for i, size in enumerate(sizes):
+        if not valid[i] or (size is None and not feature.normalized):
+            out.append(None)
+            continue
+        lo, hi = int(offsets[i]), int(offsets[i + 1])
+        scale = np.ones(4) if feature.normalized or size is None else np.array([size[0], size[1]] * 2, dtype=np.float64)
+        fractions = np.round(corners[lo:hi] / scale, 5).tolist()
+        out.append(
+            [
+                [*box, classes[j], None if scores[j] is None else round(float(scores[j]), 4)]
+                for box, j in zip(fractions, range(lo, hi), strict=True)
+            ]
+        )
+    return out

@@ -1,0 +1,75 @@
+// @ts-check
+// Where a box is drawn: the kernel sends each box's corners as fractions (0..1) of its stored image, and the
+// image is drawn letterboxed inside a frame (the thumbnail's object-fit: contain), so a box lands in the
+// displayed image's rectangle, never in the bars around it.
+
+/** @typedef {{x: number, y: number, width: number, height: number}} Rect */
+/** @typedef {[number, number, number, number, number, number | null]} SentBox x0, y0, x1, y1 (fractions), class, score */
+
+/**
+ * Where an image of ``imageWidth`` x ``imageHeight`` is drawn inside a frame of ``frameWidth`` x ``frameHeight``
+ * when it keeps its aspect (CSS ``object-fit: contain``): centred, as large as fits, bars on two sides.
+ * An image of unknown size fills the frame.
+ * @param {number} imageWidth
+ * @param {number} imageHeight
+ * @param {number} frameWidth
+ * @param {number} frameHeight
+ * @returns {Rect}
+ */
+export function containRect(imageWidth, imageHeight, frameWidth, frameHeight) {
+  if (!(imageWidth > 0 && imageHeight > 0)) return { x: 0, y: 0, width: frameWidth, height: frameHeight };
+  const scale = Math.min(frameWidth / imageWidth, frameHeight / imageHeight);
+  const width = imageWidth * scale;
+  const height = imageHeight * scale;
+  return { x: (frameWidth - width) / 2, y: (frameHeight - height) / 2, width, height };
+}
+
+/**
+ * A box's rectangle in the frame, from its corners as fractions of the image and the image's rectangle there.
+ * Corners are put in order, and a box reaching outside the image is cut at its edge.
+ * @param {number[]} corners x0, y0, x1, y1 as fractions of the image
+ * @param {Rect} image where the image is drawn (see containRect)
+ * @returns {Rect}
+ */
+export function placeBox(corners, image) {
+  const clamp = (/** @type {number} */ v) => Math.min(1, Math.max(0, v));
+  const [a, b, c, d] = corners.map(clamp);
+  const [x0, x1] = a <= c ? [a, c] : [c, a];
+  const [y0, y1] = b <= d ? [b, d] : [d, b];
+  return {
+    x: image.x + x0 * image.width,
+    y: image.y + y0 * image.height,
+    width: (x1 - x0) * image.width,
+    height: (y1 - y0) * image.height,
+  };
+}
+
+/**
+ * The boxes drawn at a score threshold: every box without a score (ground truth), and scored boxes at or above it.
+ * @param {SentBox[] | null | undefined} boxes
+ * @param {number} threshold
+ * @returns {SentBox[]}
+ */
+export function visibleBoxes(boxes, threshold) {
+  return (boxes || []).filter((box) => box[5] === null || box[5] === undefined || box[5] >= threshold);
+}
+
+/**
+ * The classes of some boxes, each once, in the order first met (what a legend lists).
+ * @param {SentBox[]} boxes
+ * @returns {number[]}
+ */
+export function boxClasses(boxes) {
+  return [...new Set(boxes.map((box) => box[4]))];
+}
+
+/**
+ * A box's label text: its class name (or index when the names do not have it) and its score, if any.
+ * @param {SentBox} box
+ * @param {string[]} names
+ * @returns {string}
+ */
+export function boxText(box, names) {
+  const name = names[box[4]] ?? String(box[4]);
+  return box[5] === null || box[5] === undefined ? name : `${name} ${box[5].toFixed(2)}`;
+}
