@@ -26,12 +26,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.schema import Array3D, Boxes
+from stable_explore.schema import Array3D, Boxes, Mask
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
 
-__all__ = ["boxes_per_row", "image_size", "label_fields"]
+__all__ = ["BACKGROUND_NAMES", "boxes_per_row", "image_size", "label_fields", "mask_overlay"]
+
+BACKGROUND_NAMES = frozenset({"background", "bg", "_background_", "void", "unlabeled", "unlabelled"})
 
 Size = tuple[int, int]
 
@@ -44,12 +46,56 @@ def label_fields(features: Features) -> list[dict[str, Any]]:
     >>> from stable_explore.schema import Features, Image, Boxes
     >>> label_fields(Features(image=Image(), objects=Boxes(names=["cat"])))
     [{'name': 'objects', 'kind': 'boxes', 'names': ['cat']}]
+
+    A ``Mask`` column's entry says too whether its class 0 is the background (left undrawn).
     """
-    return [
-        {"name": name, "kind": "boxes", "names": list(feature.names)}
-        for name, feature in features.items()
-        if isinstance(feature, Boxes)
-    ]
+    fields: list[dict[str, Any]] = []
+    for name, feature in features.items():
+        if isinstance(feature, Boxes):
+            fields.append({"name": name, "kind": "boxes", "names": list(feature.names)})
+        elif isinstance(feature, Mask):
+            names = list(feature.names)
+            background = bool(names) and names[0].strip().lower() in BACKGROUND_NAMES
+            fields.append({"name": name, "kind": "mask", "names": names, "background": background})
+    return fields
+
+
+def mask_overlay(value: Any, size: int) -> dict[str, Any] | None:
+    """A stored mask made small for drawing: an 8-bit grey PNG of class indexes fitting ``size`` px, and its classes.
+
+    Shrunk by nearest neighbour (a pixel keeps a class, never a mix of two); ``classes``: the class
+    indexes it shows, for the legend. None for no mask, or one of more than 256 classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from stable_explore.schema import Mask
+    >>> two = np.kron(np.eye(2, dtype=np.uint8), np.ones((50, 100), np.uint8))  # 200 x 100, classes 0 and 1
+    >>> stored = Mask(names=["bg", "cat"]).encode_value(two)
+    >>> small = mask_overlay(stored, 64)
+    >>> small["size"], small["classes"]
+    ([64, 32], [0, 1])
+    """
+    if value is None:
+        return None
+    from PIL import Image as PILImage
+
+    try:
+        with PILImage.open(io.BytesIO(value)) as image:
+            array = np.asarray(image)
+    except Exception:  # noqa: BLE001 - an unreadable mask is not drawn; the image still shows
+        return None
+    if array.ndim != 2 or not array.size or int(array.max()) > 255:
+        return None
+    height, width = array.shape
+    scale = min(1.0, size / max(width, height))
+    shown = PILImage.fromarray(array.astype(np.uint8), mode="L")
+    if scale < 1:
+        shown = shown.resize((max(1, round(width * scale)), max(1, round(height * scale))), PILImage.Resampling.NEAREST)
+    buffer = io.BytesIO()
+    shown.save(buffer, format="PNG", optimize=False)
+    classes = np.unique(np.asarray(shown)).tolist()
+    return {"png": buffer.getvalue(), "size": list(shown.size), "classes": classes}
 
 
 def image_size(value: Any, feature: Any) -> Size | None:

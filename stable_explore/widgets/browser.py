@@ -44,7 +44,7 @@ from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
-from stable_explore.widgets._overlays import boxes_per_row, image_size, label_fields
+from stable_explore.widgets._overlays import boxes_per_row, image_size, label_fields, mask_overlay
 from stable_explore.widgets._rows import RowList
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._similar import SimilarMixin
@@ -319,13 +319,14 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         overlays = self.overlays(rows)
         for i, row in enumerate(rows.tolist()):
             cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
-            if overlays[i] is not None:
-                cell["overlays"] = overlays[i]
             thumb = thumbs[i]
             if thumb is not None:
                 cell["buffer"] = len(buffers)
                 cell["mime"] = thumb[1]
                 buffers.append(thumb[0])
+            drawn = overlays[i]
+            if drawn is not None:
+                cell["overlays"] = _with_mask_buffers(drawn, buffers if thumb is not None else None)
             if fields[i] is not None:
                 cell["fields"] = fields[i]
             cells.append(cell)
@@ -415,11 +416,13 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         key = (snapshot[0].version, snapshot[2], rows.tobytes())
         state.prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
-    def overlays(self, rows: np.ndarray) -> list[dict[str, Any] | None]:
-        """What is drawn over each row's image: its size and, per label column, its boxes (see :mod:`._overlays`).
+    def overlays(self, rows: np.ndarray, mask_size: int | None = None) -> list[dict[str, Any] | None]:
+        """What is drawn over each row's image: its size, and each label column's boxes or mask (see :mod:`._overlays`).
 
-        ``{"size": [width, height], "boxes": {column: [[x0, y0, x1, y1, class, score], ...] | None}}``,
-        corners as fractions of the stored image; None for every row when nothing is drawn.
+        ``{"size": [width, height], "boxes": {column: [[x0, y0, x1, y1, class, score], ...] | None},
+        "masks": {column: {"png", "size", "classes"} | None}}``, corners as fractions of the stored
+        image, masks made to fit ``mask_size`` px (default: the thumbnail size); None for every row
+        when nothing is drawn.
         """
         fields = self.label_fields
         opened = self._state.opened
@@ -427,13 +430,20 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             return [None] * len(rows)
         ds = opened.ds
         sizes = self._image_sizes(rows)
-        names = [f["name"] for f in fields]
-        table = ds.select(rows).to_arrow(columns=names)
+        names = [f["name"] for f in fields if f["kind"] == "boxes"]
+        masks = [f["name"] for f in fields if f["kind"] == "mask"]
+        table = ds.select(rows).to_arrow(columns=names + masks)
         drawn = {name: boxes_per_row(table.column(name), cast("Boxes", ds.features[name]), sizes) for name in names}
-        return [
-            {"size": None if size is None else list(size), "boxes": {name: drawn[name][i] for name in names}}
-            for i, size in enumerate(sizes)
-        ]
+        bound = mask_size or self.thumb_size
+        painted = {name: [mask_overlay(v, bound) for v in table.column(name).to_pylist()] for name in masks}
+        out: list[dict[str, Any] | None] = []
+        for i, size in enumerate(sizes):
+            entry: dict[str, Any] = {"size": None if size is None else list(size)}
+            entry["boxes"] = {name: drawn[name][i] for name in names}
+            if masks:
+                entry["masks"] = {name: painted[name][i] for name in masks}
+            out.append(entry)
+        return out
 
     def _image_sizes(self, rows: np.ndarray) -> list[tuple[int, int] | None]:
         """Each row's stored image size, from the image's header, read once per version row."""
@@ -494,9 +504,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "fields": fields,
             **self.detail_marks(row),
         }
-        overlays = self.overlays(np.array([row], dtype=np.int64))[0]
-        if overlays is not None:
-            content["overlays"] = overlays
+        overlays = self.overlays(np.array([row], dtype=np.int64), mask_size=DETAIL_MAX_PX // 2)[0]
         if opened.image_column is not None and stored.get(opened.image_column) is not None:
             value = stored[opened.image_column]
             content["full"] = full
@@ -508,6 +516,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             else:
                 content["mime"] = mime
                 buffers.append(data)
+        if overlays is not None:  # masks travel after the image (buffer 0), and only with it
+            content["overlays"] = _with_mask_buffers(overlays, buffers if buffers else None)
         return content, buffers
 
     def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
@@ -607,6 +617,21 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 
     def __repr__(self) -> str:
         return f"ShardBrowser({self.dataset!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"
+
+
+def _with_mask_buffers(overlays: dict[str, Any], buffers: list[bytes] | None) -> dict[str, Any]:
+    """``overlays`` with each mask's PNG moved into ``buffers`` (its index left as ``buffer``); no image: no masks."""
+    masks = overlays.get("masks")
+    if not masks:
+        return overlays
+    moved: dict[str, Any] = {}
+    for name, mask in masks.items():
+        if mask is None or buffers is None:
+            moved[name] = None
+            continue
+        moved[name] = {"buffer": len(buffers), "size": mask["size"], "classes": mask["classes"]}
+        buffers.append(mask["png"])
+    return {**overlays, "masks": moved}
 
 
 def _shard_spans(opened: Opened) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

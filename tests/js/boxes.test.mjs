@@ -57,3 +57,15 @@ test("a box's text is its class name and its score", () => {
   assert.equal(boxText([0, 0, 1, 1, 0, null], ["cat", "dog"]), "cat");
   assert.equal(boxText([0, 0, 1, 1, 5, null], ["cat", "dog"]), "5");
 });
+
+test("a mask is painted in its classes' colours, the background and 'ignore' left transparent", async () => {
+  const { maskPalette, paintMask } = await import("../../stable_explore/widgets/static/lib/boxes.js");
+  const colours = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+  const palette = maskPalette(3, (index) => colours[index], { background: true, alpha: 100 });
+  // four grey pixels: class 0 (background), 1, 2 and 255 (ignore)
+  const pixels = new Uint8ClampedArray([0, 0, 0, 255, 1, 1, 1, 255, 2, 2, 2, 255, 255, 255, 255, 255]);
+  paintMask(pixels, palette);
+  assert.deepEqual([...pixels], [0, 0, 0, 0, 0, 255, 0, 100, 0, 0, 255, 100, 0, 0, 0, 0]);
+  const all = maskPalette(3, (index) => colours[index]);
+  assert.deepEqual([...all.slice(0, 4)], [255, 0, 0, 110]);  // class 0 is a class like any other here
+});

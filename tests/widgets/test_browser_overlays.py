@@ -164,3 +164,45 @@ def test_a_row_without_its_image_gets_no_pixel_boxes_rather_than_wrong_ones(tmp_
     content, _ = ds.browse().page_message()
     assert content["cells"][0]["overlays"] == {"size": None, "boxes": {"truth": None}}
     assert content["cells"][1]["overlays"] == {"size": [10, 20], "boxes": {"truth": []}}
+
+
+def test_a_mask_column_travels_as_a_small_png_of_class_indexes(tmp_path: Path) -> None:
+    # a 300 x 200 mask: left third cat (1), a dog (2) block, 255 ("ignore") in a corner, the rest background
+    label_map = np.zeros((200, 300), dtype=np.uint8)
+    label_map[:, :100] = 1
+    label_map[50:150, 150:250] = 2
+    label_map[:10, -10:] = 255
+    features = Features(image=Image(), seg=se.Mask(names=["background", "cat", "dog"]), objects=Boxes(names=NAMES))
+    rows = [
+        {"image": _png(300, 200), "seg": label_map, "objects": [{"bbox": [0, 0, 100, 200], "category": "cat"}]},
+        {"image": _png(30, 20), "seg": None, "objects": []},
+    ]
+    ds = se.build(rows, features, name="seg", home=tmp_path, progress=False)
+    browser = ds.browse(page_size=24, thumb_size=128)
+    assert browser.label_fields[0] == {
+        "name": "seg",
+        "kind": "mask",
+        "names": ["background", "cat", "dog"],
+        "background": True,
+    }
+    content, buffers = invoke(browser, "refresh")
+    first, second = content["cells"]
+    mask = first["overlays"]["masks"]["seg"]
+    assert mask["size"] == [128, 85]  # fits the thumbnail, aspect kept
+    assert mask["classes"] == [0, 1, 2, 255]
+    assert len(buffers) == 3  # two thumbnails and one mask, in the page's one message
+    assert first["buffer"] == 0
+    assert second["buffer"] == 2
+    assert mask["buffer"] == 1
+    small = np.asarray(PILImage.open(io.BytesIO(buffers[mask["buffer"]])))
+    assert small.shape == (85, 128)
+    assert set(np.unique(small).tolist()) == {0, 1, 2, 255}  # nearest neighbour: no class made of two
+    assert (small[:, :40] == 1).all()
+    assert small[42, 85] == 2
+    assert second["overlays"]["masks"] == {"seg": None}
+    assert first["overlays"]["boxes"]["objects"] == [[0.0, 0.0, pytest.approx(1 / 3, abs=1e-4), 1.0, 0, None]]
+    # the detail pane: the mask larger (up to 512 px), after the image's buffer
+    detail, detail_buffers = invoke(browser, "detail", {"row": 0, "step": 0})
+    assert detail["overlays"]["masks"]["seg"]["buffer"] == 1
+    assert detail["overlays"]["masks"]["seg"]["size"] == [300, 200]
+    assert np.array_equal(np.asarray(PILImage.open(io.BytesIO(detail_buffers[1]))), label_map)

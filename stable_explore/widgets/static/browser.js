@@ -3,7 +3,7 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
-import { boxClasses, boxText, containRect, placeBox, visibleBoxes } from "./lib/boxes.js";
+import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, visibleBoxes } from "./lib/boxes.js";
 import { describeFilter } from "./lib/filters.js";
 import { requester } from "./lib/requests.js";
 
@@ -385,8 +385,9 @@ function render({ model, el }) {
     overlaybar.hidden = !fields.length;
     overlayToggles.replaceChildren(...fields.map((field) => {
       const on = !hiddenFields.has(field.name);
+      const what = field.kind === "mask" ? "mask" : "boxes";
       const toggle = h("button", { class: "se-chip se-overlay-toggle" + (on ? " se-on" : ""), "data-testid": "se-overlay-toggle",
-        "data-field": field.name, "aria-pressed": on ? "true" : "false", title: `draw the boxes of ${field.name} (click to switch)`,
+        "data-field": field.name, "aria-pressed": on ? "true" : "false", title: `draw the ${what} of ${field.name} (click to switch)`,
         text: field.name });
       toggle.addEventListener("click", () => {
         if (hiddenFields.has(field.name)) hiddenFields.delete(field.name); else hiddenFields.add(field.name);
@@ -409,14 +410,24 @@ function render({ model, el }) {
 
   function drawOverlay(target, seen) {
     // the boxes of every label column switched on, over one image; `seen` collects [name, class] for the legend
-    const { svg, overlays, frameWidth, frameHeight } = target;
+    const { svg, overlays, frameWidth, frameHeight, masks } = target;
     const size = overlays.size || [0, 0];
     const image = containRect(size[0], size[1], frameWidth, frameHeight);
     svg.setAttribute("viewBox", `0 0 ${frameWidth} ${frameHeight}`);
     const drawn = [];
     for (const field of labelFields()) {
-      if (hiddenFields.has(field.name)) continue;
       const names = field.names || [];
+      if (field.kind === "mask") {
+        const mask = masks.get(field.name);
+        if (!mask) continue;
+        mask.canvas.hidden = hiddenFields.has(field.name);
+        if (mask.canvas.hidden) continue;
+        for (const index of mask.classes) {
+          if (index < names.length && !(field.background && index === 0)) seen.set(`${index}`, names[index]);
+        }
+        continue;
+      }
+      if (hiddenFields.has(field.name)) continue;
       for (const box of visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold())) {
         const place = placeBox(box.slice(0, 4), image);
         const scored = box[5] !== null && box[5] !== undefined;
@@ -449,9 +460,36 @@ function render({ model, el }) {
     }));
   }
 
-  function overlayTarget(overlays, frameWidth, frameHeight) {
+  function overlayTarget(overlays, frameWidth, frameHeight, buffers) {
     const svg = svgNode("svg", { class: "se-boxes", "data-testid": "se-boxes", preserveAspectRatio: "xMidYMid meet", "aria-hidden": "true" });
-    return { svg, overlays, frameWidth, frameHeight };
+    // masks: a canvas each, painted once its PNG is decoded (letterboxed by object-fit like the <img>)
+    const masks = new Map();
+    const fields = new Map(labelFields().map((field) => [field.name, field]));
+    for (const [name, mask] of Object.entries(overlays.masks || {})) {
+      const field = fields.get(name);
+      if (!mask || !field || mask.buffer === undefined || !buffers[mask.buffer]) continue;
+      const canvas = h("canvas", { class: "se-mask", "data-testid": "se-mask", "data-field": name,
+        width: String(mask.size[0]), height: String(mask.size[1]) });
+      masks.set(name, { canvas, classes: mask.classes || [] });
+      paintMaskCanvas(canvas, buffers[mask.buffer], field);
+    }
+    return { svg, overlays, frameWidth, frameHeight, masks, layers: [...[...masks.values()].map((m) => m.canvas), svg] };
+  }
+
+  function paintMaskCanvas(canvas, buffer, field) {
+    const palette = maskPalette((field.names || []).length, (index) => classColours(index).lightRgb,
+      { background: Boolean(field.background), alpha: 120 });
+    createImageBitmap(new Blob([buffer], { type: "image/png" }), { colorSpaceConversion: "none", premultiplyAlpha: "none" })
+      .then((bitmap) => {
+        const context = canvas.getContext("2d", { willReadFrequently: true });
+        if (!context) return;
+        context.drawImage(bitmap, 0, 0);
+        const pixels = context.getImageData(0, 0, canvas.width, canvas.height);
+        paintMask(pixels.data, palette);
+        context.putImageData(pixels, 0, 0);
+        canvas.dataset.painted = "true";
+      })
+      .catch(() => undefined);
   }
 
   function drawPage(msg, buffers) {
@@ -473,9 +511,9 @@ function render({ model, el }) {
         }).catch(() => undefined));
         if (item.overlays) {
           // the boxes over the thumbnail: an SVG the size of the <img>'s box, letterboxed like it (lib/boxes.js)
-          const target = overlayTarget(item.overlays, thumb, thumb);
+          const target = overlayTarget(item.overlays, thumb, thumb, buffers);
           cellOverlays.push(target);
-          cell.append(h("div", { class: "se-frame" }, [img, target.svg]));
+          cell.append(h("div", { class: "se-frame" }, [img, ...target.layers]));
         } else {
           cell.append(img);
         }
@@ -560,10 +598,10 @@ function render({ model, el }) {
       if (msg.overlays && msg.overlays.size) {
         // drawn in the stored image's own units over the <img> (which is the image, no bars): the SVG stretches with it
         const [width, height] = msg.overlays.size;
-        detailOverlay = overlayTarget(msg.overlays, width, height);
+        detailOverlay = overlayTarget(msg.overlays, width, height, buffers);
         detailOverlay.svg.setAttribute("preserveAspectRatio", "none");
         detailOverlay.svg.classList.add("se-detail-boxes");
-        stack.append(detailOverlay.svg);
+        stack.append(...detailOverlay.layers);
       }
       const info = h("div", { class: "se-detail-info", "data-testid": "se-detail-info" });
       const image = msg.image || {};

@@ -73,3 +73,37 @@ export function boxText(box, names) {
   const name = names[box[4]] ?? String(box[4]);
   return box[5] === null || box[5] === undefined ? name : `${name} ${box[5].toFixed(2)}`;
 }
+
+/**
+ * The colours a mask is painted in, one RGBA entry per class index 0..255: each class in ``colourOf(index)``
+ * (channels 0..1) at ``alpha`` (0..255); the background (class 0, when ``background``) and values past the
+ * classes (255 as "ignore") transparent.
+ * @param {number} count how many classes the mask's column names
+ * @param {(index: number) => number[]} colourOf
+ * @param {{background?: boolean, alpha?: number}} [options]
+ * @returns {Uint8ClampedArray}
+ */
+export function maskPalette(count, colourOf, { background = false, alpha = 110 } = {}) {
+  const palette = new Uint8ClampedArray(256 * 4);
+  for (let index = background ? 1 : 0; index < Math.min(count, 256); index++) {
+    const [r, g, b] = colourOf(index);
+    palette.set([Math.round(r * 255), Math.round(g * 255), Math.round(b * 255), alpha], index * 4);
+  }
+  return palette;
+}
+
+/**
+ * Paint a mask in place: ``pixels`` are the RGBA bytes of a grey PNG whose value is the class index; each
+ * pixel becomes its class's palette colour.
+ * @param {Uint8ClampedArray} pixels
+ * @param {Uint8ClampedArray} palette see maskPalette
+ */
+export function paintMask(pixels, palette) {
+  for (let i = 0; i < pixels.length; i += 4) {
+    const at = pixels[i] * 4;
+    pixels[i] = palette[at];
+    pixels[i + 1] = palette[at + 1];
+    pixels[i + 2] = palette[at + 2];
+    pixels[i + 3] = palette[at + 3];
+  }
+}
