@@ -36,13 +36,13 @@ import traitlets as t
 from stable_explore._units import format_size
 from stable_explore.display.images import array_thumbnail, encode_thumbnail, open_thumbnail
 from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowIndexError
-from stable_explore.schema import Array3D, ClassLabel, Image
+from stable_explore.schema import Array3D, Boxes, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._filtering import FilterMixin
-from stable_explore.widgets._filters import class_counts, describe_filter, field_mask, sort_order
+from stable_explore.widgets._filters import box_mask, class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._overlays import boxes_per_row, image_size, label_fields, mask_overlay
 from stable_explore.widgets._rows import RowList
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stable_explore.dataset import CachedDataset
-    from stable_explore.schema import Boxes
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["ShardBrowser"]
@@ -235,7 +234,10 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             masks.append(opened.search_mask(self.search.strip()))
         for spec in self.field_filters:
             column = str(spec.get("column", ""))
-            if column in opened.kinds:
+            if spec.get("boxes") and isinstance(opened.ds.features.get(column), Boxes):
+                box_format = cast("Boxes", opened.ds.features[column]).format
+                masks.append(box_mask(opened.value_column(column), spec, box_format))
+            elif column in opened.kinds:
                 masks.append(field_mask(opened.value_column(column), spec))
         keep = np.logical_and.reduce(masks) if masks else None
         state.counting = None

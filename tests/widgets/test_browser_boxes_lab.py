@@ -154,63 +154,21 @@ def test_boxes_are_drawn_toggled_and_thresholded(page: Any) -> None:
     widget.screenshot(path=str(SHOTS / "browser-boxes-dark.png"))
 
 
-MASK_NOTEBOOK = """\
-import numpy as np
-from PIL import Image, ImageDraw
-import stable_explore as se
-
-def rows():
-    for i in range(6):
-        width, height = [(240, 160), (160, 220)][i % 2]
-        labels = np.zeros((height, width), np.uint8)
-        labels[height // 2 :, : width // 2] = 1  # a cat in the lower left quarter
-        labels[10 : 10 + height // 3, width - width // 3 - 10 : width - 10] = 2  # a dog in the upper right
-        picture = np.stack([labels * 60 + 60, 120 - labels * 20, 160 - labels * 30], axis=-1).astype(np.uint8)
-        yield {"image": picture, "seg": labels,
-               "objects": [{"bbox": [0, height // 2, width // 2, height - height // 2], "category": "cat"}]}
-
-features = se.Features(image=se.Image(), seg=se.Mask(names=["background", "cat", "dog"]),
-                       objects=se.Boxes(names=["background", "cat", "dog"]))
-seg = se.build(rows, features, name="seg", progress=False)
-browser = seg.browse(page_size=24, thumb_size=128)
-browser"""
-
-
-@pytest.fixture(scope="module")
-def mask_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with notebook_in_chromium(
-        tmp_path_factory.mktemp("lab"), "masks.ipynb", [MASK_NOTEBOOK], viewport=(1280, 900)
-    ) as page:
-        yield page
-
-
-def test_masks_are_painted_in_class_colours_and_toggled(mask_page: Any) -> None:
-    page = mask_page
-    widget = page.locator("[data-testid=se-browser]")
-    widget.wait_for(timeout=120_000)
+def test_the_filter_bar_keeps_images_with_a_small_box_of_a_class(page: Any) -> None:
+    # "images with a dog smaller than 4000 px²": only image 1's dog (45 x 84) is; the others are 64 x 76.8
     page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=60_000)
-    wait_count(page, "[data-testid=se-mask][data-painted=true]", 6)
-    # the first mask's pixels: cat (lower left) in class 1's colour, half transparent; background clear
-    pixels = page.eval_on_selector(
-        "[data-testid=se-thumb][data-row='0'] [data-testid=se-mask]",
-        """canvas => {
-            const context = canvas.getContext('2d');
-            const at = (x, y) => [...context.getImageData(x, y, 1, 1).data];
-            return {cat: at(5, canvas.height - 5), background: at(5, 5), dog: at(canvas.width - 20, 12),
-                    size: [canvas.width, canvas.height]};
-        }""",
+    page.select_option("[data-testid=se-field]", "objects")
+    assert page.locator("[data-testid=se-box-class]").is_visible()
+    page.select_option("[data-testid=se-box-class]", "2")
+    page.fill("[data-testid=se-field-max]", "4000")
+    page.click("[data-testid=se-field-apply]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-field-filters]').textContent.includes('objects: a box of dog')",
+        timeout=30_000,
     )
-    assert pixels["size"] == [128, 85]
-    assert pixels["background"][3] == 0
-    assert pixels["cat"][3] == 120
-    assert pixels["dog"][3] == 120
-    assert pixels["cat"][:3] != pixels["dog"][:3]
-    assert page.locator("[data-testid=se-legend-item]").all_inner_texts() == ["cat", "dog"]
-    assert boxes_on(page, "[data-testid=se-thumb][data-row='0']") == 1
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    widget.screenshot(path=str(SHOTS / "browser-masks-light.png"))
-    # the mask switched off: no canvas shows, the boxes stay
-    page.locator("[data-testid=se-overlay-toggle][data-field=seg]").click()
-    wait_count(page, "[data-testid=se-mask]:not([hidden])", 0)
-    assert boxes_on(page, "[data-testid=se-thumb][data-row='0']") == 1
-    assert page.locator("[data-testid=se-legend-item]").all_inner_texts() == ["cat"]
+    wait_count(page, "[data-testid=se-thumb]", 1)
+    assert page.eval_on_selector_all("[data-testid=se-thumb]", "els => els.map(e => e.dataset.row)") == ["0"]
+    chip = page.locator("[data-testid=se-field-filters] .se-field-chip").inner_text()
+    assert "objects: a box of dog, area ≤ 4000" in chip
+    page.locator("[data-testid=se-field-filters] .se-x").click()  # removed: every image again
+    wait_count(page, "[data-testid=se-thumb]", 12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -206,3 +207,43 @@ def test_a_mask_column_travels_as_a_small_png_of_class_indexes(tmp_path: Path) -
     assert detail["overlays"]["masks"]["seg"]["buffer"] == 1
     assert detail["overlays"]["masks"]["seg"]["size"] == [300, 200]
     assert np.array_equal(np.asarray(PILImage.open(io.BytesIO(detail_buffers[1]))), label_map)
+
+
+def test_box_filters_keep_the_images_with_a_matching_box(tmp_path: Path) -> None:
+    path, images_dir, results, expected = _coco(tmp_path)
+    ds = se.from_coco(path, images_dir, predictions=results, name="coco", home=tmp_path / "home", progress=False)
+    browser = ds.browse(page_size=24)
+    assert {
+        "name": "objects",
+        "kind": "boxes",
+        "names": ["person", "car", "dog"],
+        "normalized": False,
+    } in browser.fields
+    image_ids = [ds[r]["image_id"] for r in range(len(ds))]
+
+    def rows_where(keep: Any) -> list[int]:
+        return [r for r, image_id in enumerate(image_ids) if keep(expected[image_id])]
+
+    # "images with a dog smaller than 300 px²", as the filter bar sends it
+    invoke(browser, "where_boxes", {"column": "objects", "cls": 2, "max_area": 300, "min_area": None})
+    want = rows_where(lambda boxes: any(b["class"] == 2 and b["xywh"][2] * b["xywh"][3] <= 300 for b in boxes))
+    assert 0 < len(want) < len(ds)
+    assert browser.page_rows().tolist() == want
+    assert browser.field_filters == [
+        {"column": "objects", "boxes": True, "class": 2, "class_name": "dog", "max_area": 300.0}
+    ]
+    assert "objects: a box of dog, area ≤ 300" in browser.empty_reason()
+    # predictions scored 0.5 or more, besides (the two filters combine)
+    browser.where_boxes("predictions", min_score=0.5)
+    want_scored = rows_where(lambda boxes: any(b["score"] >= 0.5 for b in boxes))
+    assert browser.page_rows().tolist() == sorted(set(want) & set(want_scored))
+    browser.where_boxes("objects")  # removed: the predictions' filter stays
+    assert browser.page_rows().tolist() == want_scored
+    # the images without boxes
+    browser.clear_filters()
+    browser.where_boxes("objects", max_count=0)
+    assert [image_ids[r] for r in browser.page_rows().tolist()] == [4]
+    with pytest.raises(se.InvalidOptionError, match="the Boxes columns are \\['objects', 'predictions'\\]"):
+        browser.where_boxes("image_id", cls="dog")
+    with pytest.raises(se.EncodingError, match="cat"):
+        browser.where_boxes("objects", cls="cat")

@@ -36,13 +36,17 @@ function render({ model, el }) {
   const fieldOp = h("select", { "data-testid": "se-field-op", title: "how the text matches" });
   fieldOp.append(h("option", { value: "contains", text: "contains" }), h("option", { value: "equals", text: "equals" }));
   const fieldText = h("input", { type: "text", class: "se-text", "data-testid": "se-field-text", placeholder: "text" });
+  // a Boxes column: keep the images with a box of a class, an area (width x height, stored units), a score
+  const boxClass = h("select", { "data-testid": "se-box-class", title: "the class of the box" });
+  const boxScore = h("input", { type: "number", step: "any", min: "0", max: "1", class: "se-num", "data-testid": "se-box-score",
+    placeholder: "min score", title: "a score of at least (predictions)" });
   const fieldApply = h("button", { "data-testid": "se-field-apply", title: "keep the rows that match", text: "filter" });
   const fieldChips = h("span", { class: "se-field-chips", "data-testid": "se-field-filters" });
   const sortSelect = h("select", { "data-testid": "se-sort", title: "order of the rows" });
   const sortDir = h("button", { "data-testid": "se-sort-dir", title: "ascending / descending", text: "↑" });
   const hists = h("div", { class: "se-hists", "data-testid": "se-histograms" });
   const filterbar = h("div", { class: "se-toolbar se-filterbar", "data-testid": "se-filterbar" }, [
-    fieldSelect, fieldMin, fieldMax, fieldOp, fieldText, fieldApply,
+    fieldSelect, boxClass, fieldMin, fieldMax, boxScore, fieldOp, fieldText, fieldApply,
     h("span", { class: "se-spacer" }), h("span", { class: "se-muted", text: "sort" }), sortSelect, sortDir,
   ]);
   const dropFlagged = h("button", { "data-testid": "se-drop-flagged", title: "make the flagged rows a pending drop", text: "drop flagged" });
@@ -207,13 +211,29 @@ function render({ model, el }) {
 
   function drawFieldInputs() {
     const kind = fieldKind(fieldSelect.value);
-    fieldMin.hidden = fieldMax.hidden = kind !== "number";
+    fieldMin.hidden = fieldMax.hidden = kind !== "number" && kind !== "boxes";
     fieldOp.hidden = fieldText.hidden = kind !== "string";
+    boxClass.hidden = boxScore.hidden = kind !== "boxes";
     fieldApply.disabled = !kind;
     const entry = (model.get("fields") || []).find((f) => f.name === fieldSelect.value);
-    if (entry && entry.min !== undefined) {
+    if (kind === "boxes" && entry) {
+      const chosen = boxClass.value;
+      boxClass.replaceChildren(h("option", { value: "", text: "any class" }),
+        ...(entry.names || []).map((name, index) => h("option", { value: String(index), text: name })));
+      if ([...boxClass.options].some((o) => o.value === chosen)) boxClass.value = chosen;
+      const unit = entry.normalized ? "(fraction of the image)" : "(px²)";
+      fieldMin.placeholder = "min area";
+      fieldMax.placeholder = "max area";
+      fieldMin.title = `a box's area (width x height) of at least ${unit}`;
+      fieldMax.title = `a box's area (width x height) of at most ${unit}: "smaller than"`;
+    } else if (entry && entry.min !== undefined) {
+      fieldMin.title = "at least";
+      fieldMax.title = "at most";
       fieldMin.placeholder = `min ${Number(entry.min.toPrecision(4))}`;
       fieldMax.placeholder = `max ${Number(entry.max.toPrecision(4))}`;
+    } else {
+      fieldMin.placeholder = "min";
+      fieldMax.placeholder = "max";
     }
     for (const input of [fieldMin, fieldMax]) fitPlaceholder(input);
   }
@@ -238,7 +258,7 @@ function render({ model, el }) {
     if (fields.some((f) => f.name === chosen)) fieldSelect.value = chosen;
     const sortBy = model.get("sort_by");
     sortSelect.replaceChildren(h("option", { value: "", text: "row order" }),
-      ...fields.map((f) => h("option", { value: f.name, text: f.name })));
+      ...fields.filter((f) => f.kind !== "boxes").map((f) => h("option", { value: f.name, text: f.name })));
     sortSelect.value = sortBy;
     sortDir.textContent = model.get("sort_desc") ? "↓" : "↑";
     sortDir.disabled = !sortBy;
@@ -251,7 +271,7 @@ function render({ model, el }) {
     fieldChips.hidden = !(model.get("field_filters") || []).length;
     fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
       const remove = h("button", { class: "se-x", title: "remove this filter", text: "×" });
-      remove.addEventListener("click", () => command("where", { column: spec.column }));
+      remove.addEventListener("click", () => command(spec.boxes ? "where_boxes" : "where", { column: spec.column }));
       return h("span", { class: "se-chip se-on se-field-chip", "data-column": spec.column }, [
         h("span", { text: describeFilter(spec) }), remove,
       ]);
@@ -721,7 +741,12 @@ function render({ model, el }) {
   function applyField() {
     const column = fieldSelect.value;
     if (!column) return;
-    if (fieldKind(column) === "number") {
+    const number = (input) => (input.value === "" ? null : Number(input.value));
+    if (fieldKind(column) === "boxes") {
+      command("where_boxes", { column, cls: boxClass.value === "" ? null : Number(boxClass.value),
+        min_area: number(fieldMin), max_area: number(fieldMax), min_score: number(boxScore) });
+      boxScore.value = "";
+    } else if (fieldKind(column) === "number") {
       command("where", { column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
     } else {
       command("where", { column, [fieldOp.value]: fieldText.value });
@@ -729,7 +754,7 @@ function render({ model, el }) {
     fieldMin.value = fieldMax.value = fieldText.value = "";
   }
   fieldApply.addEventListener("click", applyField);
-  for (const input of [fieldMin, fieldMax, fieldText]) {
+  for (const input of [fieldMin, fieldMax, fieldText, boxScore]) {
     input.addEventListener("keydown", (event) => { if (event.key === "Enter") applyField(); });
   }
   sortSelect.addEventListener("change", () => command("sort", { column: sortSelect.value, descending: model.get("sort_desc") }));
