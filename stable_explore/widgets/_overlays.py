@@ -26,12 +26,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.schema import Array3D, Boxes, Mask
+from stable_explore.schema import Array3D, Boxes, Keypoints, Mask
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
 
-__all__ = ["BACKGROUND_NAMES", "boxes_per_row", "image_size", "label_fields", "mask_overlay"]
+__all__ = ["BACKGROUND_NAMES", "boxes_per_row", "image_size", "keypoints_per_row", "label_fields", "mask_overlay"]
 
 BACKGROUND_NAMES = frozenset({"background", "bg", "_background_", "void", "unlabeled", "unlabelled"})
 
@@ -57,7 +57,43 @@ def label_fields(features: Features) -> list[dict[str, Any]]:
             names = list(feature.names)
             background = bool(names) and names[0].strip().lower() in BACKGROUND_NAMES
             fields.append({"name": name, "kind": "mask", "names": names, "background": background})
+        elif isinstance(feature, Keypoints):
+            skeleton = [list(pair) for pair in feature.skeleton]
+            fields.append({"name": name, "kind": "keypoints", "names": list(feature.names), "skeleton": skeleton})
     return fields
+
+
+def keypoints_per_row(column: Any, feature: Keypoints, sizes: list[Size | None]) -> list[list[list[float]] | None]:
+    """Each row's instances as ``[x0, y0, v0, x1, y1, v1, ...]``, points as fractions of its image (see module).
+
+    A row without keypoints, or whose image size is unknown, gives None.
+
+    Examples
+    --------
+    >>> points = Keypoints(names=["head", "tail"], skeleton=[(0, 1)])
+    >>> column = pa.array([points.encode_value([[[10, 20, 2], [30, 40, 1]]])], type=points.arrow_type)
+    >>> keypoints_per_row(column, points, [(100, 80)])
+    [[[0.1, 0.25, 2.0, 0.3, 0.5, 1.0]]]
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    per_point = len(feature.names) * 3
+    out: list[list[list[float]] | None] = []
+    valid = column.is_valid().to_pylist()
+    offsets = np.asarray(column.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    instances = column.values
+    flat = pc.list_flatten(pc.list_flatten(instances)) if len(instances) else pa.array([], pa.float32())
+    values = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, per_point)
+    values = values[: len(instances)]
+    for i, size in enumerate(sizes):
+        if not valid[i] or size is None:
+            out.append(None)
+            continue
+        rows = values[int(offsets[i]) : int(offsets[i + 1])].reshape(-1, len(feature.names), 3).copy()
+        rows[:, :, 0] /= size[0]
+        rows[:, :, 1] /= size[1]
+        out.append(np.round(rows, 5).reshape(len(rows), -1).tolist())
+    return out
 
 
 def mask_overlay(value: Any, size: int) -> dict[str, Any] | None:

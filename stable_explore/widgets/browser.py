@@ -44,7 +44,13 @@ from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import box_mask, class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
-from stable_explore.widgets._overlays import boxes_per_row, image_size, label_fields, mask_overlay
+from stable_explore.widgets._overlays import (
+    boxes_per_row,
+    image_size,
+    keypoints_per_row,
+    label_fields,
+    mask_overlay,
+)
 from stable_explore.widgets._rows import RowList
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._similar import SimilarMixin
@@ -56,6 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import Keypoints
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["ShardBrowser"]
@@ -434,16 +441,22 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         sizes = self._image_sizes(rows)
         names = [f["name"] for f in fields if f["kind"] == "boxes"]
         masks = [f["name"] for f in fields if f["kind"] == "mask"]
-        table = ds.select(rows).to_arrow(columns=names + masks)
+        points = [f["name"] for f in fields if f["kind"] == "keypoints"]
+        table = ds.select(rows).to_arrow(columns=names + masks + points)
         drawn = {name: boxes_per_row(table.column(name), cast("Boxes", ds.features[name]), sizes) for name in names}
         bound = mask_size or self.thumb_size
         painted = {name: [mask_overlay(v, bound) for v in table.column(name).to_pylist()] for name in masks}
+        placed = {
+            name: keypoints_per_row(table.column(name), cast("Keypoints", ds.features[name]), sizes) for name in points
+        }
         out: list[dict[str, Any] | None] = []
         for i, size in enumerate(sizes):
             entry: dict[str, Any] = {"size": None if size is None else list(size)}
             entry["boxes"] = {name: drawn[name][i] for name in names}
             if masks:
                 entry["masks"] = {name: painted[name][i] for name in masks}
+            if points:
+                entry["keypoints"] = {name: placed[name][i] for name in points}
             out.append(entry)
         return out
 

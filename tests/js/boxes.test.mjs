@@ -69,3 +69,11 @@ test("a mask is painted in its classes' colours, the background and 'ignore' lef
   const all = maskPalette(3, (index) => colours[index]);
   assert.deepEqual([...all.slice(0, 4)], [255, 0, 0, 110]);  // class 0 is a class like any other here
 });
+
+test("keypoints land on the letterboxed image; unlabelled points and their lines are left out", async () => {
+  const { placeKeypoints } = await import("../../stable_explore/widgets/static/lib/boxes.js");
+  const image = containRect(200, 100, 100, 100);  // x 0, y 25, 100 x 50
+  const placed = placeKeypoints([0.5, 0.5, 2, 1, 0, 1, 0.2, 0.2, 0], [[0, 1], [1, 2], [0, 2]], image);
+  assert.deepEqual(placed.points, [{ index: 0, x: 50, y: 50, visible: true }, { index: 1, x: 100, y: 25, visible: false }]);
+  assert.deepEqual(placed.lines, [[50, 50, 100, 25]]);
+});

@@ -34,10 +34,12 @@ def rows():
         labels[10 : 10 + height // 3, width - width // 3 - 10 : width - 10] = 2  # a dog in the upper right
         picture = np.stack([labels * 60 + 60, 120 - labels * 20, 160 - labels * 30], axis=-1).astype(np.uint8)
         yield {"image": picture, "seg": labels,
-               "objects": [{"bbox": [0, height // 2, width // 2, height - height // 2], "category": "cat"}]}
+               "objects": [{"bbox": [0, height // 2, width // 2, height - height // 2], "category": "cat"}],
+               "pose": [[[width * 0.1, height * 0.6, 2], [width * 0.3, height * 0.8, 2], [0, 0, 0]]]}
 
 features = se.Features(image=se.Image(), seg=se.Mask(names=["background", "cat", "dog"]),
-                       objects=se.Boxes(names=["background", "cat", "dog"]))
+                       objects=se.Boxes(names=["background", "cat", "dog"]),
+                       pose=se.Keypoints(names=["ear", "paw", "tail"], skeleton=[(0, 1), (1, 2)]))
 seg = se.build(rows, features, name="seg", progress=False)
 browser = seg.browse(page_size=24, thumb_size=128)
 browser"""
@@ -74,6 +76,10 @@ def test_masks_are_painted_in_class_colours_and_toggled(mask_page: Any) -> None:
     assert pixels["cat"][:3] != pixels["dog"][:3]
     assert page.locator("[data-testid=se-legend-item]").all_inner_texts() == ["cat", "dog"]
     assert boxes_on(page, "[data-testid=se-thumb][data-row='0']") == 1
+    # keypoints: the two labelled points and the one line between them (the tail is not labelled)
+    first = "[data-testid=se-thumb][data-row='0']"
+    assert page.eval_on_selector_all(f"{first} [data-testid=se-keypoint]", "els => els.length") == 2
+    assert page.eval_on_selector_all(f"{first} [data-testid=se-keypoint-line]", "els => els.length") == 1
     SHOTS.mkdir(parents=True, exist_ok=True)
     widget.screenshot(path=str(SHOTS / "browser-masks-light.png"))
     # the mask switched off: no canvas shows, the boxes stay

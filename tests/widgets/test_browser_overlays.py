@@ -247,3 +247,25 @@ def test_box_filters_keep_the_images_with_a_matching_box(tmp_path: Path) -> None
         browser.where_boxes("image_id", cls="dog")
     with pytest.raises(se.EncodingError, match="cat"):
         browser.where_boxes("objects", cls="cat")
+
+
+def test_keypoints_travel_as_fractions_of_the_image_with_their_skeleton(tmp_path: Path) -> None:
+    points = se.Keypoints(names=["head", "hip", "foot"], skeleton=[("head", "hip"), ("hip", "foot")])
+    features = Features(image=Image(), pose=points)
+    rows = [
+        {
+            "image": _png(200, 100),
+            "pose": [[[20, 10, 2], [100, 50, 1], [0, 0, 0]], [[200, 100, 2], [0, 0, 0], [50, 25, 2]]],
+        },
+        {"image": _png(10, 10), "pose": None},
+    ]
+    ds = se.build(rows, features, name="pose", home=tmp_path, progress=False)
+    browser = ds.browse()
+    assert browser.label_fields == [
+        {"name": "pose", "kind": "keypoints", "names": ["head", "hip", "foot"], "skeleton": [[0, 1], [1, 2]]}
+    ]
+    content, _ = browser.page_message()
+    first, second = (c["overlays"]["keypoints"]["pose"] for c in content["cells"])
+    _close(first[0], [0.1, 0.1, 2, 0.5, 0.5, 1, 0, 0, 0])
+    _close(first[1], [1.0, 1.0, 2, 0, 0, 0, 0.25, 0.25, 2])
+    assert second is None

@@ -3,7 +3,7 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
-import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, visibleBoxes } from "./lib/boxes.js";
+import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints, visibleBoxes } from "./lib/boxes.js";
 import { describeFilter } from "./lib/filters.js";
 import { requester } from "./lib/requests.js";
 
@@ -405,7 +405,7 @@ function render({ model, el }) {
     overlaybar.hidden = !fields.length;
     overlayToggles.replaceChildren(...fields.map((field) => {
       const on = !hiddenFields.has(field.name);
-      const what = field.kind === "mask" ? "mask" : "boxes";
+      const what = field.kind === "mask" ? "mask" : field.kind === "keypoints" ? "keypoints" : "boxes";
       const toggle = h("button", { class: "se-chip se-overlay-toggle" + (on ? " se-on" : ""), "data-testid": "se-overlay-toggle",
         "data-field": field.name, "aria-pressed": on ? "true" : "false", title: `draw the ${what} of ${field.name} (click to switch)`,
         text: field.name });
@@ -448,6 +448,30 @@ function render({ model, el }) {
         continue;
       }
       if (hiddenFields.has(field.name)) continue;
+      if (field.kind === "keypoints") {
+        // each instance in a colour of its own: its skeleton's lines, then its labelled points (hidden ones hollow)
+        const radius = Math.max(frameWidth, frameHeight) / 64;
+        ((overlays.keypoints || {})[field.name] || []).forEach((instance, n) => {
+          const colour = classColours(n).light;
+          const placed = placeKeypoints(instance, field.skeleton || [], image);
+          for (const [x1, y1, x2, y2] of placed.lines) {
+            const line = svgNode("line", { x1, y1, x2, y2, class: "se-keypoint-line", "data-testid": "se-keypoint-line",
+              "data-field": field.name, "vector-effect": "non-scaling-stroke" });
+            line.style.setProperty("--se-colour", colour);
+            drawn.push(line);
+          }
+          for (const point of placed.points) {
+            const dot = svgNode("circle", { cx: point.x, cy: point.y, r: radius, "data-testid": "se-keypoint", "data-field": field.name,
+              class: "se-keypoint" + (point.visible ? "" : " se-keypoint-hidden"), "vector-effect": "non-scaling-stroke" });
+            dot.style.setProperty("--se-colour", colour);
+            const tip = svgNode("title");
+            tip.textContent = `${field.name}: ${names[point.index] ?? point.index}${point.visible ? "" : " (hidden)"}`;
+            dot.append(tip);
+            drawn.push(dot);
+          }
+        });
+        continue;
+      }
       for (const box of visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold())) {
         const place = placeBox(box.slice(0, 4), image);
         const scored = box[5] !== null && box[5] !== undefined;

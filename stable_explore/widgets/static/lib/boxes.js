@@ -107,3 +107,27 @@ export function paintMask(pixels, palette) {
     pixels[i + 3] = palette[at + 3];
   }
 }
+
+/**
+ * The points and skeleton lines of one instance's keypoints, in the frame: points labelled (visibility > 0)
+ * only, and a line only between two labelled points.
+ * @param {number[]} flat x0, y0, v0, x1, y1, v1, ... with x and y as fractions of the image
+ * @param {number[][]} skeleton pairs of point indexes
+ * @param {Rect} image where the image is drawn (see containRect)
+ * @returns {{points: {index: number, x: number, y: number, visible: boolean}[], lines: number[][]}}
+ */
+export function placeKeypoints(flat, skeleton, image) {
+  /** @type {({index: number, x: number, y: number, visible: boolean} | null)[]} */
+  const all = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    const [x, y, v] = [flat[i], flat[i + 1], flat[i + 2]];
+    all.push(v > 0 ? { index: i / 3, x: image.x + x * image.width, y: image.y + y * image.height, visible: v >= 2 } : null);
+  }
+  const lines = [];
+  for (const [a, b] of skeleton) {
+    const from = all[a];
+    const to = all[b];
+    if (from && to) lines.push([from.x, from.y, to.x, to.y]);
+  }
+  return { points: /** @type {{index: number, x: number, y: number, visible: boolean}[]} */ (all.filter(Boolean)), lines };
+}
