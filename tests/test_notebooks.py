@@ -268,6 +268,7 @@ def check_boxes(ran: Ran) -> None:
     assert "row 1 (image 2): box 1 dog - duplicate" in found
     assert "row 4 (image 5): box 1 person - tiny" in found
     assert "row 7 (image 8): box -1 None - no boxes" in found
+    assert "1 image(s) with a dog box of 400 px² or less: [5]" in ran.stdout("browser = ds.browse(")
     compared = ran.stdout("diff = se.compare(ds, clean)")
     assert "+0 -0 ~3 rows; objects: boxes +0 -2 moved 0 relabelled 1 in 3 row(s)" in compared
     assert "~ 4: objects: box 0 car->person" in compared

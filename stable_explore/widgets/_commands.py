@@ -67,6 +67,20 @@ def _where(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Re
     return OK, []
 
 
+@COMMANDS.command("where_boxes")
+def _where_boxes(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """The filter bar on a Boxes column: keep the images with a box of a class, an area, a score."""
+    cls = msg.get("cls")
+    browser.where_boxes(
+        str(msg["column"]),
+        cls=None if cls in ("", None) else int(cls),
+        min_area=_number_or_none(msg.get("min_area")),
+        max_area=_number_or_none(msg.get("max_area")),
+        min_score=_number_or_none(msg.get("min_score")),
+    )
+    return OK, []
+
+
 @COMMANDS.command("where_bin")
 def _where_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
     """A click on a histogram's bar: keep the rows that bar counts."""

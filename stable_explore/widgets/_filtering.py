@@ -13,6 +13,7 @@ import numpy as np
 
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.widgets._filters import (
+    BOX_CONDITIONS,
     HISTOGRAM_BINS,
     bin_edges,
     bin_filter,
@@ -61,6 +62,13 @@ class FilterMixin:
                     entry["min"], entry["max"] = bounds
                     entry["edges"] = bin_edges(*bounds, HISTOGRAM_BINS)  # the bins' edges, for their tooltips
             info.append(entry)
+        from stable_explore.schema import Boxes
+
+        for name, feature in opened.ds.features.items():  # filtered box by box (where_boxes), never sorted
+            if isinstance(feature, Boxes):
+                info.append(
+                    {"name": name, "kind": "boxes", "names": list(feature.names), "normalized": feature.normalized}
+                )
         return info
 
     @property
@@ -113,6 +121,65 @@ class FilterMixin:
         spec = make_filter(
             self._state.opened.kinds, column, min=min, max=max, below=below, equals=equals, contains=contains
         )
+        self.field_filters = [*others, spec]
+
+    def where_boxes(
+        self,
+        column: str,
+        *,
+        cls: int | str | None = None,
+        min_area: float | None = None,
+        max_area: float | None = None,
+        min_score: float | None = None,
+        max_score: float | None = None,
+        min_count: int | None = None,
+        max_count: int | None = None,
+    ) -> None:
+        """Keep the images with boxes of ``column`` (a ``Boxes`` column) that match: class, area, score, how many.
+
+        ``cls`` is a class name or index; the area is width x height in the stored units (px², or a
+        fraction of the image for normalized boxes); a row is kept when at least ``min_count``
+        (default 1) and at most ``max_count`` of its boxes match every condition given.
+        ``where_boxes(column)`` with nothing else removes the column's box filter.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> boxes = se.Boxes(names=["cat", "dog"])
+        >>> rows = [{"b": [{"bbox": [0, 0, w, w], "category": "dog"}]} for w in (4, 40)]
+        >>> ds = se.build(rows, se.Features(b=boxes), name="b", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(page_size=24)
+        >>> browser.where_boxes("b", cls="dog", max_area=100)  # "images with a dog smaller than 10 x 10 px"
+        >>> browser.page_rows().tolist(), browser.field_filters[0]["class_name"]
+        ([0], 'dog')
+        """
+        from stable_explore.schema import Boxes
+
+        ds = self._state.opened.ds
+        feature = ds.features.get(column)
+        if not isinstance(feature, Boxes):
+            found = [n for n, f in ds.features.items() if isinstance(f, Boxes)]
+            msg = f"no Boxes column {column!r} to filter boxes by; the Boxes columns are {found}"
+            raise InvalidOptionError(msg)
+        others = [f for f in self.field_filters if not (f.get("column") == column and f.get("boxes"))]
+        given = {
+            "min_area": min_area,
+            "max_area": max_area,
+            "min_score": min_score,
+            "max_score": max_score,
+            "min_count": min_count,
+            "max_count": max_count,
+        }
+        spec: dict[str, Any] = {"column": column, "boxes": True}
+        if cls is not None and cls != "":
+            index = feature.category_index(cls)
+            spec["class"], spec["class_name"] = index, feature.names[index]
+        for name, value in given.items():
+            if value is not None:
+                spec[name] = int(value) if name.endswith("count") else float(value)
+        if not any(name in spec for name in BOX_CONDITIONS):
+            self.field_filters = others
+            return
         self.field_filters = [*others, spec]
 
     def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None:

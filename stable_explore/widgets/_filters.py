@@ -28,6 +28,7 @@ __all__ = [
     "HISTOGRAM_BINS",
     "bin_edges",
     "bin_filter",
+    "box_mask",
     "class_counts",
     "describe_filter",
     "field_kinds",
@@ -112,6 +113,69 @@ def field_mask(column: pa.Array | pa.ChunkedArray, spec: dict[str, Any]) -> np.n
         keep = pc.is_valid(column)
     mask: np.ndarray = np.asarray(pc.fill_null(keep, False).to_numpy(zero_copy_only=False), dtype=bool)
     return mask
+
+
+BOX_CONDITIONS = ("class", "min_area", "max_area", "min_score", "max_score", "min_count", "max_count")
+
+
+def box_mask(column: pa.Array | pa.ChunkedArray, spec: dict[str, Any], box_format: str = "xywh") -> np.ndarray:
+    """Which rows of a ``Boxes`` column have boxes that pass one box filter.
+
+    A box passes when it is of ``class`` (an index), its area (width x height, in the stored units: px²,
+    or a fraction of the image for normalized boxes) is within ``min_area``/``max_area`` and its
+    score within ``min_score``/``max_score`` (a box without a score passes no score condition). A row
+    passes when it has at least ``min_count`` (default 1, or 0 with a ``max_count``) and at most
+    ``max_count`` such boxes: so ``max_count=0`` alone keeps the images without boxes.
+
+    Examples
+    --------
+    >>> from stable_explore.schema import Boxes
+    >>> boxes = Boxes(names=["cat", "dog"])
+    >>> rows = [[{"bbox": [0, 0, 4, 4], "category": "dog"}], [{"bbox": [0, 0, 40, 40], "category": "dog"}], []]
+    >>> column = pa.array([boxes.encode_value(r) for r in rows], type=boxes.arrow_type)
+    >>> box_mask(column, {"class": 1, "max_area": 100}).tolist()
+    [True, False, False]
+    >>> box_mask(column, {"max_count": 0}).tolist()
+    [False, False, True]
+    """
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = np.zeros(sum(len(c) for c in chunks), dtype=bool)
+    start = 0
+    for chunk in chunks:
+        out[start : start + len(chunk)] = _box_rows(chunk, spec, box_format)
+        start += len(chunk)
+    return out
+
+
+def _box_rows(column: pa.Array, spec: dict[str, Any], box_format: str) -> np.ndarray:
+    boxes = pc.list_flatten(column)
+    parents = np.asarray(pc.list_parent_indices(column).to_numpy(zero_copy_only=False), dtype=np.int64)
+    keep = np.ones(len(boxes), dtype=bool)
+    if "class" in spec:
+        classes = np.asarray(boxes.field("category").to_numpy(zero_copy_only=False), dtype=np.int64)
+        keep &= classes == int(spec["class"])
+    if "min_area" in spec or "max_area" in spec:
+        flat = pc.list_flatten(boxes.field("bbox")) if len(boxes) else pa.array([], pa.float32())
+        coords = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 4)
+        if box_format == "xyxy":
+            area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1])
+        else:  # xywh and cxcywh end with the width and height
+            area = coords[:, 2] * coords[:, 3]
+        if "min_area" in spec:
+            keep &= area >= float(spec["min_area"])
+        if "max_area" in spec:
+            keep &= area <= float(spec["max_area"])
+    if "min_score" in spec or "max_score" in spec:
+        scores = _floats(boxes.field("score")) if len(boxes) else np.zeros(0)
+        if "min_score" in spec:
+            keep &= scores >= float(spec["min_score"])  # NaN (no score) compares False
+        if "max_score" in spec:
+            keep &= scores <= float(spec["max_score"])
+    counts = np.bincount(parents[keep], minlength=len(column))[: len(column)]
+    passed = counts >= int(spec.get("min_count", 0 if "max_count" in spec else 1))
+    if "max_count" in spec:
+        passed &= counts <= int(spec["max_count"])
+    return passed
 
 
 def sort_order(column: pa.Array | pa.ChunkedArray, *, descending: bool = False) -> np.ndarray:
@@ -226,6 +290,9 @@ def describe_filter(spec: dict[str, Any]) -> str:
     def number(value: float) -> str:
         return f"{value:.4g}"
 
+    if spec.get("boxes"):
+        return f"{column}: {describe_boxes(spec)}"
+
     parts = []
     if "min" in spec and "below" in spec:
         parts.append(f"{number(spec['min'])} to <{number(spec['below'])}")
@@ -242,6 +309,39 @@ def describe_filter(spec: dict[str, Any]) -> str:
     if "contains" in spec:
         parts.append(f"contains “{spec['contains']}”")
     return f"{column} {', '.join(parts)}"
+
+
+def describe_boxes(spec: dict[str, Any]) -> str:
+    """A box filter in words: ``"a box of dog, area ≤ 100, score ≥ 0.5"``, ``"no box"``.
+
+    Examples
+    --------
+    >>> describe_boxes({"class": 1, "class_name": "dog", "max_area": 100.0})
+    'a box of dog, area ≤ 100'
+    >>> describe_boxes({"max_count": 0})
+    'no box'
+    """
+    parts = []
+    hi = spec.get("max_count")
+    lo = spec.get("min_count", 0 if hi is not None else 1)
+    if hi == 0:
+        head = "no box"
+    elif hi is None:
+        head = "a box" if lo == 1 else f"{lo}+ boxes"
+    else:
+        head = f"at most {hi} boxes" if lo == 0 else f"{lo} to {hi} boxes"
+    if "class" in spec:
+        head += f" of {spec.get('class_name', spec['class'])}"
+    parts.append(head)
+    for name, word in (("area", "area"), ("score", "score")):
+        low, high = spec.get(f"min_{name}"), spec.get(f"max_{name}")
+        if low is not None and high is not None:
+            parts.append(f"{word} {low:.4g} to {high:.4g}")
+        elif low is not None:
+            parts.append(f"{word} ≥ {low:.4g}")
+        elif high is not None:
+            parts.append(f"{word} ≤ {high:.4g}")
+    return ", ".join(parts)
 
 
 def value_range(column: pa.Array | pa.ChunkedArray) -> tuple[float, float] | None:

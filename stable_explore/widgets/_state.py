@@ -78,6 +78,7 @@ class Opened:
     labels: np.ndarray | None = None
     search_masks: dict[str, np.ndarray] = field(default_factory=dict)
     value_columns: dict[str, Any] = field(default_factory=dict)
+    image_sizes: dict[int, tuple[int, int] | None] = field(default_factory=dict)  # version row -> (w, h), read once
 
     @classmethod
     def of(cls, ds: CachedDataset) -> Opened:

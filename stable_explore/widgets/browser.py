@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anywidget
 import numpy as np
@@ -36,14 +36,21 @@ import traitlets as t
 from stable_explore._units import format_size
 from stable_explore.display.images import array_thumbnail, encode_thumbnail, open_thumbnail
 from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowIndexError
-from stable_explore.schema import Array3D, ClassLabel, Image
+from stable_explore.schema import Array3D, Boxes, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._filtering import FilterMixin
-from stable_explore.widgets._filters import class_counts, describe_filter, field_mask, sort_order
+from stable_explore.widgets._filters import box_mask, class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
+from stable_explore.widgets._overlays import (
+    boxes_per_row,
+    image_size,
+    keypoints_per_row,
+    label_fields,
+    mask_overlay,
+)
 from stable_explore.widgets._rows import RowList
 from stable_explore.widgets._selection import SelectionMixin
 from stable_explore.widgets._similar import SimilarMixin
@@ -55,6 +62,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.schema import Keypoints
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["ShardBrowser"]
@@ -103,6 +111,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
     columns = t.List(t.Unicode()).tag(sync=True)
     has_images = t.Bool(False).tag(sync=True)
     has_text = t.Bool(False).tag(sync=True)
+    label_fields = t.List(t.Dict()).tag(sync=True)  # the columns drawn over the images: [{"name", "kind", "names"}]
 
     shard = t.Int(-1).tag(sync=True)
     label_filter = t.List(t.Int()).tag(sync=True)
@@ -188,6 +197,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "columns": list(dataset.features),
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
+            "label_fields": label_fields(dataset.features) if opened.image_column is not None else [],
             "searched": opened.searched,
             "fields": self._field_info(ranges=not opened.columns_later),
             "subset": "",
@@ -231,7 +241,10 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             masks.append(opened.search_mask(self.search.strip()))
         for spec in self.field_filters:
             column = str(spec.get("column", ""))
-            if column in opened.kinds:
+            if spec.get("boxes") and isinstance(opened.ds.features.get(column), Boxes):
+                box_format = cast("Boxes", opened.ds.features[column]).format
+                masks.append(box_mask(opened.value_column(column), spec, box_format))
+            elif column in opened.kinds:
                 masks.append(field_mask(opened.value_column(column), spec))
         keep = np.logical_and.reduce(masks) if masks else None
         state.counting = None
@@ -312,6 +325,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         cells: list[dict[str, Any]] = []
         thumbs = self._thumbnails(rows) if opened.image_column else [None] * len(rows)
         fields = self._field_texts(rows) if not opened.image_column else [None] * len(rows)
+        overlays = self.overlays(rows)
         for i, row in enumerate(rows.tolist()):
             cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
             thumb = thumbs[i]
@@ -319,6 +333,9 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
                 cell["buffer"] = len(buffers)
                 cell["mime"] = thumb[1]
                 buffers.append(thumb[0])
+            drawn = overlays[i]
+            if drawn is not None:
+                cell["overlays"] = _with_mask_buffers(drawn, buffers if thumb is not None else None)
             if fields[i] is not None:
                 cell["fields"] = fields[i]
             cells.append(cell)
@@ -408,6 +425,58 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         key = (snapshot[0].version, snapshot[2], rows.tobytes())
         state.prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
+    def overlays(self, rows: np.ndarray, mask_size: int | None = None) -> list[dict[str, Any] | None]:
+        """What is drawn over each row's image: its size, and each label column's boxes or mask (see :mod:`._overlays`).
+
+        ``{"size": [width, height], "boxes": {column: [[x0, y0, x1, y1, class, score], ...] | None},
+        "masks": {column: {"png", "size", "classes"} | None}}``, corners as fractions of the stored
+        image, masks made to fit ``mask_size`` px (default: the thumbnail size); None for every row
+        when nothing is drawn.
+        """
+        fields = self.label_fields
+        opened = self._state.opened
+        if not fields or not len(rows) or opened.image_column is None:
+            return [None] * len(rows)
+        ds = opened.ds
+        sizes = self._image_sizes(rows)
+        names = [f["name"] for f in fields if f["kind"] == "boxes"]
+        masks = [f["name"] for f in fields if f["kind"] == "mask"]
+        points = [f["name"] for f in fields if f["kind"] == "keypoints"]
+        table = ds.select(rows).to_arrow(columns=names + masks + points)
+        drawn = {name: boxes_per_row(table.column(name), cast("Boxes", ds.features[name]), sizes) for name in names}
+        bound = mask_size or self.thumb_size
+        painted = {name: [mask_overlay(v, bound) for v in table.column(name).to_pylist()] for name in masks}
+        placed = {
+            name: keypoints_per_row(table.column(name), cast("Keypoints", ds.features[name]), sizes) for name in points
+        }
+        out: list[dict[str, Any] | None] = []
+        for i, size in enumerate(sizes):
+            entry: dict[str, Any] = {"size": None if size is None else list(size)}
+            entry["boxes"] = {name: drawn[name][i] for name in names}
+            if masks:
+                entry["masks"] = {name: painted[name][i] for name in masks}
+            if points:
+                entry["keypoints"] = {name: placed[name][i] for name in points}
+            out.append(entry)
+        return out
+
+    def _image_sizes(self, rows: np.ndarray) -> list[tuple[int, int] | None]:
+        """Each row's stored image size, from the image's header, read once per version row."""
+        opened = self._state.opened
+        column = opened.image_column or ""
+        feature = opened.ds.features[column]
+        base = opened.base_of(rows).tolist()
+        known = opened.image_sizes
+        missing = [i for i, b in enumerate(base) if b not in known]
+        if missing:
+            if isinstance(feature, Array3D):
+                values: list[Any] = [b"" for _ in missing]
+            else:
+                values = opened.ds.select(rows[missing]).to_arrow(columns=[column]).column(0).to_pylist()
+            for i, value in zip(missing, values, strict=True):
+                known[base[i]] = image_size(value, feature)
+        return [known[b] for b in base]
+
     def _field_texts(self, rows: np.ndarray) -> list[dict[str, str]]:
         table = self.dataset.select(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
@@ -450,6 +519,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "fields": fields,
             **self.detail_marks(row),
         }
+        overlays = self.overlays(np.array([row], dtype=np.int64), mask_size=DETAIL_MAX_PX // 2)[0]
         if opened.image_column is not None and stored.get(opened.image_column) is not None:
             value = stored[opened.image_column]
             content["full"] = full
@@ -461,6 +531,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             else:
                 content["mime"] = mime
                 buffers.append(data)
+        if overlays is not None:  # masks travel after the image (buffer 0), and only with it
+            content["overlays"] = _with_mask_buffers(overlays, buffers if buffers else None)
         return content, buffers
 
     def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
@@ -560,6 +632,21 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
 
     def __repr__(self) -> str:
         return f"ShardBrowser({self.dataset!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"
+
+
+def _with_mask_buffers(overlays: dict[str, Any], buffers: list[bytes] | None) -> dict[str, Any]:
+    """``overlays`` with each mask's PNG moved into ``buffers`` (its index left as ``buffer``); no image: no masks."""
+    masks = overlays.get("masks")
+    if not masks:
+        return overlays
+    moved: dict[str, Any] = {}
+    for name, mask in masks.items():
+        if mask is None or buffers is None:
+            moved[name] = None
+            continue
+        moved[name] = {"buffer": len(buffers), "size": mask["size"], "classes": mask["classes"]}
+        buffers.append(mask["png"])
+    return {**overlays, "masks": moved}
 
 
 def _shard_spans(opened: Opened) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -3,6 +3,7 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
+import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints, visibleBoxes } from "./lib/boxes.js";
 import { describeFilter } from "./lib/filters.js";
 import { requester } from "./lib/requests.js";
 
@@ -35,13 +36,17 @@ function render({ model, el }) {
   const fieldOp = h("select", { "data-testid": "se-field-op", title: "how the text matches" });
   fieldOp.append(h("option", { value: "contains", text: "contains" }), h("option", { value: "equals", text: "equals" }));
   const fieldText = h("input", { type: "text", class: "se-text", "data-testid": "se-field-text", placeholder: "text" });
+  // a Boxes column: keep the images with a box of a class, an area (width x height, stored units), a score
+  const boxClass = h("select", { "data-testid": "se-box-class", title: "the class of the box" });
+  const boxScore = h("input", { type: "number", step: "any", min: "0", max: "1", class: "se-num", "data-testid": "se-box-score",
+    placeholder: "min score", title: "a score of at least (predictions)" });
   const fieldApply = h("button", { "data-testid": "se-field-apply", title: "keep the rows that match", text: "filter" });
   const fieldChips = h("span", { class: "se-field-chips", "data-testid": "se-field-filters" });
   const sortSelect = h("select", { "data-testid": "se-sort", title: "order of the rows" });
   const sortDir = h("button", { "data-testid": "se-sort-dir", title: "ascending / descending", text: "↑" });
   const hists = h("div", { class: "se-hists", "data-testid": "se-histograms" });
   const filterbar = h("div", { class: "se-toolbar se-filterbar", "data-testid": "se-filterbar" }, [
-    fieldSelect, fieldMin, fieldMax, fieldOp, fieldText, fieldApply,
+    fieldSelect, boxClass, fieldMin, fieldMax, boxScore, fieldOp, fieldText, fieldApply,
     h("span", { class: "se-spacer" }), h("span", { class: "se-muted", text: "sort" }), sortSelect, sortDir,
   ]);
   const dropFlagged = h("button", { "data-testid": "se-drop-flagged", title: "make the flagged rows a pending drop", text: "drop flagged" });
@@ -62,6 +67,15 @@ function render({ model, el }) {
   const subsetChip = h("span", { class: "se-chip se-on se-subset", "data-testid": "se-subset", hidden: "" }, [subsetText, subsetClear]);
   const goBack = h("button", { class: "se-back", "data-testid": "se-back", title: "show the grid shown before “similar rows”", text: "‹ back", hidden: "" });
   const statusRow = h("div", { class: "se-status" }, [goBack, subsetChip, status, pendingText]);
+  // what is drawn over the images: each label column on or off, predictions' score threshold, the legend
+  const overlayToggles = h("span", { class: "se-overlay-toggles", "data-testid": "se-overlay-toggles" });
+  const threshold = h("input", { type: "range", min: "0", max: "1", step: "0.05", value: "0", class: "se-threshold",
+    "data-testid": "se-score-threshold", title: "hide predicted boxes scored below this (ground truth always shows)" });
+  const thresholdText = h("span", { class: "se-muted se-threshold-text", "data-testid": "se-score-threshold-text", text: "score ≥ 0.00" });
+  const legend = h("span", { class: "se-legend", "data-testid": "se-legend" });
+  const overlaybar = h("div", { class: "se-toolbar se-overlaybar", "data-testid": "se-overlaybar", hidden: "" }, [
+    h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, h("span", { class: "se-sep" }), legend,
+  ]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
@@ -70,7 +84,7 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, deadNote, toolbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
+  root.append(title, deadNote, toolbar, overlaybar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
   // requests to the kernel: one command each, answered by a reply with the same id (lib/requests.js); a
@@ -114,6 +128,9 @@ function render({ model, el }) {
   if (kernel && kernel.statusChanged) kernel.statusChanged.connect(onKernelStatus);
 
   let cells = [];
+  let cellOverlays = [];  // per cell of the page: {frame, overlays} to draw boxes on (again after a toggle)
+  let detailOverlay = null;  // the detail pane's: {frame, overlays}
+  const hiddenFields = new Set();  // label columns switched off in this view
   let cursor = -1;
   let detailRow = null;
   let zoom = "fit";
@@ -194,13 +211,29 @@ function render({ model, el }) {
 
   function drawFieldInputs() {
     const kind = fieldKind(fieldSelect.value);
-    fieldMin.hidden = fieldMax.hidden = kind !== "number";
+    fieldMin.hidden = fieldMax.hidden = kind !== "number" && kind !== "boxes";
     fieldOp.hidden = fieldText.hidden = kind !== "string";
+    boxClass.hidden = boxScore.hidden = kind !== "boxes";
     fieldApply.disabled = !kind;
     const entry = (model.get("fields") || []).find((f) => f.name === fieldSelect.value);
-    if (entry && entry.min !== undefined) {
+    if (kind === "boxes" && entry) {
+      const chosen = boxClass.value;
+      boxClass.replaceChildren(h("option", { value: "", text: "any class" }),
+        ...(entry.names || []).map((name, index) => h("option", { value: String(index), text: name })));
+      if ([...boxClass.options].some((o) => o.value === chosen)) boxClass.value = chosen;
+      const unit = entry.normalized ? "(fraction of the image)" : "(px²)";
+      fieldMin.placeholder = "min area";
+      fieldMax.placeholder = "max area";
+      fieldMin.title = `a box's area (width x height) of at least ${unit}`;
+      fieldMax.title = `a box's area (width x height) of at most ${unit}: "smaller than"`;
+    } else if (entry && entry.min !== undefined) {
+      fieldMin.title = "at least";
+      fieldMax.title = "at most";
       fieldMin.placeholder = `min ${Number(entry.min.toPrecision(4))}`;
       fieldMax.placeholder = `max ${Number(entry.max.toPrecision(4))}`;
+    } else {
+      fieldMin.placeholder = "min";
+      fieldMax.placeholder = "max";
     }
     for (const input of [fieldMin, fieldMax]) fitPlaceholder(input);
   }
@@ -225,7 +258,7 @@ function render({ model, el }) {
     if (fields.some((f) => f.name === chosen)) fieldSelect.value = chosen;
     const sortBy = model.get("sort_by");
     sortSelect.replaceChildren(h("option", { value: "", text: "row order" }),
-      ...fields.map((f) => h("option", { value: f.name, text: f.name })));
+      ...fields.filter((f) => f.kind !== "boxes").map((f) => h("option", { value: f.name, text: f.name })));
     sortSelect.value = sortBy;
     sortDir.textContent = model.get("sort_desc") ? "↓" : "↑";
     sortDir.disabled = !sortBy;
@@ -238,7 +271,7 @@ function render({ model, el }) {
     fieldChips.hidden = !(model.get("field_filters") || []).length;
     fieldChips.replaceChildren(...(model.get("field_filters") || []).map((spec) => {
       const remove = h("button", { class: "se-x", title: "remove this filter", text: "×" });
-      remove.addEventListener("click", () => command("where", { column: spec.column }));
+      remove.addEventListener("click", () => command(spec.boxes ? "where_boxes" : "where", { column: spec.column }));
       return h("span", { class: "se-chip se-on se-field-chip", "data-column": spec.column }, [
         h("span", { text: describeFilter(spec) }), remove,
       ]);
@@ -363,12 +396,154 @@ function render({ model, el }) {
     return badge;
   }
 
+  function labelFields() {
+    return model.get("label_fields") || [];
+  }
+
+  function drawOverlayBar() {
+    const fields = labelFields();
+    overlaybar.hidden = !fields.length;
+    overlayToggles.replaceChildren(...fields.map((field) => {
+      const on = !hiddenFields.has(field.name);
+      const what = field.kind === "mask" ? "mask" : field.kind === "keypoints" ? "keypoints" : "boxes";
+      const toggle = h("button", { class: "se-chip se-overlay-toggle" + (on ? " se-on" : ""), "data-testid": "se-overlay-toggle",
+        "data-field": field.name, "aria-pressed": on ? "true" : "false", title: `draw the ${what} of ${field.name} (click to switch)`,
+        text: field.name });
+      toggle.addEventListener("click", () => {
+        if (hiddenFields.has(field.name)) hiddenFields.delete(field.name); else hiddenFields.add(field.name);
+        drawOverlayBar();
+        drawAllOverlays();
+      });
+      return toggle;
+    }));
+  }
+
+  function scoreThreshold() {
+    return Number(threshold.value) || 0;
+  }
+
+  function svgNode(tag, attrs = {}) {
+    const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+    return node;
+  }
+
+  function drawOverlay(target, seen) {
+    // the boxes of every label column switched on, over one image; `seen` collects [name, class] for the legend
+    const { svg, overlays, frameWidth, frameHeight, masks } = target;
+    const size = overlays.size || [0, 0];
+    const image = containRect(size[0], size[1], frameWidth, frameHeight);
+    svg.setAttribute("viewBox", `0 0 ${frameWidth} ${frameHeight}`);
+    const drawn = [];
+    for (const field of labelFields()) {
+      const names = field.names || [];
+      if (field.kind === "mask") {
+        const mask = masks.get(field.name);
+        if (!mask) continue;
+        mask.canvas.hidden = hiddenFields.has(field.name);
+        if (mask.canvas.hidden) continue;
+        for (const index of mask.classes) {
+          if (index < names.length && !(field.background && index === 0)) seen.set(`${index}`, names[index]);
+        }
+        continue;
+      }
+      if (hiddenFields.has(field.name)) continue;
+      if (field.kind === "keypoints") {
+        // each instance in a colour of its own: its skeleton's lines, then its labelled points (hidden ones hollow)
+        const radius = Math.max(frameWidth, frameHeight) / 64;
+        ((overlays.keypoints || {})[field.name] || []).forEach((instance, n) => {
+          const colour = classColours(n).light;
+          const placed = placeKeypoints(instance, field.skeleton || [], image);
+          for (const [x1, y1, x2, y2] of placed.lines) {
+            const line = svgNode("line", { x1, y1, x2, y2, class: "se-keypoint-line", "data-testid": "se-keypoint-line",
+              "data-field": field.name, "vector-effect": "non-scaling-stroke" });
+            line.style.setProperty("--se-colour", colour);
+            drawn.push(line);
+          }
+          for (const point of placed.points) {
+            const dot = svgNode("circle", { cx: point.x, cy: point.y, r: radius, "data-testid": "se-keypoint", "data-field": field.name,
+              class: "se-keypoint" + (point.visible ? "" : " se-keypoint-hidden"), "vector-effect": "non-scaling-stroke" });
+            dot.style.setProperty("--se-colour", colour);
+            const tip = svgNode("title");
+            tip.textContent = `${field.name}: ${names[point.index] ?? point.index}${point.visible ? "" : " (hidden)"}`;
+            dot.append(tip);
+            drawn.push(dot);
+          }
+        });
+        continue;
+      }
+      for (const box of visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold())) {
+        const place = placeBox(box.slice(0, 4), image);
+        const scored = box[5] !== null && box[5] !== undefined;
+        const rect = svgNode("rect", { x: place.x, y: place.y, width: place.width, height: place.height,
+          class: "se-box" + (scored ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
+          "data-class": box[4], "vector-effect": "non-scaling-stroke" });
+        rect.style.setProperty("--se-colour", classColours(box[4]).light);
+        const tip = svgNode("title");
+        tip.textContent = `${field.name}: ${boxText(box, names)}`;
+        rect.append(tip);
+        drawn.push(rect);
+      }
+      for (const index of boxClasses(visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold()))) {
+        seen.set(`${index}`, names[index] ?? String(index));
+      }
+    }
+    svg.replaceChildren(...drawn);
+  }
+
+  function drawAllOverlays() {
+    const seen = new Map();
+    for (const target of cellOverlays) drawOverlay(target, seen);
+    if (detailOverlay) drawOverlay(detailOverlay, seen);
+    thresholdText.textContent = `score ≥ ${scoreThreshold().toFixed(2)}`;
+    legend.replaceChildren(...[...seen].sort((a, b) => Number(a[0]) - Number(b[0])).map(([index, name]) => {
+      const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-item", "data-class": index });
+      item.style.setProperty("--se-colour", classColours(Number(index)).light);
+      item.append(h("span", { class: "se-swatch" }), h("span", { text: name }));
+      return item;
+    }));
+  }
+
+  function overlayTarget(overlays, frameWidth, frameHeight, buffers) {
+    const svg = svgNode("svg", { class: "se-boxes", "data-testid": "se-boxes", preserveAspectRatio: "xMidYMid meet", "aria-hidden": "true" });
+    // masks: a canvas each, painted once its PNG is decoded (letterboxed by object-fit like the <img>)
+    const masks = new Map();
+    const fields = new Map(labelFields().map((field) => [field.name, field]));
+    for (const [name, mask] of Object.entries(overlays.masks || {})) {
+      const field = fields.get(name);
+      if (!mask || !field || mask.buffer === undefined || !buffers[mask.buffer]) continue;
+      const canvas = h("canvas", { class: "se-mask", "data-testid": "se-mask", "data-field": name,
+        width: String(mask.size[0]), height: String(mask.size[1]) });
+      masks.set(name, { canvas, classes: mask.classes || [] });
+      paintMaskCanvas(canvas, buffers[mask.buffer], field);
+    }
+    return { svg, overlays, frameWidth, frameHeight, masks, layers: [...[...masks.values()].map((m) => m.canvas), svg] };
+  }
+
+  function paintMaskCanvas(canvas, buffer, field) {
+    const palette = maskPalette((field.names || []).length, (index) => classColours(index).lightRgb,
+      { background: Boolean(field.background), alpha: 120 });
+    createImageBitmap(new Blob([buffer], { type: "image/png" }), { colorSpaceConversion: "none", premultiplyAlpha: "none" })
+      .then((bitmap) => {
+        const context = canvas.getContext("2d", { willReadFrequently: true });
+        if (!context) return;
+        context.drawImage(bitmap, 0, 0);
+        const pixels = context.getImageData(0, 0, canvas.width, canvas.height);
+        paintMask(pixels.data, palette);
+        context.putImageData(pixels, 0, 0);
+        canvas.dataset.painted = "true";
+      })
+      .catch(() => undefined);
+  }
+
   function drawPage(msg, buffers) {
     revokeAll();
     const pending = [];
     const hasImages = model.get("has_images");
     grid.classList.toggle("se-table-mode", !hasImages);
     grid.style.setProperty("--se-thumb", `${model.get("thumb_size")}px`);
+    cellOverlays = [];
+    const thumb = model.get("thumb_size");
     cells = msg.cells.map((item) => {
       const cell = h("figure", { class: "se-cell", "data-testid": "se-thumb", "data-row": String(item.row), title: `row ${item.row} · key ${item.key}` });
       if (item.buffer !== undefined) {
@@ -378,7 +553,14 @@ function render({ model, el }) {
           // a small stored image (an 8x8 digit) is scaled up with its pixels kept sharp
           if (Math.max(img.naturalWidth, img.naturalHeight) * 2 <= model.get("thumb_size")) img.classList.add("se-pixelated");
         }).catch(() => undefined));
-        cell.append(img);
+        if (item.overlays) {
+          // the boxes over the thumbnail: an SVG the size of the <img>'s box, letterboxed like it (lib/boxes.js)
+          const target = overlayTarget(item.overlays, thumb, thumb, buffers);
+          cellOverlays.push(target);
+          cell.append(h("div", { class: "se-frame" }, [img, ...target.layers]));
+        } else {
+          cell.append(img);
+        }
       } else if (hasImages) {
         cell.append(h("div", { class: "se-img se-missing", text: "no image" }));
       }
@@ -414,6 +596,7 @@ function render({ model, el }) {
     } else {
       grid.replaceChildren(...cells);
     }
+    drawAllOverlays();
     grid.dataset.page = String(msg.page);
     grid.dataset.ready = "";
     Promise.all(pending).then(() => {
@@ -431,6 +614,7 @@ function render({ model, el }) {
 
   function drawDetail(msg, buffers) {
     detailRow = msg.row;
+    detailOverlay = null;
     const children = [];
     const close = h("button", { class: "se-close", title: "close (Esc)", text: "×" });
     close.addEventListener("click", closeDetail);
@@ -453,7 +637,16 @@ function render({ model, el }) {
       const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
       urls.add(url);
       const img = h("img", { class: "se-detail-img", alt: "", "data-testid": "se-detail-img" });
-      const frame = h("div", { class: "se-detail-frame" }, [img]);
+      const stack = h("div", { class: "se-detail-stack" }, [img]);
+      const frame = h("div", { class: "se-detail-frame" }, [stack]);
+      if (msg.overlays && msg.overlays.size) {
+        // drawn in the stored image's own units over the <img> (which is the image, no bars): the SVG stretches with it
+        const [width, height] = msg.overlays.size;
+        detailOverlay = overlayTarget(msg.overlays, width, height, buffers);
+        detailOverlay.svg.setAttribute("preserveAspectRatio", "none");
+        detailOverlay.svg.classList.add("se-detail-boxes");
+        stack.append(...detailOverlay.layers);
+      }
       const info = h("div", { class: "se-detail-info", "data-testid": "se-detail-info" });
       const image = msg.image || {};
       const stored = image.width !== undefined ? `${image.width} x ${image.height} ${image.format}` : (image.format || "");
@@ -493,6 +686,7 @@ function render({ model, el }) {
     for (const [name, value] of msg.fields) table.append(h("tr", {}, [h("th", { text: name }), h("td", { text: value })]));
     children.push(table);
     detail.replaceChildren(...children);
+    drawAllOverlays();
     detail.hidden = false;
     detail.dataset.row = String(msg.row);
   }
@@ -534,7 +728,9 @@ function render({ model, el }) {
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
+    detailOverlay = null;
     similarButton = similarWrap = null;
+    if (cellOverlays.length || wasOpen) drawAllOverlays();  // the legend forgets the pane's classes
     if (wasOpen) command("detail_closed");
   }
 
@@ -569,7 +765,12 @@ function render({ model, el }) {
   function applyField() {
     const column = fieldSelect.value;
     if (!column) return;
-    if (fieldKind(column) === "number") {
+    const number = (input) => (input.value === "" ? null : Number(input.value));
+    if (fieldKind(column) === "boxes") {
+      command("where_boxes", { column, cls: boxClass.value === "" ? null : Number(boxClass.value),
+        min_area: number(fieldMin), max_area: number(fieldMax), min_score: number(boxScore) });
+      boxScore.value = "";
+    } else if (fieldKind(column) === "number") {
       command("where", { column, min: fieldMin.value === "" ? null : Number(fieldMin.value), max: fieldMax.value === "" ? null : Number(fieldMax.value) });
     } else {
       command("where", { column, [fieldOp.value]: fieldText.value });
@@ -577,7 +778,7 @@ function render({ model, el }) {
     fieldMin.value = fieldMax.value = fieldText.value = "";
   }
   fieldApply.addEventListener("click", applyField);
-  for (const input of [fieldMin, fieldMax, fieldText]) {
+  for (const input of [fieldMin, fieldMax, fieldText, boxScore]) {
     input.addEventListener("keydown", (event) => { if (event.key === "Enter") applyField(); });
   }
   sortSelect.addEventListener("change", () => command("sort", { column: sortSelect.value, descending: model.get("sort_desc") }));
@@ -589,6 +790,7 @@ function render({ model, el }) {
   discard.addEventListener("click", () => command("discard"));
   subsetClear.addEventListener("click", () => command("show_all"));
   goBack.addEventListener("click", () => command("back"));
+  threshold.addEventListener("input", drawAllOverlays);
   save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
@@ -686,6 +888,7 @@ function render({ model, el }) {
     ["change:similar_by", drawSimilar],
     ["change:similar_reason", drawSimilar],
     ["change:can_go_back", drawBack],
+    ["change:label_fields", drawOverlayBar],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -699,6 +902,7 @@ function render({ model, el }) {
   drawFields();
   drawSubset();
   drawBack();
+  drawOverlayBar();
   drawSearchHint();
   onStatus();
   requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });
