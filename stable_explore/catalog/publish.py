@@ -43,7 +43,7 @@ from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_
 from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.version_files import VersionFile, version_files
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from stable_explore.storage.write.writer import ShardFields, write_metadata
 
 if TYPE_CHECKING:

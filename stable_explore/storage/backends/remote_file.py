@@ -43,7 +43,7 @@ from typing_extensions import override
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
-from stable_explore.storage.read.kept import Kept, kept_each
+from stable_explore.storage.kept import Kept, kept_each
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

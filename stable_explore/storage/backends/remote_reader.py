@@ -27,7 +27,7 @@ from stable_explore.storage.backends.remote_file import (
 )
 from stable_explore.storage.backends.remote_ranges import BatchRanges, cached_fetch, merged_fetch
 from stable_explore.storage.format.ipc_layout import UnsupportedLayout, is_flat
-from stable_explore.storage.read.kept import Kept, kept, kept_each
+from stable_explore.storage.kept import Kept, kept, kept_each
 from stable_explore.storage.read.shard_file import widened
 
 if TYPE_CHECKING:

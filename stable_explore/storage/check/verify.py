@@ -36,8 +36,8 @@ from stable_explore.storage.format.hashing import (
     hash_file,
 )
 from stable_explore.storage.format.sidecars import BatchDigestList
+from stable_explore.storage.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
-from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of, kept
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -52,8 +52,8 @@ from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.row_segments import ParentSegments, load_row_segments
 from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
+from stable_explore.storage.kept import Kept, identity_of, kept
 from stable_explore.storage.read.batches import BatchDigests
-from stable_explore.storage.read.kept import Kept, identity_of, kept
 from stable_explore.storage.read.shard_file import open_shard, read_shard
 
 __all__ = [

@@ -4,5 +4,6 @@
 disk, ``remote`` for a bucket; ``table_reader`` for an in-memory table); ``sharded`` is what readers
 of shard files share (routing rows over ``layout``'s segments, and ``patching``, the one place cell
 patches are applied). ``batches`` checks each record batch against its digest the first time a
-process reads it; ``kept`` and ``open_files`` keep what was opened for the next reader of the same file.
+process reads it; ``open_files`` keeps what was opened for the next reader of the same file (in the caches of
+``storage.kept``).
 """

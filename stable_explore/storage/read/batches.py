@@ -39,7 +39,7 @@ from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.backends.fsutil import version_gone
 from stable_explore.storage.format.hashing import cell_hashes, mixed_row_hashes
-from stable_explore.storage.read.kept import Kept, kept
+from stable_explore.storage.kept import Kept, kept
 
 __all__ = [
     "BATCH_HASH_ALGORITHM",
