@@ -193,10 +193,11 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         checked = self._deleted_checked
         if checked is not None and now - checked[0] < _DELETED_CHECK_SECONDS and not fresh:
             return checked[1]
+        from stable_explore.storage.backends.remote_file import location_store
         from stable_explore.storage.format.cache_meta import METADATA_FILE
 
         reason = None
-        if not remote.store().exists(f"{remote.prefix}/{METADATA_FILE}"):
+        if not location_store(remote).exists(f"{remote.prefix}/{METADATA_FILE}"):
             reason = (
                 f"version {self._version} ({remote.url}/{remote.prefix}) was garbage-collected by gc after this "
                 "dataset was opened, so its shards are gone; load the dataset again (tag a version to keep it from gc)"

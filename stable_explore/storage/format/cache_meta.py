@@ -44,16 +44,16 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import Features
 from stable_explore.storage.backends.fsutil import recover_moved_aside, version_gone
-from stable_explore.storage.backends.remote_file import RemoteLocation
+from stable_explore.storage.format.batch_digests import BatchDigests
 from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
 from stable_explore.storage.format.column_groups import ColumnGroups
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.format.remote_location import RemoteLocation
 from stable_explore.storage.format.row_segments import ParentSegments, load_row_segments
 from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
 from stable_explore.storage.kept import Kept, identity_of, kept
-from stable_explore.storage.read.batches import BatchDigests
 from stable_explore.storage.read.shard_file import open_shard, read_shard
 
 __all__ = [

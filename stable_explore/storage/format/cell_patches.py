@@ -45,7 +45,7 @@ from stable_explore.storage.format.spliced_file import ParentList, SplicedList, 
 from stable_explore.storage.kept import Kept, file_identity, kept
 
 if TYPE_CHECKING:
-    from stable_explore.storage.backends.remote_file import RemoteLocation
+    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = [
     "PATCHES_FILE",
