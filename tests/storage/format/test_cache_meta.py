@@ -9,8 +9,9 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, CachedDataset, CacheNotFoundError, Features, SchemaError, Value
-from stable_explore.storage.format.cache_meta import open_shard, read_sharded_cache_meta, validate_sharded_cache
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta, validate_sharded_cache
 from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.shard_file import open_shard
 from tests.conftest import write_pets
 
 

@@ -5,15 +5,19 @@ from __future__ import annotations
 import gc
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from stable_explore import CacheCorruptionError, Features, Value
-from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.layout import ShardLayout
 from stable_explore.storage.read.mapped import MappedReader
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
+
+if TYPE_CHECKING:
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 
 @pytest.fixture
