@@ -26,6 +26,7 @@ Reading the file, recovering a replacement killed half-way and checking the file
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 from collections.abc import Mapping
@@ -81,12 +82,26 @@ COMPRESSIONS = (None, "lz4", "zstd")
 KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShardedCacheMeta:
-    """What ``_metadata.json`` says about a cache directory.
+    """What ``_metadata.json`` says about a cache directory: a value, made from the parsed file by :meth:`from_dict`.
 
     The first six fields are stable-datasets'; the rest are empty for a cache that
-    stable-datasets' writer produced.
+    stable-datasets' writer produced. Checking it against the files it lists, and reading the file, are
+    :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`'s. The small files it names
+    (content runs, cell patches) are read the first time they are asked for.
+
+    Examples
+    --------
+    >>> raw = {"num_rows": 3, "num_shards": 1, "shard_filenames": ["shard-00000.arrow"], "shard_row_counts": [3],
+    ...        "cache_format_version": 1, "schema_fingerprint": "f"}
+    >>> meta = ShardedCacheMeta.from_dict(Path("/tmp/v"), raw)
+    >>> meta.segments, meta.to_dict() == raw
+    ([(0, 0, 3)], True)
+    >>> meta.num_rows = 4
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'num_rows'
     """
 
     cache_dir: Path
@@ -117,8 +132,22 @@ class ShardedCacheMeta:
     """Revision 5: ``cell_patches`` as recorded (checked in shape; its file is read when first asked for)."""
     column_groups: ColumnGroups | None = None
     """Revision 6: columns kept in group files beside the shards (None: every column is in the shards)."""
-    _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
-    _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False)
+    _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, cache_dir: Path, raw: Mapping[str, Any]) -> ShardedCacheMeta:
+        """The metadata ``raw`` (``_metadata.json`` parsed) of the version in ``cache_dir``; no file is read.
+
+        See :func:`meta_from_dict`, which also takes the fields a caller has checked already.
+        """
+        return meta_from_dict(cache_dir, raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metadata as ``_metadata.json`` holds it (a copy: changing it changes nothing here)."""
+        return copy.deepcopy(self.raw) if self.raw is not None else {}
 
     @property
     def cell_patches(self) -> CellPatches | None:
@@ -145,7 +174,7 @@ class ShardedCacheMeta:
             stray = next((digest for digest in patches.digests() if digest not in known), None)
             if stray is not None:
                 raise corrupt(meta_path, f"'cell_patches' names shard digest {stray}, which no shard has")
-            self._patches = (patches, parent)
+            object.__setattr__(self, "_patches", (patches, parent))  # read once, on first use
         return self._patches
 
     @property
@@ -172,7 +201,7 @@ class ShardedCacheMeta:
             meta_path = self.cache_dir / METADATA_FILE
             runs, parent = load_content_runs(self.cache_dir, self.content_runs_field, meta_path, self.remote)
             _check_runs_total(runs, raw, self.num_rows, meta_path)
-            self._runs = (runs, parent)
+            object.__setattr__(self, "_runs", (runs, parent))  # read once, on first use
         return self._runs
 
     @property
@@ -460,10 +489,14 @@ def meta_from_dict(
     features: Features | None = None,
     segments: list[tuple[int, int, int]] | None = None,
     batch_digests: BatchDigestList | None = None,
+    column_groups: ColumnGroups | None = None,
+    segments_file: ParentSegments | None = None,
+    remote: RemoteLocation | None = None,
 ) -> ShardedCacheMeta:
     """The metadata ``raw`` (``_metadata.json`` parsed) as a :class:`ShardedCacheMeta` of ``cache_dir``, no file read.
 
-    The fields already checked may be given (``names``, ``features``, ``segments``, ``batch_digests``); the
+    The fields already checked may be given (``names``, ``features``, ``segments``, ``batch_digests``,
+    ``column_groups``), and what the folder says beside the file (``segments_file``, ``remote``); the
     checks against the files it lists are :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`'s.
 
     Examples
@@ -498,9 +531,11 @@ def meta_from_dict(
         batch_digests=batch_digests,
         content_runs_field=raw.get("content_runs"),
         cell_patches_field=raw.get("cell_patches"),
-        column_groups=ColumnGroups.from_json(raw["column_groups"], cache_dir / METADATA_FILE, num_rows=raw["num_rows"])
-        if raw.get("column_groups") is not None
-        else None,
+        column_groups=column_groups
+        if column_groups is not None or raw.get("column_groups") is None
+        else ColumnGroups.from_json(raw["column_groups"], cache_dir / METADATA_FILE, num_rows=raw["num_rows"]),
+        segments_file=segments_file,
+        remote=remote,
     )
 
 

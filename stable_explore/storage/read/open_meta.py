@@ -222,22 +222,24 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         check_metadata_digest(raw, meta_path)
         _SEALED.put(sealed, True)
     # after the seal: a hand edit is named as one
-    runs_field, runs_file = checked_content_runs(raw, num_rows, meta_path, resolved_dir)
-    patches_field, patches_file = checked_cell_patches(raw, meta_path, resolved_dir)
+    _, runs_file = checked_content_runs(raw, num_rows, meta_path, resolved_dir)
+    _, patches_file = checked_cell_patches(raw, meta_path, resolved_dir)
     if remote is None:  # a bucket's mirror reads a missing small file from the bucket
         small = [batch_digests.file_ref(i) for i in range(len(batch_digests))] if batch_digests else []
         segments_base = segments_file.record.base if segments_file else None
         group_batches = [f.batches for f in group_files]
         _check_small_files(cache_dir, [*small, runs_file, segments_base, patches_file, *group_batches])
-    meta = meta_from_dict(
-        cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
+    return meta_from_dict(
+        cache_dir,
+        raw,
+        names=names,
+        features=features,
+        segments=segments,
+        batch_digests=batch_digests,
+        column_groups=groups,
+        segments_file=segments_file,
+        remote=remote,
     )
-    meta.content_runs_field = runs_field
-    meta.cell_patches_field = patches_field
-    meta.column_groups = groups
-    meta.segments_file = segments_file
-    meta.remote = remote
-    return meta
 
 
 def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
