@@ -40,7 +40,7 @@ from benchmarks._common import distinct_jpeg, make_jpegs  # noqa: E402
 from stable_explore.storage.backends.object import shared_store  # noqa: E402
 from stable_explore.storage.backends.read_cache import CACHE_ENV  # noqa: E402
 from stable_explore.storage.backends.remote_file import FETCHED  # noqa: E402
-from stable_explore.storage.read.kept import forget  # noqa: E402
+from stable_explore.storage.kept import forget  # noqa: E402
 from tests.s3server import seaweedfs  # noqa: E402
 
 PAGE = 48

@@ -97,7 +97,7 @@ import json, random, sys
 from pathlib import Path
 import pyarrow as pa
 import stable_explore as se
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from tests.reliability.trials import flip_byte
 
 cache, first, last, seed = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -305,7 +305,7 @@ def read_overhead(
 ) -> tuple[dict[str, tuple[float, float, float]], Any]:
     """Per read: (with digests, without) median seconds and the ratio of the fastest runs, warm and cold."""
     import stable_explore as se
-    from stable_explore.storage.read.kept import forget
+    from stable_explore.storage.kept import forget
 
     home = root / "read-home"
     ds = se.build(keyed_rows, our_features(), args=(rows, jpegs), name="reads", home=home, progress=False)

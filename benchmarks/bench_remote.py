@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))  # tests/s3server.py: the server the tests use too
 import stable_explore as se  # noqa: E402
 from stable_explore.storage.backends.read_cache import CACHE_ENV  # noqa: E402
 from stable_explore.storage.backends.remote_file import FETCHED  # noqa: E402
-from stable_explore.storage.read.kept import forget  # noqa: E402
+from stable_explore.storage.kept import forget  # noqa: E402
 from tests.s3server import seaweedfs  # noqa: E402
 
 MB = 1024 * 1024

@@ -38,8 +38,9 @@ from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, 
 from stable_explore.storage.backends.locks import waiting_at_most
 from stable_explore.storage.check.verify import VerifyReport
 from stable_explore.storage.check.verify import verify as verify_cache_dir
-from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.stable_datasets import accept_features
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
 if TYPE_CHECKING:
     from stable_explore.catalog import Catalog, GcReport, SourcePlan

@@ -20,14 +20,9 @@ Examples
 from __future__ import annotations
 
 from stable_explore.storage.check.verify import VerifyReport, verify
-from stable_explore.storage.format.cache_meta import (
-    DEFAULT_SHARD_SIZE_BYTES,
-    ShardedCacheMeta,
-    open_shard,
-    read_shard,
-    read_sharded_cache_meta,
-    validate_sharded_cache,
-)
+from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, ShardedCacheMeta
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta, validate_sharded_cache
+from stable_explore.storage.read.shard_file import open_shard, read_shard
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
 
 __all__ = [

@@ -13,6 +13,8 @@ from stable_explore.backend import ArrowBackend
 from stable_explore.cache import read_shard, read_sharded_cache_meta, validate_sharded_cache
 from stable_explore.storage.check import verify as storage_verify
 from stable_explore.storage.format import cache_meta as storage_format
+from stable_explore.storage.read import open_meta as storage_open_meta
+from stable_explore.storage.read import shard_file as storage_shard_file
 from stable_explore.storage.write import writer as storage_writer
 from tests.conftest import NAMES, write_pets, write_stable_datasets_v1_cache
 
@@ -71,7 +73,8 @@ def test_the_facade_keeps_seed_000s_names_over_the_storage_modules() -> None:
     seed_names = {"write_sharded_arrow_cache", "read_sharded_cache_meta", "validate_sharded_cache", "read_shard"}
     assert set(cache.__all__) >= {*seed_names, "ShardedCacheMeta"}
     for name in cache.__all__:
-        home = next(m for m in (storage_format, storage_verify, storage_writer) if hasattr(m, name))
+        homes = (storage_format, storage_open_meta, storage_shard_file, storage_verify, storage_writer)
+        home = next(m for m in homes if hasattr(m, name))
         assert getattr(cache, name) is getattr(home, name), name
     assert cache.DEFAULT_SHARD_SIZE_BYTES == 256 * 1024 * 1024  # stable-datasets' default
 

@@ -1,9 +1,11 @@
 """The package tree is the architecture: imports point down the layers of DESIGN.md §4, never up.
 
-Layers, lowest first. A module may import its own layer and the layers below it. Every way a module
-imports another counts: ``import a.b``, ``from a import b``, relative imports (``from ..widgets import
-browser``) and ``importlib.import_module("a.b")`` with a literal name. The body of ``if TYPE_CHECKING:``
-is for types only and does not count; its ``else:`` runs, and counts. The documented lazy facades
+Layers, lowest first. A module may import its own layer and the layers below it; inside ``storage/``
+its sub-packages have an order of their own (``STORAGE_LAYERS``: format < backends < read and write <
+check). Every way a module imports another counts: ``import a.b``, ``from a import b``, relative
+imports (``from ..widgets import browser``) and ``importlib.import_module("a.b")`` with a literal
+name. The body of ``if TYPE_CHECKING:`` is for types only and does not count (but for the storage
+order); its ``else:`` runs, and counts. The documented lazy facades
 (``CachedDataset.drop/relabel/set/save/pending_edits/map/add_columns`` -> versioning, ``CachedDataset.browse`` ->
 widgets, and the reprs and progress bars that render through ``display``) import upward inside those
 functions only, as pandas does for ``DataFrame.plot``.
@@ -132,8 +134,13 @@ def _literal_import(call: ast.Call, package: str) -> str | None:
     return _absolute(text[level:], level, package)
 
 
-def _imports(tree: ast.Module, package: str = "stable_explore") -> list[tuple[str, str | None, int]]:
-    """(imported module, enclosing function or None, line) for each runtime import of a module in ``package``."""
+def _imports(
+    tree: ast.Module, package: str = "stable_explore", *, types: bool = False
+) -> list[tuple[str, str | None, int]]:
+    """(imported module, enclosing function or None, line) for each runtime import of a module in ``package``.
+
+    ``types=True``: the imports under ``if TYPE_CHECKING:`` too (a layer that must not know another at all).
+    """
     found: list[tuple[str, str | None, int]] = []
 
     def visit_all(nodes: list[ast.stmt], function: str | None) -> None:
@@ -143,7 +150,7 @@ def _imports(tree: ast.Module, package: str = "stable_explore") -> list[tuple[st
     def visit(node: ast.AST, function: str | None) -> None:
         if isinstance(node, ast.If):
             checking = _is_type_checking(node.test)
-            if checking is not None:
+            if checking is not None and not types:
                 visit_all(node.orelse if checking else node.body, function)  # the branch that runs
                 return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -197,6 +204,121 @@ def upward_imports(module: Path, root: Path = PACKAGE) -> list[str]:
 def test_imports_point_down_the_layers(module: Path) -> None:
     upward = upward_imports(module)
     assert not upward, "\n".join(upward)
+
+
+# Inside storage/, its sub-packages, lowest first: the format model is data, a store knows bytes (not shards),
+# readers and writers make shards of a store's bytes by the format, check uses them all. A module of storage/
+# itself (``kept``, every cache of files read) sits under them all. Imports for types count too: format does
+# not know a store exists.
+STORAGE_LAYERS: list[set[str]] = [{""}, {"format"}, {"backends"}, {"read", "write"}, {"check"}]
+# (file, module it imports): an upward import inside storage/ still to be taken out, and why
+STORAGE_DEBTS = {
+    # the small files beside _metadata.json are read, written, linked and fetched from a bucket in
+    # format/sidecars.py (used by spliced_file, row_segments, content_runs, cell_patches and the lazy fields
+    # of ShardedCacheMeta): that I/O is to move up, with those loaders, to read/ and write/
+    ("storage/format/sidecars.py", "stable_explore.storage.backends.fsutil"),
+    ("storage/format/sidecars.py", "stable_explore.storage.backends.remote_file"),
+}
+
+
+def _storage_part(name: str) -> str | None:
+    """``format`` for ``stable_explore.storage.format.x``, ``""`` for ``stable_explore.storage.kept``, else None."""
+    parts = name.split(".")
+    if parts[:2] != ["stable_explore", "storage"] or len(parts) < 3:
+        return None
+    return parts[2] if len(parts) > 3 or parts[2] in {p for layer in STORAGE_LAYERS for p in layer} else ""
+
+
+def _storage_layer(part: str) -> int:
+    for index, members in enumerate(STORAGE_LAYERS):
+        if part in members:
+            return index
+    msg = f"stable_explore/storage/{part} is in no layer of STORAGE_LAYERS in tests/test_layers.py: add it"
+    raise AssertionError(msg)
+
+
+def _owed(where: str, imported: str) -> bool:
+    """Whether STORAGE_DEBTS lists this import (of the module, or of a name from it)."""
+    return any(where == file and (imported == debt or imported.startswith(f"{debt}.")) for file, debt in STORAGE_DEBTS)
+
+
+def upward_storage_imports(module: Path, root: Path = PACKAGE) -> list[str]:
+    """Each import in a module of ``storage/`` that points up its sub-packages' order, types included."""
+    where = module.relative_to(root)
+    if where.parts[0] != "storage":
+        return []
+    dotted = ".".join([root.name, *where.with_suffix("").parts])
+    own_part = _storage_part(dotted)
+    assert own_part is not None
+    own = _storage_layer(own_part)
+    upward = []
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    for imported, _, line in _imports(tree, _package_of(module, root), types=True):
+        part = _storage_part(imported.replace(root.name, "stable_explore", 1))
+        if part is None or part == own_part or _owed(str(where), imported):
+            continue
+        if (root / "storage" / part).is_file() or not (part == "" or (root / "storage" / part).is_dir()):
+            continue  # a name that storage/__init__ exports, not a sub-package
+        if _storage_layer(part) > own:
+            upward.append(f"{where}:{line} imports {imported} (storage/{part}: layer {_storage_layer(part)} > {own})")
+    return upward
+
+
+@pytest.mark.parametrize("module", _sources(PACKAGE / "storage"), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_storage_imports_point_down_its_sub_packages(module: Path) -> None:
+    """format < backends < read and write < check: a store never imports a reader, the format model neither."""
+    upward = upward_storage_imports(module)
+    assert not upward, "\n".join(upward)
+
+
+def test_every_storage_debt_is_still_owed() -> None:
+    """An upward import taken out is taken off STORAGE_DEBTS too, so it cannot come back unseen."""
+    owed = set()
+    for relative, imported in STORAGE_DEBTS:
+        tree = ast.parse((PACKAGE / relative).read_text(encoding="utf-8"))
+        if any(name == imported for name, _, _ in _imports(tree, _package_of(PACKAGE / relative), types=True)):
+            owed.add((relative, imported))
+    assert owed == STORAGE_DEBTS
+
+
+def test_the_storage_order_sees_an_upward_import(tmp_path: Path) -> None:
+    """Planted: a store importing a reader, the format model importing a store for types only, relatively."""
+    root = tmp_path / "stable_explore"
+    store = _plant(root, "storage/backends/store.py", "from stable_explore.storage.read.kept import Kept\n")
+    typed = _plant(
+        root,
+        "storage/format/typed.py",
+        """\
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from ..backends.remote_file import RemoteLocation
+        """,
+    )
+    lazy = _plant(root, "storage/read/lazy.py", "def later():\n    from stable_explore.storage.check import verify\n")
+    fine = _plant(
+        root,
+        "storage/check/fine.py",
+        "from stable_explore.storage.read import reader\nfrom stable_explore.storage.kept import kept\n",
+    )
+    kept = _plant(root, "storage/kept.py", "from stable_explore.storage.format import cache_meta\n")
+    assert upward_storage_imports(store, root) == [
+        "storage/backends/store.py:1 imports stable_explore.storage.read.kept (storage/read: layer 3 > 2)",
+        "storage/backends/store.py:1 imports stable_explore.storage.read.kept.Kept (storage/read: layer 3 > 2)",
+    ]
+    assert upward_storage_imports(typed, root) == [
+        "storage/format/typed.py:3 imports stable_explore.storage.backends.remote_file (storage/backends: layer 2 > 1)",
+        "storage/format/typed.py:3 imports stable_explore.storage.backends.remote_file.RemoteLocation"
+        " (storage/backends: layer 2 > 1)",
+    ]
+    assert upward_storage_imports(lazy, root) == [
+        "storage/read/lazy.py:2 imports stable_explore.storage.check (storage/check: layer 4 > 3)",
+        "storage/read/lazy.py:2 imports stable_explore.storage.check.verify (storage/check: layer 4 > 3)",
+    ]
+    assert upward_storage_imports(fine, root) == []
+    assert upward_storage_imports(kept, root) == [
+        "storage/kept.py:1 imports stable_explore.storage.format (storage/format: layer 1 > 0)",
+        "storage/kept.py:1 imports stable_explore.storage.format.cache_meta (storage/format: layer 1 > 0)",
+    ]
 
 
 @pytest.mark.parametrize("group", ["schema", "storage", "catalog"])

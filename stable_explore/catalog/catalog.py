@@ -34,7 +34,8 @@ from stable_explore.errors import (
 from stable_explore.storage.backends.fsutil import writing
 from stable_explore.storage.backends.local import LocalStore
 from stable_explore.storage.backends.locks import REFS_LOCK_TIMEOUT, Notify, lock_timeout
-from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta, read_sharded_cache_meta
+from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
 if TYPE_CHECKING:
     from stable_explore.storage.backends.protocol import Store

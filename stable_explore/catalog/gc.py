@@ -41,7 +41,7 @@ from stable_explore.errors import CacheNotFoundError, GcProblemWarning, InvalidO
 from stable_explore.storage.backends.fsutil import bytes_freed_by_removing, is_leftover, sweep_stale_temp_dirs
 from stable_explore.storage.backends.locks import try_remove_lock
 from stable_explore.storage.format.cache_meta import METADATA_FILE
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog

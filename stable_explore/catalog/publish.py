@@ -40,10 +40,11 @@ from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, CacheWriteError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_error, writing
-from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.version_files import VersionFile, version_files
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.write.writer import ShardFields, write_metadata
 
 if TYPE_CHECKING:

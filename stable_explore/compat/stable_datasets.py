@@ -64,15 +64,16 @@ from stable_explore.schema import Array3D, Sequence, Value, Video
 from stable_explore.schema import ClassLabel as _ClassLabel
 from stable_explore.schema import Features as _Features
 from stable_explore.schema import Image as _Image
-from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_shard
-from stable_explore.storage.format.cache_meta import read_sharded_cache_meta as _read_meta
-from stable_explore.storage.format.cache_meta import validate_sharded_cache as _validate
+from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 from stable_explore.storage.format.stable_datasets import (
     accept_features,
     candidate_fingerprints,
     fingerprint_text,
     layout_of,
 )
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta as _read_meta
+from stable_explore.storage.read.open_meta import validate_sharded_cache as _validate
+from stable_explore.storage.read.shard_file import read_shard
 from stable_explore.storage.write.writer import write_sharded_arrow_cache as _write
 
 __all__ = [

@@ -36,7 +36,7 @@ import pyarrow.ipc as ipc
 from stable_explore.errors import CacheCorruptionError, NotACacheError, SchemaError
 from stable_explore.schema import Feature, Features, Image
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY
-from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
+from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.stable_datasets import (
     ARROW_LAYOUT,
     FEATURE_FIELD_KEY,
@@ -45,6 +45,7 @@ from stable_explore.storage.format.stable_datasets import (
     layout_of,
 )
 from stable_explore.storage.read.lance_rows import is_lance_dataset, lance_mirror
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
 if TYPE_CHECKING:
     from stable_explore.dataset.cached_dataset import CachedDataset

@@ -50,8 +50,8 @@ from stable_explore.errors import (
     SchemaError,
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
-from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.joined import open_reader
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.read.resident import note_read
 
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from stable_explore.storage.check.verify import VerifyReport
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.read.protocol import ShardReader
     from stable_explore.versioning.edits import Draft, PendingEdits
     from stable_explore.widgets.browser import ShardBrowser
@@ -193,10 +194,11 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         checked = self._deleted_checked
         if checked is not None and now - checked[0] < _DELETED_CHECK_SECONDS and not fresh:
             return checked[1]
+        from stable_explore.storage.backends.remote_file import location_store
         from stable_explore.storage.format.cache_meta import METADATA_FILE
 
         reason = None
-        if not remote.store().exists(f"{remote.prefix}/{METADATA_FILE}"):
+        if not location_store(remote).exists(f"{remote.prefix}/{METADATA_FILE}"):
             reason = (
                 f"version {self._version} ({remote.url}/{remote.prefix}) was garbage-collected by gc after this "
                 "dataset was opened, so its shards are gone; load the dataset again (tag a version to keep it from gc)"

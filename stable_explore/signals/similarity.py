@@ -5,7 +5,7 @@ whose name says ``emb`` first), else a stored 64-bit perceptual hash column (nam
 ``dhash``), else the pHash of the first image column, computed when first asked. A dataset with none
 of these gets an error that says what to add. :meth:`Similarity.nearest` then answers one row at a
 time; the embedding or the hashes it compares are read (or computed) once per version and rows, and
-kept (:mod:`stable_explore.storage.read.kept`), so the next row costs one scan, not a decode of
+kept (:mod:`stable_explore.storage.kept`), so the next row costs one scan, not a decode of
 every image.
 
 Examples
@@ -34,7 +34,7 @@ from stable_explore.signals.images import perceptual_hashes
 from stable_explore.signals.neighbors import nearest_neighbors
 from stable_explore.signals.perceptual import METHODS
 from stable_explore.signals.similar import closest_by_hash
-from stable_explore.storage.read.kept import Kept, kept
+from stable_explore.storage.kept import Kept, kept
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset

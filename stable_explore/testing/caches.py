@@ -109,9 +109,10 @@ def as_format_revision_1(cache_dir: Path) -> Path:
 
 def _as_legacy_revision(cache_dir: Path, revision: int) -> Path:
     from stable_explore.storage.check.verify import feed_rows
-    from stable_explore.storage.format.cache_meta import METADATA_FILE, read_sharded_cache_meta
+    from stable_explore.storage.format.cache_meta import METADATA_FILE
     from stable_explore.storage.format.hashing import LegacyContentDigest
     from stable_explore.storage.format.metadata import version_id_of
+    from stable_explore.storage.read.open_meta import read_sharded_cache_meta
     from stable_explore.storage.write.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)
@@ -171,7 +172,7 @@ def as_format_revision_3(cache_dir: Path) -> Path:
     Revision 3 kept the batch digests, content runs and row segments inline in ``_metadata.json``; the small
     files revision 4 keeps beside it are removed.
     """
-    from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
+    from stable_explore.storage.read.open_meta import read_sharded_cache_meta
     from stable_explore.storage.write.writer import write_metadata
 
     meta = read_sharded_cache_meta(cache_dir)

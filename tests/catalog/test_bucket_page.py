@@ -20,7 +20,7 @@ from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.backends.remote_file import FETCHED
 from stable_explore.storage.format.ipc_layout import FILE_TAIL, footer_blocks, footer_length
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from tests.widgets.commands import invoke
 
 pytest.importorskip("obstore")

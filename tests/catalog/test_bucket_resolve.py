@@ -13,7 +13,7 @@ import stable_explore as se
 from stable_explore.errors import CacheNotFoundError
 from stable_explore.storage.backends.object import ObjectStore, shared_store
 from stable_explore.storage.backends.read_cache import CACHE_ENV
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 
 pytest.importorskip("obstore")
 

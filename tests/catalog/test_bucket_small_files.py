@@ -20,7 +20,7 @@ from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.backends.remote_file import FETCHED
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 
 pytest.importorskip("obstore")
 ROWS = 1200

@@ -25,7 +25,7 @@ from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
 from stable_explore.storage.backends.remote_file import FETCHED
 from stable_explore.storage.format.version_files import version_files
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from tests.s3server import SECRET_KEY
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ import stable_explore as se
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from tests.model.model import FLAGS, LABELS, Draft, HomeModel, Row, Rows, decoded, row_diff
 from tests.model.reads import PALETTE_SIZE, check_in_fresh_process, check_reads, names, source_rows
 

@@ -15,7 +15,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, ClassLabel, Features, Value
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from tests.reliability.trials import edit_metadata, flip_byte
 
 FEATURES = Features(x=Value("int64"), label=ClassLabel(names=["a", "b", "c"]), s=Value("string"))

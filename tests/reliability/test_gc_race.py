@@ -17,7 +17,7 @@ import pytest
 import stable_explore as se
 from stable_explore.catalog import Catalog, collect_garbage
 from stable_explore.storage.backends.read_cache import CACHE_ENV
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 from tests.reliability.faults import gc_race
 from tests.sources import NUM_FEATURES, numbers
 

@@ -17,8 +17,8 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, ClassLabel, Features, Value
+from stable_explore.storage.kept import forget
 from stable_explore.storage.read.batches import BatchDigests
-from stable_explore.storage.read.kept import forget
 from stable_explore.storage.read.layout import ShardLayout
 from stable_explore.storage.read.mapped import MappedReader
 from tests.reliability.trials import flip_byte

@@ -317,7 +317,7 @@ def recover_moved_aside(target: Path) -> bool:
 
 def _forget_mapped() -> None:
     """Let go of kept shard maps before a replaced cache is deleted (they would hold its disk space)."""
-    from stable_explore.storage.read.kept import forget  # the readers that keep them use this module
+    from stable_explore.storage.kept import forget  # the readers that keep them use this module
 
     forget(holding_files=True)
 

@@ -43,7 +43,8 @@ from typing_extensions import override
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.read_cache import BLOCK_SIZE, ReadCache, default_read_cache
-from stable_explore.storage.read.kept import Kept, kept_each
+from stable_explore.storage.format.remote_location import RemoteLocation
+from stable_explore.storage.kept import Kept, kept_each
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,6 +58,8 @@ __all__ = [
     "RemoteShardFile",
     "count_fetched",
     "gone_by_gc",
+    "gone_or",
+    "location_store",
     "open_remote_shard",
 ]
 
@@ -100,53 +103,53 @@ def count_fetched(nbytes: int, *, small_file: str | None = None) -> None:
             FETCHED.small_files.append(small_file)
 
 
-@dataclass(frozen=True)
-class RemoteLocation:
-    """Where a version's files really are: a home URL (no credentials) and the version's key prefix in it."""
+def location_store(location: RemoteLocation) -> Store:
+    """The store of ``location``'s home, shared in this process (credentials: the environment or storage_options).
 
-    url: str
-    prefix: str
+    Examples
+    --------
+    >>> import tempfile
+    >>> location_store(RemoteLocation(tempfile.mkdtemp(), "cache/v")).exists("cache/v/_metadata.json")
+    False
+    """
+    if "://" in location.url and not location.url.startswith("file://"):
+        from stable_explore.storage.backends.object import shared_store
 
-    def store(self) -> Store:
-        """The home's store, shared in this process (credentials come from the environment or storage_options)."""
-        if "://" in self.url and not self.url.startswith("file://"):
-            from stable_explore.storage.backends.object import shared_store
+        return shared_store(location.url)
+    from stable_explore.storage.backends.local import LocalStore
 
-            return shared_store(self.url)
-        from stable_explore.storage.backends.local import LocalStore
+    return LocalStore(location.url.removeprefix("file://"))
 
-        return LocalStore(self.url.removeprefix("file://"))
 
-    def key(self, filename: str) -> str:
-        """The storage key of one of the version's files."""
-        return f"{self.prefix}/{filename}"
+def gone_or(location: RemoteLocation, exc: RemoteStoreError) -> Exception:
+    """What a failed read of one of the version's files at ``location`` means for the user.
 
-    def describe(self, filename: str) -> str:
-        """``s3://bucket/cache/name/versions/<id>/<filename>``, for messages."""
-        return f"{self.url}/{self.key(filename)}"
+    A file missing because gc deleted the version (its ``_metadata.json`` is gone too: gc deletes
+    that first) is a :class:`CacheNotFoundError` naming gc; a file missing from a version still
+    published is a :class:`CacheCorruptionError` naming the file. Otherwise ``exc`` itself: a
+    transport failure (the server did not answer, or failed) is never called damage.
 
-    def gone_or(self, exc: RemoteStoreError) -> Exception:
-        """What a failed read of one of the version's files means for the user.
-
-        A file missing because gc deleted the version (its ``_metadata.json`` is gone too: gc deletes
-        that first) is a :class:`CacheNotFoundError` naming gc; a file missing from a version still
-        published is a :class:`CacheCorruptionError` naming the file. Otherwise ``exc`` itself: a
-        transport failure (the server did not answer, or failed) is never called damage.
-        """
-        if exc.status != 404 and not isinstance(exc.__cause__, FileNotFoundError):
-            return exc
-        try:
-            published = self.store().exists(self.key("_metadata.json"))
-        except RemoteStoreError:
-            return exc
-        if published:
-            where = exc.url or f"{self.url}/{self.prefix}"
-            reason = (
-                "is missing from the bucket, though its version's _metadata.json is there: the version is damaged "
-                "(se.fsck lists it; delete the version, or push it again from a home that holds it)"
-            )
-            return CacheCorruptionError(where, reason)
-        return CacheNotFoundError(gone_by_gc(self.prefix.rsplit("/", 1)[-1], f"{self.url}/{self.prefix}"))
+    Examples
+    --------
+    >>> import tempfile
+    >>> failed = RemoteStoreError("timed out")
+    >>> gone_or(RemoteLocation(tempfile.mkdtemp(), "cache/v"), failed) is failed
+    True
+    """
+    if exc.status != 404 and not isinstance(exc.__cause__, FileNotFoundError):
+        return exc
+    try:
+        published = location_store(location).exists(location.key("_metadata.json"))
+    except RemoteStoreError:
+        return exc
+    if published:
+        where = exc.url or f"{location.url}/{location.prefix}"
+        reason = (
+            "is missing from the bucket, though its version's _metadata.json is there: the version is damaged "
+            "(se.fsck lists it; delete the version, or push it again from a home that holds it)"
+        )
+        return CacheCorruptionError(where, reason)
+    return CacheNotFoundError(gone_by_gc(location.prefix.rsplit("/", 1)[-1], f"{location.url}/{location.prefix}"))
 
 
 def gone_by_gc(version_id: str, where: str) -> str:
@@ -283,7 +286,7 @@ class RemoteShardFile(io.RawIOBase):
 
         Only then: a server that did not answer (a transport failure) is asked nothing more (it would cost
         another timeout, and is no evidence of damage), and a missing object is for the caller to explain
-        (:meth:`RemoteLocation.gone_or`: gc deleted the version, or the version is damaged).
+        (:func:`gone_or`: gc deleted the version, or the version is damaged).
         """
         if exc.status == 416:  # Range Not Satisfiable: the object is shorter than the range asked
             self._check_size()
@@ -307,7 +310,7 @@ def open_remote_shard(
     included_fields: Sequence[int] | None = None,
 ) -> ipc.RecordBatchFileReader:
     """Arrow's file reader over a stored shard (reading only its footer now; batches as asked)."""
-    raw = RemoteShardFile(location.store(), location.key(filename), size, digest)
+    raw = RemoteShardFile(location_store(location), location.key(filename), size, digest)
     raw.fetch_tail()  # the footer alone: a block would bring up to 64 KiB of the last batch with it
     # no reader threads: each would call back into this Python file and wait for the GIL (measured: a label
     # column of 80 batches took 0.64 s threaded, 0.014 s on the calling thread)

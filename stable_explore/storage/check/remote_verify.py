@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.backends.remote_file import location_store
 from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.version_files import version_files
 
@@ -37,7 +38,7 @@ def verify_remote(meta: ShardedCacheMeta, check: Callable[[Path], Checked]) -> C
     """
     location = meta.remote
     assert location is not None
-    store = location.store()
+    store = location_store(location)
     with tempfile.TemporaryDirectory(prefix="stable-explore-verify-") as scratch:
         copy = Path(scratch) / "versions" / meta.cache_dir.name  # the layout the version-id check expects
         copy.mkdir(parents=True)

@@ -22,12 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import CacheCorruptionError, NotACacheError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
-from stable_explore.storage.format.cache_meta import (
-    METADATA_FILE,
-    ShardedCacheMeta,
-    open_shard,
-    read_sharded_cache_meta,
-)
+from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta
 from stable_explore.storage.format.hashing import (
     CONTENT_DIGEST_ALGORITHM,
     FILE_HASH_ALGORITHM,
@@ -36,8 +31,10 @@ from stable_explore.storage.format.hashing import (
     hash_file,
 )
 from stable_explore.storage.format.sidecars import BatchDigestList
+from stable_explore.storage.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
-from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of, kept
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
+from stable_explore.storage.read.shard_file import open_shard
 
 if TYPE_CHECKING:
     import pyarrow as pa

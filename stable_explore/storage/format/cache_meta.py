@@ -1,4 +1,4 @@
-"""The on-disk format of one version: ``_metadata.json``, its checks, and opening a shard safely.
+"""The on-disk format of one version: ``_metadata.json`` as a value, and its checks of shape and seal.
 
 A version's directory holds ``shard-NNNNN.arrow`` files (Arrow IPC) and ``_metadata.json``.
 The metadata keeps every field of stable-datasets' format version 1 (so that reader lists and reads
@@ -19,17 +19,20 @@ Format revision 3 defines the content digest over runs of rows and lists them (`
 Revision 4 keeps both long lists out of ``_metadata.json``, in small files beside it that a save
 links unchanged (see :mod:`stable_explore.storage.format.sidecars`): each shard's batch digests in
 ``shard-NNNNN.batches``, and the runs in ``content-runs.json`` plus a short list of splices.
+
+Reading the file, recovering a replacement killed half-way and checking the files it lists are
+:mod:`stable_explore.storage.read.open_meta`'s.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,24 +40,21 @@ import pyarrow as pa
 from stable_explore._canonical import canonical_json
 from stable_explore.errors import (
     CacheCorruptionError,
-    CacheNotFoundError,
     NotACacheError,
-    SchemaError,
     UnsafePathError,
 )
 from stable_explore.schema import Features
-from stable_explore.storage.backends.fsutil import recover_moved_aside, version_gone
-from stable_explore.storage.backends.remote_file import RemoteLocation
+from stable_explore.storage.format.batch_digests import BatchDigests
 from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
 from stable_explore.storage.format.column_groups import ColumnGroups
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
-from stable_explore.storage.format.row_segments import ParentSegments, load_row_segments
 from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
-from stable_explore.storage.read.batches import BatchDigests
-from stable_explore.storage.read.kept import Kept, identity_of, kept
-from stable_explore.storage.read.shard_file import open_shard, read_shard
+
+if TYPE_CHECKING:
+    from stable_explore.storage.format.remote_location import RemoteLocation
+    from stable_explore.storage.format.row_segments import ParentSegments
 
 __all__ = [
     "COMPRESSIONS",
@@ -63,10 +63,7 @@ __all__ = [
     "DEFAULT_SHARD_SIZE_BYTES",
     "METADATA_FILE",
     "ShardedCacheMeta",
-    "open_shard",
-    "read_shard",
-    "read_sharded_cache_meta",
-    "validate_sharded_cache",
+    "meta_from_dict",
 ]
 
 CACHE_FORMAT_VERSION = 1
@@ -85,12 +82,26 @@ COMPRESSIONS = (None, "lz4", "zstd")
 KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShardedCacheMeta:
-    """What ``_metadata.json`` says about a cache directory.
+    """What ``_metadata.json`` says about a cache directory: a value, made from the parsed file by :meth:`from_dict`.
 
     The first six fields are stable-datasets'; the rest are empty for a cache that
-    stable-datasets' writer produced.
+    stable-datasets' writer produced. Checking it against the files it lists, and reading the file, are
+    :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`'s. The small files it names
+    (content runs, cell patches) are read the first time they are asked for.
+
+    Examples
+    --------
+    >>> raw = {"num_rows": 3, "num_shards": 1, "shard_filenames": ["shard-00000.arrow"], "shard_row_counts": [3],
+    ...        "cache_format_version": 1, "schema_fingerprint": "f"}
+    >>> meta = ShardedCacheMeta.from_dict(Path("/tmp/v"), raw)
+    >>> meta.segments, meta.to_dict() == raw
+    ([(0, 0, 3)], True)
+    >>> meta.num_rows = 4
+    Traceback (most recent call last):
+    ...
+    dataclasses.FrozenInstanceError: cannot assign to field 'num_rows'
     """
 
     cache_dir: Path
@@ -121,8 +132,22 @@ class ShardedCacheMeta:
     """Revision 5: ``cell_patches`` as recorded (checked in shape; its file is read when first asked for)."""
     column_groups: ColumnGroups | None = None
     """Revision 6: columns kept in group files beside the shards (None: every column is in the shards)."""
-    _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(default=None, init=False, repr=False)
-    _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False)
+    _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, cache_dir: Path, raw: Mapping[str, Any]) -> ShardedCacheMeta:
+        """The metadata ``raw`` (``_metadata.json`` parsed) of the version in ``cache_dir``; no file is read.
+
+        See :func:`meta_from_dict`, which also takes the fields a caller has checked already.
+        """
+        return meta_from_dict(cache_dir, raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The metadata as ``_metadata.json`` holds it (a copy: changing it changes nothing here)."""
+        return copy.deepcopy(self.raw) if self.raw is not None else {}
 
     @property
     def cell_patches(self) -> CellPatches | None:
@@ -148,8 +173,8 @@ class ShardedCacheMeta:
             known = set(self.shard_hashes or ())
             stray = next((digest for digest in patches.digests() if digest not in known), None)
             if stray is not None:
-                raise _corrupt(meta_path, f"'cell_patches' names shard digest {stray}, which no shard has")
-            self._patches = (patches, parent)
+                raise corrupt(meta_path, f"'cell_patches' names shard digest {stray}, which no shard has")
+            object.__setattr__(self, "_patches", (patches, parent))  # read once, on first use
         return self._patches
 
     @property
@@ -176,7 +201,7 @@ class ShardedCacheMeta:
             meta_path = self.cache_dir / METADATA_FILE
             runs, parent = load_content_runs(self.cache_dir, self.content_runs_field, meta_path, self.remote)
             _check_runs_total(runs, raw, self.num_rows, meta_path)
-            self._runs = (runs, parent)
+            object.__setattr__(self, "_runs", (runs, parent))  # read once, on first use
         return self._runs
 
     @property
@@ -227,7 +252,7 @@ class ShardedCacheMeta:
         return sum(p.stat().st_size for p in self.shard_paths) + groups
 
 
-def _refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
+def refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
     """Metadata of another layout (stable-datasets' Lance rows) is no damage: say which layout it is, by name."""
     named = raw.get("layout")  # a stable-explore cache never has one
     if named == "arrow-shards" and raw.get("format") == "arrow":
@@ -245,21 +270,11 @@ def _refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
     raise NotACacheError(meta_path, msg)
 
 
-def _is_lance_dataset(folder: Path) -> bool:
-    """A Lance dataset's folder (``_versions/`` with ``.manifest`` files), which has no ``_metadata.json``."""
-    try:
-        return (folder / "_versions").is_dir() and any(
-            p.suffix == ".manifest" for p in (folder / "_versions").iterdir()
-        )
-    except OSError:
-        return False
-
-
-def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
+def corrupt(path: Path, reason: str) -> CacheCorruptionError:
     return CacheCorruptionError(path, reason)
 
 
-def _expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path) -> list[int]:
+def expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path) -> list[int]:
     values = raw.get(field)
     if (
         not isinstance(values, list)
@@ -267,11 +282,11 @@ def _expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path
         or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values)
     ):
         msg = f"{field!r} must be a list of {length} non-negative ints, found {values!r:.200}"
-        raise _corrupt(path, msg)
+        raise corrupt(path, msg)
     return values
 
 
-def _checked_shard_name(name: Any, cache_dir: Path, meta_path: Path, resolved_dir: Path | None = None) -> str:
+def checked_shard_name(name: Any, cache_dir: Path, meta_path: Path, resolved_dir: Path | None = None) -> str:
     """Reject shard names that could point outside the cache directory (``resolved_dir``: it, resolved)."""
     if not isinstance(name, str) or not name:
         raise UnsafePathError(meta_path, f"shard file name must be a non-empty string, found {name!r}")
@@ -296,13 +311,7 @@ def metadata_digest(raw: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_SEALED: Kept[tuple[Any, ...], bool] = kept("sealed metadata", max_entries=4096)
-"""Metadata files (folder, device, inode, size, mtime) whose seal and version id this process checked.
-
-A notebook loads the same versions again and again; a file edited afterwards is a new identity."""
-
-
-def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
+def check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
     recorded = raw.get(METADATA_DIGEST_FIELD)
     if recorded is None:
         return  # written before format revision 2
@@ -313,16 +322,16 @@ def _check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
             "was written (class names, dtypes, descriptions or row segments changed by hand?); restore it from "
             "a copy, or rebuild this version (force=True)"
         )
-        raise _corrupt(meta_path, msg)
+        raise corrupt(meta_path, msg)
 
 
-def _check_seal(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+def check_seal(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
     """Raise naming ``_metadata.json`` when it is not what was written (before blaming a file it lists)."""
-    _check_implied_version_id(raw, cache_dir, meta_path)
-    _check_metadata_digest(raw, meta_path)
+    check_implied_version_id(raw, cache_dir, meta_path)
+    check_metadata_digest(raw, meta_path)
 
 
-def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+def check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
     """A recorded version id must be what the content fields give (and the directory's name, in a catalog)."""
     recorded = raw.get("version_id")
     if not isinstance(recorded, str):
@@ -334,10 +343,10 @@ def _check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path
             f"recorded in the metadata, which give {expected}: the features, description, license, "
             "metadata or row digest were edited after the version was published"
         )
-        raise _corrupt(meta_path, msg)
+        raise corrupt(meta_path, msg)
 
 
-def _checked_batch_digests(
+def checked_batch_digests(
     raw: Mapping[str, Any],
     counts: list[int],
     meta_path: Path,
@@ -349,7 +358,7 @@ def _checked_batch_digests(
     if entries is None:
         return None
     if not isinstance(entries, list) or len(entries) != len(counts):
-        raise _corrupt(
+        raise corrupt(
             meta_path, f"'batch_digests' must list one entry per shard ({len(counts)}), found {entries!r:.100}"
         )
     checked: list[BatchDigests | FileRef | None] = []
@@ -358,173 +367,18 @@ def _checked_batch_digests(
             checked.append(None)
         elif isinstance(entry, Mapping) and "file" in entry:
             ref = FileRef.from_json(entry, meta_path, f"'batch_digests' of shard {position}")
-            _checked_shard_name(ref.file, meta_path.parent, meta_path, resolved_dir)
+            checked_shard_name(ref.file, meta_path.parent, meta_path, resolved_dir)
             checked.append(ref)
         else:
             digests = BatchDigests.from_json(entry, meta_path, position)
             if sum(digests.rows) != counts[position]:
                 msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
-                raise _corrupt(meta_path, msg)
+                raise corrupt(meta_path, msg)
             checked.append(digests)
     return BatchDigestList(meta_path.parent, checked, counts, remote)
 
 
-def _check_small_files(cache_dir: Path, refs: list[FileRef | None]) -> None:
-    """Every small file the metadata names beside itself (revision 4) is there, at its recorded size."""
-    for ref in refs:
-        if ref is None:
-            continue
-        path = cache_dir / ref.file  # a plain name: checked when the metadata was parsed
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            gone = version_gone(cache_dir)
-            if gone:
-                raise CacheNotFoundError(gone) from None
-            raise _corrupt(path, f"listed in {METADATA_FILE} but missing") from None
-        if size != ref.size:
-            raise _corrupt(path, f"is {size} bytes, but {ref.size} were written (truncated or modified)")
-
-
-def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
-    """Read and check ``_metadata.json`` of a cache directory.
-
-    Checks that the file is valid JSON of the expected shape, that counts add
-    up, that every shard name is a plain file inside the directory, and that
-    every shard exists with the recorded size.
-
-    Raises
-    ------
-    CacheNotFoundError
-        No cache at ``cache_dir``.
-    CacheCorruptionError
-        The metadata or a shard does not match; the message names the file.
-    """
-    cache_dir = Path(cache_dir)
-    meta_path = cache_dir / METADATA_FILE
-    if not meta_path.is_file():
-        recover_moved_aside(cache_dir)  # a replacement killed between its two renames left the old copy aside
-        if not meta_path.is_file():
-            if _is_lance_dataset(cache_dir):
-                msg = "layout 'lance' is not a stable-explore cache: a Lance dataset (open it with lance)"
-                raise NotACacheError(cache_dir, msg)
-            msg = f"no cache at {cache_dir} (missing {METADATA_FILE})"
-            raise CacheNotFoundError(msg)
-    try:
-        with meta_path.open("rb") as source:
-            stat = os.fstat(source.fileno())
-            raw = json.loads(source.read().decode("utf-8"))
-    except FileNotFoundError:  # gc took the version out between the check above and the open
-        msg = version_gone(cache_dir) or f"no cache at {cache_dir} (missing {METADATA_FILE})"
-        raise CacheNotFoundError(msg) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise _corrupt(meta_path, f"not valid JSON: {exc}") from exc
-    except RecursionError as exc:  # nested deeper than the parser goes: no metadata of ours is
-        raise _corrupt(meta_path, "not valid metadata: JSON nested too deeply to read") from exc
-    if not isinstance(raw, dict):
-        raise _corrupt(meta_path, f"expected a JSON object, found {type(raw).__name__}")
-    _refuse_other_layouts(raw, meta_path)
-    version = raw.get("cache_format_version")
-    if version not in (CACHE_FORMAT_VERSION, SEGMENTED_FORMAT_VERSION):
-        expected = f"{CACHE_FORMAT_VERSION} or {SEGMENTED_FORMAT_VERSION}"
-        msg = f"unsupported cache_format_version {version!r} (expected {expected})"
-        raise _corrupt(meta_path, msg)
-    revision = raw.get("format_revision", 1)
-    if type(revision) is not int or not 1 <= revision <= FORMAT_REVISION:
-        msg = (
-            f"format revision {revision!r} is not one this version of stable-explore reads (1 to {FORMAT_REVISION}): "
-            "the cache was written by a newer stable-explore; upgrade it (pip install -U stable-explore)"
-        )
-        raise _corrupt(meta_path, msg)
-    num_shards = raw.get("num_shards")
-    num_rows = raw.get("num_rows")
-    if not isinstance(num_shards, int) or not isinstance(num_rows, int) or num_shards < 0 or num_rows < 0:
-        raise _corrupt(
-            meta_path, f"num_shards and num_rows must be non-negative ints, found {num_shards!r}, {num_rows!r}"
-        )
-    names = raw.get("shard_filenames")
-    if not isinstance(names, list) or len(names) != num_shards:
-        raise _corrupt(meta_path, f"metadata claims {num_shards} shards but lists {names!r:.200}")
-    resolved_dir = cache_dir.resolve()  # once: resolving walks every part of the path
-    names = [_checked_shard_name(n, cache_dir, meta_path, resolved_dir) for n in names]
-    if len(set(names)) != len(names):
-        raise _corrupt(meta_path, "a shard file is listed twice")
-    counts = _expect_int_list(raw, "shard_row_counts", num_shards, meta_path)
-    remote = read_remote_marker(cache_dir)
-    segments, segments_file = None, None
-    if version == SEGMENTED_FORMAT_VERSION:
-        field_value = raw.get("row_segments")
-        if isinstance(field_value, Mapping):  # revision 4: a file beside the metadata, and splices
-            _checked_shard_name(field_value.get("file"), cache_dir, meta_path, resolved_dir)
-            loaded, segments_file = load_row_segments(cache_dir, field_value, meta_path, remote)
-            field_value = [list(segment) for segment in loaded]
-        segments = _checked_segments(field_value, counts, meta_path)
-    total = sum(length for _, _, length in segments) if segments is not None else sum(counts)
-    if total != num_rows:
-        raise _corrupt(meta_path, f"shard row counts add up to {total}, but num_rows is {num_rows}")
-
-    hashes = raw.get("shard_hashes")
-    sizes = None
-    features = None
-    if hashes is not None:
-        if not isinstance(hashes, list) or len(hashes) != num_shards or not all(isinstance(h, str) for h in hashes):
-            raise _corrupt(meta_path, f"'shard_hashes' must list {num_shards} digests")
-        sizes = _expect_int_list(raw, "shard_sizes", num_shards, meta_path)
-        try:
-            features = Features.from_dict(raw.get("features"))  # type: ignore[arg-type]
-        except SchemaError as exc:
-            raise _corrupt(meta_path, f"'features' is not a valid schema: {exc}") from exc
-        if raw.get("key_type") not in KEY_TYPES:
-            raise _corrupt(meta_path, f"'key_type' must be one of {list(KEY_TYPES)}, found {raw.get('key_type')!r}")
-        if raw.get("compression") not in COMPRESSIONS:
-            raise _corrupt(meta_path, f"'compression' must be one of {COMPRESSIONS}, found {raw.get('compression')!r}")
-    groups = _checked_column_groups(raw, num_rows, features, meta_path, names)
-
-    group_files = groups.files() if groups is not None else []
-    expected_sizes: list[int | None] = list(sizes) if sizes is not None else [None] * len(names)
-    listed = [*zip(names, expected_sizes, strict=True), *((f.file, f.size) for f in group_files)]
-    for name, expected_size in listed if remote is None else ():  # remote shards: sizes checked as read
-        path = cache_dir / name
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            gone = version_gone(cache_dir)
-            if gone:
-                raise CacheNotFoundError(gone) from None
-            _check_seal(raw, cache_dir, meta_path)  # a damaged shard name or size is the metadata's damage
-            raise _corrupt(path, "shard file listed in _metadata.json is missing") from None
-        if expected_size is not None and size != expected_size:
-            _check_seal(raw, cache_dir, meta_path)
-            raise _corrupt(path, f"shard is {size} bytes, but {expected_size} were written (truncated or modified)")
-
-    batch_digests = _checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
-    # last, so that the specific checks above name what is wrong where they can
-    VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
-    sealed = (str(cache_dir), *identity_of(stat))
-    if not _SEALED.get(sealed):  # both checks encode the whole metadata: once per process and file
-        _check_implied_version_id(raw, cache_dir, meta_path)
-        _check_metadata_digest(raw, meta_path)
-        _SEALED.put(sealed, True)
-    # after the seal: a hand edit is named as one
-    runs_field, runs_file = _checked_content_runs(raw, num_rows, meta_path, resolved_dir)
-    patches_field, patches_file = _checked_cell_patches(raw, meta_path, resolved_dir)
-    if remote is None:  # a bucket's mirror reads a missing small file from the bucket
-        small = [batch_digests.file_ref(i) for i in range(len(batch_digests))] if batch_digests else []
-        segments_base = segments_file.record.base if segments_file else None
-        group_batches = [f.batches for f in group_files]
-        _check_small_files(cache_dir, [*small, runs_file, segments_base, patches_file, *group_batches])
-    meta = meta_from_dict(
-        cache_dir, raw, names=names, features=features, segments=segments, batch_digests=batch_digests
-    )
-    meta.content_runs_field = runs_field
-    meta.cell_patches_field = patches_field
-    meta.column_groups = groups
-    meta.segments_file = segments_file
-    meta.remote = remote
-    return meta
-
-
-def _checked_column_groups(
+def checked_column_groups(
     raw: Mapping[str, Any], num_rows: int, features: Features | None, meta_path: Path, shard_names: list[str]
 ) -> ColumnGroups | None:
     """Check ``column_groups`` (revision 6): its files' names and rows, and that it gives the version's features."""
@@ -532,32 +386,19 @@ def _checked_column_groups(
     if value is None:
         return None
     if features is None:
-        raise _corrupt(meta_path, "'column_groups' needs the stable-explore fields (features, shard digests)")
+        raise corrupt(meta_path, "'column_groups' needs the stable-explore fields (features, shard digests)")
     groups = ColumnGroups.from_json(value, meta_path, num_rows=num_rows)
     if groups.features().to_dict() != features.to_dict():
         msg = "'column_groups' do not give the version's 'features' (base features with each group's applied)"
-        raise _corrupt(meta_path, msg)
+        raise corrupt(meta_path, msg)
     taken = set(shard_names)
     for f in groups.files():
         if f.file in taken or (f.batches is not None and f.batches.file in taken):
-            raise _corrupt(meta_path, f"column group file {f.file!r} has the name of another file of the version")
+            raise corrupt(meta_path, f"column group file {f.file!r} has the name of another file of the version")
     return groups
 
 
-def read_remote_marker(cache_dir: Path) -> RemoteLocation | None:
-    """The :data:`REMOTE_FILE` of a local copy of a bucket's version's metadata: where its shards are."""
-    try:
-        raw = json.loads((cache_dir / REMOTE_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise _corrupt(cache_dir / REMOTE_FILE, f"not valid JSON: {exc}") from exc
-    if not isinstance(raw, dict) or not isinstance(raw.get("url"), str) or not isinstance(raw.get("prefix"), str):
-        raise _corrupt(cache_dir / REMOTE_FILE, "expected an object with the home's 'url' and the version's 'prefix'")
-    return RemoteLocation(raw["url"], raw["prefix"])
-
-
-def _checked_content_runs(
+def checked_content_runs(
     raw: Mapping[str, Any], num_rows: int, meta_path: Path, resolved_dir: Path | None = None
 ) -> tuple[Any, FileRef | None]:
     """Check ``content_runs`` as far as the metadata alone allows: the field (None: not recorded), and its file.
@@ -569,14 +410,14 @@ def _checked_content_runs(
         return None, None
     if isinstance(entries, Mapping):
         record = RUNS.record_from_json(entries, meta_path)
-        _checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
+        checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
         return entries, record.base
     runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
     _check_runs_total(runs, raw, num_rows, meta_path)
     return entries, None
 
 
-def _checked_cell_patches(
+def checked_cell_patches(
     raw: Mapping[str, Any], meta_path: Path, resolved_dir: Path | None = None
 ) -> tuple[Any, FileRef | None]:
     """Check ``cell_patches`` as far as the metadata alone allows: the field (None: none), and its file."""
@@ -584,9 +425,9 @@ def _checked_cell_patches(
     if value is None:
         return None, None
     if raw.get("shard_hashes") is None or len(set(raw["shard_hashes"])) != len(raw["shard_hashes"]):
-        raise _corrupt(meta_path, "'cell_patches' needs shards with distinct digests to name them by")
+        raise corrupt(meta_path, "'cell_patches' needs shards with distinct digests to name them by")
     base = FileRef.from_json(value, meta_path, "'cell_patches'")  # its entries are checked when first read
-    _checked_shard_name(base.file, meta_path.parent, meta_path, resolved_dir)
+    checked_shard_name(base.file, meta_path.parent, meta_path, resolved_dir)
     return value, base
 
 
@@ -594,24 +435,24 @@ def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_r
     """Runs must cover every row and combine into the recorded content digest."""
     if sum(rows for rows, _ in runs) != num_rows:
         msg = f"'content_runs' count {sum(rows for rows, _ in runs)} rows, but num_rows is {num_rows}"
-        raise _corrupt(meta_path, msg)
+        raise corrupt(meta_path, msg)
     combined = digest_of_runs(str(raw.get("key_type", "int64")), runs)
     if combined != raw.get("content_digest"):
         msg = f"'content_runs' combine into {combined}, not the recorded content digest {raw.get('content_digest')}"
-        raise _corrupt(meta_path, msg)
+        raise corrupt(meta_path, msg)
 
 
-def _checked_segments(segments: Any, counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
+def checked_segments(segments: Any, counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
     """Check the row segments: each run names a listed shard and stays inside its rows."""
     if not isinstance(segments, list):
-        raise _corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
+        raise corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
     if len(segments) > _MANY_RUNS and _segments_fit(segments, counts):
         return list(map(tuple, segments))
     checked = []  # something is wrong: find the first bad run, to name it
     for run in segments:
         ok = isinstance(run, list) and len(run) == 3 and all(type(v) is int for v in run)
         if not ok or not (0 <= run[0] < len(counts) and run[1] >= 0 and 0 < run[2] <= counts[run[0]] - run[1]):
-            raise _corrupt(meta_path, f"row segment {run!r:.100} is not [shard, start, count] inside a listed shard")
+            raise corrupt(meta_path, f"row segment {run!r:.100} is not [shard, start, count] inside a listed shard")
         checked.append((run[0], run[1], run[2]))
     return checked
 
@@ -648,11 +489,28 @@ def meta_from_dict(
     features: Features | None = None,
     segments: list[tuple[int, int, int]] | None = None,
     batch_digests: BatchDigestList | None = None,
+    column_groups: ColumnGroups | None = None,
+    segments_file: ParentSegments | None = None,
+    remote: RemoteLocation | None = None,
 ) -> ShardedCacheMeta:
+    """The metadata ``raw`` (``_metadata.json`` parsed) as a :class:`ShardedCacheMeta` of ``cache_dir``, no file read.
+
+    The fields already checked may be given (``names``, ``features``, ``segments``, ``batch_digests``,
+    ``column_groups``), and what the folder says beside the file (``segments_file``, ``remote``); the
+    checks against the files it lists are :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`'s.
+
+    Examples
+    --------
+    >>> raw = {"num_rows": 2, "num_shards": 1, "shard_filenames": ["shard-00000.arrow"], "shard_row_counts": [2],
+    ...        "cache_format_version": 1}
+    >>> meta = meta_from_dict(Path("/tmp/v"), raw)
+    >>> meta.num_rows, meta.shard_paths
+    (2, [PosixPath('/tmp/v/shard-00000.arrow')])
+    """
     if features is None and raw.get("features") is not None:
         features = Features.from_dict(raw["features"])
     if batch_digests is None and raw.get("batch_digests") is not None:
-        batch_digests = _checked_batch_digests(raw, list(raw["shard_row_counts"]), cache_dir / METADATA_FILE)
+        batch_digests = checked_batch_digests(raw, list(raw["shard_row_counts"]), cache_dir / METADATA_FILE)
     return ShardedCacheMeta(
         cache_dir=cache_dir,
         num_rows=raw["num_rows"],
@@ -673,53 +531,13 @@ def meta_from_dict(
         batch_digests=batch_digests,
         content_runs_field=raw.get("content_runs"),
         cell_patches_field=raw.get("cell_patches"),
-        column_groups=ColumnGroups.from_json(raw["column_groups"], cache_dir / METADATA_FILE, num_rows=raw["num_rows"])
-        if raw.get("column_groups") is not None
-        else None,
+        column_groups=column_groups
+        if column_groups is not None or raw.get("column_groups") is None
+        else ColumnGroups.from_json(raw["column_groups"], cache_dir / METADATA_FILE, num_rows=raw["num_rows"]),
+        segments_file=segments_file,
+        remote=remote,
     )
 
 
 def _optional_size(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
-
-
-def validate_sharded_cache(cache_dir: Path | str, features: Features) -> ShardedCacheMeta:
-    """Read a cache's metadata and check that it was written with ``features``.
-
-    For a cache with stored features the schema fingerprints are compared;
-    for a stable-datasets format-1 cache the shards' Arrow column types are.
-
-    Raises
-    ------
-    SchemaError
-        The cache holds a different schema; the message says how it differs.
-    """
-    meta = read_sharded_cache_meta(cache_dir)
-    if meta.features is not None:
-        if meta.features.fingerprint() != features.fingerprint():
-            msg = (
-                f"cache at {meta.cache_dir} was written with {meta.features!r}, not {features!r}; "
-                "rebuild it (force=True) or load it with its own features"
-            )
-            raise SchemaError(msg)
-        return meta
-    if meta.num_shards:
-        stored = open_shard(meta.shard_paths[0]).schema
-        expected = features.to_arrow_schema()
-        for arrow_field in expected:
-            if arrow_field.name not in stored.names:
-                msg = f"cache at {meta.cache_dir} has no column {arrow_field.name!r}; it has {stored.names}"
-                raise SchemaError(msg)
-            found = stored.field(arrow_field.name).type
-            if found != arrow_field.type and not _binary_compatible(found, arrow_field.type):
-                msg = (
-                    f"column {arrow_field.name!r} of {meta.cache_dir} is {found}, "
-                    f"but features expect {arrow_field.type}"
-                )
-                raise SchemaError(msg)
-    return meta
-
-
-def _binary_compatible(found: pa.DataType, expected: pa.DataType) -> bool:
-    binaries = (pa.binary(), pa.large_binary())
-    return found in binaries and expected in binaries

@@ -42,10 +42,10 @@ import xxhash
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
-from stable_explore.storage.read.kept import Kept, file_identity, kept
+from stable_explore.storage.kept import Kept, file_identity, kept
 
 if TYPE_CHECKING:
-    from stable_explore.storage.backends.remote_file import RemoteLocation
+    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = [
     "PATCHES_FILE",

@@ -30,7 +30,7 @@ from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
 
 if TYPE_CHECKING:
-    from stable_explore.storage.backends.remote_file import RemoteLocation
+    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = ["RUNS", "RUNS_FILE", "ParentRuns", "RunsRecord", "content_runs_field", "load_content_runs"]
 

@@ -42,7 +42,7 @@ from stable_explore.storage.format.splices import (
 )
 
 if TYPE_CHECKING:
-    from stable_explore.storage.backends.remote_file import RemoteLocation
+    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = ["INLINE_SEGMENTS", "ParentSegments", "SEGMENTS_FILE", "load_row_segments", "row_segments_field"]
 

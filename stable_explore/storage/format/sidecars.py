@@ -39,11 +39,11 @@ import xxhash
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.backends.fsutil import fsync_path, replacing, version_gone, writing
-from stable_explore.storage.backends.remote_file import count_fetched
-from stable_explore.storage.read.batches import BatchDigests
+from stable_explore.storage.backends.remote_file import count_fetched, gone_or, location_store
+from stable_explore.storage.format.batch_digests import BatchDigests
 
 if TYPE_CHECKING:
-    from stable_explore.storage.backends.remote_file import RemoteLocation
+    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = [
     "BatchDigestList",
@@ -199,9 +199,9 @@ def _fetch_small_file(path: Path, ref: FileRef, meta_path: Path, remote: RemoteL
                 return data
         key = remote.key(ref.file)
         try:
-            data = remote.store().read_ranges(key, [(0, ref.size)])[0] if ref.size else b""
+            data = location_store(remote).read_ranges(key, [(0, ref.size)])[0] if ref.size else b""
         except RemoteStoreError as exc:
-            reason = remote.gone_or(exc)
+            reason = gone_or(remote, exc)
             if reason is exc and isinstance(exc.__cause__, FileNotFoundError):  # the version is there, not this file
                 where = remote.describe(ref.file)
                 raise CacheCorruptionError(where, f"listed in {meta_path.name} but missing from the bucket") from exc

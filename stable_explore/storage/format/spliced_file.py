@@ -30,7 +30,7 @@ from stable_explore.storage.format.sidecars import FileRef, link_small_file, rea
 from stable_explore.storage.format.splices import Splice, apply_splices, keeps_splicing, parse_splices, splices_between
 
 if TYPE_CHECKING:
-    from stable_explore.storage.backends.remote_file import RemoteLocation
+    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = ["ParentList", "SplicedList", "SplicedRecord"]
 

@@ -46,7 +46,7 @@ def version_files(raw: Mapping[str, Any]) -> list[VersionFile]:
     """Every file that parsed ``_metadata.json`` fields ``raw`` list beside the metadata, in order.
 
     Names are returned as recorded: callers that make paths or keys of them check them
-    (``check_name``, or the checks of :func:`~stable_explore.storage.format.cache_meta.read_sharded_cache_meta`).
+    (``check_name``, or the checks of :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`).
     """
     names = raw.get("shard_filenames") or []
     digests = raw.get("shard_hashes") or [None] * len(names)

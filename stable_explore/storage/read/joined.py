@@ -33,7 +33,6 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
-from stable_explore.storage.backends.remote_reader import RemoteShards
 from stable_explore.storage.format.hashing import continue_row_hashes
 from stable_explore.storage.format.sidecars import BatchDigestList
 from stable_explore.storage.read.layout import ShardLayout
@@ -41,6 +40,7 @@ from stable_explore.storage.read.mapped import MappedReader
 from stable_explore.storage.read.reader import ArrowBackend
 from stable_explore.storage.read.reader import open_reader as open_shards_reader
 from stable_explore.storage.read.remote import RemoteReader
+from stable_explore.storage.read.remote_shards import RemoteShards
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta

@@ -32,7 +32,8 @@ import pyarrow.ipc as ipc
 from stable_explore._optional import require
 from stable_explore.errors import CacheCorruptionError, NotACacheError, SchemaError
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
-from stable_explore.storage.format.cache_meta import METADATA_FILE, SHARD_NAME_FMT, read_sharded_cache_meta
+from stable_explore.storage.format.cache_meta import METADATA_FILE, SHARD_NAME_FMT
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
 __all__ = ["default_mirror_root", "is_lance_dataset", "lance_mirror", "read_sharded_cache_meta"]
 

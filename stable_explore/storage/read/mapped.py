@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from stable_explore.storage.kept import file_identity
 from stable_explore.storage.read.batches import ShardCheck
-from stable_explore.storage.read.kept import file_identity
 from stable_explore.storage.read.open_files import opened
 from stable_explore.storage.read.open_shard import OpenShard
 from stable_explore.storage.read.shard_file import open_shard

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.storage.read.kept import FileIdentity, Kept, file_identity, kept
+from stable_explore.storage.kept import FileIdentity, Kept, file_identity, kept
 
 if TYPE_CHECKING:
     import pyarrow as pa

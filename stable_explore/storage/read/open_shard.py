@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from stable_explore._arrays import distinct
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.backends.remote_reader import LazyBatches
+from stable_explore.storage.read.remote_shards import LazyBatches
 
 if TYPE_CHECKING:
     from stable_explore.storage.read.batches import RowPlan, ShardCheck

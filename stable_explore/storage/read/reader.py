@@ -33,11 +33,11 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.errors import InvalidOptionError
-from stable_explore.storage.backends.remote_reader import RemoteShards
 from stable_explore.storage.read.layout import ShardLayout
 from stable_explore.storage.read.mapped import MappedReader
 from stable_explore.storage.read.patching import ShardPatches
 from stable_explore.storage.read.remote import RemoteReader
+from stable_explore.storage.read.remote_shards import RemoteShards
 from stable_explore.storage.read.shard_file import open_shard
 from stable_explore.storage.read.sharded import DEFAULT_MAX_OPEN_SHARDS, ShardedReader, check_indices
 from stable_explore.storage.read.table_reader import TableReader

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
-from stable_explore.storage.backends.remote_reader import LazyBatches, RemoteShards, widened_schema
 from stable_explore.storage.read.batches import ShardCheck
 from stable_explore.storage.read.open_shard import OpenShard
+from stable_explore.storage.read.remote_shards import LazyBatches, RemoteShards, widened_schema
 from stable_explore.storage.read.sharded import DEFAULT_MAX_OPEN_SHARDS, ShardedReader
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ import pyarrow.ipc as ipc
 
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.storage.backends.fsutil import version_gone
-from stable_explore.storage.read.kept import FileIdentity, Kept, identity_of, kept
+from stable_explore.storage.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.resident import map_file
 
 __all__ = ["open_shard", "read_shard", "read_shard_batches"]

@@ -21,8 +21,8 @@ import pyarrow as pa
 from stable_explore._arrays import distinct
 from stable_explore.errors import CacheCorruptionError, RowIndexError
 from stable_explore.schema import HASH_COLUMN
+from stable_explore.storage.kept import Kept, kept_each
 from stable_explore.storage.read.batches import rows_match
-from stable_explore.storage.read.kept import Kept, kept_each
 from stable_explore.storage.read.open_shard import OpenShard, as_run, gather
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import stable_explore as se
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.backends.read_cache import CACHE_ENV
-from stable_explore.storage.read.kept import forget
+from stable_explore.storage.kept import forget
 
 if TYPE_CHECKING:
     from tests.s3server import S3Server

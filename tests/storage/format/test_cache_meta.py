@@ -9,8 +9,9 @@ import pytest
 
 import stable_explore as se
 from stable_explore import CacheCorruptionError, CachedDataset, CacheNotFoundError, Features, SchemaError, Value
-from stable_explore.storage.format.cache_meta import open_shard, read_sharded_cache_meta, validate_sharded_cache
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta, validate_sharded_cache
 from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.shard_file import open_shard
 from tests.conftest import write_pets
 
 
@@ -144,3 +145,30 @@ def test_row_segments_only_count_in_format_2(big_shards: CachedDataset, tmp_path
     reloaded = se.load(big_shards.cache_dir)
     assert len(reloaded) == 0
     assert reloaded._backend.num_rows == 0
+
+
+def test_the_metadata_is_a_value_made_from_the_parsed_file(tmp_path: Path, pet_features, jpegs) -> None:
+    """from_dict reads no file and gives what reading the folder gives; the value cannot be changed in place."""
+    import dataclasses
+
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+
+    opened = write_pets(tmp_path, pet_features, jpegs, 30, batch_size=10, shard_size_bytes=1)
+    raw = json.loads((opened.cache_dir / "_metadata.json").read_text())
+    elsewhere = tmp_path / "no such folder"
+    parsed = ShardedCacheMeta.from_dict(elsewhere, raw)  # nothing is read: the folder is not there
+    assert parsed.to_dict() == raw
+    assert (parsed.num_rows, parsed.shard_row_counts, parsed.shard_hashes) == (
+        opened.num_rows,
+        opened.shard_row_counts,
+        opened.shard_hashes,
+    )
+    assert parsed.features is not None
+    assert parsed.features.to_dict() == pet_features.to_dict()
+    read = read_sharded_cache_meta(opened.cache_dir)
+    assert ShardedCacheMeta.from_dict(opened.cache_dir, read.to_dict()) == read
+    copied = parsed.to_dict()
+    copied["num_rows"] = -1
+    assert parsed.to_dict()["num_rows"] == 30  # to_dict is a copy
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.num_rows = 31  # type: ignore[misc]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from stable_explore import CacheCorruptionError, Features, Value
-from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
 
 DEFINING = {

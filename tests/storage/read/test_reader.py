@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from stable_explore import Features, Value
-from stable_explore.storage.format.cache_meta import read_sharded_cache_meta
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.read.reader import ArrowBackend
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
 from tests.conftest import write_pets

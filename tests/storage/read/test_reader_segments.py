@@ -5,15 +5,19 @@ from __future__ import annotations
 import gc
 import weakref
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
 
 from stable_explore import CacheCorruptionError, Features, Value
-from stable_explore.storage.format.cache_meta import ShardedCacheMeta, read_sharded_cache_meta
 from stable_explore.storage.read.layout import ShardLayout
 from stable_explore.storage.read.mapped import MappedReader
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
+
+if TYPE_CHECKING:
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 
 @pytest.fixture
@@ -85,7 +89,7 @@ def test_a_read_frees_its_shards_when_dropped_without_waiting_for_a_garbage_coll
 
 
 def test_a_damaged_batch_in_a_segmented_read_is_refused_naming_rows_of_the_version(files: ShardedCacheMeta) -> None:
-    from stable_explore.storage.read.kept import forget
+    from stable_explore.storage.kept import forget
 
     segments = [(1, 0, 5), (0, 60, 30), (2, 0, 2)] * 10  # file 0's rows 60-89: its batches 1 and 2
     path = files.shard_paths[0]

@@ -19,8 +19,8 @@ import pytest
 
 import stable_explore as se
 from stable_explore import Features, Value
+from stable_explore.storage.kept import forget
 from stable_explore.storage.read import resident
-from stable_explore.storage.read.kept import forget
 
 ROWS = 6000
 ROW_BYTES = 4096

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 import stable_explore as se
+from stable_explore.storage.kept import forget
 from stable_explore.storage.read.batches import BatchDigests
-from stable_explore.storage.read.kept import forget
 from stable_explore.storage.read.shard_file import open_shard, read_shard_batches
 
 on_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")

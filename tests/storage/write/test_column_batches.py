@@ -12,7 +12,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import ClassLabel, EncodingError, Features, Image, Value
-from stable_explore.storage.format.cache_meta import read_shard
+from stable_explore.storage.read.shard_file import read_shard
 from tests.conftest import jpeg_bytes
 
 NAMES = ["cat", "dog", "bird"]

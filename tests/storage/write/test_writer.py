@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from stable_explore import EncodingError, Features, Value, verify
-from stable_explore.storage.format.cache_meta import read_shard, read_sharded_cache_meta
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.read.reader import ArrowBackend
+from stable_explore.storage.read.shard_file import read_shard
 from stable_explore.storage.write.writer import write_sharded_arrow_cache
 from tests.conftest import NAMES, pet_rows, write_pets
 

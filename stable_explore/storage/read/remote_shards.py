@@ -23,11 +23,13 @@ from stable_explore.storage.backends.remote_file import (
     RemoteLocation,
     RemoteShardFile,
     count_fetched,
+    gone_or,
+    location_store,
     open_remote_shard,
 )
 from stable_explore.storage.backends.remote_ranges import BatchRanges, cached_fetch, merged_fetch
 from stable_explore.storage.format.ipc_layout import UnsupportedLayout, is_flat
-from stable_explore.storage.read.kept import Kept, kept, kept_each
+from stable_explore.storage.kept import Kept, kept, kept_each
 from stable_explore.storage.read.shard_file import widened
 
 if TYPE_CHECKING:
@@ -97,7 +99,7 @@ class RemoteShards:
 
     def ranges(self, file_id: int, schema: pa.Schema) -> BatchRanges | None:
         """Exact-range reads of the shard's record batches; None when its layout cannot be cut (compressed)."""
-        store = self.location.store()
+        store = location_store(self.location)
         key = self.location.key(self.filenames[file_id])
         size = self.sizes[file_id]
         blocks = RemoteShardFile(store, key, size, self.digests[file_id])
@@ -119,8 +121,8 @@ class RemoteShards:
             raise self.gone_or(exc) from exc
 
     def gone_or(self, exc: RemoteStoreError) -> Exception:
-        """See :meth:`RemoteLocation.gone_or`."""
-        return self.location.gone_or(exc)
+        """See :func:`~stable_explore.storage.backends.remote_file.gone_or`."""
+        return gone_or(self.location, exc)
 
     def drop_cached(self, file_id: int) -> bool:
         """Drop the shard's blocks from the local read cache (they did not match); True if any were there."""

@@ -10,7 +10,7 @@ import pytest
 import stable_explore as se
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import ClassLabel, Features, Value
-from stable_explore.storage.read.kept import CacheStats, Kept, forget, kept, kept_each, stats
+from stable_explore.storage.kept import CacheStats, Kept, forget, kept, kept_each, stats
 
 FEATURES = Features(x=Value("int64"), label=ClassLabel(names=["a", "b"]))
 
