@@ -89,6 +89,9 @@ def keypoints_per_row(column: Any, feature: Keypoints, sizes: list[Size | None])
         if not valid[i] or size is None:
             out.append(None)
             continue
+        if offsets[i + 1] == offsets[i]:  # a row with an empty list of instances: nothing to draw
+            out.append([])
+            continue
         rows = values[int(offsets[i]) : int(offsets[i + 1])].reshape(-1, len(feature.names), 3).copy()
         rows[:, :, 0] /= size[0]
         rows[:, :, 1] /= size[1]

@@ -158,8 +158,11 @@ def test_the_browser_opens_on_boxes_masks_and_keypoints(tmp_path: Path) -> None:
     ds = se.build(detections, FEATURES, args=(9,), name="det", home=tmp_path, progress=False)
     browser = ds.browse(page_size=24)
     assert browser.has_images
-    _, buffers = browser.page_message()
-    assert len(buffers) == 9
+    content, buffers = browser.page_message()
+    assert len(buffers) == 2 * 9  # each row's thumbnail, and its mask as a small PNG the page paints over it
+    masks = [cell["overlays"]["masks"]["mask"]["buffer"] for cell in content["cells"]]
+    assert sorted({cell["buffer"] for cell in content["cells"]} | set(masks)) == list(range(18))
+    assert all(buffers[i].startswith(b"\x89PNG") for i in masks)
     detail, _ = browser.detail_message(4)
     fields = dict(detail["fields"])
     assert "objects" in fields

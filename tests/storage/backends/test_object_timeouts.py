@@ -99,7 +99,15 @@ def test_reads_and_uploads_to_a_stopped_server_fail_as_remote_errors_within_the_
     monkeypatch.setenv("STABLE_EXPLORE_LEASE_SECONDS", "6")  # a lease the failed upload leaves runs out soon
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     url = "s3://hung/bounded"
-    built = se.build(_rows(3000, 0), _BLOBS, name="t", home=url, progress=False, batch_size=100, shard_size="40KB")
+    for attempt in range(3):  # the setup, not what is tested: a loaded machine may make one request miss 3 s
+        try:
+            built = se.build(
+                _rows(3000, 0), _BLOBS, name="t", home=url, progress=False, batch_size=100, shard_size="40KB"
+            )
+            break
+        except se.RemoteStoreError:
+            if attempt == 2:
+                raise
     assert built.num_shards >= 20
     opened = se.load(f"{url}/t")
     assert opened[0]["x"] == 0
