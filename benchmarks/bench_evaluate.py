@@ -23,8 +23,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import statistics
 import sys
 import time
@@ -39,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import status_kb
 from _report import rule
 from stable_explore.evaluation import ClassificationResult, ImageBoxes, evaluate_boxes
+from stable_explore.testing.coco_scenes import coco_scene, pycocotools_figures
 
 RUNS = 3
 CATEGORY_IDS = [1, 3, 7, 12, 18]
@@ -108,66 +107,12 @@ def classification(rows: int) -> None:
 
 
 def scene(images: int, seed: int = 0) -> tuple[list[ImageBoxes], list[ImageBoxes], dict, list[dict]]:
-    rng = np.random.default_rng(seed)
-    truths, detections = [], []
-    coco: dict[str, Any] = {
-        "images": [{"id": i + 1, "width": 640, "height": 480} for i in range(images)],
-        "categories": [{"id": c, "name": f"c{c}"} for c in CATEGORY_IDS],
-        "annotations": [],
-    }
-    results: list[dict] = []
-    k_all = len(CATEGORY_IDS)
-    for image in range(images):
-        n = 0 if image % 7 == 0 else int(rng.integers(5, 16))
-        boxes = np.concatenate([rng.uniform(0, 500, (n, 2)), rng.uniform(4, 140, (n, 2))], axis=1)
-        classes = rng.integers(0, k_all, n)
-        crowd = rng.random(n) < 0.1
-        truths.append(ImageBoxes(boxes, classes, crowd=crowd))
-        for box, k, c in zip(boxes, classes, crowd, strict=True):
-            coco["annotations"].append(
-                {
-                    "id": len(coco["annotations"]) + 1,
-                    "image_id": image + 1,
-                    "category_id": CATEGORY_IDS[k],
-                    "bbox": box.tolist(),
-                    "area": float(box[2] * box[3]),
-                    "iscrowd": int(c),
-                }
-            )
-        keep = rng.random(n) < 0.85
-        kept = int(keep.sum())
-        near = boxes[keep] + rng.normal(0, 5, (kept, 4))
-        near[:, 2:] = np.abs(near[:, 2:]) + 1
-        near_classes = np.where(rng.random(kept) < 0.9, classes[keep], rng.integers(0, k_all, kept))
-        dup = near[: kept // 3] + rng.normal(0, 2, (kept // 3, 4))
-        dup[:, 2:] = np.abs(dup[:, 2:]) + 1
-        m = int(rng.integers(0, 4))
-        stray = np.concatenate([rng.uniform(0, 500, (m, 2)), rng.uniform(4, 100, (m, 2))], axis=1)
-        det_boxes = np.concatenate([near, dup, stray])
-        det_classes = np.concatenate([near_classes, near_classes[: len(dup)], rng.integers(0, k_all, m)])
-        scores = rng.random(len(det_boxes))
-        detections.append(ImageBoxes(det_boxes, det_classes, scores=scores))
-        for box, k, s in zip(det_boxes, det_classes, scores, strict=True):
-            results.append(
-                {"image_id": image + 1, "category_id": CATEGORY_IDS[k], "bbox": box.tolist(), "score": float(s)}
-            )
-    return truths, detections, coco, results
+    """A denser scene than the tests': 5 to 15 boxes an image, every class in the ground truth."""
+    return coco_scene(images, seed, boxes_per_image=(5, 16), category_ids=CATEGORY_IDS, truth_classes=len(CATEGORY_IDS))
 
 
 def cocoeval(coco: dict, results: list[dict]) -> np.ndarray:
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    with contextlib.redirect_stdout(io.StringIO()):
-        gt = COCO()
-        gt.dataset = coco
-        gt.createIndex()
-        dt = gt.loadRes(results)
-        run = COCOeval(gt, dt, "bbox")
-        run.evaluate()
-        run.accumulate()
-        run.summarize()
-    return np.asarray(run.stats)
+    return pycocotools_figures(coco, results)[0]
 
 
 def detection(images: int) -> None:

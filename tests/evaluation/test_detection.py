@@ -12,13 +12,13 @@ from PIL import Image as PILImage
 import stable_explore as se
 from stable_explore.errors import InvalidOptionError
 from stable_explore.evaluation import DetectionResult
-from tests.evaluation.test_coco_equality import CATEGORY_IDS, _cocoeval, _scene
+from stable_explore.testing.coco_scenes import CATEGORY_IDS, coco_scene, pycocotools_figures
 
 pytest.importorskip("pycocotools", reason="pycocotools is in the test extras: the reference for COCO's figures")
 
 
 def _files(tmp_path: Path, seed: int) -> tuple[Path, Path, dict, list[dict]]:
-    _, _, coco, results = _scene(seed, images=30)
+    _, _, coco, results = coco_scene(images=30, seed=seed)
     images = tmp_path / "images"
     images.mkdir()
     for image in coco["images"]:
@@ -39,7 +39,7 @@ def _files(tmp_path: Path, seed: int) -> tuple[Path, Path, dict, list[dict]]:
 def test_a_coco_set_evaluates_to_pycocotools_figures(tmp_path: Path, home: Path, seed: int) -> None:
     truth, found, coco, results = _files(tmp_path, seed)
     ds = se.from_coco(truth, tmp_path / "images", predictions=found, home=home, progress=False)
-    stats, per_class = _cocoeval(coco, results)
+    stats, per_class = pycocotools_figures(coco, results)
     r = se.evaluate(ds, predictions="predictions", ground_truth="objects")
     assert isinstance(r, DetectionResult)
     assert r.map == pytest.approx(stats[0], abs=1e-4)

@@ -9,17 +9,7 @@ process, by file identity (device, inode, size, mtime), so a shard hard-linked i
 versions is checked once. Bytes no reader uses (padding, an unused part of the footer) are not
 covered here; ``verify`` and ``fsck`` re-hash whole files.
 
-Examples
---------
->>> import pyarrow as pa
->>> batch = pa.record_batch({"x": pa.array([1, 2, 3]), "s": pa.array(["a", None, "c"])})
->>> digests = BatchDigests.of_batches(["x", "s"], [batch])
->>> digests.rows, len(digests.digests[0])
-((3,), 32)
->>> BatchDigests.from_json(digests.to_json(), "m.json", 0) == digests
-True
->>> bad_columns(digests, [batch])
-[]
+The digests themselves are values: :mod:`stable_explore.storage.format.batch_digests` (with examples).
 """
 
 from __future__ import annotations
