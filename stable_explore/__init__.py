@@ -48,6 +48,7 @@ from stable_explore.errors import (
     StableExploreWarning,
     UnfingerprintableWarning,
     UnsafePathError,
+    VideoDecodeError,
 )
 from stable_explore.evaluation import evaluate
 from stable_explore.schema import Array3D, Boxes, ClassLabel, Features, Image, Keypoints, Mask, Sequence, Value, Video
@@ -117,6 +118,7 @@ __all__ = [
     "CacheCorruptionError",
     "CacheWriteError",
     "UnsafePathError",
+    "VideoDecodeError",
     "ImageTooLargeError",
     "ColumnNotFoundError",
     "InvalidArgumentTypeError",

@@ -37,6 +37,7 @@ __all__ = [
     "StableCacheError",
     "StableExploreError",
     "UnsafePathError",
+    "VideoDecodeError",
     # warnings
     "StableExploreWarning",
     "GcProblemWarning",
@@ -269,6 +270,63 @@ class AnnotationError(StableExploreError, ValueError):
         if annotation is not None:
             where.append(f"annotation {annotation!r}")
         super().__init__(f"{', '.join(where)}: {reason}")
+
+
+class VideoDecodeError(StableExploreError, ValueError):
+    """A video that cannot be decoded as asked: not a video, cut short, or without the frame wanted.
+
+    The message names the video (its path, or the row and column it is stored in), says what went
+    wrong and never follows a hang: a broken file fails at once.
+
+    Attributes
+    ----------
+    source:
+        The video's path, or a short description of its bytes.
+    field:
+        The column, when the video came from a dataset.
+    index:
+        The row number, when known.
+    key:
+        The row's key, when known.
+    reason:
+        What went wrong.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        source: str | None = None,
+        field: str | None = None,
+        index: int | None = None,
+        key: Any = None,
+    ) -> None:
+        self.reason = reason
+        self.source = source
+        self.field = field
+        self.index = index
+        self.key = key
+        where = []
+        if index is not None:
+            where.append(f"row {index}")
+        if key is not None:
+            where.append(f"key {key!r}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        if source is not None:
+            where.append(f"video {source}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {reason}" if prefix else reason)
+
+    def located(self, *, field: str | None = None, index: int | None = None, key: Any = None) -> VideoDecodeError:
+        """Return a copy of this error that also names the row and column."""
+        return VideoDecodeError(
+            self.reason,
+            source=self.source,
+            field=self.field if field is None else field,
+            index=self.index if index is None else index,
+            key=self.key if key is None else key,
+        )
 
 
 class InvalidNameError(StableExploreError, ValueError):
