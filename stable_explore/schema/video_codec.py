@@ -55,6 +55,7 @@ __all__ = [
     "poster_frame",
     "probe",
     "read_frames",
+    "scan_frames",
     "source_label",
 ]
 
@@ -364,3 +365,30 @@ def _quality_options(codec: str, quality: int | None) -> dict[str, str]:
     if codec == "mpeg4":
         return {"qscale": str(2 if quality is None else quality)}
     return {}
+
+
+def scan_frames(source: VideoSource, *, width: int = 64, grey: bool = True) -> Iterator[np.ndarray]:
+    """Every frame in order, scaled to ``width`` pixels wide (grey ``uint8`` H x W, or RGB H x W x 3).
+
+    For statistics over a whole video (black or frozen stretches): FFmpeg's scaler shrinks each frame
+    as it is decoded, so a long high-resolution video costs a few kilobytes a frame.
+
+    Raises
+    ------
+    VideoDecodeError
+        The video cannot be opened or breaks off.
+    """
+    av = require("av", "video", _PURPOSE)
+    with _opened(source) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        src_w, src_h = int(stream.codec_context.width), int(stream.codec_context.height)
+        height = max(2, round(src_h * width / max(src_w, 1)) // 2 * 2)
+        pixel_format = "gray" if grey else "rgb24"
+        index = -1
+        try:
+            for index, frame in enumerate(container.decode(stream)):  # noqa: B007 (read after the loop)
+                yield np.asarray(frame.to_ndarray(format=pixel_format, width=width, height=height), dtype=np.uint8)
+        except av.FFmpegError as exc:
+            msg = f"the video breaks off near frame {max(index, 0)} ({exc})"
+            raise VideoDecodeError(msg, source=source_label(source)) from exc

@@ -9,6 +9,8 @@ sorts and filters it; its columns can be added to the dataset as a version.
   comparing all pairs; :func:`perceptual_hashes` gives the hashes themselves.
 - :func:`extra_copies`: the rows to drop to keep one of each group of copies.
 - :func:`box_issues`: boxes outside the image, degenerate, tiny or duplicated, and images without boxes.
+- :func:`video_stats`: frames, rate, duration, size, codec, black and frozen stretches of every video;
+  :func:`near_duplicate_videos` groups videos whose sampled frames look alike (:func:`video_hashes`).
 - :func:`image_stats`: width, height, aspect, brightness, contrast, blur, channels, file size.
 - :func:`embedding_outliers`: distance to the k nearest neighbours in an embedding.
 - :func:`label_issues`: confident learning on predicted probabilities (cleanlab when installed).
@@ -34,6 +36,7 @@ from stable_explore.signals.projection import pca_2d, project
 from stable_explore.signals.regions import rows_in_box, rows_in_polygon
 from stable_explore.signals.similar import hamming_distances, similar_rows
 from stable_explore.signals.similarity import Similarity, similarity
+from stable_explore.signals.video import near_duplicate_videos, video_hashes, video_stats
 
 __all__ = [
     "Embedding",
@@ -46,6 +49,7 @@ __all__ = [
     "hamming_distances",
     "image_stats",
     "label_issues",
+    "near_duplicate_videos",
     "near_duplicates",
     "nearest_neighbors",
     "nearest_rows",
@@ -58,4 +62,6 @@ __all__ = [
     "rows_in_polygon",
     "similar_rows",
     "similarity",
+    "video_hashes",
+    "video_stats",
 ]
