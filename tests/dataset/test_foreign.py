@@ -167,12 +167,12 @@ def test_lance_mirror_is_made_once_and_renewed_when_the_dataset_changes(tmp_path
     assert len(grown) == 28
 
 
-def test_video_frames_layout_is_named_not_opened(tmp_path: Path) -> None:
+def test_video_frames_metadata_without_lance_data_is_named(tmp_path: Path) -> None:
     folder = tmp_path / "v"
     folder.mkdir()
     meta = {"cache_format_version": 1, "format": "lance", "layout": "lance-video-frames", "num_rows": 3}
     (folder / "_metadata.json").write_text(json.dumps(meta))
-    with pytest.raises(NotACacheError, match="lance-video-frames"):
+    with pytest.raises(NotACacheError, match="names the 'lance-video-frames' layout, but no Lance dataset"):
         se.load(folder)
 
 
