@@ -7,6 +7,7 @@ frame carries.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -155,6 +156,12 @@ def test_a_video_column_is_decoded_frame_by_frame_into_the_layout(
     out = ds.export(tmp_path / "out", layout=LAYOUT, lossless=True)
     meta = json.loads((out / "_metadata.json").read_text())
     assert meta["video_column"] == "clip"
+    # what its Features prints for the builder of these columns, written out by hand
+    their_text = (
+        "{'clip': Video(storage='frames', allowed_extensions=('.mp4', '.avi', '.mov', '.webm', '.mkv')), "
+        "'take': Value('int64'), 'speed': ClassLabel(names=['slow', 'fast'])}"
+    )
+    assert meta["schema_fingerprint"] == hashlib.sha256(their_text.encode()).hexdigest()[:16]
     assert [(v["path"], v["T"], v["H"], v["W"], v["start_row"]) for v in meta["videos"]] == [
         (str(paths[0]), 5, 48, 64, 0),
         (str(paths[1]), 12, 48, 64, 5),
