@@ -103,6 +103,20 @@ def test_windows_equal_their_backend_frame_by_frame(
         assert [frame_index(frame) for frame in ours] == indices
 
 
+def test_ids_with_gaps_from_skipped_videos_keep_their_ids(tmp_path: Path) -> None:
+    videos = _videos()
+    for video, video_id in zip(videos, [0, 2, 3, 7], strict=True):  # its writer skipped videos 1, 4, 5 and 6
+        video["id"] = video_id
+    folder = write_layout(tmp_path / "frames", videos)
+    ds = se.load(folder, home=tmp_path / "home")
+    assert sorted(set(ds.arrow_column("video_id").to_pylist())) == [0, 2, 3, 7]
+    assert ds.keys()[7:10] == ["2/0", "2/1", "2/2"]
+    samples = their_windows(folder, window_length=2)
+    assert [s["video_idx"] for s in samples].count(1) == 2  # its video_idx is the place in the list, not the id
+    row = ds.with_format("numpy")[ds.keys().index("7/0")]
+    assert (row["video_path"], frame_index(row["frame"])) == ("/clips/sit.mp4", 0)
+
+
 def test_a_lance_dataset_of_frames_without_metadata_is_refused_naming_the_file(cache: Path, tmp_path: Path) -> None:
     (cache / "_metadata.json").unlink()
     with pytest.raises(NotACacheError, match=r"_metadata\.json is missing.*start_row"):

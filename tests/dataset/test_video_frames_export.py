@@ -19,7 +19,7 @@ import stable_explore as se
 from stable_explore.errors import EncodingError, ExportTargetError, SchemaError, VideoDecodeError
 from stable_explore.schema.video_codec import read_frames
 from stable_explore.testing.videos import CODECS, frame_index, indexed_frames, write_indexed_video
-from tests.dataset.video_layout import decode, their_windows, webp
+from tests.dataset.video_layout import decode, their_windows, webp, write_layout
 
 lance = pytest.importorskip("lance", reason="the lance extra: pip install 'stable-explore[lance]'")
 pytest.importorskip("av", reason="the video extra: pip install 'stable-explore[video]'")
@@ -240,3 +240,22 @@ def test_a_broken_video_is_refused_naming_its_row(tmp_path: Path) -> None:
     with pytest.raises(VideoDecodeError, match=r"row 1, key 'b', field 'clip', video .*broken.mp4"):
         ds.export(tmp_path / "out", layout=LAYOUT)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_loaded_video_frames_cache_exports_back_to_the_same_layout(tmp_path: Path) -> None:
+    videos = [
+        {"frames": indexed_frames(n, height=32, width=48), "path": f"/clips/{n}.mp4", "metadata": {"take": n}}
+        for n in (4, 9, 2)
+    ]
+    for video, video_id in zip(videos, [0, 3, 5], strict=True):
+        video["id"] = video_id
+    first = write_layout(tmp_path / "theirs", videos)
+    loaded = se.load(first, home=tmp_path / "home")
+    again = loaded.export(tmp_path / "ours", layout=LAYOUT)  # video_id, frame_idx and the one Image column
+    theirs = json.loads((first / "_metadata.json").read_text())["videos"]
+    ours = json.loads((again / "_metadata.json").read_text())["videos"]
+    fields = ["id", "path", "T", "H", "W", "start_row", "metadata"]
+    assert [{f: v[f] for f in fields} for v in ours] == [{f: v[f] for f in fields} for v in theirs]
+    read = [lance.dataset(str(folder)).to_table() for folder in (first, again)]
+    assert read[0].equals(read[1])  # the same ids, frame numbers and WebP bytes, row for row
+    assert se.load(again, home=tmp_path / "home").keys() == loaded.keys()

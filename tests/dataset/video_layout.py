@@ -36,8 +36,8 @@ def write_layout(folder: Path, videos: list[dict[str, Any]], *, quality: int = 9
     """Write the layout as its writer does: ``videos`` items have ``frames`` (n x H x W x 3) and ``metadata``.
 
     Rows go video after video, frame 0 first; each record's ``start_row`` is its first row, ``id`` its
-    place, as its writer numbers them. An item may override any record field (``T``, ``start_row``...)
-    to make a damaged cache.
+    place (or the item's ``id``), as its writer numbers them. An item may override any record field
+    (``T``, ``start_row``...) to make a damaged cache.
     """
     import lance
 
@@ -46,9 +46,10 @@ def write_layout(folder: Path, videos: list[dict[str, Any]], *, quality: int = 9
     for position, video in enumerate(videos):
         frames = video["frames"]
         count = len(frames)
+        video_id = video.get("id", position)  # its writer skips a video it cannot decode: ids then have gaps
         records.append(
             {
-                "id": position,
+                "id": video_id,
                 "key": video.get("key", position),
                 "path": video.get("path", f"/videos/{position}.mp4"),
                 "checksum": None,
@@ -61,7 +62,7 @@ def write_layout(folder: Path, videos: list[dict[str, Any]], *, quality: int = 9
             }
         )
         blobs = pa.array([webp(frame, quality) for frame in frames], pa.large_binary())
-        ids = pa.array([position] * count, pa.int32())
+        ids = pa.array([video_id] * count, pa.int32())
         batches.append(pa.record_batch([ids, pa.array(range(count), pa.int32()), blobs], schema=schema))
         row += count
     lance.write_dataset(pa.Table.from_batches(batches, schema=schema), str(folder))
