@@ -47,6 +47,7 @@ from stable_explore.errors import (
 from stable_explore.schema import ClassLabel, Feature, Features, Image, Value, Video
 from stable_explore.schema.image_formats import sniff
 from stable_explore.schema.image_header import image_header
+from stable_explore.schema.video import video_cell
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.stable_datasets import feature_repr
@@ -335,17 +336,12 @@ class _VideoSource:
 
 
 def _video_source(stored: Any, index: int, key: Any, column: str) -> tuple[Any, str]:
-    """The decodable source of a stored Video value, and how to name it in ``path``."""
-    if isinstance(stored, dict):
-        if stored.get("bytes") is not None:
-            return bytes(stored["bytes"]), str(stored.get("path") or key)
-        stored = stored.get("path")
-    if isinstance(stored, (bytes, bytearray, memoryview)):
-        return bytes(stored), str(key)
-    if isinstance(stored, str):
-        return stored, stored
-    msg = f"row {index} (key {key!r}) has no video in column {column!r} (found {stored!r})"
-    raise EncodingError(msg)
+    """The decodable source of a stored Video cell, and the ``path`` its record names (else the row's key)."""
+    video = video_cell(stored)
+    if video is None:
+        msg = f"row {index} (key {key!r}) has no video in column {column!r}; the layout needs one per row"
+        raise EncodingError(msg)
+    return video.source, video.path if video.path is not None else str(key)
 
 
 class _FrameSource:

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import stable_explore as se
-from stable_explore.dataset._clip_windows import plan_windows
 from stable_explore.errors import CacheCorruptionError, NotACacheError
 from stable_explore.testing.videos import frame_index, indexed_frames
 from tests.dataset.video_layout import decode, their_windows, webp, write_layout
@@ -70,37 +69,29 @@ def test_load_gives_one_row_per_frame_with_the_videos_fields(cache: Path, tmp_pa
 def test_windows_equal_their_backend_frame_by_frame(
     cache: Path, tmp_path: Path, window_length: int, frame_skip: int, hop_size: int, min_video_frames: int | None
 ) -> None:
-    ds = se.load(cache, home=tmp_path / "home").with_format("numpy")
-    video_ids = ds.arrow_column("video_id").to_numpy()
-    frame_idx = ds.arrow_column("frame_idx").to_numpy()
-    videos, first_rows, counts = np.unique(video_ids, return_index=True, return_counts=True)
-    order = np.argsort(first_rows)  # videos in the order of their rows, as the layout lists them
-    plan = plan_windows(
-        counts[order],
+    ds = se.load(cache, home=tmp_path / "home")
+    clips = ds.clips(
         window_length=window_length,
         frame_skip=frame_skip,
         hop_size=hop_size,
         min_video_frames=min_video_frames,
+        video="video_id",
+        frame="frame_idx",
     )
     theirs = their_windows(
         cache, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, min_video_frames=min_video_frames
     )
-    assert len(plan) == len(theirs) > 0
-    row_of = {(int(v), int(f)): i for i, (v, f) in enumerate(zip(video_ids, frame_idx, strict=True))}
-    for window, sample in enumerate(theirs):
-        video = int(videos[order][plan.video[window]])
-        indices = plan.frame_indices(window).tolist()
-        assert (sample["video_idx"], sample["start_frame"], sample["frame_indices"]) == (
-            int(plan.video[window]),
-            int(plan.start[window]),
-            indices,
+    assert len(clips) == len(theirs) > 0
+    for clip, sample in zip(clips, theirs, strict=True):
+        assert (clip["start_frame"], clip["frame_indices"].tolist()) == (sample["start_frame"], sample["frame_indices"])
+        video = ds.with_format("python")[clip["video_row"]]
+        assert (video["video_path"], video["label"], video["take"]) == (
+            sample["filename"],
+            sample["label"],
+            sample["take"],
         )
-        rows = [ds[row_of[(video, f)]] for f in indices]
-        assert sample["filename"] == rows[0]["video_path"]
-        assert sample["label"] == rows[0]["label"]
-        ours = np.stack([row["frame"] for row in rows])
-        assert np.array_equal(ours, sample["video"])
-        assert [frame_index(frame) for frame in ours] == indices
+        assert np.array_equal(clip["frames"], sample["video"])
+        assert [frame_index(frame) for frame in clip["frames"]] == sample["frame_indices"]
 
 
 def test_ids_with_gaps_from_skipped_videos_keep_their_ids(tmp_path: Path) -> None:

@@ -17,8 +17,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.errors import EncodingError, ExportTargetError, SchemaError, VideoDecodeError
-from stable_explore.schema.video_codec import read_frames
-from stable_explore.testing.videos import CODECS, frame_index, indexed_frames, write_indexed_video
+from stable_explore.testing.videos import CODECS, frame_index, indexed_frames, indexed_video, write_indexed_video
 from tests.dataset.video_layout import decode, their_windows, webp, write_layout
 
 lance = pytest.importorskip("lance", reason="the lance extra: pip install 'stable-explore[lance]'")
@@ -97,10 +96,16 @@ def test_frame_level_rows_export_as_the_layout_its_reader_reads(frames_ds: se.Ca
         assert video["metadata"] == {"clip": clip, "speed": list(CLIPS).index(clip) % 2}
     for window_length, frame_skip, hop_size in [(1, 0, 1), (3, 0, 2), (2, 2, 1), (4, 1, 3)]:
         samples = their_windows(out, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size)
-        span = (window_length - 1) * (frame_skip + 1) + 1
-        assert len(samples) == sum((v["T"] - span) // hop_size + 1 for v in videos if v["T"] >= span)
-        for sample in samples:
+        # the windows of the rows exported, as ds.clips cuts them, are its reader's windows of the copy
+        clips = frames_ds.clips(
+            window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, video="clip", frame="frame_idx"
+        )
+        assert len(samples) == len(clips) > 0
+        for clip, sample in zip(clips, samples, strict=True):
             assert [frame_index(f) for f in sample["video"]] == sample["frame_indices"]
+            assert (clip["clip"], clip["start_frame"]) == (sample["clip"], sample["start_frame"])
+            assert clip["frame_indices"].tolist() == sample["frame_indices"]
+            assert np.array_equal(clip["frames"], sample["video"])  # WebP kept: the same pixels
             assert sample["filename"] == f"/data/{sample['clip']}.mp4"
 
 
@@ -170,11 +175,14 @@ def test_a_video_column_is_decoded_frame_by_frame_into_the_layout(
     assert meta["videos"][1]["metadata"] == {"take": 10, "speed": 1}
     samples = their_windows(out, window_length=3, frame_skip=1, hop_size=2)
     assert [(s["video_idx"], s["start_frame"]) for s in samples] == [(0, 0), (1, 0), (1, 2), (1, 4), (1, 6)]
-    for sample in samples:
+    clips = ds.clips(window_length=3, frame_skip=1, hop_size=2)
+    assert len(clips) == len(samples)
+    for clip, sample in zip(clips, samples, strict=True):
         assert [frame_index(f) for f in sample["video"]] == sample["frame_indices"]
-        # lossless: the pixels PyAV decodes from the video itself
-        decoded = read_frames(paths[sample["video_idx"]], sample["frame_indices"])
-        assert np.array_equal(sample["video"], decoded)
+        assert (clip["video_row"], clip["frame_indices"].tolist()) == (sample["video_idx"], sample["frame_indices"])
+        # lossless: the pixels PyAV decodes from the video itself, window for window
+        assert np.array_equal(sample["video"], clip["frames"])
+        assert (clip["take"], clip["speed"]) == (sample["take"], sample["speed"])
     back = se.load(out, home=tmp_path / "home")
     assert list(back.features) == ["video_id", "frame_idx", "frame", "video_path", "take", "speed"]
     assert back.with_format("python")[6]["take"] == 10
@@ -259,3 +267,18 @@ def test_a_loaded_video_frames_cache_exports_back_to_the_same_layout(tmp_path: P
     read = [lance.dataset(str(folder)).to_table() for folder in (first, again)]
     assert read[0].equals(read[1])  # the same ids, frame numbers and WebP bytes, row for row
     assert se.load(again, home=tmp_path / "home").keys() == loaded.keys()
+
+
+def test_videos_stored_as_bytes_are_written_with_their_row_key_as_path(tmp_path: Path) -> None:
+    rows = [("walk", {"clip": indexed_video(6), "take": 1}), ("run", {"clip": indexed_video(3), "take": 2})]
+    features = se.Features(clip=se.Video(), take=se.Value("int64"))
+    ds = se.build(rows, features, name="bytes", home=tmp_path / "home", progress=False)
+    out = ds.export(tmp_path / "out", layout=LAYOUT)
+    meta = json.loads((out / "_metadata.json").read_text())
+    assert [(v["key"], v["path"], v["T"], v["start_row"]) for v in meta["videos"]] == [
+        ("walk", "walk", 6, 0),
+        ("run", "run", 3, 6),
+    ]
+    samples = their_windows(out, window_length=2, hop_size=2)
+    assert [s["frame_indices"] for s in samples] == [[0, 1], [2, 3], [4, 5], [0, 1]]
+    assert all([frame_index(f) for f in s["video"]] == s["frame_indices"] for s in samples)
