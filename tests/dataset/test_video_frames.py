@@ -151,3 +151,23 @@ def test_decoded_frames_are_those_written(cache: Path, tmp_path: Path) -> None:
     ds = se.load(cache, home=tmp_path / "home").with_format("python")
     blob = ds[7 + 3 + 5]["frame"]
     assert frame_index(decode(blob)) == 5
+
+
+def test_metadata_fields_named_like_a_column_get_a_prefix_and_missing_ones_are_null(tmp_path: Path) -> None:
+    videos = _videos()[:2]
+    videos[0]["metadata"] = {"frame": "close-up", "video_id": "x1", "note": "first"}
+    videos[1]["metadata"] = {"frame": "wide", "video_id": "x2"}
+    folder = write_layout(tmp_path / "frames", videos)
+    ds = se.load(folder, home=tmp_path / "home")
+    assert list(ds.features)[4:] == ["metadata_frame", "metadata_video_id", "note"]
+    row = ds.with_format("python")[len(videos[0]["frames"])]
+    assert (row["video_id"], row["metadata_frame"], row["metadata_video_id"], row["note"]) == (1, "wide", "x2", None)
+
+
+def test_a_metadata_field_of_two_kinds_is_refused_naming_it(tmp_path: Path) -> None:
+    videos = _videos()[:2]
+    videos[0]["metadata"] = {"label": "walk"}
+    videos[1]["metadata"] = {"label": 3}
+    folder = write_layout(tmp_path / "frames", videos)
+    with pytest.raises(se.SchemaError, match="field 'label' holds"):
+        se.load(folder, home=tmp_path / "home")
