@@ -336,7 +336,9 @@ def load(
         names and attributes; images then decode to PIL as with ours), or Hugging Face's.
         A Lance dataset (stable-datasets' or any other, ``lance`` extra) is read
         through a mirror in Arrow shards under ``home/.foreign``; its folder is
-        only read.
+        only read. stable-datasets' ``lance-video-frames`` cache opens as one row
+        per frame (``video_id``, ``frame_idx``, ``frame``, ``video_path`` and the
+        videos' metadata fields; see docs/format.md).
     storage_options:
         For a bucket: settings instead of the environment's; kept in this process only.
 

@@ -100,10 +100,10 @@ def export(
     """Write a copy of a version (or a dataset) in another tool's layout; see :meth:`CachedDataset.export`.
 
     ``layout`` is ``"stable-datasets"`` (the ``arrow-shards`` layout its current reader opens),
-    ``"stable-datasets-lance"``, ``"lance"``, ``"mds"``, ``"parquet"``, ``"csv"``, ``"jsonl"`` or
-    ``"json"``. Without it, the suffix of ``path`` names a file layout (``.parquet``, ``.csv``,
-    ``.jsonl``, ``.json``), as for ``stable-explore export --to``; a folder layout must be named.
-    ``overwrite=True`` replaces a folder an earlier export wrote, never another.
+    ``"stable-datasets-lance"``, ``"stable-datasets-video"`` (its ``lance-video-frames`` layout), ``"lance"``,
+    ``"mds"``, ``"parquet"``, ``"csv"``, ``"jsonl"`` or ``"json"``. Without it, the suffix of ``path`` names a
+    file layout (``.parquet``, ``.csv``, ``.jsonl``, ``.json``), as for ``stable-explore export --to``; a
+    folder layout must be named. ``overwrite=True`` replaces a folder an earlier export wrote, never another.
 
     Examples
     --------

@@ -17,8 +17,9 @@ import pyarrow as pa
 
 from stable_explore.dataset._export_target import export_file
 from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
-from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, decode_image_bytes
+from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, Video, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
+from stable_explore.schema.video import video_cell
 from stable_explore.storage.backends.fsutil import replacing, writing
 
 if TYPE_CHECKING:
@@ -100,6 +101,9 @@ def to_pandas(
             codes = table.column(name).fill_null(-1).to_numpy()
             codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
             frame[name] = _categorical(pd, codes, feature)
+        elif isinstance(feature, Video):  # the path, or "<N bytes video>": a struct's dict says little in a table
+            shown = [None if cell is None else str(video_cell(cell)) for cell in column.to_pylist()]
+            frame[name] = pd.Series(shown, index=frame.index, dtype=object)
     if images not in ("bytes", "drop"):
         for name in image_columns:
             frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)

@@ -1,10 +1,12 @@
-"""Opening folders that other tools wrote: stable-datasets' caches (both layouts) and Lance datasets.
+"""Opening folders that other tools wrote: stable-datasets' caches (its three layouts) and Lance datasets.
 
 ``se.load(path)`` asks :func:`open_foreign` first; it returns None for a stable-explore cache.
 
 - stable-datasets' ``arrow-shards`` layout is stable-datasets' format version 1 plus two names: opened in place.
 - stable-datasets' ``lance-rows`` layout, and any Lance dataset, are opened through their Arrow
   mirror (:mod:`stable_explore.storage.read.lance_rows`); the Lance folder is only read.
+- stable-datasets' ``lance-video-frames`` layout opens as one row per frame
+  (:mod:`stable_explore.dataset._video_frames`).
 
 Neither stable-datasets layout stores class names: pass ``features=`` (the builder's features,
 written with our types) and they are checked against the cache's ``schema_fingerprint`` exactly as
@@ -33,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from stable_explore._optional import require
+from stable_explore.dataset._video_frames import has_frame_columns, open_video_frames
 from stable_explore.errors import CacheCorruptionError, NotACacheError, SchemaError
 from stable_explore.schema import Feature, Features, Image
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY
@@ -41,6 +45,7 @@ from stable_explore.storage.format.stable_datasets import (
     ARROW_LAYOUT,
     FEATURE_FIELD_KEY,
     LANCE_LAYOUT,
+    VIDEO_FRAMES_LAYOUT,
     candidate_fingerprints,
     layout_of,
 )
@@ -71,7 +76,11 @@ def open_foreign(path: Path, features: Features | None = None, home: Path | None
 
     raw = _raw_metadata(path)
     layout = layout_of(raw) if raw is not None else None
+    foreign_root = None if home is None else home / ".foreign"
+    if layout == VIDEO_FRAMES_LAYOUT and raw is not None:
+        return open_video_frames(path, raw, root=foreign_root)
     if raw is None and is_lance_dataset(path):
+        _refuse_frames_without_metadata(path)
         mirror = lance_mirror(path, root=None if home is None else home / ".foreign")
     elif layout == LANCE_LAYOUT:
         if not is_lance_dataset(path):
@@ -88,6 +97,24 @@ def open_foreign(path: Path, features: Features | None = None, home: Path | None
     if features is None:
         features = _features_of(meta.shard_paths)
     return CachedDataset(meta, features=features)
+
+
+def _refuse_frames_without_metadata(path: Path) -> None:
+    """A Lance dataset with the video-frames columns but no ``_metadata.json``: its videos are unknown."""
+    lance = require("lance", "lance", "opening a Lance dataset")
+    try:
+        schema = lance.dataset(str(path)).schema
+    except (OSError, ValueError, RuntimeError):
+        return  # opening it as a Lance dataset says what is wrong
+    if has_frame_columns(schema):
+        msg = (
+            f"its columns are those of stable-datasets' 'lance-video-frames' layout ({schema.names}), but "
+            f"{METADATA_FILE} is missing: it lists each video's path, frame count T, size H and W and first row "
+            "(start_row), without which the frames cannot be told apart into videos (stable-datasets' reader "
+            f"refuses it too); put the {METADATA_FILE} its writer wrote back beside the Lance files, or rebuild the "
+            "cache"
+        )
+        raise NotACacheError(path, msg)
 
 
 def _check_fingerprint(raw: dict[str, Any], features: Features | None, path: Path) -> None:

@@ -24,7 +24,7 @@ __all__ = ["EXPORT_LAYOUTS", "FILE_LAYOUTS", "FormatExports", "export_layout"]
 
 FILE_LAYOUTS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".json": "json"}
 """The single-file layouts, by the suffix that names them (``se.export`` and ``stable-explore export`` infer them)."""
-FOLDER_LAYOUTS = ("stable-datasets", "stable-datasets-lance", "lance", "mds")
+FOLDER_LAYOUTS = ("stable-datasets", "stable-datasets-lance", "stable-datasets-video", "lance", "mds")
 EXPORT_LAYOUTS = (*FOLDER_LAYOUTS, *FILE_LAYOUTS.values())
 
 
@@ -33,7 +33,8 @@ def export_layout(path: str | Path, layout: str | None = None, *, default: str |
 
     The one rule of ``ds.export``, ``se.export`` and ``stable-explore export``: ``.parquet``,
     ``.csv``, ``.jsonl`` and ``.json`` name their file layouts; a folder layout (``"mds"``,
-    ``"lance"``, ``"stable-datasets"``, ``"stable-datasets-lance"``) is chosen with ``layout=``.
+    ``"lance"``, ``"stable-datasets"``, ``"stable-datasets-lance"``, ``"stable-datasets-video"``) is chosen with
+    ``layout=``.
     Without either, ``default`` (``ds.export``'s is ``"stable-datasets"``), else an error.
 
     Examples
@@ -190,10 +191,14 @@ class FormatExports:
         else ``"stable-datasets"``. ``"stable-datasets"`` writes the ``arrow-shards`` layout its current
         reader opens (its ``format``/``layout`` keys and the ``schema_fingerprint`` of these features; the
         mapping and what it leaves out are in docs/format.md); ``"stable-datasets-lance"`` its
-        ``lance-rows`` layout (the ``lance`` extra). ``"csv"``, ``"jsonl"`` and ``"json"`` write each
-        row's key first (column ``key``), labels as names, and leave images out. Options go to the
-        writer: ``shard_size_bytes``, ``compression``, ``image_encoding`` (the ``Image(encode_format=...)``
-        the reader's features name: ``"PNG"``, its default, or ``"JPEG"``) for stable-datasets; those of
+        ``lance-rows`` layout (the ``lance`` extra); ``"stable-datasets-video"`` its ``lance-video-frames``
+        layout (one WebP frame per Lance row), from frame-level rows (options ``video=`` the video key column,
+        default ``"video_id"``, ``frame=`` the frame index column, default ``"frame_idx"``, ``image=``) or from a
+        ``Video`` column (decoded frame by frame with PyAV), with ``quality=`` (65) or ``lossless=True``.
+        ``"csv"``, ``"jsonl"`` and ``"json"`` write each row's key first (column ``key``), labels as names,
+        and leave images out. Options go to the writer: ``shard_size_bytes``, ``compression``,
+        ``image_encoding`` (the ``Image(encode_format=...)`` the reader's features name: ``"PNG"``, its
+        default, or ``"JPEG"``) for stable-datasets; those of
         :meth:`to_lance`, :meth:`to_mds` and :meth:`to_parquet` for the others.
 
         A folder layout writes a new or empty folder; ``overwrite=True`` replaces a folder an export
@@ -237,6 +242,10 @@ class FormatExports:
             return write_stable_datasets_lance(
                 ds, self._feature_tables(batch_size), Path(path), overwrite=overwrite, **options
             )
+        if chosen == "stable-datasets-video":
+            from stable_explore.dataset._video_frames_export import write_video_frames
+
+            return write_video_frames(ds, Path(path), overwrite=overwrite, **options)
         if chosen == "lance":
             mode = options.pop("mode", "overwrite" if overwrite else "create")
             return self.to_lance(path, mode=mode, **options)

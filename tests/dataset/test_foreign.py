@@ -167,12 +167,12 @@ def test_lance_mirror_is_made_once_and_renewed_when_the_dataset_changes(tmp_path
     assert len(grown) == 28
 
 
-def test_video_frames_layout_is_named_not_opened(tmp_path: Path) -> None:
+def test_video_frames_metadata_without_lance_data_is_named(tmp_path: Path) -> None:
     folder = tmp_path / "v"
     folder.mkdir()
     meta = {"cache_format_version": 1, "format": "lance", "layout": "lance-video-frames", "num_rows": 3}
     (folder / "_metadata.json").write_text(json.dumps(meta))
-    with pytest.raises(NotACacheError, match="lance-video-frames"):
+    with pytest.raises(NotACacheError, match="names the 'lance-video-frames' layout, but no Lance dataset"):
         se.load(folder)
 
 
@@ -228,12 +228,12 @@ def test_export_for_stable_datasets_with_jpeg_builders_and_long_label_lists(home
     assert se.load(out, features=features)[0]["label"] == 6
 
 
-def test_export_for_stable_datasets_refuses_what_it_cannot_hold(home: Path, tmp_path: Path) -> None:
+def test_export_for_stable_datasets_writes_a_video_as_its_path(home: Path, tmp_path: Path) -> None:
     features = Features(clip=se.Video(), x=Value("int32"))
     ds = se.build([{"clip": "a.mp4", "x": 1}], features, name="v", home=home, progress=False)
-    with pytest.raises(SchemaError, match="column 'clip': a Video feature has no counterpart"):
-        ds.export(tmp_path / "v", layout="stable-datasets")
-    assert not (tmp_path / "v").exists()
+    out = ds.export(tmp_path / "v", layout="stable-datasets")
+    _checked_as_their_reader_does(out, "{'clip': Video(), 'x': Value('int32')}")
+    assert se.load(out)[0]["clip"].path == "a.mp4"
 
 
 def test_export_for_stable_datasets_names_the_fixed_length_sequence_it_cannot_hold(home: Path, tmp_path: Path) -> None:

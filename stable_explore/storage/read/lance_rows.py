@@ -35,7 +35,7 @@ from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 from stable_explore.storage.format.cache_meta import METADATA_FILE, SHARD_NAME_FMT
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
-__all__ = ["default_mirror_root", "is_lance_dataset", "lance_mirror", "read_sharded_cache_meta"]
+__all__ = ["default_mirror_root", "is_lance_dataset", "lance_identity", "lance_mirror", "read_sharded_cache_meta"]
 
 MIRROR_FORMAT = 1  # changes when what a mirror holds changes: old mirrors are then left for new ones
 
@@ -57,8 +57,8 @@ def is_lance_dataset(folder: Path) -> bool:
         return False
 
 
-def _identity(folder: Path) -> str:
-    """A digest of what the Lance dataset is now: path, metadata, and its manifests' names, sizes and times."""
+def lance_identity(folder: Path) -> str:
+    """A digest of the Lance dataset as it is now (it names mirrors): path, metadata, manifests' names, sizes, times."""
     parts: list[Any] = [MIRROR_FORMAT, str(folder.resolve())]
     meta_path = folder / METADATA_FILE
     if meta_path.is_file():
@@ -100,7 +100,7 @@ def lance_mirror(folder: Path | str, *, root: Path | None = None) -> Path:
         msg = "no Lance dataset here (no _versions/ with a .manifest file)"
         raise NotACacheError(folder, msg)
     lance = require("lance", "lance", "opening a Lance dataset")
-    target = (root if root is not None else default_mirror_root()) / f"lance-{_identity(folder)}"
+    target = (root if root is not None else default_mirror_root()) / f"lance-{lance_identity(folder)}"
     if (target / METADATA_FILE).is_file():
         return target
     try:
