@@ -27,9 +27,7 @@ Examples
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,6 +35,7 @@ import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError, StableExploreError
 from stable_explore.schema import Video
+from stable_explore.schema.video import video_source
 from stable_explore.schema.video_codec import VideoSource, probe, read_frames, scan_frames
 from stable_explore.signals._rows import map_images, result_table
 from stable_explore.signals.duplicates import _groups_table
@@ -60,23 +59,6 @@ def video_column(ds: CachedDataset, column: str | None) -> str:
         msg = f"{found} (columns: {list(ds.features)}); pass column= naming a Video column"
         raise ColumnNotFoundError(msg)
     return name
-
-
-def _source(cell: Any) -> VideoSource | None:
-    """The codec source of a stored Video cell: a path string, or a ``{bytes, path}`` struct."""
-    if cell is None:
-        return None
-    if isinstance(cell, dict):
-        data = cell.get("bytes")
-        if data is not None:
-            return bytes(data)
-        path = cell.get("path")
-        return None if path is None else str(path)
-    if isinstance(cell, (str, os.PathLike)):
-        return Path(cell)
-    if isinstance(cell, (bytes, bytearray, memoryview)):
-        return bytes(cell)
-    return None
 
 
 def _stretches(flags: np.ndarray, fps: float, min_seconds: float) -> list[dict[str, float]]:
@@ -128,7 +110,7 @@ def _stats_batch(values: list[Any], first: int, options: tuple[float, float, flo
     out: list[dict[str, Any] | None] = []
     errors: list[str | None] = []
     for cell in values:
-        source = _source(cell)
+        source = video_source(cell)
         if source is None:
             out.append(None)
             errors.append(None)
@@ -247,7 +229,7 @@ class _HashBatch:
         valid = np.zeros(len(values), dtype=bool)
         errors: list[str | None] = [None] * len(values)
         for i, cell in enumerate(values):
-            source = _source(cell)
+            source = video_source(cell)
             if source is None:
                 continue
             try:

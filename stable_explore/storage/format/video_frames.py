@@ -47,6 +47,12 @@ FEATURES_KEY = "stable_explore_features"
 """Our features of the frame-level rows, kept in ``_metadata.json`` by our export (its reader ignores the key)."""
 FRAMES_VIDEO_REPR = "Video(storage='frames', allowed_extensions=('.mp4', '.avi', '.mov', '.webm', '.mkv'))"
 """How stable-datasets prints the feature of the video column such a cache is built from (for its fingerprint)."""
+
+
+class _BadField(ValueError):
+    """A field of ``_metadata.json`` that is missing or of the wrong kind (raised as CacheCorruptionError)."""
+
+
 _SCALARS = (str, int, float, bool, type(None))
 
 
@@ -54,7 +60,7 @@ def _whole(raw: Mapping[str, Any], name: str, where: str, least: int) -> int:
     value = raw.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         msg = f"{where}: field {name!r} must be a whole number >= {least}, found {value!r}"
-        raise ValueError(msg)
+        raise _BadField(msg)
     return value
 
 
@@ -94,11 +100,11 @@ class VideoRecord:
         where = f"{source}: videos[{position}]"
         if not isinstance(raw, Mapping):
             msg = f"{where} must be an object, found {type(raw).__name__}"
-            raise TypeError(msg)
+            raise _BadField(msg)
         path = raw.get("path")
         if not isinstance(path, str):
             msg = f"{where}: field 'path' must be a string, found {path!r}"
-            raise TypeError(msg)
+            raise _BadField(msg)
         where = f"{source}: video {position} ({path!r})"
         metadata = raw.get("metadata")
         if metadata is None:
@@ -108,7 +114,7 @@ class VideoRecord:
                 f"{where}: field 'metadata' must be an object of strings, numbers, booleans or nulls, "
                 f"found {metadata!r}"
             )
-            raise ValueError(msg)
+            raise _BadField(msg)
         checksum = raw.get("checksum")
         return cls(
             id=_whole(raw, "id", where, 0) if "id" in raw else position,
@@ -179,7 +185,7 @@ class VideoFramesMeta:
         """
         try:
             return cls._parse(raw, source)
-        except (TypeError, ValueError) as exc:
+        except _BadField as exc:
             raise CacheCorruptionError(source, str(exc).removeprefix(f"{source}: ")) from None
 
     @classmethod
@@ -187,13 +193,13 @@ class VideoFramesMeta:
         listed = raw.get("videos")
         if not isinstance(listed, list) or not listed:
             msg = f"{source}: field 'videos' must be a non-empty list (one entry per video), found {listed!r}"
-            raise ValueError(msg)
+            raise _BadField(msg)
         videos = tuple(VideoRecord.from_dict(entry, position=i, source=source) for i, entry in enumerate(listed))
         total = sum(video.frames for video in videos)
         num_rows = raw.get("num_rows", total)
         if num_rows != total:
             msg = f"{source}: num_rows is {num_rows!r} but the videos' T add up to {total}"
-            raise ValueError(msg)
+            raise _BadField(msg)
         quality = raw.get("quality")
         features = raw.get(FEATURES_KEY)
         column = raw.get("video_column")
