@@ -27,7 +27,7 @@ Examples
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -59,6 +59,7 @@ _OUT_NAMES = ("frames", "frame_indices", "start_frame", "video_row")
 _VIDEO_KEYS = ("video_id", "video", "video_key", "clip_id")
 _FRAME_KEYS = ("frame_idx", "frame_index", "frame", "frame_id")
 _PROBE_THREADS = 4
+_PROBE_BATCH = 32  # videos whose stored cells are read at once for probing
 
 _frame_counts: dict[tuple[str, str, int], int] = {}  # (version, column, row in the version) -> frames
 _frame_counts_lock = threading.Lock()
@@ -87,8 +88,13 @@ def clip_view(
     column: str | None = None,
     video: str | None = None,
     frame: str | None = None,
+    stored_name: Callable[[str], str] = str,
 ) -> ClipView:
-    """The windows of ``ds``'s videos (see ``CachedDataset.clips``)."""
+    """The windows of ``ds``'s videos (see ``CachedDataset.clips``).
+
+    ``stored_name`` gives a column's name in the shards (a renamed column's is its old one): frame
+    counts are kept under it, so a column renamed in a view is not taken for another.
+    """
     features = ds.features
     if video is not None or frame is not None or (column is not None and isinstance(features.get(column), Image)):
         source, counts = _frame_source(ds, image=column, video=video, frame=frame)
@@ -98,7 +104,7 @@ def clip_view(
             source, counts = _frame_source(ds, image=None, video=None, frame=None)
         else:
             name = _video_column(features, videos, column)
-            counts = _probe_counts(ds, name)
+            counts = _probe_counts(ds, name, stored_name(name))
             source = _Source(name, None, None, None, np.arange(len(ds), dtype=np.int64), None, None)
     plan = plan_windows(
         counts, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, min_video_frames=min_video_frames
@@ -121,23 +127,20 @@ def _video_column(features: Any, videos: list[str], column: str | None) -> str:
     return videos[0]
 
 
-def _probe_counts(ds: CachedDataset, column: str) -> np.ndarray:
+def _probe_counts(ds: CachedDataset, column: str, stored: str) -> np.ndarray:
     """Each row's frame count (0 for a missing video), probed once per video and process."""
     from stable_explore.schema.video_codec import probe
 
     base = ds.base_rows()
     counts = np.zeros(len(base), dtype=np.int64)
     with _frame_counts_lock:
-        known = [_frame_counts.get((ds.version, column, int(row))) for row in base]
+        known = [_frame_counts.get((ds.version, stored, int(row))) for row in base]
     due = [position for position, count in enumerate(known) if count is None]
     for position, count in enumerate(known):
         if count is not None:
             counts[position] = count
     if not due:
         return counts
-    cells = ds.select(due).arrow_column(column).to_pylist() if len(due) < len(base) else None
-    if cells is None:
-        cells = ds.arrow_column(column).to_pylist()
 
     def count_of(item: tuple[int, Any]) -> int:
         position, cell = item
@@ -149,16 +152,16 @@ def _probe_counts(ds: CachedDataset, column: str) -> np.ndarray:
         except VideoDecodeError as exc:
             raise _located(exc, ds, position, column) from exc
 
-    items = list(zip(due, cells, strict=True))
-    if len(items) > 1:
-        with ThreadPoolExecutor(min(_PROBE_THREADS, len(items))) as pool:  # PyAV releases the GIL while it reads
-            found = list(pool.map(count_of, items))
-    else:
-        found = [count_of(item) for item in items]
+    found: list[int] = []
+    with ThreadPoolExecutor(_PROBE_THREADS) as pool:  # PyAV releases the GIL while it reads
+        for start in range(0, len(due), _PROBE_BATCH):  # a batch's cells at a time: embedded videos are big
+            batch = due[start : start + _PROBE_BATCH]
+            cells = ds.select(batch).arrow_column(column).to_pylist()
+            found.extend(pool.map(count_of, zip(batch, cells, strict=True)))
     with _frame_counts_lock:
         for position, count in zip(due, found, strict=True):
             counts[position] = count
-            _frame_counts[(ds.version, column, int(base[position]))] = count
+            _frame_counts[(ds.version, stored, int(base[position]))] = count
     return counts
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._clips import ClipView
+    from stable_explore.dataset._columns import ColumnMap
     from stable_explore.dataset._iterable import RowStream
     from stable_explore.dataset._selection import Rows
     from stable_explore.storage.read.protocol import ShardReader
@@ -37,6 +38,8 @@ class SplitViews:
         def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
 
         def _rows_at(self, rows: Rows) -> list[Any]: ...
+
+        def _column_map(self) -> ColumnMap: ...
 
     def shard(self, num_shards: int, index: int, *, by: str = "rows", contiguous: bool = True) -> CachedDataset:
         """A view of part ``index`` of ``num_shards`` disjoint parts that together hold every row once.
@@ -259,6 +262,7 @@ class SplitViews:
         """
         from stable_explore.dataset._clips import clip_view
 
+        columns = self._column_map()
         return clip_view(
             self,  # type: ignore[arg-type]  # a CachedDataset: this is one of its mixins
             window_length=window_length,
@@ -268,4 +272,5 @@ class SplitViews:
             column=column,
             video=video,
             frame=frame,
+            stored_name=lambda name: columns.stored(name) if name in columns.features else name,
         )

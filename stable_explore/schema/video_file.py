@@ -71,7 +71,7 @@ class VideoFile:
 
     def __init__(self, *, path: str | None = None, bytes: bytes | None = None) -> None:
         if path is None and bytes is None:
-            msg = "a VideoFile needs a path or bytes"
+            msg = "a VideoFile needs a path or bytes, got neither"
             raise InvalidOptionError(msg)
         self.path = path
         self.bytes = bytes
@@ -105,7 +105,7 @@ class VideoFile:
         position = int(index)
         if not -count <= position < count:
             msg = f"frame {position} is out of range: the video has {count} frames"
-            raise RowIndexError(msg)
+            raise RowIndexError(msg)  # an IndexError: a frame is to a video what a row is to a dataset
         frame: np.ndarray = self.frames([position % count])[0]
         return frame
 

@@ -210,3 +210,14 @@ def test_clips_names_what_it_cannot_cut(tmp_path: Path) -> None:
         videos.clips(window_length=2, column="label")
     with pytest.raises(se.InvalidOptionError, match="window_length must be a whole number >= 1"):
         videos.clips(window_length=0)
+
+
+def test_a_renamed_video_column_is_not_taken_for_the_one_it_replaces(tmp_path: Path) -> None:
+    features = Features(a=Video(), b=Video())
+    ds = se.build([{"a": indexed_video(10), "b": indexed_video(5)}], features, name="two", home=tmp_path,
+                  progress=False)  # fmt: skip
+    with pytest.raises(se.SchemaError, match="several Video columns"):
+        ds.clips(window_length=2)
+    assert len(ds.clips(window_length=2, column="a")) == 9
+    swapped = ds.remove_columns(["a"]).rename_column("b", "a")
+    assert len(swapped.clips(window_length=2)) == 4, "b's 5 frames, not a's 10 kept for 'a'"
