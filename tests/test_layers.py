@@ -211,14 +211,6 @@ def test_imports_point_down_the_layers(module: Path) -> None:
 # itself (``kept``, every cache of files read) sits under them all. Imports for types count too: format does
 # not know a store exists.
 STORAGE_LAYERS: list[set[str]] = [{""}, {"format"}, {"backends"}, {"read", "write"}, {"check"}]
-# (file, module it imports): an upward import inside storage/ still to be taken out, and why
-STORAGE_DEBTS = {
-    # the small files beside _metadata.json are read, written, linked and fetched from a bucket in
-    # format/sidecars.py (used by spliced_file, row_segments, content_runs, cell_patches and the lazy fields
-    # of ShardedCacheMeta): that I/O is to move up, with those loaders, to read/ and write/
-    ("storage/format/sidecars.py", "stable_explore.storage.backends.fsutil"),
-    ("storage/format/sidecars.py", "stable_explore.storage.backends.remote_file"),
-}
 
 
 def _storage_part(name: str) -> str | None:
@@ -237,11 +229,6 @@ def _storage_layer(part: str) -> int:
     raise AssertionError(msg)
 
 
-def _owed(where: str, imported: str) -> bool:
-    """Whether STORAGE_DEBTS lists this import (of the module, or of a name from it)."""
-    return any(where == file and (imported == debt or imported.startswith(f"{debt}.")) for file, debt in STORAGE_DEBTS)
-
-
 def upward_storage_imports(module: Path, root: Path = PACKAGE) -> list[str]:
     """Each import in a module of ``storage/`` that points up its sub-packages' order, types included."""
     where = module.relative_to(root)
@@ -255,7 +242,7 @@ def upward_storage_imports(module: Path, root: Path = PACKAGE) -> list[str]:
     tree = ast.parse(module.read_text(encoding="utf-8"))
     for imported, _, line in _imports(tree, _package_of(module, root), types=True):
         part = _storage_part(imported.replace(root.name, "stable_explore", 1))
-        if part is None or part == own_part or _owed(str(where), imported):
+        if part is None or part == own_part:
             continue
         if (root / "storage" / part).is_file() or not (part == "" or (root / "storage" / part).is_dir()):
             continue  # a name that storage/__init__ exports, not a sub-package
@@ -271,14 +258,19 @@ def test_storage_imports_point_down_its_sub_packages(module: Path) -> None:
     assert not upward, "\n".join(upward)
 
 
-def test_every_storage_debt_is_still_owed() -> None:
-    """An upward import taken out is taken off STORAGE_DEBTS too, so it cannot come back unseen."""
-    owed = set()
-    for relative, imported in STORAGE_DEBTS:
-        tree = ast.parse((PACKAGE / relative).read_text(encoding="utf-8"))
-        if any(name == imported for name, _, _ in _imports(tree, _package_of(PACKAGE / relative), types=True)):
-            owed.add((relative, imported))
-    assert owed == STORAGE_DEBTS
+def test_the_format_model_imports_no_store_reader_or_writer() -> None:
+    """format/ is values: none of its modules imports backends/, read/, write/ or check/, not even for types.
+
+    There is no list of exceptions: the small files' reads and writes live in read/small_files.py and
+    write/small_files.py, and the values that load them lazily are handed a reader (``SmallFiles``).
+    """
+    found = []
+    for module in _sources(PACKAGE / "storage" / "format"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for imported, _, line in _imports(tree, _package_of(module), types=True):
+            if _storage_part(imported) in {"backends", "read", "write", "check"}:
+                found.append(f"{module.relative_to(PACKAGE)}:{line} imports {imported}")
+    assert found == []
 
 
 def test_the_storage_order_sees_an_upward_import(tmp_path: Path) -> None:
