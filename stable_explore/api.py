@@ -29,7 +29,7 @@ from stable_explore.catalog import (
     version_rows,
 )
 from stable_explore.catalog import fsck as fsck_catalog
-from stable_explore.catalog.fsck_remote import fsck_remote
+from stable_explore.catalog.maintenance.fsck_remote import fsck_remote
 from stable_explore.dataset import CachedDataset
 from stable_explore.dataset._foreign import open_foreign
 from stable_explore.display.progress import progress_bar
