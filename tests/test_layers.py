@@ -7,8 +7,8 @@ imports (``from ..widgets import browser``) and ``importlib.import_module("a.b")
 name. The body of ``if TYPE_CHECKING:`` is for types only and does not count (but for the storage
 order); its ``else:`` runs, and counts. The documented lazy facades
 (``CachedDataset.drop/relabel/set/save/pending_edits/map/add_columns`` -> versioning, ``CachedDataset.browse`` ->
-widgets, and the reprs and progress bars that render through ``display``) import upward inside those
-functions only, as pandas does for ``DataFrame.plot``.
+widgets, ``CachedDataset.to_hf/to_lance/to_mds/to_coco/to_yolo/export`` -> io, and the reprs and progress bars
+that render through ``display``) import upward inside those functions only, as pandas does for ``DataFrame.plot``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ LAYERS: list[set[str]] = [
     },  # stable-datasets-compatible facades over storage/ (for users: nothing in the package imports them)
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
     {"dataset"},  # CachedDataset: views, decoding, export, splits for ranks and workers
-    {"io"},  # other tools' annotation files (COCO, YOLO): rows to build, and a dataset written as them
+    # other tools' formats, one module each: annotation files (COCO, YOLO) and dataset layouts (Hugging Face, Lance,
+    # MDS, stable-datasets' folders): rows to build, and a dataset written as them
+    {"io"},
     {"versioning"},  # edits saved as versions, compare
     {"signals", "evaluation"},  # computed columns that find rows worth a look; predictions against labels
     {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
@@ -56,6 +58,10 @@ LAZY_FACADES = {
     ("evaluation", "widgets", "widget"),  # an evaluation's confusion-matrix widget, as ds.browse() is the browser
     ("dataset", "io", "to_coco"),  # a dataset's boxes written as a COCO file
     ("dataset", "io", "to_yolo"),  # ... as a YOLO folder
+    ("dataset", "io", "to_hf"),  # ... as a Hugging Face dataset
+    ("dataset", "io", "to_lance"),  # ... as a Lance dataset
+    ("dataset", "io", "to_mds"),  # ... as MDS shards
+    ("dataset", "io", "export"),  # ds.export: the layout its path names (stable-datasets' folders among them)
     ("dataset", "versioning", "relabel_boxes"),  # box edits start a draft, as drop and relabel do
     ("dataset", "versioning", "drop_boxes"),
     ("dataset", "versioning", "set_boxes"),
