@@ -36,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stable_explore as se
 from _report import mb, ms, rule, verdict
-from stable_explore.catalog.file_state import file_state
+from stable_explore.catalog.fingerprints.file_state import file_state
 
 
 def best_of(repeats: int, run: Callable[[], Any]) -> tuple[float, float]:

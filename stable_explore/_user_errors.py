@@ -19,7 +19,7 @@ from __future__ import annotations
 import traceback
 
 from stable_explore._frames import is_user_file, user_frames
-from stable_explore.catalog.parallel import TaskTraceback
+from stable_explore.catalog.parallel.executor import TaskTraceback
 
 __all__ = ["raised_in_user_code", "trimmed_traceback"]
 

@@ -29,7 +29,7 @@ from stable_explore.catalog import (
     version_rows,
 )
 from stable_explore.catalog import fsck as fsck_catalog
-from stable_explore.catalog.fsck_remote import fsck_remote
+from stable_explore.catalog.maintenance.fsck_remote import fsck_remote
 from stable_explore.dataset import CachedDataset
 from stable_explore.dataset._foreign import open_foreign
 from stable_explore.display.progress import progress_bar
@@ -250,7 +250,7 @@ def build(
 
 def _accept_hf(source: Any, features: Any, key: str | None) -> tuple[Any, Any, str | None]:
     """A ``datasets.Dataset`` source read as rows (images undecoded), keyed by its fingerprint; features converted."""
-    from stable_explore.dataset._huggingface import HFRows, is_hf_dataset, our_features
+    from stable_explore.io.huggingface import HFRows, is_hf_dataset, our_features
 
     features = our_features(features)
     if is_hf_dataset(source):
@@ -355,7 +355,7 @@ def load(
     >>> se.load("one", home=home).version == se.load(f"one@{ds.version[:6]}", home=home).version
     True
     """
-    from stable_explore.dataset._huggingface import our_features
+    from stable_explore.io.huggingface import our_features
 
     features = accept_features(our_features(features))
     if isinstance(ref, str):

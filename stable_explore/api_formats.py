@@ -71,9 +71,9 @@ def from_lance(
     ('pets', ['a.png'], True)
     """
     from stable_explore.api import build
-    from stable_explore.dataset._lance import LanceRows
     from stable_explore.dataset._sources import source_key
     from stable_explore.errors import NotACacheError
+    from stable_explore.io.lance import LanceRows
     from stable_explore.storage.read.lance_rows import is_lance_dataset
 
     folder = Path(path).expanduser()

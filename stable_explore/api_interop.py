@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.api import build
 from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
-from stable_explore.dataset._huggingface import HFRows, is_hf_dataset, our_features
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
+from stable_explore.io.huggingface import HFRows, is_hf_dataset, our_features
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -181,8 +181,8 @@ def test_code_reached_through_imports_and_classes_of_user_modules(tmp_path: Path
 
 
 def test_library_code_is_not_fingerprinted() -> None:
-    from stable_explore.catalog.code_tokens import is_user_file
-    from stable_explore.catalog.fingerprint import Tokenizer
+    from stable_explore.catalog.fingerprints.code_tokens import is_user_file
+    from stable_explore.catalog.fingerprints.fingerprint import Tokenizer
 
     assert not is_user_file(np.__file__)
     assert not is_user_file(os.__file__)
@@ -491,7 +491,7 @@ def test_a_notebook_rerun_in_a_fresh_kernel_sees_an_edited_helper_and_keeps_late
 
 
 def test_an_attribute_is_not_mistaken_for_a_global_of_the_same_name() -> None:
-    from stable_explore.catalog.fingerprint import Tokenizer
+    from stable_explore.catalog.fingerprints.fingerprint import Tokenizer
 
     namespace: dict = {"data": threading.Lock()}  # a notebook variable that happens to share an attribute's name
     exec("def rows(items):\n    for item in items:\n        yield {'x': item.data}\n", namespace)

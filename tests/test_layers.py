@@ -7,8 +7,8 @@ imports (``from ..widgets import browser``) and ``importlib.import_module("a.b")
 name. The body of ``if TYPE_CHECKING:`` is for types only and does not count (but for the storage
 order); its ``else:`` runs, and counts. The documented lazy facades
 (``CachedDataset.drop/relabel/set/save/pending_edits/map/add_columns`` -> versioning, ``CachedDataset.browse`` ->
-widgets, and the reprs and progress bars that render through ``display``) import upward inside those
-functions only, as pandas does for ``DataFrame.plot``.
+widgets, ``CachedDataset.to_hf/to_lance/to_mds/to_coco/to_yolo/export`` -> io, and the reprs and progress bars
+that render through ``display``) import upward inside those functions only, as pandas does for ``DataFrame.plot``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ LAYERS: list[set[str]] = [
     },  # stable-datasets-compatible facades over storage/ (for users: nothing in the package imports them)
     {"catalog"},  # names -> versions, refs, cache decisions, builds, publishing, gc
     {"dataset"},  # CachedDataset: views, decoding, export, splits for ranks and workers
-    {"io"},  # other tools' annotation files (COCO, YOLO): rows to build, and a dataset written as them
+    # other tools' formats, one module each: annotation files (COCO, YOLO) and dataset layouts (Hugging Face, Lance,
+    # MDS, stable-datasets' folders): rows to build, and a dataset written as them
+    {"io"},
     {"versioning"},  # edits saved as versions, compare
     {"signals", "evaluation"},  # computed columns that find rows worth a look; predictions against labels
     {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
@@ -56,6 +58,10 @@ LAZY_FACADES = {
     ("evaluation", "widgets", "widget"),  # an evaluation's confusion-matrix widget, as ds.browse() is the browser
     ("dataset", "io", "to_coco"),  # a dataset's boxes written as a COCO file
     ("dataset", "io", "to_yolo"),  # ... as a YOLO folder
+    ("dataset", "io", "to_hf"),  # ... as a Hugging Face dataset
+    ("dataset", "io", "to_lance"),  # ... as a Lance dataset
+    ("dataset", "io", "to_mds"),  # ... as MDS shards
+    ("dataset", "io", "export"),  # ds.export: the layout its path names (stable-datasets' folders among them)
     ("dataset", "versioning", "relabel_boxes"),  # box edits start a draft, as drop and relabel do
     ("dataset", "versioning", "drop_boxes"),
     ("dataset", "versioning", "set_boxes"),
@@ -211,14 +217,6 @@ def test_imports_point_down_the_layers(module: Path) -> None:
 # itself (``kept``, every cache of files read) sits under them all. Imports for types count too: format does
 # not know a store exists.
 STORAGE_LAYERS: list[set[str]] = [{""}, {"format"}, {"backends"}, {"read", "write"}, {"check"}]
-# (file, module it imports): an upward import inside storage/ still to be taken out, and why
-STORAGE_DEBTS = {
-    # the small files beside _metadata.json are read, written, linked and fetched from a bucket in
-    # format/sidecars.py (used by spliced_file, row_segments, content_runs, cell_patches and the lazy fields
-    # of ShardedCacheMeta): that I/O is to move up, with those loaders, to read/ and write/
-    ("storage/format/sidecars.py", "stable_explore.storage.backends.fsutil"),
-    ("storage/format/sidecars.py", "stable_explore.storage.backends.remote_file"),
-}
 
 
 def _storage_part(name: str) -> str | None:
@@ -237,11 +235,6 @@ def _storage_layer(part: str) -> int:
     raise AssertionError(msg)
 
 
-def _owed(where: str, imported: str) -> bool:
-    """Whether STORAGE_DEBTS lists this import (of the module, or of a name from it)."""
-    return any(where == file and (imported == debt or imported.startswith(f"{debt}.")) for file, debt in STORAGE_DEBTS)
-
-
 def upward_storage_imports(module: Path, root: Path = PACKAGE) -> list[str]:
     """Each import in a module of ``storage/`` that points up its sub-packages' order, types included."""
     where = module.relative_to(root)
@@ -255,7 +248,7 @@ def upward_storage_imports(module: Path, root: Path = PACKAGE) -> list[str]:
     tree = ast.parse(module.read_text(encoding="utf-8"))
     for imported, _, line in _imports(tree, _package_of(module, root), types=True):
         part = _storage_part(imported.replace(root.name, "stable_explore", 1))
-        if part is None or part == own_part or _owed(str(where), imported):
+        if part is None or part == own_part:
             continue
         if (root / "storage" / part).is_file() or not (part == "" or (root / "storage" / part).is_dir()):
             continue  # a name that storage/__init__ exports, not a sub-package
@@ -271,14 +264,19 @@ def test_storage_imports_point_down_its_sub_packages(module: Path) -> None:
     assert not upward, "\n".join(upward)
 
 
-def test_every_storage_debt_is_still_owed() -> None:
-    """An upward import taken out is taken off STORAGE_DEBTS too, so it cannot come back unseen."""
-    owed = set()
-    for relative, imported in STORAGE_DEBTS:
-        tree = ast.parse((PACKAGE / relative).read_text(encoding="utf-8"))
-        if any(name == imported for name, _, _ in _imports(tree, _package_of(PACKAGE / relative), types=True)):
-            owed.add((relative, imported))
-    assert owed == STORAGE_DEBTS
+def test_the_format_model_imports_no_store_reader_or_writer() -> None:
+    """format/ is values: none of its modules imports backends/, read/, write/ or check/, not even for types.
+
+    There is no list of exceptions: the small files' reads and writes live in read/small_files.py and
+    write/small_files.py, and the values that load them lazily are handed a reader (``SmallFiles``).
+    """
+    found = []
+    for module in _sources(PACKAGE / "storage" / "format"):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for imported, _, line in _imports(tree, _package_of(module), types=True):
+            if _storage_part(imported) in {"backends", "read", "write", "check"}:
+                found.append(f"{module.relative_to(PACKAGE)}:{line} imports {imported}")
+    assert found == []
 
 
 def test_the_storage_order_sees_an_upward_import(tmp_path: Path) -> None:

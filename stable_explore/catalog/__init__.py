@@ -1,5 +1,11 @@
 """The catalog: names -> versions under one home, refs and tags, cache decisions, builds, publishing, gc.
 
+The core is flat: ``catalog`` (a home's datasets, versions, refs and locks), ``names``, ``options``,
+``plan`` (the cache decision), ``build``, ``publish``, ``listing``, ``remote`` (a home in a bucket),
+``transfer`` (push and pull) and ``latest_seen``. Three folders hold the rest: ``parallel/`` (parallel
+builds and the pools of workers), ``fingerprints/`` (what a build reads, hashed for the cache decision)
+and ``maintenance/`` (fsck and gc).
+
 Nothing here imports the dataset, display or UI layers; those call down into these modules.
 """
 
@@ -14,9 +20,9 @@ from stable_explore.catalog.build import (
     pop_failure_note,
 )
 from stable_explore.catalog.catalog import Catalog, StoreCatalog, VersionRef
-from stable_explore.catalog.fsck import FsckReport, fsck
-from stable_explore.catalog.gc import GcReport, collect_garbage
 from stable_explore.catalog.listing import DATASET_COLUMNS, VERSION_COLUMNS, dataset_columns, dataset_rows, version_rows
+from stable_explore.catalog.maintenance.fsck import FsckReport, fsck
+from stable_explore.catalog.maintenance.gc import GcReport, collect_garbage
 from stable_explore.catalog.names import (
     HOME_ENV,
     LATEST,

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.catalog import warn_lock_wait
-from stable_explore.catalog.code_tokens import user_stacklevel
-from stable_explore.catalog.file_state import LISTINGS, Entry, read_listing, write_listing
+from stable_explore.catalog.fingerprints.code_tokens import user_stacklevel
+from stable_explore.catalog.fingerprints.file_state import LISTINGS, Entry, read_listing, write_listing
 from stable_explore.catalog.names import LATEST, check_name
-from stable_explore.catalog.parallel import ParallelBuild
+from stable_explore.catalog.parallel.executor import ParallelBuild
 from stable_explore.catalog.plan import SourcePlan, explain_changes, plan_source
 from stable_explore.catalog.publish import UNMOVED_MARK, publish_version
 from stable_explore.errors import (

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.catalog.code_tokens import user_stacklevel
+from stable_explore.catalog.fingerprints.code_tokens import user_stacklevel
 from stable_explore.catalog.latest_seen import note_latest
 from stable_explore.catalog.names import LATEST, NAME_PATTERN, check_name, resolve_home
 from stable_explore.errors import (
@@ -276,7 +276,10 @@ class StoreCatalog:
         return version_id
 
     def _mark_used(self, name: str, version_id: str) -> None:
-        """Record that a build was just handed this version (local homes; see :mod:`stable_explore.catalog.gc`)."""
+        """Record that a build was just handed this version (local homes).
+
+        See :mod:`stable_explore.catalog.maintenance.gc`.
+        """
 
     def record_source(self, name: str, source_fingerprint: str, version_id: str) -> None:
         """Remember that this source built ``version_id``."""

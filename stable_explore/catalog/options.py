@@ -61,7 +61,7 @@ class BuildOptions:
     message:
         A note stored with the version (shown by ``se.versions``).
     num_proc, executor:
-        Build in parallel (see :mod:`stable_explore.catalog.parallel`): ``num_proc`` tasks on as
+        Build in parallel (see :mod:`stable_explore.catalog.parallel.executor`): ``num_proc`` tasks on as
         many spawned processes, or tasks on ``executor`` (any :class:`concurrent.futures.Executor`;
         then ``num_proc`` is the number of tasks). Neither is part of the cache decision.
     lock_timeout:

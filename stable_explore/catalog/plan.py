@@ -29,8 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore._canonical import canonical_json, fingerprint
-from stable_explore.catalog.file_state import FILE_LIMIT, Entry, FileState, describe_listing_changes, file_state
-from stable_explore.catalog.fingerprint import Tokenizer, fingerprint_parts
+from stable_explore.catalog.fingerprints.file_state import (
+    FILE_LIMIT,
+    Entry,
+    FileState,
+    describe_listing_changes,
+    file_state,
+)
+from stable_explore.catalog.fingerprints.fingerprint import Tokenizer, fingerprint_parts
 from stable_explore.errors import InvalidArgumentTypeError
 
 if TYPE_CHECKING:

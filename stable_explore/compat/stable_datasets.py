@@ -255,7 +255,7 @@ def write_sharded_arrow_cache(
     encodes a column batch at a time).
     """
     del num_encode_workers
-    from stable_explore.dataset._stable_datasets import write_stable_datasets
+    from stable_explore.io.stable_datasets import write_stable_datasets
     from stable_explore.storage.backends.fsutil import publish_dir
 
     size = None if single_file or shard_size_bytes == float("inf") else int(shard_size_bytes)
@@ -357,7 +357,7 @@ def write_lance_cache(
     ``lance`` extra). ``se.load(cache_dir, features=...)`` and :class:`LanceBackend` read it.
     """
     del num_encode_workers  # ours encodes a column batch at a time
-    from stable_explore.dataset._stable_datasets import write_stable_datasets_lance
+    from stable_explore.io.stable_datasets import write_stable_datasets_lance
     from stable_explore.storage.format.stable_datasets import schema_fingerprint
 
     target = Path(cache_dir)

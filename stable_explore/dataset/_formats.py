@@ -122,7 +122,7 @@ class FormatExports:
         >>> se.load(out / "pets.lance", home=home).label_counts()
         {'cat': 1, 'dog': 1}
         """
-        from stable_explore.dataset._lance import write_lance
+        from stable_explore.io.lance import write_lance
 
         ds = cast("CachedDataset", self)
         return write_lance(ds, self._feature_tables(batch_size), Path(path), mode=mode, with_keys=with_keys)
@@ -136,7 +136,7 @@ class FormatExports:
         bytes (``jpeg``/``png`` encodings where a shard's images are all one format, so
         ``StreamingDataset`` hands back PIL images; ``bytes`` otherwise); labels are int64 codes and
         the class names are in ``stable-explore.json`` beside ``index.json``. The mapping of every
-        feature type is in :mod:`stable_explore.dataset._mds`.
+        feature type is in :mod:`stable_explore.io.mds`.
 
         Parameters
         ----------
@@ -173,7 +173,7 @@ class FormatExports:
         >>> [(s["samples"], s["column_encodings"]) for s in index["shards"]]
         [(3, ['int32'])]
         """
-        from stable_explore.dataset._mds import write_mds
+        from stable_explore.io.mds import write_mds
 
         return write_mds(
             cast("CachedDataset", self),
@@ -229,14 +229,14 @@ class FormatExports:
         ds = cast("CachedDataset", self)
         chosen = export_layout(path, layout, default="stable-datasets")
         if chosen == "stable-datasets":
-            from stable_explore.dataset._stable_datasets import write_stable_datasets
+            from stable_explore.io.stable_datasets import write_stable_datasets
 
             batch_size = options.pop("batch_size", 1000)
             return write_stable_datasets(
                 ds, self._feature_tables(batch_size), Path(path), overwrite=overwrite, **options
             )
         if chosen == "stable-datasets-lance":
-            from stable_explore.dataset._stable_datasets import write_stable_datasets_lance
+            from stable_explore.io.stable_datasets import write_stable_datasets_lance
 
             batch_size = options.pop("batch_size", 1000)
             return write_stable_datasets_lance(

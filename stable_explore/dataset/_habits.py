@@ -533,7 +533,7 @@ class DatasetsHabits:
         >>> hf.features["label"].int2str(hf[0]["label"])
         'dog'
         """
-        from stable_explore.dataset._huggingface import to_hf
+        from stable_explore.io.huggingface import to_hf
 
         return to_hf(self, with_keys=with_keys)  # type: ignore[arg-type]
 

@@ -59,7 +59,7 @@ def source_key(rows: Any) -> str | None:
     the build runs every time, as for any plain iterable.
     """
     from stable_explore._canonical import fingerprint
-    from stable_explore.catalog.fingerprint import Tokenizer
+    from stable_explore.catalog.fingerprints.fingerprint import Tokenizer
 
     tokens = Tokenizer()
     token = tokens.value(rows.__stable_token__(), "source")

@@ -130,7 +130,7 @@ def map_images(ds: CachedDataset, column: str, fn: ImageBatchFn, num_proc: int |
     step = max(BATCH_ROWS, -(-n // (workers * 4)))
     bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
     # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
-    from stable_explore.catalog.parallel import owned_pool
+    from stable_explore.catalog.parallel.executor import owned_pool
 
     with owned_pool(workers) as pool:
         futures = [pool.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]

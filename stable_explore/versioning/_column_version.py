@@ -25,11 +25,11 @@ from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features
 from stable_explore.storage.backends.fsutil import fsync_path, temp_dir_beside, writing
 from stable_explore.storage.format.cache_meta import GROUPS_FORMAT_REVISION, SEGMENTED_FORMAT_VERSION
 from stable_explore.storage.format.column_groups import ColumnGroup, ColumnGroups
-from stable_explore.storage.format.content_runs import content_runs_field
 from stable_explore.storage.format.hashing import ContentDigest, continue_row_hashes, digest_of_runs, row_hashes
 from stable_explore.storage.format.version_files import version_files
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.write.groups import GroupWriter, file_cuts
+from stable_explore.storage.write.small_files import content_runs_field
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,9 +20,9 @@ from stable_explore._units import format_size
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features
 from stable_explore.storage.format.cache_meta import GROUPS_FORMAT_REVISION, SEGMENTED_FORMAT_VERSION
 from stable_explore.storage.format.column_groups import ColumnGroups
-from stable_explore.storage.format.content_runs import content_runs_field
 from stable_explore.storage.format.hashing import ContentDigest, digest_of_runs, row_hashes
 from stable_explore.storage.write.groups import GroupWriter, file_cuts
+from stable_explore.storage.write.small_files import content_runs_field
 from stable_explore.versioning.edits import Draft, PendingEdits, Staged
 
 if TYPE_CHECKING:

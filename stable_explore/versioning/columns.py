@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from stable_explore._arrays import complex_refusal, holds_complex
 from stable_explore.catalog import LATEST, check_name, open_catalog, plan_map
-from stable_explore.catalog.parallel import owned_pool
+from stable_explore.catalog.parallel.executor import owned_pool
 from stable_explore.catalog.plan import explain_changes
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Value

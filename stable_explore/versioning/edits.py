@@ -49,13 +49,11 @@ from stable_explore.schema import ClassLabel, Value, class_name
 from stable_explore.storage.backends.fsutil import temp_dir_beside
 from stable_explore.storage.backends.locks import check_lock_timeout, waiting_at_most
 from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES
-from stable_explore.storage.format.cell_patches import cell_patches_field
-from stable_explore.storage.format.content_runs import content_runs_field
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata
-from stable_explore.storage.format.row_segments import row_segments_field
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.write.shards import ShardList, ShardWriter
+from stable_explore.storage.write.small_files import cell_patches_field, content_runs_field, row_segments_field
 from stable_explore.storage.write.writer import ShardFields, shard_metadata
 from stable_explore.versioning._edit_writer import EditWriter
 

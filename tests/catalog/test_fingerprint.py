@@ -22,7 +22,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore import Features, Value
-from stable_explore.catalog.fingerprint import Tokenizer, fingerprint_parts
+from stable_explore.catalog.fingerprints.fingerprint import Tokenizer, fingerprint_parts
 from tests.sources import NUM_FEATURES, numbers
 
 NUM = Features(x=Value("int64"))

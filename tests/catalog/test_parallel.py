@@ -25,9 +25,9 @@ import pytest
 import stable_explore as se
 from stable_explore import Features, Value
 from stable_explore.catalog import BuildOptions
-from stable_explore.catalog.parallel import TaskTraceback
+from stable_explore.catalog.parallel.executor import TaskTraceback
+from stable_explore.catalog.parallel.tasks import TaskFailure
 from stable_explore.catalog.plan import plan_source
-from stable_explore.catalog.tasks import TaskFailure
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -289,7 +289,7 @@ def test_a_key_repeated_across_tasks_is_refused_as_in_a_serial_build(home: Path)
 
 
 def test_a_worker_that_cannot_see_the_staging_folder_says_so(tmp_path: Path) -> None:
-    from stable_explore.catalog.tasks import WriteSpec, run_task, ship, split_arguments
+    from stable_explore.catalog.parallel.tasks import WriteSpec, run_task, ship, split_arguments
 
     (task,) = split_arguments(plain, (), {"items": [1]}, 1)
     spec = WriteSpec(NUM, str(tmp_path / "elsewhere" / "tasks"), 1 << 20, 10, None)

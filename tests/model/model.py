@@ -23,7 +23,7 @@ FLAGS = ["x", "y"]
 CLASS_NAMES = {"label": LABELS, "flag": FLAGS}
 SCALARS = ("x", "s")
 COLUMNS = ("label", "flag", "x", "s", "image", "seq")
-GRACE_SECONDS = 60.0  # stable_explore.catalog.gc.GRACE_SECONDS: a version a build reused is kept this long
+GRACE_SECONDS = 60.0  # stable_explore.catalog.maintenance.gc.GRACE_SECONDS: a version a build reused is kept this long
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ class FetchCounter:
     """Bytes and requests this process fetched from object storage to read versions (for tests and benchmarks).
 
     Shard reads, and the small files beside a version's metadata (see
-    :mod:`stable_explore.storage.format.sidecars`), which are fetched when a read first needs
+    :mod:`stable_explore.storage.read.small_files`), which are fetched when a read first needs
     them; ``small_files`` lists the keys of those, in the order they were fetched.
     """
 

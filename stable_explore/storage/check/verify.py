@@ -35,6 +35,7 @@ from stable_explore.storage.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.read.shard_file import open_shard
+from stable_explore.storage.read.small_files import SMALL_FILES
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -257,7 +258,8 @@ def check_cache_dir(cache_dir: Path) -> CacheCheck:
             batches_file=meta.cache_dir / (ref.file if ref is not None else METADATA_FILE),
         )
     for group in meta.column_groups.groups if meta.column_groups is not None else ():  # revision 6
-        digests = BatchDigestList(meta.cache_dir, [f.batches for f in group.files], [f.rows for f in group.files])
+        group_rows = [f.rows for f in group.files]
+        digests = BatchDigestList(meta.cache_dir, [f.batches for f in group.files], group_rows, files=SMALL_FILES)
         for position, file in enumerate(group.files):
             try:
                 batches = digests[position]

@@ -21,7 +21,9 @@ links unchanged (see :mod:`stable_explore.storage.format.sidecars`): each shard'
 ``shard-NNNNN.batches``, and the runs in ``content-runs.json`` plus a short list of splices.
 
 Reading the file, recovering a replacement killed half-way and checking the files it lists are
-:mod:`stable_explore.storage.read.open_meta`'s.
+:mod:`stable_explore.storage.read.open_meta`'s; the small files are read by the
+:class:`~stable_explore.storage.format.sidecars.SmallFiles` a value is given (``files``), which
+:mod:`stable_explore.storage.read.small_files` provides: nothing here reads or writes one.
 """
 
 from __future__ import annotations
@@ -45,14 +47,14 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import Features
 from stable_explore.storage.format.batch_digests import BatchDigests
-from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches, load_cell_patches
 from stable_explore.storage.format.column_groups import ColumnGroups
-from stable_explore.storage.format.content_runs import RUNS, ParentRuns, load_content_runs
+from stable_explore.storage.format.content_runs import RUNS, ParentRuns, checked_runs
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
-from stable_explore.storage.format.sidecars import BatchDigestList, FileRef
+from stable_explore.storage.format.sidecars import BatchDigestList, FileRef, SmallFiles, no_reader
 
 if TYPE_CHECKING:
+    from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches
     from stable_explore.storage.format.remote_location import RemoteLocation
     from stable_explore.storage.format.row_segments import ParentSegments
 
@@ -89,7 +91,7 @@ class ShardedCacheMeta:
     The first six fields are stable-datasets'; the rest are empty for a cache that
     stable-datasets' writer produced. Checking it against the files it lists, and reading the file, are
     :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`'s. The small files it names
-    (content runs, cell patches) are read the first time they are asked for.
+    (content runs, cell patches) are read the first time they are asked for, by its ``files``.
 
     Examples
     --------
@@ -132,18 +134,21 @@ class ShardedCacheMeta:
     """Revision 5: ``cell_patches`` as recorded (checked in shape; its file is read when first asked for)."""
     column_groups: ColumnGroups | None = None
     """Revision 6: columns kept in group files beside the shards (None: every column is in the shards)."""
+    files: SmallFiles | None = field(default=None, repr=False, compare=False)
+    """What reads the small files it names (None: made from a dict alone; asking for one of them raises)."""
     _runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = field(
         default=None, init=False, repr=False, compare=False
     )
     _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, cache_dir: Path, raw: Mapping[str, Any]) -> ShardedCacheMeta:
+    def from_dict(cls, cache_dir: Path, raw: Mapping[str, Any], files: SmallFiles | None = None) -> ShardedCacheMeta:
         """The metadata ``raw`` (``_metadata.json`` parsed) of the version in ``cache_dir``; no file is read.
 
-        See :func:`meta_from_dict`, which also takes the fields a caller has checked already.
+        ``files`` reads the small files it names when they are first asked for (without it, asking
+        raises). See :func:`meta_from_dict`, which also takes the fields a caller has checked already.
         """
-        return meta_from_dict(cache_dir, raw)
+        return meta_from_dict(cache_dir, raw, files=files)
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as ``_metadata.json`` holds it (a copy: changing it changes nothing here)."""
@@ -167,7 +172,9 @@ class ShardedCacheMeta:
         if self._patches is None:
             meta_path = self.cache_dir / METADATA_FILE
             sealed_by = (self.raw or {}).get(METADATA_DIGEST_FIELD)
-            patches, parent = load_cell_patches(
+            if self.files is None:
+                raise no_reader(meta_path)
+            patches, parent = self.files.cell_patches(
                 self.cache_dir, self.cell_patches_field, meta_path, self.remote, sealed_by=sealed_by
             )
             known = set(self.shard_hashes or ())
@@ -199,7 +206,12 @@ class ShardedCacheMeta:
         if self._runs is None:
             raw = self.raw or {}
             meta_path = self.cache_dir / METADATA_FILE
-            runs, parent = load_content_runs(self.cache_dir, self.content_runs_field, meta_path, self.remote)
+            if isinstance(self.content_runs_field, list):  # inline (revision 3): no file to read
+                runs, parent = checked_runs(self.content_runs_field, "'content_runs'", meta_path), None
+            elif self.files is None:
+                raise no_reader(meta_path)
+            else:
+                runs, parent = self.files.content_runs(self.cache_dir, self.content_runs_field, meta_path, self.remote)
             _check_runs_total(runs, raw, self.num_rows, meta_path)
             object.__setattr__(self, "_runs", (runs, parent))  # read once, on first use
         return self._runs
@@ -352,6 +364,7 @@ def checked_batch_digests(
     meta_path: Path,
     resolved_dir: Path | None = None,
     remote: RemoteLocation | None = None,
+    files: SmallFiles | None = None,
 ) -> BatchDigestList | None:
     """Check ``batch_digests``: per shard, digests inline (revisions 2-3), a file beside the shard (4), or None."""
     entries = raw.get("batch_digests")
@@ -375,7 +388,7 @@ def checked_batch_digests(
                 msg = f"'batch_digests' of shard {position} count {sum(digests.rows)} rows, not {counts[position]}"
                 raise corrupt(meta_path, msg)
             checked.append(digests)
-    return BatchDigestList(meta_path.parent, checked, counts, remote)
+    return BatchDigestList(meta_path.parent, checked, counts, remote, files)
 
 
 def checked_column_groups(
@@ -412,7 +425,9 @@ def checked_content_runs(
         record = RUNS.record_from_json(entries, meta_path)
         checked_shard_name(record.base.file, meta_path.parent, meta_path, resolved_dir)
         return entries, record.base
-    runs, _ = load_content_runs(meta_path.parent, entries, meta_path)
+    if not isinstance(entries, list):
+        RUNS.record_from_json(entries, meta_path)  # neither runs nor a file: named as a file's field would be
+    runs = checked_runs(entries, "'content_runs'", meta_path)
     _check_runs_total(runs, raw, num_rows, meta_path)
     return entries, None
 
@@ -492,11 +507,13 @@ def meta_from_dict(
     column_groups: ColumnGroups | None = None,
     segments_file: ParentSegments | None = None,
     remote: RemoteLocation | None = None,
+    files: SmallFiles | None = None,
 ) -> ShardedCacheMeta:
     """The metadata ``raw`` (``_metadata.json`` parsed) as a :class:`ShardedCacheMeta` of ``cache_dir``, no file read.
 
     The fields already checked may be given (``names``, ``features``, ``segments``, ``batch_digests``,
-    ``column_groups``), and what the folder says beside the file (``segments_file``, ``remote``); the
+    ``column_groups``), and what the folder says beside the file (``segments_file``, ``remote``); ``files``
+    reads the small files it names (see :class:`~stable_explore.storage.format.sidecars.SmallFiles`). The
     checks against the files it lists are :func:`~stable_explore.storage.read.open_meta.read_sharded_cache_meta`'s.
 
     Examples
@@ -510,7 +527,8 @@ def meta_from_dict(
     if features is None and raw.get("features") is not None:
         features = Features.from_dict(raw["features"])
     if batch_digests is None and raw.get("batch_digests") is not None:
-        batch_digests = checked_batch_digests(raw, list(raw["shard_row_counts"]), cache_dir / METADATA_FILE)
+        counts = list(raw["shard_row_counts"])
+        batch_digests = checked_batch_digests(raw, counts, cache_dir / METADATA_FILE, remote=remote, files=files)
     return ShardedCacheMeta(
         cache_dir=cache_dir,
         num_rows=raw["num_rows"],
@@ -536,6 +554,7 @@ def meta_from_dict(
         else ColumnGroups.from_json(raw["column_groups"], cache_dir / METADATA_FILE, num_rows=raw["num_rows"]),
         segments_file=segments_file,
         remote=remote,
+        files=files,
     )
 
 

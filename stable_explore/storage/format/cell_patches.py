@@ -13,15 +13,15 @@ records about 10 entries, whatever the rows. Entries are keyed by shard digest, 
 because saves renumber the shards they keep; a version whose shards repeat a digest does not
 patch (its rows are written anew).
 
+The file is read by :func:`stable_explore.storage.read.small_files.load_cell_patches` and written
+(or linked) by :func:`stable_explore.storage.write.small_files.cell_patches_field`.
+
 Examples
 --------
->>> import tempfile, pathlib, pyarrow as pa
->>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> import pyarrow as pa
+>>> from pathlib import Path
 >>> entries = [("xxh3_128:" + "d" * 32, 1, 77, (("label", 0),))]
->>> field = cell_patches_field(folder, entries)
->>> field["file"], field["entries"]
-('cell-patches.json', 1)
->>> patches = load_cell_patches(folder, field, folder / "_metadata.json")[0]
+>>> patches = patches_from(entries, Path("_metadata.json"))
 >>> table = pa.table({"label": [1, 1, 1], "__row_hash__": pa.array([5, 6, 7], pa.uint64())})
 >>> patches.apply("xxh3_128:" + "d" * 32, table).to_pydict()
 {'label': [1, 0, 1], '__row_hash__': [5, 77, 7]}
@@ -30,10 +30,10 @@ Examples
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -42,10 +42,6 @@ import xxhash
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
-from stable_explore.storage.kept import Kept, file_identity, kept
-
-if TYPE_CHECKING:
-    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = [
     "PATCHES_FILE",
@@ -54,8 +50,7 @@ __all__ = [
     "ParentPatches",
     "PatchEntry",
     "PatchesRecord",
-    "cell_patches_field",
-    "load_cell_patches",
+    "patches_from",
 ]
 
 PATCHES_FILE = "cell-patches.json"
@@ -106,45 +101,12 @@ PATCHES: SplicedList[PatchEntry] = SplicedList(PATCHES_FILE, "'cell_patches'", "
 """How the entries file is named and checked."""
 
 
-_LOADED: Kept[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = kept("parsed cell patches", max_entries=32)
-
-
-def load_cell_patches(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None, sealed_by: str | None = None
-) -> tuple[CellPatches, ParentPatches]:
-    """The patches a ``cell_patches`` field gives (its file, spliced), and the file for a save to link.
-
-    ``sealed_by`` is the metadata's own digest, which covers the field: the patches of a version
-    are then kept for the next load of it in this process while the file is the same one (each
-    load of a version after many saves otherwise parsed hundreds of entries again).
-    """
-    key: tuple[Any, ...] | None = None
-    if sealed_by is not None and remote is None and isinstance(raw, Mapping) and isinstance(raw.get("file"), str):
-        identity = file_identity(directory / raw["file"])
-        if identity is not None:
-            key = (sealed_by, str(directory), *identity)
-            found = _LOADED.get(key)
-            if found is not None:
-                return found
-    entries, parent = PATCHES.load(directory, raw, meta_path, remote)
+def patches_from(entries: list[PatchEntry], meta_path: Path) -> CellPatches:
+    """The patches of a version's entries (its file's, spliced), which must be in order of shard digest and row."""
     keys = [(digest, row) for digest, row, _, _ in entries]
     if any(a >= b for a, b in itertools.pairwise(keys)):
         raise CacheCorruptionError(meta_path, "'cell_patches' entries are not in order of shard digest and row")
-    result = (CellPatches(entries), parent)
-    if key is not None:
-        _LOADED.put(key, result)
-    return result
-
-
-def cell_patches_field(
-    out_dir: Path, entries: Sequence[PatchEntry], parent: ParentPatches | None = None
-) -> dict[str, Any]:
-    """Record a version's entries (sorted) in ``out_dir``: the ``cell_patches`` field to store.
-
-    With ``parent``, the parent's file is linked and only the splices are recorded, while they
-    stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written.
-    """
-    return PATCHES.field_value(out_dir, entries, parent)
+    return CellPatches(entries)
 
 
 @dataclass(frozen=True)

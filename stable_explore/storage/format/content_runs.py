@@ -9,30 +9,29 @@ records about 10 runs (under 1 KB). Once the splices outgrow a share of the file
 :func:`~stable_explore.storage.format.splices.rebase_limit`), the save writes a new file with no splices, so a
 chain of saves writes on average a few KB each, and reading the runs stays one file and a short list.
 
+The file is read by :func:`stable_explore.storage.read.small_files.load_content_runs` and written
+(or linked) by :func:`stable_explore.storage.write.small_files.content_runs_field`.
+
 Examples
 --------
->>> import tempfile, pathlib
->>> folder = pathlib.Path(tempfile.mkdtemp())
->>> field = content_runs_field(folder, [(4, "a" * 32), (5, "b" * 32)])
->>> field["file"], field["runs"], field["splices"]
-('content-runs.json', 2, [])
->>> load_content_runs(folder, field, folder / "_metadata.json")[0]
+>>> from pathlib import Path
+>>> checked_runs([[4, "a" * 32], [5, "b" * 32]], "'content_runs'", Path("_metadata.json"))
 [(4, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'), (5, 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb')]
+>>> checked_runs([[0, "a"]], "'content_runs'", Path("_metadata.json"))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+stable_explore.errors.CacheCorruptionError: ...content run [0, 'a'] is not [row count, 32 hex digits]
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stable_explore.errors import CacheCorruptionError
 from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
 
-if TYPE_CHECKING:
-    from stable_explore.storage.format.remote_location import RemoteLocation
-
-__all__ = ["RUNS", "RUNS_FILE", "ParentRuns", "RunsRecord", "content_runs_field", "load_content_runs"]
+__all__ = ["RUNS", "RUNS_FILE", "ParentRuns", "RunsRecord", "checked_runs"]
 
 RUNS_FILE = "content-runs.json"
 
@@ -43,7 +42,8 @@ ParentRuns = ParentList[Run]
 """A parent version's runs file, its runs, and its folder (a save links the file from there)."""
 
 
-def _checked_runs(value: Any, where: str, path: str | Path) -> list[Run]:
+def checked_runs(value: Any, where: str, path: str | Path) -> list[Run]:
+    """Check and type runs ``[[rows, digest], ...]`` (``where`` names the field, ``path`` the file, for errors)."""
     runs: list[Run] = []
     for run in value if isinstance(value, list) else [value]:
         ok = isinstance(run, list) and len(run) == 2 and type(run[0]) is int and run[0] > 0
@@ -53,26 +53,5 @@ def _checked_runs(value: Any, where: str, path: str | Path) -> list[Run]:
     return runs
 
 
-RUNS: SplicedList[Run] = SplicedList(RUNS_FILE, "'content_runs'", "runs", _checked_runs, list)
+RUNS: SplicedList[Run] = SplicedList(RUNS_FILE, "'content_runs'", "runs", checked_runs, list)
 """How the runs file is named and checked."""
-
-
-def load_content_runs(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
-) -> tuple[list[Run], ParentRuns | None]:
-    """The runs a ``content_runs`` field gives: inline (revision 3), or a file and splices (revision 4).
-
-    The second value describes the file for a save to reuse (None for inline runs).
-    """
-    if isinstance(raw, list):
-        return _checked_runs(raw, "'content_runs'", meta_path), None
-    return RUNS.load(directory, raw, meta_path, remote)
-
-
-def content_runs_field(out_dir: Path, runs: Sequence[Run], parent: ParentRuns | None = None) -> dict[str, Any]:
-    """Record ``runs`` for a version being written in ``out_dir``: the ``content_runs`` field to store.
-
-    With ``parent``, the parent's runs file is linked and only the splices are recorded, while
-    they stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new runs file is written.
-    """
-    return RUNS.field_value(out_dir, runs, parent)

@@ -11,16 +11,20 @@ A save renumbers the shards it keeps, so the file's segments name shards by the 
 numbering, and ``shards`` maps each of those numbers to this version's shard (-1: a shard this
 version does not keep; every segment of it must be spliced out).
 
+The file is read by :func:`stable_explore.storage.read.small_files.load_row_segments` and written
+(or linked) by :func:`stable_explore.storage.write.small_files.row_segments_field`.
+
 Examples
 --------
->>> import tempfile, pathlib
->>> folder = pathlib.Path(tempfile.mkdtemp())
->>> segments = [(0, 0, 10), (1, 0, 1), (0, 11, 89)] * 30  # long enough to go to a file
->>> field = row_segments_field(folder, segments, num_shards=2)
->>> field["file"], field["segments"], field["shards"], field["splices"]
-('row-segments.json', 90, [0, 1], [])
->>> load_row_segments(folder, field, folder / "_metadata.json")[0] == segments
-True
+>>> from pathlib import Path
+>>> ref = FileRef(SEGMENTS_FILE, "xxh3_128:" + "0" * 32, 40)
+>>> record = SegmentsRecord(ref, 2, (1, 0), ())  # the file's shard 0 is this version's shard 1
+>>> field = record.to_json()
+>>> field["file"], field["segments"], field["shards"]
+('row-segments.json', 2, [1, 0])
+>>> segments_from(SegmentsRecord.from_json(field, Path("_metadata.json")), [[0, 0, 5], [1, 0, 5]], Path("."),
+...               Path("_metadata.json"))[0]
+[(1, 0, 5), (0, 0, 5)]
 """
 
 from __future__ import annotations
@@ -28,10 +32,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.format.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.format.sidecars import FileRef
 from stable_explore.storage.format.splices import (
     Splice,
     apply_splices,
@@ -41,10 +45,15 @@ from stable_explore.storage.format.splices import (
     splices_to_json,
 )
 
-if TYPE_CHECKING:
-    from stable_explore.storage.format.remote_location import RemoteLocation
-
-__all__ = ["INLINE_SEGMENTS", "ParentSegments", "SEGMENTS_FILE", "load_row_segments", "row_segments_field"]
+__all__ = [
+    "INLINE_SEGMENTS",
+    "SEGMENTS_FILE",
+    "ParentSegments",
+    "SegmentsRecord",
+    "checked_segments",
+    "segments_from",
+    "splices_against",
+]
 
 SEGMENTS_FILE = "row-segments.json"
 INLINE_SEGMENTS = 64
@@ -53,7 +62,8 @@ INLINE_SEGMENTS = 64
 Segment = tuple[int, int, int]
 
 
-def _checked_segments(value: Any, where: str, path: str | Path) -> list[Segment]:
+def checked_segments(value: Any, where: str, path: str | Path) -> list[Segment]:
+    """Check and type segments ``[[shard, start, count], ...]`` (``where`` names the field, for errors)."""
     if not isinstance(value, list):
         raise CacheCorruptionError(path, f"{where} must be a list of [shard, start, count], found {value!r:.100}")
     out: list[Segment] = []
@@ -80,7 +90,7 @@ class SegmentsRecord:
 
     @classmethod
     def from_json(cls, raw: Any, meta_path: Path) -> SegmentsRecord:
-        """Check and type the field (the file itself is read by :func:`load_row_segments`)."""
+        """Check and type the field (its file is read by :mod:`stable_explore.storage.read.small_files`)."""
         base = FileRef.from_json(raw, meta_path, "'row_segments'")
         assert isinstance(raw, Mapping)
         count, shards = raw.get("segments"), raw.get("shards")
@@ -89,7 +99,7 @@ class SegmentsRecord:
         ):
             msg = f"'row_segments' needs a segment count and a shard map, found {raw!r:.150}"
             raise CacheCorruptionError(meta_path, msg)
-        splices = parse_splices(raw.get("splices"), "'row_segments'", meta_path, _checked_segments)
+        splices = parse_splices(raw.get("splices"), "'row_segments'", meta_path, checked_segments)
         return cls(base, count, tuple(shards), splices)
 
 
@@ -102,18 +112,16 @@ class ParentSegments:
     base: list[Segment]
 
 
-def load_row_segments(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
-) -> tuple[list[Segment], ParentSegments | None]:
-    """The segments a ``row_segments`` field gives: inline (a list), or a file, shard map and splices.
+def segments_from(
+    record: SegmentsRecord, value: Any, directory: Path, meta_path: Path
+) -> tuple[list[Segment], ParentSegments]:
+    """The segments ``record`` gives from its file's parsed ``value``, in this version's shard numbering.
 
-    Segments are returned in this version's shard numbering, not yet checked against the shards.
+    The file's segments are checked and mapped by the record's shard map, then the splices applied;
+    they are not yet checked against the shards. The second value is the file, for a save to link.
     """
-    if not isinstance(raw, Mapping):
-        return _checked_segments(raw, "'row_segments'", meta_path), None
-    record = SegmentsRecord.from_json(raw, meta_path)
     path = directory / record.base.file
-    base = _checked_segments(read_json_file(directory, record.base, meta_path, remote), SEGMENTS_FILE, path)
+    base = checked_segments(value, SEGMENTS_FILE, path)
     if len(base) != record.count:
         raise CacheCorruptionError(path, f"holds {len(base)} row segments, not {record.count}")
     if any(not 0 <= shard < len(record.shards) for shard, _, _ in base):
@@ -125,29 +133,17 @@ def load_row_segments(
     return segments, ParentSegments(directory, record, base)
 
 
-def row_segments_field(
-    out_dir: Path,
-    segments: Sequence[Sequence[int]],
-    *,
-    num_shards: int,
-    parent: ParentSegments | None = None,
-    parent_to_child: Mapping[int, int] | None = None,
-) -> list[list[int]] | dict[str, Any]:
-    """Record a saved version's segments (in its own shard numbering): the ``row_segments`` value to store.
+def splices_against(
+    parent: ParentSegments, segments: Sequence[Sequence[int]], parent_to_child: Mapping[int, int]
+) -> tuple[tuple[int, ...], list[Splice[Segment]]] | None:
+    """How a saved version's ``segments`` splice its parent's file, while a save may link it (None: it may not).
 
-    With ``parent`` (the parent's segments file) and ``parent_to_child`` (the parent's shard
-    number -> this version's, for every shard kept), the parent's file is linked and only the
-    splices are recorded while they stay under the rebase limit. Otherwise a short list is
-    kept inline, and a long one is written to a new file.
+    ``parent_to_child`` maps the parent's shard numbers to this version's, for every shard kept; the
+    first value is the file's shard map for this version (-1: a shard it does not keep).
     """
-    if parent is not None and parent_to_child is not None:
-        shards = tuple(parent_to_child.get(s, -1) if s >= 0 else -1 for s in parent.record.shards)
-        mapped = [(shards[shard], start, count) for shard, start, count in parent.base]
-        splices = splices_between(mapped, [(a, b, c) for a, b, c in segments])
-        if keeps_splicing(len(parent.base), splices, parent.record.splices):
-            base = link_small_file(parent.directory, parent.record.base, out_dir, SEGMENTS_FILE)
-            return SegmentsRecord(base, len(parent.base), shards, tuple(splices)).to_json()
-    if len(segments) <= INLINE_SEGMENTS:
-        return [list(s) for s in segments]
-    base = write_json_file(out_dir, SEGMENTS_FILE, [list(s) for s in segments])
-    return SegmentsRecord(base, len(segments), tuple(range(num_shards)), ()).to_json()
+    shards = tuple(parent_to_child.get(s, -1) if s >= 0 else -1 for s in parent.record.shards)
+    mapped = [(shards[shard], start, count) for shard, start, count in parent.base]
+    splices = splices_between(mapped, [(a, b, c) for a, b, c in segments])
+    if keeps_splicing(len(parent.base), splices, parent.record.splices):
+        return shards, splices
+    return None

@@ -3,19 +3,23 @@
 The runs of the content digest and the cell patches are both such lists: a field of the
 metadata names the file (``{"file", "digest", "size"}``), says how many items it holds and
 records the splices that turn them into the version's list. :class:`SplicedList` says how one
-list is named and checked; it reads the field and writes it, linking the parent's file while
-the splices stay under :func:`~stable_explore.storage.format.splices.rebase_limit`.
+list is named and checked, makes the list of a field and its file's value, and says whether a
+save may link the parent's file (while the splices stay under
+:func:`~stable_explore.storage.format.splices.rebase_limit`). The file is read by
+:mod:`stable_explore.storage.read.small_files` and written or linked by :mod:`stable_explore.storage.write.small_files`.
 
 Examples
 --------
->>> import tempfile, pathlib
+>>> from pathlib import Path
 >>> numbers = SplicedList("numbers.json", "'numbers'", "numbers", lambda v, where, path: list(v), lambda n: n)
->>> first = pathlib.Path(tempfile.mkdtemp())
->>> field = numbers.field_value(first, list(range(100)))
->>> items, parent = numbers.load(first, field, first / "_metadata.json")
->>> second = pathlib.Path(tempfile.mkdtemp())
->>> numbers.field_value(second, [*items, 100], parent)["splices"]  # the file is linked: one splice recorded
-[[100, 0, [100]]]
+>>> ref = FileRef("numbers.json", "xxh3_128:" + "0" * 32, 100)
+>>> field = numbers.record_to_json(SplicedRecord(ref, 3, ((3, 0, (3,)),)))
+>>> record = numbers.record_from_json(field, Path("_metadata.json"))
+>>> items, parent = numbers.items_from(record, [0, 1, 2], Path("."), Path("_metadata.json"))
+>>> items
+[0, 1, 2, 3]
+>>> numbers.splices_against(parent, [*items, 4])  # few splices: a save links the file and records them
+[(3, 0, (3, 4))]
 """
 
 from __future__ import annotations
@@ -23,14 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.format.sidecars import FileRef, link_small_file, read_json_file, write_json_file
+from stable_explore.storage.format.sidecars import FileRef
 from stable_explore.storage.format.splices import Splice, apply_splices, keeps_splicing, parse_splices, splices_between
-
-if TYPE_CHECKING:
-    from stable_explore.storage.format.remote_location import RemoteLocation
 
 __all__ = ["ParentList", "SplicedList", "SplicedRecord"]
 
@@ -71,7 +72,7 @@ class SplicedList(Generic[T]):
         return {**record.base.to_json(), self.count_key: record.count, "splices": splices}
 
     def record_from_json(self, raw: Any, meta_path: Path) -> SplicedRecord[T]:
-        """Check and type the field (the file itself is read by :meth:`load`)."""
+        """Check and type the field (its file is read by :mod:`stable_explore.storage.read.small_files`)."""
         base = FileRef.from_json(raw, meta_path, self.field)
         assert isinstance(raw, Mapping)
         count = raw.get(self.count_key)
@@ -80,27 +81,20 @@ class SplicedList(Generic[T]):
             raise CacheCorruptionError(meta_path, msg)
         return SplicedRecord(base, count, parse_splices(raw.get("splices"), self.field, meta_path, self.check_items))
 
-    def load(
-        self, directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
+    def items_from(
+        self, record: SplicedRecord[T], value: Any, directory: Path, meta_path: Path
     ) -> tuple[list[T], ParentList[T]]:
-        """The items the field gives (its file, checked, with the splices applied), and the file for a save."""
-        record = self.record_from_json(raw, meta_path)
+        """The items ``record`` gives from its file's parsed ``value`` (checked, splices applied), and the file."""
         path = directory / record.base.file
-        base = self.check_items(read_json_file(directory, record.base, meta_path, remote), self.file, path)
+        base = self.check_items(value, self.file, path)
         if len(base) != record.count:
             raise CacheCorruptionError(path, f"holds {len(base)} {self.count_key}, not {record.count}")
         return apply_splices(base, record.splices, meta_path), ParentList(directory, record, base)
 
-    def field_value(self, out_dir: Path, items: Sequence[T], parent: ParentList[T] | None = None) -> dict[str, Any]:
-        """Record ``items`` for a version being written in ``out_dir``: the field to store.
+    def splices_against(self, parent: ParentList[T], items: Sequence[T]) -> list[Splice[T]] | None:
+        """The splices that make ``items`` of ``parent``'s file, while a save may still link it (None: write anew).
 
-        With ``parent``, the parent's file is linked and only the splices are recorded, while they
-        stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written.
+        Linking holds while the splices stay under :func:`~stable_explore.storage.format.splices.rebase_limit`.
         """
-        if parent is not None:
-            splices = splices_between(parent.base, items)
-            if keeps_splicing(len(parent.base), splices, parent.record.splices):
-                base = link_small_file(parent.directory, parent.record.base, out_dir, self.file)
-                return self.record_to_json(SplicedRecord(base, len(parent.base), tuple(splices)))
-        base = write_json_file(out_dir, self.file, [self.item_json(item) for item in items])
-        return self.record_to_json(SplicedRecord(base, len(items), ()))
+        splices = splices_between(parent.base, items)
+        return splices if keeps_splicing(len(parent.base), splices, parent.record.splices) else None

@@ -41,6 +41,7 @@ from stable_explore.storage.read.reader import ArrowBackend
 from stable_explore.storage.read.reader import open_reader as open_shards_reader
 from stable_explore.storage.read.remote import RemoteReader
 from stable_explore.storage.read.remote_shards import RemoteShards
+from stable_explore.storage.read.small_files import SMALL_FILES
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
@@ -60,7 +61,7 @@ def group_reader(meta: ShardedCacheMeta, group: ColumnGroup) -> ArrowBackend:
     schema = group.features.to_arrow_schema()
     if group.row_hash:
         schema = schema.append(pa.field(HASH_COLUMN, pa.uint64()))
-    digests = BatchDigestList(meta.cache_dir, [f.batches for f in files], counts, meta.remote)
+    digests = BatchDigestList(meta.cache_dir, [f.batches for f in files], counts, meta.remote, SMALL_FILES)
     layout = ShardLayout.of(paths, counts, schema=schema, batch_digests=digests)
     if meta.remote is None:
         return ArrowBackend.over(MappedReader(layout))

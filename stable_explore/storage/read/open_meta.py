@@ -3,7 +3,8 @@
 ``storage.format.cache_meta`` parses and checks the metadata as a value (``meta_from_dict`` and the field
 checks); this module does the I/O around it: it recovers a replacement killed half-way, reads the file,
 checks that every shard and small file it lists is there at its recorded size, remembers which files' seals
-this process checked, and reads the marker of a bucket's version.
+this process checked, and reads the marker of a bucket's version. The value it returns reads its small files
+with :data:`~stable_explore.storage.read.small_files.SMALL_FILES`.
 
 Examples
 --------
@@ -59,9 +60,9 @@ from stable_explore.storage.format.cache_meta import (
 )
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.format.remote_location import RemoteLocation
-from stable_explore.storage.format.row_segments import load_row_segments
 from stable_explore.storage.kept import Kept, identity_of, kept
 from stable_explore.storage.read.shard_file import open_shard
+from stable_explore.storage.read.small_files import SMALL_FILES, load_row_segments
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.sidecars import FileRef
@@ -213,7 +214,7 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
             check_seal(raw, cache_dir, meta_path)
             raise corrupt(path, f"shard is {size} bytes, but {expected_size} were written (truncated or modified)")
 
-    batch_digests = checked_batch_digests(raw, counts, meta_path, resolved_dir, remote)
+    batch_digests = checked_batch_digests(raw, counts, meta_path, resolved_dir, remote, SMALL_FILES)
     # last, so that the specific checks above name what is wrong where they can
     VersionMetadata.from_json(raw, meta_path)  # names that become path parts are plain, text is UTF-8
     sealed = (str(cache_dir), *identity_of(stat))
@@ -239,6 +240,7 @@ def read_sharded_cache_meta(cache_dir: Path | str) -> ShardedCacheMeta:
         column_groups=groups,
         segments_file=segments_file,
         remote=remote,
+        files=SMALL_FILES,
     )
 
 

@@ -45,12 +45,13 @@ from stable_explore.storage.format.cache_meta import (
     meta_from_dict,
     metadata_digest,
 )
-from stable_explore.storage.format.content_runs import content_runs_field
 from stable_explore.storage.read.shard_file import read_shard_batches
+from stable_explore.storage.read.small_files import SMALL_FILES
 from stable_explore.storage.write.encode import BatchEncoder
 from stable_explore.storage.write.intake import Intake
 from stable_explore.storage.write.key_check import KeyCheck, key_hashes
 from stable_explore.storage.write.shards import BatchCallback, ShardList, ShardWriter
+from stable_explore.storage.write.small_files import content_runs_field
 
 if TYPE_CHECKING:
     from stable_explore.schema import Features
@@ -283,7 +284,7 @@ def shard_metadata(
     Format 1 keeps every field of stable-datasets' format version 1; format 2 adds ``row_segments``,
     for a version whose rows are runs of shards or whose cells are patched (stable-datasets' reader
     refuses it, as it should: it would read other rows, or the old values).
-    ``content_runs`` (the field :func:`~stable_explore.storage.format.content_runs.content_runs_field`
+    ``content_runs`` (the field :func:`~stable_explore.storage.write.small_files.content_runs_field`
     gives for the version's runs) lets a later edit rehash only the runs it touches; a version
     without them is hashed whole once. ``cell_patches`` (see :mod:`~stable_explore.storage.format.cell_patches`)
     makes the version format revision 5; without them it is revision 4, which earlier releases read.
@@ -434,4 +435,4 @@ def write_sharded_arrow_cache(
         meta: dict[str, Any] = {**fields, **(extra_metadata or {})}
         write_metadata(tmp, meta)
         publish_dir(tmp, cache_dir)
-    return meta_from_dict(cache_dir, meta)
+    return meta_from_dict(cache_dir, meta, files=SMALL_FILES)

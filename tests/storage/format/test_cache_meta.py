@@ -172,3 +172,38 @@ def test_the_metadata_is_a_value_made_from_the_parsed_file(tmp_path: Path, pet_f
     assert parsed.to_dict()["num_rows"] == 30  # to_dict is a copy
     with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.num_rows = 31  # type: ignore[misc]
+
+
+def test_the_small_files_are_read_by_the_reader_the_value_is_given(tmp_path: Path, pet_features, jpegs) -> None:
+    """from_dict alone reads no file: asking for a small file says how to read it; given the reader, it reads.
+
+    The format's values hold a reader (storage.read.small_files.SMALL_FILES) instead of doing the I/O
+    themselves; it travels with them to another process.
+    """
+    import pickle
+
+    from stable_explore.errors import InvalidOptionError
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+    from stable_explore.storage.read.small_files import SMALL_FILES
+
+    opened = write_pets(tmp_path, pet_features, jpegs, 30, batch_size=10, shard_size_bytes=1)
+    raw = json.loads((opened.cache_dir / "_metadata.json").read_text())
+    assert isinstance(raw["content_runs"], dict)
+    assert "file" in raw["batch_digests"][0]
+    bare = ShardedCacheMeta.from_dict(opened.cache_dir, raw)
+    with pytest.raises(InvalidOptionError, match=r"_metadata\.json: .*read_sharded_cache_meta"):
+        _ = bare.content_runs
+    assert bare.batch_digests is not None
+    with pytest.raises(InvalidOptionError, match=r"shard-00000\.batches: .*SMALL_FILES"):
+        _ = bare.batch_digests[0]
+    read = read_sharded_cache_meta(opened.cache_dir)
+    given = ShardedCacheMeta.from_dict(opened.cache_dir, raw, files=SMALL_FILES)
+    assert given == read
+    assert given.content_runs == read.content_runs
+    assert given.content_runs is not None
+    assert sum(rows for rows, _ in given.content_runs) == 30
+    assert given.batch_digests is not None
+    assert given.batch_digests[0] == read.batch_digests[0]
+    travelled = pickle.loads(pickle.dumps(read))
+    assert travelled.files is SMALL_FILES
+    assert travelled.content_runs == read.content_runs

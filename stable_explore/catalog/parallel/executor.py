@@ -1,7 +1,7 @@
 """Parallel builds: a generator's tasks run on an executor (processes, Dask, Ray), their shards joined in order.
 
 ``se.build(gen, F, kwargs={"files": files}, num_proc=8)`` splits the list arguments into
-contiguous tasks (:mod:`stable_explore.catalog.tasks`), runs each on a worker -- a process pool
+contiguous tasks (:mod:`stable_explore.catalog.parallel.tasks`), runs each on a worker -- a process pool
 of ``num_proc`` spawned processes, or any :class:`concurrent.futures.Executor` passed as
 ``executor=`` (a Dask client's ``get_executor()``, Ray's) -- and each task writes its own shards
 into the build's staging folder. Once every task has succeeded, the driver joins the shards in
@@ -31,9 +31,9 @@ from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.catalog.code_places import CodePlace, code_places, place_of
-from stable_explore.catalog.owner_watch import start_time, watch_owner
-from stable_explore.catalog.tasks import (
+from stable_explore.catalog.parallel.code_places import CodePlace, code_places, place_of
+from stable_explore.catalog.parallel.owner_watch import start_time, watch_owner
+from stable_explore.catalog.parallel.tasks import (
     CANCEL_FILE,
     Task,
     TaskFailure,
@@ -258,9 +258,9 @@ def owned_pool(workers: int, *, tune_memory: bool = False) -> ProcessPoolExecuto
     Its workers fork from the fork server (:func:`process_context`), so this process is not their
     parent: killed (a kernel restarted, a SIGKILL, an out-of-memory kill), it could not take them
     along, and they would run their tasks to the end. Each worker watches it instead
-    (:mod:`~stable_explore.catalog.owner_watch`) and exits within a second of its end.
+    (:mod:`~stable_explore.catalog.parallel.owner_watch`) and exits within a second of its end.
     ``tune_memory`` also keeps freed memory in the worker (see
-    :func:`~stable_explore.catalog.tasks.prepare_worker`), for a worker that lives for one build.
+    :func:`~stable_explore.catalog.parallel.tasks.prepare_worker`), for a worker that lives for one build.
 
     Examples
     --------
@@ -303,7 +303,7 @@ def _process_context() -> multiprocessing.context.BaseContext:
     if not _preloaded:  # once: the server starts with the first pool, and reads the list then
         # What a task's first rows import: without pandas (pyarrow imports it on first use) and
         # cloudpickle here, every new worker spent ~1 s importing them. A missing one is skipped.
-        context.set_forkserver_preload(["stable_explore.catalog.tasks", "pandas", "cloudpickle"])
+        context.set_forkserver_preload(["stable_explore.catalog.parallel.tasks", "pandas", "cloudpickle"])
         _preloaded = True
     return context
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore._frames import user_frames
 from stable_explore._optional import require
-from stable_explore.catalog.owner_watch import watch_owner
+from stable_explore.catalog.parallel.owner_watch import watch_owner
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
 from stable_explore.storage.write.column_batches import is_column_batch
 from stable_explore.storage.write.merge import TaskShards
@@ -208,7 +208,7 @@ def prepare_worker(owner: int | None = None, owner_started: str | None = None) -
     """Set up a worker process of our own pool (``num_proc=``) before its first task; True if malloc was tuned.
 
     ``owner`` is the process that runs the build (its start time ``owner_started``): the worker
-    ends when that process is gone (:mod:`~stable_explore.catalog.owner_watch`), so killing a
+    ends when that process is gone (:mod:`~stable_explore.catalog.parallel.owner_watch`), so killing a
     kernel mid-build leaves no worker behind.
 
     A worker lives for one build, so memory it frees need not go back to the system before it

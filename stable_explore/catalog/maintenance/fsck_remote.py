@@ -10,7 +10,7 @@ nothing at all (SeaweedFS keeps one after gc deletes its objects) is no problem.
 Examples
 --------
 ``fsck_remote(RemoteCatalog("s3://team-bucket/cache"))`` returns an
-:class:`~stable_explore.catalog.fsck.FsckReport` whose problems name ``s3://`` URLs.
+:class:`~stable_explore.catalog.maintenance.fsck.FsckReport` whose problems name ``s3://`` URLs.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.catalog.fsck import FsckReport
+from stable_explore.catalog.maintenance.fsck import FsckReport
 from stable_explore.catalog.names import LATEST, NAME_PATTERN
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, StableExploreError
 from stable_explore.storage.check.remote_verify import verify_remote

@@ -48,7 +48,7 @@ import numpy as np
 import xxhash
 
 from stable_explore._canonical import canonical_json
-from stable_explore.catalog.code_tokens import (
+from stable_explore.catalog.fingerprints.code_tokens import (
     attribute_chains,
     code_digest,
     global_names,

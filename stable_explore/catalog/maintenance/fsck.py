@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stable_explore._units import format_size
-from stable_explore.catalog.file_state import LISTING_NAME, LISTINGS, read_listing
+from stable_explore.catalog.fingerprints.file_state import LISTING_NAME, LISTINGS, read_listing
 from stable_explore.catalog.names import LATEST, NAME_PATTERN
 from stable_explore.errors import CacheNotFoundError, InvalidNameError, UnsafePathError
 from stable_explore.storage.backends.fsutil import is_leftover

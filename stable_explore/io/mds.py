@@ -112,7 +112,7 @@ def mds_encoding(feature: Feature) -> str:
         return "json"
     if isinstance(feature, Video):
         return "str"
-    msg = f"a {feature!r} column has no MDS encoding (see stable_explore.dataset._mds for the mapping)"
+    msg = f"a {feature!r} column has no MDS encoding (see stable_explore.io.mds for the mapping)"
     raise SchemaError(msg)
 
 

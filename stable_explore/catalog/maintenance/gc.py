@@ -31,8 +31,8 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.catalog.code_tokens import user_stacklevel
-from stable_explore.catalog.file_state import LISTINGS
+from stable_explore.catalog.fingerprints.code_tokens import user_stacklevel
+from stable_explore.catalog.fingerprints.file_state import LISTINGS
 from stable_explore.catalog.names import NAME_PATTERN
 from stable_explore.catalog.publish import unpublish_version_dir
 from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
