@@ -3,7 +3,8 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
-import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints, visibleBoxes } from "./lib/boxes.js";
+import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints } from "./lib/boxes.js";
+import { canSideBySide, detailPanes, isPrediction, shownBoxes } from "./lib/labelsets.js";
 import { describeFilter } from "./lib/filters.js";
 import { requester } from "./lib/requests.js";
 
@@ -71,10 +72,16 @@ function render({ model, el }) {
   const overlayToggles = h("span", { class: "se-overlay-toggles", "data-testid": "se-overlay-toggles" });
   const threshold = h("input", { type: "range", min: "0", max: "1", step: "0.05", value: "0", class: "se-threshold",
     "data-testid": "se-score-threshold", title: "hide predicted boxes scored below this (ground truth always shows)" });
+  // the detail pane: every label column over one image, or ground truth and predictions side by side
+  const modeOverlay = h("button", { class: "se-chip se-on", "data-testid": "se-detail-mode", "data-mode": "overlay",
+    title: "draw ground truth and predictions over one image", text: "overlay" });
+  const modeSide = h("button", { class: "se-chip", "data-testid": "se-detail-mode", "data-mode": "side",
+    title: "one image per Boxes column, side by side", text: "side by side" });
+  const modeSwitch = h("span", { class: "se-mode-switch", "data-testid": "se-detail-modes", hidden: "" }, [modeOverlay, modeSide]);
   const thresholdText = h("span", { class: "se-muted se-threshold-text", "data-testid": "se-score-threshold-text", text: "score ≥ 0.00" });
   const legend = h("span", { class: "se-legend", "data-testid": "se-legend" });
   const overlaybar = h("div", { class: "se-toolbar se-overlaybar", "data-testid": "se-overlaybar", hidden: "" }, [
-    h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, h("span", { class: "se-sep" }), legend,
+    h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, modeSwitch, h("span", { class: "se-sep" }), legend,
   ]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
@@ -129,7 +136,10 @@ function render({ model, el }) {
 
   let cells = [];
   let cellOverlays = [];  // per cell of the page: {frame, overlays} to draw boxes on (again after a toggle)
-  let detailOverlay = null;  // the detail pane's: {frame, overlays}
+  let detailOverlays = [];  // the detail pane's, one per pane: {frame, overlays, only}
+  let detailMode = "overlay";  // or "side": one image per Boxes column
+  let detailShown = null;  // the detail's last message and buffers, to lay its panes out again
+  let detailUrl = null;  // {msg, url} of the detail's image
   const hiddenFields = new Set();  // label columns switched off in this view
   let cursor = -1;
   let detailRow = null;
@@ -403,6 +413,11 @@ function render({ model, el }) {
   function drawOverlayBar() {
     const fields = labelFields();
     overlaybar.hidden = !fields.length;
+    modeSwitch.hidden = !canSideBySide(fields);
+    modeOverlay.classList.toggle("se-on", detailMode !== "side");
+    modeSide.classList.toggle("se-on", detailMode === "side");
+    modeOverlay.setAttribute("aria-pressed", detailMode !== "side" ? "true" : "false");
+    modeSide.setAttribute("aria-pressed", detailMode === "side" ? "true" : "false");
     overlayToggles.replaceChildren(...fields.map((field) => {
       const on = !hiddenFields.has(field.name);
       const what = field.kind === "mask" ? "mask" : field.kind === "keypoints" ? "keypoints" : "boxes";
@@ -412,6 +427,7 @@ function render({ model, el }) {
       toggle.addEventListener("click", () => {
         if (hiddenFields.has(field.name)) hiddenFields.delete(field.name); else hiddenFields.add(field.name);
         drawOverlayBar();
+        if (detailMode === "side" && detailShown) drawDetail(detailShown.msg, detailShown.buffers);  // the panes change
         drawAllOverlays();
       });
       return toggle;
@@ -430,13 +446,18 @@ function render({ model, el }) {
 
   function drawOverlay(target, seen) {
     // the boxes of every label column switched on, over one image; `seen` collects [name, class] for the legend
-    const { svg, overlays, frameWidth, frameHeight, masks } = target;
+    const { svg, overlays, frameWidth, frameHeight, masks, only, labelled } = target;
     const size = overlays.size || [0, 0];
     const image = containRect(size[0], size[1], frameWidth, frameHeight);
     svg.setAttribute("viewBox", `0 0 ${frameWidth} ${frameHeight}`);
     const drawn = [];
     for (const field of labelFields()) {
       const names = field.names || [];
+      if (only && !only.has(field.name)) {
+        const mask = masks.get(field.name);
+        if (mask) mask.canvas.hidden = true;
+        continue;
+      }
       if (field.kind === "mask") {
         const mask = masks.get(field.name);
         if (!mask) continue;
@@ -472,19 +493,31 @@ function render({ model, el }) {
         });
         continue;
       }
-      for (const box of visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold())) {
+      const shown = shownBoxes(field, (overlays.boxes || {})[field.name], scoreThreshold());
+      const predicted = isPrediction(field);
+      for (const { box, index } of shown) {
         const place = placeBox(box.slice(0, 4), image);
         const scored = box[5] !== null && box[5] !== undefined;
+        const colour = classColours(box[4]).light;
         const rect = svgNode("rect", { x: place.x, y: place.y, width: place.width, height: place.height,
-          class: "se-box" + (scored ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
-          "data-class": box[4], "vector-effect": "non-scaling-stroke" });
-        rect.style.setProperty("--se-colour", classColours(box[4]).light);
+          class: "se-box" + (scored || predicted ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
+          "data-class": box[4], "data-index": index, "vector-effect": "non-scaling-stroke" });
+        rect.style.setProperty("--se-colour", colour);
         const tip = svgNode("title");
         tip.textContent = `${field.name}: ${boxText(box, names)}`;
         rect.append(tip);
         drawn.push(rect);
+        if (labelled) {
+          // the detail names each box (a prediction with its score) above its top-left corner, in image units
+          const size = Math.max(frameWidth, frameHeight) / 30;
+          const text = svgNode("text", { x: place.x + 1, y: Math.max(size, place.y - size * 0.25), class: "se-box-text",
+            "data-testid": "se-box-label", "data-field": field.name, "font-size": size, "vector-effect": "non-scaling-stroke" });
+          text.style.setProperty("--se-colour", colour);
+          text.textContent = boxText(box, names);
+          drawn.push(text);
+        }
       }
-      for (const index of boxClasses(visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold()))) {
+      for (const index of boxClasses(shown.map(({ box }) => box))) {
         seen.set(`${index}`, names[index] ?? String(index));
       }
     }
@@ -494,7 +527,7 @@ function render({ model, el }) {
   function drawAllOverlays() {
     const seen = new Map();
     for (const target of cellOverlays) drawOverlay(target, seen);
-    if (detailOverlay) drawOverlay(detailOverlay, seen);
+    for (const target of detailOverlays) drawOverlay(target, seen);
     thresholdText.textContent = `score ≥ ${scoreThreshold().toFixed(2)}`;
     legend.replaceChildren(...[...seen].sort((a, b) => Number(a[0]) - Number(b[0])).map(([index, name]) => {
       const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-item", "data-class": index });
@@ -504,7 +537,7 @@ function render({ model, el }) {
     }));
   }
 
-  function overlayTarget(overlays, frameWidth, frameHeight, buffers) {
+  function overlayTarget(overlays, frameWidth, frameHeight, buffers, only = null) {
     const svg = svgNode("svg", { class: "se-boxes", "data-testid": "se-boxes", preserveAspectRatio: "xMidYMid meet", "aria-hidden": "true" });
     // masks: a canvas each, painted once its PNG is decoded (letterboxed by object-fit like the <img>)
     const masks = new Map();
@@ -517,7 +550,8 @@ function render({ model, el }) {
       masks.set(name, { canvas, classes: mask.classes || [] });
       paintMaskCanvas(canvas, buffers[mask.buffer], field);
     }
-    return { svg, overlays, frameWidth, frameHeight, masks, layers: [...[...masks.values()].map((m) => m.canvas), svg] };
+    return { svg, overlays, frameWidth, frameHeight, masks, only, labelled: false,
+      layers: [...[...masks.values()].map((m) => m.canvas), svg] };
   }
 
   function paintMaskCanvas(canvas, buffer, field) {
@@ -614,7 +648,8 @@ function render({ model, el }) {
 
   function drawDetail(msg, buffers) {
     detailRow = msg.row;
-    detailOverlay = null;
+    detailOverlays = [];
+    detailShown = { msg, buffers };
     const children = [];
     const close = h("button", { class: "se-close", title: "close (Esc)", text: "×" });
     close.addEventListener("click", closeDetail);
@@ -634,19 +669,31 @@ function render({ model, el }) {
       text: `row ${msg.row} · key ${msg.key} · shard ${msg.shard}, row ${msg.shard_row} of that file` }));
     fit.disabled = actual.disabled = !buffers.length;
     if (buffers.length) {
-      const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
-      urls.add(url);
-      const img = h("img", { class: "se-detail-img", alt: "", "data-testid": "se-detail-img" });
-      const stack = h("div", { class: "se-detail-stack" }, [img]);
-      const frame = h("div", { class: "se-detail-frame" }, [stack]);
-      if (msg.overlays && msg.overlays.size) {
+      // one URL per detail message, kept while it shows (its panes are laid out again on a switch)
+      if (!detailUrl || detailUrl.msg !== msg) {
+        if (detailUrl) URL.revokeObjectURL(detailUrl.url);
+        detailUrl = { msg, url: URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime })) };
+      }
+      const url = detailUrl.url;
+      // one image, or (side by side) one per Boxes column, each with the columns its pane draws
+      const panes = msg.overlays && msg.overlays.size ? detailPanes(labelFields(), hiddenFields, detailMode) : [null];
+      const imgs = panes.map((only, i) => h("img", { class: "se-detail-img", alt: "", "data-testid": i ? "se-detail-img-2" : "se-detail-img" }));
+      const img = imgs[0];
+      const stacks = panes.map((only, i) => {
+        const stack = h("div", { class: "se-detail-stack", "data-testid": "se-detail-pane", "data-fields": only ? only.join(" ") : "" }, [imgs[i]]);
+        if (only === null) return stack;
         // drawn in the stored image's own units over the <img> (which is the image, no bars): the SVG stretches with it
         const [width, height] = msg.overlays.size;
-        detailOverlay = overlayTarget(msg.overlays, width, height, buffers);
-        detailOverlay.svg.setAttribute("preserveAspectRatio", "none");
-        detailOverlay.svg.classList.add("se-detail-boxes");
-        stack.append(...detailOverlay.layers);
-      }
+        const target = overlayTarget(msg.overlays, width, height, buffers, new Set(only));
+        target.svg.setAttribute("preserveAspectRatio", "none");
+        target.svg.classList.add("se-detail-boxes");
+        target.labelled = true;
+        detailOverlays.push(target);
+        stack.append(...target.layers);
+        if (panes.length > 1) stack.append(h("div", { class: "se-pane-name", text: only.filter((n) => labelFields().some((f) => f.name === n && f.kind === "boxes")).join(" ") }));
+        return stack;
+      });
+      const frame = h("div", { class: "se-detail-frame" + (panes.length > 1 ? " se-side" : "") }, stacks);
       const info = h("div", { class: "se-detail-info", "data-testid": "se-detail-info" });
       const image = msg.image || {};
       const stored = image.width !== undefined ? `${image.width} x ${image.height} ${image.format}` : (image.format || "");
@@ -656,12 +703,14 @@ function render({ model, el }) {
         info.textContent = `${stored} · ${(image.bytes ?? 0).toLocaleString()} bytes${shown} · ${zoom === "fit" ? "fit" : "1:1"}`;
       };
       const applyZoom = () => {
-        img.classList.toggle("se-actual", zoom === "1:1");
-        img.style.width = "";
-        if (zoom === "fit") {
-          // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
-          const factor = Math.floor(384 / Math.max(img.naturalWidth, img.naturalHeight, 1));
-          if (factor >= 2) img.style.width = `${img.naturalWidth * factor}px`;
+        for (const one of imgs) {
+          one.classList.toggle("se-actual", zoom === "1:1");
+          one.style.width = "";
+          if (zoom === "fit") {
+            // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
+            const factor = Math.floor(384 / imgs.length / Math.max(img.naturalWidth, img.naturalHeight, 1));
+            if (factor >= 2) one.style.width = `${img.naturalWidth * factor}px`;
+          }
         }
         detail.dataset.zoom = zoom;
         fit.classList.toggle("se-on", zoom === "fit");
@@ -676,7 +725,7 @@ function render({ model, el }) {
         if (!msg.full && image.width !== undefined && img.naturalWidth && img.naturalWidth < image.width) requestDetail(msg.row, 0);
       });
       img.addEventListener("load", applyZoom);
-      img.src = url;
+      for (const one of imgs) one.src = url;
       describe();
       children.push(frame, info);
     }
@@ -728,7 +777,10 @@ function render({ model, el }) {
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
-    detailOverlay = null;
+    detailOverlays = [];
+    detailShown = null;
+    if (detailUrl) URL.revokeObjectURL(detailUrl.url);
+    detailUrl = null;
     similarButton = similarWrap = null;
     if (cellOverlays.length || wasOpen) drawAllOverlays();  // the legend forgets the pane's classes
     if (wasOpen) command("detail_closed");
@@ -791,6 +843,13 @@ function render({ model, el }) {
   subsetClear.addEventListener("click", () => command("show_all"));
   goBack.addEventListener("click", () => command("back"));
   threshold.addEventListener("input", drawAllOverlays);
+  for (const button of [modeOverlay, modeSide]) {
+    button.addEventListener("click", () => {
+      detailMode = button.dataset.mode || "overlay";
+      drawOverlayBar();
+      if (detailShown) drawDetail(detailShown.msg, detailShown.buffers);
+    });
+  }
   save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
