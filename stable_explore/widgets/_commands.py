@@ -142,6 +142,13 @@ def _save(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Rep
     return {"type": "saved", "ref": saved.ref}, []
 
 
+@COMMANDS.command("evaluation_rows")
+def _evaluation_rows(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """The evaluation's buttons: rows with a false positive, a false negative, or the most confident mistakes."""
+    browser.show_evaluation(str(msg["what"]))
+    return OK, []
+
+
 @COMMANDS.command("similar")
 def _similar(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
     """The detail pane's "Similar rows": the grid shows the row and its nearest neighbours, closest first."""

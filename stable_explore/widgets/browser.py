@@ -41,12 +41,14 @@ from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._esm import STATIC, widget_module
+from stable_explore.widgets._evaluation import EvaluationView
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import box_mask, class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._overlays import (
     boxes_per_row,
     image_size,
+    is_prediction_column,
     keypoints_per_row,
     label_fields,
     mask_overlay,
@@ -140,6 +142,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
     similar_by = t.Unicode("").tag(sync=True)  # what "similar rows" compares, in words ("" = nothing to compare)
     similar_reason = t.Unicode("").tag(sync=True)  # why there are no similar rows, and what to add
     can_go_back = t.Bool(False).tag(sync=True)  # a grid before "similar rows" to go back to
+    evaluation = t.Dict().tag(sync=True)  # an evaluation shown ({} = none): see _evaluation.EvaluationView.described
 
     def __init__(
         self,
@@ -150,6 +153,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         cache: ThumbnailCache | None = None,
         prefetch: bool = True,
         similar_by: str | None = None,
+        evaluation: Any = None,
         **kwargs: Any,
     ) -> None:
         if page_size not in PAGE_SIZES:
@@ -160,6 +164,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         # every observer waits (state.ready is False) until construction is done
         self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
         self._state.similar_choice = similar_by
+        if evaluation is not None:  # checked now: an evaluation of other rows is an error, not wrong colours
+            self._state.evaluation = EvaluationView.of(evaluation, dataset)
         self._state.show(range(len(dataset)), in_row_order=True)
         super().__init__(page_size=page_size, thumb_size=thumb_size, **self._described(), **kwargs)
         self._state.ready = True
@@ -188,6 +194,14 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
                     entry.update(start=int(first[shard]), stop=int(last[shard]) + 1)
                 shards.append(entry)
         label = opened.label_column
+        evaluated = self._state.evaluation
+        if evaluated is not None and evaluated.version != dataset.version:
+            evaluated = self._state.evaluation = None  # a save made a new version: its evaluation is to run again
+        predictions = None
+        if evaluated is not None and evaluated.kind == "boxes":
+            boxes = [n for n, f in dataset.features.items() if isinstance(f, Boxes)]
+            predictions = {n for n in boxes if is_prediction_column(n)} - {evaluated.ground_truth}
+            predictions.add(evaluated.predictions)
         return {
             "title": f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
             f"{format_size(dataset.nbytes)}",
@@ -197,7 +211,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "columns": list(dataset.features),
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
-            "label_fields": label_fields(dataset.features) if opened.image_column is not None else [],
+            "label_fields": label_fields(dataset.features, predictions) if opened.image_column is not None else [],
+            "evaluation": evaluated.described() if evaluated is not None else {},
             "searched": opened.searched,
             "fields": self._field_info(ranges=not opened.columns_later),
             "subset": "",
@@ -449,16 +464,45 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         placed = {
             name: keypoints_per_row(table.column(name), cast("Keypoints", ds.features[name]), sizes) for name in points
         }
+        evaluated = self._state.evaluation
+        outcomes = evaluated.outcomes(rows) if evaluated is not None else [None] * len(rows)
         out: list[dict[str, Any] | None] = []
         for i, size in enumerate(sizes):
             entry: dict[str, Any] = {"size": None if size is None else list(size)}
             entry["boxes"] = {name: drawn[name][i] for name in names}
+            if outcomes[i] is not None:
+                entry["outcomes"] = outcomes[i]
             if masks:
                 entry["masks"] = {name: painted[name][i] for name in masks}
             if points:
                 entry["keypoints"] = {name: placed[name][i] for name in points}
             out.append(entry)
         return out
+
+    def show_evaluation(self, what: str) -> None:
+        """Show the rows of the evaluation (``browse(evaluation=)``) that ``what`` names, in its order.
+
+        ``"fp"``: the rows with a false positive; ``"fn"``: with a false negative (a missed box);
+        ``"mistakes"``: the most confident mistakes first (a detector's: the row whose false positive
+        scored highest first). ``show_rows(None)`` (the status line's "show all") shows every row again.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": i % 2, "guess": 0} for i in range(4)],
+        ...               se.Features(label=se.ClassLabel(names=["a", "b"]), guess=se.ClassLabel(names=["a", "b"])),
+        ...               name="ab", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(evaluation=se.evaluate(ds, predictions="guess", ground_truth="label"))
+        >>> browser.show_evaluation("mistakes")
+        >>> browser.page_rows().tolist(), browser.subset
+        ([1, 3], 'most confident mistakes first (guess)')
+        """
+        evaluated = self._state.evaluation
+        if evaluated is None:
+            msg = "this browser shows no evaluation: ds.browse(evaluation=se.evaluate(ds, ...))"
+            raise InvalidOptionError(msg)
+        rows, title = evaluated.rows(what)
+        self.show_rows(rows, title)
 
     def _image_sizes(self, rows: np.ndarray) -> list[tuple[int, int] | None]:
         """Each row's stored image size, from the image's header, read once per version row."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until
+from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until, wait_grid_rows
 from tests.widgets.test_browser_boxes_lab import NOTEBOOK
 
 pytestmark = pytest.mark.browser
@@ -26,10 +26,24 @@ SHOTS = Path(__file__).resolve().parents[2] / "docs" / "_static" / "screenshots"
 
 ROLES = 'print("roles", [(f["name"], f["role"]) for f in browser.label_fields if f["kind"] == "boxes"])'
 
+# a model with mistakes: image 2's and image 5's first prediction given another class (a false positive and a
+# missed box each), image 3's first prediction dropped (a missed box); evaluated, then browsed with its evaluation
+EVALUATE = """\
+wrong = (ds.relabel_boxes({1: {0: "dog"}, 4: {0: "car"}}, column="predictions")
+         .drop_boxes({2: [0]}, column="predictions").save("three mistakes", progress=False))
+r = se.evaluate(wrong, predictions="predictions", ground_truth="objects")
+evaluated = wrong.browse(page_size=24, thumb_size=128, evaluation=r)
+evaluated"""
+
+FP_SCORES = """\
+scores = [wrong[i]["predictions"]["score"][0] for i in (1, 4)]
+print("fp", r.rows("fp").tolist(), "fn", r.rows("fn").tolist(), "scores", scores)"""
+SHOWN = 'print("shown", evaluated.subset, evaluated.page_rows().tolist())'
+
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    cells = [NOTEBOOK, ROLES]
+    cells = [NOTEBOOK, ROLES, EVALUATE, FP_SCORES, SHOWN]
     with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "labelsets.ipynb", cells, viewport=(1280, 1200)) as page:
         yield page
 
@@ -51,7 +65,7 @@ def test_ground_truth_and_predictions_side_by_side_or_overlaid(page: Any) -> Non
     assert "('objects', 'truth'), ('predictions', 'predictions')" in out
 
     # image 1 in the detail: its 3 truths solid, its 3 predictions dashed, each named with its score
-    page.dblclick("[data-testid=se-thumb][data-row='0']")
+    widget.locator("[data-testid=se-thumb][data-row='0']").dblclick()
     page.wait_for_function("() => document.querySelector('[data-testid=se-detail]').dataset.row === '0'")
     detail = "[data-testid=se-detail]"
     wait_count(page, f"{detail} [data-testid=se-box]", 6)
@@ -73,12 +87,12 @@ def test_ground_truth_and_predictions_side_by_side_or_overlaid(page: Any) -> Non
     assert all((dash not in ("none", "")) == (field == "predictions") for field, dash in dashes)
 
     # the threshold hides the prediction at 0.2 and no ground truth
-    page.locator("[data-testid=se-score-threshold]").fill("0.5")
+    widget.locator("[data-testid=se-score-threshold]").fill("0.5")
     wait_count(page, f"{detail} [data-testid=se-box]", 5)
     assert count(page, f"{detail} [data-testid=se-box][data-field=objects]") == 3
 
     # side by side: ground truth on the left, predictions on the right, each over its own copy of the image
-    switch = page.locator("[data-testid=se-detail-mode][data-mode=side]")
+    switch = widget.locator("[data-testid=se-detail-mode][data-mode=side]")
     assert switch.is_visible()
     switch.click()
     wait_count(page, f"{detail} [data-testid=se-detail-pane]", 2)
@@ -88,7 +102,7 @@ def test_ground_truth_and_predictions_side_by_side_or_overlaid(page: Any) -> Non
             [...p.querySelectorAll('[data-testid=se-box]')].map(b => b.dataset.field)])""",
     )
     assert panes == [["objects", ["objects"] * 3], ["predictions", ["predictions"] * 2]]
-    for img in page.locator(f"{detail} .se-detail-img").all():
+    for img in widget.locator(f"{detail} .se-detail-img").all():
         img.evaluate("img => img.decode()")
     left, right = page.eval_on_selector_all(
         f"{detail} [data-testid=se-detail-pane]", "els => els.map(e => e.getBoundingClientRect().left)"
@@ -98,14 +112,85 @@ def test_ground_truth_and_predictions_side_by_side_or_overlaid(page: Any) -> Non
     widget.screenshot(path=str(SHOTS / "browser-side-by-side-light.png"))
 
     # the threshold still applies in the predictions' pane; the next row keeps the layout
-    page.locator("[data-testid=se-score-threshold]").fill("0")
+    widget.locator("[data-testid=se-score-threshold]").fill("0")
     wait_count(page, f"{detail} [data-testid=se-box][data-field=predictions]", 3)
-    page.locator(f"{detail} .se-detail-bar button[title^='next row']").click()
+    widget.locator(f"{detail} .se-detail-bar button[title^='next row']").click()
     page.wait_for_function("() => document.querySelector('[data-testid=se-detail]').dataset.row === '1'")
     wait_count(page, f"{detail} [data-testid=se-detail-pane]", 2)
 
     # back to overlay: one image with both columns
-    page.locator("[data-testid=se-detail-mode][data-mode=overlay]").click()
+    widget.locator("[data-testid=se-detail-mode][data-mode=overlay]").click()
     wait_count(page, f"{detail} [data-testid=se-detail-pane]", 1)
     assert count(page, f"{detail} [data-testid=se-box][data-field=predictions]") > 0
     assert count(page, f"{detail} [data-testid=se-box][data-field=objects]") > 0
+
+
+def in_widget(page: Any, index: int, selector: str, script: str = "els => els.length") -> Any:
+    """Run ``script`` on the elements ``selector`` finds inside the page's ``index``-th browser."""
+    return page.evaluate(
+        f"""() => {{
+            const root = document.querySelectorAll('[data-testid=se-browser]')[{index}];
+            const els = root ? [...root.querySelectorAll({selector!r})] : [];
+            return ({script})(els);
+        }}"""
+    )
+
+
+def wait_in_widget(page: Any, index: int, selector: str, script: str) -> None:
+    page.wait_for_function(
+        f"""() => {{
+            const root = document.querySelectorAll('[data-testid=se-browser]')[{index}];
+            const els = root ? [...root.querySelectorAll({selector!r})] : [];
+            return ({script})(els);
+        }}""",
+        timeout=30_000,
+    )
+
+
+def test_an_evaluation_colours_tp_fp_fn_and_its_buttons_show_the_mistakes(page: Any) -> None:
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=se-browser]').length === 2", timeout=120_000)
+    widget = page.locator("[data-testid=se-browser]").nth(1)
+    wait_in_widget(page, 1, "[data-testid=se-grid]", "els => els[0] && els[0].dataset.ready === 'page-0'")
+    out = run_cell_until(page, 3, lambda text: "scores" in text, "the evaluation's rows")
+    assert "fp [1, 4] fn [1, 2, 4]" in out
+    scores = [float(x) for x in out.split("scores")[1].strip(" []\n").split(",")]
+    by_score = [1, 4] if scores[0] >= scores[1] else [4, 1]
+
+    assert "mAP" in in_widget(page, 1, "[data-testid=se-eval-summary]", "els => els[0].textContent")
+    # image 2: its relabelled prediction is a false positive (dashed, red), the person it missed a false negative
+    row1 = "[data-testid=se-thumb][data-row='1'] [data-testid=se-box]"
+    drawn = in_widget(
+        page, 1, row1, "els => els.map(e => [e.dataset.field, e.dataset.outcome, getComputedStyle(e).stroke])"
+    )
+    assert ["predictions", "fp", "rgb(255, 45, 85)"] in drawn
+    assert ["objects", "fn", "rgb(255, 159, 10)"] in drawn
+    assert all(outcome in ("tp", "fp", "fn") for _, outcome, _ in drawn)
+    legend = in_widget(page, 1, "[data-testid=se-legend-outcome]", "els => els.map(e => e.dataset.outcome)")
+    assert legend == ["tp", "fp", "fn"]
+    # the first browser (no evaluation) colours by class, as before
+    assert in_widget(page, 0, "[data-testid=se-box][data-outcome]") == 0
+    assert in_widget(page, 0, "[data-testid=se-evalbar]", "els => els[0].hidden") is True
+
+    # "rows with FP", "rows with FN", then the most confident mistake first: what the grid and the kernel show
+    buttons = widget.locator("[data-testid=se-eval-rows]")
+    assert buttons.all_inner_texts() == ["rows with FP (2)", "rows with FN (3)", "most confident mistakes (2)"]
+    widget.locator("[data-testid=se-eval-rows][data-what=fn]").click()
+    wait_grid_rows(page, [1, 2, 4], browser=1)
+    widget.locator("[data-testid=se-eval-rows][data-what=fp]").click()
+    wait_grid_rows(page, [1, 4], browser=1)
+    widget.locator("[data-testid=se-eval-rows][data-what=mistakes]").click()
+    wait_grid_rows(page, by_score, browser=1)
+    out = run_cell_until(page, 4, lambda text: "most confident" in text, "the mistakes shown")
+    assert f"most confident mistakes first (predictions) {by_score}" in out
+
+    # the detail of the worst mistake, coloured by outcome, and a screenshot for the docs
+    widget.locator(f"[data-testid=se-thumb][data-row='{by_score[0]}']").dblclick()
+    wait_in_widget(page, 1, "[data-testid=se-detail] [data-testid=se-box][data-outcome=fp]", "els => els.length === 1")
+    for img in widget.locator("[data-testid=se-detail] .se-detail-img").all():
+        img.evaluate("img => img.decode()")
+    widget.screenshot(path=str(SHOTS / "browser-evaluation-light.png"))
+
+    # colour by class again: no outcome colour left, the class legend back
+    widget.locator("[data-testid=se-colour-outcome]").click()
+    wait_in_widget(page, 1, "[data-testid=se-legend-outcome]", "els => els.length === 0")
+    assert in_widget(page, 1, "[data-testid=se-legend-item]") > 0

@@ -4,7 +4,7 @@
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
 import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints } from "./lib/boxes.js";
-import { canSideBySide, detailPanes, isPrediction, shownBoxes } from "./lib/labelsets.js";
+import { canSideBySide, detailPanes, isPrediction, OUTCOME_COLOURS, OUTCOME_NAMES, outcomeLegend, outcomeOf, shownBoxes } from "./lib/labelsets.js";
 import { describeFilter } from "./lib/filters.js";
 import { requester } from "./lib/requests.js";
 
@@ -83,6 +83,14 @@ function render({ model, el }) {
   const overlaybar = h("div", { class: "se-toolbar se-overlaybar", "data-testid": "se-overlaybar", hidden: "" }, [
     h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, modeSwitch, h("span", { class: "se-sep" }), legend,
   ]);
+  // an evaluation (browse(evaluation=r)): what it is, boxes coloured by outcome, and its rows a click away
+  const evalText = h("span", { class: "se-muted se-eval-text", "data-testid": "se-eval-summary" });
+  const byOutcome = h("button", { class: "se-chip se-on", "data-testid": "se-colour-outcome", "aria-pressed": "true",
+    title: "colour boxes by their outcome (true positive, false positive, missed) instead of their class", text: "colour by outcome" });
+  const evalButtons = h("span", { class: "se-eval-buttons", "data-testid": "se-eval-buttons" });
+  const evalbar = h("div", { class: "se-toolbar se-evalbar", "data-testid": "se-evalbar", hidden: "" }, [
+    evalText, h("span", { class: "se-sep" }), evalButtons, h("span", { class: "se-spacer" }), byOutcome,
+  ]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
   ]);
@@ -91,7 +99,7 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, deadNote, toolbar, overlaybar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
+  root.append(title, deadNote, toolbar, overlaybar, evalbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
   // requests to the kernel: one command each, answered by a reply with the same id (lib/requests.js); a
@@ -138,6 +146,8 @@ function render({ model, el }) {
   let cellOverlays = [];  // per cell of the page: {frame, overlays} to draw boxes on (again after a toggle)
   let detailOverlays = [];  // the detail pane's, one per pane: {frame, overlays, only}
   let detailMode = "overlay";  // or "side": one image per Boxes column
+  let colourOutcomes = true;  // with an evaluation: boxes in their outcome's colour, not their class's
+  let outcomesSeen = new Set();  // the outcomes drawn, for the legend
   let detailShown = null;  // the detail's last message and buffers, to lay its panes out again
   let detailUrl = null;  // {msg, url} of the detail's image
   const hiddenFields = new Set();  // label columns switched off in this view
@@ -498,13 +508,17 @@ function render({ model, el }) {
       for (const { box, index } of shown) {
         const place = placeBox(box.slice(0, 4), image);
         const scored = box[5] !== null && box[5] !== undefined;
-        const colour = classColours(box[4]).light;
+        const outcome = outcomeOf(overlays.outcomes, field.name, index);
+        const byOutcome = colourOutcomes && outcome !== null;
+        const colour = byOutcome ? OUTCOME_COLOURS[outcome] : classColours(box[4]).light;
+        if (byOutcome) outcomesSeen.add(outcome);
         const rect = svgNode("rect", { x: place.x, y: place.y, width: place.width, height: place.height,
           class: "se-box" + (scored || predicted ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
           "data-class": box[4], "data-index": index, "vector-effect": "non-scaling-stroke" });
+        if (outcome !== null) rect.dataset.outcome = outcome;
         rect.style.setProperty("--se-colour", colour);
         const tip = svgNode("title");
-        tip.textContent = `${field.name}: ${boxText(box, names)}`;
+        tip.textContent = `${field.name}: ${boxText(box, names)}` + (outcome !== null ? ` · ${OUTCOME_NAMES[outcome] ?? outcome}` : "");
         rect.append(tip);
         drawn.push(rect);
         if (labelled) {
@@ -517,7 +531,8 @@ function render({ model, el }) {
           drawn.push(text);
         }
       }
-      for (const index of boxClasses(shown.map(({ box }) => box))) {
+      for (const index of boxClasses(shown.filter(({ index }) => !(colourOutcomes && outcomeOf(overlays.outcomes, field.name, index) !== null))
+        .map(({ box }) => box))) {
         seen.set(`${index}`, names[index] ?? String(index));
       }
     }
@@ -526,12 +541,18 @@ function render({ model, el }) {
 
   function drawAllOverlays() {
     const seen = new Map();
+    outcomesSeen = new Set();
     for (const target of cellOverlays) drawOverlay(target, seen);
     for (const target of detailOverlays) drawOverlay(target, seen);
     thresholdText.textContent = `score ≥ ${scoreThreshold().toFixed(2)}`;
     legend.replaceChildren(...[...seen].sort((a, b) => Number(a[0]) - Number(b[0])).map(([index, name]) => {
       const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-item", "data-class": index });
       item.style.setProperty("--se-colour", classColours(Number(index)).light);
+      item.append(h("span", { class: "se-swatch" }), h("span", { text: name }));
+      return item;
+    }), ...outcomeLegend(outcomesSeen).map(({ outcome, name, colour }) => {
+      const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-outcome", "data-outcome": outcome });
+      item.style.setProperty("--se-colour", colour);
       item.append(h("span", { class: "se-swatch" }), h("span", { text: name }));
       return item;
     }));
@@ -752,6 +773,26 @@ function render({ model, el }) {
     similarWrap.title = why;
   }
 
+  function drawEvaluation() {
+    // what was evaluated, and a button per way to see its rows (with how many rows it shows)
+    const evaluation = model.get("evaluation") || {};
+    evalbar.hidden = !evaluation.kind;
+    if (!evaluation.kind) return;
+    evalText.textContent = evaluation.summary || "";
+    byOutcome.hidden = evaluation.kind !== "boxes";
+    byOutcome.classList.toggle("se-on", colourOutcomes);
+    byOutcome.setAttribute("aria-pressed", colourOutcomes ? "true" : "false");
+    const words = { fp: "rows with FP", fn: "rows with FN", mistakes: "most confident mistakes" };
+    evalButtons.replaceChildren(...Object.entries(evaluation.counts || {}).map(([what, count]) => {
+      const button = h("button", { "data-testid": "se-eval-rows", "data-what": what, text: `${words[what] ?? what} (${count.toLocaleString()})`,
+        title: what === "mistakes" && evaluation.kind === "boxes" ? "rows with a false positive, the highest-scoring false positive first"
+          : what === "mistakes" ? "rows predicted wrong, the model's most confident first" : `show the ${words[what]}` });
+      button.disabled = dead || !count;
+      button.addEventListener("click", () => command("evaluation_rows", { what }));
+      return button;
+    }));
+  }
+
   function drawBack() {
     goBack.hidden = !model.get("can_go_back");
   }
@@ -843,6 +884,7 @@ function render({ model, el }) {
   subsetClear.addEventListener("click", () => command("show_all"));
   goBack.addEventListener("click", () => command("back"));
   threshold.addEventListener("input", drawAllOverlays);
+  byOutcome.addEventListener("click", () => { colourOutcomes = !colourOutcomes; drawEvaluation(); drawAllOverlays(); });
   for (const button of [modeOverlay, modeSide]) {
     button.addEventListener("click", () => {
       detailMode = button.dataset.mode || "overlay";
@@ -948,6 +990,8 @@ function render({ model, el }) {
     ["change:similar_reason", drawSimilar],
     ["change:can_go_back", drawBack],
     ["change:label_fields", drawOverlayBar],
+    ["change:evaluation", drawEvaluation],
+    ["change:evaluation", drawAllOverlays],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -962,6 +1006,7 @@ function render({ model, el }) {
   drawSubset();
   drawBack();
   drawOverlayBar();
+  drawEvaluation();
   drawSearchHint();
   onStatus();
   requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });
