@@ -39,6 +39,7 @@ from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowInd
 from stable_explore.schema import Array3D, Boxes, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
+from stable_explore.widgets._box_editing import BoxEditMixin
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._evaluation import EvaluationView
@@ -85,7 +86,7 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, anywidget.AnyWidget):
+class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, BoxEditMixin, anywidget.AnyWidget):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows; find similar rows.
 
     Get one with ``ds.browse()`` or ``se.browse("name@version")``. ``similar_by=`` names what the
@@ -458,6 +459,16 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         masks = [f["name"] for f in fields if f["kind"] == "mask"]
         points = [f["name"] for f in fields if f["kind"] == "keypoints"]
         table = ds.select(rows).to_arrow(columns=names + masks + points)
+        for name in names:  # a row with pending box edits shows its boxes after them
+            pending = self.pending_boxes(rows, name)
+            if pending:
+                import pyarrow as pa
+
+                values = table.column(name).to_pylist()
+                for place, boxes in pending.items():
+                    values[place] = boxes
+                column = pa.array(values, type=ds.features[name].arrow_type)
+                table = table.set_column(table.schema.get_field_index(name), name, column)
         drawn = {name: boxes_per_row(table.column(name), cast("Boxes", ds.features[name]), sizes) for name in names}
         bound = mask_size or self.thumb_size
         painted = {name: [mask_overlay(v, bound) for v in table.column(name).to_pylist()] for name in masks}

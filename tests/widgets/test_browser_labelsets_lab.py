@@ -39,11 +39,15 @@ FP_SCORES = """\
 scores = [wrong[i]["predictions"]["score"][0] for i in (1, 4)]
 print("fp", r.rows("fp").tolist(), "fn", r.rows("fn").tolist(), "scores", scores)"""
 SHOWN = 'print("shown", evaluated.subset, evaluated.page_rows().tolist())'
+SAVED = """\
+mine = browser.dataset[0]["objects"]
+rounded = [[round(v) for v in b] for b in mine["bbox"]]
+print("saved", browser.dataset.version != ds.version, mine["category"], rounded)"""
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    cells = [NOTEBOOK, ROLES, EVALUATE, FP_SCORES, SHOWN]
+    cells = [NOTEBOOK, ROLES, EVALUATE, FP_SCORES, SHOWN, SAVED]
     with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "labelsets.ipynb", cells, viewport=(1280, 1200)) as page:
         yield page
 
@@ -194,3 +198,76 @@ def test_an_evaluation_colours_tp_fp_fn_and_its_buttons_show_the_mistakes(page: 
     widget.locator("[data-testid=se-colour-outcome]").click()
     wait_in_widget(page, 1, "[data-testid=se-legend-outcome]", "els => els.length === 0")
     assert in_widget(page, 1, "[data-testid=se-legend-item]") > 0
+
+
+def test_box_edits_in_the_detail_pane_are_saved_as_a_version(page: Any) -> None:
+    widget = page.locator("[data-testid=se-browser]").first
+    detail = "[data-testid=se-detail]"
+    widget.locator("[data-testid=se-thumb][data-row='0']").dblclick()
+    wait_in_widget(page, 0, detail, "els => els[0].dataset.row === '0'")
+    # predictions off: the clicks below land on ground truth only
+    toggle = widget.locator("[data-testid=se-overlay-toggle][data-field=predictions]")
+    if toggle.get_attribute("aria-pressed") == "true":
+        toggle.click()
+    wait_in_widget(page, 0, f"{detail} [data-testid=se-box]", "els => els.length === 3")
+    svg = widget.locator(f"{detail} svg.se-detail-boxes").first
+    widget.locator(f"{detail} .se-detail-img").first.evaluate("img => img.decode()")
+
+    def at(fx: float, fy: float) -> tuple[float, float]:
+        box = svg.bounding_box()
+        return box["x"] + fx * box["width"], box["y"] + fy * box["height"]
+
+    # click the dog (box 2, x 45%..70%, y 8%..38%), make it a car
+    page.mouse.click(*at(0.575, 0.23))
+    wait_in_widget(page, 0, f"{detail} [data-testid=se-box][data-chosen]", "els => els.length === 1")
+    chosen = widget.locator("[data-testid=se-box-chosen]").inner_text()
+    assert chosen == "objects box 2 selected"
+    assert widget.locator("[data-testid=se-box-class-select]").input_value() == "2"
+    widget.locator("[data-testid=se-box-class-select]").select_option("1")
+    widget.locator("[data-testid=se-box-relabel]").click()
+    wait_in_widget(
+        page,
+        0,
+        f"{detail} [data-testid=se-box][data-field=objects][data-index='2']",
+        "els => els[0]?.dataset.class === '1'",
+    )
+    assert "edit the boxes of 1 row(s)" in widget.locator("[data-testid=se-pending]").inner_text()
+    # the thumbnail follows: row 0 shows two cars and no dog
+    wait_in_widget(
+        page,
+        0,
+        "[data-testid=se-thumb][data-row='0'] [data-testid=se-box][data-field=objects]",
+        "els => els.map(e => e.dataset.class).sort().join() === '0,1,1'",
+    )
+
+    # click the person (box 0, x 8%..38%, y 10%..70%) and delete it
+    page.mouse.click(*at(0.23, 0.4))
+    wait_in_widget(page, 0, f"{detail} [data-testid=se-box][data-chosen]", "els => els[0]?.dataset.class === '0'")
+    widget.locator("[data-testid=se-box-delete]").click()
+    wait_in_widget(page, 0, f"{detail} [data-testid=se-box]", "els => els.length === 2")
+
+    # draw a dog: x 10%..40%, y 75%..95%
+    widget.locator("[data-testid=se-box-draw]").click()
+    widget.locator("[data-testid=se-box-class-select]").select_option("2")
+    page.mouse.move(*at(0.1, 0.75))
+    page.mouse.down()
+    page.mouse.move(*at(0.25, 0.85), steps=4)
+    page.mouse.move(*at(0.4, 0.95), steps=4)
+    page.mouse.up()
+    wait_in_widget(page, 0, f"{detail} [data-testid=se-box]", "els => els.length === 3")
+    widget.locator("[data-testid=se-box-draw]").click()  # drawing off
+    for img in widget.locator(f"{detail} .se-detail-img").all():
+        img.evaluate("img => img.decode()")
+    widget.screenshot(path=str(SHOTS / "browser-box-edits-light.png"))
+
+    # save: a new version whose row 0 has the relabelled car, the car, and the drawn dog (pixels of 180 x 280)
+    widget.locator("[data-testid=se-message]").fill("fix row 0's boxes")
+    widget.locator("[data-testid=se-save]").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-status]').textContent.includes('saved')", timeout=60_000
+    )
+    out = run_cell_until(page, 5, lambda text: "saved True" in text, "the saved version")
+    categories, boxes = out.split("saved True ")[1].split("] [", 1)
+    assert categories.strip("[]") == "1, 1, 2"
+    drawn = [int(v) for v in boxes.strip().strip("[]").split("], [")[-1].split(",")]
+    assert drawn == pytest.approx([18, 210, 54, 56], abs=3)

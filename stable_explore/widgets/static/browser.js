@@ -6,6 +6,7 @@ import { classColours, labelColour } from "./lib/colours.js";
 import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints } from "./lib/boxes.js";
 import { canSideBySide, detailPanes, isPrediction, OUTCOME_COLOURS, OUTCOME_NAMES, outcomeLegend, outcomeOf, shownBoxes } from "./lib/labelsets.js";
 import { describeFilter } from "./lib/filters.js";
+import { dragCorners, drawColumn, hitBox, pointIn } from "./lib/boxedit.js";
 import { requester } from "./lib/requests.js";
 
 function render({ model, el }) {
@@ -148,6 +149,8 @@ function render({ model, el }) {
   let detailMode = "overlay";  // or "side": one image per Boxes column
   let colourOutcomes = true;  // with an evaluation: boxes in their outcome's colour, not their class's
   let outcomesSeen = new Set();  // the outcomes drawn, for the legend
+  let chosenBox = null;  // the detail's box clicked: {row, field, index}
+  let drawing = false;  // the detail's "draw a box" is on: a drag over the image adds a box
   let detailShown = null;  // the detail's last message and buffers, to lay its panes out again
   let detailUrl = null;  // {msg, url} of the detail's image
   const hiddenFields = new Set();  // label columns switched off in this view
@@ -457,6 +460,7 @@ function render({ model, el }) {
   function drawOverlay(target, seen) {
     // the boxes of every label column switched on, over one image; `seen` collects [name, class] for the legend
     const { svg, overlays, frameWidth, frameHeight, masks, only, labelled } = target;
+    target.hits = [];
     const size = overlays.size || [0, 0];
     const image = containRect(size[0], size[1], frameWidth, frameHeight);
     svg.setAttribute("viewBox", `0 0 ${frameWidth} ${frameHeight}`);
@@ -516,6 +520,13 @@ function render({ model, el }) {
           class: "se-box" + (scored || predicted ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
           "data-class": box[4], "data-index": index, "vector-effect": "non-scaling-stroke" });
         if (outcome !== null) rect.dataset.outcome = outcome;
+        if (labelled) {
+          target.hits.push({ field: field.name, index, corners: box.slice(0, 4) });
+          if (chosenBox && chosenBox.row === detailRow && chosenBox.field === field.name && chosenBox.index === index) {
+            rect.classList.add("se-box-chosen");
+            rect.dataset.chosen = "true";
+          }
+        }
         rect.style.setProperty("--se-colour", colour);
         const tip = svgNode("title");
         tip.textContent = `${field.name}: ${boxText(box, names)}` + (outcome !== null ? ` · ${OUTCOME_NAMES[outcome] ?? outcome}` : "");
@@ -710,6 +721,7 @@ function render({ model, el }) {
         target.svg.classList.add("se-detail-boxes");
         target.labelled = true;
         detailOverlays.push(target);
+        editOn(target, msg.row);
         stack.append(...target.layers);
         if (panes.length > 1) stack.append(h("div", { class: "se-pane-name", text: only.filter((n) => labelFields().some((f) => f.name === n && f.kind === "boxes")).join(" ") }));
         return stack;
@@ -750,6 +762,9 @@ function render({ model, el }) {
       describe();
       children.push(frame, info);
     }
+    if (msg.row !== (chosenBox && chosenBox.row)) chosenBox = null;
+    if (detailOverlays.length && labelFields().some((f) => f.kind === "boxes")) children.push(boxEditor);
+    drawBoxEditor();
     children.push(h("div", { class: "se-detail-labels" }, [labelBadge(msg.label), detailMarks]));
     drawDetailMarks(msg);
     const table = h("table", { class: "se-fields" });
@@ -760,6 +775,110 @@ function render({ model, el }) {
     detail.hidden = false;
     detail.dataset.row = String(msg.row);
   }
+
+  // --- box edits in the detail pane: click a box, relabel or delete it; drag to draw one ---------------------
+  const chosenText = h("span", { class: "se-muted", "data-testid": "se-box-chosen" });
+  const chosenClass = h("select", { "data-testid": "se-box-class-select", title: "the box's new class" });
+  const relabelBox = h("button", { "data-testid": "se-box-relabel", title: "give the box clicked this class (pending until saved)", text: "relabel box" });
+  const deleteBox = h("button", { "data-testid": "se-box-delete", title: "delete the box clicked (pending until saved)", text: "delete box" });
+  const drawToggle = h("button", { class: "se-chip", "data-testid": "se-box-draw", "aria-pressed": "false",
+    title: "drag over the image to add a box of the chosen class", text: "draw a box" });
+  const boxEditor = h("div", { class: "se-box-editor", "data-testid": "se-box-editor" }, [
+    chosenText, chosenClass, relabelBox, deleteBox, h("span", { class: "se-spacer" }), drawToggle,
+  ]);
+
+  function fieldNamed(name) {
+    return labelFields().find((f) => f.name === name) || null;
+  }
+
+  function drawBoxEditor() {
+    // with a box clicked: its column, place and class, and the classes to give it; otherwise how to start
+    const field = chosenBox ? fieldNamed(chosenBox.field) : fieldNamed(drawColumn(labelFields(), hiddenFields) || "");
+    const names = (field && field.names) || [];
+    const keep = chosenClass.value;
+    chosenClass.replaceChildren(...names.map((name, index) => h("option", { value: String(index), text: name })));
+    if ([...chosenClass.options].some((o) => o.value === keep)) chosenClass.value = keep;
+    const target = drawColumn(labelFields(), hiddenFields);
+    if (drawing) chosenText.textContent = target ? `drag over the image: a new ${target} box of the class chosen` : "switch a Boxes column on to draw";
+    else if (chosenBox) chosenText.textContent = `${chosenBox.field} box ${chosenBox.index} selected`;
+    else chosenText.textContent = "click a box to relabel or delete it";
+    relabelBox.disabled = deleteBox.disabled = dead || !chosenBox;
+    relabelBox.hidden = deleteBox.hidden = drawing;
+    chosenClass.disabled = dead || !names.length || !(chosenBox || drawing);
+    drawToggle.classList.toggle("se-on", drawing);
+    drawToggle.setAttribute("aria-pressed", drawing ? "true" : "false");
+    drawToggle.disabled = dead || !target;
+    detail.classList.toggle("se-drawing", drawing);
+  }
+
+  function boxCommand(name, msg) {
+    command(name, msg).then(({ response, buffers }) => onPush(response, buffers));
+  }
+
+  function editOn(target, row) {
+    // a click on the image selects the smallest box under it; with "draw a box" on, a drag adds one
+    const svg = target.svg;
+    let start = null;
+    let ghost = null;
+    const [width, height] = target.overlays.size;
+    svg.addEventListener("pointerdown", (event) => {
+      if (!drawing || dead) return;
+      event.preventDefault();
+      start = pointIn(event.clientX, event.clientY, svg.getBoundingClientRect());
+      ghost = svgNode("rect", { class: "se-box se-box-ghost", "data-testid": "se-box-ghost", "vector-effect": "non-scaling-stroke" });
+      svg.append(ghost);
+      svg.setPointerCapture(event.pointerId);
+    });
+    svg.addEventListener("pointermove", (event) => {
+      if (!start || !ghost) return;
+      const corners = dragCorners(start, pointIn(event.clientX, event.clientY, svg.getBoundingClientRect()), 0) || [0, 0, 0, 0];
+      ghost.setAttribute("x", String(corners[0] * width));
+      ghost.setAttribute("y", String(corners[1] * height));
+      ghost.setAttribute("width", String((corners[2] - corners[0]) * width));
+      ghost.setAttribute("height", String((corners[3] - corners[1]) * height));
+    });
+    svg.addEventListener("pointerup", (event) => {
+      if (!start) return;
+      const corners = dragCorners(start, pointIn(event.clientX, event.clientY, svg.getBoundingClientRect()));
+      start = null;
+      if (ghost) ghost.remove();
+      ghost = null;
+      const column = drawColumn(labelFields(), hiddenFields);
+      if (corners && column && chosenClass.value !== "") {
+        boxCommand("add_box", { row, column, corners, label: Number(chosenClass.value) });
+      }
+    });
+    svg.addEventListener("click", (event) => {
+      if (drawing || dead) return;
+      const [x, y] = pointIn(event.clientX, event.clientY, svg.getBoundingClientRect());
+      const hit = hitBox(target.hits || [], x, y);
+      chosenBox = hit ? { row, field: hit.field, index: hit.index } : null;
+      const field = hit ? fieldNamed(hit.field) : null;
+      const box = hit ? ((target.overlays.boxes || {})[hit.field] || [])[hit.index] : null;
+      drawBoxEditor();
+      if (box && field) chosenClass.value = String(box[4]);
+      drawAllOverlays();
+    });
+  }
+
+  relabelBox.addEventListener("click", () => {
+    if (!chosenBox) return;
+    const { row, field, index } = chosenBox;
+    chosenBox = null;
+    boxCommand("edit_box", { row, column: field, index, label: Number(chosenClass.value) });
+  });
+  deleteBox.addEventListener("click", () => {
+    if (!chosenBox) return;
+    const { row, field, index } = chosenBox;
+    chosenBox = null;
+    boxCommand("edit_box", { row, column: field, index, drop: true });
+  });
+  drawToggle.addEventListener("click", () => {
+    drawing = !drawing;
+    chosenBox = null;
+    drawBoxEditor();
+    drawAllOverlays();
+  });
 
   let similarButton = null;
   let similarWrap = null;
@@ -820,6 +939,7 @@ function render({ model, el }) {
     detailRow = null;
     detailOverlays = [];
     detailShown = null;
+    chosenBox = null;
     if (detailUrl) URL.revokeObjectURL(detailUrl.url);
     detailUrl = null;
     similarButton = similarWrap = null;
