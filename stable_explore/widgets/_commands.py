@@ -88,6 +88,13 @@ def _where_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -
     return OK, []
 
 
+@COMMANDS.command("where_box_bin")
+def _where_box_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A click on a bar of a Boxes column's histogram: keep the images with a box in it."""
+    browser.where_box_bin(str(msg["column"]), str(msg["what"]), int(msg["bin"]))
+    return OK, []
+
+
 @COMMANDS.command("sort")
 def _sort(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
     browser.sort(str(msg.get("column") or "") or None, descending=bool(msg.get("descending")))

@@ -40,6 +40,7 @@ from stable_explore.schema import Array3D, Boxes, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
 from stable_explore.widgets._box_editing import BoxEditMixin
+from stable_explore.widgets._box_histograms import BoxHistogramMixin
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._evaluation import EvaluationView
@@ -86,7 +87,9 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, BoxEditMixin, anywidget.AnyWidget):
+class ShardBrowser(
+    FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, BoxEditMixin, BoxHistogramMixin, anywidget.AnyWidget
+):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows; find similar rows.
 
     Get one with ``ds.browse()`` or ``se.browse("name@version")``. ``similar_by=`` names what the
@@ -138,6 +141,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, Box
     sort_by = t.Unicode("").tag(sync=True)  # "" = row order
     sort_desc = t.Bool(False).tag(sync=True)
     histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
+    box_histograms = t.Dict().tag(sync=True)  # {Boxes column: box by box histograms}: see _box_histograms
     subset = t.Unicode("").tag(sync=True)  # the title of show_rows(); "" = every row
     searched = t.Unicode("keys").tag(sync=True)  # what the search box looks in, in words
     similar_by = t.Unicode("").tag(sync=True)  # what "similar rows" compares, in words ("" = nothing to compare)
@@ -289,6 +293,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, Box
                 rows = rows[sort_order(column.take(rows), descending=self.sort_desc)]
         state.show(rows, in_row_order=not sorted_ and state.subset is None)
         self.histograms = self._histograms(rows)
+        self.box_histograms = self._box_histograms(rows)
         self.num_rows = len(rows)
         self.num_pages = max(1, -(-self.num_rows // self.page_size))
         if send:

@@ -43,11 +43,12 @@ SAVED = """\
 mine = browser.dataset[0]["objects"]
 rounded = [[round(v) for v in b] for b in mine["bbox"]]
 print("saved", browser.dataset.version != ds.version, mine["category"], rounded)"""
+FILTERED = 'print("filtered", [f.get("class_name") for f in evaluated.field_filters], evaluated.page_rows().tolist())'
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    cells = [NOTEBOOK, ROLES, EVALUATE, FP_SCORES, SHOWN, SAVED]
+    cells = [NOTEBOOK, ROLES, EVALUATE, FP_SCORES, SHOWN, SAVED, FILTERED]
     with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "labelsets.ipynb", cells, viewport=(1280, 1200)) as page:
         yield page
 
@@ -271,3 +272,40 @@ def test_box_edits_in_the_detail_pane_are_saved_as_a_version(page: Any) -> None:
     assert categories.strip("[]") == "1, 1, 2"
     drawn = [int(v) for v in boxes.strip().strip("[]").split("], [")[-1].split(",")]
     assert drawn == pytest.approx([18, 210, 54, 56], abs=3)
+
+
+def test_box_histograms_show_each_box_and_a_bar_filters_the_images(page: Any) -> None:
+    # the second browser (no edits there): its histogram panel has the Boxes columns' box by box histograms
+    widget = page.locator("[data-testid=se-browser]").nth(1)
+    clear = widget.locator("[data-testid=se-subset-clear]")
+    if clear.is_visible():
+        clear.click()
+    wait_grid_rows(page, list(range(12)), browser=1)
+    shown = in_widget(
+        page, 1, "[data-testid=se-box-histogram]", "els => els.map(e => e.dataset.column + ' ' + e.dataset.what)"
+    )
+    for what in ("area", "aspect", "count", "classes"):
+        assert f"objects {what}" in shown
+    assert "predictions score" in shown
+    assert "objects score" not in shown  # ground truth has no scores
+    # the ground truth's classes: 12 people, 8 cars, 5 dogs over the 12 images; 25 areas, 12 images counted
+    classes = "[data-testid=se-box-histogram][data-column=objects][data-what=classes] [data-testid=se-box-hist-slot]"
+    assert in_widget(page, 1, classes, "els => els.map(e => Number(e.dataset.count))") == [12, 8, 5]
+    area = "[data-testid=se-box-histogram][data-column=objects][data-what=area] [data-testid=se-box-hist-slot]"
+    assert in_widget(page, 1, area, "els => els.reduce((n, e) => n + Number(e.dataset.count), 0)") == 25
+    count = "[data-testid=se-box-histogram][data-column=objects][data-what=count] [data-testid=se-box-hist-slot]"
+    assert in_widget(page, 1, count, "els => els.reduce((n, e) => n + Number(e.dataset.count), 0)") == 12
+    widget.locator("[data-testid=se-histograms]").screenshot(path=str(SHOTS / "browser-box-histograms-light.png"))
+
+    # a click on the dog bar: the images with a dog (image 1, and every third from image 2)
+    widget.locator(f"{classes}[data-bin='2']").click()
+    wait_grid_rows(page, [0, 1, 4, 7, 10], browser=1)
+    chip = widget.locator("[data-testid=se-field-filters] .se-field-chip").inner_text()
+    assert "objects: a box of dog" in chip
+    # the bars now count the dogs' images only; the smallest area's bar keeps the dog of the 180 x 280 image
+    wait_in_widget(page, 1, classes, "els => els.map(e => e.dataset.count).join() === '5,5,5'")
+    widget.locator(f"{area}[data-bin='0']").click()
+    wait_grid_rows(page, [0], browser=1)
+    assert "area 3780 to" in widget.locator("[data-testid=se-field-filters] .se-field-chip").inner_text()
+    out = run_cell_until(page, 6, lambda text: "filtered" in text, "the box filter in the kernel")
+    assert "filtered ['dog'] [0]" in out

@@ -7,6 +7,7 @@ import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, pla
 import { canSideBySide, detailPanes, isPrediction, OUTCOME_COLOURS, OUTCOME_NAMES, outcomeLegend, outcomeOf, shownBoxes } from "./lib/labelsets.js";
 import { describeFilter } from "./lib/filters.js";
 import { dragCorners, drawColumn, hitBox, pointIn } from "./lib/boxedit.js";
+import { BOX_MEASURES, barHeights, binText, measureName } from "./lib/histograms.js";
 import { requester } from "./lib/requests.js";
 
 function render({ model, el }) {
@@ -301,11 +302,46 @@ function render({ model, el }) {
     }));
   }
 
+  function boxHistogram(column, what, name, counts, edges, unit) {
+    // one box measure (or the classes, edges null) of a Boxes column: a click keeps the images with a box in the bar
+    const heights = barHeights(counts, 20);
+    const bars = h("div", { class: "se-hist-bars" });
+    counts.forEach((count, i) => {
+      const range = edges ? binText(edges, i) : ((model.get("fields") || []).find((f) => f.name === column)?.names || [])[i] ?? String(i);
+      const bar = h("div", { class: "se-hist-bar" });
+      bar.style.height = `${heights[i]}px`;
+      if (!edges) bar.style.background = classColours(i).light;
+      const slot = h("div", { class: "se-hist-slot", "data-testid": "se-box-hist-slot", "data-bin": String(i), "data-count": String(count),
+        title: `${column} ${name} ${range}: ${count.toLocaleString()} ${unit} (click: the images with such a box)` }, [bar]);
+      slot.addEventListener("click", () => command("where_box_bin", { column, what, bin: i }));
+      bars.append(slot);
+    });
+    const range = edges ? `${Number(edges[0].toPrecision(3))} – ${Number(edges[edges.length - 1].toPrecision(3))}` : `${counts.length} classes`;
+    return h("div", { class: "se-hist se-box-hist", "data-testid": "se-box-histogram", "data-column": column, "data-what": what }, [
+      h("div", { class: "se-hist-name", text: `${column} · ${name}` }), bars, h("div", { class: "se-hist-range", text: range }),
+    ]);
+  }
+
+  function boxHistograms() {
+    const made = model.get("box_histograms") || {};
+    const out = [];
+    for (const [column, measures] of Object.entries(made)) {
+      const field = (model.get("fields") || []).find((f) => f.name === column) || {};
+      for (const [what] of BOX_MEASURES) {
+        const one = measures[what];
+        if (one) out.push(boxHistogram(column, what, measureName(what, Boolean(field.normalized)), one.counts, one.edges, what === "count" ? "images" : "boxes"));
+      }
+      if ((measures.classes || []).length) out.push(boxHistogram(column, "classes", "classes", measures.classes, null, "boxes"));
+    }
+    return out;
+  }
+
   function drawHistograms() {
     const histograms = model.get("histograms") || {};
     const fields = (model.get("fields") || []).filter((f) => f.kind === "number" && histograms[f.name]);
-    hists.hidden = !fields.length;
-    hists.replaceChildren(...fields.map((f) => {
+    const byBox = boxHistograms();
+    hists.hidden = !fields.length && !byBox.length;
+    hists.replaceChildren(...byBox, ...fields.map((f) => {
       const counts = histograms[f.name];
       const peak = Math.max(1, ...counts);
       const edges = f.edges || [];
@@ -1105,6 +1141,7 @@ function render({ model, el }) {
     ["change:sort_by", drawFields],
     ["change:sort_desc", drawFields],
     ["change:histograms", drawHistograms],
+    ["change:box_histograms", drawHistograms],
     ["change:subset", drawSubset],
     ["change:similar_by", drawSimilar],
     ["change:similar_reason", drawSimilar],
