@@ -808,19 +808,25 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
 
     # -- browsing ------------------------------------------------------------
 
-    def browse(self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None) -> ShardBrowser:
+    def browse(
+        self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None, evaluation: Any = None
+    ) -> ShardBrowser:
         """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
 
         Needs the ``lab`` extra (anywidget). ``browser.selected`` and
         ``browser.selection()`` hand the selected rows back to Python. ``similar_by`` names what the
         detail pane's "Similar rows" compares (an embedding column, a perceptual hash column, an
         image column, ``"phash"`` or ``"dhash"``; default: an embedding column, else a hash column,
-        else the pHash of the images).
+        else the pHash of the images). ``evaluation`` takes what ``se.evaluate(self, ...)`` returned: boxes
+        are drawn as true positives, false positives and false negatives, and buttons show the rows with
+        a false positive, a false negative, or the most confident mistakes first (docs/evaluation.md).
         """
         require("anywidget", "lab", "the shard browser")
         from stable_explore.widgets.browser import ShardBrowser
 
-        return ShardBrowser(self, page_size=page_size, thumb_size=thumb_size, similar_by=similar_by)
+        return ShardBrowser(
+            self, page_size=page_size, thumb_size=thumb_size, similar_by=similar_by, evaluation=evaluation
+        )
 
     # -- integrity -----------------------------------------------------------
 

@@ -118,8 +118,10 @@ class DetectionResult:
         pred_classes: Sequence[np.ndarray],
         name: str = "predictions",
         dataset: CachedDataset | None = None,
+        ground_truth: str | None = None,
     ) -> None:
         self.matches = matches
+        self.ground_truth = ground_truth  # the Boxes column of the ground truth (for the browser's overlays)
         self._truth_classes = list(truth_classes)
         self._pred_classes = list(pred_classes)
         self.names = list(names)
@@ -274,4 +276,5 @@ def evaluate_detections(ds: CachedDataset, predictions: str, ground_truth: str |
         pred_classes=[b.classes for b in found],
         name=predictions,
         dataset=ds,
+        ground_truth=ground_truth,
     )

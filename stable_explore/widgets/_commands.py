@@ -9,7 +9,7 @@ a save, a version deleted under the browser) is still pushed to every view as ``
 Examples
 --------
 >>> sorted(COMMANDS.handlers)[:4]
-['back', 'clear', 'click', 'detail']
+['add_box', 'back', 'clear', 'click']
 """
 
 from __future__ import annotations
@@ -88,6 +88,13 @@ def _where_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -
     return OK, []
 
 
+@COMMANDS.command("where_box_bin")
+def _where_box_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A click on a bar of a Boxes column's histogram: keep the images with a box in it."""
+    browser.where_box_bin(str(msg["column"]), str(msg["what"]), int(msg["bin"]))
+    return OK, []
+
+
 @COMMANDS.command("sort")
 def _sort(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
     browser.sort(str(msg.get("column") or "") or None, descending=bool(msg.get("descending")))
@@ -140,6 +147,35 @@ def _discard(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> 
 def _save(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
     saved = browser.save(str(msg.get("message") or "") or None)
     return {"type": "saved", "ref": saved.ref}, []
+
+
+@COMMANDS.command("evaluation_rows")
+def _evaluation_rows(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """The evaluation's buttons: rows with a false positive, a false negative, or the most confident mistakes."""
+    browser.show_evaluation(str(msg["what"]))
+    return OK, []
+
+
+@COMMANDS.command("edit_box")
+def _edit_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """The detail pane's box editor: relabel (``label``) or delete (``drop``) the ``index``-th box shown.
+
+    The reply is the row's detail again, its boxes with the pending edits.
+    """
+    row, column, index = int(msg["row"]), str(msg["column"]), int(msg["index"])
+    if msg.get("drop"):
+        browser.drop_box(row, column, index)
+    else:
+        browser.relabel_box(row, column, index, int(msg["label"]))
+    return browser.open_detail(row)
+
+
+@COMMANDS.command("add_box")
+def _add_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """A rectangle dragged over the detail's image: a new box of class ``label`` (``corners`` as fractions)."""
+    row = int(msg["row"])
+    browser.add_box(row, str(msg["column"]), [float(v) for v in msg["corners"]], int(msg["label"]))
+    return browser.open_detail(row)
 
 
 @COMMANDS.command("similar")

@@ -130,6 +130,8 @@ class FilterMixin:
         cls: int | str | None = None,
         min_area: float | None = None,
         max_area: float | None = None,
+        min_aspect: float | None = None,
+        max_aspect: float | None = None,
         min_score: float | None = None,
         max_score: float | None = None,
         min_count: int | None = None,
@@ -138,8 +140,8 @@ class FilterMixin:
         """Keep the images with boxes of ``column`` (a ``Boxes`` column) that match: class, area, score, how many.
 
         ``cls`` is a class name or index; the area is width x height in the stored units (px², or a
-        fraction of the image for normalized boxes); a row is kept when at least ``min_count``
-        (default 1) and at most ``max_count`` of its boxes match every condition given.
+        fraction of the image for normalized boxes), the aspect width / height; a row is kept when at
+        least ``min_count`` (default 1) and at most ``max_count`` of its boxes match every condition given.
         ``where_boxes(column)`` with nothing else removes the column's box filter.
 
         Examples
@@ -165,6 +167,8 @@ class FilterMixin:
         given = {
             "min_area": min_area,
             "max_area": max_area,
+            "min_aspect": min_aspect,
+            "max_aspect": max_aspect,
             "min_score": min_score,
             "max_score": max_score,
             "min_count": min_count,

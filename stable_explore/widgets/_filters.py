@@ -115,14 +115,25 @@ def field_mask(column: pa.Array | pa.ChunkedArray, spec: dict[str, Any]) -> np.n
     return mask
 
 
-BOX_CONDITIONS = ("class", "min_area", "max_area", "min_score", "max_score", "min_count", "max_count")
+BOX_CONDITIONS = (
+    "class",
+    "min_area",
+    "max_area",
+    "min_aspect",
+    "max_aspect",
+    "min_score",
+    "max_score",
+    "min_count",
+    "max_count",
+)
 
 
 def box_mask(column: pa.Array | pa.ChunkedArray, spec: dict[str, Any], box_format: str = "xywh") -> np.ndarray:
     """Which rows of a ``Boxes`` column have boxes that pass one box filter.
 
     A box passes when it is of ``class`` (an index), its area (width x height, in the stored units: px²,
-    or a fraction of the image for normalized boxes) is within ``min_area``/``max_area`` and its
+    or a fraction of the image for normalized boxes) is within ``min_area``/``max_area``, its aspect
+    (width / height, in the stored units) within ``min_aspect``/``max_aspect``, and its
     score within ``min_score``/``max_score`` (a box without a score passes no score condition). A row
     passes when it has at least ``min_count`` (default 1, or 0 with a ``max_count``) and at most
     ``max_count`` such boxes: so ``max_count=0`` alone keeps the images without boxes.
@@ -154,17 +165,16 @@ def _box_rows(column: pa.Array, spec: dict[str, Any], box_format: str) -> np.nda
     if "class" in spec:
         classes = np.asarray(boxes.field("category").to_numpy(zero_copy_only=False), dtype=np.int64)
         keep &= classes == int(spec["class"])
-    if "min_area" in spec or "max_area" in spec:
-        flat = pc.list_flatten(boxes.field("bbox")) if len(boxes) else pa.array([], pa.float32())
-        coords = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 4)
-        if box_format == "xyxy":
-            area = (coords[:, 2] - coords[:, 0]) * (coords[:, 3] - coords[:, 1])
-        else:  # xywh and cxcywh end with the width and height
-            area = coords[:, 2] * coords[:, 3]
-        if "min_area" in spec:
-            keep &= area >= float(spec["min_area"])
-        if "max_area" in spec:
-            keep &= area <= float(spec["max_area"])
+    if any(f"{m}_{n}" in spec for m in ("min", "max") for n in ("area", "aspect")):
+        width, height = box_sizes(boxes, box_format)
+        area = width * height
+        with np.errstate(divide="ignore", invalid="ignore"):
+            aspect = width / height
+        for name, values in (("area", area), ("aspect", aspect)):
+            if f"min_{name}" in spec:
+                keep &= values >= float(spec[f"min_{name}"])
+            if f"max_{name}" in spec:
+                keep &= values <= float(spec[f"max_{name}"])
     if "min_score" in spec or "max_score" in spec:
         scores = _floats(boxes.field("score")) if len(boxes) else np.zeros(0)
         if "min_score" in spec:
@@ -176,6 +186,15 @@ def _box_rows(column: pa.Array, spec: dict[str, Any], box_format: str) -> np.nda
     if "max_count" in spec:
         passed &= counts <= int(spec["max_count"])
     return passed
+
+
+def box_sizes(boxes: pa.Array, box_format: str) -> tuple[np.ndarray, np.ndarray]:
+    """The width and height of each box of a flat array of stored boxes (the stored units)."""
+    flat = pc.list_flatten(boxes.field("bbox")) if len(boxes) else pa.array([], pa.float32())
+    coords = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(-1, 4)
+    if box_format == "xyxy":
+        return coords[:, 2] - coords[:, 0], coords[:, 3] - coords[:, 1]
+    return coords[:, 2], coords[:, 3]  # xywh and cxcywh end with the width and height
 
 
 def sort_order(column: pa.Array | pa.ChunkedArray, *, descending: bool = False) -> np.ndarray:
@@ -333,7 +352,7 @@ def describe_boxes(spec: dict[str, Any]) -> str:
     if "class" in spec:
         head += f" of {spec.get('class_name', spec['class'])}"
     parts.append(head)
-    for name, word in (("area", "area"), ("score", "score")):
+    for name, word in (("area", "area"), ("aspect", "aspect"), ("score", "score")):
         low, high = spec.get(f"min_{name}"), spec.get(f"max_{name}")
         if low is not None and high is not None:
             parts.append(f"{word} {low:.4g} to {high:.4g}")

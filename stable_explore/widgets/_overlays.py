@@ -29,30 +29,58 @@ import pyarrow.compute as pc
 from stable_explore.schema import Array3D, Boxes, Keypoints, Mask
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from stable_explore.schema import Features
 
-__all__ = ["BACKGROUND_NAMES", "boxes_per_row", "image_size", "keypoints_per_row", "label_fields", "mask_overlay"]
+__all__ = [
+    "BACKGROUND_NAMES",
+    "boxes_per_row",
+    "image_size",
+    "is_prediction_column",
+    "keypoints_per_row",
+    "label_fields",
+    "mask_overlay",
+]
 
 BACKGROUND_NAMES = frozenset({"background", "bg", "_background_", "void", "unlabeled", "unlabelled"})
 
 Size = tuple[int, int]
 
 
-def label_fields(features: Features) -> list[dict[str, Any]]:
+def is_prediction_column(name: str) -> bool:
+    """Whether a ``Boxes`` column's name says it holds a model's boxes: it has "pred" or "detection" in it.
+
+    Examples
+    --------
+    >>> [is_prediction_column(n) for n in ("objects", "predictions", "yolo_preds", "detections")]
+    [False, True, True, True]
+    """
+    lowered = name.lower()
+    return "pred" in lowered or "detection" in lowered
+
+
+def label_fields(features: Features, predictions: Collection[str] | None = None) -> list[dict[str, Any]]:
     """The columns drawn over the images, in schema order: ``{"name", "kind", "names"}`` each.
+
+    A ``Boxes`` column's entry has a ``role`` too: ``"predictions"`` for the columns named in ``predictions``
+    (default: those :func:`is_prediction_column` picks), ``"truth"`` for the others. The page dashes the
+    predictions, shows their scores and applies its score threshold to them only.
 
     Examples
     --------
     >>> from stable_explore.schema import Features, Image, Boxes
     >>> label_fields(Features(image=Image(), objects=Boxes(names=["cat"])))
-    [{'name': 'objects', 'kind': 'boxes', 'names': ['cat']}]
+    [{'name': 'objects', 'kind': 'boxes', 'names': ['cat'], 'role': 'truth'}]
 
     A ``Mask`` column's entry says too whether its class 0 is the background (left undrawn).
     """
     fields: list[dict[str, Any]] = []
     for name, feature in features.items():
         if isinstance(feature, Boxes):
-            fields.append({"name": name, "kind": "boxes", "names": list(feature.names)})
+            predicted = name in predictions if predictions is not None else is_prediction_column(name)
+            role = "predictions" if predicted else "truth"
+            fields.append({"name": name, "kind": "boxes", "names": list(feature.names), "role": role})
         elif isinstance(feature, Mask):
             names = list(feature.names)
             background = bool(names) and names[0].strip().lower() in BACKGROUND_NAMES

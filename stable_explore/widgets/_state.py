@@ -233,6 +233,7 @@ class BrowserState:
     similarity: Similarity | None = None
     grids: list[Grid] = field(default_factory=list)
     places: np.ndarray | None = None  # row -> place in ``rows`` (-1: not shown), made when first asked
+    evaluation: Any = None  # an EvaluationView (widgets/_evaluation.py) of the version browsed, or None
 
     def show(self, rows: range | np.ndarray, *, in_row_order: bool) -> None:
         """Show ``rows`` (every row in order: ``range(len(ds))``), in the order given."""

@@ -39,14 +39,18 @@ from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowInd
 from stable_explore.schema import Array3D, Boxes, ClassLabel, Image
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
+from stable_explore.widgets._box_editing import BoxEditMixin
+from stable_explore.widgets._box_histograms import BoxHistogramMixin
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._esm import STATIC, widget_module
+from stable_explore.widgets._evaluation import EvaluationView
 from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import box_mask, class_counts, describe_filter, field_mask, sort_order
 from stable_explore.widgets._images import image_info, image_text, make_thumbnails, pool
 from stable_explore.widgets._overlays import (
     boxes_per_row,
     image_size,
+    is_prediction_column,
     keypoints_per_row,
     label_fields,
     mask_overlay,
@@ -83,7 +87,9 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, anywidget.AnyWidget):
+class ShardBrowser(
+    FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, BoxEditMixin, BoxHistogramMixin, anywidget.AnyWidget
+):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows; find similar rows.
 
     Get one with ``ds.browse()`` or ``se.browse("name@version")``. ``similar_by=`` names what the
@@ -135,11 +141,13 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
     sort_by = t.Unicode("").tag(sync=True)  # "" = row order
     sort_desc = t.Bool(False).tag(sync=True)
     histograms = t.Dict().tag(sync=True)  # {column: [counts per bin]} over the rows the filters keep
+    box_histograms = t.Dict().tag(sync=True)  # {Boxes column: box by box histograms}: see _box_histograms
     subset = t.Unicode("").tag(sync=True)  # the title of show_rows(); "" = every row
     searched = t.Unicode("keys").tag(sync=True)  # what the search box looks in, in words
     similar_by = t.Unicode("").tag(sync=True)  # what "similar rows" compares, in words ("" = nothing to compare)
     similar_reason = t.Unicode("").tag(sync=True)  # why there are no similar rows, and what to add
     can_go_back = t.Bool(False).tag(sync=True)  # a grid before "similar rows" to go back to
+    evaluation = t.Dict().tag(sync=True)  # an evaluation shown ({} = none): see _evaluation.EvaluationView.described
 
     def __init__(
         self,
@@ -150,6 +158,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         cache: ThumbnailCache | None = None,
         prefetch: bool = True,
         similar_by: str | None = None,
+        evaluation: Any = None,
         **kwargs: Any,
     ) -> None:
         if page_size not in PAGE_SIZES:
@@ -160,6 +169,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         # every observer waits (state.ready is False) until construction is done
         self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
         self._state.similar_choice = similar_by
+        if evaluation is not None:  # checked now: an evaluation of other rows is an error, not wrong colours
+            self._state.evaluation = EvaluationView.of(evaluation, dataset)
         self._state.show(range(len(dataset)), in_row_order=True)
         super().__init__(page_size=page_size, thumb_size=thumb_size, **self._described(), **kwargs)
         self._state.ready = True
@@ -188,6 +199,14 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
                     entry.update(start=int(first[shard]), stop=int(last[shard]) + 1)
                 shards.append(entry)
         label = opened.label_column
+        evaluated = self._state.evaluation
+        if evaluated is not None and evaluated.version != dataset.version:
+            evaluated = self._state.evaluation = None  # a save made a new version: its evaluation is to run again
+        predictions = None
+        if evaluated is not None and evaluated.kind == "boxes":
+            boxes = [n for n, f in dataset.features.items() if isinstance(f, Boxes)]
+            predictions = {n for n in boxes if is_prediction_column(n)} - {evaluated.ground_truth}
+            predictions.add(evaluated.predictions)
         return {
             "title": f"{dataset.ref} · {len(dataset):,} rows · {dataset.num_shards} shard(s) · "
             f"{format_size(dataset.nbytes)}",
@@ -197,7 +216,8 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
             "columns": list(dataset.features),
             "has_images": opened.image_column is not None,
             "has_text": bool(opened.text_columns),
-            "label_fields": label_fields(dataset.features) if opened.image_column is not None else [],
+            "label_fields": label_fields(dataset.features, predictions) if opened.image_column is not None else [],
+            "evaluation": evaluated.described() if evaluated is not None else {},
             "searched": opened.searched,
             "fields": self._field_info(ranges=not opened.columns_later),
             "subset": "",
@@ -273,6 +293,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
                 rows = rows[sort_order(column.take(rows), descending=self.sort_desc)]
         state.show(rows, in_row_order=not sorted_ and state.subset is None)
         self.histograms = self._histograms(rows)
+        self.box_histograms = self._box_histograms(rows)
         self.num_rows = len(rows)
         self.num_pages = max(1, -(-self.num_rows // self.page_size))
         if send:
@@ -443,22 +464,61 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
         masks = [f["name"] for f in fields if f["kind"] == "mask"]
         points = [f["name"] for f in fields if f["kind"] == "keypoints"]
         table = ds.select(rows).to_arrow(columns=names + masks + points)
+        for name in names:  # a row with pending box edits shows its boxes after them
+            pending = self.pending_boxes(rows, name)
+            if pending:
+                import pyarrow as pa
+
+                values = table.column(name).to_pylist()
+                for place, boxes in pending.items():
+                    values[place] = boxes
+                column = pa.array(values, type=ds.features[name].arrow_type)
+                table = table.set_column(table.schema.get_field_index(name), name, column)
         drawn = {name: boxes_per_row(table.column(name), cast("Boxes", ds.features[name]), sizes) for name in names}
         bound = mask_size or self.thumb_size
         painted = {name: [mask_overlay(v, bound) for v in table.column(name).to_pylist()] for name in masks}
         placed = {
             name: keypoints_per_row(table.column(name), cast("Keypoints", ds.features[name]), sizes) for name in points
         }
+        evaluated = self._state.evaluation
+        outcomes = evaluated.outcomes(rows) if evaluated is not None else [None] * len(rows)
         out: list[dict[str, Any] | None] = []
         for i, size in enumerate(sizes):
             entry: dict[str, Any] = {"size": None if size is None else list(size)}
             entry["boxes"] = {name: drawn[name][i] for name in names}
+            if outcomes[i] is not None:
+                entry["outcomes"] = outcomes[i]
             if masks:
                 entry["masks"] = {name: painted[name][i] for name in masks}
             if points:
                 entry["keypoints"] = {name: placed[name][i] for name in points}
             out.append(entry)
         return out
+
+    def show_evaluation(self, what: str) -> None:
+        """Show the rows of the evaluation (``browse(evaluation=)``) that ``what`` names, in its order.
+
+        ``"fp"``: the rows with a false positive; ``"fn"``: with a false negative (a missed box);
+        ``"mistakes"``: the most confident mistakes first (a detector's: the row whose false positive
+        scored highest first). ``show_rows(None)`` (the status line's "show all") shows every row again.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"label": i % 2, "guess": 0} for i in range(4)],
+        ...               se.Features(label=se.ClassLabel(names=["a", "b"]), guess=se.ClassLabel(names=["a", "b"])),
+        ...               name="ab", home=tempfile.mkdtemp(), progress=False)
+        >>> browser = ds.browse(evaluation=se.evaluate(ds, predictions="guess", ground_truth="label"))
+        >>> browser.show_evaluation("mistakes")
+        >>> browser.page_rows().tolist(), browser.subset
+        ([1, 3], 'most confident mistakes first (guess)')
+        """
+        evaluated = self._state.evaluation
+        if evaluated is None:
+            msg = "this browser shows no evaluation: ds.browse(evaluation=se.evaluate(ds, ...))"
+            raise InvalidOptionError(msg)
+        rows, title = evaluated.rows(what)
+        self.show_rows(rows, title)
 
     def _image_sizes(self, rows: np.ndarray) -> list[tuple[int, int] | None]:
         """Each row's stored image size, from the image's header, read once per version row."""

@@ -58,8 +58,8 @@ def test_a_page_carries_each_cells_boxes_scaled_to_its_image(tmp_path: Path) -> 
     )
     browser = ds.browse(page_size=24)
     assert browser.label_fields == [
-        {"name": "truth", "kind": "boxes", "names": NAMES},
-        {"name": "guess", "kind": "boxes", "names": NAMES},
+        {"name": "truth", "kind": "boxes", "names": NAMES, "role": "truth"},
+        {"name": "guess", "kind": "boxes", "names": NAMES, "role": "truth"},
     ]
     content, buffers = invoke(browser, "refresh")
     cells = content["cells"]

@@ -3,8 +3,11 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { classColours, labelColour } from "./lib/colours.js";
-import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints, visibleBoxes } from "./lib/boxes.js";
+import { boxClasses, boxText, containRect, maskPalette, paintMask, placeBox, placeKeypoints } from "./lib/boxes.js";
+import { canSideBySide, detailPanes, isPrediction, OUTCOME_COLOURS, OUTCOME_NAMES, outcomeLegend, outcomeOf, shownBoxes } from "./lib/labelsets.js";
 import { describeFilter } from "./lib/filters.js";
+import { dragCorners, drawColumn, hitBox, pointIn } from "./lib/boxedit.js";
+import { BOX_MEASURES, barHeights, binText, measureName } from "./lib/histograms.js";
 import { requester } from "./lib/requests.js";
 
 function render({ model, el }) {
@@ -71,10 +74,24 @@ function render({ model, el }) {
   const overlayToggles = h("span", { class: "se-overlay-toggles", "data-testid": "se-overlay-toggles" });
   const threshold = h("input", { type: "range", min: "0", max: "1", step: "0.05", value: "0", class: "se-threshold",
     "data-testid": "se-score-threshold", title: "hide predicted boxes scored below this (ground truth always shows)" });
+  // the detail pane: every label column over one image, or ground truth and predictions side by side
+  const modeOverlay = h("button", { class: "se-chip se-on", "data-testid": "se-detail-mode", "data-mode": "overlay",
+    title: "draw ground truth and predictions over one image", text: "overlay" });
+  const modeSide = h("button", { class: "se-chip", "data-testid": "se-detail-mode", "data-mode": "side",
+    title: "one image per Boxes column, side by side", text: "side by side" });
+  const modeSwitch = h("span", { class: "se-mode-switch", "data-testid": "se-detail-modes", hidden: "" }, [modeOverlay, modeSide]);
   const thresholdText = h("span", { class: "se-muted se-threshold-text", "data-testid": "se-score-threshold-text", text: "score ≥ 0.00" });
   const legend = h("span", { class: "se-legend", "data-testid": "se-legend" });
   const overlaybar = h("div", { class: "se-toolbar se-overlaybar", "data-testid": "se-overlaybar", hidden: "" }, [
-    h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, h("span", { class: "se-sep" }), legend,
+    h("span", { class: "se-muted", text: "draw" }), overlayToggles, thresholdText, threshold, modeSwitch, h("span", { class: "se-sep" }), legend,
+  ]);
+  // an evaluation (browse(evaluation=r)): what it is, boxes coloured by outcome, and its rows a click away
+  const evalText = h("span", { class: "se-muted se-eval-text", "data-testid": "se-eval-summary" });
+  const byOutcome = h("button", { class: "se-chip se-on", "data-testid": "se-colour-outcome", "aria-pressed": "true",
+    title: "colour boxes by their outcome (true positive, false positive, missed) instead of their class", text: "colour by outcome" });
+  const evalButtons = h("span", { class: "se-eval-buttons", "data-testid": "se-eval-buttons" });
+  const evalbar = h("div", { class: "se-toolbar se-evalbar", "data-testid": "se-evalbar", hidden: "" }, [
+    evalText, h("span", { class: "se-sep" }), evalButtons, h("span", { class: "se-spacer" }), byOutcome,
   ]);
   const toolbar = h("div", { class: "se-toolbar", "data-testid": "se-toolbar" }, [
     shardSelect, pageSizeSelect, prev, pageText, next, jump, search,
@@ -84,7 +101,7 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, deadNote, toolbar, overlaybar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
+  root.append(title, deadNote, toolbar, overlaybar, evalbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
   el.append(root);
 
   // requests to the kernel: one command each, answered by a reply with the same id (lib/requests.js); a
@@ -129,7 +146,14 @@ function render({ model, el }) {
 
   let cells = [];
   let cellOverlays = [];  // per cell of the page: {frame, overlays} to draw boxes on (again after a toggle)
-  let detailOverlay = null;  // the detail pane's: {frame, overlays}
+  let detailOverlays = [];  // the detail pane's, one per pane: {frame, overlays, only}
+  let detailMode = "overlay";  // or "side": one image per Boxes column
+  let colourOutcomes = true;  // with an evaluation: boxes in their outcome's colour, not their class's
+  let outcomesSeen = new Set();  // the outcomes drawn, for the legend
+  let chosenBox = null;  // the detail's box clicked: {row, field, index}
+  let drawing = false;  // the detail's "draw a box" is on: a drag over the image adds a box
+  let detailShown = null;  // the detail's last message and buffers, to lay its panes out again
+  let detailUrl = null;  // {msg, url} of the detail's image
   const hiddenFields = new Set();  // label columns switched off in this view
   let cursor = -1;
   let detailRow = null;
@@ -278,11 +302,46 @@ function render({ model, el }) {
     }));
   }
 
+  function boxHistogram(column, what, name, counts, edges, unit) {
+    // one box measure (or the classes, edges null) of a Boxes column: a click keeps the images with a box in the bar
+    const heights = barHeights(counts, 20);
+    const bars = h("div", { class: "se-hist-bars" });
+    counts.forEach((count, i) => {
+      const range = edges ? binText(edges, i) : ((model.get("fields") || []).find((f) => f.name === column)?.names || [])[i] ?? String(i);
+      const bar = h("div", { class: "se-hist-bar" });
+      bar.style.height = `${heights[i]}px`;
+      if (!edges) bar.style.background = classColours(i).light;
+      const slot = h("div", { class: "se-hist-slot", "data-testid": "se-box-hist-slot", "data-bin": String(i), "data-count": String(count),
+        title: `${column} ${name} ${range}: ${count.toLocaleString()} ${unit} (click: the images with such a box)` }, [bar]);
+      slot.addEventListener("click", () => command("where_box_bin", { column, what, bin: i }));
+      bars.append(slot);
+    });
+    const range = edges ? `${Number(edges[0].toPrecision(3))} – ${Number(edges[edges.length - 1].toPrecision(3))}` : `${counts.length} classes`;
+    return h("div", { class: "se-hist se-box-hist", "data-testid": "se-box-histogram", "data-column": column, "data-what": what }, [
+      h("div", { class: "se-hist-name", text: `${column} · ${name}` }), bars, h("div", { class: "se-hist-range", text: range }),
+    ]);
+  }
+
+  function boxHistograms() {
+    const made = model.get("box_histograms") || {};
+    const out = [];
+    for (const [column, measures] of Object.entries(made)) {
+      const field = (model.get("fields") || []).find((f) => f.name === column) || {};
+      for (const [what] of BOX_MEASURES) {
+        const one = measures[what];
+        if (one) out.push(boxHistogram(column, what, measureName(what, Boolean(field.normalized)), one.counts, one.edges, what === "count" ? "images" : "boxes"));
+      }
+      if ((measures.classes || []).length) out.push(boxHistogram(column, "classes", "classes", measures.classes, null, "boxes"));
+    }
+    return out;
+  }
+
   function drawHistograms() {
     const histograms = model.get("histograms") || {};
     const fields = (model.get("fields") || []).filter((f) => f.kind === "number" && histograms[f.name]);
-    hists.hidden = !fields.length;
-    hists.replaceChildren(...fields.map((f) => {
+    const byBox = boxHistograms();
+    hists.hidden = !fields.length && !byBox.length;
+    hists.replaceChildren(...byBox, ...fields.map((f) => {
       const counts = histograms[f.name];
       const peak = Math.max(1, ...counts);
       const edges = f.edges || [];
@@ -403,6 +462,11 @@ function render({ model, el }) {
   function drawOverlayBar() {
     const fields = labelFields();
     overlaybar.hidden = !fields.length;
+    modeSwitch.hidden = !canSideBySide(fields);
+    modeOverlay.classList.toggle("se-on", detailMode !== "side");
+    modeSide.classList.toggle("se-on", detailMode === "side");
+    modeOverlay.setAttribute("aria-pressed", detailMode !== "side" ? "true" : "false");
+    modeSide.setAttribute("aria-pressed", detailMode === "side" ? "true" : "false");
     overlayToggles.replaceChildren(...fields.map((field) => {
       const on = !hiddenFields.has(field.name);
       const what = field.kind === "mask" ? "mask" : field.kind === "keypoints" ? "keypoints" : "boxes";
@@ -412,6 +476,7 @@ function render({ model, el }) {
       toggle.addEventListener("click", () => {
         if (hiddenFields.has(field.name)) hiddenFields.delete(field.name); else hiddenFields.add(field.name);
         drawOverlayBar();
+        if (detailMode === "side" && detailShown) drawDetail(detailShown.msg, detailShown.buffers);  // the panes change
         drawAllOverlays();
       });
       return toggle;
@@ -430,13 +495,19 @@ function render({ model, el }) {
 
   function drawOverlay(target, seen) {
     // the boxes of every label column switched on, over one image; `seen` collects [name, class] for the legend
-    const { svg, overlays, frameWidth, frameHeight, masks } = target;
+    const { svg, overlays, frameWidth, frameHeight, masks, only, labelled } = target;
+    target.hits = [];
     const size = overlays.size || [0, 0];
     const image = containRect(size[0], size[1], frameWidth, frameHeight);
     svg.setAttribute("viewBox", `0 0 ${frameWidth} ${frameHeight}`);
     const drawn = [];
     for (const field of labelFields()) {
       const names = field.names || [];
+      if (only && !only.has(field.name)) {
+        const mask = masks.get(field.name);
+        if (mask) mask.canvas.hidden = true;
+        continue;
+      }
       if (field.kind === "mask") {
         const mask = masks.get(field.name);
         if (!mask) continue;
@@ -472,19 +543,43 @@ function render({ model, el }) {
         });
         continue;
       }
-      for (const box of visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold())) {
+      const shown = shownBoxes(field, (overlays.boxes || {})[field.name], scoreThreshold());
+      const predicted = isPrediction(field);
+      for (const { box, index } of shown) {
         const place = placeBox(box.slice(0, 4), image);
         const scored = box[5] !== null && box[5] !== undefined;
+        const outcome = outcomeOf(overlays.outcomes, field.name, index);
+        const byOutcome = colourOutcomes && outcome !== null;
+        const colour = byOutcome ? OUTCOME_COLOURS[outcome] : classColours(box[4]).light;
+        if (byOutcome) outcomesSeen.add(outcome);
         const rect = svgNode("rect", { x: place.x, y: place.y, width: place.width, height: place.height,
-          class: "se-box" + (scored ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
-          "data-class": box[4], "vector-effect": "non-scaling-stroke" });
-        rect.style.setProperty("--se-colour", classColours(box[4]).light);
+          class: "se-box" + (scored || predicted ? " se-box-pred" : ""), "data-testid": "se-box", "data-field": field.name,
+          "data-class": box[4], "data-index": index, "vector-effect": "non-scaling-stroke" });
+        if (outcome !== null) rect.dataset.outcome = outcome;
+        if (labelled) {
+          target.hits.push({ field: field.name, index, corners: box.slice(0, 4) });
+          if (chosenBox && chosenBox.row === detailRow && chosenBox.field === field.name && chosenBox.index === index) {
+            rect.classList.add("se-box-chosen");
+            rect.dataset.chosen = "true";
+          }
+        }
+        rect.style.setProperty("--se-colour", colour);
         const tip = svgNode("title");
-        tip.textContent = `${field.name}: ${boxText(box, names)}`;
+        tip.textContent = `${field.name}: ${boxText(box, names)}` + (outcome !== null ? ` · ${OUTCOME_NAMES[outcome] ?? outcome}` : "");
         rect.append(tip);
         drawn.push(rect);
+        if (labelled) {
+          // the detail names each box (a prediction with its score) above its top-left corner, in image units
+          const size = Math.max(frameWidth, frameHeight) / 30;
+          const text = svgNode("text", { x: place.x + 1, y: Math.max(size, place.y - size * 0.25), class: "se-box-text",
+            "data-testid": "se-box-label", "data-field": field.name, "font-size": size, "vector-effect": "non-scaling-stroke" });
+          text.style.setProperty("--se-colour", colour);
+          text.textContent = boxText(box, names);
+          drawn.push(text);
+        }
       }
-      for (const index of boxClasses(visibleBoxes((overlays.boxes || {})[field.name], scoreThreshold()))) {
+      for (const index of boxClasses(shown.filter(({ index }) => !(colourOutcomes && outcomeOf(overlays.outcomes, field.name, index) !== null))
+        .map(({ box }) => box))) {
         seen.set(`${index}`, names[index] ?? String(index));
       }
     }
@@ -493,18 +588,24 @@ function render({ model, el }) {
 
   function drawAllOverlays() {
     const seen = new Map();
+    outcomesSeen = new Set();
     for (const target of cellOverlays) drawOverlay(target, seen);
-    if (detailOverlay) drawOverlay(detailOverlay, seen);
+    for (const target of detailOverlays) drawOverlay(target, seen);
     thresholdText.textContent = `score ≥ ${scoreThreshold().toFixed(2)}`;
     legend.replaceChildren(...[...seen].sort((a, b) => Number(a[0]) - Number(b[0])).map(([index, name]) => {
       const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-item", "data-class": index });
       item.style.setProperty("--se-colour", classColours(Number(index)).light);
       item.append(h("span", { class: "se-swatch" }), h("span", { text: name }));
       return item;
+    }), ...outcomeLegend(outcomesSeen).map(({ outcome, name, colour }) => {
+      const item = h("span", { class: "se-legend-item", "data-testid": "se-legend-outcome", "data-outcome": outcome });
+      item.style.setProperty("--se-colour", colour);
+      item.append(h("span", { class: "se-swatch" }), h("span", { text: name }));
+      return item;
     }));
   }
 
-  function overlayTarget(overlays, frameWidth, frameHeight, buffers) {
+  function overlayTarget(overlays, frameWidth, frameHeight, buffers, only = null) {
     const svg = svgNode("svg", { class: "se-boxes", "data-testid": "se-boxes", preserveAspectRatio: "xMidYMid meet", "aria-hidden": "true" });
     // masks: a canvas each, painted once its PNG is decoded (letterboxed by object-fit like the <img>)
     const masks = new Map();
@@ -517,7 +618,8 @@ function render({ model, el }) {
       masks.set(name, { canvas, classes: mask.classes || [] });
       paintMaskCanvas(canvas, buffers[mask.buffer], field);
     }
-    return { svg, overlays, frameWidth, frameHeight, masks, layers: [...[...masks.values()].map((m) => m.canvas), svg] };
+    return { svg, overlays, frameWidth, frameHeight, masks, only, labelled: false,
+      layers: [...[...masks.values()].map((m) => m.canvas), svg] };
   }
 
   function paintMaskCanvas(canvas, buffer, field) {
@@ -614,7 +716,8 @@ function render({ model, el }) {
 
   function drawDetail(msg, buffers) {
     detailRow = msg.row;
-    detailOverlay = null;
+    detailOverlays = [];
+    detailShown = { msg, buffers };
     const children = [];
     const close = h("button", { class: "se-close", title: "close (Esc)", text: "×" });
     close.addEventListener("click", closeDetail);
@@ -634,19 +737,32 @@ function render({ model, el }) {
       text: `row ${msg.row} · key ${msg.key} · shard ${msg.shard}, row ${msg.shard_row} of that file` }));
     fit.disabled = actual.disabled = !buffers.length;
     if (buffers.length) {
-      const url = URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime }));
-      urls.add(url);
-      const img = h("img", { class: "se-detail-img", alt: "", "data-testid": "se-detail-img" });
-      const stack = h("div", { class: "se-detail-stack" }, [img]);
-      const frame = h("div", { class: "se-detail-frame" }, [stack]);
-      if (msg.overlays && msg.overlays.size) {
+      // one URL per detail message, kept while it shows (its panes are laid out again on a switch)
+      if (!detailUrl || detailUrl.msg !== msg) {
+        if (detailUrl) URL.revokeObjectURL(detailUrl.url);
+        detailUrl = { msg, url: URL.createObjectURL(new Blob([buffers[0]], { type: msg.mime })) };
+      }
+      const url = detailUrl.url;
+      // one image, or (side by side) one per Boxes column, each with the columns its pane draws
+      const panes = msg.overlays && msg.overlays.size ? detailPanes(labelFields(), hiddenFields, detailMode) : [null];
+      const imgs = panes.map((only, i) => h("img", { class: "se-detail-img", alt: "", "data-testid": i ? "se-detail-img-2" : "se-detail-img" }));
+      const img = imgs[0];
+      const stacks = panes.map((only, i) => {
+        const stack = h("div", { class: "se-detail-stack", "data-testid": "se-detail-pane", "data-fields": only ? only.join(" ") : "" }, [imgs[i]]);
+        if (only === null) return stack;
         // drawn in the stored image's own units over the <img> (which is the image, no bars): the SVG stretches with it
         const [width, height] = msg.overlays.size;
-        detailOverlay = overlayTarget(msg.overlays, width, height, buffers);
-        detailOverlay.svg.setAttribute("preserveAspectRatio", "none");
-        detailOverlay.svg.classList.add("se-detail-boxes");
-        stack.append(...detailOverlay.layers);
-      }
+        const target = overlayTarget(msg.overlays, width, height, buffers, new Set(only));
+        target.svg.setAttribute("preserveAspectRatio", "none");
+        target.svg.classList.add("se-detail-boxes");
+        target.labelled = true;
+        detailOverlays.push(target);
+        editOn(target, msg.row);
+        stack.append(...target.layers);
+        if (panes.length > 1) stack.append(h("div", { class: "se-pane-name", text: only.filter((n) => labelFields().some((f) => f.name === n && f.kind === "boxes")).join(" ") }));
+        return stack;
+      });
+      const frame = h("div", { class: "se-detail-frame" + (panes.length > 1 ? " se-side" : "") }, stacks);
       const info = h("div", { class: "se-detail-info", "data-testid": "se-detail-info" });
       const image = msg.image || {};
       const stored = image.width !== undefined ? `${image.width} x ${image.height} ${image.format}` : (image.format || "");
@@ -656,12 +772,14 @@ function render({ model, el }) {
         info.textContent = `${stored} · ${(image.bytes ?? 0).toLocaleString()} bytes${shown} · ${zoom === "fit" ? "fit" : "1:1"}`;
       };
       const applyZoom = () => {
-        img.classList.toggle("se-actual", zoom === "1:1");
-        img.style.width = "";
-        if (zoom === "fit") {
-          // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
-          const factor = Math.floor(384 / Math.max(img.naturalWidth, img.naturalHeight, 1));
-          if (factor >= 2) img.style.width = `${img.naturalWidth * factor}px`;
+        for (const one of imgs) {
+          one.classList.toggle("se-actual", zoom === "1:1");
+          one.style.width = "";
+          if (zoom === "fit") {
+            // small images (an 8x8 digit) are shown enlarged by a whole factor, pixels kept sharp
+            const factor = Math.floor(384 / imgs.length / Math.max(img.naturalWidth, img.naturalHeight, 1));
+            if (factor >= 2) one.style.width = `${img.naturalWidth * factor}px`;
+          }
         }
         detail.dataset.zoom = zoom;
         fit.classList.toggle("se-on", zoom === "fit");
@@ -676,10 +794,13 @@ function render({ model, el }) {
         if (!msg.full && image.width !== undefined && img.naturalWidth && img.naturalWidth < image.width) requestDetail(msg.row, 0);
       });
       img.addEventListener("load", applyZoom);
-      img.src = url;
+      for (const one of imgs) one.src = url;
       describe();
       children.push(frame, info);
     }
+    if (msg.row !== (chosenBox && chosenBox.row)) chosenBox = null;
+    if (detailOverlays.length && labelFields().some((f) => f.kind === "boxes")) children.push(boxEditor);
+    drawBoxEditor();
     children.push(h("div", { class: "se-detail-labels" }, [labelBadge(msg.label), detailMarks]));
     drawDetailMarks(msg);
     const table = h("table", { class: "se-fields" });
@@ -691,6 +812,110 @@ function render({ model, el }) {
     detail.dataset.row = String(msg.row);
   }
 
+  // --- box edits in the detail pane: click a box, relabel or delete it; drag to draw one ---------------------
+  const chosenText = h("span", { class: "se-muted", "data-testid": "se-box-chosen" });
+  const chosenClass = h("select", { "data-testid": "se-box-class-select", title: "the box's new class" });
+  const relabelBox = h("button", { "data-testid": "se-box-relabel", title: "give the box clicked this class (pending until saved)", text: "relabel box" });
+  const deleteBox = h("button", { "data-testid": "se-box-delete", title: "delete the box clicked (pending until saved)", text: "delete box" });
+  const drawToggle = h("button", { class: "se-chip", "data-testid": "se-box-draw", "aria-pressed": "false",
+    title: "drag over the image to add a box of the chosen class", text: "draw a box" });
+  const boxEditor = h("div", { class: "se-box-editor", "data-testid": "se-box-editor" }, [
+    chosenText, chosenClass, relabelBox, deleteBox, h("span", { class: "se-spacer" }), drawToggle,
+  ]);
+
+  function fieldNamed(name) {
+    return labelFields().find((f) => f.name === name) || null;
+  }
+
+  function drawBoxEditor() {
+    // with a box clicked: its column, place and class, and the classes to give it; otherwise how to start
+    const field = chosenBox ? fieldNamed(chosenBox.field) : fieldNamed(drawColumn(labelFields(), hiddenFields) || "");
+    const names = (field && field.names) || [];
+    const keep = chosenClass.value;
+    chosenClass.replaceChildren(...names.map((name, index) => h("option", { value: String(index), text: name })));
+    if ([...chosenClass.options].some((o) => o.value === keep)) chosenClass.value = keep;
+    const target = drawColumn(labelFields(), hiddenFields);
+    if (drawing) chosenText.textContent = target ? `drag over the image: a new ${target} box of the class chosen` : "switch a Boxes column on to draw";
+    else if (chosenBox) chosenText.textContent = `${chosenBox.field} box ${chosenBox.index} selected`;
+    else chosenText.textContent = "click a box to relabel or delete it";
+    relabelBox.disabled = deleteBox.disabled = dead || !chosenBox;
+    relabelBox.hidden = deleteBox.hidden = drawing;
+    chosenClass.disabled = dead || !names.length || !(chosenBox || drawing);
+    drawToggle.classList.toggle("se-on", drawing);
+    drawToggle.setAttribute("aria-pressed", drawing ? "true" : "false");
+    drawToggle.disabled = dead || !target;
+    detail.classList.toggle("se-drawing", drawing);
+  }
+
+  function boxCommand(name, msg) {
+    command(name, msg).then(({ response, buffers }) => onPush(response, buffers));
+  }
+
+  function editOn(target, row) {
+    // a click on the image selects the smallest box under it; with "draw a box" on, a drag adds one
+    const svg = target.svg;
+    let start = null;
+    let ghost = null;
+    const [width, height] = target.overlays.size;
+    svg.addEventListener("pointerdown", (event) => {
+      if (!drawing || dead) return;
+      event.preventDefault();
+      start = pointIn(event.clientX, event.clientY, svg.getBoundingClientRect());
+      ghost = svgNode("rect", { class: "se-box se-box-ghost", "data-testid": "se-box-ghost", "vector-effect": "non-scaling-stroke" });
+      svg.append(ghost);
+      svg.setPointerCapture(event.pointerId);
+    });
+    svg.addEventListener("pointermove", (event) => {
+      if (!start || !ghost) return;
+      const corners = dragCorners(start, pointIn(event.clientX, event.clientY, svg.getBoundingClientRect()), 0) || [0, 0, 0, 0];
+      ghost.setAttribute("x", String(corners[0] * width));
+      ghost.setAttribute("y", String(corners[1] * height));
+      ghost.setAttribute("width", String((corners[2] - corners[0]) * width));
+      ghost.setAttribute("height", String((corners[3] - corners[1]) * height));
+    });
+    svg.addEventListener("pointerup", (event) => {
+      if (!start) return;
+      const corners = dragCorners(start, pointIn(event.clientX, event.clientY, svg.getBoundingClientRect()));
+      start = null;
+      if (ghost) ghost.remove();
+      ghost = null;
+      const column = drawColumn(labelFields(), hiddenFields);
+      if (corners && column && chosenClass.value !== "") {
+        boxCommand("add_box", { row, column, corners, label: Number(chosenClass.value) });
+      }
+    });
+    svg.addEventListener("click", (event) => {
+      if (drawing || dead) return;
+      const [x, y] = pointIn(event.clientX, event.clientY, svg.getBoundingClientRect());
+      const hit = hitBox(target.hits || [], x, y);
+      chosenBox = hit ? { row, field: hit.field, index: hit.index } : null;
+      const field = hit ? fieldNamed(hit.field) : null;
+      const box = hit ? ((target.overlays.boxes || {})[hit.field] || [])[hit.index] : null;
+      drawBoxEditor();
+      if (box && field) chosenClass.value = String(box[4]);
+      drawAllOverlays();
+    });
+  }
+
+  relabelBox.addEventListener("click", () => {
+    if (!chosenBox) return;
+    const { row, field, index } = chosenBox;
+    chosenBox = null;
+    boxCommand("edit_box", { row, column: field, index, label: Number(chosenClass.value) });
+  });
+  deleteBox.addEventListener("click", () => {
+    if (!chosenBox) return;
+    const { row, field, index } = chosenBox;
+    chosenBox = null;
+    boxCommand("edit_box", { row, column: field, index, drop: true });
+  });
+  drawToggle.addEventListener("click", () => {
+    drawing = !drawing;
+    chosenBox = null;
+    drawBoxEditor();
+    drawAllOverlays();
+  });
+
   let similarButton = null;
   let similarWrap = null;
   function drawSimilar() {
@@ -701,6 +926,26 @@ function render({ model, el }) {
     similarButton.disabled = dead || !by;
     similarButton.title = why;
     similarWrap.title = why;
+  }
+
+  function drawEvaluation() {
+    // what was evaluated, and a button per way to see its rows (with how many rows it shows)
+    const evaluation = model.get("evaluation") || {};
+    evalbar.hidden = !evaluation.kind;
+    if (!evaluation.kind) return;
+    evalText.textContent = evaluation.summary || "";
+    byOutcome.hidden = evaluation.kind !== "boxes";
+    byOutcome.classList.toggle("se-on", colourOutcomes);
+    byOutcome.setAttribute("aria-pressed", colourOutcomes ? "true" : "false");
+    const words = { fp: "rows with FP", fn: "rows with FN", mistakes: "most confident mistakes" };
+    evalButtons.replaceChildren(...Object.entries(evaluation.counts || {}).map(([what, count]) => {
+      const button = h("button", { "data-testid": "se-eval-rows", "data-what": what, text: `${words[what] ?? what} (${count.toLocaleString()})`,
+        title: what === "mistakes" && evaluation.kind === "boxes" ? "rows with a false positive, the highest-scoring false positive first"
+          : what === "mistakes" ? "rows predicted wrong, the model's most confident first" : `show the ${words[what]}` });
+      button.disabled = dead || !count;
+      button.addEventListener("click", () => command("evaluation_rows", { what }));
+      return button;
+    }));
   }
 
   function drawBack() {
@@ -728,7 +973,11 @@ function render({ model, el }) {
     detail.replaceChildren();
     delete detail.dataset.row;
     detailRow = null;
-    detailOverlay = null;
+    detailOverlays = [];
+    detailShown = null;
+    chosenBox = null;
+    if (detailUrl) URL.revokeObjectURL(detailUrl.url);
+    detailUrl = null;
     similarButton = similarWrap = null;
     if (cellOverlays.length || wasOpen) drawAllOverlays();  // the legend forgets the pane's classes
     if (wasOpen) command("detail_closed");
@@ -791,6 +1040,14 @@ function render({ model, el }) {
   subsetClear.addEventListener("click", () => command("show_all"));
   goBack.addEventListener("click", () => command("back"));
   threshold.addEventListener("input", drawAllOverlays);
+  byOutcome.addEventListener("click", () => { colourOutcomes = !colourOutcomes; drawEvaluation(); drawAllOverlays(); });
+  for (const button of [modeOverlay, modeSide]) {
+    button.addEventListener("click", () => {
+      detailMode = button.dataset.mode || "overlay";
+      drawOverlayBar();
+      if (detailShown) drawDetail(detailShown.msg, detailShown.buffers);
+    });
+  }
   save.addEventListener("click", () => { command("save", { message: message.value }); message.value = ""; });
 
   root.addEventListener("keydown", (event) => {
@@ -884,11 +1141,14 @@ function render({ model, el }) {
     ["change:sort_by", drawFields],
     ["change:sort_desc", drawFields],
     ["change:histograms", drawHistograms],
+    ["change:box_histograms", drawHistograms],
     ["change:subset", drawSubset],
     ["change:similar_by", drawSimilar],
     ["change:similar_reason", drawSimilar],
     ["change:can_go_back", drawBack],
     ["change:label_fields", drawOverlayBar],
+    ["change:evaluation", drawEvaluation],
+    ["change:evaluation", drawAllOverlays],
   ];
   for (const [event, handler] of listeners) model.on(event, handler);
 
@@ -903,6 +1163,7 @@ function render({ model, el }) {
   drawSubset();
   drawBack();
   drawOverlayBar();
+  drawEvaluation();
   drawSearchHint();
   onStatus();
   requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });

@@ -14,6 +14,8 @@
  * @property {string} [class_name]
  * @property {number} [min_area]
  * @property {number} [max_area]
+ * @property {number} [min_aspect]
+ * @property {number} [max_aspect]
  * @property {number} [min_score]
  * @property {number} [max_score]
  * @property {number} [min_count]
@@ -56,7 +58,7 @@ export function describeBoxes(spec) {
   else head = lo === 0 ? `at most ${hi} boxes` : `${lo} to ${hi} boxes`;
   if (spec.class !== undefined) head += ` of ${spec.class_name ?? spec.class}`;
   const parts = [head];
-  for (const name of /** @type {const} */ (["area", "score"])) {
+  for (const name of /** @type {const} */ (["area", "aspect", "score"])) {
     const low = spec[`min_${name}`];
     const high = spec[`max_${name}`];
     if (low !== undefined && high !== undefined) parts.push(`${name} ${number(low)} to ${number(high)}`);
