@@ -130,6 +130,11 @@ class DetectionResult:
         self._keys = list(keys)
 
     @property
+    def keys(self) -> list[Any]:
+        """The stored key of every image (row) of the evaluated dataset."""
+        return self._keys
+
+    @property
     def map(self) -> float:
         """AP over IoU 0.50:0.95, averaged over the classes (COCO's mAP)."""
         return self.matches.map

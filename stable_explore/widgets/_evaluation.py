@@ -66,10 +66,10 @@ class EvaluationView:
             )
             raise InvalidOptionError(msg)
         keys = list(ds.keys())
-        if keys != list(result._keys):
+        if keys != list(result.keys):
             evaluated = getattr(result.dataset, "ref", "another dataset")
             msg = (
-                f"evaluation= was computed on {evaluated} ({len(result._keys):,} rows), not on the rows browsed "
+                f"evaluation= was computed on {evaluated} ({len(result.keys):,} rows), not on the rows browsed "
                 f"({ds.ref}, {len(keys):,} rows): run se.evaluate on the dataset you browse, then browse it"
             )
             raise InvalidOptionError(msg)
