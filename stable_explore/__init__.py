@@ -51,7 +51,19 @@ from stable_explore.errors import (
     VideoDecodeError,
 )
 from stable_explore.evaluation import evaluate
-from stable_explore.schema import Array3D, Boxes, ClassLabel, Features, Image, Keypoints, Mask, Sequence, Value, Video
+from stable_explore.schema import (
+    Array3D,
+    Boxes,
+    ClassLabel,
+    Features,
+    Image,
+    Keypoints,
+    Mask,
+    Sequence,
+    Value,
+    Video,
+    VideoFile,
+)
 
 __version__ = "0.1.0"
 
@@ -82,6 +94,7 @@ __all__ = [
     "Array3D",
     "Sequence",
     "Video",
+    "VideoFile",
     "Boxes",
     "Mask",
     "Keypoints",

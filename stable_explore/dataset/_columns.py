@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from stable_explore.errors import ColumnNotFoundError, SchemaError
-from stable_explore.schema import RESERVED_COLUMNS, Array3D, Features, Image, feature_from_dict
+from stable_explore.schema import RESERVED_COLUMNS, Array3D, Features, Image, Video, feature_from_dict
 
 if TYPE_CHECKING:
     from stable_explore.schema import Feature
@@ -115,7 +115,7 @@ class ColumnMap:
         for position, name in enumerate(columns):
             array = table.column(position)
             feature = features.get(name)
-            if feature is not None and array.type != feature.arrow_type:
+            if feature is not None and array.type != feature.arrow_type and not _video_paths(feature, array.type):
                 try:
                     array = array.cast(feature.arrow_type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
@@ -132,3 +132,8 @@ class ColumnMap:
     def from_json(cls, data: Sequence[Sequence[Any]]) -> ColumnMap:
         """Inverse of :meth:`to_json`."""
         return cls(tuple((str(shown), str(stored), feature_from_dict(spec)) for shown, stored, spec in data))
+
+
+def _video_paths(feature: Feature, stored_type: pa.DataType) -> bool:
+    """A ``Video`` column of path strings (an older cache's): read as it is, each cell decodes alike."""
+    return isinstance(feature, Video) and pa.types.is_string(stored_type)

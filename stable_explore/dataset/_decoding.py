@@ -20,7 +20,7 @@ import numpy as np
 
 from stable_explore._optional import require
 from stable_explore.errors import CacheCorruptionError, ImageTooLargeError
-from stable_explore.schema import Array3D, Boxes, Features, Image, Keypoints, Mask, Sequence
+from stable_explore.schema import Array3D, Boxes, Features, Image, Keypoints, Mask, Sequence, Video
 from stable_explore.schema.fields import Fields
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ _IMAGE_FORMATS = {"pil": "pil", "numpy": "numpy", "python": "bytes", "torch": "n
 
 
 def needs_decoding(feature: Any) -> bool:
-    """Whether a feature's stored value differs from what users get (images, arrays, boxes, masks, keypoints)."""
-    if isinstance(feature, (Image, Array3D, Boxes, Mask, Keypoints)):
+    """Whether a feature's stored value differs from what users get (images, arrays, boxes, masks, videos...)."""
+    if isinstance(feature, (Image, Array3D, Boxes, Mask, Keypoints, Video)):
         return True
     if isinstance(feature, Fields):
         return any(needs_decoding(f) for _, f in feature.fields)

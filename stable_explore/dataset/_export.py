@@ -25,6 +25,7 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, Video, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
+from stable_explore.schema.video import video_cell, video_source
 from stable_explore.storage.backends.fsutil import replacing, writing
 
 if TYPE_CHECKING:
@@ -106,6 +107,9 @@ def to_pandas(
             codes = table.column(name).fill_null(-1).to_numpy()
             codes = np.where((codes >= 0) & (codes < (feature.num_classes or 0)), codes, -1)
             frame[name] = _categorical(pd, codes, feature)
+        elif isinstance(feature, Video):  # the path, or "<N bytes video>": a struct's dict says little in a table
+            shown = [None if cell is None else str(video_cell(cell)) for cell in column.to_pylist()]
+            frame[name] = pd.Series(shown, index=frame.index, dtype=object)
     if images not in ("bytes", "drop"):
         for name in image_columns:
             frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)
@@ -154,13 +158,12 @@ def _nullable_integer(arrow_type: pa.DataType) -> Any:
 def _export_posters(ds: CachedDataset, column: pa.ChunkedArray, size: int, name: str) -> list[Any]:
     """PIL thumbnails of each video's poster frame (None for a row without a video)."""
     from stable_explore.display.images import array_thumbnail
-    from stable_explore.display.video import cell_source
     from stable_explore.schema.video_codec import poster_frame
 
     out: list[Any] = []
     keys = None
     for i, (row, value) in enumerate(zip(ds.base_rows().tolist(), column.to_pylist(), strict=True)):
-        source = cell_source(value)
+        source = video_source(value)
         if source is None:
             out.append(None)
             continue

@@ -21,7 +21,8 @@ ours                          MDS encoding (what ``StreamingDataset`` hands back
                               ``bytes`` (the encoded bytes)
 ``Array3D``                   ``ndarray:<dtype>:<shape>``: a numpy array
 ``Sequence``                  ``json``: a list
-``Video``                     ``str``: the path
+``Video``                     ``str``: the path (a video stored as bytes only is refused, naming
+                              the row: MDS has no place for it)
 ============================  =====================================================================
 
 MDS has no nulls: a missing value raises, naming the row, its key and the field. Beside
@@ -45,6 +46,7 @@ from stable_explore.errors import EncodingError, InvalidOptionError, SchemaError
 from stable_explore.schema import KEY_COLUMN, Array3D, ClassLabel, Feature, Image, Sequence, Value, Video
 from stable_explore.schema.fields import Fields
 from stable_explore.schema.image_formats import sniff
+from stable_explore.schema.video import video_path_array
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
 if TYPE_CHECKING:
@@ -217,7 +219,14 @@ def write_mds(
         shard = _Shard(names, encodings)
         position = 0
         for table in tables:
-            columns = {name: table.column(name).to_pylist() for name in names}
+            columns = {
+                name: (
+                    video_path_array(table.column(name), column=name, first_row=position)
+                    if isinstance(features[name], Video)
+                    else table.column(name)
+                ).to_pylist()
+                for name in names
+            }
             for row in range(table.num_rows):
                 values = {name: columns[name][row] for name in names}
                 size = 4 + _sample_size(values, names, encodings, keys, position)

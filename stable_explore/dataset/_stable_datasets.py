@@ -29,7 +29,9 @@ import pyarrow.ipc as ipc
 from stable_explore._optional import require
 from stable_explore.dataset._export_target import export_folder, write_export_marker
 from stable_explore.errors import InvalidOptionError
+from stable_explore.schema import Features, Video
 from stable_explore.schema.columns import FEATURES_SCHEMA_KEY
+from stable_explore.schema.video import video_path_array
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 from stable_explore.storage.format.cache_meta import METADATA_FILE, SHARD_NAME_FMT
 from stable_explore.storage.format.stable_datasets import (
@@ -73,7 +75,7 @@ def write_stable_datasets(
         sink: pa.OSFile | None = None
         writer: ipc.RecordBatchFileWriter | None = None
         shard_bytes = 0
-        for table in tables:
+        for table in _with_video_paths(tables, features):
             batch = table.cast(schema).combine_chunks().to_batches()[0]
             if writer is None:
                 names.append(SHARD_NAME_FMT.format(len(names)))
@@ -133,7 +135,7 @@ def write_stable_datasets_lance(
     counted = [0]
 
     def stream() -> Iterator[pa.RecordBatch]:
-        for table in tables:
+        for table in _with_video_paths(tables, features):
             counted[0] += table.num_rows
             yield from table.cast(schema).to_batches()
 
@@ -150,3 +152,15 @@ def write_stable_datasets_lance(
         write_export_marker(tmp, layout="stable-datasets-lance", ds=ds)
         publish_dir(tmp, path)
     return path
+
+
+def _with_video_paths(tables: Iterator[pa.Table], features: Features) -> Iterator[pa.Table]:
+    """The tables with each ``Video`` column as its paths (its layout's ``Video``); a bytes-only row is named."""
+    videos = [name for name, feature in features.items() if isinstance(feature, Video)]
+    first_row = 0
+    for table in tables:
+        for name in videos:
+            paths = video_path_array(table.column(name), column=name, first_row=first_row)
+            table = table.set_column(table.schema.get_field_index(name), name, paths)
+        first_row += table.num_rows
+        yield table

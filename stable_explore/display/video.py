@@ -1,7 +1,7 @@
 """What a video cell looks like: its poster as a thumbnail, a few frames to scrub, its file for a player.
 
-A ``Video`` cell is the file's path (or, in a self-contained cache, its bytes); every function here
-takes the stored cell as :func:`cell_source` reads it, decodes with PyAV
+A ``Video`` cell is the file's path or its bytes (``struct<bytes, path>``); every function here
+takes the stored cell as :func:`~stable_explore.schema.video.video_source` reads it, decodes with PyAV
 (:mod:`stable_explore.schema.video_codec`) and never holds more than the frames it returns. A video
 that cannot be decoded raises :class:`~stable_explore.errors.VideoDecodeError`; the browser and the
 card show it as a broken-video tile with the message, never a dead page.
@@ -9,11 +9,11 @@ card show it as a broken-video tile with the message, never a dead page.
 Examples
 --------
 >>> from stable_explore.testing.videos import indexed_video
->>> data = indexed_video(24, codec="mpeg4", container="mp4")
->>> poster = poster_thumbnail(data, 64)
+>>> cell = {"bytes": indexed_video(24, codec="mpeg4", container="mp4"), "path": None}  # as a Video column stores it
+>>> poster = poster_thumbnail(cell, 64)
 >>> poster.mime, poster.info.frames, poster.info.duration
 ('image/jpeg', 24, 1.0)
->>> [index for index, _ in scrub_frames(data, 4, 32, poster.info)]
+>>> [index for index, _ in scrub_frames(cell, 4, 32, poster.info)]
 [0, 6, 12, 18]
 >>> video_mime(poster.info)
 'video/mp4'
@@ -21,13 +21,13 @@ Examples
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.display.images import array_thumbnail, data_uri, encode_thumbnail
 from stable_explore.errors import VideoDecodeError
+from stable_explore.schema.video import video_source
 
 if TYPE_CHECKING:
     from stable_explore.schema.video_codec import VideoInfo
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = [
     "SCRUB_FRAMES",
     "Poster",
-    "cell_source",
     "poster_html",
     "poster_thumbnail",
     "scrub_frames",
@@ -60,28 +59,8 @@ class Poster:
     info: VideoInfo
 
 
-def cell_source(value: Any) -> str | bytes | None:
-    """The video a stored ``Video`` cell names: its path, or its bytes (``struct<bytes, path>``); None for none.
-
-    Examples
-    --------
-    >>> cell_source("clips/a.mp4"), cell_source({"bytes": b"123", "path": "a.mp4"}), cell_source(None)
-    ('clips/a.mp4', b'123', None)
-    """
-    if value is None:
-        return None
-    if isinstance(value, dict):
-        if value.get("bytes") is not None:
-            return bytes(value["bytes"])
-        path = value.get("path")
-        return None if path is None else str(os.fspath(path))
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    return str(os.fspath(value))
-
-
 def _needed(value: Any) -> str | bytes:
-    source = cell_source(value)
+    source = video_source(value)
     if source is None:
         msg = "the cell holds no video (None)"
         raise VideoDecodeError(msg)

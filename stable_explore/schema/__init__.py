@@ -29,7 +29,7 @@ from stable_explore.schema.keypoints import Keypoints
 from stable_explore.schema.mask import Mask
 from stable_explore.schema.sequence import Sequence
 from stable_explore.schema.value import Value
-from stable_explore.schema.video import Video
+from stable_explore.schema.video import Video, VideoFile
 
 __all__ = [
     "Array3D",
@@ -43,6 +43,7 @@ __all__ = [
     "Sequence",
     "Value",
     "Video",
+    "VideoFile",
     "FEATURES_SCHEMA_KEY",
     "HASH_COLUMN",
     "KEY_COLUMN",

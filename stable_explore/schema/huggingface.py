@@ -8,7 +8,7 @@ feature       stable-explore stores               ``datasets`` stores
 ============  ==================================  ==========================================
 ``Image``     the file's bytes (``large_binary``)  ``struct<bytes: binary, path: string>``
 ``Array3D``   its C-order bytes (``large_binary``) nested lists (an Arrow extension type)
-``Video``     the file's path (``string``)         ``struct<bytes, path>`` (decoded by torchcodec)
+``Video``     ``struct<bytes: large_binary, path>`` ``struct<bytes: binary, path>`` (decoded by torchcodec)
 ============  ==================================  ==========================================
 
 :func:`hf_features_dict` gives the ``datasets`` feature dict for a table in either layout (it is
@@ -49,7 +49,7 @@ from stable_explore.schema.keypoints import Keypoints
 from stable_explore.schema.mask import Mask
 from stable_explore.schema.sequence import Sequence
 from stable_explore.schema.value import Value
-from stable_explore.schema.video import Video
+from stable_explore.schema.video import Video, video_struct_array
 
 if TYPE_CHECKING:
     from stable_explore.schema.base import Feature
@@ -72,6 +72,7 @@ LAYOUTS = ("stored", "huggingface")
 """How an export lays out images and arrays: as stable-explore stores them, or as ``datasets`` does."""
 
 _HF_IMAGE_TYPE = pa.struct([pa.field("bytes", pa.binary()), pa.field("path", pa.string())])
+_HF_VIDEO_TYPE = _HF_IMAGE_TYPE  # datasets stores a Video as it stores an Image
 _LIST_TYPES = ("List", "Sequence", "LargeList")
 _OFFSET_LIMIT = 2**31 - 1  # bytes a ``binary`` (int32 offsets) chunk may hold
 
@@ -124,8 +125,10 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
                 nested = {"_type": "List", "feature": nested}
             return nested
         return {"_type": "Value", "dtype": "large_binary"}
-    if isinstance(feature, Video):
-        return {"_type": "Value", "dtype": "string"}  # a path, as we store it
+    if isinstance(feature, Video):  # datasets' own layout (bytes widened to large_binary in ours)
+        if layout == "huggingface":
+            return {"_type": "Video"}
+        return {"bytes": {"_type": "Value", "dtype": "large_binary"}, "path": {"_type": "Value", "dtype": "string"}}
     if isinstance(feature, Boxes):  # a list of structs in both layouts, the class a ClassLabel of the names
         box = {
             "bbox": {"_type": "List", "feature": {"_type": "Value", "dtype": "float32"}, "length": 4},
@@ -156,6 +159,8 @@ def hf_arrow_type(feature: Feature) -> pa.DataType:
     """The Arrow storage type ``datasets`` uses for ``feature`` (Array3D: the extension's storage)."""
     if isinstance(feature, Image):
         return _HF_IMAGE_TYPE
+    if isinstance(feature, Video):
+        return _HF_VIDEO_TYPE
     if isinstance(feature, Array3D):
         return pa.list_(pa.list_(pa.list_(pa.from_numpy_dtype(np.dtype(feature.dtype)))))
     if isinstance(feature, Sequence):
@@ -184,7 +189,7 @@ def to_hf_layout(table: pa.Table, features: Features) -> pa.Table:
 
 
 def _differs(feature: Feature) -> bool:
-    if isinstance(feature, (Image, Array3D)):
+    if isinstance(feature, (Image, Array3D, Video)):
         return True
     if isinstance(feature, Fields):
         return any(_differs(f) for _, f in feature.fields)
@@ -195,6 +200,9 @@ def _to_hf_array(array: pa.Array, feature: Feature) -> list[pa.Array]:
     """One stored chunk in the ``datasets`` layout (several chunks when it is too big for int32 offsets)."""
     if isinstance(feature, Image):
         return [_image_struct(piece) for piece in _binary_pieces(array)]
+    if isinstance(feature, Video):  # an older cache's path strings too
+        structs = video_struct_array(array)
+        return [piece.cast(_HF_VIDEO_TYPE) for piece in _binary_pieces(structs.field("bytes"), structs)]
     if isinstance(feature, Array3D):
         return [_nested_lists(array, feature)]
     if isinstance(feature, Fields):  # each field converted, the struct's nulls kept
@@ -213,15 +221,16 @@ def _to_hf_array(array: pa.Array, feature: Feature) -> list[pa.Array]:
     return [pa.ListArray.from_arrays(offsets, values, mask=mask)]
 
 
-def _binary_pieces(array: pa.Array) -> list[pa.Array]:
-    """A ``large_binary`` chunk cut where each piece's bytes fit int32 offsets."""
+def _binary_pieces(array: pa.Array, whole: pa.Array | None = None) -> list[pa.Array]:
+    """A ``large_binary`` chunk cut where each piece's bytes fit int32 offsets (``whole``: cut it instead)."""
+    cut = array if whole is None else whole
     ends = np.cumsum(pc.binary_length(array).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
     if len(array) == 0 or int(ends[-1]) <= _OFFSET_LIMIT:
-        return [array]
+        return [cut]
     pieces, start, before = [], 0, 0
     while start < len(array):
         stop = max(int(np.searchsorted(ends, before + _OFFSET_LIMIT, side="right")), start + 1)
-        pieces.append(array.slice(start, stop - start))
+        pieces.append(cut.slice(start, stop - start))
         before, start = int(ends[stop - 1]), stop
     return pieces
 
@@ -288,6 +297,8 @@ def _our_feature(column: str, spec: Any) -> Feature:
         return ClassLabel(names=list(spec["names"]))
     if kind == "Image":
         return Image()
+    if kind == "Video":
+        return Video()
     if kind == "Array3D":
         return Array3D(shape=tuple(spec["shape"]), dtype=spec.get("dtype", "float32"))
     if kind == "Array2D":
@@ -347,6 +358,8 @@ def from_hf_layout(table: pa.Table, features: Features) -> pa.Table:
             column = pa.chunked_array([chunk.storage for chunk in column.chunks], type=storage)
         if isinstance(feature, Image) and pa.types.is_struct(column.type):
             column = _image_bytes(column)
+        if isinstance(feature, Video):
+            column = pa.chunked_array([video_struct_array(chunk) for chunk in column.chunks], type=feature.arrow_type)
         columns.append(column)
     return pa.Table.from_arrays(columns, names=table.column_names)
 

@@ -32,7 +32,6 @@ import pyarrow as pa
 
 from stable_explore.display.video import (
     SCRUB_FRAMES,
-    cell_source,
     poster_thumbnail,
     scrub_frames,
     video_bytes,
@@ -40,6 +39,7 @@ from stable_explore.display.video import (
 )
 from stable_explore.errors import InvalidOptionError, RowIndexError, VideoDecodeError
 from stable_explore.schema import Video
+from stable_explore.schema.video import video_cell, video_source
 from stable_explore.storage.kept import Kept, kept
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._images import pool
@@ -105,7 +105,7 @@ def _probes(ds: CachedDataset, column: str) -> dict[int, Any]:
 def _probe_one(value: Any) -> Any:
     from stable_explore.schema.video_codec import probe
 
-    source = cell_source(value)
+    source = video_source(value)
     if source is None:
         return "no video in this cell"
     try:
@@ -148,8 +148,8 @@ def derived_column(ds: CachedDataset, name: str) -> pa.Array:
 
 def video_text(value: Any, info: Any) -> str:
     """What the detail pane says of a video cell: where it is, and its probe (or why it is broken)."""
-    source = cell_source(value)
-    where = "None" if source is None else f"{len(source):,} bytes" if isinstance(source, bytes) else str(source)
+    video = video_cell(value)
+    where = "None" if video is None else str(video)  # its path, or "<N bytes video>"
     if info is None:
         return where
     if isinstance(info, str):

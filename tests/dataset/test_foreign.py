@@ -228,12 +228,12 @@ def test_export_for_stable_datasets_with_jpeg_builders_and_long_label_lists(home
     assert se.load(out, features=features)[0]["label"] == 6
 
 
-def test_export_for_stable_datasets_refuses_what_it_cannot_hold(home: Path, tmp_path: Path) -> None:
+def test_export_for_stable_datasets_writes_a_video_as_its_path(home: Path, tmp_path: Path) -> None:
     features = Features(clip=se.Video(), x=Value("int32"))
     ds = se.build([{"clip": "a.mp4", "x": 1}], features, name="v", home=home, progress=False)
-    with pytest.raises(SchemaError, match="column 'clip': a Video feature has no counterpart"):
-        ds.export(tmp_path / "v", layout="stable-datasets")
-    assert not (tmp_path / "v").exists()
+    out = ds.export(tmp_path / "v", layout="stable-datasets")
+    _checked_as_their_reader_does(out, "{'clip': Video(), 'x': Value('int32')}")
+    assert se.load(out)[0]["clip"].path == "a.mp4"
 
 
 def test_export_for_stable_datasets_names_the_fixed_length_sequence_it_cannot_hold(home: Path, tmp_path: Path) -> None:

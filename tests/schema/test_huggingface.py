@@ -57,7 +57,8 @@ def test_every_feature_type_maps_both_ways() -> None:
     assert features_from_hf(theirs.to_dict()) == ours, "the dict form too"
     legacy = datasets.Features({"s": datasets.Sequence(datasets.Value("int64"))})
     assert features_from_hf(legacy) == se.Features(s=se.Sequence(se.Value("int64")))
-    assert hf_features_dict(se.Features(v=se.Video()))["v"] == {"_type": "Value", "dtype": "string"}
+    assert hf_features_dict(se.Features(v=se.Video()))["v"] == {"_type": "Video"}
+    assert features_from_hf({"v": {"_type": "Video"}}) == se.Features(v=se.Video())
 
 
 def test_features_with_no_counterpart_are_named() -> None:

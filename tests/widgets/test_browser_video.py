@@ -93,7 +93,7 @@ def test_hover_frames_are_evenly_spaced_and_the_player_gets_the_files_bytes(clip
     reply, buffers = invoke(browser, "video_media", {"row": 1})
     assert reply["mime"] == "video/webm"
     assert reply["codec"] == "vp9"
-    assert buffers[0] == Path(clips[1]["video"]).read_bytes()
+    assert buffers[0] == Path(clips[1]["video"].path).read_bytes()
     reply, _ = invoke(browser, "video_media", {"row": 0})
     assert (reply["mime"], reply["codec"]) == ("video/mp4", "mpeg4")
     # the broken one: an error reply naming the row, its key and the column; the status line says it too
@@ -142,7 +142,7 @@ def test_the_card_and_pandas_show_posters(clips: CachedDataset) -> None:
     assert [p.size for p in posters] == [(32, 24)] * 3
     with pytest.raises(se.VideoDecodeError, match=r"row 9.*'broken'.*'video'"):
         clips.to_pandas(images="thumbnail")
-    assert clips.to_pandas()["video"].tolist()[0].endswith("clip0.mp4")  # by default the stored path, as before
+    assert clips.to_pandas()["video"].tolist()[0].endswith("clip0.mp4")  # by default the stored path
 
 
 def test_a_broken_video_in_the_card_is_a_tile_saying_why(tmp_path: Path) -> None:
@@ -155,3 +155,23 @@ def test_a_broken_video_in_the_card_is_a_tile_saying_why(tmp_path: Path) -> None
     assert "data-testid='se-video-broken'" in html
     assert "broken video" in html
     assert "broken.webm" in html
+
+
+def test_embedded_videos_show_and_play_after_their_files_are_gone(tmp_path: Path) -> None:
+    paths = [write_indexed_video(tmp_path / f"e{i}.webm", 24, codec="libvpx-vp9", container="webm") for i in range(3)]
+    stored = [p.read_bytes() for p in paths]
+    features = se.Features(video=se.Video(embed=True))
+    ds = se.build([{"video": str(p)} for p in paths], features, name="embedded", home=tmp_path / "h", progress=False)
+    for path in paths:
+        path.unlink()
+    browser = ShardBrowser(ds, page_size=24, prefetch=False)
+    content, buffers = browser.page_message()
+    assert len(buffers) == 3
+    assert content["cells"][0]["video"]["frames"] == 24
+    reply, data = invoke(browser, "video_media", {"row": 2})
+    assert reply["mime"] == "video/webm"
+    assert data[0] == stored[2]
+    reply, frames = invoke(browser, "video_frames", {"row": 0, "count": 4})
+    assert [f["index"] for f in reply["frames"]] == [0, 6, 12, 18]
+    assert len(frames) == 4
+    assert "e0.webm" in dict(browser.detail_message(0)[0]["fields"])["video"]

@@ -85,6 +85,8 @@ def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
         return f"Sequence({feature_repr(feature.feature, image_encoding)})"
     if isinstance(feature, Array3D):
         return f"Array3D(shape={tuple(feature.shape)!r}, dtype='{feature.dtype}')"
+    if isinstance(feature, Video):  # its Video is a path string (bytes never inlined)
+        return "Video()"
     what = f"a {type(feature).__name__} feature"
     if isinstance(feature, Fields):
         what = "a list of dicts (a Sequence of a dict of features)"
@@ -92,7 +94,7 @@ def feature_repr(feature: Feature, image_encoding: str = "PNG") -> str:
         what = f"a fixed-length Sequence (length={feature.length})"
     msg = (
         f"{what} has no counterpart in stable-datasets' cache layouts (Value, ClassLabel, Image, Array3D and "
-        "a Sequence without length= have)"
+        "Video and a Sequence without length= have)"
     )
     raise SchemaError(msg)
 
@@ -124,10 +126,9 @@ def stable_datasets_schema(features: Features) -> pa.Schema:
     """The Arrow schema stable-datasets' writer gives these features (its field metadata included)."""
     fields = []
     for name, feature in features.items():
-        if isinstance(feature, Video):
-            fingerprint_text(Features({name: feature}))  # raises, naming the column and the type
         kind = "Sequence" if isinstance(feature, Sequence) else type(feature).__name__
-        fields.append(pa.field(name, feature.arrow_type, metadata={FEATURE_FIELD_KEY: kind.encode()}))
+        arrow_type = pa.string() if isinstance(feature, Video) else feature.arrow_type  # its Video: the path
+        fields.append(pa.field(name, arrow_type, metadata={FEATURE_FIELD_KEY: kind.encode()}))
     return pa.schema(fields)
 
 

@@ -284,12 +284,20 @@ def validate_sharded_cache(cache_dir: Path | str, features: Features) -> Sharded
                 raise SchemaError(msg)
             found = stored.field(arrow_field.name).type
             if found != arrow_field.type and not _binary_compatible(found, arrow_field.type):
+                if _video_paths(found, arrow_field.type):
+                    continue  # a Video column of path strings: how older caches (and stable-datasets') store one
                 msg = (
                     f"column {arrow_field.name!r} of {meta.cache_dir} is {found}, "
                     f"but features expect {arrow_field.type}"
                 )
                 raise SchemaError(msg)
     return meta
+
+
+def _video_paths(found: pa.DataType, expected: pa.DataType) -> bool:
+    return (
+        pa.types.is_string(found) and pa.types.is_struct(expected) and {f.name for f in expected} == {"bytes", "path"}
+    )
 
 
 def _binary_compatible(found: pa.DataType, expected: pa.DataType) -> bool:
