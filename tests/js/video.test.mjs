@@ -38,3 +38,31 @@ test("a strip's captions give each frame's time", () => {
   assert.equal(frameTime(12, 24), "0.50 s");
   assert.equal(frameTime(3, 0), "frame 3");
 });
+
+test("a tile asks for its frames once, and only after the mouse rests on it", async () => {
+  const { scrubber } = await import("../../stable_explore/widgets/static/lib/video.js");
+  const listeners = {};
+  const area = { dataset: {}, addEventListener: (name, fn) => { listeners[name] = fn; } };
+  const img = { src: "poster", dataset: {}, getAttribute: () => img.src,
+    getBoundingClientRect: () => ({ left: 0, width: 80 }) };
+  let asked = 0;
+  const load = () => { asked++; return Promise.resolve([{ src: "f0", index: 0 }, { src: "f1", index: 9 }]); };
+  scrubber(area, img, load, 20);
+  listeners.mouseenter({ clientX: 5 });
+  listeners.mouseleave();  // a sweep: gone before the delay
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  assert.equal(asked, 0);
+  listeners.mouseenter({ clientX: 70 });
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  assert.equal(asked, 1);
+  assert.equal(img.src, "f1");
+  assert.equal(img.dataset.frame, "9");
+  listeners.mousemove({ clientX: 10 });
+  assert.equal(img.src, "f0");
+  listeners.mouseleave();
+  assert.equal(img.src, "poster");
+  listeners.mouseenter({ clientX: 10 });
+  await new Promise((resolve) => setTimeout(resolve, 40));
+  assert.equal(asked, 1);  // loaded once per tile
+  assert.equal(area.dataset.scrub, "2");
+});

@@ -70,21 +70,27 @@ export function frameTime(index, fps) {
  * @typedef {{ src: string, index: number }} Frame  a frame's image (a data: URL) and its index in the video
  */
 
+/** How long (ms) the mouse rests on a tile before its frames are asked for: a sweep across the grid asks nothing. */
+export const SCRUB_DELAY_MS = 120;
+
 /**
  * Hover scrubbing: while the mouse is over `area`, `img` shows the frame under it, of frames loaded
- * once (on the first hover) by `load`; leaving shows the poster again.
+ * once (after the mouse has rested `delay` ms on the first hover) by `load`; leaving shows the poster again.
  * @param {HTMLElement} area
  * @param {HTMLImageElement} img
  * @param {() => Promise<Frame[]>} load
+ * @param {number} [delay]
  * @returns {void}
  */
-export function scrubber(area, img, load) {
+export function scrubber(area, img, load, delay = SCRUB_DELAY_MS) {
   const poster = img.src;
   /** @type {Frame[] | null} */
   let frames = null;
   let loading = false;
   let inside = false;
   let x = 0;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
   const show = () => {
     if (!frames || !frames.length || !inside) return;
     const box = img.getBoundingClientRect();
@@ -92,17 +98,22 @@ export function scrubber(area, img, load) {
     if (img.getAttribute("src") !== frame.src) img.src = frame.src;
     img.dataset.frame = String(frame.index);
   };
+  const start = () => {
+    if (loading || !inside) return;
+    loading = true;
+    area.dataset.scrub = "loading";
+    load().then((loaded) => {
+      frames = loaded;
+      area.dataset.scrub = String(loaded.length);
+      show();
+    }).catch(() => { area.dataset.scrub = "failed"; });
+  };
   area.addEventListener("mouseenter", (event) => {
     inside = true;
     x = event.clientX;
     if (!loading) {
-      loading = true;
-      area.dataset.scrub = "loading";
-      load().then((loaded) => {
-        frames = loaded;
-        area.dataset.scrub = String(loaded.length);
-        show();
-      }).catch(() => { area.dataset.scrub = "failed"; });
+      clearTimeout(timer);
+      timer = setTimeout(start, delay);
     }
     show();
   });
@@ -112,6 +123,7 @@ export function scrubber(area, img, load) {
   });
   area.addEventListener("mouseleave", () => {
     inside = false;
+    clearTimeout(timer);
     img.src = poster;
     delete img.dataset.frame;
   });
