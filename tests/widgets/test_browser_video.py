@@ -175,3 +175,22 @@ def test_embedded_videos_show_and_play_after_their_files_are_gone(tmp_path: Path
     assert [f["index"] for f in reply["frames"]] == [0, 6, 12, 18]
     assert len(frames) == 4
     assert "e0.webm" in dict(browser.detail_message(0)[0]["fields"])["video"]
+
+
+def test_a_large_set_probes_its_videos_when_a_filter_first_asks(
+    clips: CachedDataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stable_explore.widgets import _video
+
+    monkeypatch.setattr(_video, "PROBE_ALL_ROWS", 5)  # as if the ten were thousands
+    browser = ShardBrowser(clips, page_size=24, prefetch=False)
+    invoke(browser, "refresh")
+    duration = next(f for f in browser.fields if f["name"] == "video.duration")
+    assert "min" not in duration  # not every video probed after the first page
+    assert "video.duration" not in browser.histograms
+    browser.where("video.duration", min=1.5)
+    assert browser.page_rows().tolist() == [2, 5, 8]
+    invoke(browser, "refresh")
+    duration = next(f for f in browser.fields if f["name"] == "video.duration")
+    assert (duration["min"], duration["max"]) == (0.5, 2.0)  # asked for once: its range and histogram follow
+    assert sum(browser.histograms["video.duration"]) == 3
