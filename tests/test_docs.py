@@ -229,3 +229,16 @@ def test_the_labels_page_example_runs_and_prints_what_it_says(capsys: pytest.Cap
     said = [line.split("# ", 1)[1] for line in code.splitlines() if line.startswith("print(") and "# " in line]
     for line, comment in zip(printed, said, strict=True):
         assert comment.startswith(line), (line, comment)
+
+
+def test_the_video_page_example_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("av")
+    pytest.importorskip("torch")
+    page = (DOCS / "video.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"^```python\n(.*?)^```$", page, re.MULTILINE | re.DOTALL)
+    exec(compile(code, "docs/video.md", "exec"), {})  # our own page's example
+    printed = capsys.readouterr().out.splitlines()
+    said = [line.split("# ", 1)[1] for line in code.splitlines() if line.startswith("print(") and "# " in line]
+    assert len(printed) == len(said) == 4
+    for line, comment in zip(printed, said, strict=True):
+        assert line == comment

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._clips import ClipView
+    from stable_explore.dataset._columns import ColumnMap
     from stable_explore.dataset._iterable import RowStream
     from stable_explore.dataset._selection import Rows
     from stable_explore.storage.read.protocol import ShardReader
@@ -18,7 +20,7 @@ __all__ = ["SplitViews"]
 
 
 class SplitViews:
-    """``ds.shard``, ``ds.split_by_node`` and ``ds.to_iterable``: parts of a dataset for many readers."""
+    """``ds.shard``, ``ds.split_by_node``, ``ds.to_iterable`` and ``ds.clips``: parts of a dataset for many readers."""
 
     if TYPE_CHECKING:  # what CachedDataset provides
 
@@ -36,6 +38,8 @@ class SplitViews:
         def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
 
         def _rows_at(self, rows: Rows) -> list[Any]: ...
+
+        def _column_map(self) -> ColumnMap: ...
 
     def shard(self, num_shards: int, index: int, *, by: str = "rows", contiguous: bool = True) -> CachedDataset:
         """A view of part ``index`` of ``num_shards`` disjoint parts that together hold every row once.
@@ -198,3 +202,75 @@ class SplitViews:
             world_size=world_size,
         )
         return view
+
+    def clips(
+        self,
+        window_length: int,
+        frame_skip: int = 0,
+        hop_size: int = 1,
+        min_video_frames: int | None = None,
+        column: str | None = None,
+        *,
+        video: str | None = None,
+        frame: str | None = None,
+    ) -> ClipView:
+        """Frame windows of this dataset's videos, one window per row, cut exactly as stable-datasets cuts them.
+
+        A window takes ``window_length`` frames, every ``frame_skip + 1``-th, so it spans
+        ``(window_length - 1) * (frame_skip + 1) + 1`` frames; windows start at frame 0 and every
+        ``hop_size`` frames after, so a video of ``T`` frames gives ``(T - span) // hop_size + 1``
+        windows, and none when ``T`` is below the span or ``min_video_frames``.
+
+        Parameters
+        ----------
+        window_length, frame_skip, hop_size, min_video_frames:
+            The window rule above (stable-datasets' parameters, same meaning).
+        column:
+            The ``Video`` column (needed only when there are several), or for frame-level data
+            the ``Image`` column holding one frame per row.
+        video, frame:
+            Frame-level data: the column naming each frame's video and the one giving its index
+            in the video (found by name when not given: ``video_id``/``video``, ``frame_idx``/``frame``).
+
+        Returns
+        -------
+        ClipView
+            Row ``i`` is a dict: ``frames`` (``uint8`` T x H x W x 3), ``frame_indices``,
+            ``start_frame``, ``video_row`` and the video row's other columns. It has ``len``,
+            indexing and slicing, ``shuffle(seed)``, ``shard``, ``split_by_node``,
+            ``to_iterable`` and ``__getitems__``, and feeds a DataLoader with workers.
+
+        Notes
+        -----
+        Needs PyAV for a ``Video`` column (``pip install 'stable-explore[video]'``). Each video
+        is probed once for its frame count (kept for the process); a window decodes from the key
+        frame before its first frame to its last, never the whole video. A video that cannot be
+        decoded raises ``VideoDecodeError`` naming the row, its key and the column.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> from stable_explore.testing.videos import frame_index, indexed_video
+        >>> ds = se.build([{"video": indexed_video(12), "label": "walk"}],
+        ...               se.Features(video=se.Video(), label=se.Value("string")), name="walks",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> clips = ds.clips(window_length=4, frame_skip=1, hop_size=2)
+        >>> len(clips), clips[1]["frames"].shape, clips[1]["frame_indices"].tolist(), clips[1]["label"]
+        (3, (4, 48, 64, 3), [2, 4, 6, 8], 'walk')
+        >>> [frame_index(f) for f in clips[2]["frames"]]
+        [4, 6, 8, 10]
+        """
+        from stable_explore.dataset._clips import clip_view
+
+        columns = self._column_map()
+        return clip_view(
+            self,  # type: ignore[arg-type]  # a CachedDataset: this is one of its mixins
+            window_length=window_length,
+            frame_skip=frame_skip,
+            hop_size=hop_size,
+            min_video_frames=min_video_frames,
+            column=column,
+            video=video,
+            frame=frame,
+            stored_name=lambda name: columns.stored(name) if name in columns.features else name,
+        )

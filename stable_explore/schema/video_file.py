@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stable_explore.errors import InvalidOptionError, RowIndexError
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -69,8 +71,8 @@ class VideoFile:
 
     def __init__(self, *, path: str | None = None, bytes: bytes | None = None) -> None:
         if path is None and bytes is None:
-            msg = "a VideoFile needs a path or bytes"
-            raise ValueError(msg)
+            msg = "a VideoFile needs a path or bytes, got neither"
+            raise InvalidOptionError(msg)
         self.path = path
         self.bytes = bytes
         self._info: VideoInfo | None = None
@@ -103,7 +105,7 @@ class VideoFile:
         position = int(index)
         if not -count <= position < count:
             msg = f"frame {position} is out of range: the video has {count} frames"
-            raise IndexError(msg)
+            raise RowIndexError(msg)  # an IndexError: a frame is to a video what a row is to a dataset
         frame: np.ndarray = self.frames([position % count])[0]
         return frame
 

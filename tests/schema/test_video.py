@@ -125,6 +125,7 @@ def test_an_embedded_cache_works_on_a_bucket_home(
     clip.unlink()
     ds = se.load("v", home=home)
     assert [frame_index(f) for f in ds[0]["clip"][2:5]] == [2, 3, 4]
+    assert [frame_index(w) for w in ds.clips(window_length=3, hop_size=3)[2]["frames"]] == [6, 7, 8]
 
 
 def test_an_older_cache_of_path_strings_opens_decodes_and_exports_as_before(tmp_path: Path, clip: Path) -> None:
@@ -139,6 +140,7 @@ def test_an_older_cache_of_path_strings_opens_decodes_and_exports_as_before(tmp_
     assert ds[1]["clip"] is None
     assert ds.with_format("python")[0]["clip"] == str(clip)
     assert list(ds.to_pandas()["clip"]) == [str(clip), None]
+    assert [frame_index(w) for w in ds.clips(window_length=2, hop_size=4)[1]["frames"]] == [4, 5]
     out = ds.export(tmp_path / "exports" / "again", layout="stable-datasets")
     shard = pa.ipc.open_file(str(out / "shard-00000.arrow")).read_all()
     assert shard.schema.field("clip").type == pa.string(), "stable-datasets' Video is a path string"

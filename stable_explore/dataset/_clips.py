@@ -1,0 +1,453 @@
+"""``ds.clips(...)``: frame windows of videos as rows, cut by stable-datasets' rule (see ``_clip_windows``).
+
+Two sources of frames:
+
+- a ``Video`` column: one row per video; a window decodes only its own span (from the key frame
+  before it), through :class:`~stable_explore.schema.VideoFile`;
+- frame-level data: one row per frame, an ``Image`` column, a column naming the video and one
+  giving the frame's index; rows are grouped by video and ordered by frame index.
+
+Frame counts come from ``probe`` (``Video``) or from the grouping (frames), once per video: a
+video's count is kept in memory for the process, keyed by version, column and row, so another
+``clips`` call (other window sizes, a DataLoader worker that unpickles the view) does not probe it
+again; the view pickles its plan, so workers never probe.
+
+Examples
+--------
+>>> import tempfile, stable_explore as se
+>>> from stable_explore.testing.videos import frame_index, indexed_video
+>>> ds = se.build([{"video": indexed_video(10), "label": "a"}, {"video": indexed_video(4), "label": "b"}],
+...               se.Features(video=se.Video(), label=se.Value("string")), name="v",
+...               home=tempfile.mkdtemp(), progress=False)
+>>> clips = ds.clips(window_length=3, hop_size=4)
+>>> len(clips), [frame_index(f) for f in clips[1]["frames"]], clips[2]["label"], clips[2]["video_row"]
+(3, [4, 5, 6], 'b', 1)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from stable_explore.dataset._clip_windows import WindowPlan, plan_windows
+from stable_explore.dataset._selection import position_of
+from stable_explore.dataset._sharding import check_part, contiguous_bounds
+from stable_explore.errors import (
+    ColumnNotFoundError,
+    InvalidArgumentTypeError,
+    InvalidOptionError,
+    SchemaError,
+    VideoDecodeError,
+)
+from stable_explore.schema import Image, Video
+from stable_explore.schema.video import video_cell
+
+if TYPE_CHECKING:
+    from stable_explore.dataset._iterable import RowStream
+    from stable_explore.dataset.cached_dataset import CachedDataset
+
+__all__ = ["ClipView", "clip_view"]
+
+_OUT_NAMES = ("frames", "frame_indices", "start_frame", "video_row")
+_VIDEO_KEYS = ("video_id", "video", "video_key", "clip_id")
+_FRAME_KEYS = ("frame_idx", "frame_index", "frame", "frame_id")
+_PROBE_THREADS = 4
+_PROBE_BATCH = 32  # videos whose stored cells are read at once for probing
+
+_frame_counts: dict[tuple[str, str, int], int] = {}  # (version, column, row in the version) -> frames
+_frame_counts_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where a clip view's frames come from: a Video column, or frame rows grouped by video."""
+
+    video_column: str | None  # a Video column, or None for frame-level data
+    image_column: str | None  # frame-level: the Image column
+    key_column: str | None  # frame-level: the column naming the video
+    frame_column: str | None  # frame-level: the frame's index in its video
+    video_rows: np.ndarray  # per video: its row in the dataset (Video), or its first frame's row (frames)
+    frame_rows: np.ndarray | None  # frame-level: every video's frame rows, in frame order, videos one after another
+    frame_offsets: np.ndarray | None  # frame-level: where each video's frame rows start in frame_rows
+
+
+def clip_view(
+    ds: CachedDataset,
+    *,
+    window_length: int,
+    frame_skip: int = 0,
+    hop_size: int = 1,
+    min_video_frames: int | None = None,
+    column: str | None = None,
+    video: str | None = None,
+    frame: str | None = None,
+    stored_name: Callable[[str], str] = str,
+) -> ClipView:
+    """The windows of ``ds``'s videos (see ``CachedDataset.clips``).
+
+    ``stored_name`` gives a column's name in the shards (a renamed column's is its old one): frame
+    counts are kept under it, so a column renamed in a view is not taken for another.
+    """
+    features = ds.features
+    if video is not None or frame is not None or (column is not None and isinstance(features.get(column), Image)):
+        source, counts = _frame_source(ds, image=column, video=video, frame=frame)
+    else:
+        videos = [name for name, feature in features.items() if isinstance(feature, Video)]
+        if column is None and not videos:
+            source, counts = _frame_source(ds, image=None, video=None, frame=None)
+        else:
+            name = _video_column(features, videos, column)
+            counts = _probe_counts(ds, name, stored_name(name))
+            source = _Source(name, None, None, None, np.arange(len(ds), dtype=np.int64), None, None)
+    plan = plan_windows(
+        counts, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, min_video_frames=min_video_frames
+    )
+    return ClipView(ds, source, plan, None)
+
+
+def _video_column(features: Any, videos: list[str], column: str | None) -> str:
+    if column is not None:
+        if column not in features:
+            msg = f"no column {column!r} to cut clips from; the columns are {list(features)}"
+            raise ColumnNotFoundError(msg)
+        if not isinstance(features[column], Video):
+            msg = f"column {column!r} is {features[column]!r}, not a Video (or an Image per frame with video=, frame=)"
+            raise SchemaError(msg)
+        return column
+    if len(videos) > 1:
+        msg = f"the dataset has several Video columns {videos}: say which with column="
+        raise SchemaError(msg)
+    return videos[0]
+
+
+def _probe_counts(ds: CachedDataset, column: str, stored: str) -> np.ndarray:
+    """Each row's frame count (0 for a missing video), probed once per video and process."""
+    from stable_explore.schema.video_codec import probe
+
+    base = ds.base_rows()
+    counts = np.zeros(len(base), dtype=np.int64)
+    with _frame_counts_lock:
+        known = [_frame_counts.get((ds.version, stored, int(row))) for row in base]
+    due = [position for position, count in enumerate(known) if count is None]
+    for position, count in enumerate(known):
+        if count is not None:
+            counts[position] = count
+    if not due:
+        return counts
+
+    def count_of(item: tuple[int, Any]) -> int:
+        position, cell = item
+        video = video_cell(cell)
+        if video is None:
+            return 0
+        try:
+            return probe(video.source).frames
+        except VideoDecodeError as exc:
+            raise _located(exc, ds, position, column) from exc
+
+    found: list[int] = []
+    with ThreadPoolExecutor(_PROBE_THREADS) as pool:  # PyAV releases the GIL while it reads
+        for start in range(0, len(due), _PROBE_BATCH):  # a batch's cells at a time: embedded videos are big
+            batch = due[start : start + _PROBE_BATCH]
+            cells = ds.select(batch).arrow_column(column).to_pylist()
+            found.extend(pool.map(count_of, zip(batch, cells, strict=True)))
+    with _frame_counts_lock:
+        for position, count in zip(due, found, strict=True):
+            counts[position] = count
+            _frame_counts[(ds.version, stored, int(base[position]))] = count
+    return counts
+
+
+def _located(exc: VideoDecodeError, ds: CachedDataset, position: int, column: str) -> VideoDecodeError:
+    key = ds[position : position + 1].keys()[0]
+    return exc.located(field=column, index=position, key=key)
+
+
+def _frame_source(
+    ds: CachedDataset, *, image: str | None, video: str | None, frame: str | None
+) -> tuple[_Source, np.ndarray]:
+    """Frame rows grouped by video (in order of first appearance) and ordered by frame index."""
+    features = ds.features
+    images = [name for name, feature in features.items() if isinstance(feature, Image)]
+    image = image if image is not None else (images[0] if len(images) == 1 else None)
+    video = video if video is not None else next((n for n in _VIDEO_KEYS if n in features), None)
+    frame = frame if frame is not None else next((n for n in _FRAME_KEYS if n in features), None)
+    if image is None or video is None or frame is None:
+        msg = (
+            f"no Video column, and no frame-level columns found to cut clips from (columns: {list(features)}): "
+            "give a Video column (column=), or frame rows with an Image per frame, the video's key and the "
+            "frame's index (ds.clips(..., column='image', video='video_id', frame='frame_idx'))"
+        )
+        raise SchemaError(msg)
+    for name in (image, video, frame):
+        if name not in features:
+            msg = f"no column {name!r} to cut clips from; the columns are {list(features)}"
+            raise ColumnNotFoundError(msg)
+    if not isinstance(features[image], Image):
+        msg = f"column {image!r} is {features[image]!r}, not an Image (one frame per row)"
+        raise SchemaError(msg)
+    keys = ds.arrow_column(video)
+    frames = ds.arrow_column(frame)
+    if not pa.types.is_integer(frames.type):
+        msg = f"column {frame!r} gives a frame's index, so it holds integers; it holds {frames.type}"
+        raise SchemaError(msg)
+    if keys.null_count or frames.null_count:
+        which = video if keys.null_count else frame
+        msg = f"column {which!r} has missing values: every frame row needs its video and frame index"
+        raise SchemaError(msg)
+    codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.lexsort((frames.to_numpy(zero_copy_only=False), codes))  # by video (first seen first), then frame
+    counts = np.bincount(codes, minlength=int(codes.max()) + 1 if len(codes) else 0).astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    video_rows = order[offsets[:-1]] if len(counts) else np.zeros(0, np.int64)
+    source = _Source(None, image, video, frame, video_rows.astype(np.int64), order.astype(np.int64), offsets)
+    return source, counts
+
+
+class ClipView:
+    """Frame windows of a dataset's videos as rows (``ds.clips``): a view like a dataset's.
+
+    Row ``i`` is a dict: ``frames`` (``uint8`` T x H x W x 3), ``frame_indices``, ``start_frame``,
+    ``video_row`` (the video's row in the dataset ``clips`` was called on; for frame-level data,
+    its first frame's row), and the video row's other columns (frame-level data: the video's key).
+    ``len``, indexing, slicing and lists of positions, ``shuffle``, ``shard``, ``split_by_node``,
+    ``to_iterable`` and ``__getitems__`` behave as a dataset's; it pickles as its dataset and its
+    plan (no frames), so DataLoader workers start at once.
+    """
+
+    def __init__(self, ds: CachedDataset, source: _Source, plan: WindowPlan, windows: np.ndarray | None) -> None:
+        self._ds = ds
+        self._source = source
+        self._plan = plan
+        self._windows = windows  # which windows of the plan, in which order (None: all, in order)
+
+    # -- a view's shape --------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._plan) if self._windows is None else int(self._windows.shape[0])
+
+    @property
+    def window_length(self) -> int:
+        """Frames per window."""
+        return self._plan.window_length
+
+    @property
+    def frames_per_video(self) -> np.ndarray:
+        """Each video's frame count (as probed, or as its frame rows number)."""
+        counts = np.asarray(self._plan.per_video, dtype=np.int64)
+        span = self._plan.span
+        return np.where(counts > 0, (counts - 1) * self._plan.hop_size + span, 0)
+
+    def _all(self) -> np.ndarray:
+        return np.arange(len(self._plan), dtype=np.int64) if self._windows is None else self._windows
+
+    def _with(self, windows: np.ndarray) -> ClipView:
+        return ClipView(self._ds, self._source, self._plan, np.asarray(windows, dtype=np.int64))
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, (int, np.integer)):
+            return self.__getitems__([int(key)])[0]
+        if isinstance(key, slice):
+            return self._with(self._all()[key])
+        if isinstance(key, (list, tuple, range, np.ndarray)):
+            picked = np.asarray(list(key) if isinstance(key, (tuple, range)) else key)
+            if picked.dtype == bool:
+                if picked.shape != (len(self),):
+                    msg = f"a boolean mask over {len(self)} clips has {picked.shape[0]} values"
+                    raise InvalidOptionError(msg)
+                return self._with(self._all()[picked])
+            positions = [position_of(int(i), len(self)) for i in picked.tolist()]
+            return self._with(self._all()[np.asarray(positions, dtype=np.int64)])
+        msg = f"clips are indexed by an int, a slice, a list or an array of ints, got {type(key).__name__}"
+        raise InvalidArgumentTypeError(msg)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for start in range(0, len(self), 64):
+            yield from self.__getitems__(list(range(start, min(start + 64, len(self)))))
+
+    def shuffle(self, seed: int | None = None) -> ClipView:
+        """The same windows in a random order (the same order for the same ``seed``)."""
+        order = np.random.default_rng(seed).permutation(len(self))
+        return self._with(self._all()[order])
+
+    def shard(self, num_shards: int, index: int, *, contiguous: bool = True) -> ClipView:
+        """Part ``index`` of ``num_shards`` disjoint parts holding every window once (sizes differ by at most one)."""
+        num_shards, index = check_part(num_shards, index, count_name="num_shards", index_name="index")
+        if not isinstance(contiguous, bool):
+            msg = f"contiguous must be True or False, got {type(contiguous).__name__} {contiguous!r}"
+            raise InvalidArgumentTypeError(msg)
+        windows = self._all()
+        if contiguous:
+            start, stop = contiguous_bounds(len(windows), num_shards, index)
+            return self._with(windows[start:stop])
+        return self._with(windows[index::num_shards])
+
+    def split_by_node(self, rank: int, world_size: int) -> ClipView:
+        """The windows node ``rank`` of ``world_size`` reads: ``shard(world_size, rank)``."""
+        world_size, rank = check_part(world_size, rank, count_name="world_size", index_name="rank")
+        return self.shard(world_size, rank)
+
+    def to_iterable(
+        self,
+        *,
+        shuffle: bool = False,
+        seed: int = 0,
+        epoch: int = 0,
+        buffer_size: int = 256,
+        rank: int | None = None,
+        world_size: int | None = None,
+    ) -> RowStream:
+        """A ``torch.utils.data.IterableDataset`` of these windows split over ranks and DataLoader workers.
+
+        As ``CachedDataset.to_iterable``: each video's windows are one unit dealt to a rank or
+        worker (so a worker decodes its own videos), shuffled per ``(seed, epoch)``.
+        """
+        from stable_explore.dataset._iterable import IterableView, resolve_rank
+
+        rank, world_size = resolve_rank(rank, world_size)
+        videos = self._plan.video[self._all()]
+        cuts = np.flatnonzero(np.diff(videos)) + 1
+        units = [[range(int(a), int(b))] for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(videos)], strict=True)]
+        view: RowStream = IterableView(
+            units if len(videos) else [],
+            self.__getitems__,
+            ref=f"clips of {self._ds.ref}",
+            version=self._ds.version,
+            shuffle=shuffle,
+            seed=seed,
+            epoch=epoch,
+            buffer_size=buffer_size,
+            rank=rank,
+            world_size=world_size,
+        )
+        return view
+
+    # -- reading ------------------------------------------------------------------
+
+    def __getitems__(self, indices: Sequence[int] | range | np.ndarray) -> list[dict[str, Any]]:
+        """Windows at ``indices`` (DataLoader's batched access); windows of one video decode their span once."""
+        positions = [position_of(int(i), len(self)) for i in np.asarray(indices, dtype=np.int64).tolist()]
+        windows = self._all()[np.asarray(positions, dtype=np.int64)] if positions else np.zeros(0, np.int64)
+        if self._source.video_column is not None:
+            return self._video_windows(windows)
+        return self._frame_windows(windows)
+
+    def _window(self, window: int) -> tuple[int, int, np.ndarray]:
+        plan = self._plan
+        return int(plan.video[window]), int(plan.start[window]), plan.frame_indices(window)
+
+    def _video_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
+        column = self._source.video_column
+        assert column is not None
+        videos = sorted({int(self._plan.video[w]) for w in windows.tolist()})
+        rows = dict(zip(videos, self._ds.__getitems__(videos), strict=True))
+        frames: dict[int, np.ndarray] = {}
+        for video in videos:
+            mine = [int(w) for w in windows.tolist() if int(self._plan.video[w]) == video]
+            cell = rows[video][column]
+            for group in _overlapping(mine, self._plan):
+                wanted = sorted({int(i) for w in group for i in self._plan.frame_indices(w).tolist()})
+                try:
+                    decoded = dict(zip(wanted, cell.frames(wanted), strict=True))
+                except VideoDecodeError as exc:
+                    raise _located(exc, self._ds, video, column) from exc
+                for w in group:
+                    frames[w] = np.stack([decoded[int(i)] for i in self._plan.frame_indices(w).tolist()])
+        out = []
+        for w in windows.tolist():
+            video, start, indices = self._window(int(w))
+            row = {name: value for name, value in rows[video].items() if name != column}
+            out.append(_clip(row, frames[int(w)], indices, start, video))
+        return out
+
+    def _frame_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
+        source = self._source
+        assert source.frame_rows is not None
+        assert source.frame_offsets is not None
+        assert source.image_column is not None
+        assert source.frame_column is not None
+        picked = []
+        for w in windows.tolist():
+            video, start, indices = self._window(int(w))
+            picked.append((video, start, source.frame_rows[source.frame_offsets[video] + indices]))
+        wanted = sorted({int(r) for _, _, rows in picked for r in rows.tolist()})
+        reader = self._ds.with_format("numpy").select_columns([source.image_column, source.frame_column])
+        by_row = dict(zip(wanted, reader.__getitems__(wanted), strict=True)) if wanted else {}
+        key_column = str(source.key_column)
+        keys = self._ds.select([int(source.video_rows[v]) for v, _, _ in picked]).select_columns([key_column])
+        key_values = keys[key_column] if picked else []
+        out = []
+        for (video, start, rows), key in zip(picked, key_values, strict=True):
+            images = np.stack([_rgb(by_row[int(r)][source.image_column]) for r in rows.tolist()])
+            stored = np.asarray([int(by_row[int(r)][source.frame_column]) for r in rows.tolist()], dtype=np.int64)
+            clip = _clip({key_column: key}, images, stored, start, int(source.video_rows[video]))
+            out.append(clip)
+        return out
+
+    # -- pickling and repr --------------------------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"ds": self._ds, "source": self._source, "plan": self._plan, "windows": self._windows}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._ds, self._source, self._plan, self._windows = (
+            state["ds"],
+            state["source"],
+            state["plan"],
+            state["windows"],
+        )
+
+    def __repr__(self) -> str:
+        plan = self._plan
+        what = f"column {self._source.video_column!r}" if self._source.video_column else "frame rows"
+        return (
+            f"ClipView({self._ds.ref}, {what}: {len(self)} windows of {plan.window_length} frames, "
+            f"frame_skip={plan.frame_skip}, hop_size={plan.hop_size})"
+        )
+
+
+def _overlapping(windows: list[int], plan: WindowPlan) -> list[list[int]]:
+    """Windows of one video grouped where their spans overlap or touch: each group is decoded in one pass."""
+    groups: list[list[int]] = []
+    last_end = -2
+    for w in sorted(windows, key=lambda w: int(plan.start[w])):
+        start = int(plan.start[w])
+        end = start + plan.span - 1
+        if groups and start <= last_end + 1:
+            groups[-1].append(w)
+            last_end = max(last_end, end)
+        else:
+            groups.append([w])
+            last_end = end
+    return groups
+
+
+def _clip(row: dict[str, Any], frames: np.ndarray, indices: np.ndarray, start: int, video_row: int) -> dict[str, Any]:
+    clashes = [name for name in _OUT_NAMES if name in row]
+    others = {(f"video_{name}" if name in clashes else name): value for name, value in row.items()}
+    return {
+        **others,
+        "frames": frames,
+        "frame_indices": np.asarray(indices, dtype=np.int64),
+        "start_frame": int(start),
+        "video_row": int(video_row),
+    }
+
+
+def _rgb(image: np.ndarray) -> np.ndarray:
+    """A frame as H x W x 3 ``uint8``: grey repeated, alpha dropped."""
+    array = np.asarray(image)
+    if array.ndim == 2:
+        array = np.repeat(array[:, :, None], 3, axis=2)
+    elif array.shape[2] == 4:
+        array = array[:, :, :3]
+    elif array.shape[2] == 1:
+        array = np.repeat(array, 3, axis=2)
+    return np.ascontiguousarray(array, dtype=np.uint8)
