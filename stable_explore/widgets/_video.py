@@ -74,6 +74,7 @@ meanwhile: about 5-10 ms a video on 2 cores)."""
 STRIP_FRAMES = 12
 STRIP_PX = 256
 _PARALLEL_FROM = 4
+_READ_AT_ONCE = 32  # videos read from the shards at a time to probe them (embedded ones are their whole file)
 
 _PROBES: Kept[tuple[str, str], dict[int, Any]] = kept("browser: each video's probe, per version", max_entries=32)
 
@@ -137,13 +138,14 @@ def video_infos(ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarr
     known = _probes(ds, column)
     wanted = base.tolist()
     missing = [i for i, b in enumerate(wanted) if b not in known]
-    if missing:
-        values = ds.select(rows[missing]).to_arrow(columns=[column]).column(0).to_pylist()
+    for start in range(0, len(missing), _READ_AT_ONCE):  # embedded videos: a few in memory at a time, not all
+        part = missing[start : start + _READ_AT_ONCE]
+        values = ds.select(rows[part]).to_arrow(columns=[column]).column(0).to_pylist()
         if len(values) >= _PARALLEL_FROM:
             found = list(pool("decode").map(_probe_one, values))
         else:
             found = [_probe_one(v) for v in values]
-        for i, probe in zip(missing, found, strict=True):
+        for i, probe in zip(part, found, strict=True):
             known[wanted[i]] = probe
     return [known[b] for b in wanted]
 
@@ -204,14 +206,15 @@ class VideoMixin:
         found = [cache.get(k) for k in keys]
         known = _probes(ds, column)
         missing = [i for i, item in enumerate(found) if item is None and not isinstance(known.get(keys[i][1]), str)]
-        if missing:
-            values = ds.select(rows[missing]).to_arrow(columns=[column]).column(0).to_pylist()
+        for start in range(0, len(missing), _READ_AT_ONCE):  # embedded videos: a few in memory at a time
+            part = missing[start : start + _READ_AT_ONCE]
+            values = ds.select(rows[part]).to_arrow(columns=[column]).column(0).to_pylist()
             sizes = [size] * len(values)
             if len(values) >= _PARALLEL_FROM:
                 made = list(pool("decode").map(_poster, values, sizes))
             else:
                 made = [_poster(v, size) for v in values]
-            for i, poster in zip(missing, made, strict=True):
+            for i, poster in zip(part, made, strict=True):
                 if isinstance(poster, str):
                     known[keys[i][1]] = poster
                     continue

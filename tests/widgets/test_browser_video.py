@@ -194,3 +194,26 @@ def test_a_large_set_probes_its_videos_when_a_filter_first_asks(
     duration = next(f for f in browser.fields if f["name"] == "video.duration")
     assert (duration["min"], duration["max"]) == (0.5, 2.0)  # asked for once: its range and histogram follow
     assert sum(browser.histograms["video.duration"]) == 3
+
+
+def test_probing_every_video_reads_a_few_at_a_time(clips: CachedDataset, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.widgets import _video
+
+    monkeypatch.setattr(_video, "_READ_AT_ONCE", 3)
+    read: list[int] = []
+    select = CachedDataset.select
+
+    def counting(self: CachedDataset, rows: object) -> CachedDataset:
+        view = select(self, rows)  # type: ignore[arg-type]
+        read.append(len(view))
+        return view
+
+    monkeypatch.setattr(CachedDataset, "select", counting)
+    column = _video.derived_column(clips, "video.frames")
+    assert column.to_pylist() == [12.0, 24.0, 48.0] * 3 + [None]
+    assert max(read) == 3  # embedded videos are whole files: never all of them in memory at once
+    read.clear()
+    _, buffers = ShardBrowser(clips, page_size=24, cache=ThumbnailCache(), prefetch=False).page_message()
+    assert len(buffers) == 9
+    assert max(read) <= 10  # the page's rows once (keys, labels); each video 3 at a time
+    assert read.count(3) >= 3
