@@ -67,6 +67,7 @@ LAZY_FACADES = {
     ("dataset", "versioning", "set_boxes"),
     ("dataset", "display", "_repr_html_"),  # the dataset card
     ("dataset", "display", "_export_images"),  # to_pandas(images="thumbnail") makes thumbnails as the browser does
+    ("dataset", "display", "_export_posters"),  # ... and a video's poster thumbnail, as the browser does
     ("versioning", "display", "_repr_html_"),  # the diff card and the gallery of changed rows
     ("versioning", "display", "__str__"),  # Diff's text names the shard files as the card does
     ("versioning", "display", "save"),  # the progress bar of a save

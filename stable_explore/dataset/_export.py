@@ -16,10 +16,16 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.dataset._export_target import export_file
-from stable_explore.errors import ColumnNotFoundError, ImageTooLargeError, InvalidOptionError, UnsafePathError
+from stable_explore.errors import (
+    ColumnNotFoundError,
+    ImageTooLargeError,
+    InvalidOptionError,
+    UnsafePathError,
+    VideoDecodeError,
+)
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features, Image, Video, decode_image_bytes
 from stable_explore.schema.image_formats import sniff
-from stable_explore.schema.video import video_cell
+from stable_explore.schema.video import video_cell, video_source
 from stable_explore.storage.backends.fsutil import replacing, writing
 
 if TYPE_CHECKING:
@@ -107,6 +113,9 @@ def to_pandas(
     if images not in ("bytes", "drop"):
         for name in image_columns:
             frame[name] = _export_images(ds, table.column(name), images, thumbnail_size, image_dir, name)
+    if images == "thumbnail":  # a video's thumbnail is its poster frame, as the browser shows it
+        for name in (c for c in wanted if isinstance(features[c], Video)):
+            frame[name] = _export_posters(ds, table.column(name), thumbnail_size, name)
     # the features of the columns, for se.from_pandas (pandas keeps attrs through copies and slices)
     frame.attrs[FRAME_FEATURES_KEY] = {name: features[name].to_dict() for name in frame.columns if name in features}
     if with_keys:
@@ -144,6 +153,26 @@ def _nullable_integer(arrow_type: pa.DataType) -> Any:
         return None
     name = str(arrow_type).replace("uint", "UInt").replace("int", "Int")
     return pd.api.types.pandas_dtype(name)
+
+
+def _export_posters(ds: CachedDataset, column: pa.ChunkedArray, size: int, name: str) -> list[Any]:
+    """PIL thumbnails of each video's poster frame (None for a row without a video)."""
+    from stable_explore.display.images import array_thumbnail
+    from stable_explore.schema.video_codec import poster_frame
+
+    out: list[Any] = []
+    keys = None
+    for i, (row, value) in enumerate(zip(ds.base_rows().tolist(), column.to_pylist(), strict=True)):
+        source = video_source(value)
+        if source is None:
+            out.append(None)
+            continue
+        try:
+            out.append(array_thumbnail(poster_frame(source), size))
+        except VideoDecodeError as exc:
+            keys = ds.keys() if keys is None else keys
+            raise exc.located(field=name, index=row, key=keys[i]) from exc
+    return out
 
 
 def _export_images(
@@ -357,6 +386,7 @@ class Exports:
             - ``"bytes"`` (default, fastest): the encoded file bytes (JPEG, PNG, ...), as stored;
             - ``"pil"``: decoded ``PIL.Image.Image`` objects at full size;
             - ``"thumbnail"``: PIL images no larger than ``thumbnail_size`` pixels (cheap to keep many);
+              a ``Video`` column's cells become its poster frames, as thumbnails too;
             - ``"path"``: paths of image files written once under ``image_dir``
               (for tools that read files);
             - ``"drop"``: no image columns.

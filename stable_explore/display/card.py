@@ -11,7 +11,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from stable_explore.display.images import data_uri, encode_thumbnail, open_thumbnail
-from stable_explore.schema import ClassLabel, Image
+from stable_explore.schema import ClassLabel, Image, Video
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
@@ -102,6 +102,9 @@ def strip_rows(ds: CachedDataset, length: int = STRIP_LENGTH) -> list[int]:
 
 def _strip(ds: CachedDataset) -> str:
     image_column = ds.features.first_of(Image)
+    video = image_column is None  # a set of videos shows their posters (display/video.py)
+    if video:
+        image_column = ds.features.first_of(Video)
     if image_column is None or len(ds) == 0:
         return ""
     head = ds.select(strip_rows(ds))
@@ -116,12 +119,18 @@ def _strip(ds: CachedDataset) -> str:
         if data is None:
             cells.append(f"<figure style='margin:2px'><div>(none)</div><figcaption>{caption}</figcaption></figure>")
             continue
+        style = "margin:2px;text-align:center;font-size:11px"
+        if video:
+            from stable_explore.display.video import poster_html
+
+            poster = poster_html(data, THUMB_PX, ERROR)
+            cells.append(f"<figure style='{style}'>{poster}<figcaption>{caption}</figcaption></figure>")
+            continue
         try:
             thumb, mime = encode_thumbnail(open_thumbnail(data, THUMB_PX))
             img = f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
         except Exception:  # noqa: BLE001 - an unreadable image must not break the card
             img = f"<div style='color:{ERROR}'>unreadable</div>"
-        style = "margin:2px;text-align:center;font-size:11px"
         cells.append(f"<figure style='{style}'>{img}<figcaption>{caption}</figcaption></figure>")
     return f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div>"
 

@@ -47,16 +47,21 @@ class FilterMixin:
 
         def _refilter(self, *, send: bool = True) -> None: ...
 
-    def _field_info(self, *, ranges: bool = True) -> list[dict[str, Any]]:
+    def _field_info(self, *, ranges: bool = True, derived: bool = True) -> list[dict[str, Any]]:
         """The columns that filter and sort by value, with the range of each number column (for its histogram).
 
-        ``ranges=False`` leaves the ranges out (a bucket's columns are read after the first page).
+        ``ranges=False`` leaves the ranges out (a bucket's columns are read after the first page);
+        ``derived=False`` those of the columns a video's probe gives (each video is probed after the first page;
+        see :func:`~stable_explore.widgets._video.derived_ready`).
         """
+        from stable_explore.widgets._video import derived_of, derived_ready
+
         opened = self._state.opened
         info = []
         for name, kind in opened.kinds.items():
             entry: dict[str, Any] = {"name": name, "kind": kind}
-            if ranges and kind == "number" and len(opened.ds):
+            later = derived_of(name, opened.ds.features) is not None and not (derived and derived_ready(opened, name))
+            if ranges and not later and kind == "number" and len(opened.ds):
                 bounds = value_range(opened.value_column(name))
                 if bounds is not None:
                     entry["min"], entry["max"] = bounds

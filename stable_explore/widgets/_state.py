@@ -33,9 +33,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore.display.images import is_image_array_shape
-from stable_explore.schema import Array3D, ClassLabel, Image, Value
+from stable_explore.schema import Array3D, ClassLabel, Image, Value, Video
 from stable_explore.schema.columns import KEY_COLUMN
 from stable_explore.widgets._filters import field_kinds
+from stable_explore.widgets._video import derived_column, derived_of, video_kinds
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,6 +80,7 @@ class Opened:
     search_masks: dict[str, np.ndarray] = field(default_factory=dict)
     value_columns: dict[str, Any] = field(default_factory=dict)
     image_sizes: dict[int, tuple[int, int] | None] = field(default_factory=dict)  # version row -> (w, h), read once
+    video_column: str | None = None  # the first Video column: its posters are the thumbnails when no image is
 
     @classmethod
     def of(cls, ds: CachedDataset) -> Opened:
@@ -89,8 +91,14 @@ class Opened:
             image_column=_image_column(ds),
             label_column=features.first_of(ClassLabel) or "",
             text_columns=[n for n, f in features.items() if isinstance(f, Value) and f.dtype in _STRING_TYPES],
-            kinds=field_kinds(features),
+            kinds={**field_kinds(features), **video_kinds(features)},  # a video's duration, fps... (see _video)
+            video_column=features.first_of(Video),
         )
+
+    @property
+    def thumb_column(self) -> str | None:
+        """The column the grid's thumbnails come from: the image column, else the video column's posters."""
+        return self.image_column or self.video_column
 
     @property
     def whole(self) -> bool:
@@ -165,7 +173,9 @@ class Opened:
         """One whole column, in Arrow, read once per version."""
         column = self.value_columns.get(name)
         if column is None:
-            column = self.value_columns[name] = self.ds.arrow_column(name)
+            derived = derived_of(name, self.ds.features)  # a video's number, from its probe (kept per version)
+            made = derived_column(self.ds, name) if derived is not None else self.ds.arrow_column(name)
+            column = self.value_columns[name] = made
         return column
 
     def key_strings(self) -> Any:

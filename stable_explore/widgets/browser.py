@@ -36,7 +36,7 @@ import traitlets as t
 from stable_explore._units import format_size
 from stable_explore.display.images import array_thumbnail, encode_thumbnail, open_thumbnail
 from stable_explore.errors import ImageTooLargeError, InvalidOptionError, RowIndexError
-from stable_explore.schema import Array3D, Boxes, ClassLabel, Image
+from stable_explore.schema import Array3D, Boxes, ClassLabel, Image, Video
 from stable_explore.schema.image_formats import sniff
 from stable_explore.signals import similarity
 from stable_explore.widgets._box_editing import BoxEditMixin
@@ -61,6 +61,7 @@ from stable_explore.widgets._similar import SimilarMixin
 from stable_explore.widgets._snapshot import SnapshotMixin
 from stable_explore.widgets._state import BrowserState, Opened
 from stable_explore.widgets._thumbs import SHARED_CACHE
+from stable_explore.widgets._video import VideoMixin, video_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -88,7 +89,14 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
 
 
 class ShardBrowser(
-    FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, BoxEditMixin, BoxHistogramMixin, anywidget.AnyWidget
+    FilterMixin,
+    SelectionMixin,
+    SimilarMixin,
+    SnapshotMixin,
+    BoxEditMixin,
+    BoxHistogramMixin,
+    VideoMixin,
+    anywidget.AnyWidget,
 ):
     """Browse a dataset's shards as thumbnails with label names; select and flag rows; find similar rows.
 
@@ -214,12 +222,12 @@ class ShardBrowser(
             "label_column": label,
             "shards": shards,
             "columns": list(dataset.features),
-            "has_images": opened.image_column is not None,
+            "has_images": opened.thumb_column is not None,
             "has_text": bool(opened.text_columns),
             "label_fields": label_fields(dataset.features, predictions) if opened.image_column is not None else [],
             "evaluation": evaluated.described() if evaluated is not None else {},
             "searched": opened.searched,
-            "fields": self._field_info(ranges=not opened.columns_later),
+            "fields": self._field_info(ranges=not opened.columns_later, derived=False),
             "subset": "",
             "can_go_back": False,
             **self._similar_described(),
@@ -315,7 +323,8 @@ class ShardBrowser(
         if state.counting is not None:
             keep, state.counting = state.counting, None
             self._set_label_counts(state.opened.label_array(self.label_column)[keep])
-        if state.opened.columns_later and any(f.get("kind") == "number" and "min" not in f for f in self.fields):
+        later = state.opened.columns_later or state.opened.video_column is not None  # a video's numbers: its probes
+        if later and any(f.get("kind") == "number" and "min" not in f for f in self.fields):
             self.fields = self._field_info()
             self.histograms = self._histograms(state.rows)
 
@@ -344,8 +353,9 @@ class ShardBrowser(
         shard_ids = opened.shards_of(rows).tolist() if len(rows) else []
         buffers: list[bytes] = []
         cells: list[dict[str, Any]] = []
-        thumbs = self._thumbnails(rows) if opened.image_column else [None] * len(rows)
-        fields = self._field_texts(rows) if not opened.image_column else [None] * len(rows)
+        thumbs = self._thumbnails(rows) if opened.thumb_column else [None] * len(rows)
+        fields = self._field_texts(rows) if not opened.thumb_column else [None] * len(rows)
+        videos = self.video_marks(rows) if opened.video_column and not opened.image_column else [{}] * len(rows)
         overlays = self.overlays(rows)
         for i, row in enumerate(rows.tolist()):
             cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
@@ -359,6 +369,7 @@ class ShardBrowser(
                 cell["overlays"] = _with_mask_buffers(drawn, buffers if thumb is not None else None)
             if fields[i] is not None:
                 cell["fields"] = fields[i]
+            cell.update(videos[i])  # a video's duration for its badge, or why it is broken
             cells.append(cell)
         content = {
             "type": "page",
@@ -423,6 +434,9 @@ class ShardBrowser(
             pending[1].result()  # the prefetch is making exactly these: wait rather than decode twice
         keys = [(ds.version, int(b), size) for b in base(rows).tolist()]
         cache = self._state.cache
+        opened = self._state.opened
+        if opened.image_column is None and opened.video_column is not None:  # the videos' posters
+            return self._video_thumbnails(opened, cache, rows, base(rows), size)
         found = [cache.get(k) for k in keys]
         missing = [i for i, item in enumerate(found) if item is None]
         image_column = self._state.opened.image_column
@@ -439,7 +453,7 @@ class ShardBrowser(
     def _prefetch_next(self) -> None:
         """Make the next page's thumbnails in the background, so "next" finds them ready."""
         state = self._state
-        if not state.prefetch or state.opened.image_column is None or self.page + 1 >= self.num_pages:
+        if not state.prefetch or state.opened.thumb_column is None or self.page + 1 >= self.num_pages:
             return
         rows = self.page_rows(self.page + 1)
         snapshot = self._snapshot()
@@ -562,6 +576,8 @@ class ShardBrowser(
                 shown = image_text(value)
             elif isinstance(feature, Array3D):
                 shown = f"array {feature.shape} {feature.dtype}"
+            elif isinstance(feature, Video):
+                shown = video_text(value, self._video_row(row)[1] if value is not None else None)
             elif isinstance(feature, ClassLabel) and value is not None and 0 <= value < (feature.num_classes or 0):
                 shown = f"{feature.int2str(value)} ({value})"
             else:
@@ -579,6 +595,8 @@ class ShardBrowser(
             "fields": fields,
             **self.detail_marks(row),
         }
+        if opened.video_column is not None:
+            content.update(self.video_detail(row))  # the page plays it, or shows a strip of its frames
         overlays = self.overlays(np.array([row], dtype=np.int64), mask_size=DETAIL_MAX_PX // 2)[0]
         if opened.image_column is not None and stored.get(opened.image_column) is not None:
             value = stored[opened.image_column]

@@ -9,6 +9,7 @@ import { describeFilter } from "./lib/filters.js";
 import { dragCorners, drawColumn, hitBox, pointIn } from "./lib/boxedit.js";
 import { BOX_MEASURES, barHeights, binText, measureName } from "./lib/histograms.js";
 import { requester } from "./lib/requests.js";
+import { canPlay, formatDuration, frameStrip, scrubber } from "./lib/video.js";
 
 function render({ model, el }) {
   const urls = new Set();
@@ -655,7 +656,9 @@ function render({ model, el }) {
           // a small stored image (an 8x8 digit) is scaled up with its pixels kept sharp
           if (Math.max(img.naturalWidth, img.naturalHeight) * 2 <= model.get("thumb_size")) img.classList.add("se-pixelated");
         }).catch(() => undefined));
-        if (item.overlays) {
+        if (item.video) {
+          cell.append(videoTile(cell, img, item));
+        } else if (item.overlays) {
           // the boxes over the thumbnail: an SVG the size of the <img>'s box, letterboxed like it (lib/boxes.js)
           const target = overlayTarget(item.overlays, thumb, thumb, buffers);
           cellOverlays.push(target);
@@ -663,6 +666,10 @@ function render({ model, el }) {
         } else {
           cell.append(img);
         }
+      } else if (item.broken !== undefined) {
+        // a video that cannot be decoded: a tile that says so, the reason on hover
+        cell.append(h("div", { class: "se-img se-missing se-video-broken", "data-testid": "se-video-broken", title: String(item.broken),
+          text: "broken video" }));
       } else if (hasImages) {
         cell.append(h("div", { class: "se-img se-missing", text: "no image" }));
       }
@@ -714,8 +721,79 @@ function render({ model, el }) {
     command("detail", { row, step, full: zoom === "1:1" }).then(({ response, buffers }) => onPush(response, buffers));
   }
 
+  // --- videos: a tile's duration and hover scrubbing, the detail pane's player or strip (lib/video.js) ----
+  const SCRUB_FRAMES = 8;
+  let videoUrl = null;  // the detail pane's player's blob: revoked when the pane changes, not with the page's images
+  function framesOf(row, count, size) {
+    return command("video_frames", { row, count, size }).then(({ response, buffers }) => {
+      if (response.type !== "video_frames") throw new Error(response.message || "no frames");
+      return response.frames.map((f) => ({ src: toDataUrl(buffers[f.buffer], f.mime), index: f.index }));
+    });
+  }
+
+  function videoTile(cell, img, item) {
+    // the poster with its duration in a corner; the mouse over the cell scrubs through a few frames
+    const badge = h("span", { class: "se-video-badge", "data-testid": "se-video-duration", text: formatDuration(item.video.duration),
+      title: `${item.video.frames.toLocaleString()} frames at ${Number(item.video.fps.toFixed(3))} fps` });
+    scrubber(cell, img, () => framesOf(item.row, SCRUB_FRAMES, model.get("thumb_size")));
+    return h("div", { class: "se-frame se-video-frame" }, [img, badge]);
+  }
+
+  function dropVideo() {
+    if (videoUrl) URL.revokeObjectURL(videoUrl);
+    videoUrl = null;
+  }
+
+  function showStrip(box, msg, note) {
+    box.dataset.mode = "loading-strip";
+    framesOf(msg.row, 12, 256).then((frames) => {
+      if (detailRow !== msg.row || !box.isConnected) return;
+      box.replaceChildren(frameStrip(frames, msg.video.fps, note, h));
+      box.dataset.mode = "strip";
+    }).catch((error) => {
+      box.replaceChildren(h("div", { class: "se-video-broken", text: `no frames: ${error.message}` }));
+      box.dataset.mode = "broken";
+    });
+  }
+
+  function videoBox(msg) {
+    const box = h("div", { class: "se-detail-video", "data-testid": "se-detail-video" });
+    const video = msg.video;
+    if (video.broken !== undefined) {
+      box.append(h("div", { class: "se-video-broken", "data-testid": "se-video-broken", text: `broken video: ${video.broken}` }));
+      box.dataset.mode = "broken";
+      return box;
+    }
+    const player = h("video", { class: "se-detail-player", "data-testid": "se-detail-player", controls: "", loop: "",
+      playsinline: "", preload: "auto" });
+    player.muted = true;
+    const cannot = `this browser cannot play ${video.codec} in ${video.mime}: ${video.frames.toLocaleString()} frames, ` +
+      `${video.width} x ${video.height}, ${formatDuration(video.duration)}; evenly spaced frames instead`;
+    if (!canPlay(player, video.mime, video.codec)) {
+      showStrip(box, msg, cannot);
+      return box;
+    }
+    box.dataset.mode = "loading";
+    command("video_media", { row: msg.row }).then(({ response, buffers }) => {
+      if (detailRow !== msg.row || !box.isConnected) return;
+      if (response.type !== "video_media" || !buffers.length) {
+        showStrip(box, msg, `the video is not sent to the player (${response.message || "no bytes"}); frames instead`);
+        return;
+      }
+      dropVideo();
+      videoUrl = URL.createObjectURL(new Blob([buffers[0]], { type: response.mime }));
+      player.addEventListener("error", () => showStrip(box, msg, cannot), { once: true });
+      player.addEventListener("loadeddata", () => { box.dataset.mode = "player"; }, { once: true });
+      player.src = videoUrl;
+      box.replaceChildren(player);
+      player.play().catch(() => undefined);  // muted: browsers let it start; a refusal leaves the controls
+    });
+    return box;
+  }
+
   function drawDetail(msg, buffers) {
     detailRow = msg.row;
+    dropVideo();
     detailOverlays = [];
     detailShown = { msg, buffers };
     const children = [];
@@ -801,6 +879,7 @@ function render({ model, el }) {
     if (msg.row !== (chosenBox && chosenBox.row)) chosenBox = null;
     if (detailOverlays.length && labelFields().some((f) => f.kind === "boxes")) children.push(boxEditor);
     drawBoxEditor();
+    if (msg.video) children.push(videoBox(msg));
     children.push(h("div", { class: "se-detail-labels" }, [labelBadge(msg.label), detailMarks]));
     drawDetailMarks(msg);
     const table = h("table", { class: "se-fields" });
@@ -978,6 +1057,7 @@ function render({ model, el }) {
     chosenBox = null;
     if (detailUrl) URL.revokeObjectURL(detailUrl.url);
     detailUrl = null;
+    dropVideo();
     similarButton = similarWrap = null;
     if (cellOverlays.length || wasOpen) drawAllOverlays();  // the legend forgets the pane's classes
     if (wasOpen) command("detail_closed");
@@ -1176,6 +1256,7 @@ function render({ model, el }) {
     clearTimeout(searchTimer);
     clearTimeout(statusTimer);
     revokeAll();
+    dropVideo();
     requests.close({ type: "closed" });
   };
 }
