@@ -28,7 +28,7 @@ import numpy as np
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.evaluation._keep import keep_outcomes
-from stable_explore.evaluation.coco import RECALL_POINTS, BoxMatches, ImageBoxes, evaluate_boxes
+from stable_explore.evaluation.coco import MAX_DETECTIONS, RECALL_POINTS, BoxMatches, ImageBoxes, evaluate_boxes
 from stable_explore.schema import Boxes
 from stable_explore.schema.boxes import convert_box
 
@@ -126,6 +126,8 @@ class DetectionResult:
         self.name = name
         self.dataset = dataset
         self._keys = list(keys)
+        self.cache_info = "computed"
+        """How ``se.evaluate`` came by this result: ``"reused: ..."`` from the home, or ``"computed: ..."`` and why."""
 
     @property
     def map(self) -> float:
@@ -238,6 +240,21 @@ class DetectionResult:
         text = message if message is not None else f"evaluation of {self.name}: mAP {self.map:.4f}"
         return keep_outcomes(self.dataset, self.columns(), text, tag=tag, progress=progress)
 
+    def kept_arrays(self) -> dict[str, np.ndarray]:
+        """What this result is made of, as flat numpy arrays (what :mod:`.cache` keeps in the home)."""
+        m = self.matches
+        return {
+            "precision": m.precision,
+            "recall": m.recall,
+            "det_count": np.array([len(o) for o in m.detection_outcomes], dtype=np.int64),
+            "truth_count": np.array([len(o) for o in m.truth_outcomes], dtype=np.int64),
+            "det_outcome": _flat([[_CODES[o] for o in outcomes] for outcomes in m.detection_outcomes], np.int8),
+            "det_match": _flat(m.detection_match, np.int64),
+            "det_class": _flat(self._pred_classes, np.int64),
+            "truth_outcome": _flat([[_CODES[o] for o in outcomes] for outcomes in m.truth_outcomes], np.int8),
+            "truth_class": _flat(self._truth_classes, np.int64),
+        }
+
     def __repr__(self) -> str:
         return (
             f"<DetectionResult {self.name}: mAP {self.map:.4f}, mAP50 {self.map50:.4f}, mAP75 {self.map75:.4f} "
@@ -253,20 +270,46 @@ class DetectionResult:
         return f"<div><p>{html.escape(repr(self))}</p><table><tr><th>class</th><th>AP</th></tr>{body}</table></div>"
 
 
-def evaluate_detections(ds: CachedDataset, predictions: str, ground_truth: str | None) -> DetectionResult:
-    """COCO's evaluation of the ``Boxes`` column ``predictions`` against ``ground_truth`` (default: the first other)."""
-    pred_feature = _boxes_column(ds, predictions, "predictions")
+def truth_column(ds: CachedDataset, predictions: str, ground_truth: str | None) -> str:
+    """The ``Boxes`` column of ground truth: ``ground_truth``, else the first Boxes column but ``predictions``."""
+    _boxes_column(ds, predictions, "predictions")
     if ground_truth is None:
         ground_truth = next((n for n, f in ds.features.items() if isinstance(f, Boxes) and n != predictions), None)
         if ground_truth is None:
             msg = f"no Boxes column of ground truth beside {predictions!r}; pass ground_truth="
             raise ColumnNotFoundError(msg)
+    _boxes_column(ds, ground_truth, "ground_truth")
+    return ground_truth
+
+
+def evaluate_detections(
+    ds: CachedDataset, predictions: str, ground_truth: str | None, *, cache: bool = True
+) -> DetectionResult:
+    """COCO's evaluation of the ``Boxes`` column ``predictions`` against ``ground_truth`` (default: the first other).
+
+    With ``cache`` (and ``ds`` in a catalog), an evaluation of the same version, columns and parameters
+    is read back from the home (:mod:`.cache`) instead of computed.
+    """
+    ground_truth = truth_column(ds, predictions, ground_truth)
+    pred_feature = _boxes_column(ds, predictions, "predictions")
     truth_feature = _boxes_column(ds, ground_truth, "ground_truth")
     names = list(truth_feature.names)
+    entry = None
+    if cache:
+        from stable_explore.evaluation.cache import cache_entry
+
+        roles = {"predictions": predictions, "ground_truth": ground_truth}
+        geometry = {c: [ds.stored_column(n) for n in ("width", "height") if n in ds.features] for c in roles.values()}
+        entry = cache_entry(ds, "detection", roles, {"max_detections": MAX_DETECTIONS, "sizes": geometry})
+        kept = entry.load() if entry is not None else None
+        if kept is not None:
+            result = _from_arrays(kept, names, keys=ds.keys(), name=predictions, dataset=ds)
+            result.cache_info = "reused: same version, columns and parameters"
+            return result
     classes = {n: i for i, n in enumerate(names)}
     truths = _image_boxes(ds, ground_truth, truth_feature, classes, scored=False)
     found = _image_boxes(ds, predictions, pred_feature, classes, scored=True)
-    return DetectionResult(
+    result = DetectionResult(
         evaluate_boxes(truths, found, num_classes=len(names)),
         names,
         keys=ds.keys(),
@@ -274,4 +317,45 @@ def evaluate_detections(ds: CachedDataset, predictions: str, ground_truth: str |
         pred_classes=[b.classes for b in found],
         name=predictions,
         dataset=ds,
+    )
+    if entry is not None:
+        entry.store(result.kept_arrays())
+        result.cache_info = f"computed: first evaluation of {predictions} against {ground_truth} on this version"
+    elif not cache:
+        result.cache_info = "computed: cache=False"
+    else:
+        result.cache_info = "computed: a dataset outside a catalog, whose evaluations are not kept"
+    return result
+
+
+_CODES = {"tp": 0, "fp": 1, "fn": 2, "ignored": 3}
+_OUTCOME_OF = np.array(list(_CODES), dtype=object)
+
+
+def _flat(parts: Sequence[Any], dtype: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(p, dtype=dtype) for p in parts]) if parts else np.zeros(0, dtype=dtype)
+
+
+def _from_arrays(
+    kept: dict[str, np.ndarray], names: list[str], *, keys: Sequence[Any], name: str, dataset: CachedDataset
+) -> DetectionResult:
+    def split(values: np.ndarray, counts: np.ndarray) -> list[np.ndarray]:
+        return np.split(values, np.cumsum(counts)[:-1]) if len(counts) else []
+
+    det, truth = kept["det_count"], kept["truth_count"]
+    matches = BoxMatches(
+        kept["precision"],
+        kept["recall"],
+        split(_OUTCOME_OF[kept["det_outcome"]], det),
+        split(kept["det_match"], det),
+        split(_OUTCOME_OF[kept["truth_outcome"]], truth),
+    )
+    return DetectionResult(
+        matches,
+        names,
+        keys=keys,
+        truth_classes=split(kept["truth_class"], truth),
+        pred_classes=split(kept["det_class"], det),
+        name=name,
+        dataset=dataset,
     )

@@ -118,6 +118,7 @@ def evaluate(
     ground_truth: str | None = None,
     *,
     top_k: int | None = None,
+    cache: bool = True,
 ) -> ClassificationResult | DetectionResult | Comparison:
     """A model's predictions against the dataset's labels.
 
@@ -133,6 +134,11 @@ def evaluate(
         The ``ClassLabel`` column of true classes (default: the first one).
     top_k
         With probabilities: ``accuracy`` counts a row right when its class is among the k likeliest.
+    cache
+        Keep the evaluation of columns of a dataset in a catalog in its home, and read it back when the
+        same version, columns and parameters are evaluated again (in this kernel or a new one): the
+        result's ``cache_info`` says ``"reused: ..."``. A new version (a relabel and save) is evaluated
+        afresh. ``cache=False`` always computes (and keeps nothing).
 
     Returns
     -------
@@ -147,21 +153,47 @@ def evaluate(
         if top_k is not None:
             msg = "top_k= is for classifiers; boxes are evaluated at COCO's IoU thresholds"
             raise InvalidOptionError(msg)
-        return evaluate_detections(ds, predictions, ground_truth)
+        return evaluate_detections(ds, predictions, ground_truth, cache=cache)
     if isinstance(predictions, list) and predictions and all(isinstance(p, str) for p in predictions):
-        return Comparison(ds, {p: _evaluate_one(ds, p, ground_truth, top_k) for p in predictions})
-    return _evaluate_one(ds, predictions, ground_truth, top_k)
+        return Comparison(ds, {p: _evaluate_one(ds, p, ground_truth, top_k, cache) for p in predictions})
+    return _evaluate_one(ds, predictions, ground_truth, top_k, cache)
 
 
 def _evaluate_one(
-    ds: CachedDataset, predictions: Any, ground_truth: str | None, top_k: int | None
+    ds: CachedDataset, predictions: Any, ground_truth: str | None, top_k: int | None, cache: bool
 ) -> ClassificationResult:
     label, feature = _label_column(ds, ground_truth)
     names = list(feature.names or [])
     keys = ds.keys()
+    entry = None
+    if not isinstance(predictions, str):
+        why = "computed: predictions given as an array, which are not kept"
+    elif not cache:
+        why = "computed: cache=False"
+    else:
+        if predictions not in ds.features:
+            msg = f"no column {predictions!r} of predictions; columns are {list(ds.features)}"
+            raise ColumnNotFoundError(msg)
+        from stable_explore.evaluation.cache import cache_entry
+
+        entry = cache_entry(ds, "classification", {"predictions": predictions, "ground_truth": label}, {})
+        why = "computed: a dataset outside a catalog, whose evaluations are not kept"
+        kept = entry.load() if entry is not None else None
+        if kept is not None:
+            result = ClassificationResult(
+                kept["true"], kept["pred"], names, probs=kept.get("probs"), keys=keys, top_k=top_k,
+                name=predictions, dataset=ds,
+            )  # fmt: skip
+            result.cache_info = "reused: same version, columns and parameters"
+            return result
     true = np.asarray(ds.arrow_column(label).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     pred, probs, name = _predictions(ds, predictions, names, list(keys))
-    return ClassificationResult(true, pred, names, probs=probs, keys=keys, top_k=top_k, name=name, dataset=ds)
+    result = ClassificationResult(true, pred, names, probs=probs, keys=keys, top_k=top_k, name=name, dataset=ds)
+    if entry is not None:
+        entry.store({"true": true, "pred": pred} | ({} if probs is None else {"probs": probs}))
+        why = f"computed: first evaluation of {name} against {label} on this version"
+    result.cache_info = why
+    return result
 
 
 class Comparison:
