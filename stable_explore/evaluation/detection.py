@@ -161,6 +161,10 @@ class DetectionResult:
             raise InvalidOptionError(msg)
         return pd.DataFrame({"recall": RECALL_POINTS, "precision": self.matches.precision[t, :, k]})
 
+    def class_index(self, cls: str | int) -> int:
+        """The index in :attr:`names` of class ``cls`` (a name, or an index checked to be one)."""
+        return self._class(cls)
+
     def _class(self, cls: str | int) -> int:
         if isinstance(cls, str):
             if cls not in self.names:
@@ -171,6 +175,19 @@ class DetectionResult:
             msg = f"class {cls!r} is outside 0..{len(self.names) - 1}"
             raise InvalidOptionError(msg)
         return int(cls)
+
+    def truth_classes(self, row: int) -> np.ndarray:
+        """The class index of each ground-truth box of row ``row``, in the order of its boxes."""
+        return self._truth_classes[row]
+
+    def prediction_classes(self, row: int) -> np.ndarray:
+        """The class index (in :attr:`names`) of each predicted box of row ``row``."""
+        return self._pred_classes[row]
+
+    @property
+    def keys(self) -> list[Any]:
+        """The stored key of every row evaluated."""
+        return self._keys
 
     def boxes(self) -> pd.DataFrame:
         """Every box with its outcome at IoU 0.5.

@@ -20,7 +20,8 @@ import numpy as np
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.evaluation.classification import ClassificationResult
-from stable_explore.evaluation.detection import DetectionResult, evaluate_detections
+from stable_explore.evaluation.detection import DetectionResult, evaluate_detections, truth_column
+from stable_explore.evaluation.detection_compare import DetectionComparison
 from stable_explore.schema import Boxes, ClassLabel, Value
 from stable_explore.schema import Sequence as SequenceFeature
 
@@ -119,7 +120,7 @@ def evaluate(
     *,
     top_k: int | None = None,
     cache: bool = True,
-) -> ClassificationResult | DetectionResult | Comparison:
+) -> ClassificationResult | DetectionResult | Comparison | DetectionComparison:
     """A model's predictions against the dataset's labels.
 
     Parameters
@@ -129,7 +130,8 @@ def evaluate(
     predictions
         A column of ``ds`` (a ``ClassLabel``, class names, class indices, or one probability per class),
         an array with one value (or one row of probabilities) per row, or a list of column names to
-        compare models side by side (a :class:`Comparison`).
+        compare models side by side (a :class:`Comparison`; of ``Boxes`` columns, a
+        :class:`~stable_explore.evaluation.DetectionComparison`).
     ground_truth
         The ``ClassLabel`` column of true classes (default: the first one).
     top_k
@@ -155,6 +157,17 @@ def evaluate(
             raise InvalidOptionError(msg)
         return evaluate_detections(ds, predictions, ground_truth, cache=cache)
     if isinstance(predictions, list) and predictions and all(isinstance(p, str) for p in predictions):
+        boxes = [isinstance(ds.features.get(p), Boxes) for p in predictions]
+        if any(boxes):
+            if not all(boxes):
+                kinds = {p: type(ds.features.get(p)).__name__ for p in predictions}
+                msg = f"compare detectors with Boxes columns only, or classifiers only; got {kinds}"
+                raise InvalidOptionError(msg)
+            if top_k is not None:
+                msg = "top_k= is for classifiers; boxes are evaluated at COCO's IoU thresholds"
+                raise InvalidOptionError(msg)
+            truth = truth_column(ds, predictions[0], ground_truth)
+            return DetectionComparison(ds, {p: evaluate_detections(ds, p, truth, cache=cache) for p in predictions})
         return Comparison(ds, {p: _evaluate_one(ds, p, ground_truth, top_k, cache) for p in predictions})
     return _evaluate_one(ds, predictions, ground_truth, top_k, cache)
 
