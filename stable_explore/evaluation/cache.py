@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["EVALUATIONS_DIR", "CacheEntry", "cache_entry"]
 
 EVALUATIONS_DIR = "evaluations"
-_FORMAT = 1  # raise when what is kept, or how it is computed, changes: older entries are then never read
+_FORMAT = 2  # raise when what is kept, or how it is computed, changes: older entries are then never read
 _log = logging.getLogger("stable_explore")
 
 

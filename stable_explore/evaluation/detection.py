@@ -28,7 +28,14 @@ import numpy as np
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.evaluation._keep import keep_outcomes
-from stable_explore.evaluation.coco import MAX_DETECTIONS, RECALL_POINTS, BoxMatches, ImageBoxes, evaluate_boxes
+from stable_explore.evaluation.coco import (
+    MAX_DETECTIONS,
+    RECALL_POINTS,
+    BoxMatches,
+    ImageBoxes,
+    box_iou,
+    evaluate_boxes,
+)
 from stable_explore.schema import Boxes
 from stable_explore.schema.boxes import convert_box
 
@@ -36,6 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets.confusion_matrix import ConfusionMatrixWidget
 
 __all__ = ["DetectionResult", "evaluate_detections"]
 
@@ -118,10 +126,18 @@ class DetectionResult:
         pred_classes: Sequence[np.ndarray],
         name: str = "predictions",
         dataset: CachedDataset | None = None,
+        confused: Sequence[np.ndarray] | None = None,
     ) -> None:
         self.matches = matches
         self._truth_classes = list(truth_classes)
         self._pred_classes = list(pred_classes)
+        # per image, per prediction: the missed ground-truth box of another class it lies on (-1: none)
+        self._confused = (
+            list(confused)
+            if confused is not None
+            else [np.full(len(o), -1, dtype=np.int64) for o in matches.detection_outcomes]
+        )
+        self._cells: list[np.ndarray] | None = None
         self.names = list(names)
         self.name = name
         self.dataset = dataset
@@ -144,22 +160,30 @@ class DetectionResult:
         """AP at IoU 0.75."""
         return self.matches.map75
 
-    def per_class_ap(self) -> pd.Series:
-        """Each class's AP over IoU 0.50:0.95, by name (NaN: a class no ground-truth box has)."""
+    def per_class_ap(self, iou: float | None = None) -> pd.Series:
+        """Each class's AP over IoU 0.50:0.95 (or at one threshold ``iou``), by name (NaN: a class with no box)."""
         import pandas as pd
 
-        return pd.Series(self.matches.per_class_ap(), index=pd.Index(self.names, name="class"), name="ap")
+        if iou is None:
+            values = self.matches.per_class_ap()
+        else:
+            at = self.matches.precision[self._threshold(iou)]
+            values = np.array([at[:, k].mean() if (at[:, k] > -1).all() else np.nan for k in range(at.shape[1])])
+        return pd.Series(values, index=pd.Index(self.names, name="class"), name="ap")
+
+    def _threshold(self, iou: float) -> int:
+        t = round((iou - 0.5) / 0.05)
+        if not 0 <= t < self.matches.precision.shape[0] or abs(0.5 + 0.05 * t - iou) > 1e-9:
+            msg = f"iou={iou} is not one of COCO's thresholds 0.5, 0.55, ..., 0.95"
+            raise InvalidOptionError(msg)
+        return t
 
     def precision_recall(self, cls: str | int, iou: float = 0.5) -> pd.DataFrame:
         """The interpolated precision-recall curve of class ``cls`` at IoU ``iou`` (0.5, 0.55, ..., 0.95)."""
         import pandas as pd
 
         k = self._class(cls)
-        t = round((iou - 0.5) / 0.05)
-        if not 0 <= t < self.matches.precision.shape[0] or abs(0.5 + 0.05 * t - iou) > 1e-9:
-            msg = f"iou={iou} is not one of COCO's thresholds 0.5, 0.55, ..., 0.95"
-            raise InvalidOptionError(msg)
-        return pd.DataFrame({"recall": RECALL_POINTS, "precision": self.matches.precision[t, :, k]})
+        return pd.DataFrame({"recall": RECALL_POINTS, "precision": self.matches.precision[self._threshold(iou), :, k]})
 
     def class_index(self, cls: str | int) -> int:
         """The index in :attr:`names` of class ``cls`` (a name, or an index checked to be one)."""
@@ -175,6 +199,55 @@ class DetectionResult:
             msg = f"class {cls!r} is outside 0..{len(self.names) - 1}"
             raise InvalidOptionError(msg)
         return int(cls)
+
+    def _cells_of_images(self) -> list[np.ndarray]:
+        """Per image, the confusion-matrix cell (true * (K + 1) + predicted, K: background) of each of its boxes."""
+        if self._cells is not None:
+            return self._cells
+        k = len(self.names)
+        cells = []
+        m = self.matches
+        for image, (d_out, t_out) in enumerate(zip(m.detection_outcomes, m.truth_outcomes, strict=True)):
+            pred_cls, truth_cls, confused = self._pred_classes[image], self._truth_classes[image], self._confused[image]
+            found: list[int] = []
+            taken = np.zeros(len(t_out), dtype=bool)
+            for d, outcome in enumerate(d_out):
+                if outcome == "tp":
+                    found.append(int(pred_cls[d]) * (k + 1) + int(pred_cls[d]))
+                elif outcome == "fp":
+                    g = int(confused[d])
+                    if g >= 0:
+                        taken[g] = True
+                        found.append(int(truth_cls[g]) * (k + 1) + int(pred_cls[d]))
+                    else:
+                        found.append(k * (k + 1) + int(pred_cls[d]))
+            for g, outcome in enumerate(t_out):
+                if outcome == "fn" and not taken[g]:
+                    found.append(int(truth_cls[g]) * (k + 1) + k)
+            cells.append(np.asarray(found, dtype=np.int64))
+        self._cells = cells
+        return cells
+
+    @property
+    def confusion_matrix(self) -> np.ndarray:
+        """Boxes at IoU 0.5 by true class (rows) and predicted class (columns); the last row and column: background.
+
+        The diagonal holds the true positives. A false positive lying (IoU >= 0.5) on a missed ground-truth
+        box of another class counts in (that box's class, the predicted class), greedily by score, as
+        FiftyOne's class-agnostic confusion does; any other false positive in (background, its class), and
+        any other missed box in (its class, background). Crowds and boxes COCO ignores are not counted.
+        """
+        k = len(self.names) + 1
+        cells = self._cells_of_images()
+        flat = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
+        return np.bincount(flat, minlength=k * k).reshape(k, k)
+
+    def confusion_rows(self, true: str | int, pred: str | int) -> np.ndarray:
+        """The rows with at least one box in a cell of :attr:`confusion_matrix` (``"background"`` or ``len(names)``)."""
+        k = len(self.names)
+        t, p = (k if c in ("background", k) else self._class(c) for c in (true, pred))
+        cell = t * (k + 1) + p
+        return np.flatnonzero([bool((c == cell).any()) for c in self._cells_of_images()])
 
     def truth_classes(self, row: int) -> np.ndarray:
         """The class index of each ground-truth box of row ``row``, in the order of its boxes."""
@@ -270,7 +343,20 @@ class DetectionResult:
             "det_class": _flat(self._pred_classes, np.int64),
             "truth_outcome": _flat([[_CODES[o] for o in outcomes] for outcomes in m.truth_outcomes], np.int8),
             "truth_class": _flat(self._truth_classes, np.int64),
+            "det_confused": _flat(self._confused, np.int64),
         }
+
+    def widget(self, browser: Any = None) -> ConfusionMatrixWidget:
+        """The boxes' confusion matrix and per-class AP as a notebook widget, linked to a browser's grid.
+
+        Rows are the true class, columns the predicted one, counted in boxes at IoU 0.5 (see
+        :attr:`confusion_matrix`), with a background row and column; a click on a cell filters a shard
+        browser's grid (``ds.browse()``) to exactly ``r.confusion_rows(true, pred)``. Beside it, each
+        class's AP and AP50; a click on a class draws its precision-recall curve. Needs the ``lab`` extra.
+        """
+        from stable_explore.widgets.confusion_matrix import ConfusionMatrixWidget
+
+        return ConfusionMatrixWidget(self, browser=browser)
 
     def __repr__(self) -> str:
         return (
@@ -326,14 +412,16 @@ def evaluate_detections(
     classes = {n: i for i, n in enumerate(names)}
     truths = _image_boxes(ds, ground_truth, truth_feature, classes, scored=False)
     found = _image_boxes(ds, predictions, pred_feature, classes, scored=True)
+    matches = evaluate_boxes(truths, found, num_classes=len(names))
     result = DetectionResult(
-        evaluate_boxes(truths, found, num_classes=len(names)),
+        matches,
         names,
         keys=ds.keys(),
         truth_classes=[b.classes for b in truths],
         pred_classes=[b.classes for b in found],
         name=predictions,
         dataset=ds,
+        confused=confusions(truths, found, matches),
     )
     if entry is not None:
         entry.store(result.kept_arrays())
@@ -343,6 +431,32 @@ def evaluate_detections(
     else:
         result.cache_info = "computed: a dataset outside a catalog, whose evaluations are not kept"
     return result
+
+
+def confusions(truths: Sequence[ImageBoxes], found: Sequence[ImageBoxes], matches: BoxMatches) -> list[np.ndarray]:
+    """Per image, per prediction: the missed ground-truth box of another class it lies on (IoU >= 0.5), or -1.
+
+    Only false positives at IoU 0.5 take one, the most confident first, each the free missed box of highest
+    IoU; the confusion matrix then counts the pair as a confusion rather than a stray and a miss.
+    """
+    out = []
+    for truth, det, d_out, t_out in zip(truths, found, matches.detection_outcomes, matches.truth_outcomes, strict=True):
+        confused = np.full(len(det.boxes), -1, dtype=np.int64)
+        fps = np.flatnonzero(d_out == "fp")
+        missed = np.flatnonzero(t_out == "fn")
+        if len(fps) and len(missed):
+            scores = det.scores if det.scores is not None else np.ones(len(det.boxes))
+            fps = fps[np.argsort(-scores[fps], kind="stable")]
+            ious = box_iou(det.boxes[fps], truth.boxes[missed], np.zeros(len(missed), dtype=bool))
+            free = np.ones(len(missed), dtype=bool)
+            for i, d in enumerate(fps):
+                candidates = np.where(free & (ious[i] >= 0.5) & (truth.classes[missed] != det.classes[d]), ious[i], -1)
+                best = int(np.argmax(candidates))
+                if candidates[best] >= 0.5:
+                    confused[d] = missed[best]
+                    free[best] = False
+        out.append(confused)
+    return out
 
 
 _CODES = {"tp": 0, "fp": 1, "fn": 2, "ignored": 3}
@@ -373,6 +487,7 @@ def _from_arrays(
         keys=keys,
         truth_classes=split(kept["truth_class"], truth),
         pred_classes=split(kept["det_class"], det),
+        confused=split(kept["det_confused"], det),
         name=name,
         dataset=dataset,
     )
