@@ -236,6 +236,19 @@ class DetectionResult:
         box of another class counts in (that box's class, the predicted class), greedily by score, as
         FiftyOne's class-agnostic confusion does; any other false positive in (background, its class), and
         any other missed box in (its class, background). Crowds and boxes COCO ignores are not counted.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> boxes = se.Boxes(names=["cat", "dog"])
+        >>> cat = {"bbox": [0, 0, 10, 10], "category": "cat"}
+        >>> rows = [{"objects": [cat], "predictions": [{**cat, "category": "dog", "score": 0.9}]},
+        ...         {"objects": [], "predictions": [{**cat, "score": 0.5}]}]
+        >>> ds = se.build(rows, se.Features(objects=boxes, predictions=boxes), name="b", home=tempfile.mkdtemp(),
+        ...               progress=False)
+        >>> r = se.evaluate(ds, predictions="predictions", ground_truth="objects")
+        >>> r.confusion_matrix.tolist(), r.confusion_rows("background", "cat").tolist()
+        ([[0, 1, 0], [0, 0, 0], [1, 0, 0]], [1])
         """
         k = len(self.names) + 1
         cells = self._cells_of_images()
