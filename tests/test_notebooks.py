@@ -301,6 +301,9 @@ def check_evaluate(ran: Ran) -> None:
     assert again[1] == accuracy[1]
     assert int(again[4]) == int(again[3]) - 3  # each relabel turned a mistake right
     assert "['pred_probs_correct', 'pred_probs_confidence']" in ran.stdout("again = se.evaluate(")
+    # the relabelled version is evaluated afresh; the first one's evaluation is read back from the home
+    assert "the new version: computed: first evaluation of pred_probs against label" in ran.stdout("again = se.")
+    assert "the first version again: reused: same version, columns and parameters" in ran.stdout("again = se.")
 
 
 CHECKS: dict[str, Callable[[Ran], None]] = {

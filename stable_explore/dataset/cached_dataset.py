@@ -391,6 +391,19 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         """One stored column of this dataset's rows, in order, as Arrow (``__key__`` and ``__row_hash__`` too)."""
         return self._column_arrow(column)
 
+    def stored_column(self, column: str) -> str:
+        """The stored column that ``column`` reads: itself, or another one in a view made by ``rename_column``.
+
+        Examples
+        --------
+        >>> import tempfile, stable_explore as se
+        >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=tempfile.mkdtemp(),
+        ...               progress=False)
+        >>> ds.rename_column("x", "y").stored_column("y")
+        'x'
+        """
+        return self._column_map().stored(column)
+
     def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array:
         if self._columns is not None:
             table = self._table_of(self._all_rows() if rows is None else rows, [column])

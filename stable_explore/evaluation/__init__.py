@@ -7,12 +7,14 @@ equal scikit-learn's and pycocotools' (tests/evaluation/).
 from stable_explore.evaluation.classification import ClassificationResult
 from stable_explore.evaluation.coco import BoxMatches, ImageBoxes, evaluate_boxes
 from stable_explore.evaluation.detection import DetectionResult
+from stable_explore.evaluation.detection_compare import DetectionComparison
 from stable_explore.evaluation.evaluate import Comparison, evaluate
 
 __all__ = [
     "BoxMatches",
     "ClassificationResult",
     "Comparison",
+    "DetectionComparison",
     "DetectionResult",
     "ImageBoxes",
     "evaluate",

@@ -71,6 +71,8 @@ class ClassificationResult:
         self._kept = np.flatnonzero((true >= 0) & (pred >= 0))
         self.skipped = len(true) - len(self._kept)
         self.top_k = top_k
+        self.cache_info = "computed"
+        """How ``se.evaluate`` came by this result: ``"reused: ..."`` from the home, or ``"computed: ..."`` and why."""
         if top_k is not None and (probs is None or not 1 <= top_k <= len(self.names)):
             msg = f"top_k={top_k} needs the model's probabilities and 1 <= top_k <= {len(self.names)} classes"
             raise InvalidOptionError(msg)

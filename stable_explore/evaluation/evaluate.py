@@ -20,7 +20,8 @@ import numpy as np
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.evaluation.classification import ClassificationResult
-from stable_explore.evaluation.detection import DetectionResult, evaluate_detections
+from stable_explore.evaluation.detection import DetectionResult, evaluate_detections, truth_column
+from stable_explore.evaluation.detection_compare import DetectionComparison
 from stable_explore.schema import Boxes, ClassLabel, Value
 from stable_explore.schema import Sequence as SequenceFeature
 
@@ -118,7 +119,8 @@ def evaluate(
     ground_truth: str | None = None,
     *,
     top_k: int | None = None,
-) -> ClassificationResult | DetectionResult | Comparison:
+    cache: bool = True,
+) -> ClassificationResult | DetectionResult | Comparison | DetectionComparison:
     """A model's predictions against the dataset's labels.
 
     Parameters
@@ -128,11 +130,17 @@ def evaluate(
     predictions
         A column of ``ds`` (a ``ClassLabel``, class names, class indices, or one probability per class),
         an array with one value (or one row of probabilities) per row, or a list of column names to
-        compare models side by side (a :class:`Comparison`).
+        compare models side by side (a :class:`Comparison`; of ``Boxes`` columns, a
+        :class:`~stable_explore.evaluation.DetectionComparison`).
     ground_truth
         The ``ClassLabel`` column of true classes (default: the first one).
     top_k
         With probabilities: ``accuracy`` counts a row right when its class is among the k likeliest.
+    cache
+        Keep the evaluation of columns of a dataset in a catalog in its home, and read it back when the
+        same version, columns and parameters are evaluated again (in this kernel or a new one): the
+        result's ``cache_info`` says ``"reused: ..."``. A new version (a relabel and save) is evaluated
+        afresh. ``cache=False`` always computes (and keeps nothing).
 
     Returns
     -------
@@ -147,21 +155,58 @@ def evaluate(
         if top_k is not None:
             msg = "top_k= is for classifiers; boxes are evaluated at COCO's IoU thresholds"
             raise InvalidOptionError(msg)
-        return evaluate_detections(ds, predictions, ground_truth)
+        return evaluate_detections(ds, predictions, ground_truth, cache=cache)
     if isinstance(predictions, list) and predictions and all(isinstance(p, str) for p in predictions):
-        return Comparison(ds, {p: _evaluate_one(ds, p, ground_truth, top_k) for p in predictions})
-    return _evaluate_one(ds, predictions, ground_truth, top_k)
+        boxes = [isinstance(ds.features.get(p), Boxes) for p in predictions]
+        if any(boxes):
+            if not all(boxes):
+                kinds = {p: type(ds.features.get(p)).__name__ for p in predictions}
+                msg = f"compare detectors with Boxes columns only, or classifiers only; got {kinds}"
+                raise InvalidOptionError(msg)
+            if top_k is not None:
+                msg = "top_k= is for classifiers; boxes are evaluated at COCO's IoU thresholds"
+                raise InvalidOptionError(msg)
+            truth = truth_column(ds, predictions[0], ground_truth)
+            return DetectionComparison(ds, {p: evaluate_detections(ds, p, truth, cache=cache) for p in predictions})
+        return Comparison(ds, {p: _evaluate_one(ds, p, ground_truth, top_k, cache) for p in predictions})
+    return _evaluate_one(ds, predictions, ground_truth, top_k, cache)
 
 
 def _evaluate_one(
-    ds: CachedDataset, predictions: Any, ground_truth: str | None, top_k: int | None
+    ds: CachedDataset, predictions: Any, ground_truth: str | None, top_k: int | None, cache: bool
 ) -> ClassificationResult:
     label, feature = _label_column(ds, ground_truth)
     names = list(feature.names or [])
     keys = ds.keys()
+    entry = None
+    if not isinstance(predictions, str):
+        why = "computed: predictions given as an array, which are not kept"
+    elif not cache:
+        why = "computed: cache=False"
+    else:
+        if predictions not in ds.features:
+            msg = f"no column {predictions!r} of predictions; columns are {list(ds.features)}"
+            raise ColumnNotFoundError(msg)
+        from stable_explore.evaluation.cache import cache_entry
+
+        entry = cache_entry(ds, "classification", {"predictions": predictions, "ground_truth": label}, {})
+        why = "computed: a dataset outside a catalog, whose evaluations are not kept"
+        kept = entry.load() if entry is not None else None
+        if kept is not None:
+            result = ClassificationResult(
+                kept["true"], kept["pred"], names, probs=kept.get("probs"), keys=keys, top_k=top_k,
+                name=predictions, dataset=ds,
+            )  # fmt: skip
+            result.cache_info = "reused: same version, columns and parameters"
+            return result
     true = np.asarray(ds.arrow_column(label).fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
     pred, probs, name = _predictions(ds, predictions, names, list(keys))
-    return ClassificationResult(true, pred, names, probs=probs, keys=keys, top_k=top_k, name=name, dataset=ds)
+    result = ClassificationResult(true, pred, names, probs=probs, keys=keys, top_k=top_k, name=name, dataset=ds)
+    if entry is not None:
+        entry.store({"true": true, "pred": pred} | ({} if probs is None else {"probs": probs}))
+        why = f"computed: first evaluation of {name} against {label} on this version"
+    result.cache_info = why
+    return result
 
 
 class Comparison:

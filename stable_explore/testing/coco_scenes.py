@@ -22,7 +22,7 @@ import numpy as np
 
 from stable_explore.evaluation.coco import ImageBoxes
 
-__all__ = ["CATEGORY_IDS", "coco_scene", "pycocotools_figures"]
+__all__ = ["CATEGORY_IDS", "coco_scene", "pycocotools_figures", "scene_as_coco", "scene_rows"]
 
 CATEGORY_IDS = (1, 3, 7, 12)  # not 0..n-1, as in COCO files
 
@@ -86,6 +86,67 @@ def coco_scene(
                 {"image_id": image + 1, "category_id": category_ids[k], "bbox": box.tolist(), "score": float(s)}
             )
     return truths, detections, coco, results
+
+
+def scene_rows(
+    truths: Sequence[ImageBoxes], models: dict[str, Sequence[ImageBoxes]], names: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Rows for ``se.build``: an ``objects`` column of the truths, and a column of predictions per model.
+
+    Crowds are boxes with ``{"iscrowd": 1}``; ``models`` maps a column name to one :class:`ImageBoxes` per image.
+    """
+    rows = []
+    for image, truth in enumerate(truths):
+        crowd = truth.crowd if truth.crowd is not None else np.zeros(len(truth.boxes), dtype=bool)
+        row: dict[str, Any] = {
+            "objects": [
+                {"bbox": b.tolist(), "category": names[k], "attributes": {"iscrowd": 1} if c else {}}
+                for b, k, c in zip(truth.boxes, truth.classes, crowd, strict=True)
+            ]
+        }
+        for column, found in models.items():
+            det = found[image]
+            scores = det.scores if det.scores is not None else np.ones(len(det.boxes))
+            row[column] = [
+                {"bbox": b.tolist(), "category": names[k], "score": float(s)}
+                for b, k, s in zip(det.boxes, det.classes, scores, strict=True)
+            ]
+        rows.append(row)
+    return rows
+
+
+def scene_as_coco(
+    truths: Sequence[ImageBoxes], found: Sequence[ImageBoxes], category_ids: Sequence[int] = CATEGORY_IDS
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A COCO file and results list of these boxes, as a ``Boxes`` column stores them (float32 boxes and scores)."""
+
+    def stored(values: np.ndarray) -> list[float]:
+        return [float(v) for v in np.asarray(values, dtype=np.float32)]
+
+    coco: dict[str, Any] = {
+        "images": [{"id": i + 1, "width": 640, "height": 480, "file_name": f"{i}.jpg"} for i in range(len(truths))],
+        "categories": [{"id": c, "name": f"c{c}"} for c in category_ids],
+        "annotations": [],
+    }
+    results: list[dict[str, Any]] = []
+    for image, (truth, det) in enumerate(zip(truths, found, strict=True)):
+        crowd = truth.crowd if truth.crowd is not None else np.zeros(len(truth.boxes), dtype=bool)
+        for box, k, c in zip(truth.boxes, truth.classes, crowd, strict=True):
+            bbox = stored(box)
+            coco["annotations"].append(
+                {
+                    "id": len(coco["annotations"]) + 1,
+                    "image_id": image + 1,
+                    "category_id": category_ids[k],
+                    "bbox": bbox,
+                    "area": bbox[2] * bbox[3],
+                    "iscrowd": int(c),
+                }
+            )
+        scores = det.scores if det.scores is not None else np.ones(len(det.boxes))
+        for box, k, score in zip(det.boxes, det.classes, stored(scores), strict=True):
+            results.append({"image_id": image + 1, "category_id": category_ids[k], "bbox": stored(box), "score": score})
+    return coco, results
 
 
 def pycocotools_figures(coco: dict[str, Any], results: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:

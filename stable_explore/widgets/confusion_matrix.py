@@ -6,6 +6,11 @@ size. A click on a cell points an attached shard browser at exactly ``r.rows(tru
 (``r.report()``). What a click does lives here in Python, so it is tested without a browser; the page
 (static/confusion_matrix.js) only draws and asks.
 
+For a detector (a :class:`~stable_explore.evaluation.DetectionResult`) the matrix counts boxes at IoU 0.5
+with a last row and column for the background (a false positive on nothing, a ground-truth box missed), a
+click on a cell shows the images with a box in it, and a table of per-class AP sits beside it: a click on
+a class shows its AP and its precision-recall curve at IoU 0.5.
+
 Examples
 --------
 >>> import numpy as np
@@ -23,16 +28,15 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anywidget
 import traitlets as t
 
+from stable_explore.errors import InvalidOptionError
+from stable_explore.evaluation import ClassificationResult, DetectionResult
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._requests import OK, Commands, Reply
-
-if TYPE_CHECKING:
-    from stable_explore.evaluation import ClassificationResult
 
 __all__ = ["ConfusionMatrixWidget"]
 
@@ -58,7 +62,12 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
     active_cell
         ``[true, pred]`` of the cell last shown (``[]``: none); ``shown_rows`` are its rows.
     class_figures
-        The figures of the class last clicked: name, precision, recall, f1, support.
+        The figures of the class last clicked: name, precision, recall, f1, support (for a detector: its
+        AP, AP50, AP75, true and false positives, misses, and ``curve``, its precision at each recall).
+    kind
+        ``"classification"`` or ``"detection"``.
+    ap_table
+        For a detector: each class's name, AP and AP50 (None: no ground-truth box of it).
     """
 
     _esm = widget_module("confusion_matrix.js")  # with the static/lib/ modules it imports inlined
@@ -71,10 +80,12 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
     shown_rows = t.List(t.Int()).tag(sync=True)
     class_figures = t.Dict().tag(sync=True)
     status = t.Unicode("").tag(sync=True)
+    kind = t.Unicode("classification").tag(sync=True)
+    ap_table = t.List(t.Dict()).tag(sync=True)
 
     def __init__(
         self,
-        result: ClassificationResult,
+        result: ClassificationResult | DetectionResult,
         *,
         browser: Any = None,
         on_show: Callable[[list[int], str], Any] | None = None,
@@ -83,21 +94,62 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
         self.result = result
         self.browser = browser
         self.on_show = on_show
-        self._report = result.report()
-        rows = len(result.true)
-        title = f"{result.name}: accuracy {result.accuracy:.4f} over {rows:,} rows"
-        if result.skipped:
-            title += f" ({result.skipped:,} without a label or prediction left out)"
-        counts = [[int(v) for v in row] for row in result.confusion_matrix]
-        super().__init__(title=title, names=list(result.names), counts=counts, **kwargs)
+        self._detection = isinstance(result, DetectionResult)
+        if isinstance(result, DetectionResult):
+            title = (
+                f"{result.name}: mAP {result.map:.4f}, mAP50 {result.map50:.4f} over {len(result.keys):,} images "
+                "(boxes at IoU 0.5)"
+            )
+            matrix = result.confusion_matrix
+            names = [*result.names, "background"]
+            ap, ap50 = result.per_class_ap(), result.per_class_ap(iou=0.5)
+            table = [
+                {"name": n, "ap": _number(ap.iloc[i]), "ap50": _number(ap50.iloc[i])}
+                for i, n in enumerate(result.names)
+            ]
+            extra = {"kind": "detection", "ap_table": table}
+        else:
+            self._report = result.report()
+            title = f"{result.name}: accuracy {result.accuracy:.4f} over {len(result.true):,} rows"
+            if result.skipped:
+                title += f" ({result.skipped:,} without a label or prediction left out)"
+            matrix = result.confusion_matrix
+            names = list(result.names)
+            extra = {}
+        counts = [[int(v) for v in row] for row in matrix]
+        super().__init__(title=title, names=names, counts=counts, **extra, **kwargs)
         self.on_msg(self._on_message)
+
+    def _index(self, value: str | int, what: str) -> int:
+        """A class (or, for a detector, ``"background"``) as its row/column in the matrix."""
+        if isinstance(value, str) and value in self.names:
+            return self.names.index(value)
+        if not isinstance(value, str) and 0 <= int(value) < len(self.names):
+            return int(value)
+        if isinstance(value, str):
+            msg = f"{what}={value!r} is not a class; the classes are {self.names}"
+        else:
+            msg = f"{what}={value!r} is outside 0..{len(self.names) - 1}"
+        raise InvalidOptionError(msg)
 
     def show(self, true: str | int, pred: str | int) -> list[int]:
         """Show one cell: its rows (``result.rows(true=, pred=)``) in the attached browser's grid."""
-        rows = [int(r) for r in self.result.rows(true=true, pred=pred)]
-        t_index, p_index = self.result._class(true, "true"), self.result._class(pred, "pred")
-        names = self.result.names
-        title = f"{len(rows):,} rows labelled {names[t_index]}, predicted {names[p_index]}"
+        t_index, p_index = self._index(true, "true"), self._index(pred, "pred")
+        names = self.names
+        result = self.result
+        if isinstance(result, DetectionResult):
+            rows = [int(r) for r in result.confusion_rows(t_index, p_index)]
+            background = len(names) - 1
+            if t_index == background:
+                what = f"a false {names[p_index]} (on no ground-truth box)"
+            elif p_index == background:
+                what = f"a missed {names[t_index]}"
+            else:
+                what = f"a box labelled {names[t_index]}, predicted {names[p_index]}"
+            title = f"{len(rows):,} {'image' if len(rows) == 1 else 'images'} with {what}"
+        else:
+            rows = [int(r) for r in result.rows(true=t_index, pred=p_index)]
+            title = f"{len(rows):,} rows labelled {names[t_index]}, predicted {names[p_index]}"
         self.active_cell = [t_index, p_index]
         self.shown_rows = rows
         if self.browser is not None:
@@ -107,8 +159,15 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
         return rows
 
     def show_class(self, cls: str | int) -> dict[str, Any]:
-        """Show one class's precision, recall, f1 and support (scikit-learn's, as ``result.report()``)."""
-        index = self.result._class(cls, "class")
+        """Show one class's precision, recall, f1 and support (scikit-learn's, as ``result.report()``).
+
+        For a detector: its AP, AP50 and AP75, its boxes' outcomes at IoU 0.5 and its precision-recall
+        curve at IoU 0.5 (``curve``: ``recall`` and ``precision`` lists, as ``result.precision_recall``).
+        """
+        index = self._index(cls, "class")
+        result = self.result
+        if isinstance(result, DetectionResult):
+            return self._show_detection_class(result, index)
         row = self._report.iloc[index]
         figures = {
             "index": index,
@@ -117,7 +176,31 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
             "recall": float(row["recall"]),
             "f1": float(row["f1"]),
             "support": int(row["support"]),
-            "predicted": int(self.result.confusion_matrix[:, index].sum()),
+            "predicted": int(result.confusion_matrix[:, index].sum()),
+        }
+        self.class_figures = figures
+        return figures
+
+    def _show_detection_class(self, result: DetectionResult, index: int) -> dict[str, Any]:
+        if index >= len(result.names):
+            msg = "the background is not a class: click a cell of its row or column for its images"
+            raise InvalidOptionError(msg)
+        curve = result.precision_recall(index, iou=0.5)
+        boxes = result.boxes()
+        mine = boxes[boxes["class"] == result.names[index]]
+        figures = {
+            "index": index,
+            "name": result.names[index],
+            "ap": _number(result.per_class_ap().iloc[index]),
+            "ap50": _number(result.per_class_ap(iou=0.5).iloc[index]),
+            "ap75": _number(result.per_class_ap(iou=0.75).iloc[index]),
+            "tp": int(((mine["side"] == "prediction") & (mine["outcome"] == "tp")).sum()),
+            "fp": int((mine["outcome"] == "fp").sum()),
+            "fn": int((mine["outcome"] == "fn").sum()),
+            "curve": {
+                "recall": [float(v) for v in curve["recall"]],
+                "precision": [float(v) for v in curve["precision"]],
+            },
         }
         self.class_figures = figures
         return figures
@@ -129,6 +212,12 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
     def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
         """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
         COMMANDS.answer(self, content, buffers)
+
+
+def _number(value: Any) -> float | None:
+    """A figure for the page: None for NaN (a class with no ground-truth box)."""
+    number = float(value)
+    return None if number != number else number
 
 
 # What the matrix's page asks (the request/reply layer is :mod:`._requests`).

@@ -9,6 +9,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.errors import InvalidOptionError
+from stable_explore.evaluation import DetectionResult
 from stable_explore.widgets.confusion_matrix import ConfusionMatrixWidget
 from tests.widgets.commands import invoke
 
@@ -97,3 +98,92 @@ def test_a_bad_click_is_said_on_the_page(evaluated: tuple[se.CachedDataset, np.n
     assert matrix.active_cell == []
     with pytest.raises(InvalidOptionError, match="true='wolf' is not a class"):
         matrix.show("wolf", "cat")
+
+
+@pytest.fixture
+def detected(tmp_path: Path) -> se.CachedDataset:
+    boxes = se.Boxes(names=["cat", "<b>dog</b>"])
+    features = se.Features(image=se.Image(), objects=boxes, predictions=boxes)
+    a, b, c = [0, 0, 10, 10], [40, 40, 20, 20], [80, 0, 10, 10]
+    rows = [
+        {"objects": [{"bbox": a, "category": "cat"}], "predictions": [{"bbox": a, "category": "cat", "score": 0.9}]},
+        {"objects": [{"bbox": a, "category": "cat"}], "predictions": [{"bbox": a, "category": 1, "score": 0.8}]},
+        {"objects": [{"bbox": b, "category": 1}], "predictions": []},
+        {"objects": [], "predictions": [{"bbox": c, "category": "cat", "score": 0.7}]},
+        {"objects": [{"bbox": b, "category": 1}], "predictions": [{"bbox": b, "category": 1, "score": 0.6}]},
+    ]
+    full = [(f"d{i}", {"image": np.full((8, 8), 30 * i, np.uint8), **row}) for i, row in enumerate(rows)]
+    return se.build(full, features, name="det", home=tmp_path, progress=False)
+
+
+def test_a_detectors_matrix_counts_boxes_with_a_background_row_and_column(detected: se.CachedDataset) -> None:
+    r = se.evaluate(detected, predictions="predictions", ground_truth="objects")
+    assert isinstance(r, DetectionResult)
+    # a cat found; a cat called a dog; a dog missed; a cat on nothing; a dog found
+    assert r.confusion_matrix.tolist() == [[1, 1, 0], [0, 1, 1], [1, 0, 0]]
+    matrix = r.widget()
+    assert matrix.kind == "detection"
+    assert matrix.names == ["cat", "<b>dog</b>", "background"]
+    assert matrix.counts == r.confusion_matrix.tolist()
+    assert [e["name"] for e in matrix.ap_table] == ["cat", "<b>dog</b>"]
+    assert matrix.ap_table[0]["ap"] == pytest.approx(r.per_class_ap()["cat"])
+    assert matrix.ap_table[1]["ap50"] == pytest.approx(r.per_class_ap(iou=0.5)["<b>dog</b>"])
+    assert matrix.title.startswith(f"predictions: mAP {r.map:.4f}, mAP50 {r.map50:.4f} over 5 images")
+
+
+def test_a_click_on_a_detection_cell_shows_its_images_and_a_class_its_curve(detected: se.CachedDataset) -> None:
+    r = se.evaluate(detected, predictions="predictions", ground_truth="objects")
+    assert isinstance(r, DetectionResult)
+    browser = detected.browse(page_size=24)
+    matrix = r.widget(browser=browser)
+    assert invoke(matrix, "cell", {"true": 2, "pred": 0}) == ({"type": "ok"}, [])
+    assert matrix.shown_rows == [3] == r.confusion_rows("background", "cat").tolist()
+    assert browser.page_rows().tolist() == [3]
+    assert browser.subset == "1 image with a false cat (on no ground-truth box)"
+    invoke(matrix, "cell", {"true": 1, "pred": 2})
+    assert browser.page_rows().tolist() == [2]
+    assert browser.subset == "1 image with a missed <b>dog</b>"
+    invoke(matrix, "cell", {"true": 0, "pred": 1})
+    assert browser.page_rows().tolist() == [1]
+    invoke(matrix, "cell", {"true": 1, "pred": 1})
+    assert browser.page_rows().tolist() == [4]
+
+    assert invoke(matrix, "class", {"index": 0}) == ({"type": "ok"}, [])
+    figures = matrix.class_figures
+    curve = r.precision_recall("cat")
+    assert figures["name"] == "cat"
+    assert figures["ap"] == pytest.approx(r.per_class_ap()["cat"])
+    assert figures["curve"]["recall"] == pytest.approx(curve["recall"].tolist())
+    assert figures["curve"]["precision"] == pytest.approx(curve["precision"].tolist())
+    assert (figures["tp"], figures["fp"], figures["fn"]) == (1, 1, 1)
+    reply, _ = invoke(matrix, "class", {"index": 2})
+    assert "the background is not a class" in reply["message"]
+
+
+def test_the_detection_matrix_accounts_for_every_box_that_counts(tmp_path: Path) -> None:
+    from stable_explore.testing.coco_scenes import coco_scene, scene_rows
+
+    names = ["c1", "c3", "c7", "c12"]
+    truths, found, _, _ = coco_scene(images=40, seed=9)
+    features = se.Features(objects=se.Boxes(names=names), predictions=se.Boxes(names=names))
+    ds = se.build(scene_rows(truths, {"predictions": found}, names), features, name="s", home=tmp_path, progress=False)
+    r = se.evaluate(ds, predictions="predictions", ground_truth="objects")
+    assert isinstance(r, DetectionResult)
+    m = r.confusion_matrix
+    boxes = r.boxes()
+    predicted = boxes[(boxes["side"] == "prediction") & (boxes["outcome"] != "ignored")]
+    truth = boxes[(boxes["side"] == "truth") & (boxes["outcome"] != "ignored")]
+    assert m[:-1, :].sum() == len(truth)  # every ground-truth box that counts, once
+    assert m[:, :-1].sum() == len(predicted)  # every prediction that counts, once
+    assert np.trace(m[:-1, :-1]) == (predicted["outcome"] == "tp").sum()
+    confused = m[:-1, :-1].sum() - np.trace(m[:-1, :-1])
+    assert confused > 0  # the scene has predictions of the wrong class on missed boxes
+    assert m[-1, :-1].sum() + confused == (predicted["outcome"] == "fp").sum()
+    for t, p in [(0, 1), (len(names), 2), (3, len(names))]:
+        rows = r.confusion_rows(t, p).tolist()
+        assert (len(rows) > 0) == (m[t, p] > 0)
+    # the kept evaluation gives the same matrix
+    again = se.evaluate(ds, predictions="predictions", ground_truth="objects")
+    assert isinstance(again, DetectionResult)
+    assert again.cache_info.startswith("reused")
+    np.testing.assert_array_equal(again.confusion_matrix, m)

@@ -168,6 +168,7 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
         for path in doomed:
             shutil.rmtree(path, ignore_errors=True)
     freed += _sweep(catalog.refs_dir(dataset), report) + _sweep(catalog.sources_dir(dataset), report)
+    freed += _drop_evaluations(catalog, dataset, set(catalog.version_ids(dataset)), report)
     _sweep_locks(catalog.dataset_dir(dataset), report)
     _remove_if_empty(catalog, dataset, report)
     return freed
@@ -233,6 +234,25 @@ def _last_used(catalog: Catalog, name: str, version_id: str) -> float:
         return catalog.use_mark(name, version_id).stat().st_mtime
     except OSError:
         return 0.0
+
+
+def _drop_evaluations(catalog: Catalog, name: str, live: set[str], report: GcReport) -> int:
+    """Remove the kept evaluations (``<name>/evaluations/<version>``, see se.evaluate) of versions no longer there."""
+    folder = catalog.dataset_dir(name) / "evaluations"
+    if not folder.is_dir():
+        return 0
+    freed = 0
+    for entry in sorted(folder.iterdir()):
+        if entry.name in live or not entry.is_dir() or entry.is_symlink():
+            continue
+        size = sum(f.stat().st_size for f in entry.rglob("*") if f.is_file())
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            freed += size
+            report.swept.append(str(entry))
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # only when empty
+    return freed
 
 
 def _drop_old_use_marks(catalog: Catalog, name: str, live: set[str], grace: float) -> None:

@@ -1,21 +1,35 @@
 // The confusion matrix: rows the true class, columns the predicted one, each count shaded by its size. A click
 // on a cell asks the kernel to show its rows (in the linked browser); a click on a class name asks for its
-// figures. Class names go in through textContent only.
+// figures. For a detector the counts are boxes, with a background row and column, and a table of per-class
+// AP sits beside the matrix: a click on a class draws its precision-recall curve (SVG). Class names go in
+// through textContent only.
 
+import { curvePath, unitTicks } from "./lib/curve.js";
 import { h } from "./lib/dom.js";
 import { heatLevel, largest, needsLightText } from "./lib/heat.js";
 import { requester } from "./lib/requests.js";
 
 const SHADE = [37, 99, 235]; // one blue, read through at every opacity in the light and the dark theme
+const SVG = "http://www.w3.org/2000/svg";
+const PLOT = { width: 220, height: 160, left: 34, bottom: 26, top: 8, right: 10 };
+
+function svg(tag, attrs = {}) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  return node;
+}
 
 function render({ model, el }) {
   const root = h("div", { class: "se-cm", "data-testid": "se-cm", "data-lm-suppress-shortcuts": "true" });
   root.tabIndex = 0;
   const title = h("div", { class: "se-cm-title", "data-testid": "se-cm-title" });
   const table = h("table", { class: "se-cm-table", "data-testid": "se-cm-table" });
+  const apTable = h("table", { class: "se-cm-ap", "data-testid": "se-cm-ap" });
+  const side = h("div", { class: "se-cm-side" }, [table, apTable]);
   const figures = h("div", { class: "se-cm-figures", "data-testid": "se-cm-figures" });
+  const curve = h("div", { class: "se-cm-curve", "data-testid": "se-cm-curve" });
   const status = h("div", { class: "se-cm-status", "data-testid": "se-cm-status" });
-  root.append(title, table, figures, status);
+  root.append(title, side, figures, curve, status);
   el.appendChild(root);
   const requests = requester(model);
   let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
@@ -26,8 +40,14 @@ function render({ model, el }) {
     });
   }
 
+  const detection = () => model.get("kind") === "detection";
+  const isBackground = (index) => detection() && index === model.get("names").length - 1;
+
   function className(index, axis) {
     const names = model.get("names");
+    if (isBackground(index)) {
+      return h("span", { class: "se-cm-background", "data-testid": "se-cm-background", text: names[index] });
+    }
     const button = h("button", {
       class: "se-cm-class", "data-testid": "se-cm-class", "data-index": String(index), "data-axis": axis,
       title: `${names[index]}: precision, recall and f1`,
@@ -43,7 +63,11 @@ function render({ model, el }) {
     const counts = model.get("counts");
     const max = largest(counts);
     table.replaceChildren();
-    const caption = h("caption", { text: "rows: true class · columns: predicted class · click a cell for its rows" });
+    const text = detection()
+      ? "boxes at IoU 0.5 · rows: true class · columns: predicted class · background: a box on nothing, or a box missed · click a cell for its images"
+      : "rows: true class · columns: predicted class · click a cell for its rows";
+    const caption = h("caption", { text });
+    const unit = detection() ? "boxes" : "rows";
     const head = h("tr", {}, [h("th", { class: "se-cm-corner", text: "true \\ predicted" })]);
     names.forEach((_, j) => head.appendChild(h("th", { scope: "col" }, [className(j, "pred")])));
     table.append(caption, head);
@@ -54,7 +78,7 @@ function render({ model, el }) {
         const cell = h("td", {
           class: i === j ? "se-cm-cell se-cm-diagonal" : "se-cm-cell", "data-testid": "se-cm-cell",
           "data-true": String(i), "data-pred": String(j), "data-count": String(count),
-          title: `${count} rows labelled ${names[i]}, predicted ${names[j]}`,
+          title: `${count} ${unit} labelled ${names[i]}, predicted ${names[j]}`,
         });
         cell.textContent = String(count);
         if (level > 0) cell.style.background = `rgba(${SHADE.join(", ")}, ${level.toFixed(3)})`;
@@ -71,6 +95,29 @@ function render({ model, el }) {
       table.appendChild(line);
     });
     onActive();
+    drawApTable();
+  }
+
+  function drawApTable() {
+    apTable.replaceChildren();
+    apTable.hidden = !detection();
+    if (!detection()) return;
+    const cell = (value) => h("td", { text: value === null || value === undefined ? "–" : Number(value).toFixed(3) });
+    apTable.append(
+      h("caption", { text: "AP per class · click a class for its precision-recall curve" }),
+      h("tr", {}, [h("th", { text: "class" }), h("th", { text: "AP" }), h("th", { text: "AP50" })]),
+    );
+    model.get("ap_table").forEach((entry, index) => {
+      const button = h("button", {
+        class: "se-cm-class", "data-testid": "se-cm-ap-class", "data-index": String(index),
+        title: `${entry.name}: AP, boxes and precision-recall curve`,
+      });
+      button.textContent = entry.name;
+      button.addEventListener("click", () => ask("class", { index }));
+      apTable.appendChild(h("tr", { "data-testid": "se-cm-ap-row", "data-index": String(index) }, [
+        h("th", { scope: "row" }, [button]), cell(entry.ap), cell(entry.ap50),
+      ]));
+    });
   }
 
   function onActive() {
@@ -82,11 +129,56 @@ function render({ model, el }) {
     if (active.length === 2) root.dataset.ready = `cell-${active[0]}-${active[1]}`;
   }
 
+  function drawCurve(f) {
+    const plot = svg("svg", {
+      width: PLOT.left + PLOT.width + PLOT.right, height: PLOT.top + PLOT.height + PLOT.bottom,
+      role: "img", "data-testid": "se-cm-curve-svg", "aria-label": `precision-recall curve of ${f.name} at IoU 0.5`,
+    });
+    const area = svg("g", { transform: `translate(${PLOT.left}, ${PLOT.top})` });
+    area.appendChild(svg("rect", { class: "se-cm-plot", x: 0, y: 0, width: PLOT.width, height: PLOT.height }));
+    for (const tick of unitTicks(PLOT.width)) {
+      const label = svg("text", { class: "se-cm-tick", x: tick.at, y: PLOT.height + 12, "text-anchor": "middle" });
+      label.textContent = tick.value.toFixed(1);
+      area.appendChild(label);
+    }
+    for (const tick of unitTicks(PLOT.height)) {
+      const label = svg("text", { class: "se-cm-tick", x: -4, y: PLOT.height - tick.at + 3, "text-anchor": "end" });
+      label.textContent = tick.value.toFixed(1);
+      area.appendChild(label);
+    }
+    const xLabel = svg("text", { class: "se-cm-tick", x: PLOT.width / 2, y: PLOT.height + 24, "text-anchor": "middle" });
+    xLabel.textContent = "recall";
+    const yLabel = svg("text", { class: "se-cm-tick", x: 4, y: 10 });
+    yLabel.textContent = "precision";
+    const d = curvePath(f.curve.recall, f.curve.precision, PLOT.width, PLOT.height);
+    const path = svg("path", { class: "se-cm-curve-line", d, "data-testid": "se-cm-curve-path" });
+    area.append(xLabel, yLabel, path);
+    plot.appendChild(area);
+    curve.appendChild(plot);
+    curve.dataset.ready = `curve-${f.index}`;
+  }
+
   function drawFigures() {
     const f = model.get("class_figures");
     figures.replaceChildren();
+    curve.replaceChildren();
     if (f.name === undefined) return;
     figures.appendChild(h("span", { class: "se-cm-figures-name", text: String(f.name) }));
+    if (f.curve !== undefined) {
+      const shown = (v) => (v === null ? "–" : Number(v).toFixed(3));
+      for (const [label, value] of [["AP", f.ap], ["AP50", f.ap50], ["AP75", f.ap75]]) {
+        figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": label, text: `${label} ${shown(value)}` }));
+      }
+      for (const label of ["tp", "fp", "fn"]) {
+        figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": label, text: `${label} ${f[label]}` }));
+      }
+      drawCurve(f);
+      for (const button of root.querySelectorAll(".se-cm-class")) {
+        button.setAttribute("aria-pressed", String(Number(button.dataset.index) === f.index));
+      }
+      figures.dataset.ready = `class-${f.index}`;
+      return;
+    }
     const rows = [["precision", f.precision], ["recall", f.recall], ["f1", f.f1]];
     for (const [label, value] of rows) {
       figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": String(label), text: `${label} ${Number(value).toFixed(3)}` }));
@@ -110,6 +202,7 @@ function render({ model, el }) {
   model.on("change:title", drawTable);
   model.on("change:active_cell", onActive);
   model.on("change:class_figures", drawFigures);
+  model.on("change:ap_table", drawApTable);
   model.on("change:status", onKernelStatus);
   model.on("msg:custom", onMessage);
   return () => {
@@ -118,6 +211,7 @@ function render({ model, el }) {
     model.off("change:title", drawTable);
     model.off("change:active_cell", onActive);
     model.off("change:class_figures", drawFigures);
+    model.off("change:ap_table", drawApTable);
     model.off("change:status", onKernelStatus);
     model.off("msg:custom", onMessage);
     requests.close({ type: "closed" });
