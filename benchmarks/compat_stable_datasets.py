@@ -2,7 +2,7 @@
 
 Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committed here. Run::
 
-    python benchmarks/compat_stable_datasets.py [--repo PATH] [--rev HEAD]
+    python benchmarks/compat_stable_datasets.py [--repo PATH] [--rev HEAD] [--cv2 DIR] [--video-only]
 
 1. Extracts its ``test_cache.py``, ``test_dataset.py``, ``test_iterable.py``, ``test_samplers.py`` and
    ``test_schema.py`` into a temp folder, with a ``conftest.py`` that puts
@@ -19,6 +19,12 @@ Needs a checkout (or a bare clone) of stable-datasets; nothing of it is committe
    then reads every row with its backends and compares it with ours. Its ``loguru`` import is satisfied by a stand-in
    that forwards to :mod:`logging` (loguru is not in our environment); its package ``__init__``
    (which imports every dataset module) is not run.
+4. Its ``LanceVideoFramesBackend`` on the folder ``ds.export(layout="stable-datasets-video", lossless=True)``
+   wrote from videos of three codecs, lengths and sizes: for each window rule (``VIDEO_RULES``), every
+   window it gives is compared with the same row of our ``ds.clips`` on the source (video, start frame,
+   frame indices, the video's path and metadata, pixels). The backend decodes WebP with OpenCV, not one
+   of our dependencies: install it outside our environment (``pip install --no-deps --target DIR
+   opencv-python-headless``) and pass ``--cv2 DIR``; without it the step says it did not run.
 """
 
 from __future__ import annotations
@@ -230,6 +236,75 @@ def their_reader_opens_our_export(repo: str, rev: str) -> dict[str, object]:
         }
 
 
+VIDEO_RULES = ((8, 1, 4, None), (1, 0, 1, None), (4, 2, 3, 30), (5, 0, 5, None), (16, 3, 7, None))
+"""Window rules for the video step: (window_length, frame_skip, hop_size, min_video_frames)."""
+
+
+def their_video_backend_reads_our_export(repo: str, rev: str) -> dict[str, object]:
+    """Their LanceVideoFramesBackend on ds.export(layout="stable-datasets-video", lossless=True), window by window.
+
+    Videos of three codecs (mpeg4/mp4, h264/mp4, vp9/webm), lengths (20 to 61 frames) and sizes, a
+    ClassLabel and a string column; for each rule in ``VIDEO_RULES``, every window of their backend is
+    compared with the same row of our ``ds.clips`` on the source: video, start frame, frame indices,
+    the video's path and metadata, and the pixels (lossless WebP against our decode of the source).
+    Their backend decodes with OpenCV: without it this step is not run.
+    """
+    try:
+        import cv2  # noqa: F401
+    except ImportError:
+        return {"not run": "OpenCV does not import (their backend decodes WebP with it); pass --cv2 DIR"}
+    import numpy as np
+
+    import stable_explore as se
+    from stable_explore.testing.videos import indexed_video
+
+    shapes = [("mpeg4", "mp4", 20, 48, 64), ("libx264", "mp4", 61, 64, 64), ("libvpx-vp9", "webm", 33, 32, 48)]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        _their_package(repo, rev, folder / "src")
+        backend_class = importlib.import_module("stable_datasets.backends.lance_video_frames").LanceVideoFramesBackend
+        rows = []
+        for i in range(9):
+            codec, container, frames, height, width = shapes[i % 3]
+            data = indexed_video(frames + i, codec=codec, container=container, height=height, width=width, start=i)
+            rows.append((f"clip-{i}", {"video": data, "label": i % 2, "source": f"{codec}/{container}"}))
+        features = se.Features(
+            video=se.Video(embed=True), label=se.ClassLabel(names=["walk", "run"]), source=se.Value("string")
+        )
+        ds = se.build(rows, features, name="walks", home=folder / "home", progress=False)
+        out = ds.export(folder / "walks-frames", layout="stable-datasets-video", lossless=True)
+        found: dict[str, object] = {}
+        for window_length, frame_skip, hop_size, min_frames in VIDEO_RULES:
+            rule = {"window_length": window_length, "frame_skip": frame_skip, "hop_size": hop_size}
+            theirs = backend_class(uri=out, min_video_frames=min_frames, **rule)
+            ours = ds.clips(**rule, min_video_frames=min_frames)
+            differ: dict[str, int] = {}
+            for i in range(max(len(ours), theirs.num_rows)):
+                if i >= len(ours) or i >= theirs.num_rows:
+                    differ["count"] = differ.get("count", 0) + 1
+                    continue
+                mine, row = ours[i], theirs.get_row(i)
+                checks = {
+                    "video": mine["video_row"] == row["video_idx"],
+                    "start_frame": mine["start_frame"] == row["start_frame"],
+                    "frame_indices": mine["frame_indices"].tolist() == row["frame_indices"],
+                    "path": row["filename"] == f"clip-{mine['video_row']}",
+                    "metadata": (mine["label"], mine["source"]) == (row["label"], row["source"]),
+                    "pixels": np.array_equal(mine["frames"], row["video"]),
+                }
+                for name, ok in checks.items():
+                    differ[name] = differ.get(name, 0) + int(not ok)
+            found[
+                f"window_length={window_length} frame_skip={frame_skip} hop_size={hop_size} "
+                f"min_video_frames={min_frames}"
+            ] = {
+                "windows": theirs.num_rows,
+                "ours": len(ours),
+                "windows_differing": {k: v for k, v in differ.items() if v},
+            }
+        return found
+
+
 REVISIONS = {"37ff322": ("arrow",), "4ceafa1": ("arrow", "lance")}
 """stable-datasets' cache revisions: the first PyArrow one (no layout name) and the Lance one (layouts named)."""
 
@@ -307,9 +382,16 @@ def main() -> None:
     parser.add_argument("--repo", default=os.environ.get("STABLE_DATASETS_REPO", DEFAULT_REPO))
     parser.add_argument("--rev", default="HEAD")
     parser.add_argument("--tests-only", action="store_true", help="only run their test files through compat")
+    parser.add_argument("--cv2", help="a folder holding OpenCV (pip install --target), for their video backend")
+    parser.add_argument("--video-only", action="store_true", help="only the video step")
     args = parser.parse_args()
+    if args.cv2:
+        sys.path.append(args.cv2)
     commit = _git(args.repo, "rev-parse", args.rev).strip()
     print(f"stable-datasets at {commit}")
+    if args.video_only:
+        _print_video_step(args.repo, args.rev)
+        return
     print("their tests against stable_explore.compat.stable_datasets:")
     _report_tests(run_their_tests(args.repo, args.rev))
     if args.tests_only:
@@ -318,6 +400,15 @@ def main() -> None:
     print(json.dumps(their_features_open_their_caches(args.repo), indent=2))
     print("their open_cache on ds.export(layout='stable-datasets' / 'stable-datasets-lance') and the compat writer:")
     print(json.dumps(their_reader_opens_our_export(args.repo, args.rev), indent=2))
+    _print_video_step(args.repo, args.rev)
+
+
+def _print_video_step(repo: str, rev: str) -> None:
+    print(
+        "their LanceVideoFramesBackend on ds.export(layout='stable-datasets-video', lossless=True), window by "
+        "window against ds.clips on the source:"
+    )
+    print(json.dumps(their_video_backend_reads_our_export(repo, rev), indent=2))
 
 
 if __name__ == "__main__":

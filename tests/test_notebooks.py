@@ -306,6 +306,33 @@ def check_evaluate(ran: Ran) -> None:
     assert "the first version again: reused: same version, columns and parameters" in ran.stdout("again = se.")
 
 
+def check_video(ran: Ran) -> None:
+    assert re.search(r"^24 videos, [\d,]+ bytes encoded$", ran.stdout("rows = {}"), re.MULTILINE)
+    assert "built: first build of motion" in ran.stdout("ds = se.build(")
+    assert "text/html" in ran.result("ds = se.build(")  # the card
+    assert "clip-00: left, 24 frames, (2, 64, 64, 3) for two" in ran.stdout('video = ds[0]["video"]')
+    assert "<video controls" in ran.result('video = ds[0]["video"]')["text/html"]  # the player, from the bytes
+    # the planted black video, and nothing else, is black or frozen
+    assert ran.stdout("stats = video_stats(ds)") == "clip-22: 24 frames, black 1.75 s, frozen 0.0 s\n"
+    copies = ran.stdout("dups = near_duplicate_videos(ds)").splitlines()
+    assert [line.split(":")[0] for line in copies] == ["clip-05", "clip-23"]  # the re-encoded copy, and only it
+    assert "24 -> 22 videos; saved: drop 2" in ran.stdout("clean = ds.drop(")
+    windows = ran.stdout("clips = clean.clips(")
+    assert "66 windows of 8 frames (every 2nd) from 22 videos" in windows
+    assert "window 1: [4, 6, 8, 10, 12, 14, 16, 18] left" in windows
+    if importlib.util.find_spec("torch") is None:
+        assert "PyTorch is not installed" in ran.stdout()
+    else:
+        epoch = ran.stdout("loader = DataLoader(")
+        assert re.search(r"a batch: \(8, 8, 64, 64, 3\) torch\.uint8 labels \[\d(, \d){7}\]", epoch)
+        assert "one epoch: 9 batches, 66 windows in" in epoch
+    back = ran.stdout('layout="stable-datasets-video"')
+    assert "528 frame rows; columns ['video_id', 'frame_idx', 'frame', 'video_path', 'label']" in back
+    assert "66 windows; same windows: True" in back
+    assert "same pixels: True" in back
+    assert WIDGET in ran.displayed("browser = clean.browse(")[-1]
+
+
 CHECKS: dict[str, Callable[[Ran], None]] = {
     "01_quickstart.ipynb": check_quickstart,
     "02_cleaning_session.ipynb": check_cleaning_session,
@@ -315,6 +342,7 @@ CHECKS: dict[str, Callable[[Ran], None]] = {
     "06_find_what_to_clean.ipynb": check_find_what_to_clean,
     "07_boxes.ipynb": check_boxes,
     "08_evaluate.ipynb": check_evaluate,
+    "09_video.ipynb": check_video,
 }
 
 
