@@ -134,16 +134,17 @@ class Boxes(Feature):
                 raise SchemaError(msg)
             object.__setattr__(self, "hf_feature", json.loads(json.dumps(self.hf_feature)))  # a copy of its own
 
-    def _identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, Any]:
+        """:meth:`to_dict` without ``hf_feature``: what two equal ``Boxes`` share."""
         out = self.to_dict()
         out.pop("hf_feature", None)  # how the boxes travel to datasets, not what they are
         return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Boxes) and self._identity() == other._identity()
+        return isinstance(other, Boxes) and self.identity() == other.identity()
 
     def __hash__(self) -> int:
-        return hash(canonical_json(self._identity()))
+        return hash(canonical_json(self.identity()))
 
     def hf_spec(self) -> dict[str, Any] | None:
         """The Hugging Face feature dict ``to_hf`` writes the column as (the one it came in as), or None.
