@@ -25,13 +25,14 @@ from stable_explore.dataset._export_target import export_file, export_folder, wr
 from stable_explore.errors import (
     AnnotationError,
     ColumnNotFoundError,
+    EncodingError,
     ExportTargetError,
     InvalidOptionError,
     SchemaError,
 )
 from stable_explore.io._numbers import float_text
 from stable_explore.schema import Boxes, Features, Image, Value, convert_box
-from stable_explore.schema.image_header import image_header
+from stable_explore.schema.image_header import displayed_size, file_displayed_size, jpeg_orientation
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
 if TYPE_CHECKING:
@@ -163,8 +164,38 @@ def _images(entries: Any, path: Path, folder: Path) -> dict[Any, dict[str, Any]]
         if not image_path.is_file():
             msg = f"its file {file_name!r} is not in {str(folder)!r}"
             raise AnnotationError(msg, path=path, image=image_id)
+        _check_size(image_path, width, height, path=path, image=image_id)
         images[image_id] = {"path": image_path, "file_name": file_name, "width": width, "height": height}
     return images
+
+
+def _check_size(image_path: Path, width: int, height: int, *, path: Path, image: Any) -> None:
+    """The file's size as shown (a JPEG's EXIF rotation applied) must be the ``width`` x ``height`` its boxes use."""
+    try:
+        shown = file_displayed_size(image_path)
+    except (EncodingError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, EncodingError) else (exc.strerror or str(exc))
+        msg = f"cannot read the size of its file {image_path.name!r}: {reason}"
+        raise AnnotationError(msg, path=path, image=image) from exc
+    if shown == (width, height):
+        return
+    turned = shown == (height, width) and _orientation_of(image_path) in (5, 6, 7, 8)
+    msg = f"the file says {width} x {height}, but its file {image_path.name!r} is {shown[0]} x {shown[1]} as shown"
+    if turned:
+        msg += (
+            f" (its EXIF orientation turns the stored {width} x {height} pixels a quarter, as viewers and "
+            "ImageOps.exif_transpose do); COCO's sizes and boxes are of the image as shown: fix 'width', "
+            "'height' and the boxes, or save the file turned (ImageOps.exif_transpose) without the EXIF tag"
+        )
+    else:
+        msg += "; fix the image's 'width' and 'height' (its boxes are in the same pixels), or the file"
+    raise AnnotationError(msg, path=path, image=image)
+
+
+def _orientation_of(image_path: Path) -> int:
+    """The EXIF orientation of an image file (1 when none or not a JPEG)."""
+    with image_path.open("rb") as handle:
+        return jpeg_orientation(handle.read(1 << 16))
 
 
 def _results(path: Path) -> Any:
@@ -315,7 +346,7 @@ def _check_target(target: Path) -> None:
 
 def _image_entry(row: Mapping[str, Any], key: Any, position: int, image_column: str | None) -> dict[str, Any]:
     data = row.get(image_column) if image_column else None
-    size = image_header(data)[1:] if isinstance(data, bytes) and ("width" not in row or "height" not in row) else None
+    size = displayed_size(data) if isinstance(data, bytes) and ("width" not in row or "height" not in row) else None
     image_id = row.get("image_id", key if isinstance(key, int) else position)
     file_name = row.get("file_name") or f"{key}.{_extension(data)}"
     width = row["width"] if "width" in row else (size[0] if size else None)
