@@ -52,8 +52,18 @@ class CocoImport:
     rows: list[tuple[Any, dict[str, Any]]]
 
 
-def read_coco(annotations: str | Path, images_dir: str | Path, predictions: str | Path | None = None) -> CocoImport:
+def read_coco(
+    annotations: str | Path,
+    images_dir: str | Path,
+    predictions: str | Path | None = None,
+    *,
+    check_sizes: bool = True,
+) -> CocoImport:
     """Read and check a COCO detection file (and a results file): rows for :func:`stable_explore.build`.
+
+    ``check_sizes`` reads each image file's header (its size as shown, EXIF turn applied) to check
+    the file's ``width`` and ``height``; :func:`coco_rows` skips it, the files having been checked by
+    the read that came before the build.
 
     Examples
     --------
@@ -74,7 +84,7 @@ def read_coco(annotations: str | Path, images_dir: str | Path, predictions: str 
         msg = f"expected a COCO object with 'images', 'annotations' and 'categories', got {type(document).__name__}"
         raise AnnotationError(msg, path=path)
     categories = _categories(document.get("categories"), path)
-    images = _images(document.get("images"), path, Path(images_dir))
+    images = _images(document.get("images"), path, Path(images_dir), check_sizes=check_sizes)
     objects = _boxes(document.get("annotations", []), path, images, categories, results=False)
     names = [name for _, name in categories]
     ids = [category_id for category_id, _ in categories]
@@ -99,7 +109,7 @@ def coco_rows(
     annotations: str, images_dir: str, predictions: str | None = None
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
     """The rows of a COCO file, for a build (its arguments are paths: their files are the fingerprint)."""
-    yield from read_coco(annotations, images_dir, predictions).rows
+    yield from read_coco(annotations, images_dir, predictions, check_sizes=False).rows
 
 
 def _load(path: Path) -> Any:
@@ -140,7 +150,7 @@ def _categories(entries: Any, path: Path) -> list[tuple[int, str]]:
     return sorted(seen.items())
 
 
-def _images(entries: Any, path: Path, folder: Path) -> dict[Any, dict[str, Any]]:
+def _images(entries: Any, path: Path, folder: Path, *, check_sizes: bool = True) -> dict[Any, dict[str, Any]]:
     if not isinstance(entries, list):
         msg = "expected an 'images' list of {'id', 'file_name', 'width', 'height'}"
         raise AnnotationError(msg, path=path)
@@ -164,7 +174,8 @@ def _images(entries: Any, path: Path, folder: Path) -> dict[Any, dict[str, Any]]
         if not image_path.is_file():
             msg = f"its file {file_name!r} is not in {str(folder)!r}"
             raise AnnotationError(msg, path=path, image=image_id)
-        _check_size(image_path, width, height, path=path, image=image_id)
+        if check_sizes:
+            _check_size(image_path, width, height, path=path, image=image_id)
         images[image_id] = {"path": image_path, "file_name": file_name, "width": width, "height": height}
     return images
 
