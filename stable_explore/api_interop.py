@@ -15,20 +15,28 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.api import build
 from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
-from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
-from stable_explore.io.huggingface import HFRows, is_hf_dataset, our_features
+from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError
+from stable_explore.io.huggingface import HFRows, hf_source_features, is_hf_dataset, our_features
+from stable_explore.schema import Boxes, Features
+from stable_explore.schema.boxes import BOX_FORMATS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from stable_explore.dataset import CachedDataset
-    from stable_explore.schema import Features
 
 __all__ = ["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"]
 
 
 def from_hf(
-    hf: Any, features: Any = None, *, name: str | None = None, home: str | Path | None = None, **options: Any
+    hf: Any,
+    features: Any = None,
+    *,
+    name: str | None = None,
+    home: str | Path | None = None,
+    box_format: str | None = "xywh",
+    box_normalized: bool = False,
+    **options: Any,
 ) -> CachedDataset:
     """Cache a Hugging Face ``datasets.Dataset``: features converted, images kept byte for byte.
 
@@ -40,10 +48,18 @@ def from_hf(
         Our features or ``datasets.Features`` for the columns to keep (default: all, converted from
         ``hf.features``). Label names, ``Image``, ``Array3D``, ``Value`` and lists map one to one; a
         feature with no counterpart is a :class:`~stable_explore.SchemaError` naming the column.
+        A detection column (``objects``: a list of ``{bbox, category: ClassLabel, ...}`` or a dict of
+        such lists) is a :class:`~stable_explore.Boxes` unless ``box_format`` is None.
     name:
         The dataset's name (default: ``hf.info.dataset_name``).
     home:
         The home to build in (as :func:`stable_explore.build` takes it; default: the current home).
+    box_format:
+        What a detection column's four numbers are: ``"xywh"`` (default: left, top, width, height,
+        COCO's convention, as cppe-5 on the Hub stores them), ``"xyxy"`` (corners) or ``"cxcywh"``
+        (centre and size). None keeps such a column as the list of dicts it is.
+    box_normalized:
+        Whether those numbers are fractions of the image's size (default: pixels).
     options:
         Any other option of :func:`stable_explore.build` (``description=``, ``tag=``, ...).
 
@@ -52,6 +68,8 @@ def from_hf(
     CachedDataset
         The new version (or the one built before from the same dataset). Rows are keyed by the
         dataset's ``__key__`` column when it has one (``ds.to_hf()`` writes it), else by position.
+        A ``Boxes`` column keeps the feature it came in as, so ``ds.to_hf()`` gives ``datasets``
+        the same feature back.
 
     Examples
     --------
@@ -65,7 +83,10 @@ def from_hf(
     if not is_hf_dataset(hf):
         msg = f"from_hf needs a datasets.Dataset, got {type(hf).__name__}"
         raise InvalidArgumentTypeError(msg)
-    ours = our_features(features) if features is not None else None
+    if box_format is not None and box_format not in BOX_FORMATS:
+        msg = f"box_format must be one of {list(BOX_FORMATS)} or None (keep lists of dicts), got {box_format!r}"
+        raise InvalidOptionError(msg)
+    ours = hf_source_features(hf, features, box_format=box_format, box_normalized=box_normalized)
     rows = HFRows(hf, ours)
     name = name or hf.info.dataset_name
     if not name:
@@ -73,7 +94,29 @@ def from_hf(
         raise InvalidArgumentTypeError(msg)
     options.setdefault("description", hf.info.description or None)
     options.setdefault("license", hf.info.license or None)
-    return _build(rows, name, {**options, "home": home})
+    chosen = [n for n, f in ours.items() if isinstance(f, Boxes) and not _given_boxes(features, n)]
+    try:
+        return _build(rows, name, {**options, "home": home})
+    except EncodingError as exc:
+        column = exc.field
+        if column is None or column not in chosen:
+            raise
+        others = " or ".join(repr(f) for f in BOX_FORMATS if f != box_format)
+        hint = (
+            f"; from_hf read column {column!r} as Boxes (format={box_format!r}, normalized={box_normalized}): "
+            f"pass box_format={others} or box_normalized={not box_normalized} when its four numbers are "
+            "other ones, or box_format=None to keep it as a list of dicts"
+        )
+        error = EncodingError(exc.reason + hint, field=exc.field, index=exc.index, key=exc.key)
+        notes = getattr(exc, "__notes__", None)  # the build's note (Python 3.11+)
+        if notes:
+            setattr(error, "__notes__", list(notes))  # noqa: B010
+        raise error from exc
+
+
+def _given_boxes(features: Any, column: str) -> bool:
+    """Whether the caller's own features named ``column`` a Boxes (then no note about the guess)."""
+    return isinstance(features, Features) and isinstance(features.get(column), Boxes)
 
 
 def _build(rows: HFRows | ParquetRows | FrameRows | ConcatRows, name: str, options: dict[str, Any]) -> CachedDataset:

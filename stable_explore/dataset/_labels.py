@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    from stable_explore.dataset._patches import Patches
     from stable_explore.dataset.cached_dataset import CachedDataset
     from stable_explore.versioning.edits import Draft
 
@@ -22,6 +23,45 @@ class LabelMethods:
     if TYPE_CHECKING:  # what CachedDataset provides
 
         def _check_stored_columns(self, action: str) -> None: ...
+
+    def patches(self, column: str = "objects", *, image: str | None = None) -> Patches:
+        """A view with one row per box of ``column``: its crop of the image, box, class, score, row and key.
+
+        FiftyOne's patches view, in the cell: scroll the boxes of a class as tiles and find the wrong
+        ones. Making it reads the ``Boxes`` column only; a row's crop is cut from its image when the
+        row is read (``patches[i]``, a page of an iteration, ``to_pandas``), each image decoded once
+        per page and turned as its EXIF orientation says first. Works on a column of predictions too
+        (``score`` then set).
+
+        Parameters
+        ----------
+        column:
+            The :class:`~stable_explore.Boxes` column.
+        image:
+            The :class:`~stable_explore.Image` column to crop (default: the first one).
+
+        Returns
+        -------
+        Patches
+            ``len``, indexing (a row dict: ``image`` the crop, ``row``, ``key``, ``box``, ``category``,
+            ``score``, ``bbox``, ``id``), slices and position lists (views), ``filter``, ``where``
+            (``cls=``, score and area ranges), ``sort`` and ``to_pandas``. ``row`` and ``box`` are what
+            ``relabel_boxes`` and ``drop_boxes`` take.
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np, stable_explore as se
+        >>> features = se.Features(image=se.Image(), objects=se.Boxes(names=["cat", "dog"]))
+        >>> boxes = [{"bbox": [1, 2, 10, 5], "category": "dog"}, {"bbox": [0, 0, 4, 4], "category": "cat"}]
+        >>> ds = se.build([{"image": np.zeros((20, 30, 3), np.uint8), "objects": boxes}], features, name="pets",
+        ...               home=tempfile.mkdtemp(), progress=False)
+        >>> dogs = ds.patches().where(cls="dog")
+        >>> len(dogs), dogs[0]["row"], dogs[0]["box"], dogs[0]["image"].size
+        (1, 0, 0, (10, 5))
+        """
+        from stable_explore.dataset._patches import patches_of
+
+        return patches_of(cast("CachedDataset", self), column, image=image)
 
     def to_coco(
         self,

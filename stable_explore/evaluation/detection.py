@@ -148,11 +148,6 @@ class DetectionResult:
         """How ``se.evaluate`` came by this result: ``"reused: ..."`` from the home, or ``"computed: ..."`` and why."""
 
     @property
-    def keys(self) -> list[Any]:
-        """The stored key of every image (row) of the evaluated dataset."""
-        return self._keys
-
-    @property
     def map(self) -> float:
         """AP over IoU 0.50:0.95, averaged over the classes (COCO's mAP)."""
         return self.matches.map

@@ -25,13 +25,14 @@ from stable_explore.dataset._export_target import export_file, export_folder, wr
 from stable_explore.errors import (
     AnnotationError,
     ColumnNotFoundError,
+    EncodingError,
     ExportTargetError,
     InvalidOptionError,
     SchemaError,
 )
 from stable_explore.io._numbers import float_text
 from stable_explore.schema import Boxes, Features, Image, Value, convert_box
-from stable_explore.schema.image_header import image_header
+from stable_explore.schema.image_header import displayed_size, file_displayed_size, jpeg_orientation
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
 if TYPE_CHECKING:
@@ -51,8 +52,18 @@ class CocoImport:
     rows: list[tuple[Any, dict[str, Any]]]
 
 
-def read_coco(annotations: str | Path, images_dir: str | Path, predictions: str | Path | None = None) -> CocoImport:
+def read_coco(
+    annotations: str | Path,
+    images_dir: str | Path,
+    predictions: str | Path | None = None,
+    *,
+    check_sizes: bool = True,
+) -> CocoImport:
     """Read and check a COCO detection file (and a results file): rows for :func:`stable_explore.build`.
+
+    ``check_sizes`` reads each image file's header (its size as shown, EXIF turn applied) to check
+    the file's ``width`` and ``height``; :func:`coco_rows` skips it, the files having been checked by
+    the read that came before the build.
 
     Examples
     --------
@@ -73,7 +84,7 @@ def read_coco(annotations: str | Path, images_dir: str | Path, predictions: str 
         msg = f"expected a COCO object with 'images', 'annotations' and 'categories', got {type(document).__name__}"
         raise AnnotationError(msg, path=path)
     categories = _categories(document.get("categories"), path)
-    images = _images(document.get("images"), path, Path(images_dir))
+    images = _images(document.get("images"), path, Path(images_dir), check_sizes=check_sizes)
     objects = _boxes(document.get("annotations", []), path, images, categories, results=False)
     names = [name for _, name in categories]
     ids = [category_id for category_id, _ in categories]
@@ -98,7 +109,7 @@ def coco_rows(
     annotations: str, images_dir: str, predictions: str | None = None
 ) -> Iterator[tuple[Any, dict[str, Any]]]:
     """The rows of a COCO file, for a build (its arguments are paths: their files are the fingerprint)."""
-    yield from read_coco(annotations, images_dir, predictions).rows
+    yield from read_coco(annotations, images_dir, predictions, check_sizes=False).rows
 
 
 def _load(path: Path) -> Any:
@@ -139,7 +150,7 @@ def _categories(entries: Any, path: Path) -> list[tuple[int, str]]:
     return sorted(seen.items())
 
 
-def _images(entries: Any, path: Path, folder: Path) -> dict[Any, dict[str, Any]]:
+def _images(entries: Any, path: Path, folder: Path, *, check_sizes: bool = True) -> dict[Any, dict[str, Any]]:
     if not isinstance(entries, list):
         msg = "expected an 'images' list of {'id', 'file_name', 'width', 'height'}"
         raise AnnotationError(msg, path=path)
@@ -163,8 +174,39 @@ def _images(entries: Any, path: Path, folder: Path) -> dict[Any, dict[str, Any]]
         if not image_path.is_file():
             msg = f"its file {file_name!r} is not in {str(folder)!r}"
             raise AnnotationError(msg, path=path, image=image_id)
+        if check_sizes:
+            _check_size(image_path, width, height, path=path, image=image_id)
         images[image_id] = {"path": image_path, "file_name": file_name, "width": width, "height": height}
     return images
+
+
+def _check_size(image_path: Path, width: int, height: int, *, path: Path, image: Any) -> None:
+    """The file's size as shown (a JPEG's EXIF rotation applied) must be the ``width`` x ``height`` its boxes use."""
+    try:
+        shown = file_displayed_size(image_path)
+    except (EncodingError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, EncodingError) else (exc.strerror or str(exc))
+        msg = f"cannot read the size of its file {image_path.name!r}: {reason}"
+        raise AnnotationError(msg, path=path, image=image) from exc
+    if shown == (width, height):
+        return
+    turned = shown == (height, width) and _orientation_of(image_path) in (5, 6, 7, 8)
+    msg = f"the file says {width} x {height}, but its file {image_path.name!r} is {shown[0]} x {shown[1]} as shown"
+    if turned:
+        msg += (
+            f" (its EXIF orientation turns the stored {width} x {height} pixels a quarter, as viewers and "
+            "ImageOps.exif_transpose do); COCO's sizes and boxes are of the image as shown: fix 'width', "
+            "'height' and the boxes, or save the file turned (ImageOps.exif_transpose) without the EXIF tag"
+        )
+    else:
+        msg += "; fix the image's 'width' and 'height' (its boxes are in the same pixels), or the file"
+    raise AnnotationError(msg, path=path, image=image)
+
+
+def _orientation_of(image_path: Path) -> int:
+    """The EXIF orientation of an image file (1 when none or not a JPEG)."""
+    with image_path.open("rb") as handle:
+        return jpeg_orientation(handle.read(1 << 16))
 
 
 def _results(path: Path) -> Any:
@@ -315,7 +357,7 @@ def _check_target(target: Path) -> None:
 
 def _image_entry(row: Mapping[str, Any], key: Any, position: int, image_column: str | None) -> dict[str, Any]:
     data = row.get(image_column) if image_column else None
-    size = image_header(data)[1:] if isinstance(data, bytes) and ("width" not in row or "height" not in row) else None
+    size = displayed_size(data) if isinstance(data, bytes) and ("width" not in row or "height" not in row) else None
     image_id = row.get("image_id", key if isinstance(key, int) else position)
     file_name = row.get("file_name") or f"{key}.{_extension(data)}"
     width = row["width"] if "width" in row else (size[0] if size else None)

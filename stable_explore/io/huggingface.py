@@ -17,8 +17,9 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
@@ -26,7 +27,8 @@ from stable_explore._canonical import fingerprint as _fingerprint
 from stable_explore._optional import require
 from stable_explore.dataset._export import row_keys
 from stable_explore.errors import InvalidArgumentTypeError, SchemaError
-from stable_explore.schema import KEY_COLUMN, RESERVED_COLUMNS, Array3D, Features, Sequence
+from stable_explore.schema import KEY_COLUMN, RESERVED_COLUMNS, Array3D, Boxes, Features, Sequence
+from stable_explore.schema.hf_boxes import box_layout
 from stable_explore.schema.huggingface import (
     features_from_hf,
     from_hf_layout,
@@ -38,7 +40,7 @@ from stable_explore.schema.huggingface import (
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["HFRows", "is_hf_dataset", "our_features", "to_hf"]
+__all__ = ["HFRows", "hf_source_features", "is_hf_dataset", "our_features", "to_hf"]
 
 _EXTRA = "hf"
 
@@ -51,6 +53,28 @@ def is_hf_dataset(value: Any) -> bool:
 def our_features(features: Any) -> Any:
     """``features`` as ours when they are Hugging Face ``datasets.Features``; anything else as it is."""
     return features_from_hf(features) if is_hf_features(features) else features
+
+
+def hf_source_features(
+    hf: Any, features: Any = None, *, box_format: str | None = "xywh", box_normalized: bool = False
+) -> Features:
+    """The features ``se.from_hf`` builds ``hf`` with.
+
+    Converted from ``hf.features`` (or the ``datasets.Features`` given), a detection column read as
+    :class:`~stable_explore.Boxes` of ``box_format`` (None: not); our own ``Features`` as given, a
+    ``Boxes`` of them over a detection column keeping that column's feature for the way out.
+    """
+    spec = {name: f for name, f in hf.features.to_dict().items() if name not in RESERVED_COLUMNS}
+    if features is None or is_hf_features(features):
+        wanted = spec if features is None else features.to_dict()
+        return features_from_hf(wanted, box_format=box_format, box_normalized=box_normalized)
+    if not isinstance(features, Features):
+        return cast("Features", features)  # HFRows names what it is
+    out = Features(features)
+    for name, feature in features.items():
+        if isinstance(feature, Boxes) and feature.hf_feature is None and box_layout(spec.get(name)) is not None:
+            out[name] = dataclasses.replace(feature, hf_feature=spec[name])
+    return out
 
 
 def to_hf(ds: CachedDataset, *, with_keys: bool = True) -> Any:

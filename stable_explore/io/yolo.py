@@ -28,7 +28,7 @@ from stable_explore.dataset._export_target import export_folder, write_export_ma
 from stable_explore.errors import AnnotationError, ColumnNotFoundError, SchemaError
 from stable_explore.io._numbers import float_text
 from stable_explore.schema import Boxes, Features, Image, Value, convert_box
-from stable_explore.schema.image_header import image_header
+from stable_explore.schema.image_header import displayed_size, file_displayed_size
 from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def _size(image: Path) -> tuple[int, int]:
     from stable_explore.errors import EncodingError
 
     try:
-        _, width, height = image_header(image.read_bytes())
+        width, height = file_displayed_size(image)  # as shown: a JPEG's EXIF quarter turn swaps the two
     except EncodingError as exc:
         msg = f"cannot read the image's size: {exc.reason}"
         raise AnnotationError(msg, path=image) from exc
@@ -206,7 +206,7 @@ def _write_yolo_files(ds: CachedDataset, folder: Path, column: str, feature: Box
         if data is None:
             continue
         relative = _relative_name(row, keys[position], data)
-        _, width, height = image_header(data)
+        width, height = displayed_size(data)  # the labels' fractions are of the image as shown (EXIF turned)
         image_path = folder / "images" / relative
         if not image_path.resolve().is_relative_to((folder / "images").resolve()):
             msg = f"to_yolo: the file name {relative!r} leads out of {str(folder)!r}; rename it"

@@ -17,6 +17,7 @@ from stable_explore._canonical import canonical_json, json_value
 from stable_explore.errors import EncodingError, SchemaError
 from stable_explore.schema.base import Feature, describe
 from stable_explore.schema.class_label import ClassLabel
+from stable_explore.schema.hf_boxes import box_layout, with_class_names
 
 __all__ = ["BOX_FIELDS", "BOX_FORMATS", "Boxes", "convert_box"]
 
@@ -80,6 +81,11 @@ class Boxes(Feature):
     ``category_ids`` (optional) are the ids another tool gives the classes (COCO's 1, 3, 7...), one
     per name: imports and exports map them to and from the class indexes.
 
+    ``hf_feature`` (optional; ``se.from_hf`` sets it) is the Hugging Face feature the column came
+    in as (its ``to_dict()`` form: a list of ``{bbox, category: ClassLabel, ...}`` dicts or a dict of
+    such lists), so ``ds.to_hf()`` hands the boxes back in that shape with those types. It says how
+    the boxes travel, not what they are: two ``Boxes`` that differ only in it are equal.
+
     Examples
     --------
     >>> boxes = Boxes(names=["cat", "dog"])
@@ -92,6 +98,7 @@ class Boxes(Feature):
     format: str = "xywh"
     normalized: bool = False
     category_ids: list[int] | tuple[int, ...] | None = None
+    hf_feature: Mapping[str, Any] | None = None
     _type_name: ClassVar[str] = "Boxes"
     _labels: ClassLabel = field(default=None, init=False, compare=False)  # type: ignore[assignment]
 
@@ -118,12 +125,35 @@ class Boxes(Feature):
                 )
                 raise SchemaError(msg)
             object.__setattr__(self, "category_ids", tuple(ids))
+        if self.hf_feature is not None:
+            if not isinstance(self.hf_feature, Mapping) or box_layout(self.hf_feature) is None:
+                msg = (
+                    "Boxes hf_feature must be a Hugging Face detection column's feature dict (a list of "
+                    f"{{bbox, category: ClassLabel, ...}} or a dict of such lists), got {self.hf_feature!r}"
+                )
+                raise SchemaError(msg)
+            object.__setattr__(self, "hf_feature", json.loads(json.dumps(self.hf_feature)))  # a copy of its own
+
+    def identity(self) -> dict[str, Any]:
+        """:meth:`to_dict` without ``hf_feature``: what two equal ``Boxes`` share."""
+        out = self.to_dict()
+        out.pop("hf_feature", None)  # how the boxes travel to datasets, not what they are
+        return out
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Boxes) and self.to_dict() == other.to_dict()
+        return isinstance(other, Boxes) and self.identity() == other.identity()
 
     def __hash__(self) -> int:
-        return hash(canonical_json(self.to_dict()))
+        return hash(canonical_json(self.identity()))
+
+    def hf_spec(self) -> dict[str, Any] | None:
+        """The Hugging Face feature dict ``to_hf`` writes the column as (the one it came in as), or None.
+
+        Its class field lists this feature's ``names``.
+        """
+        if self.hf_feature is None:
+            return None
+        return with_class_names(self.hf_feature, list(self.names))
 
     @property
     @override
@@ -234,6 +264,8 @@ class Boxes(Feature):
         out["normalized"] = self.normalized
         if self.category_ids is not None:
             out["category_ids"] = list(self.category_ids)
+        if self.hf_feature is not None:
+            out["hf_feature"] = json.loads(json.dumps(self.hf_feature))
         return out
 
     def __repr__(self) -> str:

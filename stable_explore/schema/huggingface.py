@@ -44,6 +44,7 @@ from stable_explore.schema.boxes import Boxes
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.features import Features
 from stable_explore.schema.fields import Fields
+from stable_explore.schema.hf_boxes import box_layout, boxes_to_hf, spec_arrow_type
 from stable_explore.schema.image import Image
 from stable_explore.schema.keypoints import Keypoints
 from stable_explore.schema.mask import Mask
@@ -59,6 +60,7 @@ __all__ = [
     "LAYOUTS",
     "features_from_hf",
     "from_hf_layout",
+    "hf_boxes",
     "hf_features_dict",
     "hf_schema_metadata",
     "is_hf_features",
@@ -129,6 +131,8 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
         if layout == "huggingface":
             return {"_type": "Video"}
         return {"bytes": {"_type": "Value", "dtype": "large_binary"}, "path": {"_type": "Value", "dtype": "string"}}
+    if isinstance(feature, Boxes) and layout == "huggingface" and feature.hf_feature is not None:
+        return feature.hf_spec() or {}  # the detection column's own shape, as it came from datasets
     if isinstance(feature, Boxes):  # a list of structs in both layouts, the class a ClassLabel of the names
         box = {
             "bbox": {"_type": "List", "feature": {"_type": "Value", "dtype": "float32"}, "length": 4},
@@ -168,6 +172,8 @@ def hf_arrow_type(feature: Feature) -> pa.DataType:
         return pa.list_(inner, feature.length) if feature.length >= 0 else pa.list_(inner)
     if isinstance(feature, Fields):
         return pa.struct([pa.field(name, hf_arrow_type(f)) for name, f in feature.fields])
+    if isinstance(feature, Boxes) and feature.hf_feature is not None:
+        return spec_arrow_type(feature.hf_feature)
     return feature.arrow_type
 
 
@@ -191,6 +197,8 @@ def to_hf_layout(table: pa.Table, features: Features) -> pa.Table:
 def _differs(feature: Feature) -> bool:
     if isinstance(feature, (Image, Array3D, Video)):
         return True
+    if isinstance(feature, Boxes):
+        return feature.hf_feature is not None
     if isinstance(feature, Fields):
         return any(_differs(f) for _, f in feature.fields)
     return isinstance(feature, Sequence) and _differs(feature.feature)
@@ -205,6 +213,8 @@ def _to_hf_array(array: pa.Array, feature: Feature) -> list[pa.Array]:
         return [piece.cast(_HF_VIDEO_TYPE) for piece in _binary_pieces(structs.field("bytes"), structs)]
     if isinstance(feature, Array3D):
         return [_nested_lists(array, feature)]
+    if isinstance(feature, Boxes):
+        return [boxes_to_hf(array, feature.hf_spec() or {})]
     if isinstance(feature, Fields):  # each field converted, the struct's nulls kept
         children = [
             pa.concat_arrays(_to_hf_array(array.field(name), f)) if _differs(f) else array.field(name)
@@ -263,7 +273,7 @@ def _nested_lists(array: pa.Array, feature: Array3D) -> pa.Array:
 # -- datasets -> ours ----------------------------------------------------------------
 
 
-def features_from_hf(features: Any) -> Features:
+def features_from_hf(features: Any, *, box_format: str | None = None, box_normalized: bool = False) -> Features:
     """Our :class:`Features` for ``datasets`` features (a ``datasets.Features`` or its ``to_dict()``).
 
     ``Value``, ``ClassLabel``, ``Image`` (kept as encoded bytes), ``Array3D`` and lists of these map
@@ -271,6 +281,11 @@ def features_from_hf(features: Any) -> Features:
     ``Sequence(Value(dtype), length=c)``; a list of dicts (``List({"bbox": ..., "category": ...})``)
     is a ``Sequence`` of that dict of features. A feature with no counterpart here (a dict column,
     ``Audio``, ``Value("null")``, ...) is a :class:`SchemaError` naming the column and what to do.
+
+    With ``box_format`` (``"xywh"``, ``"xyxy"`` or ``"cxcywh"``), a detection column (objects with
+    a ``bbox`` of four numbers and a ``ClassLabel`` class, as a list of dicts or a dict of lists;
+    see :mod:`stable_explore.schema.hf_boxes`) is a :class:`Boxes` of that format instead, its
+    ``hf_feature`` the column's feature so the way out gives it back.
 
     Examples
     --------
@@ -282,7 +297,25 @@ def features_from_hf(features: Any) -> Features:
     if not isinstance(spec, Mapping):
         msg = f"expected datasets.Features or its to_dict(), got {type(features).__name__}"
         raise SchemaError(msg)
-    return Features({name: _our_feature(name, value) for name, value in spec.items()})
+    if box_format is None:
+        return Features({name: _our_feature(name, value) for name, value in spec.items()})
+    return Features(
+        {
+            name: hf_boxes(value, box_format, box_normalized) if box_layout(value) else _our_feature(name, value)
+            for name, value in spec.items()
+        }
+    )
+
+
+def hf_boxes(spec: Mapping[str, Any], box_format: str = "xywh", normalized: bool = False) -> Boxes:
+    """The :class:`Boxes` a ``datasets`` detection column (its feature's ``to_dict()``) comes in as."""
+    layout = box_layout(spec)
+    if layout is None:
+        msg = f"not a Hugging Face detection column (objects with a bbox and a ClassLabel): {dict(spec)!r}"
+        raise SchemaError(msg)
+    fields = spec["feature"] if layout[0] == "list" else {name: field["feature"] for name, field in spec.items()}
+    names = list(fields[layout[1]]["names"])
+    return Boxes(names=names, format=box_format, normalized=normalized, hf_feature=spec)
 
 
 def _our_feature(column: str, spec: Any) -> Feature:
@@ -378,8 +411,17 @@ def _image_bytes(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def row_values(features: Features, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows read from Arrow (either layout) turned into values our features encode (arrays from bytes)."""
+    """Rows read from Arrow (either layout) turned into values our features encode (arrays from bytes).
+
+    A detection column whose class field has another name (``label``, ``classes``...) gets it as
+    ``category``.
+    """
     arrays = [(name, f) for name, f in features.items() if isinstance(f, Array3D)]
+    renamed = [(name, label) for name, label in _class_fields(features) if label != "category"]
+    if renamed:
+        for row in rows:
+            for name, label in renamed:
+                row[name] = _category_named(row.get(name), label)
     if not arrays:
         return rows
     for row in rows:
@@ -390,6 +432,31 @@ def row_values(features: Features, rows: list[dict[str, Any]]) -> list[dict[str,
             elif isinstance(value, list):
                 row[name] = _integer_array(value, np.dtype(feature.dtype))
     return rows
+
+
+def _class_fields(features: Features) -> list[tuple[str, str]]:
+    """(column, class field) of each Boxes column that came from a ``datasets`` detection column."""
+    out = []
+    for name, feature in features.items():
+        layout = box_layout(feature.hf_feature) if isinstance(feature, Boxes) and feature.hf_feature else None
+        if layout is not None:
+            out.append((name, layout[1]))
+    return out
+
+
+def _category_named(value: Any, label: str) -> Any:
+    """A row's boxes (dict of lists or list of dicts) with the ``label`` field named ``category``."""
+    if isinstance(value, dict):
+        return _renamed(value, label)
+    if isinstance(value, list):
+        return [_renamed(box, label) if isinstance(box, dict) else box for box in value]
+    return value
+
+
+def _renamed(box: dict[str, Any], label: str) -> dict[str, Any]:
+    if label not in box or "category" in box:
+        return box
+    return {("category" if key == label else key): item for key, item in box.items()}
 
 
 def _integer_array(value: list[Any], dtype: np.dtype[Any]) -> Any:

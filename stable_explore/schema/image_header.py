@@ -28,11 +28,21 @@ from __future__ import annotations
 import io
 import struct
 import warnings
+from pathlib import Path
 from typing import Any
 
 from stable_explore.errors import EncodingError
 
-__all__ = ["check_image_bytes", "check_pixel_count", "default_max_pixels", "image_header", "too_large_message"]
+__all__ = [
+    "check_image_bytes",
+    "check_pixel_count",
+    "default_max_pixels",
+    "displayed_size",
+    "file_displayed_size",
+    "image_header",
+    "jpeg_orientation",
+    "too_large_message",
+]
 
 _PNG = b"\x89PNG\r\n\x1a\n"
 _JPEG_SOF = frozenset((0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF))
@@ -171,3 +181,115 @@ def check_pixel_count(kind: str, size: Any, max_pixels: int | None) -> None:
     if limit and width * height > limit:
         msg = too_large_message(kind, width, height, limit)
         raise EncodingError(msg)
+
+
+_TURNED = frozenset((5, 6, 7, 8))  # EXIF orientations that swap width and height (a quarter turn, maybe mirrored)
+_HEAD_BYTES = 1 << 16  # a file's first bytes read for its size: a JPEG's EXIF block is at most 64 KB
+
+
+def jpeg_orientation(data: bytes) -> int:
+    """The EXIF orientation (1..8) of JPEG bytes, 1 when there is none; read from the header, nothing decoded.
+
+    6 and 8 are photos taken holding the camera sideways: viewers (and ``ImageOps.exif_transpose``)
+    turn them a quarter, so the image shown is as wide as the stored one is tall.
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> exif = Image.Exif()
+    >>> exif[0x0112] = 6
+    >>> buffer = io.BytesIO()
+    >>> Image.new("RGB", (4, 2)).save(buffer, format="JPEG", exif=exif)
+    >>> jpeg_orientation(buffer.getvalue()), displayed_size(buffer.getvalue())
+    (6, (2, 4))
+    """
+    if not data.startswith(b"\xff\xd8"):
+        return 1
+    position, end = 2, len(data)
+    while position + 4 <= end:
+        if data[position] != 0xFF:
+            return 1
+        marker = data[position + 1]
+        if marker == 0xFF:
+            position += 1
+            continue
+        if marker in _JPEG_NO_LENGTH:
+            position += 2
+            continue
+        if marker == 0xDA or marker in _JPEG_SOF:  # EXIF comes before the frame
+            return 1
+        length = data[position + 2] << 8 | data[position + 3]
+        if marker == 0xE1 and data[position + 4 : position + 10] == b"Exif\x00\x00":
+            return _tiff_orientation(data[position + 10 : position + 2 + length])
+        position += 2 + length
+    return 1
+
+
+def _tiff_orientation(tiff: bytes) -> int:
+    """Tag 0x0112 of a TIFF block's first IFD (1 when missing or damaged)."""
+    order = {b"II": "<", b"MM": ">"}.get(tiff[:2])
+    if order is None or len(tiff) < 8:
+        return 1
+    try:
+        (first,) = struct.unpack_from(order + "I", tiff, 4)
+        (count,) = struct.unpack_from(order + "H", tiff, first)
+        for entry in range(count):
+            tag, kind, _, value = struct.unpack_from(order + "HHIH", tiff, first + 2 + 12 * entry)
+            if tag == 0x0112 and kind == 3:  # SHORT
+                return value if 1 <= value <= 8 else 1
+    except struct.error:
+        return 1
+    return 1
+
+
+def displayed_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of an image as viewers show it: a JPEG's EXIF orientation 5 to 8 swaps the header's two.
+
+    COCO's and YOLO's sizes and boxes, browsers and ``ImageOps.exif_transpose`` all take that shown
+    image; the stored bytes are kept as they are.
+    """
+    _, width, height = image_header(data)
+    return (height, width) if jpeg_orientation(data) in _TURNED else (width, height)
+
+
+def file_displayed_size(path: str | Path) -> tuple[int, int]:
+    """:func:`displayed_size` of an image file, reading only its first bytes when they hold the header.
+
+    Raises
+    ------
+    EncodingError
+        The file is no image or its header is damaged.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+        if head.startswith(_PNG) and len(head) >= 24:
+            width, height = struct.unpack_from(">II", head, 16)
+            return width, height
+        if head.startswith(b"\xff\xd8\xff"):
+            found = _jpeg_frame_size(head)
+            if found is not None:
+                width, height = found
+                return (height, width) if jpeg_orientation(head) in _TURNED else (width, height)
+        data = head + handle.read()
+    return displayed_size(data)
+
+
+def _jpeg_frame_size(head: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's frame header within ``head`` (None when it is further on)."""
+    position, end = 2, len(head)
+    while position + 9 <= end:
+        if head[position] != 0xFF:
+            return None
+        marker = head[position + 1]
+        if marker in _JPEG_SOF:
+            return head[position + 7] << 8 | head[position + 8], head[position + 5] << 8 | head[position + 6]
+        if marker == 0xFF:
+            position += 1
+        elif marker in _JPEG_NO_LENGTH:
+            position += 2
+        elif marker == 0xDA:
+            return None
+        else:
+            position += 2 + (head[position + 2] << 8 | head[position + 3])
+    return None

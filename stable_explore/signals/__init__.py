@@ -11,6 +11,8 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`box_issues`: boxes outside the image, degenerate, tiny or duplicated, and images without boxes.
 - :func:`video_stats`: frames, rate, duration, size, codec, black and frozen stretches of every video;
   :func:`near_duplicate_videos` groups videos whose sampled frames look alike (:func:`video_hashes`).
+- :func:`prediction_issues`: a model's confident boxes where the labels have none (missing boxes) or
+  another class (wrong classes).
 - :func:`image_stats`: width, height, aspect, brightness, contrast, blur, channels, file size.
 - :func:`embedding_outliers`: distance to the k nearest neighbours in an embedding.
 - :func:`label_issues`: confident learning on predicted probabilities (cleanlab when installed).
@@ -26,7 +28,7 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 
 from __future__ import annotations
 
-from stable_explore.signals.boxes import box_issues
+from stable_explore.signals.boxes import box_issues, prediction_issues
 from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
 from stable_explore.signals.embeddings import Embedding, embedding_matrix, pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
@@ -57,6 +59,7 @@ __all__ = [
     "pca_2d",
     "perceptual_hashes",
     "pixel_embeddings",
+    "prediction_issues",
     "project",
     "rows_in_box",
     "rows_in_polygon",

@@ -523,7 +523,7 @@ def _boxes_hf() -> Any:
 
 def test_a_list_of_dicts_comes_in_and_round_trips_with_its_class_names(tmp_path: Path, home: Path) -> None:
     hf, objects = _boxes_hf()
-    ds = se.from_hf(hf, name="boxes", home=home, progress=False)
+    ds = se.from_hf(hf, name="boxes", home=home, progress=False, box_format=None)  # kept as lists of dicts
     item = se.Sequence({"bbox": se.Sequence(se.Value("float32"), length=4), "category": se.ClassLabel(names=BOX_NAMES)})
     assert ds.features == se.Features(objects=item, n=se.Value("int64"))
     assert ds["objects"] == objects
@@ -532,7 +532,7 @@ def test_a_list_of_dicts_comes_in_and_round_trips_with_its_class_names(tmp_path:
     assert again.features["objects"] == hf.features["objects"], "class names kept on the way out"
     assert again["objects"] == objects
     back = {
-        "hf": se.from_hf(again, name="via-hf", home=home, progress=False),
+        "hf": se.from_hf(again, name="via-hf", home=home, progress=False, box_format=None),
         "parquet": se.from_parquet(ds.to_parquet(tmp_path / "boxes.parquet"), home=home, progress=False),
         "pandas": se.from_pandas(ds.to_pandas(), name="via-pandas", home=home, progress=False),
     }

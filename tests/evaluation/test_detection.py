@@ -21,8 +21,8 @@ def _files(tmp_path: Path, seed: int) -> tuple[Path, Path, dict, list[dict]]:
     _, _, coco, results = coco_scene(images=30, seed=seed)
     images = tmp_path / "images"
     images.mkdir()
-    for image in coco["images"]:
-        PILImage.fromarray(np.zeros((8, 8, 3), np.uint8)).save(images / image["file_name"])
+    for image in coco["images"]:  # as large as the file says: from_coco checks the sizes
+        PILImage.fromarray(np.zeros((image["height"], image["width"], 3), np.uint8)).save(images / image["file_name"])
     # boxes fully inside their 640 x 480 image, as from_coco asks
     for entry in [*coco["annotations"], *results]:
         x, y, w, h = entry["bbox"]
