@@ -16,7 +16,7 @@ from stable_explore.api import build
 from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError
-from stable_explore.io.huggingface import HFRows, hf_source_features, is_hf_dataset, our_features
+from stable_explore.io.huggingface import HFRows, hf_source_features, is_hf_dataset
 from stable_explore.schema import Boxes, Features
 from stable_explore.schema.boxes import BOX_FORMATS
 

@@ -19,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from stable_explore.schema import Array3D, Boxes, Keypoints, Mask
+from stable_explore.schema.image_header import displayed_size
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -166,13 +168,19 @@ def mask_overlay(value: Any, size: int) -> dict[str, Any] | None:
 
 
 def image_size(value: Any, feature: Any) -> Size | None:
-    """Width and height of a stored image, read from its header only (None when it cannot be read)."""
+    """Width and height of a stored image as shown, read from its header only (None when it cannot be read).
+
+    A JPEG with an EXIF turn (a photo taken sideways) is shown turned by the browser, its thumbnail and
+    COCO alike, so its boxes are drawn over the turned size.
+    """
     if value is None:
         return None
     if isinstance(feature, Array3D):
         return int(feature.shape[1]), int(feature.shape[0])
     from PIL import Image as PILImage
 
+    with contextlib.suppress(Exception):  # a header this reader does not know: PIL's header below
+        return displayed_size(bytes(value))
     try:
         with PILImage.open(io.BytesIO(value)) as image:
             width, height = image.size

@@ -141,3 +141,11 @@ def test_yolo_fractions_are_of_the_image_as_shown_both_ways(tmp_path: Path) -> N
     coco = json.loads(ds.to_coco(tmp_path / "a.json").read_text())
     assert (coco["images"][0]["width"], coco["images"][0]["height"]) == SHOWN
     assert coco["annotations"][0]["bbox"] == pytest.approx(BOX, abs=1e-3)
+
+
+@pytest.mark.parametrize("orientation", [6, 8])
+def test_the_browser_draws_boxes_over_the_photo_as_shown(orientation: int) -> None:
+    from stable_explore.widgets._overlays import image_size
+
+    # the browser's <img> and thumbnails turn the photo; its boxes (in shown pixels) are scaled by this size
+    assert image_size(sideways_jpeg(orientation), se.Image()) == SHOWN
