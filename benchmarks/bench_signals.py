@@ -16,6 +16,8 @@ and with ``num_proc=2``; the report gives seconds for N and the rate scaled to 1
 * ``label_issues`` on synthetic ``pred_probs`` (100k rows, 10 classes, 5% flipped labels): our numpy
   rule against cleanlab's ``find_label_issues`` on the same input: agreement (Jaccard, and the share
   of ours cleanlab also flags), recall of the flipped rows, and time;
+* k nearest neighbours of ``--knn-rows`` rows (100k): pynndescent (what ``backend="auto"`` uses above
+  ``APPROXIMATE_ROWS``) against scikit-learn's exact answer: recall@10 and time;
 * near-duplicate grouping of 1M synthetic 64-bit hashes (random, with 5% planted copies 1-3 bits
   away) at thresholds 2 and 4 (``--thresholds``): time and peak memory (tracemalloc), and whether
   every planted copy was grouped with its original.
@@ -183,6 +185,28 @@ def per_image(ds: se.CachedDataset) -> None:
     print("* k-NN grows faster than linearly with n: the scaled figure is a lower bound")
 
 
+def knn_recall(rows: int, k: int = 10, seed: int = 3) -> None:
+    """Approximate (pynndescent) against exact (scikit-learn) k nearest neighbours of every row: recall and time."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    from stable_explore.signals.neighbors import nearest_neighbors
+
+    rule(f"k={k} nearest neighbours of {rows:,} rows (noisy digits, PCA to 32 dims): pynndescent against exact")
+    rng = np.random.default_rng(seed)
+    digits = load_digits().data
+    base = digits[rng.integers(0, len(digits), rows)] + rng.normal(0, 2.0, (rows, digits.shape[1]))
+    vectors = PCA(32, random_state=0).fit_transform(base).astype(np.float32)
+    warm = nearest_neighbors(vectors[:2000], k, backend="pynndescent")  # numba compiles once per process
+    del warm
+    exact_s, (exact_d, exact) = timed(lambda: nearest_neighbors(vectors, k, backend="sklearn"))
+    approx_s, (approx_d, approx) = timed(lambda: nearest_neighbors(vectors, k, backend="pynndescent"))
+    hits = np.mean([len(set(a.tolist()) & set(b.tolist())) / k for a, b in zip(exact, approx, strict=True)])
+    score_ratio = float(np.median(approx_d.mean(axis=1) / np.maximum(exact_d.mean(axis=1), 1e-12)))
+    print(f"exact (scikit-learn): {exact_s:7.1f} s; pynndescent: {approx_s:7.1f} s (after its compile)")
+    print(f"recall@{k}: {hits:.4f}; median outlier score (mean distance) approx / exact: {score_ratio:.4f}")
+
+
 def label_rule(rows: int, classes: int = 10, seed: int = 1) -> None:
     rule(f"Label issues on synthetic pred_probs: {rows:,} rows, {classes} classes, 5% labels flipped")
     rng = np.random.default_rng(seed)
@@ -248,11 +272,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3, help="paired repeats of the comparison")
     parser.add_argument(
-        "--only", choices=["all", "paired"], default="all", help="paired: only the comparison with imagehash"
+        "--only", choices=["all", "paired", "knn"], default="all", help="paired: only the comparison with imagehash"
     )
+    parser.add_argument("--knn-rows", type=int, default=100_000, help="rows of the approximate kNN recall figure")
     args = parser.parse_args()
     if args.quick:
-        args.images, args.hashes, args.labels = 4_000, 100_000, 20_000
+        args.images, args.hashes, args.labels, args.knn_rows = 4_000, 100_000, 20_000, 20_000
+    if args.only == "knn":
+        knn_recall(args.knn_rows)
+        return
     with tempfile.TemporaryDirectory() as home:
         seconds, rows = timed(lambda: make_images(args.images))
         features = se.Features(image=se.Image(), label=se.ClassLabel(names=[str(d) for d in range(10)]))
@@ -264,6 +292,7 @@ def main() -> None:
         per_image(ds)
     label_rule(args.labels)
     grouping(args.hashes, args.thresholds)
+    knn_recall(args.knn_rows)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`exact_duplicates`: rows with byte-identical images (or equal columns), grouped.
 - :func:`near_duplicates`: rows whose perceptual hashes are within a threshold, grouped without
   comparing all pairs; :func:`perceptual_hashes` gives the hashes themselves.
+- :func:`embedding_duplicates`: rows close in an embedding, each within a radius of its group's first
+  row: the second route to near duplicates, for crops the hash misses.
 - :func:`extra_copies`: the rows to drop to keep one of each group of copies.
 - :func:`box_issues`: boxes outside the image, degenerate, tiny or duplicated, and images without boxes.
 - :func:`image_stats`: width, height, aspect, brightness, contrast, blur, channels, file size.
@@ -25,7 +27,7 @@ numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used whe
 from __future__ import annotations
 
 from stable_explore.signals.boxes import box_issues
-from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
+from stable_explore.signals.duplicates import embedding_duplicates, exact_duplicates, extra_copies, near_duplicates
 from stable_explore.signals.embeddings import Embedding, embedding_matrix, pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
 from stable_explore.signals.labels import label_issues, neighbor_label_issues
@@ -39,6 +41,7 @@ __all__ = [
     "Embedding",
     "Similarity",
     "box_issues",
+    "embedding_duplicates",
     "embedding_matrix",
     "embedding_outliers",
     "exact_duplicates",

@@ -24,9 +24,17 @@ if TYPE_CHECKING:
 
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["BACKENDS", "METRICS", "embedding_outliers", "nearest_neighbors", "nearest_rows"]
+__all__ = ["APPROXIMATE_ROWS", "BACKENDS", "METRICS", "embedding_outliers", "nearest_neighbors", "nearest_rows"]
 
-BACKENDS = ("auto", "sklearn", "numpy")
+BACKENDS = ("auto", "sklearn", "numpy", "pynndescent")
+APPROXIMATE_ROWS = 200_000
+"""Rows above which ``backend="auto"`` answers every row with approximate neighbours (pynndescent, when installed).
+
+Exact neighbours of every row cost rows x rows distances: a million rows cost 100 times what 100k do.
+pynndescent's graph finds nearly all of the exact 10 nearest (0.95 or more in
+tests/signals/test_signal_speed.py; at 100k rows see ``benchmarks/bench_signals.py --only knn``), and
+its cost grows about as rows x log(rows). Its first use in a process compiles it (numba; cached on disk).
+"""
 METRICS = ("euclidean", "cosine")
 _FINITE_CHUNK = 65_536  # rows checked for a NaN at once (a mask of the whole matrix would double its memory)
 _CELLS = 4_194_304  # distances (queries x rows) held at once by the numpy scan: 32 MB of float64
@@ -70,8 +78,10 @@ def nearest_neighbors(
         ``"euclidean"`` or ``"cosine"`` (1 - the cosine similarity).
     backend:
         ``"sklearn"`` (scikit-learn's NearestNeighbors), ``"numpy"`` (exact, in blocks of rows against
-        all rows: O(queries x rows x dimensions) work, bounded memory) or ``"auto"`` (scikit-learn when
-        installed and every row is asked, else numpy).
+        all rows: O(queries x rows x dimensions) work, bounded memory), ``"pynndescent"``
+        (approximate: a nearest-neighbour descent graph, seeded, so the same answer every run) or
+        ``"auto"``: when every row is asked, pynndescent above :data:`APPROXIMATE_ROWS` rows and
+        scikit-learn below (each when installed), else numpy.
 
     Returns
     -------
@@ -101,7 +111,12 @@ def nearest_neighbors(
     k = _check_k(k, n)
     if k == 0:
         return np.zeros((len(queries), 0), dtype=np.float32), np.zeros((len(queries), 0), dtype=np.int64)
-    wants_sklearn = backend == "auto" and rows is None and importlib.util.find_spec("sklearn") is not None
+    every = backend == "auto" and rows is None
+    if backend == "pynndescent" or (
+        every and n > APPROXIMATE_ROWS and importlib.util.find_spec("pynndescent") is not None
+    ):
+        return _pynndescent(data, queries, k, metric)
+    wants_sklearn = every and importlib.util.find_spec("sklearn") is not None
     if backend == "sklearn" or wants_sklearn:
         return _sklearn(data, queries, k, metric)
     return _blocked(data, queries, k, metric)
@@ -132,6 +147,33 @@ def _sklearn(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tupl
     with sklearn.config_context(working_memory=_SKLEARN_WORKING_MB):
         distances, positions = model.kneighbors(data if every else data[queries])
     return _drop_self(distances, positions, queries, k)
+
+
+def _pynndescent(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Approximate neighbours of ``queries`` from pynndescent's graph of every row (k + 1: itself is among them)."""
+    from stable_explore._optional import require
+
+    pynndescent = require("pynndescent", "clean", "approximate nearest neighbours")
+    wanted = min(k + 1, len(data))
+    index = pynndescent.NNDescent(
+        np.ascontiguousarray(data, dtype=np.float32),
+        n_neighbors=min(max(wanted, 15), len(data)),  # a graph of fewer than 15 finds markedly fewer true ones
+        metric=metric,
+        random_state=0,
+        n_jobs=1,  # with a seed, one thread gives the same graph every run
+        low_memory=True,
+        compressed=True,
+    )
+    positions, distances = index.neighbor_graph
+    positions, distances = positions[queries, :wanted], distances[queries, :wanted]
+    order = np.lexsort((positions, distances), axis=1)  # equal distances: the lower row first
+    positions = np.take_along_axis(positions, order, axis=1).astype(np.int64)
+    distances = np.take_along_axis(distances, order, axis=1)
+    distances, positions = _drop_self(distances, positions, queries, k)
+    missing = np.flatnonzero((positions < 0).any(axis=1))  # a row the graph left short: answered exactly
+    if len(missing):
+        distances[missing], positions[missing] = _blocked(data, queries[missing], k, metric)
+    return distances, positions
 
 
 def _drop_self(

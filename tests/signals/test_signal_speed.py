@@ -97,3 +97,24 @@ def test_num_proc_gives_the_serial_hashes_on_large_jpegs(tmp_path: Path) -> None
     assert signals.perceptual_hashes(ds, num_proc=2, cache=False, progress=False).equals(serial)
     stats = signals.image_stats(ds, cache=False, progress=False)
     assert signals.image_stats(ds, num_proc=2, cache=False, progress=False).equals(stats)
+
+
+def test_approximate_neighbours_above_the_threshold_find_the_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("pynndescent")
+    from stable_explore.signals import neighbors
+
+    rng = np.random.default_rng(4)
+    centres = rng.normal(0, 5, (30, 12))
+    vectors = (centres[rng.integers(0, 30, 3000)] + rng.normal(0, 1, (3000, 12))).astype(np.float32)
+    exact_d, exact = neighbors.nearest_neighbors(vectors, 10, backend="sklearn")
+    monkeypatch.setattr(neighbors, "APPROXIMATE_ROWS", 2000)  # a large dataset, in small
+    approx_d, approx = neighbors.nearest_neighbors(vectors, 10)
+    _, again = neighbors.nearest_neighbors(vectors, 10)
+    assert np.array_equal(approx, again)  # seeded: the same neighbours every run
+    assert not (approx == np.arange(3000)[:, None]).any()  # a row is never its own neighbour
+    assert (np.diff(approx_d, axis=1) >= 0).all()
+    recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact.tolist(), approx.tolist(), strict=True)])
+    assert recall >= 0.95  # measured 0.99
+    assert np.allclose(approx_d[:, 0], exact_d[:, 0], rtol=1e-4)  # the nearest one is nearly always found
+    monkeypatch.setattr(neighbors, "APPROXIMATE_ROWS", 5000)  # below it: exact
+    assert np.array_equal(neighbors.nearest_neighbors(vectors, 10)[1], exact)
