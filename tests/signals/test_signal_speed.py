@@ -114,7 +114,7 @@ def test_approximate_neighbours_above_the_threshold_find_the_exact_ones(monkeypa
     assert not (approx == np.arange(3000)[:, None]).any()  # a row is never its own neighbour
     assert (np.diff(approx_d, axis=1) >= 0).all()
     recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(exact.tolist(), approx.tolist(), strict=True)])
-    assert recall >= 0.95  # measured 0.99
+    assert recall >= 0.95  # bench_signals.py --only knn: 0.999 at 100k rows
     assert np.allclose(approx_d[:, 0], exact_d[:, 0], rtol=1e-4)  # the nearest one is nearly always found
     monkeypatch.setattr(neighbors, "APPROXIMATE_ROWS", 5000)  # below it: exact
     assert np.array_equal(neighbors.nearest_neighbors(vectors, 10)[1], exact)
