@@ -20,8 +20,13 @@ sorts and filters it; its columns can be added to the dataset as a version.
   (:func:`rows_in_box`, :func:`rows_in_polygon`) and similar rows by embedding or perceptual hash
   (:func:`similar_rows`; :func:`similarity` chooses what a dataset's rows are compared by).
 
-numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used when installed
-(``pip install 'stable-explore[clean]'``).
+The signals that decode images take ``num_proc=`` or ``executor=`` (any
+``concurrent.futures.Executor``: a Dask client's, Ray's) with the serial result, show a progress bar
+over 1,024 rows, and keep what they computed in the home (:mod:`stable_explore.signals.cache`), so the
+second call, in any kernel, reads it back.
+
+numpy does the work; scikit-learn (nearest neighbours), pynndescent (approximate neighbours above
+50,000 rows) and cleanlab are used when installed (``pip install 'stable-explore[clean]'``).
 """
 
 from __future__ import annotations
