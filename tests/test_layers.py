@@ -73,6 +73,7 @@ LAZY_FACADES = {
     ("versioning", "display", "save"),  # the progress bar of a save
     ("versioning", "display", "_save"),  # (the body of Draft.save, under its lock_timeout)
     ("versioning", "display", "_progress"),  # the progress bar of map and add_columns
+    ("signals", "display", "map_images"),  # the progress bar of a signal over many images
 }
 UI_PACKAGES = ("IPython", "ipywidgets", "anywidget", "traitlets", "tqdm")
 

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from stable_explore.storage.backends.protocol import Store
 
 __all__ = [
+    "EVALUATIONS_DIR",
     "HOME_ENV",
+    "SIGNALS_DIR",
     "LATEST",
     "NAME_PATTERN",
     "check_name",
@@ -31,6 +33,11 @@ __all__ = [
     "resolve_home",
     "split_url_ref",
 ]
+
+# Results kept beside a dataset's versions, one folder per version under these (gc removes a gone
+# version's): computed signals (stable_explore.signals.cache) and evaluations (stable_explore.evaluation.cache)
+SIGNALS_DIR = "signals"
+EVALUATIONS_DIR = "evaluations"
 
 HOME_ENV = "STABLE_EXPLORE_HOME"
 LATEST = "latest"

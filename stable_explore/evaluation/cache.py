@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from stable_explore.catalog.names import EVALUATIONS_DIR
 from stable_explore.schema import Features
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EVALUATIONS_DIR", "CacheEntry", "cache_entry"]
 
-EVALUATIONS_DIR = "evaluations"
 _FORMAT = 2  # raise when what is kept, or how it is computed, changes: older entries are then never read
 _log = logging.getLogger("stable_explore")
 

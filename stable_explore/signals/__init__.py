@@ -7,6 +7,8 @@ sorts and filters it; its columns can be added to the dataset as a version.
 - :func:`exact_duplicates`: rows with byte-identical images (or equal columns), grouped.
 - :func:`near_duplicates`: rows whose perceptual hashes are within a threshold, grouped without
   comparing all pairs; :func:`perceptual_hashes` gives the hashes themselves.
+- :func:`embedding_duplicates`: rows close in an embedding, each within a radius of its group's first
+  row: the second route to near duplicates, for crops the hash misses.
 - :func:`extra_copies`: the rows to drop to keep one of each group of copies.
 - :func:`box_issues`: boxes outside the image, degenerate, tiny or duplicated, and images without boxes.
 - :func:`video_stats`: frames, rate, duration, size, codec, black and frozen stretches of every video;
@@ -22,14 +24,19 @@ sorts and filters it; its columns can be added to the dataset as a version.
   (:func:`rows_in_box`, :func:`rows_in_polygon`) and similar rows by embedding or perceptual hash
   (:func:`similar_rows`; :func:`similarity` chooses what a dataset's rows are compared by).
 
-numpy does the work; scikit-learn (nearest neighbours) and cleanlab are used when installed
-(``pip install 'stable-explore[clean]'``).
+The signals that decode images take ``num_proc=`` or ``executor=`` (any
+``concurrent.futures.Executor``: a Dask client's, Ray's) with the serial result, show a progress bar
+over 1,024 rows, and keep what they computed in the home (:mod:`stable_explore.signals.cache`), so the
+second call, in any kernel, reads it back.
+
+numpy does the work; scikit-learn (nearest neighbours), pynndescent (approximate neighbours above
+50,000 rows) and cleanlab are used when installed (``pip install 'stable-explore[clean]'``).
 """
 
 from __future__ import annotations
 
 from stable_explore.signals.boxes import box_issues, prediction_issues
-from stable_explore.signals.duplicates import exact_duplicates, extra_copies, near_duplicates
+from stable_explore.signals.duplicates import embedding_duplicates, exact_duplicates, extra_copies, near_duplicates
 from stable_explore.signals.embeddings import Embedding, embedding_matrix, pixel_embeddings
 from stable_explore.signals.images import image_stats, perceptual_hashes
 from stable_explore.signals.labels import label_issues, neighbor_label_issues
@@ -44,6 +51,7 @@ __all__ = [
     "Embedding",
     "Similarity",
     "box_issues",
+    "embedding_duplicates",
     "embedding_matrix",
     "embedding_outliers",
     "exact_duplicates",

@@ -18,13 +18,24 @@ from stable_explore.signals.embeddings import Embedding, embedding_matrix
 from stable_explore.signals.projection import check_finite
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import pyarrow as pa
 
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["BACKENDS", "METRICS", "embedding_outliers", "nearest_neighbors", "nearest_rows"]
+__all__ = ["APPROXIMATE_ROWS", "BACKENDS", "METRICS", "embedding_outliers", "nearest_neighbors", "nearest_rows"]
 
-BACKENDS = ("auto", "sklearn", "numpy")
+BACKENDS = ("auto", "sklearn", "numpy", "pynndescent")
+APPROXIMATE_ROWS = 50_000
+"""Rows above which ``backend="auto"`` answers every row with approximate neighbours (pynndescent, when installed).
+
+Exact neighbours of every row cost rows x rows distances: a million rows cost 100 times what 100k do.
+At 100k rows of a 32-dimensional embedding (``benchmarks/bench_signals.py --only knn``, a loaded
+2-core machine) scikit-learn's exact answer took 142.6 s and pynndescent's 8.5 s, with recall@10 0.999
+and the same median outlier score; its cost grows about as rows x log(rows). Its first use in a
+process compiles it (numba; cached on disk after the first time).
+"""
 METRICS = ("euclidean", "cosine")
 _FINITE_CHUNK = 65_536  # rows checked for a NaN at once (a mask of the whole matrix would double its memory)
 _CELLS = 4_194_304  # distances (queries x rows) held at once by the numpy scan: 32 MB of float64
@@ -68,8 +79,10 @@ def nearest_neighbors(
         ``"euclidean"`` or ``"cosine"`` (1 - the cosine similarity).
     backend:
         ``"sklearn"`` (scikit-learn's NearestNeighbors), ``"numpy"`` (exact, in blocks of rows against
-        all rows: O(queries x rows x dimensions) work, bounded memory) or ``"auto"`` (scikit-learn when
-        installed and every row is asked, else numpy).
+        all rows: O(queries x rows x dimensions) work, bounded memory), ``"pynndescent"``
+        (approximate: a nearest-neighbour descent graph, seeded, so the same answer every run) or
+        ``"auto"``: when every row is asked, pynndescent above :data:`APPROXIMATE_ROWS` rows and
+        scikit-learn below (each when installed), else numpy.
 
     Returns
     -------
@@ -99,7 +112,12 @@ def nearest_neighbors(
     k = _check_k(k, n)
     if k == 0:
         return np.zeros((len(queries), 0), dtype=np.float32), np.zeros((len(queries), 0), dtype=np.int64)
-    wants_sklearn = backend == "auto" and rows is None and importlib.util.find_spec("sklearn") is not None
+    every = backend == "auto" and rows is None
+    if backend == "pynndescent" or (
+        every and n > APPROXIMATE_ROWS and importlib.util.find_spec("pynndescent") is not None
+    ):
+        return _pynndescent(data, queries, k, metric)
+    wants_sklearn = every and importlib.util.find_spec("sklearn") is not None
     if backend == "sklearn" or wants_sklearn:
         return _sklearn(data, queries, k, metric)
     return _blocked(data, queries, k, metric)
@@ -130,6 +148,33 @@ def _sklearn(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tupl
     with sklearn.config_context(working_memory=_SKLEARN_WORKING_MB):
         distances, positions = model.kneighbors(data if every else data[queries])
     return _drop_self(distances, positions, queries, k)
+
+
+def _pynndescent(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Approximate neighbours of ``queries`` from pynndescent's graph of every row (k + 1: itself is among them)."""
+    from stable_explore._optional import require
+
+    pynndescent = require("pynndescent", "clean", "approximate nearest neighbours")
+    wanted = min(k + 1, len(data))
+    index = pynndescent.NNDescent(
+        np.ascontiguousarray(data, dtype=np.float32),
+        n_neighbors=min(max(wanted, 15), len(data)),  # a graph of fewer than 15 finds markedly fewer true ones
+        metric=metric,
+        random_state=0,
+        n_jobs=1,  # with a seed, one thread gives the same graph every run
+        low_memory=True,
+        compressed=True,
+    )
+    positions, distances = index.neighbor_graph
+    positions, distances = positions[queries, :wanted], distances[queries, :wanted]
+    order = np.lexsort((positions, distances), axis=1)  # equal distances: the lower row first
+    positions = np.take_along_axis(positions, order, axis=1).astype(np.int64)
+    distances = np.take_along_axis(distances, order, axis=1)
+    distances, positions = _drop_self(distances, positions, queries, k)
+    missing = np.flatnonzero((positions < 0).any(axis=1))  # a row the graph left short: answered exactly
+    if len(missing):
+        distances[missing], positions[missing] = _blocked(data, queries[missing], k, metric)
+    return distances, positions
 
 
 def _drop_self(
@@ -169,7 +214,13 @@ def _blocked(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tupl
 
 
 def embedding_outliers(
-    ds: CachedDataset, embeddings: Embedding | None = None, *, k: int = 10, column: str | None = None
+    ds: CachedDataset,
+    embeddings: Embedding | None = None,
+    *,
+    k: int = 10,
+    column: str | None = None,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
 ) -> pa.Table:
     """How far each row lies from its ``k`` nearest neighbours in an embedding (high: an outlier).
 
@@ -184,6 +235,8 @@ def embedding_outliers(
         Neighbours averaged.
     column
         The image column the fallback reads.
+    num_proc, executor
+        Workers that decode the images for the fallback (the same result as serially).
 
     Returns
     -------
@@ -201,7 +254,7 @@ def embedding_outliers(
     >>> table.column("outlier_rank").to_pylist()
     [2, 4, 5, 3, 1]
     """
-    vectors = embedding_matrix(ds, embeddings, column=column)
+    vectors = embedding_matrix(ds, embeddings, column=column, num_proc=num_proc, executor=executor)
     distances, _ = nearest_neighbors(vectors, k)
     scores = distances.mean(axis=1) if distances.shape[1] else np.zeros(len(vectors))
     ranks = np.empty(len(scores), dtype=np.int64)

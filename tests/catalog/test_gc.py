@@ -154,3 +154,24 @@ def test_a_copy_given_up_on_is_kept_a_day_for_its_retry_then_collected(home: Pat
     assert f"{abandoned} (a copy without _metadata.json nothing wrote to for a day)" in report.swept
     assert not abandoned.exists()
     assert (recent / "shard-00000.arrow").is_file()  # a pull may still resume it
+
+
+def test_gc_removes_the_kept_signals_of_the_versions_it_deletes(home: Path) -> None:
+    import numpy as np
+
+    from stable_explore import signals
+
+    features = se.Features(image=se.Image(), label=se.ClassLabel(names=["a", "b"]))
+    rows = [{"image": np.full((8, 8), 20 * i, dtype=np.uint8), "label": i % 2} for i in range(6)]
+    first = se.build(rows, features, name="pics", home=home, progress=False)
+    signals.perceptual_hashes(first, progress=False)
+    second = first.drop([0]).save(message="drop 0")  # latest moves: the first version has no ref
+    signals.perceptual_hashes(second, progress=False)
+    kept = home / "pics" / "signals"
+    assert sorted(p.name for p in kept.iterdir()) == sorted([first.version, second.version])
+    freed = se.gc(home=home, keep=0)
+    assert freed > 0
+    assert [p.name for p in kept.iterdir()] == [second.version]  # the deleted version's signals went with it
+    before = signals.cache.COUNTS["read"]
+    signals.perceptual_hashes(se.load("pics", home=home), progress=False)
+    assert signals.cache.COUNTS["read"] == before + 1  # the live version's are still read

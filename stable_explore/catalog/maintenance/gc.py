@@ -7,6 +7,8 @@
 never deletes a version a ref points at, nor one published while it decided. A build that
 reuses a version marks it used under the same lock (``<name>/.used/<version>``), and gc leaves a
 version reused in the last :data:`GRACE_SECONDS` alone, so the builder that was just handed it can open it.
+The signals kept for a version (``<name>/signals/<version>``, see :mod:`stable_explore.signals.cache`)
+go with it.
 
 Examples
 --------
@@ -33,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.catalog.fingerprints.code_tokens import user_stacklevel
 from stable_explore.catalog.fingerprints.file_state import LISTINGS
-from stable_explore.catalog.names import NAME_PATTERN
+from stable_explore.catalog.names import EVALUATIONS_DIR, NAME_PATTERN, SIGNALS_DIR
 from stable_explore.catalog.publish import unpublish_version_dir
 from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
 from stable_explore.catalog.transfer import sweep_transfer_leftovers
@@ -162,6 +164,7 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
                 report.removed.append(f"{dataset}@{version_id}")
             _drop_dangling_sources(catalog, dataset, set(ids) - removed, grace, report)
             _drop_old_use_marks(catalog, dataset, set(ids) - removed, grace)
+            freed += _drop_orphan_signals(catalog, dataset, set(ids) - removed, report)
     finally:  # what was taken out of versions/ is deleted even if a later step failed
         if doomed:
             forget(holding_files=True)  # a kept map of a deleted shard would hold its disk space
@@ -171,6 +174,28 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
     freed += _drop_evaluations(catalog, dataset, set(catalog.version_ids(dataset)), report)
     _sweep_locks(catalog.dataset_dir(dataset), report)
     _remove_if_empty(catalog, dataset, report)
+    return freed
+
+
+def _drop_orphan_signals(catalog: Catalog, dataset: str, live: set[str], report: GcReport) -> int:
+    """Remove the kept signals (``<name>/signals/<version>``) of versions that are gone; sweep dead writers' temps."""
+    root = catalog.dataset_dir(dataset) / SIGNALS_DIR
+    if not root.is_dir():
+        return 0
+    freed = 0
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".") or not entry.is_dir() or entry.is_symlink():
+            continue
+        if entry.name in live:
+            freed += _sweep(entry, report)
+            continue
+        size = bytes_freed_by_removing(entry)
+        shutil.rmtree(entry, ignore_errors=True)
+        if not entry.exists():
+            freed += size
+            report.swept.append(f"{entry} (signals of a version that is gone)")
+    with contextlib.suppress(OSError):
+        root.rmdir()  # only when empty
     return freed
 
 
@@ -238,7 +263,7 @@ def _last_used(catalog: Catalog, name: str, version_id: str) -> float:
 
 def _drop_evaluations(catalog: Catalog, name: str, live: set[str], report: GcReport) -> int:
     """Remove the kept evaluations (``<name>/evaluations/<version>``, see se.evaluate) of versions no longer there."""
-    folder = catalog.dataset_dir(name) / "evaluations"
+    folder = catalog.dataset_dir(name) / EVALUATIONS_DIR
     if not folder.is_dir():
         return 0
     freed = 0
