@@ -4,6 +4,11 @@ Workload: N images (default 20,000; ``--images 100000`` for a full 100k) of 128x
 from scikit-learn's digits with noise, cached with ``se.build``. Each per-image signal runs serially
 and with ``num_proc=2``; the report gives seconds for N and the rate scaled to 100k images.
 
+* against the reference libraries, paired (each repeat runs every contender once, in turn, over the same
+  JPEG bytes; medians and ranges of the ratios over ``--repeats``): pHash and dHash against imagehash's
+  and against Pillow's reduced-scale decode alone (open, ``draft``, load: the floor any hash built on
+  Pillow pays), serial and on two cores; image statistics against a full decode alone (they measure
+  the image as stored) and against imagehash's pHash;
 * ``exact_duplicates`` (a hash of each stored image; nothing decoded);
 * ``perceptual_hashes`` (pHash and dHash: decode, grey 32x32 or 9x8, DCT), serial and num_proc=2;
 * ``image_stats`` (decode, grey, Laplacian), serial and num_proc=2;
@@ -22,6 +27,7 @@ Run::
     python benchmarks/bench_signals.py                 # 20k images, 1M hashes
     python benchmarks/bench_signals.py --images 100000
     python benchmarks/bench_signals.py --quick         # 4k images, 100k hashes
+    python benchmarks/bench_signals.py --only paired   # the comparison with imagehash and Pillow alone
 """
 
 from __future__ import annotations
@@ -68,6 +74,85 @@ def make_images(count: int, seed: int = 0) -> list[dict[str, Any]]:
         PILImage.fromarray(noisy).save(buffer, format="JPEG", quality=85)
         rows.append({"image": buffer.getvalue(), "label": int(digits.target[i % len(bases)])})
     return rows
+
+
+def _decode_alone(values: list[bytes], size: tuple[int, int] | None) -> None:
+    from PIL import Image as PILImage
+
+    for data in values:
+        with PILImage.open(io.BytesIO(data)) as image:
+            if size is not None:
+                image.draft("L", size)
+            image.load()
+
+
+def _imagehash(values: list[bytes], method: str) -> None:
+    import imagehash
+    from PIL import Image as PILImage
+
+    hasher = getattr(imagehash, method)
+    for data in values:
+        with PILImage.open(io.BytesIO(data)) as image:
+            hasher(image)
+
+
+def paired(ds: se.CachedDataset, repeats: int) -> None:
+    """Ours against imagehash and against Pillow's decode alone, each repeat running every contender in turn."""
+    from stable_explore.signals.perceptual import BATCH_FUNCTIONS, DRAFT_MARGIN, SIZES
+    from stable_explore.signals.stats import stats_batch
+
+    values = ds.arrow_column("image").to_pylist()
+    n = len(values)
+    phash_draft = (SIZES["phash"][0] * DRAFT_MARGIN, SIZES["phash"][1] * DRAFT_MARGIN)
+    dhash_draft = (SIZES["dhash"][0] * DRAFT_MARGIN, SIZES["dhash"][1] * DRAFT_MARGIN)
+    contenders: list[tuple[str, Callable[[], Any]]] = [
+        ("imagehash phash", lambda: _imagehash(values, "phash")),
+        ("imagehash dhash", lambda: _imagehash(values, "dhash")),
+        (f"Pillow decode alone, draft {phash_draft}", lambda: _decode_alone(values, phash_draft)),
+        (f"Pillow decode alone, draft {dhash_draft}", lambda: _decode_alone(values, dhash_draft)),
+        ("Pillow decode alone, full size", lambda: _decode_alone(values, None)),
+        ("ours phash (bytes in memory)", lambda: BATCH_FUNCTIONS["phash"](values, 0)),
+        ("ours dhash (bytes in memory)", lambda: BATCH_FUNCTIONS["dhash"](values, 0)),
+        ("ours image stats (bytes in memory)", lambda: stats_batch(values, 0)),
+        ("perceptual_hashes phash", lambda: signals.perceptual_hashes(ds, cache=False, progress=False)),
+        (
+            "perceptual_hashes phash num_proc=2",
+            lambda: signals.perceptual_hashes(ds, num_proc=2, cache=False, progress=False),
+        ),
+        ("perceptual_hashes dhash", lambda: signals.perceptual_hashes(ds, method="dhash", cache=False, progress=False)),
+        (
+            "perceptual_hashes dhash num_proc=2",
+            lambda: signals.perceptual_hashes(ds, method="dhash", num_proc=2, cache=False, progress=False),
+        ),
+        ("image_stats", lambda: signals.image_stats(ds, cache=False, progress=False)),
+        ("image_stats num_proc=2", lambda: signals.image_stats(ds, num_proc=2, cache=False, progress=False)),
+    ]
+    times: dict[str, list[float]] = {name: [] for name, _ in contenders}
+    for _ in range(repeats):
+        for name, run in contenders:
+            times[name].append(timed(run)[0])
+    rule(f"Paired, {repeats} repeats over the same {n:,} JPEGs: microseconds per image (median, range)")
+    for name, _ in contenders:
+        per = np.array(times[name]) / n * 1e6
+        print(f"{name:<48} {np.median(per):8.1f} us  ({per.min():.1f}-{per.max():.1f})")
+
+    def ratio(top: str, bottom: str, label: str) -> None:
+        r = np.array(times[top]) / np.array(times[bottom])
+        print(f"{label:<64} {np.median(r):5.2f}x  ({r.min():.2f}-{r.max():.2f})")
+
+    rule("Ratios, per repeat (median, range); above 1 means the second is faster")
+    ratio("imagehash phash", "ours phash (bytes in memory)", "imagehash phash / ours phash (one core)")
+    ratio("imagehash dhash", "ours dhash (bytes in memory)", "imagehash dhash / ours dhash (one core)")
+    ratio("imagehash phash", "perceptual_hashes phash", "imagehash phash / perceptual_hashes phash (from the cache)")
+    ratio("imagehash phash", "perceptual_hashes phash num_proc=2", "imagehash phash / perceptual_hashes phash x2")
+    ratio("imagehash dhash", "perceptual_hashes dhash num_proc=2", "imagehash dhash / perceptual_hashes dhash x2")
+    ratio("perceptual_hashes phash", "perceptual_hashes phash num_proc=2", "phash: serial / num_proc=2")
+    ratio("perceptual_hashes dhash", "perceptual_hashes dhash num_proc=2", "dhash: serial / num_proc=2")
+    ratio("image_stats", "image_stats num_proc=2", "image_stats: serial / num_proc=2")
+    ratio("imagehash phash", "ours image stats (bytes in memory)", "imagehash phash / ours image stats (one core)")
+    ratio("ours phash (bytes in memory)", f"Pillow decode alone, draft {phash_draft}", "ours phash / its decode alone")
+    ratio("ours dhash (bytes in memory)", f"Pillow decode alone, draft {dhash_draft}", "ours dhash / its decode alone")
+    ratio("ours image stats (bytes in memory)", "Pillow decode alone, full size", "ours stats / full decode alone")
 
 
 def per_image(ds: se.CachedDataset) -> None:
@@ -161,6 +246,10 @@ def main() -> None:
     parser.add_argument("--labels", type=int, default=100_000)
     parser.add_argument("--thresholds", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3, help="paired repeats of the comparison")
+    parser.add_argument(
+        "--only", choices=["all", "paired"], default="all", help="paired: only the comparison with imagehash"
+    )
     args = parser.parse_args()
     if args.quick:
         args.images, args.hashes, args.labels = 4_000, 100_000, 20_000
@@ -169,6 +258,9 @@ def main() -> None:
         features = se.Features(image=se.Image(), label=se.ClassLabel(names=[str(d) for d in range(10)]))
         built, ds = timed(lambda: se.build(rows, features, name="bench", home=home, progress=False))
         print(f"made {args.images:,} JPEGs in {seconds:.1f} s, cached in {built:.1f} s")
+        paired(ds, args.repeats)
+        if args.only == "paired":
+            return
         per_image(ds)
     label_rule(args.labels)
     grouping(args.hashes, args.thresholds)

@@ -46,12 +46,19 @@ def failure_text(exc: BaseException, rows_done: int) -> str:
 
 @contextlib.contextmanager
 def progress_bar(
-    name: str, total: int | None, *, verb: str = "caching", disable: bool = False, rate: bool = True
+    name: str,
+    total: int | None,
+    *,
+    verb: str = "caching",
+    disable: bool = False,
+    rate: bool = True,
+    count_bytes: bool = True,
 ) -> Iterator[Callable[[int, int], None]]:
     """A bar of rows (and bytes written) for work on dataset ``name``; yields the (rows, bytes) callback.
 
     The callback may be called with 0 rows to report the final byte count once files are closed.
-    ``rate=False`` leaves out rows per second (a save links most rows: its rate means nothing).
+    ``rate=False`` leaves out rows per second (a save links most rows: its rate means nothing);
+    ``count_bytes=False`` leaves out the bytes (work that writes nothing as it goes, such as a signal).
     """
     bar_format = None  # tqdm's default line; a notebook's HTML bar never shows a rate
     if not rate:  # an unknown total is set to the count when the work ends: the line then reads 100%
@@ -64,7 +71,8 @@ def progress_bar(
     def on_batch(rows: int, nbytes: int) -> None:
         nonlocal written
         written = max(written, nbytes)  # bytes only grow: a callback from before a file closed never lowers them
-        bar.set_postfix_str(_written_text(written, rate), refresh=rows == 0)
+        if count_bytes:
+            bar.set_postfix_str(_written_text(written, rate), refresh=rows == 0)
         if rows:
             bar.update(rows)
 

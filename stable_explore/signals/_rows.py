@@ -7,6 +7,7 @@ A signal's result is keyed by ``row`` (the position in the dataset it was comput
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -104,6 +105,17 @@ def check_num_proc(num_proc: int | None) -> int:
     return num_proc
 
 
+def check_executor(executor: Executor | None) -> Executor | None:
+    """``executor`` if it is a :class:`concurrent.futures.Executor` (or None)."""
+    if executor is not None and not isinstance(executor, Executor):
+        msg = (
+            f"executor must be a concurrent.futures.Executor (a ProcessPoolExecutor, a Dask client's "
+            f"get_executor(), Ray's), got {type(executor).__name__}"
+        )
+        raise InvalidOptionError(msg)
+    return executor
+
+
 def _run_part(ds: CachedDataset, column: str, start: int, stop: int, fn: ImageBatchFn) -> dict[str, np.ndarray]:
     """Per-image work on rows ``start:stop`` of ``ds``, batch by batch (runs in a worker too)."""
     parts: list[dict[str, np.ndarray]] = []
@@ -116,26 +128,76 @@ def _run_part(ds: CachedDataset, column: str, start: int, stop: int, fn: ImageBa
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
-def map_images(ds: CachedDataset, column: str, fn: ImageBatchFn, num_proc: int | None) -> dict[str, np.ndarray]:
+def map_images(
+    ds: CachedDataset,
+    column: str,
+    fn: ImageBatchFn,
+    num_proc: int | None,
+    *,
+    executor: Executor | None = None,
+    progress: bool = False,
+    verb: str = "measuring",
+) -> dict[str, np.ndarray]:
     """``fn(encoded images, first row)`` over every row of ``ds`` in batches, joined into one array per name.
 
-    With ``num_proc`` > 1 the rows are cut into runs that worker processes read from the cache themselves
-    (a dataset pickles as its location and rows, so no image bytes cross processes); ``fn`` must be a
-    module-level function. Results come back in row order either way.
+    With ``num_proc`` > 1, or an ``executor`` (any :class:`concurrent.futures.Executor`: a Dask
+    client's, Ray's), the rows are cut into runs that workers read from the cache themselves (a
+    dataset pickles as its location and rows, so no image bytes cross processes); ``fn`` must then
+    pickle (a module-level function, or a ``functools.partial`` of one). Results come back in row
+    order either way, equal to the serial ones. ``progress`` shows a bar of rows done; an interrupt
+    (Ctrl-C, a notebook's stop button) ends the work with the bar saying how far it got.
     """
     workers = check_num_proc(num_proc)
+    check_executor(executor)
     n = len(ds)
-    if workers == 1 or n <= BATCH_ROWS:
-        return _run_part(ds, column, 0, n, fn)
-    step = max(BATCH_ROWS, -(-n // (workers * 4)))
-    bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
-    # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
-    from stable_explore.catalog.parallel import owned_pool
+    from stable_explore.display.progress import progress_bar
 
-    with owned_pool(workers) as pool:
-        futures = [pool.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
-        parts = [f.result() for f in futures]
+    label = ds.name or str(ds.cache_dir)
+    disable = not progress or n <= BATCH_ROWS
+    with progress_bar(label, n, verb=verb, disable=disable, count_bytes=False) as on_batch:
+        if executor is None and (workers == 1 or n <= BATCH_ROWS):
+            parts: list[dict[str, np.ndarray]] = []
+            for first in range(0, n, BATCH_ROWS):
+                last = min(n, first + BATCH_ROWS)
+                parts.append(_run_part(ds, column, first, last, fn))
+                on_batch(last - first, 0)
+            if not parts:
+                return _run_part(ds, column, 0, 0, fn)
+        else:
+            step = max(BATCH_ROWS, -(-n // ((workers if executor is None else max(workers, 4)) * 4)))
+            bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
+            parts = _in_workers(ds, column, fn, bounds, workers, executor, on_batch)
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def _in_workers(
+    ds: CachedDataset,
+    column: str,
+    fn: ImageBatchFn,
+    bounds: list[tuple[int, int]],
+    workers: int,
+    executor: Executor | None,
+    on_batch: Callable[[int, int], None],
+) -> list[dict[str, np.ndarray]]:
+    """Each run of rows on a worker (``executor``'s, or a pool of ours), its result in order; cancelled on an error."""
+    own = executor is None
+    if executor is None:
+        # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
+        from stable_explore.catalog.parallel import owned_pool
+
+        executor = owned_pool(workers)
+    futures = [executor.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
+    try:
+        parts = []
+        for (a, b), future in zip(bounds, futures, strict=True):
+            parts.append(future.result())
+            on_batch(b - a, 0)
+        return parts
+    finally:
+        for future in futures:
+            future.cancel()
+        if own:
+            executor.shutdown(wait=True, cancel_futures=True)
 
 
 def result_table(ds: CachedDataset, rows: np.ndarray, columns: dict[str, Any]) -> pa.Table:

@@ -16,6 +16,8 @@ from stable_explore.signals.perceptual import popcount
 from stable_explore.storage.format.hashing import cell_hashes, row_hashes
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from stable_explore.dataset import CachedDataset
 
 
@@ -67,6 +69,9 @@ def near_duplicates(
     column: str | None = None,
     hashes: pa.Table | None = None,
     num_proc: int | None = None,
+    executor: Executor | None = None,
+    cache: bool = True,
+    progress: bool = True,
 ) -> pa.Table:
     """Groups of rows whose images look alike: perceptual hashes at most ``threshold`` bits apart.
 
@@ -86,8 +91,10 @@ def near_duplicates(
         The image column (default: the first ``Image`` column).
     hashes
         A :func:`perceptual_hashes` result for ``ds`` to group instead of hashing again.
-    num_proc
-        Worker processes that decode and hash.
+    num_proc, executor, cache, progress
+        As in :func:`~stable_explore.signals.perceptual_hashes`: worker processes (or any
+        ``concurrent.futures.Executor``) that decode and hash, the hashes kept in the home for the next
+        call, a bar of rows hashed.
 
     Returns
     -------
@@ -111,7 +118,9 @@ def near_duplicates(
     [{'row': 0, 'group': 0, 'distance': 0}, {'row': 2, 'group': 0, 'distance': 4}]
     """
     if hashes is None:
-        hashes = perceptual_hashes(ds, column=column, method=method, num_proc=num_proc)
+        hashes = perceptual_hashes(
+            ds, column=column, method=method, num_proc=num_proc, executor=executor, cache=cache, progress=progress
+        )
     elif hashes.num_rows != len(ds):
         msg = f"hashes= has {hashes.num_rows} rows for a dataset of {len(ds)}: pass perceptual_hashes(ds) of this ds"
         raise ColumnNotFoundError(msg)

@@ -14,6 +14,7 @@ pass a real model's embeddings instead.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +29,12 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import Array3D
 from stable_explore.schema.image_codec import decode_image_bytes
-from stable_explore.signals._rows import BATCH_ROWS, bytes_per_row, column_values, image_column, keys_of, view_hint
+from stable_explore.signals._rows import image_column, keys_of, view_hint
 from stable_explore.signals.projection import pca
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from stable_explore.dataset import CachedDataset
 
 __all__ = ["Embedding", "embedding_matrix", "pixel_embeddings"]
@@ -110,6 +113,8 @@ def embedding_matrix(
     *,
     column: str | None = None,
     batch_size: int = 1000,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
 ) -> np.ndarray:
     """The embedding of every row of ``dataset`` as a float64 matrix (rows x dimensions).
 
@@ -126,6 +131,8 @@ def embedding_matrix(
         With ``embedding=None``: the image column (default: the first ``Image`` column).
     batch_size:
         Rows per call of a function.
+    num_proc, executor:
+        With ``embedding=None``: workers that decode the images (see :func:`pixel_embeddings`).
 
     Returns
     -------
@@ -144,7 +151,7 @@ def embedding_matrix(
     (3, 1)
     """
     if embedding is None:
-        matrix = pixel_embeddings(dataset, column=column).astype(np.float64)
+        matrix = pixel_embeddings(dataset, column=column, num_proc=num_proc, executor=executor).astype(np.float64)
         where = "the pixel embedding"
     elif isinstance(embedding, str):
         matrix = _from_column(dataset, embedding)
@@ -179,28 +186,38 @@ def embedding_matrix(
     return matrix
 
 
-def _pixels(ds: CachedDataset, column: str, size: int) -> np.ndarray:
+def pixels_batch(values: list[Any], first: int, size: int) -> dict[str, np.ndarray]:
+    """Each encoded image as ``size`` x ``size`` grey pixels in 0..1, one flat row per image (zeros for None)."""
     from PIL import Image as PILImageModule
 
-    out = np.zeros((len(ds), size * size), dtype=np.float32)
-    per_row = bytes_per_row(ds)
-    for start in range(0, len(ds), BATCH_ROWS):
-        values = column_values(ds, column, start, min(len(ds), start + BATCH_ROWS), per_row)
-        for i, data in enumerate(values):
-            if data is None:
-                continue
-            with decode_image_bytes(data) as image:
-                image.draft("L", (size * 4, size * 4))
-                grey = image.convert("L").resize((size, size), PILImageModule.Resampling.BILINEAR)
-                out[start + i] = np.asarray(grey, dtype=np.float32).ravel() / 255
-    return out
+    out = np.zeros((len(values), size * size), dtype=np.float32)
+    for i, data in enumerate(values):
+        if data is None:
+            continue
+        with decode_image_bytes(data) as image:
+            image.draft("L", (size * 4, size * 4))
+            grey = image.convert("L").resize((size, size), PILImageModule.Resampling.BILINEAR)
+            out[i] = np.asarray(grey, dtype=np.float32).ravel() / 255
+    return {"pixels": out}
 
 
-def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int = 16, dims: int = 32) -> np.ndarray:
+def pixel_embeddings(
+    ds: CachedDataset,
+    *,
+    column: str | None = None,
+    size: int = 16,
+    dims: int = 32,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
+    cache: bool = True,
+    progress: bool = True,
+) -> np.ndarray:
     """An offline embedding of each image: its ``size`` x ``size`` grey pixels reduced to ``dims`` by PCA.
 
     One more coordinate holds what the ``dims`` components leave out of each image, so images unlike
-    the rest (noise, blanks) stay far from them.
+    the rest (noise, blanks) stay far from them. ``num_proc`` / ``executor`` decode in workers (the
+    same result as serially), ``cache`` keeps the result in the home for the next call (see
+    :mod:`stable_explore.signals.cache`), ``progress`` shows a bar of rows decoded.
 
     Examples
     --------
@@ -211,4 +228,24 @@ def pixel_embeddings(ds: CachedDataset, *, column: str | None = None, size: int 
     >>> pixel_embeddings(ds, dims=2).shape
     (3, 3)
     """
-    return pca(_pixels(ds, image_column(ds, column), size), dims, residual=True).astype(np.float32)
+    import pyarrow as pa
+
+    from stable_explore.signals._rows import check_executor, map_images
+    from stable_explore.signals.cache import cached_signal
+
+    name = image_column(ds, column)
+    check_executor(executor)
+
+    def compute() -> pa.Table:
+        fn = functools.partial(pixels_batch, size=size)
+        pixels = map_images(ds, name, fn, num_proc, executor=executor, progress=progress, verb="pixels of")["pixels"]
+        matrix = pca(pixels, dims, residual=True).astype(np.float32)
+        flat = pa.array(matrix.ravel(), type=pa.float32())
+        return pa.table({"embedding": pa.FixedSizeListArray.from_arrays(flat, matrix.shape[1])})
+
+    params = {"column": name, "size": size, "dims": dims, "revision": 1}
+    table = cached_signal(ds, "pixel_embeddings", params, compute, cache=cache)
+    values = table.column("embedding").combine_chunks()
+    width = values.type.list_size
+    embedded: np.ndarray = np.array(values.flatten().to_numpy(), dtype=np.float32).reshape(len(values), width)
+    return embedded

@@ -7,15 +7,26 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from stable_explore.signals._rows import image_column, map_images, result_table
-from stable_explore.signals.perceptual import BATCH_FUNCTIONS, check_method
-from stable_explore.signals.stats import COLUMNS, stats_batch
+from stable_explore.signals._rows import check_executor, check_num_proc, image_column, map_images, result_table
+from stable_explore.signals.cache import cached_signal
+from stable_explore.signals.perceptual import BATCH_FUNCTIONS, REVISION, check_method
+from stable_explore.signals.stats import COLUMNS, STATS_REVISION, stats_batch
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from stable_explore.dataset import CachedDataset
 
 
-def image_stats(ds: CachedDataset, *, column: str | None = None, num_proc: int | None = None) -> pa.Table:
+def image_stats(
+    ds: CachedDataset,
+    *,
+    column: str | None = None,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
+    cache: bool = True,
+    progress: bool = True,
+) -> pa.Table:
     """Width, height, aspect, brightness, contrast, blur, channels and file size of every image.
 
     Parameters
@@ -26,6 +37,14 @@ def image_stats(ds: CachedDataset, *, column: str | None = None, num_proc: int |
         The image column (default: the first ``Image`` column).
     num_proc
         Worker processes that decode images (each reads its rows from the cache itself).
+    executor
+        Instead: any :class:`concurrent.futures.Executor` (a Dask client's ``get_executor()``, Ray's)
+        whose workers read runs of rows from the cache; the result equals the serial one.
+    cache
+        Keep the result in the home and read it back next time (same version, rows and column; see
+        :mod:`stable_explore.signals.cache`); False computes afresh and keeps nothing.
+    progress
+        A bar of rows measured (over 1,024 rows); Ctrl-C stops it with nothing kept.
 
     Returns
     -------
@@ -51,14 +70,34 @@ def image_stats(ds: CachedDataset, *, column: str | None = None, num_proc: int |
     >>> image_stats(ds).select(["row", "width", "height", "brightness", "blur"]).to_pylist()[1]
     {'row': 1, 'width': 6, 'height': 4, 'brightness': 1.0, 'blur': 0.0}
     """
-    values = map_images(ds, image_column(ds, column), stats_batch, num_proc)
-    return result_table(ds, _rows(ds), {name: values[name] for name in COLUMNS})
+    name = image_column(ds, column)
+    check_num_proc(num_proc)
+    check_executor(executor)
+
+    def compute() -> pa.Table:
+        values = map_images(ds, name, stats_batch, num_proc, executor=executor, progress=progress, verb="measuring")
+        return result_table(ds, _rows(ds), {key: values[key] for key in COLUMNS})
+
+    params = {"column": name, "revision": STATS_REVISION}
+    return cached_signal(ds, "image_stats", params, compute, cache=cache)
 
 
 def perceptual_hashes(
-    ds: CachedDataset, *, column: str | None = None, method: str = "phash", num_proc: int | None = None
+    ds: CachedDataset,
+    *,
+    column: str | None = None,
+    method: str = "phash",
+    num_proc: int | None = None,
+    executor: Executor | None = None,
+    cache: bool = True,
+    progress: bool = True,
 ) -> pa.Table:
     """The 64-bit perceptual hash of every image (``phash``, the default, or ``dhash``), for near-duplicate search.
+
+    Each image is decoded only as far as its grey thumbnail needs (a JPEG at 1/2 to 1/8 scale, see
+    :mod:`stable_explore.signals.perceptual`), and the hashes are taken over stacks of thumbnails.
+    ``num_proc``, ``executor``, ``cache`` and ``progress`` are as in :func:`image_stats`: the result is
+    kept in the home, so a second call, or a new kernel's, reads it back.
 
     Returns
     -------
@@ -75,9 +114,19 @@ def perceptual_hashes(
     >>> [hex(h) for h in perceptual_hashes(ds, method="dhash").column("hash").to_pylist()]
     ['0xffffffffffffffff', '0x0']
     """
-    values = map_images(ds, image_column(ds, column), BATCH_FUNCTIONS[check_method(method)], num_proc)
-    hashes = pa.array(values["hash"], type=pa.uint64(), mask=~values["valid"])
-    return result_table(ds, _rows(ds), {"hash": hashes})
+    name = image_column(ds, column)
+    check_method(method)
+    check_num_proc(num_proc)
+    check_executor(executor)
+
+    def compute() -> pa.Table:
+        fn = BATCH_FUNCTIONS[method]
+        values = map_images(ds, name, fn, num_proc, executor=executor, progress=progress, verb=f"{method} of")
+        hashes = pa.array(values["hash"], type=pa.uint64(), mask=~values["valid"])
+        return result_table(ds, _rows(ds), {"hash": hashes})
+
+    params = {"column": name, "method": method, "revision": REVISION}
+    return cached_signal(ds, "perceptual_hashes", params, compute, cache=cache)
 
 
 def _rows(ds: CachedDataset) -> np.ndarray:

@@ -26,6 +26,8 @@ from stable_explore.signals.embeddings import Embedding, embedding_matrix
 from stable_explore.signals.neighbors import nearest_neighbors
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from stable_explore.dataset import CachedDataset
     from stable_explore.schema import ClassLabel
 
@@ -222,11 +224,16 @@ def neighbor_label_issues(
     k: int = 10,
     agreement: float = 0.7,
     column: str | None = None,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
 ) -> pa.Table:
     """Rows whose ``k`` nearest neighbours in an embedding mostly carry one other label.
 
     For when there is no model, only embeddings: a row is suspected when at least ``agreement`` of its
-    neighbours share a label that is not its own.
+    neighbours share a label that is not its own. With ``embeddings=None`` the offline
+    :func:`~stable_explore.signals.pixel_embeddings` are used, decoded by ``num_proc`` workers or
+    ``executor`` when given. Above :data:`~stable_explore.signals.neighbors.APPROXIMATE_ROWS` rows the
+    neighbours are approximate (see :func:`~stable_explore.signals.nearest_neighbors`).
 
     Returns
     -------
@@ -251,7 +258,8 @@ def neighbor_label_issues(
         raise InvalidOptionError(msg)
     name, feature = label_column(ds, label)
     labels = labels_of(ds, name)
-    _, positions = nearest_neighbors(embedding_matrix(ds, embeddings, column=column), k)
+    vectors = embedding_matrix(ds, embeddings, column=column, num_proc=num_proc, executor=executor)
+    _, positions = nearest_neighbors(vectors, k)
     if positions.shape[1] == 0:
         return result_table(ds, np.zeros(0, dtype=np.int64), {"label": [], "suggested": [], "neighbor_agreement": []})
     votes = labels[positions]

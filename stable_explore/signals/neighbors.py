@@ -18,6 +18,8 @@ from stable_explore.signals.embeddings import Embedding, embedding_matrix
 from stable_explore.signals.projection import check_finite
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import pyarrow as pa
 
     from stable_explore.dataset import CachedDataset
@@ -169,7 +171,13 @@ def _blocked(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> tupl
 
 
 def embedding_outliers(
-    ds: CachedDataset, embeddings: Embedding | None = None, *, k: int = 10, column: str | None = None
+    ds: CachedDataset,
+    embeddings: Embedding | None = None,
+    *,
+    k: int = 10,
+    column: str | None = None,
+    num_proc: int | None = None,
+    executor: Executor | None = None,
 ) -> pa.Table:
     """How far each row lies from its ``k`` nearest neighbours in an embedding (high: an outlier).
 
@@ -184,6 +192,8 @@ def embedding_outliers(
         Neighbours averaged.
     column
         The image column the fallback reads.
+    num_proc, executor
+        Workers that decode the images for the fallback (the same result as serially).
 
     Returns
     -------
@@ -201,7 +211,7 @@ def embedding_outliers(
     >>> table.column("outlier_rank").to_pylist()
     [2, 4, 5, 3, 1]
     """
-    vectors = embedding_matrix(ds, embeddings, column=column)
+    vectors = embedding_matrix(ds, embeddings, column=column, num_proc=num_proc, executor=executor)
     distances, _ = nearest_neighbors(vectors, k)
     scores = distances.mean(axis=1) if distances.shape[1] else np.zeros(len(vectors))
     ranks = np.empty(len(scores), dtype=np.int64)

@@ -27,25 +27,118 @@ if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
 METHODS = ("dhash", "phash")
+REVISION = 2
+"""The hashes' revision, part of a kept signal's key: 2 decodes a JPEG at a reduced scale (see DRAFT_MARGIN)."""
 
 
-def _grey(image: PILImage, size: tuple[int, int]) -> np.ndarray:
+DRAFT_MARGIN = 2
+"""How many times the thumbnail's size a JPEG is decoded at, at least (draft mode; then a Lanczos resize)."""
+SIZES = {"dhash": (9, 8), "phash": (32, 32)}
+"""The grey thumbnail (width, height) each hash is taken of."""
+
+
+def _decoded(image: PILImage, size: tuple[int, int], *, resized: bool = False) -> np.ndarray:
+    """``image`` in grey as uint8, decoded at a reduced scale where the format allows, within 4x ``size``.
+
+    A JPEG is decoded at 1/2, 1/4 or 1/8 scale by libjpeg itself (draft mode), the smallest still at
+    least :data:`DRAFT_MARGIN` times ``size``: the hash stays within half a bit of a full decode's,
+    where a decode at ``size`` itself moved a 300-pixel image's pHash by 6 bits. What is still larger
+    than 4x ``size`` (a huge JPEG, or any other format, which decodes whole), or every image when
+    ``resized``, is resized to ``size`` here (Pillow's Lanczos).
+    """
     from PIL import Image as PILImageModule
 
-    image.draft("L", (size[0] * 4, size[1] * 4))  # JPEG: decode at a fraction of the size (much faster)
-    grey = image.convert("L").resize(size, PILImageModule.Resampling.LANCZOS)
-    pixels: np.ndarray = np.asarray(grey, dtype=np.float64)
+    image.draft("L", (size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN))
+    grey = image.convert("L")
+    if grey.size != size and (resized or grey.size[0] > 4 * size[0] or grey.size[1] > 4 * size[1]):
+        grey = grey.resize(size, PILImageModule.Resampling.LANCZOS)
+    pixels: np.ndarray = np.asarray(grey, dtype=np.uint8)
     return pixels
 
 
+def _lanczos(x: np.ndarray) -> np.ndarray:
+    weights: np.ndarray = np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+    return weights
+
+
+@lru_cache(maxsize=256)
+def resize_matrix(source: int, target: int) -> np.ndarray:
+    """The (target, source) matrix of a Lanczos-3 resize of one axis, the weights Pillow's ``LANCZOS`` uses.
+
+    A resize of an image is ``rows @ pixels @ columns.T``; no pixel is rounded between the two axes.
+
+    Examples
+    --------
+    >>> resize_matrix(4, 4).tolist() == np.eye(4).tolist()
+    True
+    >>> np.allclose(resize_matrix(64, 32).sum(axis=1), 1)
+    True
+    """
+    if source == target:
+        return np.eye(target)
+    scale = source / target
+    stretch = max(scale, 1.0)  # a reduction widens the filter, so every source pixel counts
+    support = 3.0 * stretch
+    matrix = np.zeros((target, source))
+    for i in range(target):
+        center = (i + 0.5) * scale
+        low, high = max(0, int(center - support + 0.5)), min(source, int(center + support + 0.5))
+        weights = _lanczos((np.arange(low, high) - center + 0.5) / stretch)
+        matrix[i, low:high] = weights / weights.sum()
+    return matrix
+
+
+def thumbnails(
+    values: list[Any], size: tuple[int, int], *, resized: bool = False
+) -> tuple[dict[tuple[int, int], tuple[np.ndarray, np.ndarray]], np.ndarray]:
+    """(stacks, valid): each encoded image decoded in grey (:func:`_decoded`), stacked with the others of its shape.
+
+    ``stacks`` maps a (height, width) to the rows of that shape and their pixels, shape (rows, height,
+    width) uint8; ``valid`` is False for a row without an image. ``resized``: every image at ``size``.
+
+    Examples
+    --------
+    >>> stacks, valid = thumbnails([None], (9, 8))
+    >>> stacks, valid.tolist()
+    ({}, [False])
+    """
+    valid = np.zeros(len(values), dtype=bool)
+    shapes: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
+    for i, data in enumerate(values):
+        if data is None:
+            continue
+        with decode_image_bytes(data) as image:
+            pixels = _decoded(image, size, resized=resized)
+        shapes.setdefault((pixels.shape[0], pixels.shape[1]), []).append((i, pixels))
+        valid[i] = True
+    stacks = {
+        shape: (np.array([i for i, _ in found], dtype=np.int64), np.stack([p for _, p in found]))
+        for shape, found in shapes.items()
+    }
+    return stacks, valid
+
+
+def _pack_rows(bits: np.ndarray) -> np.ndarray:
+    """Each row of 64 bits (first bit most significant) as one uint64."""
+    packed = np.packbits(bits.reshape(len(bits), 64).astype(np.uint8), axis=1)
+    words: np.ndarray = packed.view(">u8").ravel().astype(np.uint64)
+    return words
+
+
 def _pack(bits: np.ndarray) -> int:
-    return int.from_bytes(np.packbits(bits.ravel().astype(np.uint8)).tobytes(), "big")
+    return int(_pack_rows(bits.reshape(1, 64))[0])
 
 
-def dhash(image: PILImage) -> int:
-    """The 64-bit difference hash of a PIL image: is each pixel of a 9x8 grey thumbnail darker than its right one."""
-    pixels = _grey(image, (9, 8))
-    return _pack(pixels[:, 1:] > pixels[:, :-1])
+def dhash_stack(stack: np.ndarray) -> np.ndarray:
+    """The dHash of each 9x8 grey thumbnail of a stack (n, 8, 9): is each pixel darker than its right neighbour.
+
+    Examples
+    --------
+    >>> ramp = np.tile(np.arange(9, dtype=np.uint8), (1, 8, 1))
+    >>> hex(int(dhash_stack(ramp)[0]))
+    '0xffffffffffffffff'
+    """
+    return _pack_rows(stack[:, :, 1:] > stack[:, :, :-1])
 
 
 @lru_cache(maxsize=1)
@@ -57,36 +150,74 @@ def _dct_matrix() -> np.ndarray:
     return matrix
 
 
+@lru_cache(maxsize=256)
+def _low_dct(source: int) -> np.ndarray:
+    """The 8 lowest DCT rows of a 32-pixel axis, after a resize of ``source`` pixels to 32: (8, source)."""
+    low: np.ndarray = _dct_matrix()[:8] @ resize_matrix(source, 32) if source != 32 else _dct_matrix()[:8]
+    return low
+
+
+_STACK_ROWS = 1024  # images transformed at once: (1024, 64, 64) float64 is 32 MB
+
+
+def phash_stack(stack: np.ndarray) -> np.ndarray:
+    """The pHash of each grey image of a stack (n, height, width): its 32x32 thumbnail's 8x8 lowest DCT terms' signs.
+
+    Each term is compared with the median of the 63 terms besides the mean.
+
+    The resize to 32x32 (:func:`resize_matrix`) and the DCT's 8 lowest rows are one matrix per axis, so
+    a stack costs two matrix products; the (0, 0) term, the mean, is left out of the median.
+
+    Examples
+    --------
+    >>> flat = np.full((1, 32, 32), 128, dtype=np.uint8)
+    >>> int(phash_stack(flat)[0]) >> 63  # only the mean term stands above the median
+    1
+    """
+    height, width = stack.shape[1:]
+    rows, columns = _low_dct(height), _low_dct(width)
+    out = np.zeros(len(stack), dtype=np.uint64)
+    for start in range(0, len(stack), _STACK_ROWS):
+        part = stack[start : start + _STACK_ROWS].astype(np.float64)
+        low = np.matmul(np.matmul(rows, part), columns.T).reshape(len(part), 64)
+        median = np.median(low[:, 1:], axis=1)
+        out[start : start + len(part)] = _pack_rows(low > median[:, None])
+    return out
+
+
+def dhash(image: PILImage) -> int:
+    """The 64-bit difference hash of a PIL image: is each pixel of a 9x8 grey thumbnail darker than its right one."""
+    return int(dhash_stack(_decoded(image, SIZES["dhash"], resized=True)[None])[0])
+
+
 def phash(image: PILImage) -> int:
     """The 64-bit DCT hash of a PIL image: the lowest 8x8 frequencies of a 32x32 grey thumbnail above their median."""
-    dct = _dct_matrix()
-    low = (dct @ _grey(image, (32, 32)) @ dct.T)[:8, :8]
-    median = np.median(low.ravel()[1:])  # the mean (0, 0) term would skew the median
-    return _pack(low > median)
+    return int(phash_stack(_decoded(image, SIZES["phash"])[None])[0])
 
 
-_HASHERS = {"dhash": dhash, "phash": phash}
+_STACKERS = {"dhash": dhash_stack, "phash": phash_stack}
 
 
 def check_method(method: str) -> str:
     """``method`` if it names a perceptual hash."""
-    if method not in _HASHERS:
+    if method not in _STACKERS:
         msg = f"method must be one of {METHODS}, got {method!r}"
         raise InvalidOptionError(msg)
     return method
 
 
 def hash_batch(values: list[Any], first: int, method: str) -> dict[str, np.ndarray]:
-    """The perceptual hash of each encoded image (0 with ``valid`` False for a row with no image)."""
-    hasher = _HASHERS[method]
+    """The perceptual hash of each encoded image (0 with ``valid`` False for a row with no image).
+
+    Each image is decoded only as far as its thumbnail needs; the hashes are then taken over stacks of
+    the images of one decoded size (the resize folded into the hash's matrix products).
+    """
+    # dHash: a 9x8 thumbnail from Pillow (its rounded grey levels keep flat areas' ties); pHash: any decoded
+    # size, the resize folded into the DCT's matrix products
+    stacks, valid = thumbnails(values, SIZES[method], resized=method == "dhash")
     hashes = np.zeros(len(values), dtype=np.uint64)
-    valid = np.zeros(len(values), dtype=bool)
-    for i, data in enumerate(values):
-        if data is None:
-            continue
-        with decode_image_bytes(data) as image:
-            hashes[i] = hasher(image)
-        valid[i] = True
+    for rows, stack in stacks.values():
+        hashes[rows] = _STACKERS[method](stack)
     return {"hash": hashes, "valid": valid}
 
 

@@ -81,7 +81,8 @@ class Similarity:
                 column = ds.arrow_column(self.column)
                 found = np.asarray(column.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.uint64)
             else:
-                table = perceptual_hashes(ds, column=self.column, method=self.method)
+                # kept in the home too: a new kernel, or the next browser of this version, reads them back
+                table = perceptual_hashes(ds, column=self.column, method=self.method, progress=False)
                 found = np.asarray(table.column("hash").fill_null(0).to_numpy(zero_copy_only=False), dtype=np.uint64)
             found.setflags(write=False)
             _KEPT.put(key, found)
