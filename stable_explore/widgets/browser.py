@@ -140,6 +140,7 @@ class ShardBrowser(FilterMixin, SelectionMixin, SimilarMixin, SnapshotMixin, any
     similar_by = t.Unicode("").tag(sync=True)  # what "similar rows" compares, in words ("" = nothing to compare)
     similar_reason = t.Unicode("").tag(sync=True)  # why there are no similar rows, and what to add
     can_go_back = t.Bool(False).tag(sync=True)  # a grid before "similar rows" to go back to
+    similar_progress = t.Dict().tag(sync=True)  # the first hashing of images for similar rows (start_similar)
 
     def __init__(
         self,
