@@ -2,11 +2,17 @@
 
 Before, after a kernel restart both looked alive: the map went on selecting and counting, with nothing
 reaching the kernel. Now each says the kernel restarted, as the shard browser does, and disables its
-controls; the map no longer selects. Screenshots go to test-artifacts/.
+controls; the map no longer selects. Saved and reopened on a new kernel, their cells said "Error
+displaying widget: model not found"; now they show a static snapshot (the map's points as a picture,
+the panel's list) with a note to run the cell. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -110,3 +116,39 @@ def test_after_a_kernel_restart_the_map_and_the_panel_say_so_and_stop(lab: tuple
     ARTIFACTS.mkdir(exist_ok=True)
     panel.screenshot(path=str(ARTIFACTS / "issues-kernel-restarted.png"))
     widget.screenshot(path=str(ARTIFACTS / "map-kernel-restarted.png"))
+
+
+def test_reopened_on_a_new_kernel_they_show_a_snapshot_not_model_not_found(lab: tuple[Any, str]) -> None:
+    page, url = lab
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
+    saved = json.loads(urllib.request.urlopen(f"{url}/api/contents/aids.ipynb").read())["content"]
+    for cell in saved["cells"]:  # each widget is saved with its snapshot before it
+        kinds = [set(o.get("data", {})) for o in cell["outputs"]]  # (a signal's progress bar before them)
+        assert kinds[-2] == {"text/html"}
+        assert "application/vnd.jupyter.widget-view+json" in kinds[-1]
+    page.evaluate(
+        "async () => { try { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); } catch {} }"
+    )
+    for session in json.loads(urllib.request.urlopen(f"{url}/api/sessions").read()):  # the kernel is gone for good
+        with contextlib.suppress(urllib.error.HTTPError):
+            urllib.request.urlopen(urllib.request.Request(f"{url}/api/sessions/{session['id']}", method="DELETE"))
+    page.reload()
+    open_notebook(page, url, "aids.ipynb")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    panel = cells.nth(0).locator(".jp-OutputArea [data-testid=se-static]")
+    panel.wait_for(state="visible", timeout=60_000)
+    picture = cells.nth(1).locator(".jp-OutputArea [data-testid=se-static]")
+    picture.wait_for(state="visible", timeout=60_000)
+    page.wait_for_timeout(3000)  # what JupyterLab does after opening has happened
+    shown = page.locator(".jp-Notebook").inner_text()
+    assert shown.count("model not found") == 0
+    assert "Issues panel, static list: run the cell to show each entry's rows." in panel.inner_text()
+    assert "6 duplicate group(s)" in panel.inner_text()
+    assert "2 exact duplicates of row " in panel.inner_text()
+    assert "Embedding map, static picture: run the cell to pan, zoom and select." in picture.inner_text()
+    image = picture.locator("[data-testid=se-static-picture]")
+    assert image.evaluate("img => img.complete && img.naturalWidth") == 480
+    ARTIFACTS.mkdir(exist_ok=True)
+    cells.nth(0).locator(".jp-OutputArea").screenshot(path=str(ARTIFACTS / "issues-reopened-snapshot.png"))
+    cells.nth(1).locator(".jp-OutputArea").screenshot(path=str(ARTIFACTS / "map-reopened-snapshot.png"))
