@@ -137,6 +137,7 @@ def map_images(
     executor: Executor | None = None,
     progress: bool = False,
     verb: str = "measuring",
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
     """``fn(encoded images, first row)`` over every row of ``ds`` in batches, joined into one array per name.
 
@@ -146,6 +147,8 @@ def map_images(
     pickle (a module-level function, or a ``functools.partial`` of one). Results come back in row
     order either way, equal to the serial ones. ``progress`` shows a bar of rows done; an interrupt
     (Ctrl-C, a notebook's stop button) ends the work with the bar saying how far it got.
+    ``on_progress(rows done, rows in all)`` is called after each batch (a widget's progress line); an
+    exception it raises stops the work there.
     """
     workers = check_num_proc(num_proc)
     check_executor(executor)
@@ -154,7 +157,16 @@ def map_images(
 
     label = ds.name or str(ds.cache_dir)
     disable = not progress or n <= BATCH_ROWS
-    with progress_bar(label, n, verb=verb, disable=disable, count_bytes=False) as on_batch:
+    with progress_bar(label, n, verb=verb, disable=disable, count_bytes=False) as bar:
+        done = 0
+
+        def on_batch(rows: int, nbytes: int) -> None:
+            nonlocal done
+            bar(rows, nbytes)
+            done += rows
+            if on_progress is not None:
+                on_progress(done, n)
+
         if executor is None and (workers == 1 or n <= BATCH_ROWS):
             parts: list[dict[str, np.ndarray]] = []
             for first in range(0, n, BATCH_ROWS):

@@ -13,6 +13,7 @@ from stable_explore.signals.perceptual import BATCH_FUNCTIONS, REVISION, check_m
 from stable_explore.signals.stats import COLUMNS, STATS_REVISION, stats_batch
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from concurrent.futures import Executor
 
     from stable_explore.dataset import CachedDataset
@@ -91,13 +92,16 @@ def perceptual_hashes(
     executor: Executor | None = None,
     cache: bool = True,
     progress: bool = True,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> pa.Table:
     """The 64-bit perceptual hash of every image (``phash``, the default, or ``dhash``), for near-duplicate search.
 
     Each image is decoded only as far as its grey thumbnail needs (a JPEG at 1/2 to 1/8 scale, see
     :mod:`stable_explore.signals.perceptual`), and the hashes are taken over stacks of thumbnails.
     ``num_proc``, ``executor``, ``cache`` and ``progress`` are as in :func:`image_stats`: the result is
-    kept in the home, so a second call, or a new kernel's, reads it back.
+    kept in the home, so a second call, or a new kernel's, reads it back. ``on_progress(rows hashed,
+    rows in all)`` is called after each batch (the browser's progress line); an exception it raises
+    stops the hashing with nothing kept.
 
     Returns
     -------
@@ -121,7 +125,9 @@ def perceptual_hashes(
 
     def compute() -> pa.Table:
         fn = BATCH_FUNCTIONS[method]
-        values = map_images(ds, name, fn, num_proc, executor=executor, progress=progress, verb=f"{method} of")
+        values = map_images(
+            ds, name, fn, num_proc, executor=executor, progress=progress, verb=f"{method} of", on_progress=on_progress
+        )
         hashes = pa.array(values["hash"], type=pa.uint64(), mask=~values["valid"])
         return result_table(ds, _rows(ds), {"hash": hashes})
 

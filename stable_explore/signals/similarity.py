@@ -37,6 +37,8 @@ from stable_explore.signals.similar import closest_by_hash
 from stable_explore.storage.kept import Kept, kept
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from stable_explore.dataset import CachedDataset
 
 __all__ = ["Similarity", "similarity"]
@@ -69,10 +71,21 @@ class Similarity:
             return f"the perceptual hash {self.column!r}"
         return f"the {self.method} of {self.column!r}"
 
-    def values(self, ds: CachedDataset) -> np.ndarray:
-        """The embedding matrix or the hashes of every row of ``ds``: read (or computed) once, then kept."""
+    def _key(self, ds: CachedDataset) -> tuple[str, ...]:
         digest = hashlib.blake2b(np.ascontiguousarray(ds.base_rows()).tobytes(), digest_size=16).hexdigest()
-        key = (ds.version, self.kind, self.column, self.method, digest)
+        return (ds.version, self.kind, self.column, self.method, digest)
+
+    def is_kept(self, ds: CachedDataset) -> bool:
+        """Whether :meth:`values` of ``ds`` is in this process's memory already (the next call is instant)."""
+        return _KEPT.get(self._key(ds)) is not None
+
+    def values(self, ds: CachedDataset, on_progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """The embedding matrix or the hashes of every row of ``ds``: read (or computed) once, then kept.
+
+        ``on_progress(rows hashed, rows in all)`` follows the hashing of images, batch by batch; an
+        exception it raises stops it with nothing kept, in memory or in the home.
+        """
+        key = self._key(ds)
         found = _KEPT.get(key)
         if found is None:
             if self.kind == "embedding":  # float32: half the memory, and a scan of 1M x 64 in ~60 ms, not ~360
@@ -82,7 +95,9 @@ class Similarity:
                 found = np.asarray(column.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.uint64)
             else:
                 # kept in the home too: a new kernel, or the next browser of this version, reads them back
-                table = perceptual_hashes(ds, column=self.column, method=self.method, progress=False)
+                table = perceptual_hashes(
+                    ds, column=self.column, method=self.method, progress=False, on_progress=on_progress
+                )
                 found = np.asarray(table.column("hash").fill_null(0).to_numpy(zero_copy_only=False), dtype=np.uint64)
             found.setflags(write=False)
             _KEPT.put(key, found)

@@ -180,8 +180,21 @@ def _add_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> 
 
 @COMMANDS.command("similar")
 def _similar(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
-    """The detail pane's "Similar rows": the grid shows the row and its nearest neighbours, closest first."""
+    """The detail pane's "Similar rows": the grid shows the row and its nearest neighbours, closest first.
+
+    Images not hashed yet are hashed on a thread first (the reply ``{"type": "hashing"}``; the page
+    follows ``similar_progress`` and asks again when it is done).
+    """
+    if browser.start_similar(int(msg["row"])):
+        return {"type": "hashing"}, []
     browser.show_similar(int(msg["row"]))
+    return OK, []
+
+
+@COMMANDS.command("similar_cancel")
+def _similar_cancel(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    """The progress line's Cancel: stop hashing the images; nothing is kept."""
+    browser.cancel_similar()
     return OK, []
 
 

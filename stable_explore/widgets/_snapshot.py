@@ -27,23 +27,47 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.widgets._state import BrowserState
 
-__all__ = ["SnapshotMixin", "snapshot_html"]
+__all__ = ["SnapshotMixin", "display_with_snapshot", "snapshot_html"]
 
 _STYLE = """
-.jp-OutputArea-child:has(.se-static):has(+ .jp-OutputArea-child .se-browser) { display: none; }
-.jp-OutputArea-child:has(.se-static) + .jp-OutputArea-child:not(:has(.se-browser)) { display: none; }
-.se-static-note { color: var(--jp-ui-font-color2, #555); font-size: 12px; margin: 2px 0 4px; }
+.jp-OutputArea-child:has(.{marker}):has(+ .jp-OutputArea-child .{live}) {{ display: none; }}
+.jp-OutputArea-child:has(.{marker}) + .jp-OutputArea-child:not(:has(.{live})) {{ display: none; }}
+.se-static-note {{ color: var(--jp-ui-font-color2, #555); font-size: 12px; margin: 2px 0 4px; }}
 """
 
 
-def snapshot_html(card_html: str, model_id: str) -> str:
-    """The snapshot output: a note, the dataset's card (already escaped), and the style described above."""
-    note = "Shard browser, static snapshot: run the cell to browse the rows."
+def snapshot_html(
+    card_html: str,
+    model_id: str,
+    *,
+    note: str = "Shard browser, static snapshot: run the cell to browse the rows.",
+    live: str = "se-browser",
+    marker: str = "se-static",
+) -> str:
+    """The snapshot output: a note, the dataset's card (already escaped), and the style described above.
+
+    ``live`` is the class of the live widget's root, ``marker`` the snapshot's own (one per kind of
+    widget, so one widget's snapshot never hides another's output).
+    """
     return (
-        f'<div class="se-static" data-testid="se-static" data-se-model="{html.escape(model_id)}">'
-        f"<style>{_STYLE}</style>"
+        f'<div class="{marker}" data-testid="se-static" data-se-model="{html.escape(model_id)}">'
+        f"<style>{_STYLE.format(marker=marker, live=live)}</style>"
         f'<div class="se-static-note">{html.escape(note)}</div>{card_html}</div>'
     )
+
+
+def display_with_snapshot(snapshot: str, bundle: Any) -> None:
+    """Display two outputs: ``snapshot`` (from :func:`snapshot_html`), then the live widget.
+
+    ``bundle`` is the widget's ``_repr_mimebundle_()`` (its data and metadata). What the embedding
+    map and the issues panel do, as the shard browser does (see above).
+    """
+    import IPython.display
+
+    display: Any = IPython.display.display  # untyped
+    data, metadata = bundle
+    display({"text/html": snapshot}, raw=True)
+    display({k: v for k, v in data.items() if k != "text/html"}, raw=True, metadata=metadata)
 
 
 class SnapshotMixin:

@@ -156,6 +156,7 @@ class ShardBrowser(
     similar_reason = t.Unicode("").tag(sync=True)  # why there are no similar rows, and what to add
     can_go_back = t.Bool(False).tag(sync=True)  # a grid before "similar rows" to go back to
     evaluation = t.Dict().tag(sync=True)  # an evaluation shown ({} = none): see _evaluation.EvaluationView.described
+    similar_progress = t.Dict().tag(sync=True)  # the first hashing of images for similar rows (start_similar)
 
     def __init__(
         self,

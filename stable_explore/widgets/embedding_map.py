@@ -46,6 +46,7 @@ from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._images import make_thumbnails
 from stable_explore.widgets._requests import OK, Commands, Reply
 from stable_explore.widgets._rows import RowList, sorted_rows
+from stable_explore.widgets._snapshot import display_with_snapshot, snapshot_html
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
 
 if TYPE_CHECKING:
@@ -147,6 +148,36 @@ class EmbeddingMap(anywidget.AnyWidget):
         self.on_msg(self._on_message)
         if browser is not None:
             self.link(browser)
+
+    def snapshot_html(self) -> str:
+        """The static picture shown where the live map cannot be drawn (a saved notebook reopened on a new kernel).
+
+        The map's title, its points as a PNG coloured by label (:func:`~stable_explore.widgets._map_picture.map_png`)
+        and the class names, with a note that running the cell brings the live map back.
+        """
+        import base64
+        import html
+
+        from stable_explore.widgets._map_picture import LABEL_COLOURS, map_png
+
+        png = base64.b64encode(map_png(self.points, self._labels)).decode("ascii")
+        keys = "".join(
+            f'<span style="margin-right:10px"><span style="color:rgb{tuple(int(c) for c in LABEL_COLOURS[i % 10])}">'
+            f"&#9679;</span> {html.escape(name)}</span>"
+            for i, name in enumerate(self.class_names)
+        )
+        card = (
+            f'<div style="font-weight:600">{html.escape(self.title)}</div>'
+            f'<img src="data:image/png;base64,{png}" width="480" height="320" '
+            f'alt="{html.escape(self.title)}: the points, coloured by label" data-testid="se-static-picture">'
+            f'<div style="font-size:12px">{keys}</div>'
+        )
+        note = "Embedding map, static picture: run the cell to pan, zoom and select."
+        return snapshot_html(card, self.model_id, note=note, live="se-map", marker="se-static-map")
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Two outputs: the static picture (:meth:`snapshot_html`), then the live map (see ``widgets/_snapshot.py``)."""
+        display_with_snapshot(self.snapshot_html(), self._repr_mimebundle_(**kwargs))
 
     def _label_codes(self) -> np.ndarray:
         if self._label_column is None:

@@ -34,6 +34,7 @@ from stable_explore.schema import ClassLabel, Image
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._images import make_thumbnails
 from stable_explore.widgets._requests import OK, Commands, Reply
+from stable_explore.widgets._snapshot import display_with_snapshot, snapshot_html
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
 __all__ = ["IssuesPanel"]
+
+_SNAPSHOT_ENTRIES = 20  # entries the static list of a saved notebook names
 
 MAX_ENTRIES = 500  # entries listed per kind; the tables themselves hold them all
 MAX_SHOWN = 24  # thumbnails of one group shown side by side
@@ -120,6 +123,26 @@ class IssuesPanel(anywidget.AnyWidget):
         )
         super().__init__(entries=entries, title=title, thumb_size=thumb_size, **kwargs)
         self.on_msg(self._on_message)
+
+    def snapshot_html(self) -> str:
+        """The static list shown where the live panel cannot be drawn (a saved notebook reopened on a new kernel).
+
+        The panel's title and the titles of its first entries, with a note that running the cell brings
+        the live panel back.
+        """
+        import html
+
+        shown = self.entries[:_SNAPSHOT_ENTRIES]
+        items = "".join(f"<li>{html.escape(str(entry['title']))}</li>" for entry in shown)
+        more = len(self.entries) - len(shown)
+        rest = f"<div>… and {more:,} more</div>" if more > 0 else ""
+        card = f'<div style="font-weight:600">{html.escape(self.title)}</div><ul>{items}</ul>{rest}'
+        note = "Issues panel, static list: run the cell to show each entry's rows."
+        return snapshot_html(card, self.model_id, note=note, live="se-issues", marker="se-static-issues")
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Two outputs: the static list (:meth:`snapshot_html`), then the live panel (see ``widgets/_snapshot.py``)."""
+        display_with_snapshot(self.snapshot_html(), self._repr_mimebundle_(**kwargs))
 
     def show(self, index: int) -> list[int]:
         """Show entry ``index``: its rows side by side here, and in the attached browser's grid."""

@@ -10,6 +10,7 @@ import { dragCorners, drawColumn, hitBox, pointIn } from "./lib/boxedit.js";
 import { BOX_MEASURES, barHeights, binText, measureName } from "./lib/histograms.js";
 import { requester } from "./lib/requests.js";
 import { canPlay, formatDuration, frameStrip, scrubber } from "./lib/video.js";
+import { hashingLine, hashingRuns } from "./lib/hashing.js";
 
 function render({ model, el }) {
   const urls = new Set();
@@ -102,7 +103,8 @@ function render({ model, el }) {
   const grid = h("div", { class: "se-grid", "data-testid": "se-grid" });
   const detail = h("div", { class: "se-detail", "data-testid": "se-detail", hidden: "" });
   const body = h("div", { class: "se-body" }, [grid, detail]);
-  root.append(title, deadNote, toolbar, overlaybar, evalbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, body);
+  const hashing = hashingLine(() => command("similar_cancel"));  // the first "similar rows" hashing the images
+  root.append(title, deadNote, toolbar, overlaybar, evalbar, filterbar, fieldChips, hists, labelBar, editbar, statusRow, hashing.el, body);
   el.append(root);
 
   // requests to the kernel: one command each, answered by a reply with the same id (lib/requests.js); a
@@ -806,7 +808,7 @@ function render({ model, el }) {
     const fit = h("button", { "data-testid": "se-zoom-fit", title: "fit the pane", text: "fit" });
     const actual = h("button", { "data-testid": "se-zoom-1", title: "one image pixel per screen pixel", text: "1:1" });
     similarButton = h("button", { "data-testid": "se-similar", text: "similar rows" });
-    similarButton.addEventListener("click", () => command("similar", { row: msg.row }));
+    similarButton.addEventListener("click", () => askSimilar(msg.row));
     // a disabled button shows no tooltip in every browser: the reason sits on a wrapper too
     similarWrap = h("span", { class: "se-similar-wrap", "data-testid": "se-similar-wrap" }, [similarButton]);
     drawSimilar();
@@ -997,12 +999,26 @@ function render({ model, el }) {
 
   let similarButton = null;
   let similarWrap = null;
+  let similarAsked = null;  // the row whose similar rows this view asked for while the kernel hashes images
+  function askSimilar(row) {
+    command("similar", { row }).then(({ response }) => { if (response.type === "hashing") similarAsked = row; });
+  }
+  function onSimilarProgress() {
+    const progress = model.get("similar_progress") || {};
+    hashing.draw(progress);
+    drawSimilar();
+    if (progress.state === "done" && similarAsked !== null && !dead) {
+      const row = similarAsked;
+      similarAsked = null;
+      askSimilar(row);  // the hashes are kept now: this answer is at once
+    } else if (progress.state !== "running") similarAsked = null;
+  }
   function drawSimilar() {
     // "similar rows" compares by what the kernel chose (an embedding, or the images' hash), or says why not
     if (!similarButton) return;
     const by = model.get("similar_by");
     const why = by ? `show this row and the rows most like it, closest first, by ${by}` : `no similar rows: ${model.get("similar_reason")}`;
-    similarButton.disabled = dead || !by;
+    similarButton.disabled = dead || !by || hashingRuns(model.get("similar_progress"));
     similarButton.title = why;
     similarWrap.title = why;
   }
@@ -1225,6 +1241,7 @@ function render({ model, el }) {
     ["change:subset", drawSubset],
     ["change:similar_by", drawSimilar],
     ["change:similar_reason", drawSimilar],
+    ["change:similar_progress", onSimilarProgress],
     ["change:can_go_back", drawBack],
     ["change:label_fields", drawOverlayBar],
     ["change:evaluation", drawEvaluation],
@@ -1245,6 +1262,7 @@ function render({ model, el }) {
   drawOverlayBar();
   drawEvaluation();
   drawSearchHint();
+  hashing.draw(model.get("similar_progress") || {});
   onStatus();
   requestAnimationFrame(() => { for (const input of [fieldMin, fieldMax]) fitPlaceholder(input); });
   search.value = model.get("search");

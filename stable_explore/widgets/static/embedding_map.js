@@ -10,6 +10,7 @@ import { labelRgb, packed } from "./lib/colours.js";
 import { SLICE_MS, sliced } from "./lib/slices.js";
 import { bounds, boundaryCells, cellX, cellY, collect, forCells, gridStages, lassoTest } from "./lib/spatial.js";
 import { requester } from "./lib/requests.js";
+import { deadWatch } from "./lib/alive.js";
 
 function cssRgb(element, property, fallback) {
   const probe = document.createElement("canvas");
@@ -57,6 +58,13 @@ function render({ model, el }) {
 
   const started = performance.now();
   const requests = requester(model);
+  // after a kernel restart the map says so and stops selecting (lib/alive.js, as the browser does)
+  const alive = deadWatch(model, root, requests, "the kernel restarted: run the cell again to select on the map", () => {
+    drag = null;
+    tooltip.hidden = true;
+    drawOverlay();
+  });
+  title.after(alive.note);
   let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
   let n = 0;
   let xy = new Float32Array(0);
@@ -516,7 +524,7 @@ function render({ model, el }) {
   }
 
   overlay.addEventListener("pointerdown", (event) => {
-    if (event.button !== 0) return;
+    if (event.button !== 0 || alive.dead) return;
     root.focus({ preventScroll: true });
     const [px, py] = local(event);
     const mode = event.shiftKey ? "box" : model.get("mode");
@@ -569,7 +577,7 @@ function render({ model, el }) {
 
   overlay.addEventListener("dblclick", (event) => {
     const [px, py] = local(event);
-    const row = nearest(px, py);
+    const row = alive.dead ? -1 : nearest(px, py);
     if (row >= 0) requests.request("similar", { row }).then(({ response }) => sayError(response));
   });
 
@@ -593,7 +601,7 @@ function render({ model, el }) {
   }, { passive: false });
 
   root.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") {
+    if (event.key === "Escape" && !alive.dead) {
       setSelection(new Int32Array(0));
       sendSelection(new Int32Array(0), { kind: "clear" }, 0);
     }
@@ -697,6 +705,7 @@ function render({ model, el }) {
     if (gridJob) gridJob.cancel();
     clearTimeout(settle);
     model.off("msg:custom", onCustom);
+    alive.dispose();
     requests.close({ type: "closed" });
     model.off("change:title", drawTitle);
     model.off("change:status", onStatus);

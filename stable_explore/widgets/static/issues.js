@@ -3,6 +3,7 @@
 
 import { h, toDataUrl } from "./lib/dom.js";
 import { requester } from "./lib/requests.js";
+import { deadWatch } from "./lib/alive.js";
 
 /**
  * An element with a class and a test id.
@@ -28,8 +29,12 @@ function render({ model, el }) {
   root.append(title, list, group, status);
   el.appendChild(root);
   const requests = requester(model);
+  // after a kernel restart the panel says so and stops looking alive (lib/alive.js, as the browser does)
+  const alive = deadWatch(model, root, requests, "the kernel restarted: run the cell again to list the issues");
+  title.after(alive.note);
   let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
   function open(index) {
+    if (alive.dead) return;
     requests.request("open", { index }).then(({ response }) => {
       if (response.timeout) { pageError = response.message || ""; onStatus(); }
     });
@@ -117,6 +122,7 @@ function render({ model, el }) {
     model.off("change:active", onActive);
     model.off("change:status", onKernelStatus);
     model.off("msg:custom", onMessage);
+    alive.dispose();
     requests.close({ type: "closed" });
   };
 }
