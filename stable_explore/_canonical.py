@@ -87,17 +87,17 @@ def parse_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError(msg, doc[:0], 0) from None
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: object) -> str:
     """Serialise ``obj`` to JSON with sorted keys and no whitespace."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def fingerprint(obj: Any, length: int = 16) -> str:
+def fingerprint(obj: object, length: int = 16) -> str:
     """SHA-256 hex prefix of the canonical JSON of ``obj``."""
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:length]
 
 
-def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
+def json_value(value: object, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
     """A JSON-ready form of a stored value.
 
     Bytes become hex (or ``"<n bytes>"`` for display), tuples lists, numpy scalars Python numbers,

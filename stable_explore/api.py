@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from stable_explore.catalog import (
     VERSION_COLUMNS,
@@ -58,6 +58,46 @@ def _open(ref: VersionRef, *, build_info: str | None = None, features: Features 
     )
 
 
+class BuildKwargs(TypedDict, total=False):
+    """The keyword options of :func:`build`, declared once for the functions that pass them on.
+
+    ``se.from_hf``, ``from_parquet``, ``from_pandas``, ``from_lance`` and ``concatenate_datasets``
+    take them as ``**options`` (and ``home=`` themselves).
+
+    One declaration, so a misspelt or mistyped option given to those functions is a type error
+    where they are called, as it is for ``se.build``.
+
+    Examples
+    --------
+    >>> from stable_explore.api import BuildKwargs
+    >>> options: BuildKwargs = {"progress": False, "tag": "v1"}
+    >>> sorted(options)
+    ['progress', 'tag']
+    """
+
+    args: tuple[object, ...]
+    kwargs: Mapping[str, object] | None
+    description: str | None
+    license: str | None
+    metadata: Mapping[str, object] | None
+    shard_size: int | str
+    batch_size: int
+    compression: str | None
+    batched: bool
+    tag: str | None
+    force: bool
+    key: str | None
+    ignore: Iterable[str]
+    watch: Iterable[str | os.PathLike[str]]
+    check_content: bool
+    storage_options: Mapping[str, object] | None
+    progress: bool
+    num_proc: int | None
+    executor: Executor | None
+    lock_timeout: float | None
+    allow_empty: bool
+
+
 def dataset_from_build(result: BuildResult) -> CachedDataset:
     """The dataset a build produced, carrying its explanation in ``build_info``."""
     return _open(result.ref, build_info=result.info)
@@ -65,14 +105,14 @@ def dataset_from_build(result: BuildResult) -> CachedDataset:
 
 def build(
     source: Iterable[Any] | Callable[..., Iterable[Any]],
-    features: Features | Mapping[str, Any],
+    features: Features | Mapping[str, object],
     name: str | None = None,
     *,
-    args: tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
     description: str | None = None,
     license: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, object] | None = None,
     shard_size: int | str = "256MB",
     batch_size: int = 1000,
     compression: str | None = None,
@@ -84,7 +124,7 @@ def build(
     watch: Iterable[str | os.PathLike[str]] = (),
     check_content: bool = False,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
     progress: bool = True,
     num_proc: int | None = None,
     executor: Executor | None = None,
@@ -248,7 +288,7 @@ def build(
     )
 
 
-def _accept_hf(source: Any, features: Any, key: str | None) -> tuple[Any, Any, str | None]:
+def _accept_hf(source: object, features: object, key: str | None) -> tuple[Any, Any, str | None]:
     """A ``datasets.Dataset`` source read as rows (images undecoded), keyed by its fingerprint; features converted."""
     from stable_explore.io.huggingface import HFRows, is_hf_dataset, our_features
 
@@ -262,7 +302,7 @@ def _accept_hf(source: Any, features: Any, key: str | None) -> tuple[Any, Any, s
     return source, features, key
 
 
-def _name_of(source: Any, name: str | None) -> str:
+def _name_of(source: object, name: str | None) -> str:
     """The dataset's name: ``name``, or the generator function's own name."""
     if name is None:
         name = getattr(source, "__name__", None)
@@ -275,12 +315,12 @@ def _name_of(source: Any, name: str | None) -> str:
 def build_from_options(
     catalog: Catalog,
     name: str | None,
-    source: Any,
-    features: Features | Mapping[str, Any],
+    source: object,
+    features: Features | Mapping[str, object],
     options: BuildOptions,
     *,
-    args: tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
     plan: SourcePlan | None = None,
     progress: bool = True,
 ) -> CachedDataset:
@@ -313,8 +353,8 @@ def load(
     ref: str | Path,
     *,
     home: str | Path | None = None,
-    features: Features | Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    features: Features | Mapping[str, object] | None = None,
+    storage_options: Mapping[str, object] | None = None,
 ) -> CachedDataset:
     """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, a URL or a cache path.
 
@@ -414,7 +454,7 @@ def _catalog_ref_of(path: Path) -> tuple[Path, str] | None:
     return None
 
 
-def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
+def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, object] | None = None) -> Table:
     """Every dataset in the catalog: name, latest version, rows, size, versions, tags.
 
     Parameters
@@ -440,7 +480,9 @@ def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, An
     return listing_table(dataset_columns(rows), rows, title=f"datasets in {catalog.where}")
 
 
-def versions(name: str, home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
+def versions(
+    name: str, home: str | Path | None = None, *, storage_options: Mapping[str, object] | None = None
+) -> Table:
     """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags.
 
     Parameters
@@ -476,7 +518,7 @@ def tag(
     tag: str,
     *,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
     lock_timeout: float | None = None,
 ) -> str:
     """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
@@ -525,7 +567,7 @@ def gc(
     *,
     keep: int = 1,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
     lock_timeout: float | None = None,
 ) -> GcReport:
     """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
@@ -574,7 +616,7 @@ def verify(
     target: CachedDataset | str | Path,
     *,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
 ) -> VerifyReport:
     """Re-hash every shard of a version, and check its id against its metadata.
 
@@ -608,7 +650,7 @@ def verify(
 
 
 def fsck(
-    name: str | None = None, *, home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None
+    name: str | None = None, *, home: str | Path | None = None, storage_options: Mapping[str, object] | None = None
 ) -> FsckReport:
     """Check the whole catalog (or one dataset): every shard, record batch, version id, ref and source record.
 
@@ -662,7 +704,7 @@ def compare(
     b: CachedDataset | str,
     *,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
 ) -> Diff:
     """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
 

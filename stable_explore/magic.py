@@ -175,7 +175,7 @@ def _when(created_at: str | None) -> str:
     return created_at[:16].replace("T", " ") + " UTC"
 
 
-def _build_arguments(method: Any) -> Any:
+def _build_arguments(method: object) -> Any:
     """Add the build options the CLI's ``build`` shares (``BUILD_ARGUMENTS``), in their order."""
     for flags, options in reversed(BUILD_ARGUMENTS):
         method = argument(*flags, **options)(method)
@@ -286,7 +286,7 @@ class StableMagics(Magics):
     @property
     def _namespace(self) -> dict[str, Any]:
         assert self.shell is not None, "the magics are registered on a shell"
-        namespace: dict[str, Any] = self.shell.user_ns
+        namespace: dict[str, object] = self.shell.user_ns
         return namespace
 
     def _eval(self, expression: str) -> Any:
@@ -378,7 +378,7 @@ class StableMagics(Magics):
             msg = f"the cell is not valid Python: {exc.msg} (line {(exc.lineno or 1) - 1})"
             raise StableCacheError(msg) from None
         namespace = self._namespace
-        scratch: dict[str, Any] = {}
+        scratch: dict[str, object] = {}
         exec(code, namespace, scratch)  # noqa: S102 - defines the user's own generator
         function = scratch[name]
         if not inspect.isgeneratorfunction(function):
@@ -387,7 +387,7 @@ class StableMagics(Magics):
         return function
 
     @staticmethod
-    def _kept(variable: str | None, args: Any, error: BaseException | None = None) -> str:
+    def _kept(variable: str | None, args: object, error: BaseException | None = None) -> str:
         """What a failed build left: how many rows were read, nothing new, and which version is still the latest."""
         note = failure_note_of(error) if error is not None else None
         if note:

@@ -160,7 +160,7 @@ def _export_posters(ds: CachedDataset, column: pa.ChunkedArray, size: int, name:
     from stable_explore.display.images import array_thumbnail
     from stable_explore.schema.video_codec import poster_frame
 
-    out: list[Any] = []
+    out: list[object] = []
     keys = None
     for i, (row, value) in enumerate(zip(ds.base_rows().tolist(), column.to_pylist(), strict=True)):
         source = video_source(value)
@@ -184,7 +184,7 @@ def _export_images(
     if how in ("pil", "thumbnail"):
         feature = ds.features[name]
         limit = feature.max_pixels if isinstance(feature, Image) else None
-        opened: list[Any] = []
+        opened: list[object] = []
         for row, value in zip(ds.base_rows().tolist(), values, strict=True):
             try:
                 if value is None:
@@ -205,7 +205,7 @@ def _export_images(
     if not folder.resolve().is_relative_to(root.resolve()):
         msg = f"the export folder leads (through a symlink) to {folder.resolve()}, outside {root}; refusing to write"
         raise UnsafePathError(folder, msg)
-    paths: list[Any] = []
+    paths: list[object] = []
     for row, data in zip(ds.base_rows().tolist(), values, strict=True):
         if data is None:
             paths.append(None)

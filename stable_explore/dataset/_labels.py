@@ -7,7 +7,7 @@ The exports hand the work to :mod:`stable_explore.io`; the edits start a draft
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from stable_explore.dataset.cached_dataset import CachedDataset
@@ -146,7 +146,7 @@ class LabelMethods:
         self._check_stored_columns("drop_boxes")
         return Draft(cast("CachedDataset", self)).drop_boxes(changes, column=column)
 
-    def set_boxes(self, row: int, boxes: Any, *, column: str | None = None) -> Draft:
+    def set_boxes(self, row: int, boxes: object, *, column: str | None = None) -> Draft:
         """A draft with all the boxes of one row replaced (a dict of lists or a list of box dicts).
 
         Examples

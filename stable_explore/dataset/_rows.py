@@ -135,7 +135,7 @@ class RowViews:
         *,
         batched: bool = False,
         batch_size: int = 1000,
-        **equals: Any,
+        **equals: object,
     ) -> CachedDataset:
         """A view of the rows that pass.
 
@@ -180,7 +180,7 @@ class RowViews:
             mask = np.fromiter((bool(function(row)) for row in candidates), dtype=bool, count=len(candidates))
         return self._view(rows[keep][mask])
 
-    def _column_matches(self, column: str, wanted: Any, rows: np.ndarray) -> np.ndarray:
+    def _column_matches(self, column: str, wanted: object, rows: np.ndarray) -> np.ndarray:
         features = self.features
         if column not in features:
             msg = f"no column {column!r}; columns are {list(features)}"

@@ -320,7 +320,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
     @property
     def HASHES(self) -> dict[str, Any]:  # Easydata's name
         """The content digest and each shard's hash; Easydata's ``HASHES``."""
-        hashes: dict[str, Any] = self.metadata["hashes"]
+        hashes: dict[str, object] = self.metadata["hashes"]
         return hashes
 
     def _ipython_key_completions_(self) -> list[str]:
@@ -364,18 +364,18 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         clone._format = format or self._format
         return clone
 
-    def _select(self, selection: Any) -> Rows:
+    def _select(self, selection: object) -> Rows:
         """Turn a slice, list, array or boolean mask over this dataset into base rows."""
         return select_rows(self._all_rows(), selection)
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: object) -> Any:
         if isinstance(key, (int, np.integer)):
             return self._rows_at(np.array([self._base_row(key)], dtype=np.int64))[0]
         if isinstance(key, str):
             return self.column(key)
         return self._view(self._select(key))
 
-    def _base_row(self, index: Any) -> int:
+    def _base_row(self, index: object) -> int:
         position = position_of(index, len(self))
         return position if self._rows is None else int(self._rows[position])
 
@@ -419,9 +419,9 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
     def keys(self) -> list[Any]:
         """Each row's key (the generator's key, or its running index), in this dataset's order."""
         if self._meta.is_stable_datasets_v1:
-            keys: list[Any] = self.base_rows().tolist()
+            keys: list[object] = self.base_rows().tolist()
             return keys
-        stored: list[Any] = self._column_arrow(KEY_COLUMN).to_pylist()
+        stored: list[object] = self._column_arrow(KEY_COLUMN).to_pylist()
         return stored
 
     def row_hashes(self) -> np.ndarray:
@@ -666,7 +666,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         self._check_stored_columns("relabel")
         return Draft(self).relabel(changes, column=column)
 
-    def set(self, row: int, field: str, value: Any) -> Draft:
+    def set(self, row: int, field: str, value: object) -> Draft:
         """A draft with one field of one row changed: a value, a class, a list, an array or an image."""
         from stable_explore.versioning.edits import Draft
 
@@ -822,7 +822,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
     # -- browsing ------------------------------------------------------------
 
     def browse(
-        self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None, evaluation: Any = None
+        self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None, evaluation: object = None
     ) -> ShardBrowser:
         """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
 
@@ -857,7 +857,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         from stable_explore._canonical import fingerprint
 
         rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
-        token: dict[str, Any] = {"version": self._version, "rows": rows}
+        token: dict[str, object] = {"version": self._version, "rows": rows}
         if self._columns is not None:
             token["columns"] = self._columns.to_json()
         if self._transform is not None:
@@ -956,7 +956,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         return dataset_card(self, self._summary())
 
 
-def _stacked(values: list[Any]) -> Any:
+def _stacked(values: list[object]) -> Any:
     """A torch batch column: one tensor when every value is a tensor of one shape and dtype (as ``datasets``)."""
     stacked = to_torch_values([values])[0]
     return stacked if len(values) else values

@@ -98,7 +98,7 @@ def scene_rows(
     rows = []
     for image, truth in enumerate(truths):
         crowd = truth.crowd if truth.crowd is not None else np.zeros(len(truth.boxes), dtype=bool)
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "objects": [
                 {"bbox": b.tolist(), "category": names[k], "attributes": {"iscrowd": 1} if c else {}}
                 for b, k, c in zip(truth.boxes, truth.classes, crowd, strict=True)

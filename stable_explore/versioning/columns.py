@@ -215,7 +215,7 @@ def add_columns(
 
 def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, first: int) -> dict[str, list[Any]]:
     """The function's output over some rows, as column -> values; an error names the row."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[object]] = {}
     if batched:
         batch = next(rows.iter(batch_size=max(1, len(rows))), None) if len(rows) else None
         if batch is None:
@@ -273,13 +273,13 @@ _BATCHED_RULE = "a batched function must return a dict of columns, each a list a
 def _batch_named(rows: CachedDataset, first: int) -> str:
     """``the batch of rows 0-9 (its first row, 0, has key 'k0')``, for an error about a batched map's output."""
     try:
-        key: Any = rows[0:1].keys()[0]
+        key: object = rows[0:1].keys()[0]
     except Exception:  # noqa: BLE001 - naming the key is a courtesy: the rows are named anyway
         return f"the batch of rows {first}-{first + len(rows) - 1}"
     return f"the batch of rows {first}-{first + len(rows) - 1} (its first row, {first}, has key {key!r})"
 
 
-def _is_column(values: Any) -> bool:
+def _is_column(values: object) -> bool:
     """Whether a batched map's output for one column is a column of values (a list, an array), not one value."""
     if isinstance(values, (str, bytes, bytearray, Mapping)) or not isinstance(values, Iterable):
         return False
@@ -304,7 +304,7 @@ def _note(error: BaseException, note: str) -> None:
         add(note)
 
 
-def _name(function: Any) -> str:
+def _name(function: object) -> str:
     return str(getattr(function, "__qualname__", type(function).__name__))
 
 

@@ -50,7 +50,7 @@ _PATH_FIELDS = ("name", "version_id", "parent", "source_fingerprint")
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-def version_id_of(fields: Mapping[str, Any]) -> str:
+def version_id_of(fields: Mapping[str, object]) -> str:
     """The version id that a version's metadata fields imply (see the module docstring)."""
     defining = {
         "features": fields.get("features"),
