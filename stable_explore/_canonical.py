@@ -34,7 +34,7 @@ MAX_NESTING = 100
 """How deep user metadata may nest lists and dicts (JSON tools recurse per level; ours stays far from their limit)."""
 
 
-def nested_too_deep(obj: Any, limit: int = MAX_NESTING) -> str | None:
+def nested_too_deep(obj: object, limit: int = MAX_NESTING) -> str | None:
     """Where ``obj`` nests lists, tuples or dicts deeper than ``limit`` (a path such as ``['a'][0]...``), or None.
 
     Walked without recursion, so any depth is answered; the path shows the first levels.
@@ -124,7 +124,7 @@ def json_value(value: object, *, bytes_as: Literal["hex", "size"] = "hex") -> An
     return value
 
 
-def unencodable_text(obj: Any, where: str = "") -> str | None:
+def unencodable_text(obj: object, where: str = "") -> str | None:
     r"""Where ``obj`` (text, or lists and dicts of it) holds a lone surrogate UTF-8 cannot store, or None.
 
     Such text (from ``surrogateescape`` decoding, or a broken ``\ud800`` escape) cannot be written to

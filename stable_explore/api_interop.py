@@ -31,7 +31,7 @@ __all__ = ["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"]
 
 def from_hf(
     hf: Any,
-    features: Any = None,
+    features: object = None,
     *,
     name: str | None = None,
     home: str | Path | None = None,

@@ -159,7 +159,7 @@ def _leading_options(text: str) -> tuple[str, str]:
                 position = value.end()
 
 
-def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> list[str]:
+def _show_error(shell: Any, etype: type, value: BaseException, tb: object, tb_offset: int | None = None) -> list[str]:
     """IPython custom-exception handler for StableCacheError."""
     if isinstance(value, StableCacheError) and value.original is not None:
         stb = [str(value), *trimmed_traceback(value.original)]
@@ -317,10 +317,10 @@ class StableMagics(Magics):
         metadata = self._eval(args.metadata) if args.metadata else None
         options = options_from_args(args, metadata=metadata or {})
         catalog = open_catalog(args.home)
-        call_args: tuple[Any, ...] = ()
-        call_kwargs: dict[str, Any] = {}
+        call_args: tuple[object, ...] = ()
+        call_kwargs: dict[str, object] = {}
         if cell is not None:
-            source: Any = self._cell_function(variable, cell)
+            source: object = self._cell_function(variable, cell)
             plan = plan_source(source, features, options, home=catalog.home).as_cell(name)
         else:
             assert expression is not None

@@ -109,12 +109,12 @@ def build_version(
 def _build_version(
     catalog: Catalog,
     name: str,
-    source: Any,
-    features: Features | Mapping[str, Any],
+    source: object,
+    features: Features | Mapping[str, object],
     options: BuildOptions,
     *,
-    args: tuple[Any, ...],
-    kwargs: Mapping[str, Any] | None,
+    args: tuple[object, ...],
+    kwargs: Mapping[str, object] | None,
     plan: SourcePlan | None,
     progress: ProgressFactory | None,
 ) -> BuildResult:

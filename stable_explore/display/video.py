@@ -98,7 +98,7 @@ def scrub_indices(frames: int, count: int = SCRUB_FRAMES) -> list[int]:
 
 
 def scrub_frames(
-    value: Any, count: int, size: int, info: VideoInfo | None = None, *, quality: int = 80
+    value: object, count: int, size: int, info: VideoInfo | None = None, *, quality: int = 80
 ) -> list[tuple[int, tuple[bytes, str]]]:
     """``count`` evenly spaced frames of a video cell as ``(index, (thumbnail bytes, MIME))``, fitting ``size`` px."""
     from stable_explore.schema.video_codec import probe, read_frames

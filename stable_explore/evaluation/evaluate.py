@@ -82,7 +82,7 @@ def _probabilities(values: Sequence[object], classes: int, where: str, keys: lis
 
 
 def _predictions(
-    ds: CachedDataset, predictions: str | np.ndarray | Sequence[Any], names: list[str], keys: list[Any]
+    ds: CachedDataset, predictions: str | np.ndarray | Sequence[object], names: list[str], keys: list[object]
 ) -> tuple[np.ndarray, np.ndarray | None, str]:
     """Predicted class indices, the probabilities when given, and the predictions' name."""
     if isinstance(predictions, str):

@@ -246,7 +246,7 @@ class Boxes(Feature):
 
 def boxes_as_columns(stored: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """Stored boxes (a list of box structs) as a dict of lists, attributes spread into lists of their own."""
-    columns: dict[str, list[Any]] = {
+    columns: dict[str, list[object]] = {
         "bbox": [list(b["bbox"]) for b in stored],
         "category": [b["category"] for b in stored],
         "score": [b["score"] for b in stored],

@@ -129,7 +129,7 @@ class Tokenizer:
         if code is None:
             return
         module = getattr(function, "__module__", None)
-        namespace: dict[str, Any] = getattr(function, "__globals__", {})
+        namespace: dict[str, object] = getattr(function, "__globals__", {})
         own_name = getattr(function, "__name__", None)
         for name in sorted(global_names(code)):
             if name in namespace and name != own_name and name not in self.ignore:

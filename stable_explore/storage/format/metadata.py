@@ -97,7 +97,7 @@ class VersionMetadata:
                 raise InvalidOptionError(msg)
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any], path: str | Path) -> VersionMetadata:
+    def from_json(cls, raw: Mapping[str, object], path: str | Path) -> VersionMetadata:
         """Check and type the fields of a parsed ``_metadata.json``; ``path`` names the file in errors.
 
         Raises
