@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,7 +57,9 @@ _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this 
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from typing_extensions import Unpack
 
+    from stable_explore.dataset.map_options import MapOptions
     from stable_explore.storage.check.verify import VerifyReport
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.read.protocol import ShardReader
@@ -675,21 +676,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
 
     # -- computed columns (lazy; see stable_explore.versioning.columns) -----------------
 
-    def map(
-        self,
-        function: Callable[..., Any],
-        *,
-        batched: bool = False,
-        batch_size: int = 1000,
-        num_proc: int | None = None,
-        executor: Executor | None = None,
-        features: Features | Mapping[str, Any] | None = None,
-        message: str | None = None,
-        tag: str | None = None,
-        force: bool = False,
-        progress: bool = True,
-        set_latest: bool = False,
-    ) -> CachedDataset:
+    def map(self, function: Callable[..., Any], **options: Unpack[MapOptions]) -> CachedDataset:
         """A new version with the columns ``function`` returns, added (or replacing those of the same name).
 
         As in Hugging Face ``datasets``: ``function`` gets an example (a dict, decoded in this
@@ -705,18 +692,25 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         ----------
         function:
             ``example -> dict`` (or ``batch -> dict of lists`` with ``batched=True``).
+        options:
+            The keyword options below, declared once as :class:`~stable_explore.dataset.map_options.MapOptions`
+            (a misspelt one is a type error, and an :class:`~stable_explore.InvalidArgumentTypeError` when run).
         batched, batch_size:
-            Whether ``function`` takes batches, and how many rows each batch (or task) has.
+            Whether ``function`` takes batches (default ``False``), and how many rows each batch (or task)
+            has (default 1000).
         num_proc, executor:
             Run the batches in ``num_proc`` worker processes, or on any
             ``concurrent.futures.Executor`` (a Dask client's, Ray's); the result is the same version.
+            By default the batches run in this process.
         features:
             Features of the returned columns; by default a column it replaces keeps its feature,
             and a new one is inferred from its values.
         message, tag:
             Recorded with the new version; ``tag`` is also pointed at it.
         force:
-            Compute again even when this map was done before.
+            Compute again even when this map was done before (default ``False``).
+        progress:
+            Show a progress bar (default ``True``).
         set_latest:
             Also point the dataset's ``latest`` at the new version. By default, as in ``datasets``,
             ``map`` returns a new dataset and leaves what ``se.load(name)`` opens as it was; the
@@ -743,20 +737,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         """
         from stable_explore.versioning.columns import map_rows
 
-        return map_rows(
-            self,
-            function,
-            batched=batched,
-            batch_size=batch_size,
-            num_proc=num_proc,
-            executor=executor,
-            features=features,
-            message=message,
-            tag=tag,
-            force=force,
-            progress=progress,
-            set_latest=set_latest,
-        )
+        return map_rows(self, function, **options)
 
     def add_columns(
         self,

@@ -37,11 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import Unpack
 
 from stable_explore._arrays import complex_refusal, holds_complex
 from stable_explore.catalog import LATEST, check_name, open_catalog, plan_map
 from stable_explore.catalog.parallel.executor import owned_pool
 from stable_explore.catalog.plan import explain_changes
+from stable_explore.dataset.map_options import MapOptions, check_map_options
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Value
 from stable_explore.schema import Sequence as SequenceFeature
@@ -372,19 +374,20 @@ def _last_map(origin: CachedDataset, function_name: str) -> VersionMetadata | No
 def map_rows(
     origin: CachedDataset,
     function: Callable[..., Any],
-    *,
-    batched: bool = False,
-    batch_size: int = 1000,
-    num_proc: int | None = None,
-    executor: Executor | None = None,
-    features: Features | Mapping[str, Feature] | None = None,
-    message: str | None = None,
-    tag: str | None = None,
-    force: bool = False,
-    progress: bool = True,
-    set_latest: bool = False,
+    **options: Unpack[MapOptions],
 ) -> CachedDataset:
-    """A new version of ``origin`` with the columns ``function`` returns; see ``ds.map``."""
+    """A new version of ``origin`` with the columns ``function`` returns; see ``ds.map`` (and its defaults)."""
+    check_map_options(options)
+    batched = options.get("batched", False)
+    batch_size = options.get("batch_size", 1000)
+    num_proc = options.get("num_proc")
+    executor = options.get("executor")
+    features = options.get("features")
+    message = options.get("message")
+    tag = options.get("tag")
+    force = options.get("force", False)
+    progress = options.get("progress", True)
+    set_latest = options.get("set_latest", False)
     if batch_size < 1:
         msg = f"batch_size must be at least 1, got {batch_size}"
         raise InvalidOptionError(msg)
@@ -402,20 +405,7 @@ def map_rows(
     if origin.is_view:  # its rows become a version of their own (linked, not copied), which the map then extends
         saved = _saved_view(origin, function, progress=progress)
         try:
-            return map_rows(
-                saved,
-                function,
-                batched=batched,
-                batch_size=batch_size,
-                num_proc=num_proc,
-                executor=executor,
-                features=features,
-                message=message,
-                tag=tag,
-                force=force,
-                progress=progress,
-                set_latest=set_latest,
-            )
+            return map_rows(saved, function, **options)
         except BaseException:
             _take_back(saved)
             raise
