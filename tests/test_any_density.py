@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stable_explore"
 
 # Measured 27.5 on main at 42ac16e (1,323 in 48,123 lines); the house target is 15 (issue 38).
 # Lower this as the figure falls; never raise it.
-CEILING = 19.2
+CEILING = 19.1
 
 
 def count_any(source: str) -> int:

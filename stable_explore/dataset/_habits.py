@@ -22,12 +22,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, SchemaError
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.dataset._columns import ColumnMap
-    from stable_explore.dataset._selection import Rows
     from stable_explore.schema import Feature, Features
 
 __all__ = ["DatasetInfo", "DatasetsHabits"]
@@ -47,43 +46,8 @@ class DatasetInfo:
     homepage: str | None = None
 
 
-class DatasetsHabits:
+class DatasetsHabits(DatasetMembers):
     """``datasets``-style names on ``CachedDataset``: mixed into it (only there)."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        @property
-        def features(self) -> Features: ...
-
-        @property
-        def name(self) -> str | None: ...
-
-        @property
-        def version(self) -> str: ...
-
-        @property
-        def metadata(self) -> dict[str, Any]: ...
-
-        def __len__(self) -> int: ...
-
-        @property
-        def view_rows(self) -> range | np.ndarray | None: ...
-
-        def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
-
-        def _all_rows(self) -> Rows: ...
-
-        def _select(self, selection: Any) -> Rows: ...
-
-        def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array: ...
-
-        def _stored_column_type(self, column: str) -> pa.DataType: ...
-
-        def _column_map(self) -> ColumnMap: ...
-
-        def _with_columns(self, columns: ColumnMap) -> CachedDataset: ...
-
-        def _with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset: ...
 
     @property
     def num_rows(self) -> int:

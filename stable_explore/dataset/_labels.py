@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from stable_explore.dataset._members import DatasetMembers
+
 if TYPE_CHECKING:
     from stable_explore.dataset.cached_dataset import CachedDataset
     from stable_explore.versioning.edits import Draft
@@ -16,12 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["LabelMethods"]
 
 
-class LabelMethods:
+class LabelMethods(DatasetMembers):
     """Boxes out to other tools' files, and box edits (mixed into ``CachedDataset`` only)."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        def _check_stored_columns(self, action: str) -> None: ...
 
     def to_coco(
         self,
