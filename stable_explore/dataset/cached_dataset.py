@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ from stable_explore._optional import require
 from stable_explore._units import format_size
 from stable_explore.dataset._columns import ColumnMap
 from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
+from stable_explore.dataset._editing import EditMethods
 from stable_explore.dataset._export import Exports
 from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._habits import DatasetsHabits
@@ -57,14 +58,10 @@ _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this 
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from typing_extensions import Unpack
 
-    from stable_explore.dataset.map_options import MapOptions
     from stable_explore.storage.check.verify import VerifyReport
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.read.protocol import ShardReader
-    from stable_explore.versioning.edits import Draft, PendingEdits
-    from stable_explore.widgets.browser import ShardBrowser
 
 __all__ = ["CachedDataset", "Metadata"]
 
@@ -89,7 +86,7 @@ class Metadata(dict[str, Any]):
         return sorted({*super().__dir__(), "DESCR", *upper})
 
 
-class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
+class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
@@ -622,205 +619,6 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         classes = feature.num_classes or 0
         counts = np.bincount(values[(values >= 0) & (values < classes)], minlength=classes)
         return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
-
-    # -- edits (lazy; see stable_explore.versioning.edits) --------------------------------
-
-    def drop(self, rows: Sequence[int] | int) -> Draft:
-        """A draft without these rows; ``.save(message=...)`` writes it as a new version.
-
-        Row numbers are positions in this dataset, also after other edits in the same chain.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> draft = ds.drop([0, 2])
-        >>> len(draft), len(ds)
-        (2, 4)
-        >>> draft.save(message="drop two")["x"]
-        [1, 3]
-        """
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("drop")
-        return Draft(self).drop(rows)
-
-    def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Draft:
-        """A draft with rows given new classes: ``ds.relabel({42: "dog"})``.
-
-        ``changes`` maps row positions to a class name or index; ``column`` names the
-        ClassLabel column when there are several.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> ds.relabel({1: "dog"}).save(message="1 is a dog").label_counts()
-        {'cat': 3, 'dog': 1}
-        """
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("relabel")
-        return Draft(self).relabel(changes, column=column)
-
-    def set(self, row: int, field: str, value: object) -> Draft:
-        """A draft with one field of one row changed: a value, a class, a list, an array or an image."""
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("set")
-        return Draft(self).set(row, field, value)
-
-    # -- computed columns (lazy; see stable_explore.versioning.columns) -----------------
-
-    def map(self, function: Callable[..., Any], **options: Unpack[MapOptions]) -> CachedDataset:
-        """A new version with the columns ``function`` returns, added (or replacing those of the same name).
-
-        As in Hugging Face ``datasets``: ``function`` gets an example (a dict, decoded in this
-        dataset's format) and returns a dict of new values; with ``batched=True`` it gets a batch
-        (a dict of lists, ``batch_size`` rows) and returns a dict of lists. Only the new columns
-        are written (a column group beside this version's shards, which the new version links).
-
-        A map is a cache decision like a build, keyed by this version and the function's
-        fingerprint (its code, the globals and code it reaches, the files they name): running it
-        again returns the version it made, and ``build_info`` says why it was reused or recomputed.
-
-        Parameters
-        ----------
-        function:
-            ``example -> dict`` (or ``batch -> dict of lists`` with ``batched=True``).
-        options:
-            The keyword options below, declared once as :class:`~stable_explore.dataset.map_options.MapOptions`
-            (a misspelt one is a type error, and an :class:`~stable_explore.InvalidArgumentTypeError` when run).
-        batched, batch_size:
-            Whether ``function`` takes batches (default ``False``), and how many rows each batch (or task)
-            has (default 1000).
-        num_proc, executor:
-            Run the batches in ``num_proc`` worker processes, or on any
-            ``concurrent.futures.Executor`` (a Dask client's, Ray's); the result is the same version.
-            By default the batches run in this process.
-        features:
-            Features of the returned columns; by default a column it replaces keeps its feature,
-            and a new one is inferred from its values.
-        message, tag:
-            Recorded with the new version; ``tag`` is also pointed at it.
-        force:
-            Compute again even when this map was done before (default ``False``).
-        progress:
-            Show a progress bar (default ``True``).
-        set_latest:
-            Also point the dataset's ``latest`` at the new version. By default, as in ``datasets``,
-            ``map`` returns a new dataset and leaves what ``se.load(name)`` opens as it was; the
-            result's repr says ``latest is <name>@<id>`` while it is not the latest.
-
-        On a view (``ds[10:20].map(fn)``) the function runs on the view's rows only, and the result is
-        those rows, in the view's order, with the new columns: the view's rows are first saved as a
-        version of their own (the new version's parent; its shard files are linked, not copied).
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")),
-        ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
-        >>> def plus(batch):
-        ...     return {"next": [x + 1 for x in batch["x"]]}
-        >>> more = ds.map(plus, batched=True, progress=False)
-        >>> more["next"], more.metadata["parent"] == ds.version
-        ([1, 2, 3], True)
-        >>> more.latest_version == ds.version  # se.load("numbers") still opens ds
-        True
-        >>> ds[1:].map(plus, batched=True, progress=False)["next"]
-        [2, 3]
-        """
-        from stable_explore.versioning.columns import map_rows
-
-        return map_rows(self, function, **options)
-
-    def add_columns(
-        self,
-        columns: Mapping[str, Any],
-        *,
-        features: Features | Mapping[str, Any] | None = None,
-        message: str | None = None,
-        tag: str | None = None,
-        progress: bool = True,
-        set_latest: bool = True,
-    ) -> CachedDataset:
-        """A new version with ``columns`` (name -> one value per row) added, or replacing those of the same name.
-
-        For values computed elsewhere: model predictions, embeddings (a 2-D numpy array becomes a
-        fixed-length ``Sequence``). Only the new columns are written: one float column over a
-        million rows writes about 8 MB. ``features`` gives their features; by default a replaced
-        column keeps its own and a new one is inferred from the values. Like a save, it moves the
-        dataset's ``latest`` to the new version (``set_latest=False`` leaves it).
-
-        Examples
-        --------
-        >>> import tempfile, numpy as np, stable_explore as se
-        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")),
-        ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
-        >>> scored = ds.add_columns({"score": np.array([0.5, 0.25, 1.0]), "emb": np.zeros((3, 2))}, progress=False)
-        >>> scored.features["emb"], scored[0]["score"]
-        (Sequence(feature=Value(dtype='float64'), length=2), 0.5)
-        """
-        from stable_explore.versioning.columns import add_columns
-
-        return add_columns(
-            self, columns, features=features, message=message, tag=tag, progress=progress, set_latest=set_latest
-        )
-
-    @property
-    def pending_edits(self) -> PendingEdits:
-        """Edits not yet saved: none, on a dataset (drafts have them)."""
-        from stable_explore.versioning.edits import PendingEdits
-
-        return PendingEdits()
-
-    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
-        """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one.
-
-        ``options`` are those of :meth:`~stable_explore.versioning.Draft.save` (``tag``, ``name``,
-        ``description``, ``license``, ``metadata``, ``progress``, ``lock_timeout``).
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> first_two = ds[:2].save(message="the first two", tag="small", progress=False)
-        >>> len(first_two), first_two.metadata["parent"] == ds.version
-        (2, True)
-        """
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("save")
-        return Draft(self).save(message, **options)
-
-    # -- browsing ------------------------------------------------------------
-
-    def browse(
-        self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None, evaluation: object = None
-    ) -> ShardBrowser:
-        """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
-
-        Needs the ``lab`` extra (anywidget). ``browser.selected`` and
-        ``browser.selection()`` hand the selected rows back to Python. ``similar_by`` names what the
-        detail pane's "Similar rows" compares (an embedding column, a perceptual hash column, an
-        image column, ``"phash"`` or ``"dhash"``; default: an embedding column, else a hash column,
-        else the pHash of the images). ``evaluation`` takes what ``se.evaluate(self, ...)`` returned: boxes
-        are drawn as true positives, false positives and false negatives, and buttons show the rows with
-        a false positive, a false negative, or the most confident mistakes first (docs/evaluation.md).
-        """
-        require("anywidget", "lab", "the shard browser")
-        from stable_explore.widgets.browser import ShardBrowser
-
-        return ShardBrowser(
-            self, page_size=page_size, thumb_size=thumb_size, similar_by=similar_by, evaluation=evaluation
-        )
 
     # -- integrity -----------------------------------------------------------
 
