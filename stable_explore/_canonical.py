@@ -34,7 +34,7 @@ MAX_NESTING = 100
 """How deep user metadata may nest lists and dicts (JSON tools recurse per level; ours stays far from their limit)."""
 
 
-def nested_too_deep(obj: Any, limit: int = MAX_NESTING) -> str | None:
+def nested_too_deep(obj: object, limit: int = MAX_NESTING) -> str | None:
     """Where ``obj`` nests lists, tuples or dicts deeper than ``limit`` (a path such as ``['a'][0]...``), or None.
 
     Walked without recursion, so any depth is answered; the path shows the first levels.
@@ -87,17 +87,17 @@ def parse_json(text: str | bytes) -> Any:
         raise json.JSONDecodeError(msg, doc[:0], 0) from None
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: object) -> str:
     """Serialise ``obj`` to JSON with sorted keys and no whitespace."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def fingerprint(obj: Any, length: int = 16) -> str:
+def fingerprint(obj: object, length: int = 16) -> str:
     """SHA-256 hex prefix of the canonical JSON of ``obj``."""
     return hashlib.sha256(canonical_json(obj).encode()).hexdigest()[:length]
 
 
-def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
+def json_value(value: object, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
     """A JSON-ready form of a stored value.
 
     Bytes become hex (or ``"<n bytes>"`` for display), tuples lists, numpy scalars Python numbers,
@@ -124,7 +124,7 @@ def json_value(value: Any, *, bytes_as: Literal["hex", "size"] = "hex") -> Any:
     return value
 
 
-def unencodable_text(obj: Any, where: str = "") -> str | None:
+def unencodable_text(obj: object, where: str = "") -> str | None:
     r"""Where ``obj`` (text, or lists and dicts of it) holds a lone surrogate UTF-8 cannot store, or None.
 
     Such text (from ``surrogateescape`` decoding, or a broken ``\ud800`` escape) cannot be written to

@@ -1,4 +1,4 @@
-"""The user-facing functions: build, load, list, tag, collect garbage, verify.
+"""The user-facing functions: build, load, browse, compare (listing, tags and upkeep: ``api_catalog``).
 
 They are thin: the catalog decides names, versions and cache hits; the
 dataset wraps a version for reading. This module sits above both so that the
@@ -11,42 +11,29 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from stable_explore.catalog import (
-    VERSION_COLUMNS,
     BuildOptions,
     BuildResult,
-    FsckReport,
-    RemoteCatalog,
     VersionRef,
     build_version,
-    collect_garbage,
-    dataset_columns,
-    dataset_rows,
     locate_ref,
     open_catalog,
-    version_rows,
 )
-from stable_explore.catalog import fsck as fsck_catalog
-from stable_explore.catalog.maintenance.fsck_remote import fsck_remote
 from stable_explore.dataset import CachedDataset
 from stable_explore.dataset._foreign import open_foreign
 from stable_explore.display.progress import progress_bar
-from stable_explore.display.table import listing_table
-from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError, NotInCatalogError
-from stable_explore.storage.backends.locks import waiting_at_most
-from stable_explore.storage.check.verify import VerifyReport
-from stable_explore.storage.check.verify import verify as verify_cache_dir
-from stable_explore.storage.format.cache_meta import METADATA_FILE
+from stable_explore.errors import CacheNotFoundError, InvalidArgumentTypeError
 from stable_explore.storage.format.stable_datasets import accept_features
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
 if TYPE_CHECKING:
-    from stable_explore.catalog import Catalog, GcReport, SourcePlan
-    from stable_explore.display.table import Table
+    from stable_explore.catalog import Catalog, SourcePlan
     from stable_explore.schema import Features
     from stable_explore.versioning.compare import Diff
+
+from stable_explore.api_catalog import catalog_ref_of, datasets, fsck, gc, is_path_ref, tag, verify, versions
 
 __all__ = ["browse", "build", "compare", "datasets", "fsck", "gc", "load", "tag", "verify", "versions"]
 
@@ -58,6 +45,46 @@ def _open(ref: VersionRef, *, build_info: str | None = None, features: Features 
     )
 
 
+class BuildKwargs(TypedDict, total=False):
+    """The keyword options of :func:`build`, declared once for the functions that pass them on.
+
+    ``se.from_hf``, ``from_parquet``, ``from_pandas``, ``from_lance`` and ``concatenate_datasets``
+    take them as ``**options`` (and ``home=`` themselves).
+
+    One declaration, so a misspelt or mistyped option given to those functions is a type error
+    where they are called, as it is for ``se.build``.
+
+    Examples
+    --------
+    >>> from stable_explore.api import BuildKwargs
+    >>> options: BuildKwargs = {"progress": False, "tag": "v1"}
+    >>> sorted(options)
+    ['progress', 'tag']
+    """
+
+    args: tuple[object, ...]
+    kwargs: Mapping[str, object] | None
+    description: str | None
+    license: str | None
+    metadata: Mapping[str, object] | None
+    shard_size: int | str
+    batch_size: int
+    compression: str | None
+    batched: bool
+    tag: str | None
+    force: bool
+    key: str | None
+    ignore: Iterable[str]
+    watch: Iterable[str | os.PathLike[str]]
+    check_content: bool
+    storage_options: Mapping[str, object] | None
+    progress: bool
+    num_proc: int | None
+    executor: Executor | None
+    lock_timeout: float | None
+    allow_empty: bool
+
+
 def dataset_from_build(result: BuildResult) -> CachedDataset:
     """The dataset a build produced, carrying its explanation in ``build_info``."""
     return _open(result.ref, build_info=result.info)
@@ -65,14 +92,14 @@ def dataset_from_build(result: BuildResult) -> CachedDataset:
 
 def build(
     source: Iterable[Any] | Callable[..., Iterable[Any]],
-    features: Features | Mapping[str, Any],
+    features: Features | Mapping[str, object],
     name: str | None = None,
     *,
-    args: tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
     description: str | None = None,
     license: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, object] | None = None,
     shard_size: int | str = "256MB",
     batch_size: int = 1000,
     compression: str | None = None,
@@ -84,7 +111,7 @@ def build(
     watch: Iterable[str | os.PathLike[str]] = (),
     check_content: bool = False,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
     progress: bool = True,
     num_proc: int | None = None,
     executor: Executor | None = None,
@@ -248,7 +275,7 @@ def build(
     )
 
 
-def _accept_hf(source: Any, features: Any, key: str | None) -> tuple[Any, Any, str | None]:
+def _accept_hf(source: object, features: object, key: str | None) -> tuple[Any, Any, str | None]:
     """A ``datasets.Dataset`` source read as rows (images undecoded), keyed by its fingerprint; features converted."""
     from stable_explore.io.huggingface import HFRows, is_hf_dataset, our_features
 
@@ -262,7 +289,7 @@ def _accept_hf(source: Any, features: Any, key: str | None) -> tuple[Any, Any, s
     return source, features, key
 
 
-def _name_of(source: Any, name: str | None) -> str:
+def _name_of(source: object, name: str | None) -> str:
     """The dataset's name: ``name``, or the generator function's own name."""
     if name is None:
         name = getattr(source, "__name__", None)
@@ -275,12 +302,12 @@ def _name_of(source: Any, name: str | None) -> str:
 def build_from_options(
     catalog: Catalog,
     name: str | None,
-    source: Any,
-    features: Features | Mapping[str, Any],
+    source: object,
+    features: Features | Mapping[str, object],
     options: BuildOptions,
     *,
-    args: tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
     plan: SourcePlan | None = None,
     progress: bool = True,
 ) -> CachedDataset:
@@ -303,18 +330,12 @@ def build_from_options(
     return dataset_from_build(result)
 
 
-def _is_path(ref: str | Path) -> bool:
-    if isinstance(ref, Path):
-        return True
-    return os.sep in ref or (os.altsep is not None and os.altsep in ref) or ref.startswith(("~", "."))
-
-
 def load(
     ref: str | Path,
     *,
     home: str | Path | None = None,
-    features: Features | Mapping[str, Any] | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    features: Features | Mapping[str, object] | None = None,
+    storage_options: Mapping[str, object] | None = None,
 ) -> CachedDataset:
     """Open a version: ``"name"`` (latest), ``"name@<tag>"``, ``"name@<version-id prefix>"``, a URL or a cache path.
 
@@ -360,13 +381,13 @@ def load(
     features = accept_features(our_features(features))
     if isinstance(ref, str):
         home, ref = locate_ref(ref, home)
-    if _is_path(ref):
+    if is_path_ref(ref):
         path = Path(ref).expanduser()
         local_home = Path(home).expanduser() if home is not None and "://" not in str(home) else None
         foreign = open_foreign(path, features, local_home)  # stable-datasets' layouts, Lance datasets
         if foreign is not None:
             return foreign
-        in_home = _catalog_ref_of(path)
+        in_home = catalog_ref_of(path)
         if in_home is not None:  # a dataset's folder in a home (FOLDER or FOLDER@TAG): as its name there
             return load(in_home[1], home=in_home[0], features=features)
         meta = read_sharded_cache_meta(path)
@@ -387,255 +408,6 @@ def load(
         # the version the ref named was garbage-collected between reading the ref and opening it (the ref had
         # moved on meanwhile): read the ref once more
         return _open(catalog.resolve(str(ref)), features=features)
-
-
-def _is_dataset_folder(folder: Path) -> bool:
-    return (folder / "versions").is_dir() and (folder / "refs").is_dir()
-
-
-def _catalog_ref_of(path: Path) -> tuple[Path, str] | None:
-    """``(home, "name[@ref]")`` when ``path`` is a dataset's folder in a home (or that folder + ``@ref``).
-
-    A home itself (a folder of dataset folders) is refused, naming its datasets and how to open one.
-    """
-    if (path / METADATA_FILE).exists():
-        return None
-    name = path.name.partition("@")[0]
-    if name and _is_dataset_folder(path.with_name(name)):
-        return path.parent, path.name
-    if path.is_dir():
-        names = sorted(p.name for p in path.iterdir() if _is_dataset_folder(p))
-        if names:
-            msg = (
-                f"{path} is a catalog home (datasets: {names}), not a version: open one with "
-                f"se.load({names[0]!r}, home={str(path)!r})"
-            )
-            raise CacheNotFoundError(msg)
-    return None
-
-
-def datasets(home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
-    """Every dataset in the catalog: name, latest version, rows, size, versions, tags.
-
-    Parameters
-    ----------
-    home:
-        The catalog root (default ``$STABLE_EXPLORE_HOME`` or ``~/.cache/stable-explore``).
-
-    Returns
-    -------
-    Table
-        Prints as text, renders as HTML in a notebook, ``.to_pandas()`` for a DataFrame.
-
-    Examples
-    --------
-    >>> import tempfile, stable_explore as se
-    >>> home = tempfile.mkdtemp()
-    >>> _ = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
-    >>> [(row["name"], row["rows"], row["versions"]) for row in se.datasets(home)]
-    [('one', 1, 1)]
-    """
-    catalog = open_catalog(home, storage_options)
-    rows = dataset_rows(catalog)  # a dataset that cannot be read has a 'problem' naming the file
-    return listing_table(dataset_columns(rows), rows, title=f"datasets in {catalog.where}")
-
-
-def versions(name: str, home: str | Path | None = None, *, storage_options: Mapping[str, Any] | None = None) -> Table:
-    """Every version of ``name``, newest first: id, created, rows, size, parent, message, tags.
-
-    Parameters
-    ----------
-    name:
-        A dataset name (a ref such as ``"pets@clean"`` lists the versions of ``pets``).
-    home:
-        The catalog root.
-
-    Raises
-    ------
-    CacheNotFoundError
-        No such dataset; the message lists those that exist.
-
-    Examples
-    --------
-    >>> import tempfile, stable_explore as se
-    >>> home = tempfile.mkdtemp()
-    >>> raw = se.build([{"x": 1}, {"x": 2}], se.Features(x=se.Value("int64")), name="n", home=home, progress=False)
-    >>> clean = raw.drop([0]).save(message="drop the first row", progress=False)
-    >>> [(row["message"], row["parent"] == raw.version) for row in se.versions("n", home=home)]
-    [('drop the first row', True), ('', False)]
-    """
-    home, name = locate_ref(name, home)
-    catalog = open_catalog(home, storage_options)
-    catalog.resolve_id(name)  # a clear error for an unknown name
-    dataset = name.partition("@")[0]
-    return listing_table(VERSION_COLUMNS, version_rows(catalog, dataset), title=f"versions of {dataset}")
-
-
-def tag(
-    dataset: CachedDataset | str,
-    tag: str,
-    *,
-    home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
-    lock_timeout: float | None = None,
-) -> str:
-    """Point ``tag`` at a dataset's version (or at a ref such as ``"pets@1a2b"``); returns the version id.
-
-    ``latest`` is a tag like any other: builds and saves move it to what they create, and
-    ``se.tag(ds, "latest")`` makes an older version the one ``se.load(name)`` opens.
-    ``lock_timeout`` bounds the wait for the dataset's refs lock (default
-    ``$STABLE_EXPLORE_LOCK_TIMEOUT`` seconds, else 300), then ``LockTimeoutError``.
-
-    Raises
-    ------
-    InvalidNameError
-        ``tag`` is not a plain name.
-    NotInCatalogError
-        The dataset was opened by path outside a catalog (and no ``home`` was given).
-
-    Examples
-    --------
-    >>> import tempfile, stable_explore as se
-    >>> home = tempfile.mkdtemp()
-    >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
-    >>> se.tag(ds, "reviewed") == ds.version == se.load("one@reviewed", home=home).version
-    True
-    """
-    if isinstance(dataset, str):
-        home, dataset = locate_ref(dataset, home)
-        catalog = open_catalog(home, storage_options)
-        resolved: tuple[str | None, str] = catalog.resolve_id(dataset)
-        name, version_id = resolved
-    else:
-        if home is None and dataset.home is None:
-            msg = f"only versions in a catalog can be tagged; {dataset.cache_dir} was opened by path outside one"
-            raise NotInCatalogError(msg)
-        catalog = open_catalog(home if home is not None else dataset.home, storage_options)
-        name, version_id = dataset.name, dataset.version
-    if name is None:
-        msg = "only versions in a catalog can be tagged (this one was opened by path)"
-        raise NotInCatalogError(msg)
-    with waiting_at_most(lock_timeout):
-        catalog.write_ref(name, tag, version_id)
-    return version_id
-
-
-def gc(
-    name: str | None = None,
-    *,
-    keep: int = 1,
-    home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
-    lock_timeout: float | None = None,
-) -> GcReport:
-    """Delete versions no tag points at, beyond the ``keep`` newest per dataset; returns bytes freed.
-
-    A tagged version (``latest`` included) is never deleted, nor one a build reused in the last
-    minute, even while builds run (gc and publishing share a lock per dataset). Leftovers of
-    processes that are gone are swept: temp folders and files, lock files nobody holds, an empty
-    dataset left by a failed first build. A dataset gc cannot read is skipped with a
-    ``GcProblemWarning`` naming the file; the others are collected.
-
-    Returns
-    -------
-    GcReport
-        The bytes freed (an ``int``), with ``.removed`` (``name@version``), ``.swept`` and
-        ``.problems``; ``.summary()`` lists them.
-
-    Parameters
-    ----------
-    name:
-        One dataset (or its URL, ``"s3://bucket/cache/pets"``), or every dataset when None.
-    keep:
-        How many of the newest versions to keep besides the tagged ones.
-    home:
-        The catalog root.
-    lock_timeout:
-        Seconds to wait at most for each dataset's refs lock (default ``$STABLE_EXPLORE_LOCK_TIMEOUT``,
-        else 300), then ``LockTimeoutError`` naming the lock and its holder.
-
-    Examples
-    --------
-    >>> import tempfile, stable_explore as se
-    >>> home = tempfile.mkdtemp()
-    >>> features = se.Features(x=se.Value("int64"))
-    >>> old = se.build([{"x": 1}], features, name="n", home=home, progress=False)
-    >>> new = se.build([{"x": 2}], features, name="n", home=home, progress=False)
-    >>> se.gc("n", keep=0, home=home) > 0, [row["version"] for row in se.versions("n", home=home)] == [new.version]
-    (True, True)
-    """
-    if name is not None:
-        home, name = locate_ref(name, home)
-    with waiting_at_most(lock_timeout):
-        return collect_garbage(open_catalog(home, storage_options), name, keep=keep)
-
-
-def verify(
-    target: CachedDataset | str | Path,
-    *,
-    home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
-) -> VerifyReport:
-    """Re-hash every shard of a version, and check its id against its metadata.
-
-    ``target`` is a dataset, a ref (``"pets@clean"``, ``"s3://bucket/cache/pets@clean"``) or a cache
-    directory. A version in a bucket is fetched whole into a temp folder to be re-hashed.
-
-    Raises
-    ------
-    CacheCorruptionError
-        Names the first damaged file.
-
-    Examples
-    --------
-    >>> import tempfile, stable_explore as se
-    >>> home = tempfile.mkdtemp()
-    >>> ds = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
-    >>> se.verify(ds).num_rows
-    1
-    """
-    if isinstance(target, CachedDataset):
-        return target.verify()
-    if isinstance(target, str):
-        home, target = locate_ref(target, home)
-    if isinstance(target, str) and not _is_path(target):
-        return verify_cache_dir(open_catalog(home, storage_options).resolve(target).cache_dir)
-    path = Path(target).expanduser()
-    in_home = _catalog_ref_of(path)
-    if in_home is not None:  # a dataset's folder in a home (FOLDER or FOLDER@TAG), as se.load takes it
-        return verify_cache_dir(open_catalog(in_home[0]).resolve(in_home[1]).cache_dir)
-    return verify_cache_dir(path)
-
-
-def fsck(
-    name: str | None = None, *, home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None
-) -> FsckReport:
-    """Check the whole catalog (or one dataset): every shard, record batch, version id, ref and source record.
-
-    Nothing is changed. ``str(report)`` lists one line per problem, naming the file, and a summary
-    with the MB/s read; ``report.ok`` is True when there is none. On a home in a bucket, every
-    version is fetched whole and checked, and problems are named by URL; leftovers of an
-    interrupted publish are reported (another machine's publish in progress looks the same).
-
-    Raises
-    ------
-    CacheNotFoundError
-        ``name`` is given and no such dataset exists.
-
-    Examples
-    --------
-    >>> import tempfile, stable_explore as se
-    >>> home = tempfile.mkdtemp()
-    >>> _ = se.build([{"x": 1}], se.Features(x=se.Value("int64")), name="one", home=home, progress=False)
-    >>> se.fsck(home=home).ok
-    True
-    """
-    if name is not None:
-        home, name = locate_ref(name, home)
-    catalog = open_catalog(home, storage_options)
-    if isinstance(catalog, RemoteCatalog):  # no folders to walk: each version is fetched and checked
-        return fsck_remote(catalog, name)
-    return fsck_catalog(catalog, name)
 
 
 def browse(ref: CachedDataset | str | Path, *, home: str | Path | None = None, **options: Any) -> Any:
@@ -662,7 +434,7 @@ def compare(
     b: CachedDataset | str,
     *,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
 ) -> Diff:
     """The difference from ``a`` to ``b`` (datasets or refs such as ``"pets@clean"``).
 

@@ -13,9 +13,11 @@ Examples
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from stable_explore.api import load
+from typing_extensions import Unpack
+
+from stable_explore.api import BuildKwargs, load
 from stable_explore.dataset import CachedDataset, export_layout
 
 if TYPE_CHECKING:
@@ -30,7 +32,7 @@ def from_lance(
     *,
     name: str | None = None,
     home: str | Path | None = None,
-    **options: Any,
+    **options: Unpack[BuildKwargs],
 ) -> CachedDataset:
     """Cache the rows of a Lance dataset: one ``ds.to_lance`` wrote, stable-datasets' ``lance-rows`` cache, or any.
 
@@ -83,7 +85,7 @@ def from_lance(
     mirror = load(folder, features=features, home=home)
     rows = LanceRows(mirror, folder)
     if options.get("key") is None:
-        options["key"] = source_key(rows)
+        options = {**options, "key": source_key(rows)}
     default = folder.name[: -len(".lance")] if folder.name.endswith(".lance") else folder.name
     return build(rows, rows.features, name or default, home=home, **options)
 
@@ -95,7 +97,7 @@ def export(
     layout: str | None = None,
     home: str | Path | None = None,
     overwrite: bool = False,
-    **options: Any,
+    **options: object,
 ) -> Path:
     """Write a copy of a version (or a dataset) in another tool's layout; see :meth:`CachedDataset.export`.
 

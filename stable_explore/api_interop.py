@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.api import build
+from typing_extensions import Unpack
+
+from stable_explore.api import BuildKwargs, build
 from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError
@@ -30,13 +32,13 @@ __all__ = ["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"]
 
 def from_hf(
     hf: Any,
-    features: Any = None,
+    features: object = None,
     *,
     name: str | None = None,
     home: str | Path | None = None,
     box_format: str | None = "xywh",
     box_normalized: bool = False,
-    **options: Any,
+    **options: Unpack[BuildKwargs],
 ) -> CachedDataset:
     """Cache a Hugging Face ``datasets.Dataset``: features converted, images kept byte for byte.
 
@@ -96,7 +98,7 @@ def from_hf(
     options.setdefault("license", hf.info.license or None)
     chosen = [n for n, f in ours.items() if isinstance(f, Boxes) and not _given_boxes(features, n)]
     try:
-        return _build(rows, name, {**options, "home": home})
+        return _build(rows, name, home, options)
     except EncodingError as exc:
         column = exc.field
         if column is None or column not in chosen:
@@ -114,16 +116,18 @@ def from_hf(
         raise error from exc
 
 
-def _given_boxes(features: Any, column: str) -> bool:
+def _given_boxes(features: object, column: str) -> bool:
     """Whether the caller's own features named ``column`` a Boxes (then no note about the guess)."""
     return isinstance(features, Features) and isinstance(features.get(column), Boxes)
 
 
-def _build(rows: HFRows | ParquetRows | FrameRows | ConcatRows, name: str, options: dict[str, Any]) -> CachedDataset:
+def _build(
+    rows: HFRows | ParquetRows | FrameRows | ConcatRows, name: str, home: str | Path | None, options: BuildKwargs
+) -> CachedDataset:
     """Build the rows, keyed by their content so the same data is a cache hit (unless ``key=`` is given)."""
     if options.get("key") is None:
-        options["key"] = source_key(rows)
-    return build(rows, rows.features, name, **options)
+        options = {**options, "key": source_key(rows)}
+    return build(rows, rows.features, name, home=home, **options)
 
 
 def from_parquet(
@@ -132,7 +136,7 @@ def from_parquet(
     *,
     name: str | None = None,
     home: str | Path | None = None,
-    **options: Any,
+    **options: Unpack[BuildKwargs],
 ) -> CachedDataset:
     """Cache the rows of a Parquet file, keyed by its ``__key__`` column when it has one (else by position).
 
@@ -164,7 +168,7 @@ def from_parquet(
     ('numbers', [1, 2, 3])
     """
     rows = ParquetRows(path, features)
-    return _build(rows, name or Path(path).stem, {**options, "home": home})
+    return _build(rows, name or Path(path).stem, home, options)
 
 
 def from_pandas(
@@ -173,7 +177,7 @@ def from_pandas(
     *,
     name: str,
     home: str | Path | None = None,
-    **options: Any,
+    **options: Unpack[BuildKwargs],
 ) -> CachedDataset:
     """Cache the rows of a pandas DataFrame, keyed by its index (when unique, of ints or text; else by position).
 
@@ -205,11 +209,17 @@ def from_pandas(
     (ClassLabel(names=['cat', 'dog']), {'label': 1, 'size': 2.5})
     """
     rows = FrameRows(frame, features)
-    return _build(rows, name, {**options, "home": home})
+    return _build(rows, name, home, options)
 
 
 def concatenate_datasets(
-    dsets: Sequence[CachedDataset], *, name: str | None = None, keys: str = "keep", axis: int = 0, **options: Any
+    dsets: Sequence[CachedDataset],
+    *,
+    name: str | None = None,
+    keys: str = "keep",
+    axis: int = 0,
+    home: str | Path | None = None,
+    **options: Unpack[BuildKwargs],
 ) -> CachedDataset:
     """The rows of ``dsets`` one after another, as a new version, as ``datasets.concatenate_datasets`` gives them.
 
@@ -230,9 +240,10 @@ def concatenate_datasets(
     axis:
         0: rows after rows (the only way here; ``datasets``' ``axis=1``, columns beside columns, is
         ``ds.add_columns``).
+    home:
+        The home to build in (default: the first dataset's home).
     options:
-        Any option of :func:`stable_explore.build` (``home=`` (default: the first dataset's home),
-        ``tag=``, ``description=``, ...).
+        Any other option of :func:`stable_explore.build` (``tag=``, ``description=``, ...).
 
     Returns
     -------
@@ -257,6 +268,6 @@ def concatenate_datasets(
         )
         raise InvalidOptionError(msg)
     rows = ConcatRows(dsets, keys)
-    if options.get("home") is None and rows.parts[0].home is not None:
-        options["home"] = rows.parts[0].home
-    return _build(rows, name or concatenated_name(rows.parts), options)
+    if home is None:
+        home = rows.parts[0].home
+    return _build(rows, name or concatenated_name(rows.parts), home, options)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.api import load
 from stable_explore.catalog import (
@@ -36,7 +36,7 @@ def push(
     to: str | Path,
     *,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
     progress: bool = True,
     lock_timeout: float | None = None,
 ) -> TransferReport:
@@ -86,7 +86,7 @@ def pull(
     url: str,
     *,
     home: str | Path | None = None,
-    storage_options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, object] | None = None,
     progress: bool = True,
     lock_timeout: float | None = None,
 ) -> CachedDataset:

@@ -9,7 +9,6 @@ what was expected and what was found, and how to fix it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 __all__ = [
     "AnnotationError",
@@ -113,7 +112,7 @@ class EncodingError(StableExploreError, ValueError):
         *,
         field: str | None = None,
         index: int | None = None,
-        key: Any = None,
+        key: object = None,
     ) -> None:
         self.reason = reason
         self.field = field
@@ -132,7 +131,7 @@ class EncodingError(StableExploreError, ValueError):
         prefix = ", ".join(where)
         return f"{prefix}: {self.reason}" if prefix else self.reason
 
-    def located(self, *, index: int | None = None, key: Any = None) -> EncodingError:
+    def located(self, *, index: int | None = None, key: object = None) -> EncodingError:
         """Return a copy of this error that also names the row."""
         return EncodingError(
             self.reason,
@@ -151,7 +150,7 @@ class DuplicateKeyError(EncodingError):
         The row that had the key first; ``index`` is the later row.
     """
 
-    def __init__(self, key: Any, first_index: int, index: int) -> None:
+    def __init__(self, key: object, first_index: int, index: int) -> None:
         self.first_index = first_index
         reason = (
             f"duplicate key: rows {first_index} and {index} both have key {key!r}; "
@@ -259,7 +258,7 @@ class AnnotationError(StableExploreError, ValueError):
         The annotation's id or line, when one is concerned.
     """
 
-    def __init__(self, reason: str, *, path: Any, image: Any = None, annotation: Any = None) -> None:
+    def __init__(self, reason: str, *, path: object, image: object = None, annotation: object = None) -> None:
         self.reason = reason
         self.path = str(path)
         self.image = image
@@ -299,7 +298,7 @@ class VideoDecodeError(StableExploreError, ValueError):
         source: str | None = None,
         field: str | None = None,
         index: int | None = None,
-        key: Any = None,
+        key: object = None,
     ) -> None:
         self.reason = reason
         self.source = source
@@ -318,7 +317,7 @@ class VideoDecodeError(StableExploreError, ValueError):
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {reason}" if prefix else reason)
 
-    def located(self, *, field: str | None = None, index: int | None = None, key: Any = None) -> VideoDecodeError:
+    def located(self, *, field: str | None = None, index: int | None = None, key: object = None) -> VideoDecodeError:
         """Return a copy of this error that also names the row and column."""
         return VideoDecodeError(
             self.reason,

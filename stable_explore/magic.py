@@ -159,7 +159,7 @@ def _leading_options(text: str) -> tuple[str, str]:
                 position = value.end()
 
 
-def _show_error(shell: Any, etype: type, value: BaseException, tb: Any, tb_offset: int | None = None) -> list[str]:
+def _show_error(shell: Any, etype: type, value: BaseException, tb: object, tb_offset: int | None = None) -> list[str]:
     """IPython custom-exception handler for StableCacheError."""
     if isinstance(value, StableCacheError) and value.original is not None:
         stb = [str(value), *trimmed_traceback(value.original)]
@@ -175,7 +175,7 @@ def _when(created_at: str | None) -> str:
     return created_at[:16].replace("T", " ") + " UTC"
 
 
-def _build_arguments(method: Any) -> Any:
+def _build_arguments(method: object) -> Any:
     """Add the build options the CLI's ``build`` shares (``BUILD_ARGUMENTS``), in their order."""
     for flags, options in reversed(BUILD_ARGUMENTS):
         method = argument(*flags, **options)(method)
@@ -286,7 +286,7 @@ class StableMagics(Magics):
     @property
     def _namespace(self) -> dict[str, Any]:
         assert self.shell is not None, "the magics are registered on a shell"
-        namespace: dict[str, Any] = self.shell.user_ns
+        namespace: dict[str, object] = self.shell.user_ns
         return namespace
 
     def _eval(self, expression: str) -> Any:
@@ -317,10 +317,10 @@ class StableMagics(Magics):
         metadata = self._eval(args.metadata) if args.metadata else None
         options = options_from_args(args, metadata=metadata or {})
         catalog = open_catalog(args.home)
-        call_args: tuple[Any, ...] = ()
-        call_kwargs: dict[str, Any] = {}
+        call_args: tuple[object, ...] = ()
+        call_kwargs: dict[str, object] = {}
         if cell is not None:
-            source: Any = self._cell_function(variable, cell)
+            source: object = self._cell_function(variable, cell)
             plan = plan_source(source, features, options, home=catalog.home).as_cell(name)
         else:
             assert expression is not None
@@ -378,7 +378,7 @@ class StableMagics(Magics):
             msg = f"the cell is not valid Python: {exc.msg} (line {(exc.lineno or 1) - 1})"
             raise StableCacheError(msg) from None
         namespace = self._namespace
-        scratch: dict[str, Any] = {}
+        scratch: dict[str, object] = {}
         exec(code, namespace, scratch)  # noqa: S102 - defines the user's own generator
         function = scratch[name]
         if not inspect.isgeneratorfunction(function):
@@ -387,7 +387,7 @@ class StableMagics(Magics):
         return function
 
     @staticmethod
-    def _kept(variable: str | None, args: Any, error: BaseException | None = None) -> str:
+    def _kept(variable: str | None, args: object, error: BaseException | None = None) -> str:
         """What a failed build left: how many rows were read, nothing new, and which version is still the latest."""
         note = failure_note_of(error) if error is not None else None
         if note:

@@ -41,8 +41,8 @@ LAYERS: list[set[str]] = [
     {"widgets"},  # UI: the anywidget browser (it draws with display's helpers)
     # entry points (and _user_errors, the trimmed tracebacks the magic and the CLI show); test helpers use them
     # all; compat stands in for stable-datasets' modules (its tests run against us)
-    {"api", "api_transfer", "api_interop", "api_formats", "api_labels", "magic", "cli", "_user_errors", "__init__"}
-    | {"testing", "compat"},
+    {"api", "api_catalog", "api_transfer", "api_interop", "api_formats", "api_labels", "magic", "cli"}
+    | {"_user_errors", "__init__", "testing", "compat"},
 ]
 FACADES = {"cache", "backend", "testing", "compat"}  # for users and tests: no module of the package imports them
 # (layer group, imported group, function): an upward import allowed inside that function only

@@ -77,12 +77,12 @@ FAILURE_MARK = "nothing was saved;"
 def build_version(
     catalog: Catalog,
     name: str,
-    source: Any,
-    features: Features | Mapping[str, Any],
+    source: object,
+    features: Features | Mapping[str, object],
     options: BuildOptions,
     *,
-    args: tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
     plan: SourcePlan | None = None,
     progress: ProgressFactory | None = None,
 ) -> BuildResult:
@@ -109,12 +109,12 @@ def build_version(
 def _build_version(
     catalog: Catalog,
     name: str,
-    source: Any,
-    features: Features | Mapping[str, Any],
+    source: object,
+    features: Features | Mapping[str, object],
     options: BuildOptions,
     *,
-    args: tuple[Any, ...],
-    kwargs: Mapping[str, Any] | None,
+    args: tuple[object, ...],
+    kwargs: Mapping[str, object] | None,
     plan: SourcePlan | None,
     progress: ProgressFactory | None,
 ) -> BuildResult:
@@ -234,7 +234,7 @@ def _build_version(
     return BuildResult(published.ref, False, why, time.perf_counter() - started, changes)
 
 
-def _rows_expected(examples: Any, batched: bool) -> int | None:
+def _rows_expected(examples: object, batched: bool) -> int | None:
     """How many rows a source will give, for the progress bar: a list's length (its batches' rows), or None."""
     if not hasattr(examples, "__len__"):
         return None
@@ -344,7 +344,7 @@ def _explain(
     def listing(digest: str) -> Mapping[str, Entry] | None:
         return listings[digest] if digest in listings else read_listing(directory, digest)
 
-    old_features: Mapping[str, Any] | None = None
+    old_features: Mapping[str, object] | None = None
     revision = PLAIN_FORMAT_REVISION
     with contextlib.suppress(OSError, ValueError):
         stored_meta = catalog.version_meta(name, earlier.version_id or "")

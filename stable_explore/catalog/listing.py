@@ -31,7 +31,7 @@ def version_rows(catalog: Catalog, name: str) -> list[dict[str, Any]]:
     tags_of: dict[str, list[str]] = {}
     for tag, version_id in catalog.refs(name).items():
         tags_of.setdefault(version_id, []).append(tag)
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for version_id in catalog.version_ids(name):
         try:
             meta = catalog.version_meta(name, version_id)
@@ -58,7 +58,7 @@ def dataset_rows(catalog: Catalog) -> list[dict[str, Any]]:
     """Every dataset: its latest version, rows, bytes, number of versions and tags."""
     rows = []
     for name in catalog.names():
-        row: dict[str, Any] = {"name": name}
+        row: dict[str, object] = {"name": name}
         try:
             _describe_dataset(catalog, name, row)
         except (StableExploreError, OSError, ValueError, RecursionError) as exc:
@@ -69,12 +69,12 @@ def dataset_rows(catalog: Catalog) -> list[dict[str, Any]]:
     return rows
 
 
-def dataset_columns(rows: list[dict[str, Any]]) -> list[str]:
+def dataset_columns(rows: list[dict[str, object]]) -> list[str]:
     """:data:`DATASET_COLUMNS`, plus ``problem`` when a dataset could not be read."""
     return [*DATASET_COLUMNS, "problem"] if any("problem" in row for row in rows) else DATASET_COLUMNS
 
 
-def _describe_dataset(catalog: Catalog, name: str, row: dict[str, Any]) -> None:
+def _describe_dataset(catalog: Catalog, name: str, row: dict[str, object]) -> None:
     row["versions"] = len(catalog.version_ids(name))
     latest = row["latest"] = catalog.read_ref(name, LATEST)
     if latest:

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.errors import InvalidNameError
 from stable_explore.storage.backends.local import LocalStore
@@ -54,7 +54,7 @@ def resolve_home(home: str | Path | None = None) -> Path:
     return Path.home() / ".cache" / "stable-explore"
 
 
-def check_name(name: Any, what: str = "dataset name") -> str:
+def check_name(name: object, what: str = "dataset name") -> str:
     """Names and tags are plain file names: letters, digits, ``.``, ``_``, ``-``."""
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name) or name in (".", ".."):
         msg = (
@@ -71,7 +71,7 @@ def is_url(home: str | Path) -> bool:
     return "://" in text and not text.startswith("file://")
 
 
-def open_store(home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None) -> Store:
+def open_store(home: str | Path | None = None, storage_options: Mapping[str, object] | None = None) -> Store:
     """The store of a home: an :class:`ObjectStore` for ``s3://``, ``gs://``, ``az://``; else a :class:`LocalStore`."""
     if home is not None and is_url(home):
         from stable_explore.storage.backends.object import ObjectStore

@@ -276,7 +276,7 @@ def _paths(value: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | No
     return tuple(os.fspath(item) for item in items)
 
 
-def check_metadata(metadata: Any, what: str = "metadata") -> None:
+def check_metadata(metadata: object, what: str = "metadata") -> None:
     """Refuse user metadata nested deeper than JSON tools can take, naming where (see ``nested_too_deep``).
 
     Raises

@@ -92,19 +92,19 @@ def ignore_name(label: str) -> str:
 
 
 def plan_source(
-    source: Any,
+    source: object,
     features: Features,
     options: BuildOptions,
     *,
-    args: tuple[Any, ...] = (),
-    kwargs: Mapping[str, Any] | None = None,
+    args: tuple[object, ...] = (),
+    kwargs: Mapping[str, object] | None = None,
     home: str | Path | None = None,
 ) -> SourcePlan:
     """Fingerprint a build: an explicit ``options.key``, or a generator function's code, inputs and files.
 
     ``home`` (the catalog's root) is left out of folder listings: a build changes it.
     """
-    common: dict[str, Any] = {
+    common: dict[str, object] = {
         "features": features.fingerprint(),
         "compression": options.compression,
         # The descriptive fields shape the version id, so a hit must match them too. The key is
@@ -115,7 +115,7 @@ def plan_source(
         common["batched"] = True
     tokens = Tokenizer(ignore=frozenset(options.ignore))
     if options.key is not None:
-        parts: dict[str, Any] = {"kind": "key", "key": str(options.key), **common}
+        parts: dict[str, object] = {"kind": "key", "key": str(options.key), **common}
     elif callable(source) and (inspect.isgeneratorfunction(source) or inspect.isfunction(source)):
         code = tokens.source(source)
         try:
@@ -182,7 +182,7 @@ def plan_map(
         code = tokens.source(function)
     except (TypeError, OSError):  # a builtin, or code without source: fingerprinted by its value, if it can be
         code = fingerprint(tokens.value(function, "function"))
-    parts: dict[str, Any] = {
+    parts: dict[str, object] = {
         "kind": "map",
         "function": getattr(function, "__qualname__", type(function).__name__),
         "code": code,
@@ -198,10 +198,10 @@ def plan_map(
 
 
 def _finished(
-    parts: dict[str, Any],
+    parts: dict[str, object],
     tokens: Tokenizer,
     *,
-    watch: Sequence[Any],
+    watch: Sequence[object],
     check_content: bool,
     home: str | Path | None,
     keyed: bool,
@@ -211,7 +211,7 @@ def _finished(
     for watched in watch:
         named.setdefault(str(watched), "watched path")
     unstable = dict(tokens.unstable)
-    files: dict[str, Any] = {}
+    files: dict[str, object] = {}
     states = []
     exclude = [home] if home is not None else []
     for path, label in named.items():
@@ -331,7 +331,7 @@ def _file_changes(
     return out
 
 
-def _feature_text(spec: Mapping[str, Any]) -> str:
+def _feature_text(spec: Mapping[str, object]) -> str:
     args = ", ".join(f"{k}={v!r}" for k, v in spec.items() if k != "_type")
     return f"{spec.get('_type', '?')}({args})"
 
@@ -368,7 +368,7 @@ def describe_feature_changes(old: Mapping[str, Any], new: Mapping[str, Any], *, 
     return out
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -34,7 +34,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
@@ -97,7 +97,7 @@ def publish_version(
     if tag is not None:
         check_name(tag, "tag")
     record = replace(record, name=name, created_at=record.created_at or _now())
-    fields: dict[str, Any] = {**shard_fields, **record.to_json()}
+    fields: dict[str, object] = {**shard_fields, **record.to_json()}
     version_id = version_id_of(fields)
     fields["version_id"] = version_id
     remote = catalog.store.local_path(name) is None
@@ -196,7 +196,7 @@ def _take_back(catalog: Catalog, placed: list[str], exc: BaseException) -> None:
 
 
 def _move_into_place(
-    catalog: Catalog, name: str, staging: Path, fields: dict[str, Any], version_id: str
+    catalog: Catalog, name: str, staging: Path, fields: dict[str, object], version_id: str
 ) -> tuple[VersionRef, bool]:
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
@@ -229,7 +229,7 @@ def _upload_files(
     catalog: Catalog,
     name: str,
     staging: Path,
-    fields: dict[str, Any],
+    fields: dict[str, object],
     version_id: str,
     *,
     missing_only: bool = False,
@@ -324,7 +324,7 @@ def _put_metadata(
     catalog: Catalog,
     name: str,
     staging: Path,
-    fields: dict[str, Any],
+    fields: dict[str, object],
     version_id: str,
     reuse: tuple[tuple[str, str], ...] = (),
     placed: list[str] | None = None,

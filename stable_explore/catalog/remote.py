@@ -28,7 +28,6 @@ import shutil
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from typing_extensions import override
 
@@ -54,7 +53,7 @@ def home_of(home: str | Path | None) -> str | Path | None:
     return env if env and is_url(env) else None
 
 
-def open_catalog(home: str | Path | None = None, storage_options: Mapping[str, Any] | None = None) -> Catalog:
+def open_catalog(home: str | Path | None = None, storage_options: Mapping[str, object] | None = None) -> Catalog:
     """The catalog of a home: a folder (:class:`Catalog`) or a bucket URL (:class:`RemoteCatalog`)."""
     where = home_of(home)
     if where is not None and is_url(where):
@@ -76,7 +75,7 @@ class RemoteCatalog(Catalog):
     Credentials come from the environment or ``storage_options`` and stay in this process.
     """
 
-    def __init__(self, url: str, storage_options: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, url: str, storage_options: Mapping[str, object] | None = None) -> None:
         store = shared_store(url, storage_options)
         self.store = store
         self.url = store.url

@@ -175,7 +175,7 @@ def _copy_files(
     name: str,
     version_id: str,
     target: StoreCatalog,
-    raw: dict[str, Any],
+    raw: dict[str, object],
     report: TransferReport,
     *,
     on_file: BytesCallback | None,
@@ -319,7 +319,7 @@ def _check_kept(target: StoreCatalog, key: str, digest: str) -> None:
 
 
 def _check_digest(
-    target: StoreCatalog, key: str, digest: str | None, hasher: Any = None, *, found: str | None = None
+    target: StoreCatalog, key: str, digest: str | None, hasher: object = None, *, found: str | None = None
 ) -> None:
     """Raise (and remove the file from the target, so no later copy keeps it) unless it matches ``digest``."""
     if digest is None or (hasher is None and found is None):
@@ -334,7 +334,9 @@ def _check_digest(
     raise CacheCorruptionError(where, msg)
 
 
-def _check_arrived(source: StoreCatalog, target: StoreCatalog, name: str, version_id: str, raw: dict[str, Any]) -> None:
+def _check_arrived(
+    source: StoreCatalog, target: StoreCatalog, name: str, version_id: str, raw: dict[str, object]
+) -> None:
     """Before the metadata makes the version visible: its id matches its content, and every shard arrived whole."""
     where = f"{source.store.url}/{name}/versions/{version_id}/{METADATA_FILE}"
     if raw.get("version_id") != version_id or version_id_of(raw) != version_id:

@@ -89,7 +89,7 @@ class _RowsByShard:
 
     def get_row(self, index: int) -> dict[str, Any]:
         """One row's stored values."""
-        row: dict[str, Any] = self.take([index]).to_pylist()[0]
+        row: dict[str, object] = self.take([index]).to_pylist()[0]
         return row
 
     def iter_batches(
@@ -196,7 +196,7 @@ class ArrowBackend(_RowsByShard):
             "table": self._memory,
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(**state)  # type: ignore[misc]  # re-open lazily in the new process
 
 
@@ -264,7 +264,7 @@ class LanceBackend(_RowsByShard):
     def __getstate__(self) -> dict[str, Any]:
         return {"uri": self.uri, "columns": self._names}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(**state)  # type: ignore[misc]
 
 
@@ -302,5 +302,5 @@ class CachedBackend(_RowsByShard):
     def __getstate__(self) -> dict[str, Any]:
         return {"dataset": self.dataset}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(state["dataset"])  # type: ignore[misc]

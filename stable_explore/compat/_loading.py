@@ -120,9 +120,9 @@ class _StableIterable:
         return len(self.dataset)
 
 
-def _buffered(rows: Iterator[Any], size: int, rng: np.random.Generator) -> Iterator[Any]:
+def _buffered(rows: Iterator[object], size: int, rng: np.random.Generator) -> Iterator[Any]:
     """Rows drawn at random from a buffer of ``size`` refilled as it goes, then the rest in a random order."""
-    buffer: list[Any] = []
+    buffer: list[object] = []
     for row in rows:
         if len(buffer) < size:
             buffer.append(row)

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from stable_explore.dataset._export_target import export_file
+from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import (
     ColumnNotFoundError,
     ImageTooLargeError,
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from stable_explore.dataset import CachedDataset
-    from stable_explore.dataset._selection import Rows
-    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = [
     "FRAME_FEATURES_KEY",
@@ -160,7 +159,7 @@ def _export_posters(ds: CachedDataset, column: pa.ChunkedArray, size: int, name:
     from stable_explore.display.images import array_thumbnail
     from stable_explore.schema.video_codec import poster_frame
 
-    out: list[Any] = []
+    out: list[object] = []
     keys = None
     for i, (row, value) in enumerate(zip(ds.base_rows().tolist(), column.to_pylist(), strict=True)):
         source = video_source(value)
@@ -184,7 +183,7 @@ def _export_images(
     if how in ("pil", "thumbnail"):
         feature = ds.features[name]
         limit = feature.max_pixels if isinstance(feature, Image) else None
-        opened: list[Any] = []
+        opened: list[object] = []
         for row, value in zip(ds.base_rows().tolist(), values, strict=True):
             try:
                 if value is None:
@@ -205,7 +204,7 @@ def _export_images(
     if not folder.resolve().is_relative_to(root.resolve()):
         msg = f"the export folder leads (through a symlink) to {folder.resolve()}, outside {root}; refusing to write"
         raise UnsafePathError(folder, msg)
-    paths: list[Any] = []
+    paths: list[object] = []
     for row, data in zip(ds.base_rows().tolist(), values, strict=True):
         if data is None:
             paths.append(None)
@@ -310,22 +309,8 @@ def _categorical(pd: Any, codes: np.ndarray, feature: ClassLabel) -> Any:
         return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
-class Exports:
+class Exports(DatasetMembers):
     """``ds.to_arrow``, ``ds.to_pandas`` and ``ds.to_parquet``: mixed into ``CachedDataset`` (only there)."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        @property
-        def features(self) -> Features: ...
-
-        @property
-        def cache_meta(self) -> ShardedCacheMeta: ...
-
-        def _all_rows(self) -> Rows: ...
-
-        def _feature_columns(self) -> list[str]: ...
-
-        def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table: ...
 
     def to_arrow(
         self, columns: Sequence[str] | None = None, *, with_row_columns: bool = False, layout: str = "stored"

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.catalog.names import HOME_ENV, resolve_home
 from stable_explore.errors import ExportTargetError
@@ -56,7 +56,7 @@ def is_own_export(folder: Path) -> bool:
 
 def write_export_marker(folder: Path, *, layout: str, ds: CachedDataset | None = None) -> None:
     """Leave the marker in ``folder`` (the export's temp folder, before it is published)."""
-    marker: dict[str, Any] = {"written_by": _WRITER, "layout": layout}
+    marker: dict[str, object] = {"written_by": _WRITER, "layout": layout}
     if ds is not None:
         marker.update(dataset=ds.name, version=ds.version)
     (folder / EXPORT_MARKER).write_text(json.dumps(marker, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

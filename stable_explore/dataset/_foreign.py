@@ -117,7 +117,7 @@ def _refuse_frames_without_metadata(path: Path) -> None:
         raise NotACacheError(path, msg)
 
 
-def _check_fingerprint(raw: dict[str, Any], features: Features | None, path: Path) -> None:
+def _check_fingerprint(raw: dict[str, object], features: Features | None, path: Path) -> None:
     """The features given must be those the cache was built with, as stable-datasets' reader checks."""
     recorded = raw.get("schema_fingerprint")
     if features is None or not recorded:

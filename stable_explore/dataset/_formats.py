@@ -10,14 +10,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import InvalidOptionError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator
 
     import pyarrow as pa
 
-    from stable_explore.dataset._selection import Rows
     from stable_explore.dataset.cached_dataset import CachedDataset
 
 __all__ = ["EXPORT_LAYOUTS", "FILE_LAYOUTS", "FormatExports", "export_layout"]
@@ -61,14 +61,8 @@ def export_layout(path: str | Path, layout: str | None = None, *, default: str |
     raise InvalidOptionError(msg)
 
 
-class FormatExports:
+class FormatExports(DatasetMembers):
     """Writing a dataset's rows in other tools' formats (mixed into ``CachedDataset`` only)."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        def _all_rows(self) -> Rows: ...
-
-        def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table: ...
 
     def _feature_tables(self, batch_size: int) -> Iterator[pa.Table]:
         """The rows' feature columns, ``batch_size`` rows at a time, as stored."""

@@ -22,12 +22,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, SchemaError
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.dataset._columns import ColumnMap
-    from stable_explore.dataset._selection import Rows
     from stable_explore.schema import Feature, Features
 
 __all__ = ["DatasetInfo", "DatasetsHabits"]
@@ -47,43 +46,8 @@ class DatasetInfo:
     homepage: str | None = None
 
 
-class DatasetsHabits:
+class DatasetsHabits(DatasetMembers):
     """``datasets``-style names on ``CachedDataset``: mixed into it (only there)."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        @property
-        def features(self) -> Features: ...
-
-        @property
-        def name(self) -> str | None: ...
-
-        @property
-        def version(self) -> str: ...
-
-        @property
-        def metadata(self) -> dict[str, Any]: ...
-
-        def __len__(self) -> int: ...
-
-        @property
-        def view_rows(self) -> range | np.ndarray | None: ...
-
-        def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
-
-        def _all_rows(self) -> Rows: ...
-
-        def _select(self, selection: Any) -> Rows: ...
-
-        def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array: ...
-
-        def _stored_column_type(self, column: str) -> pa.DataType: ...
-
-        def _column_map(self) -> ColumnMap: ...
-
-        def _with_columns(self, columns: ColumnMap) -> CachedDataset: ...
-
-        def _with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset: ...
 
     @property
     def num_rows(self) -> int:
@@ -228,7 +192,7 @@ class DatasetsHabits:
         self._column_map().stored(column)  # a ColumnNotFoundError listing the columns
         values = self._column_arrow(column)
         try:
-            found: list[Any] = pc.unique(values).to_pylist()
+            found: list[object] = pc.unique(values).to_pylist()
         except pa.ArrowNotImplementedError as exc:
             msg = f"cannot find the distinct values of column {column!r}: Arrow does not compare {values.type} values"
             raise SchemaError(msg) from exc
@@ -354,7 +318,7 @@ class DatasetsHabits:
         columns = self._column_map()
         return self._with_columns(columns.cast(column, ours, self._stored_column_type(column)))
 
-    def cast(self, features: Features | Any) -> CachedDataset:
+    def cast(self, features: Features | object) -> CachedDataset:
         """A view where every column reads as the feature ``features`` gives it (Arrow casts the stored values).
 
         As in ``datasets``, ``features`` (ours or ``datasets.Features``) names every column, no
@@ -372,7 +336,7 @@ class DatasetsHabits:
         if not hasattr(features, "items"):
             msg = f"cast needs features (se.Features or datasets.Features), got {type(features).__name__}"
             raise InvalidArgumentTypeError(msg)
-        wanted: dict[str, Any] = dict(features.items())
+        wanted: dict[str, object] = dict(features.items())
         current = self.column_names
         missing, extra = [c for c in current if c not in wanted], [c for c in wanted if c not in current]
         if missing or extra:
@@ -453,7 +417,7 @@ class DatasetsHabits:
         """
         from stable_explore.dataset._text_export import plain_batches
 
-        out: dict[str, list[Any]] = {name: [] for name in self.features}
+        out: dict[str, list[object]] = {name: [] for name in self.features}
         for batch in plain_batches(self, batch_size):  # type: ignore[arg-type]
             for name, values in batch.items():
                 out[name].extend(values)
@@ -472,7 +436,7 @@ class DatasetsHabits:
         """
         from stable_explore.dataset._text_export import plain_batches
 
-        rows: list[dict[str, Any]] = []
+        rows: list[dict[str, object]] = []
         for batch in plain_batches(self, batch_size):  # type: ignore[arg-type]
             names = list(batch)
             rows.extend(dict(zip(names, values, strict=True)) for values in zip(*batch.values(), strict=True))
@@ -538,7 +502,7 @@ class DatasetsHabits:
         return to_hf(self, with_keys=with_keys)  # type: ignore[arg-type]
 
 
-def _hf_feature_spec(feature: Any) -> Any:
+def _hf_feature_spec(feature: object) -> Any:
     """The ``to_dict()`` form of one ``datasets`` feature (``datasets.Features`` knows how to write it)."""
     import datasets
 

@@ -49,7 +49,7 @@ _STATE_KEYS = ("version", "rows", "shuffle", "seed", "buffer_size", "rank", "wor
                "positions")  # fmt: skip
 
 
-def resolve_rank(rank: Any, world_size: Any) -> tuple[int, int]:
+def resolve_rank(rank: object, world_size: object) -> tuple[int, int]:
     """``(rank, world_size)``: as given, else torch.distributed's when it is initialised, else ``(0, 1)``.
 
     Only a torch.distributed that this process already imported is asked (torch is never imported

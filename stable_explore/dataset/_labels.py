@@ -7,7 +7,9 @@ The exports hand the work to :mod:`stable_explore.io`; the edits start a draft
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
+
+from stable_explore.dataset._members import DatasetMembers
 
 if TYPE_CHECKING:
     from stable_explore.dataset._patches import Patches
@@ -17,12 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["LabelMethods"]
 
 
-class LabelMethods:
+class LabelMethods(DatasetMembers):
     """Boxes out to other tools' files, and box edits (mixed into ``CachedDataset`` only)."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        def _check_stored_columns(self, action: str) -> None: ...
 
     def patches(self, column: str = "objects", *, image: str | None = None) -> Patches:
         """A view with one row per box of ``column``: its crop of the image, box, class, score, row and key.
@@ -186,7 +184,7 @@ class LabelMethods:
         self._check_stored_columns("drop_boxes")
         return Draft(cast("CachedDataset", self)).drop_boxes(changes, column=column)
 
-    def set_boxes(self, row: int, boxes: Any, *, column: str | None = None) -> Draft:
+    def set_boxes(self, row: int, boxes: object, *, column: str | None = None) -> Draft:
         """A draft with all the boxes of one row replaced (a dict of lists or a list of box dicts).
 
         Examples

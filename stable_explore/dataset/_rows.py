@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import (
     ColumnNotFoundError,
     EncodingError,
@@ -25,11 +26,7 @@ from stable_explore.errors import (
 from stable_explore.schema import ClassLabel, Value
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from stable_explore.dataset import CachedDataset
-    from stable_explore.dataset._selection import Rows
-    from stable_explore.schema import Features
 
 __all__ = ["RowViews"]
 
@@ -53,27 +50,8 @@ _DATASETS_FILTER_OPTIONS = frozenset(
 """Keywords of ``datasets.Dataset.filter`` that are not columns here: named as unsupported, not as missing columns."""
 
 
-class RowViews:
+class RowViews(DatasetMembers):
     """``ds.take``, ``ds.select``, ``ds.head``, ``ds.shuffle`` and ``ds.filter``: mixed into ``CachedDataset`` only."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        @property
-        def features(self) -> Features: ...
-
-        def __len__(self) -> int: ...
-
-        def __iter__(self) -> Iterator[Any]: ...
-
-        def iter(self, batch_size: int = 1000) -> Iterator[Any]: ...
-
-        def base_rows(self, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray: ...
-
-        def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
-
-        def _select(self, selection: Any) -> Rows: ...
-
-        def _column_arrow(self, column: str, rows: np.ndarray | None = None) -> pa.Array: ...
 
     def take(self, n: int) -> CachedDataset:
         """A view of the first ``n`` rows, as ``datasets``' ``take`` and Polars' ``head``.
@@ -135,7 +113,7 @@ class RowViews:
         *,
         batched: bool = False,
         batch_size: int = 1000,
-        **equals: Any,
+        **equals: object,
     ) -> CachedDataset:
         """A view of the rows that pass.
 
@@ -180,7 +158,7 @@ class RowViews:
             mask = np.fromiter((bool(function(row)) for row in candidates), dtype=bool, count=len(candidates))
         return self._view(rows[keep][mask])
 
-    def _column_matches(self, column: str, wanted: Any, rows: np.ndarray) -> np.ndarray:
+    def _column_matches(self, column: str, wanted: object, rows: np.ndarray) -> np.ndarray:
         features = self.features
         if column not in features:
             msg = f"no column {column!r}; columns are {list(features)}"

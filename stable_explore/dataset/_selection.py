@@ -35,7 +35,7 @@ def position_of(index: Any, n: int) -> int:
     return position
 
 
-def select_rows(current: Rows, selection: Any) -> Rows:
+def select_rows(current: Rows, selection: object) -> Rows:
     """The rows of ``current`` that a slice, list, array or boolean mask over it picks, in that order."""
     n = len(current)
     if isinstance(selection, slice):

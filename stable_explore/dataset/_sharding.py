@@ -20,7 +20,6 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -45,7 +44,7 @@ SPLIT_BY = ("rows", "files")
 Unit = list[Rows]
 
 
-def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
+def check_count(value: object, name: str, *, minimum: int = 0) -> int:
     """``value`` as an int of at least ``minimum``; a bool, float or str is a clear error, not a silent cast."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         msg = f"{name} must be an int, got {type(value).__name__} {value!r}"
@@ -56,7 +55,7 @@ def check_count(value: Any, name: str, *, minimum: int = 0) -> int:
     return operator.index(value)
 
 
-def check_part(count: Any, index: Any, *, count_name: str, index_name: str) -> tuple[int, int]:
+def check_part(count: object, index: object, *, count_name: str, index_name: str) -> tuple[int, int]:
     """``(count, index)`` with ``count >= 1`` and ``0 <= index < count``, or an error naming both arguments."""
     count = check_count(count, count_name, minimum=1)
     index = check_count(index, index_name)
@@ -149,11 +148,11 @@ def deal(units: Sequence[Unit], parts: int, index: int) -> list[Rows]:
 
 def shard_rows(
     rows: Rows,
-    num_shards: Any,
-    index: Any,
+    num_shards: object,
+    index: object,
     *,
-    by: Any,
-    contiguous: Any,
+    by: object,
+    contiguous: object,
     segments: Sequence[tuple[int, int, int]],
     offsets: np.ndarray,
 ) -> Rows:

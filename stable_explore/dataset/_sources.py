@@ -284,7 +284,7 @@ class FrameRows:
         return {"frame": self.frame, "features": self.features.to_dict()}
 
 
-def _class_index(feature: ClassLabel, column: str, category: Any) -> int:
+def _class_index(feature: ClassLabel, column: str, category: object) -> int:
     names = list(feature.names or ())
     text = str(category)
     if text not in names:

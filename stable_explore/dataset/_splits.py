@@ -6,40 +6,20 @@ _sharding.py (which rows go where) and _iterable.py (the streaming PyTorch view)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stable_explore.dataset._members import DatasetMembers
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._clips import ClipView
-    from stable_explore.dataset._columns import ColumnMap
     from stable_explore.dataset._iterable import RowStream
-    from stable_explore.dataset._selection import Rows
-    from stable_explore.storage.read.protocol import ShardReader
 
 __all__ = ["SplitViews"]
 
 
-class SplitViews:
+class SplitViews(DatasetMembers):
     """``ds.shard``, ``ds.split_by_node``, ``ds.to_iterable`` and ``ds.clips``: parts of a dataset for many readers."""
-
-    if TYPE_CHECKING:  # what CachedDataset provides
-
-        @property
-        def backend(self) -> ShardReader: ...
-
-        @property
-        def ref(self) -> str: ...
-
-        @property
-        def version(self) -> str: ...
-
-        def _all_rows(self) -> Rows: ...
-
-        def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
-
-        def _rows_at(self, rows: Rows) -> list[Any]: ...
-
-        def _column_map(self) -> ColumnMap: ...
 
     def shard(self, num_shards: int, index: int, *, by: str = "rows", contiguous: bool = True) -> CachedDataset:
         """A view of part ``index`` of ``num_shards`` disjoint parts that together hold every row once.

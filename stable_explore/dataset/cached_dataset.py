@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,7 @@ from stable_explore._optional import require
 from stable_explore._units import format_size
 from stable_explore.dataset._columns import ColumnMap
 from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
+from stable_explore.dataset._editing import EditMethods
 from stable_explore.dataset._export import Exports
 from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._habits import DatasetsHabits
@@ -62,8 +62,6 @@ if TYPE_CHECKING:
     from stable_explore.storage.check.verify import VerifyReport
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.read.protocol import ShardReader
-    from stable_explore.versioning.edits import Draft, PendingEdits
-    from stable_explore.widgets.browser import ShardBrowser
 
 __all__ = ["CachedDataset", "Metadata"]
 
@@ -88,7 +86,7 @@ class Metadata(dict[str, Any]):
         return sorted({*super().__dir__(), "DESCR", *upper})
 
 
-class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
+class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
@@ -320,7 +318,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
     @property
     def HASHES(self) -> dict[str, Any]:  # Easydata's name
         """The content digest and each shard's hash; Easydata's ``HASHES``."""
-        hashes: dict[str, Any] = self.metadata["hashes"]
+        hashes: dict[str, object] = self.metadata["hashes"]
         return hashes
 
     def _ipython_key_completions_(self) -> list[str]:
@@ -364,18 +362,18 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         clone._format = format or self._format
         return clone
 
-    def _select(self, selection: Any) -> Rows:
+    def _select(self, selection: object) -> Rows:
         """Turn a slice, list, array or boolean mask over this dataset into base rows."""
         return select_rows(self._all_rows(), selection)
 
-    def __getitem__(self, key: Any) -> Any:
+    def __getitem__(self, key: object) -> Any:
         if isinstance(key, (int, np.integer)):
             return self._rows_at(np.array([self._base_row(key)], dtype=np.int64))[0]
         if isinstance(key, str):
             return self.column(key)
         return self._view(self._select(key))
 
-    def _base_row(self, index: Any) -> int:
+    def _base_row(self, index: object) -> int:
         position = position_of(index, len(self))
         return position if self._rows is None else int(self._rows[position])
 
@@ -419,9 +417,9 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
     def keys(self) -> list[Any]:
         """Each row's key (the generator's key, or its running index), in this dataset's order."""
         if self._meta.is_stable_datasets_v1:
-            keys: list[Any] = self.base_rows().tolist()
+            keys: list[object] = self.base_rows().tolist()
             return keys
-        stored: list[Any] = self._column_arrow(KEY_COLUMN).to_pylist()
+        stored: list[object] = self._column_arrow(KEY_COLUMN).to_pylist()
         return stored
 
     def row_hashes(self) -> np.ndarray:
@@ -622,225 +620,6 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         counts = np.bincount(values[(values >= 0) & (values < classes)], minlength=classes)
         return {label: int(count) for label, count in zip(feature.names or (), counts, strict=True)}
 
-    # -- edits (lazy; see stable_explore.versioning.edits) --------------------------------
-
-    def drop(self, rows: Sequence[int] | int) -> Draft:
-        """A draft without these rows; ``.save(message=...)`` writes it as a new version.
-
-        Row numbers are positions in this dataset, also after other edits in the same chain.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> draft = ds.drop([0, 2])
-        >>> len(draft), len(ds)
-        (2, 4)
-        >>> draft.save(message="drop two")["x"]
-        [1, 3]
-        """
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("drop")
-        return Draft(self).drop(rows)
-
-    def relabel(self, changes: dict[int, str | int], *, column: str | None = None) -> Draft:
-        """A draft with rows given new classes: ``ds.relabel({42: "dog"})``.
-
-        ``changes`` maps row positions to a class name or index; ``column`` names the
-        ClassLabel column when there are several.
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> ds.relabel({1: "dog"}).save(message="1 is a dog").label_counts()
-        {'cat': 3, 'dog': 1}
-        """
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("relabel")
-        return Draft(self).relabel(changes, column=column)
-
-    def set(self, row: int, field: str, value: Any) -> Draft:
-        """A draft with one field of one row changed: a value, a class, a list, an array or an image."""
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("set")
-        return Draft(self).set(row, field, value)
-
-    # -- computed columns (lazy; see stable_explore.versioning.columns) -----------------
-
-    def map(
-        self,
-        function: Callable[..., Any],
-        *,
-        batched: bool = False,
-        batch_size: int = 1000,
-        num_proc: int | None = None,
-        executor: Executor | None = None,
-        features: Features | Mapping[str, Any] | None = None,
-        message: str | None = None,
-        tag: str | None = None,
-        force: bool = False,
-        progress: bool = True,
-        set_latest: bool = False,
-    ) -> CachedDataset:
-        """A new version with the columns ``function`` returns, added (or replacing those of the same name).
-
-        As in Hugging Face ``datasets``: ``function`` gets an example (a dict, decoded in this
-        dataset's format) and returns a dict of new values; with ``batched=True`` it gets a batch
-        (a dict of lists, ``batch_size`` rows) and returns a dict of lists. Only the new columns
-        are written (a column group beside this version's shards, which the new version links).
-
-        A map is a cache decision like a build, keyed by this version and the function's
-        fingerprint (its code, the globals and code it reaches, the files they name): running it
-        again returns the version it made, and ``build_info`` says why it was reused or recomputed.
-
-        Parameters
-        ----------
-        function:
-            ``example -> dict`` (or ``batch -> dict of lists`` with ``batched=True``).
-        batched, batch_size:
-            Whether ``function`` takes batches, and how many rows each batch (or task) has.
-        num_proc, executor:
-            Run the batches in ``num_proc`` worker processes, or on any
-            ``concurrent.futures.Executor`` (a Dask client's, Ray's); the result is the same version.
-        features:
-            Features of the returned columns; by default a column it replaces keeps its feature,
-            and a new one is inferred from its values.
-        message, tag:
-            Recorded with the new version; ``tag`` is also pointed at it.
-        force:
-            Compute again even when this map was done before.
-        set_latest:
-            Also point the dataset's ``latest`` at the new version. By default, as in ``datasets``,
-            ``map`` returns a new dataset and leaves what ``se.load(name)`` opens as it was; the
-            result's repr says ``latest is <name>@<id>`` while it is not the latest.
-
-        On a view (``ds[10:20].map(fn)``) the function runs on the view's rows only, and the result is
-        those rows, in the view's order, with the new columns: the view's rows are first saved as a
-        version of their own (the new version's parent; its shard files are linked, not copied).
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")),
-        ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
-        >>> def plus(batch):
-        ...     return {"next": [x + 1 for x in batch["x"]]}
-        >>> more = ds.map(plus, batched=True, progress=False)
-        >>> more["next"], more.metadata["parent"] == ds.version
-        ([1, 2, 3], True)
-        >>> more.latest_version == ds.version  # se.load("numbers") still opens ds
-        True
-        >>> ds[1:].map(plus, batched=True, progress=False)["next"]
-        [2, 3]
-        """
-        from stable_explore.versioning.columns import map_rows
-
-        return map_rows(
-            self,
-            function,
-            batched=batched,
-            batch_size=batch_size,
-            num_proc=num_proc,
-            executor=executor,
-            features=features,
-            message=message,
-            tag=tag,
-            force=force,
-            progress=progress,
-            set_latest=set_latest,
-        )
-
-    def add_columns(
-        self,
-        columns: Mapping[str, Any],
-        *,
-        features: Features | Mapping[str, Any] | None = None,
-        message: str | None = None,
-        tag: str | None = None,
-        progress: bool = True,
-        set_latest: bool = True,
-    ) -> CachedDataset:
-        """A new version with ``columns`` (name -> one value per row) added, or replacing those of the same name.
-
-        For values computed elsewhere: model predictions, embeddings (a 2-D numpy array becomes a
-        fixed-length ``Sequence``). Only the new columns are written: one float column over a
-        million rows writes about 8 MB. ``features`` gives their features; by default a replaced
-        column keeps its own and a new one is inferred from the values. Like a save, it moves the
-        dataset's ``latest`` to the new version (``set_latest=False`` leaves it).
-
-        Examples
-        --------
-        >>> import tempfile, numpy as np, stable_explore as se
-        >>> ds = se.build([{"x": i} for i in range(3)], se.Features(x=se.Value("int64")),
-        ...               name="numbers", home=tempfile.mkdtemp(), progress=False)
-        >>> scored = ds.add_columns({"score": np.array([0.5, 0.25, 1.0]), "emb": np.zeros((3, 2))}, progress=False)
-        >>> scored.features["emb"], scored[0]["score"]
-        (Sequence(feature=Value(dtype='float64'), length=2), 0.5)
-        """
-        from stable_explore.versioning.columns import add_columns
-
-        return add_columns(
-            self, columns, features=features, message=message, tag=tag, progress=progress, set_latest=set_latest
-        )
-
-    @property
-    def pending_edits(self) -> PendingEdits:
-        """Edits not yet saved: none, on a dataset (drafts have them)."""
-        from stable_explore.versioning.edits import PendingEdits
-
-        return PendingEdits()
-
-    def save(self, message: str | None = None, **options: Any) -> CachedDataset:
-        """Save these rows (a view: only its rows, in its order) as a new version whose parent is this one.
-
-        ``options`` are those of :meth:`~stable_explore.versioning.Draft.save` (``tag``, ``name``,
-        ``description``, ``license``, ``metadata``, ``progress``, ``lock_timeout``).
-
-        Examples
-        --------
-        >>> import tempfile, stable_explore as se
-        >>> features = se.Features(label=se.ClassLabel(names=["cat", "dog"]), x=se.Value("int64"))
-        >>> rows = [{"label": "cat", "x": i} for i in range(4)]
-        >>> ds = se.build(rows, features, name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> first_two = ds[:2].save(message="the first two", tag="small", progress=False)
-        >>> len(first_two), first_two.metadata["parent"] == ds.version
-        (2, True)
-        """
-        from stable_explore.versioning.edits import Draft
-
-        self._check_stored_columns("save")
-        return Draft(self).save(message, **options)
-
-    # -- browsing ------------------------------------------------------------
-
-    def browse(
-        self, *, page_size: int = 48, thumb_size: int = 128, similar_by: str | None = None, evaluation: Any = None
-    ) -> ShardBrowser:
-        """A notebook widget: thumbnails with label names, per shard, filtered, with detail view and selection.
-
-        Needs the ``lab`` extra (anywidget). ``browser.selected`` and
-        ``browser.selection()`` hand the selected rows back to Python. ``similar_by`` names what the
-        detail pane's "Similar rows" compares (an embedding column, a perceptual hash column, an
-        image column, ``"phash"`` or ``"dhash"``; default: an embedding column, else a hash column,
-        else the pHash of the images). ``evaluation`` takes what ``se.evaluate(self, ...)`` returned: boxes
-        are drawn as true positives, false positives and false negatives, and buttons show the rows with
-        a false positive, a false negative, or the most confident mistakes first (docs/evaluation.md).
-        """
-        require("anywidget", "lab", "the shard browser")
-        from stable_explore.widgets.browser import ShardBrowser
-
-        return ShardBrowser(
-            self, page_size=page_size, thumb_size=thumb_size, similar_by=similar_by, evaluation=evaluation
-        )
-
     # -- integrity -----------------------------------------------------------
 
     def verify(self) -> VerifyReport:
@@ -857,7 +636,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         from stable_explore._canonical import fingerprint
 
         rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
-        token: dict[str, Any] = {"version": self._version, "rows": rows}
+        token: dict[str, object] = {"version": self._version, "rows": rows}
         if self._columns is not None:
             token["columns"] = self._columns.to_json()
         if self._transform is not None:
@@ -956,7 +735,7 @@ class CachedDataset(Exports, FormatExports, LabelMethods, SplitViews, DatasetsHa
         return dataset_card(self, self._summary())
 
 
-def _stacked(values: list[Any]) -> Any:
+def _stacked(values: list[object]) -> Any:
     """A torch batch column: one tensor when every value is a tensor of one shape and dtype (as ``datasets``)."""
     stacked = to_torch_values([values])[0]
     return stacked if len(values) else values

@@ -37,7 +37,7 @@ CARD_STYLE = (
 )
 
 
-def _esc(value: Any) -> str:
+def _esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
@@ -144,7 +144,7 @@ def _latest_html(summary: dict[str, Any], name: str | None) -> str:
     return f" &middot; latest is {_esc(f'{name}@{latest}')}"
 
 
-def dataset_card(ds: CachedDataset, summary: dict[str, Any]) -> str:
+def dataset_card(ds: CachedDataset, summary: dict[str, object]) -> str:
     """The dataset's HTML card."""
     description = ds.metadata.get("description") or ""
     license_text = ds.metadata.get("license") or ""
@@ -301,7 +301,7 @@ def _numeric_histograms(diff: Any) -> str:
     return f"<div style='display:flex;gap:16px;flex-wrap:wrap;margin:6px 0'>{''.join(charts)}</div>"
 
 
-def _plain(value: Any) -> str:
+def _plain(value: object) -> str:
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     return str(value)

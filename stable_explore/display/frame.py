@@ -17,7 +17,7 @@ Examples
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.display.images import data_uri, encode_thumbnail, open_thumbnail, pil_thumbnail
 from stable_explore.errors import ImageTooLargeError
@@ -31,7 +31,7 @@ MAX_ROWS = 100
 _TEXT_LIMIT = 120
 
 
-def _image_cell(value: Any, size: int) -> str | None:
+def _image_cell(value: object, size: int) -> str | None:
     """An ``<img>`` for a PIL image or encoded image bytes; None when the value is neither."""
     try:
         from PIL import Image as PILImage
@@ -53,7 +53,7 @@ def _image_cell(value: Any, size: int) -> str | None:
     return f"<img src='{data_uri(data, mime)}' style='{style}' alt=''>"
 
 
-def _text_cell(value: Any) -> str:
+def _text_cell(value: object) -> str:
     text = f"<{len(value):,} bytes>" if isinstance(value, (bytes, bytearray, memoryview)) else str(value)
     if len(text) > _TEXT_LIMIT:
         text = text[: _TEXT_LIMIT - 1] + "…"

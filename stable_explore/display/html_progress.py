@@ -57,7 +57,7 @@ class HtmlBar:
         unit: str = "",
         unit_scale: bool = False,
         show: bool = True,
-        **_: Any,  # tqdm's other options (dynamic_ncols, unit_divisor) mean nothing here
+        **_: object,  # tqdm's other options (dynamic_ncols, unit_divisor) mean nothing here
     ) -> None:
         self.total = total
         self.n = 0

@@ -45,7 +45,7 @@ class Table(Sequence[dict[str, Any]]):
     3
     """
 
-    def __init__(self, columns: Sequence[str], rows: Sequence[dict[str, Any]], *, title: str = "") -> None:
+    def __init__(self, columns: Sequence[str], rows: Sequence[dict[str, object]], *, title: str = "") -> None:
         self.columns = list(columns)
         self.rows = [dict(r) for r in rows]
         self.title = title
@@ -70,7 +70,7 @@ class Table(Sequence[dict[str, Any]]):
         return pd.DataFrame(self.rows, columns=self.columns)
 
     @staticmethod
-    def _cell(value: Any) -> str:
+    def _cell(value: object) -> str:
         if value is None:
             return ""
         if isinstance(value, (list, tuple)):
@@ -98,7 +98,7 @@ class Table(Sequence[dict[str, Any]]):
     def __repr__(self) -> str:
         return str(self)
 
-    def _td(self, value: Any, column: str) -> str:
+    def _td(self, value: object, column: str) -> str:
         """One HTML cell: sizes, numbers and times never wrap ("408.6 KiB" on one line)."""
         text = html.escape(self._cell(value))
         keep = (

@@ -59,7 +59,7 @@ class Poster:
     info: VideoInfo
 
 
-def _needed(value: Any) -> str | bytes:
+def _needed(value: object) -> str | bytes:
     source = video_source(value)
     if source is None:
         msg = "the cell holds no video (None)"
@@ -67,7 +67,7 @@ def _needed(value: Any) -> str | bytes:
     return source
 
 
-def poster_thumbnail(value: Any, size: int, *, quality: int = 80) -> Poster:
+def poster_thumbnail(value: object, size: int, *, quality: int = 80) -> Poster:
     """The poster frame of a stored video cell, shrunk to fit ``size`` px and encoded, with its probe.
 
     Raises
@@ -98,7 +98,7 @@ def scrub_indices(frames: int, count: int = SCRUB_FRAMES) -> list[int]:
 
 
 def scrub_frames(
-    value: Any, count: int, size: int, info: VideoInfo | None = None, *, quality: int = 80
+    value: object, count: int, size: int, info: VideoInfo | None = None, *, quality: int = 80
 ) -> list[tuple[int, tuple[bytes, str]]]:
     """``count`` evenly spaced frames of a video cell as ``(index, (thumbnail bytes, MIME))``, fitting ``size`` px."""
     from stable_explore.schema.video_codec import probe, read_frames
@@ -128,7 +128,7 @@ def video_mime(info: VideoInfo) -> str:
     return "application/octet-stream"
 
 
-def video_bytes(value: Any, *, max_bytes: int) -> bytes:
+def video_bytes(value: object, *, max_bytes: int) -> bytes:
     """The file's bytes of a video cell (read from its path, or as embedded), for the page's player.
 
     Raises
@@ -155,7 +155,7 @@ def video_bytes(value: Any, *, max_bytes: int) -> bytes:
     return data
 
 
-def poster_html(value: Any, size: int, error_colour: str) -> str:
+def poster_html(value: object, size: int, error_colour: str) -> str:
     """An ``<img>`` of a video cell's poster for static HTML (card, pandas), or a broken-video tile saying why."""
     import html
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from stable_explore.errors import InvalidOptionError
 
@@ -13,7 +14,7 @@ __all__ = ["keep_outcomes"]
 
 
 def keep_outcomes(
-    dataset: CachedDataset | None, columns: dict[str, Any], message: str, *, tag: str | None, progress: bool
+    dataset: CachedDataset | None, columns: Mapping[str, object], message: str, *, tag: str | None, progress: bool
 ) -> CachedDataset:
     """``dataset`` with ``columns`` added (``ds.add_columns``), as a new version saying ``message``."""
     if dataset is None:

@@ -78,7 +78,7 @@ class CacheEntry:
 
 
 def cache_entry(
-    ds: CachedDataset, kind: str, columns: Mapping[str, str], params: Mapping[str, Any]
+    ds: CachedDataset, kind: str, columns: Mapping[str, str], params: Mapping[str, object]
 ) -> CacheEntry | None:
     """The entry of evaluating ``ds``'s ``columns`` (role -> column) with ``params``; None outside a catalog."""
     if ds.home is None or not ds.name:

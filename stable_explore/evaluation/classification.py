@@ -52,7 +52,7 @@ class ClassificationResult:
         names: Sequence[str],
         *,
         probs: np.ndarray | None = None,
-        keys: Sequence[Any] | None = None,
+        keys: Sequence[object] | None = None,
         top_k: int | None = None,
         name: str = "predictions",
         dataset: CachedDataset | None = None,
@@ -218,7 +218,7 @@ class ClassificationResult:
 
     # -- display --------------------------------------------------------------------------------
 
-    def widget(self, browser: Any = None) -> ConfusionMatrixWidget:
+    def widget(self, browser: object = None) -> ConfusionMatrixWidget:
         """The confusion matrix as a notebook widget: a click on a cell shows its rows in ``browser``.
 
         Rows are the true class, columns the predicted one, each count shaded by its size; a click on a

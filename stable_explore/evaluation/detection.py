@@ -121,7 +121,7 @@ class DetectionResult:
         matches: BoxMatches,
         names: Sequence[str],
         *,
-        keys: Sequence[Any],
+        keys: Sequence[object],
         truth_classes: Sequence[np.ndarray],
         pred_classes: Sequence[np.ndarray],
         name: str = "predictions",
@@ -274,7 +274,7 @@ class DetectionResult:
 
     @property
     def keys(self) -> list[Any]:
-        """The stored key of every row evaluated."""
+        """The stored key of every row (image) evaluated."""
         return self._keys
 
     def boxes(self) -> pd.DataFrame:
@@ -286,7 +286,7 @@ class DetectionResult:
         """
         import pandas as pd
 
-        table: dict[str, list[Any]] = {k: [] for k in ("row", "key", "side", "box", "outcome", "matched")}
+        table: dict[str, list[object]] = {k: [] for k in ("row", "key", "side", "box", "outcome", "matched")}
         m = self.matches
         for row in range(len(m.detection_outcomes)):
             matched_truth = m.detection_match[row]
@@ -361,7 +361,7 @@ class DetectionResult:
             "det_confused": _flat(self._confused, np.int64),
         }
 
-    def widget(self, browser: Any = None) -> ConfusionMatrixWidget:
+    def widget(self, browser: object = None) -> ConfusionMatrixWidget:
         """The boxes' confusion matrix and per-class AP as a notebook widget, linked to a browser's grid.
 
         Rows are the true class, columns the predicted one, counted in boxes at IoU 0.5 (see
@@ -487,7 +487,7 @@ def _from_arrays(
     kept: dict[str, np.ndarray],
     names: list[str],
     *,
-    keys: Sequence[Any],
+    keys: Sequence[object],
     name: str,
     dataset: CachedDataset,
     ground_truth: str,

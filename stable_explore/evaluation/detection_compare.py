@@ -22,7 +22,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -118,7 +118,7 @@ class DetectionComparison:
                 only[n][image] = int(alone[i].sum())
         fps = np.stack([counts[n]["fp"] for n in names])
         rows = np.flatnonzero(disagree | (fps.min(axis=0) != fps.max(axis=0)))
-        table: dict[str, Any] = {"row": rows, "key": [self.keys[r] for r in rows]}
+        table: dict[str, object] = {"row": rows, "key": [self.keys[r] for r in rows]}
         for n in names:
             for outcome in ("tp", "fp", "fn"):
                 table[f"{n}_{outcome}"] = counts[n][outcome][rows]

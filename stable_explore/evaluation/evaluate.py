@@ -45,7 +45,7 @@ def _label_column(ds: CachedDataset, ground_truth: str | None) -> tuple[str, Cla
     return name, feature
 
 
-def _indices(values: list[Any], names: list[str], where: str, keys: list[Any]) -> np.ndarray:
+def _indices(values: Sequence[object], names: list[str], where: str, keys: Sequence[object]) -> np.ndarray:
     """Class names or indices -> indices into ``names`` (-1 for None), naming the first row that is neither."""
     out = np.full(len(values), -1, dtype=np.int64)
     lookup = {n: i for i, n in enumerate(names)}
@@ -67,7 +67,7 @@ def _indices(values: list[Any], names: list[str], where: str, keys: list[Any]) -
     return out
 
 
-def _probabilities(values: Sequence[Any], classes: int, where: str, keys: list[Any]) -> np.ndarray:
+def _probabilities(values: Sequence[object], classes: int, where: str, keys: list[object]) -> np.ndarray:
     probs = np.full((len(values), classes), np.nan)
     for row, value in enumerate(values):
         if value is None:
@@ -82,7 +82,7 @@ def _probabilities(values: Sequence[Any], classes: int, where: str, keys: list[A
 
 
 def _predictions(
-    ds: CachedDataset, predictions: str | np.ndarray | Sequence[Any], names: list[str], keys: list[Any]
+    ds: CachedDataset, predictions: str | np.ndarray | Sequence[object], names: list[str], keys: list[object]
 ) -> tuple[np.ndarray, np.ndarray | None, str]:
     """Predicted class indices, the probabilities when given, and the predictions' name."""
     if isinstance(predictions, str):
@@ -115,7 +115,7 @@ def _predictions(
 
 def evaluate(
     ds: CachedDataset,
-    predictions: str | np.ndarray | Sequence[Any],
+    predictions: str | np.ndarray | Sequence[object],
     ground_truth: str | None = None,
     *,
     top_k: int | None = None,
@@ -242,7 +242,7 @@ class Comparison:
         stacked = np.stack(list(right.values()))
         rows = np.flatnonzero(stacked.any(axis=0) & ~stacked.all(axis=0))
         keys = first.keys
-        table: dict[str, Any] = {"row": rows, "key": [keys[r] for r in rows], "label": names[true[rows]]}
+        table: dict[str, object] = {"row": rows, "key": [keys[r] for r in rows], "label": names[true[rows]]}
         for n, r in self.results.items():
             pred = r.row_pred[rows]
             table[n] = np.where(pred >= 0, names[np.maximum(pred, 0)], None)

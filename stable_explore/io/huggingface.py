@@ -45,12 +45,12 @@ __all__ = ["HFRows", "hf_source_features", "is_hf_dataset", "our_features", "to_
 _EXTRA = "hf"
 
 
-def is_hf_dataset(value: Any) -> bool:
+def is_hf_dataset(value: object) -> bool:
     """Whether ``value`` is a ``datasets.Dataset`` (checked without importing ``datasets``)."""
     return any(cls.__module__.startswith("datasets.") and cls.__name__ == "Dataset" for cls in type(value).__mro__)
 
 
-def our_features(features: Any) -> Any:
+def our_features(features: object) -> Any:
     """``features`` as ours when they are Hugging Face ``datasets.Features``; anything else as it is."""
     return features_from_hf(features) if is_hf_features(features) else features
 
@@ -122,7 +122,7 @@ def _with_array_extensions(table: pa.Table, features: Features, schema: pa.Schem
     return table
 
 
-def _holds_arrays(feature: Any) -> bool:
+def _holds_arrays(feature: object) -> bool:
     return isinstance(feature, Array3D) or (isinstance(feature, Sequence) and _holds_arrays(feature.feature))
 
 

@@ -206,7 +206,7 @@ def write_mds(
         ds.arrow_column(KEY_COLUMN) if not ds.cache_meta.is_stable_datasets_v1 else pa.array(ds.base_rows(), pa.int64())
     )
     with temp_dir_beside(out) as tmp:
-        shards: list[dict[str, Any]] = []
+        shards: list[dict[str, object]] = []
 
         def flush(shard: _Shard) -> None:
             shard.narrow_images(image_columns)

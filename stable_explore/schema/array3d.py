@@ -55,7 +55,7 @@ class Array3D(Feature):
         return pa.large_binary()
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if value is None:
             return None
         array = np.asarray(value)

@@ -13,7 +13,7 @@ from stable_explore.errors import EncodingError
 __all__ = ["Feature", "describe", "first_bad_element", "is_missing_mark"]
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """A value for an error message: its repr (cut at 60 characters) and its type.
 
     pandas' marks of a missing value (NaN outside a float column, ``NA``, ``NaT``: what a row of a
@@ -35,12 +35,12 @@ def describe(value: Any) -> str:
     return f"{text} ({kind})"
 
 
-def _marks_missing(value: Any) -> bool:
+def _marks_missing(value: object) -> bool:
     """NaN, ``pandas.NA``, ``pandas.NaT`` or a NumPy ``NaT``: how pandas and NumPy mark a missing value."""
     return is_missing_mark(value, keeps_nan=False)
 
 
-def is_missing_mark(value: Any, *, keeps_nan: bool) -> bool:
+def is_missing_mark(value: object, *, keeps_nan: bool) -> bool:
     """Whether a value from a DataFrame is pandas' (or NumPy's) mark of a missing value, to be stored as a null.
 
     ``NA`` and ``NaT`` always are; NaN is unless ``keeps_nan`` (a float column, where NaN is a value).
@@ -75,15 +75,15 @@ class Feature:
         """The Arrow type a column of this feature is stored as."""
         raise NotImplementedError
 
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         """One Python value as what is stored; raises :class:`EncodingError` saying what was expected."""
         raise NotImplementedError
 
-    def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
+    def decode_value(self, value: object, *, image_format: str = "pil") -> Any:
         """A stored value as users get it (``image_format``: ``"pil"``, ``"numpy"`` or ``"bytes"``)."""
         return value
 
-    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
+    def encode_batch(self, values: list[object]) -> tuple[pa.Array, bool]:
         """Encode one batch; also say whether the stored bytes are exactly ``values`` (then they hash as they are)."""
         return self.encode_column(values), False
 
@@ -96,7 +96,7 @@ class Feature:
         """
         return self.encode_batch(array.to_pylist())[0]
 
-    def encode_column(self, values: list[Any]) -> pa.Array:
+    def encode_column(self, values: list[object]) -> pa.Array:
         """Encode one batch of values. Raises EncodingError with ``index`` = position in ``values``."""
         encoded = self._encode_values(values)
         try:
@@ -104,7 +104,7 @@ class Feature:
         except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
             raise first_bad_element(encoded, self.arrow_type, exc) from exc
 
-    def _encode_values(self, values: list[Any], start: int = 0) -> list[Any]:
+    def _encode_values(self, values: list[object], start: int = 0) -> list[Any]:
         """``encode_value`` of each value; an error is located at ``start`` + its position."""
         encoded = []
         for position, value in enumerate(values):
@@ -123,7 +123,7 @@ class Feature:
         return f"{type(self).__name__}({body})"
 
 
-def first_bad_element(values: list[Any], arrow_type: pa.DataType, exc: BaseException) -> EncodingError:
+def first_bad_element(values: list[object], arrow_type: pa.DataType, exc: BaseException) -> EncodingError:
     """Find which element made a whole-column conversion fail, for the message."""
     for position, value in enumerate(values):
         try:

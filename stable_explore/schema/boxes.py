@@ -165,7 +165,7 @@ class Boxes(Feature):
         """The classes as a :class:`ClassLabel` (``boxes.labels.int2str(1)``)."""
         return self._labels
 
-    def category_index(self, value: Any) -> int:
+    def category_index(self, value: object) -> int:
         """The class index of a name or an index; raises :class:`EncodingError` naming the classes."""
         if isinstance(value, (bool, np.bool_)) or value is None:
             raise EncodingError(self._labels._unknown_message(value))
@@ -175,7 +175,7 @@ class Boxes(Feature):
         return int(index)
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if value is None:
             return None
         boxes = _as_box_dicts(value)
@@ -188,7 +188,7 @@ class Boxes(Feature):
                 raise EncodingError(msg) from exc
         return encoded
 
-    def _encode_box(self, box: Mapping[str, Any]) -> dict[str, Any]:
+    def _encode_box(self, box: Mapping[str, object]) -> dict[str, Any]:
         if "bbox" not in box or "category" not in box:
             msg = f"a box needs 'bbox' and 'category', got keys {sorted(map(str, box))}"
             raise EncodingError(msg)
@@ -226,7 +226,7 @@ class Boxes(Feature):
             "attributes": _attributes_text(attributes) if attributes else None,
         }
 
-    def _checked_bbox(self, value: Any) -> list[float]:
+    def _checked_bbox(self, value: object) -> list[float]:
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (SequenceABC, np.ndarray)):
             msg = f"expected 4 numbers for 'bbox', got {describe(value)}"
             raise EncodingError(msg)
@@ -260,7 +260,7 @@ class Boxes(Feature):
 
     @override
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"_type": self._type_name, "names": list(self.names), "format": self.format}
+        out: dict[str, object] = {"_type": self._type_name, "names": list(self.names), "format": self.format}
         out["normalized"] = self.normalized
         if self.category_ids is not None:
             out["category_ids"] = list(self.category_ids)
@@ -278,7 +278,7 @@ class Boxes(Feature):
 
 def boxes_as_columns(stored: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
     """Stored boxes (a list of box structs) as a dict of lists, attributes spread into lists of their own."""
-    columns: dict[str, list[Any]] = {
+    columns: dict[str, list[object]] = {
         "bbox": [list(b["bbox"]) for b in stored],
         "category": [b["category"] for b in stored],
         "score": [b["score"] for b in stored],
@@ -290,7 +290,7 @@ def boxes_as_columns(stored: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
     return columns
 
 
-def _as_box_dicts(value: Any) -> list[Mapping[str, Any]]:
+def _as_box_dicts(value: object) -> list[Mapping[str, Any]]:
     """A row's boxes as a list of box dicts, from a dict of lists or a list of dicts."""
     if isinstance(value, Mapping):
         lengths = {}
@@ -327,7 +327,7 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
 _PLAIN = (str, int, bool)
 
 
-def _attributes_text(attributes: Mapping[str, Any]) -> str:
+def _attributes_text(attributes: Mapping[str, object]) -> str:
     try:
         return _ENCODER.encode({str(k): v if type(v) in _PLAIN else json_value(v) for k, v in attributes.items()})
     except (TypeError, ValueError) as exc:

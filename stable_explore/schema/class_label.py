@@ -65,7 +65,7 @@ class ClassLabel(Feature):
             raise SchemaError(msg)
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "num_classes", len(names))
-        lookup: dict[Any, int] = {name: i for i, name in enumerate(names)}
+        lookup: dict[object, int] = {name: i for i, name in enumerate(names)}
         # Ints map to themselves; checked before names so a class named "3" cannot shadow 3.
         lookup.update({i: i for i in range(len(names))})
         object.__setattr__(self, "_lookup", lookup)
@@ -105,7 +105,7 @@ class ClassLabel(Feature):
             raise EncodingError(msg)
         return index
 
-    def _unknown_message(self, value: Any) -> str:
+    def _unknown_message(self, value: object) -> str:
         assert self.names is not None
         shown = list(self.names[:20]) + (["..."] if len(self.names) > 20 else [])
         msg = f"unknown class {describe(value)}; expected one of {shown} or an int in [0, {self.num_classes})"
@@ -116,7 +116,7 @@ class ClassLabel(Feature):
         return msg
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if value is None:
             return None
         if isinstance(value, (bool, np.bool_, float, np.floating)):
@@ -129,7 +129,7 @@ class ClassLabel(Feature):
             raise EncodingError(self._unknown_message(value)) from None
 
     @override
-    def encode_column(self, values: list[Any]) -> pa.Array:
+    def encode_column(self, values: list[object]) -> pa.Array:
         lookup = self._lookup
         # floats and bools would hash like ints (1.0 == True == 1): they take the slow path, which refuses them
         if not set(map(type, values)) <= _LABEL_FAST_TYPES:
@@ -166,7 +166,7 @@ class ClassLabel(Feature):
         return f"ClassLabel(names={shown!r})"
 
 
-def class_name(feature: Any, value: Any) -> Any:
+def class_name(feature: object, value: object) -> Any:
     """A label's class name where ``feature`` is a ClassLabel and ``value`` a valid index; else ``value``."""
     if isinstance(feature, ClassLabel) and isinstance(value, int) and 0 <= value < (feature.num_classes or 0):
         return feature.int2str(value)

@@ -68,7 +68,7 @@ class Features(dict[str, Feature]):
     {'label': 1, 'score': 0.5}
     """
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         for name, feature in self.items():
             _check_column(name, feature)
@@ -91,11 +91,11 @@ class Features(dict[str, Feature]):
             self[name] = feature  # type: ignore[assignment]
         return self[name]
 
-    def __ior__(self, other: Any) -> Features:  # type: ignore[override]
+    def __ior__(self, other: object) -> Features:  # type: ignore[override]
         self.update(other)
         return self
 
-    def __or__(self, other: Any) -> Features:  # type: ignore[override]
+    def __or__(self, other: object) -> Features:  # type: ignore[override]
         merged = Features(self)
         merged.update(other)
         return merged
@@ -145,7 +145,7 @@ class Features(dict[str, Feature]):
         """The name of the first column of a feature type (``features.first_of(ClassLabel)``), or None."""
         return next((name for name, feature in self.items() if isinstance(feature, kind)), None)
 
-    def check_columns(self, example: Mapping[str, Any]) -> str | None:
+    def check_columns(self, example: Mapping[str, object]) -> str | None:
         """A message naming missing or extra fields of ``example``, or None if it fits."""
         if example.keys() == self.keys():
             return None
@@ -158,7 +158,7 @@ class Features(dict[str, Feature]):
             parts.append(f"unexpected field(s) {extra} (not in features)")
         return "; ".join(parts) + f"; features are {list(self)}"
 
-    def encode_example(self, example: Mapping[str, Any]) -> dict[str, Any]:
+    def encode_example(self, example: Mapping[str, object]) -> dict[str, Any]:
         """Encode one example dict; raises EncodingError naming the field."""
         problem = self.check_columns(example)
         if problem:
@@ -171,7 +171,7 @@ class Features(dict[str, Feature]):
                 raise EncodingError(exc.reason, field=name) from exc
         return encoded
 
-    def decode_example(self, row: Mapping[str, Any], *, image_format: str = "pil") -> dict[str, Any]:
+    def decode_example(self, row: Mapping[str, object], *, image_format: str = "pil") -> dict[str, Any]:
         """Decode a stored row: images to PIL, arrays to ndarrays, labels stay ints."""
         return {
             name: self[name].decode_value(value, image_format=image_format) if name in self else value
@@ -186,7 +186,7 @@ class Features(dict[str, Feature]):
 _SEPARATORS = ("/", "\\", "\x00")
 
 
-def _check_column(name: Any, feature: Any) -> None:
+def _check_column(name: object, feature: object) -> None:
     """A column name is a plain, non-empty name (it becomes a folder name in exports); a feature is a feature type."""
     if not isinstance(name, str) or not name:
         msg = f"feature names must be non-empty strings, got {name!r}"

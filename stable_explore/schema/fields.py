@@ -81,7 +81,7 @@ class Fields(Feature):
         return pa.struct([pa.field(name, feature.arrow_type) for name, feature in self.fields])
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if value is None:
             return None
         if not isinstance(value, Mapping):

@@ -79,7 +79,7 @@ _LIST_TYPES = ("List", "Sequence", "LargeList")
 _OFFSET_LIMIT = 2**31 - 1  # bytes a ``binary`` (int32 offsets) chunk may hold
 
 
-def is_hf_features(value: Any) -> bool:
+def is_hf_features(value: object) -> bool:
     """Whether ``value`` is a Hugging Face ``datasets.Features`` (checked without importing ``datasets``)."""
     return type(value).__module__.startswith("datasets.") and type(value).__name__ == "Features"
 
@@ -112,7 +112,7 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
     if isinstance(feature, Value):
         return {"_type": "Value", "dtype": feature.dtype}
     if isinstance(feature, Sequence):
-        spec: dict[str, Any] = {"_type": "List", "feature": _hf_feature(feature.feature, layout, arrays=arrays)}
+        spec: dict[str, object] = {"_type": "List", "feature": _hf_feature(feature.feature, layout, arrays=arrays)}
         if feature.length >= 0:
             spec["length"] = feature.length
         return spec
@@ -122,7 +122,7 @@ def _hf_feature(feature: Feature, layout: str, *, arrays: bool = False) -> dict[
         if layout == "huggingface" and arrays:
             return {"_type": "Array3D", "shape": list(feature.shape), "dtype": feature.dtype}
         if layout == "huggingface":
-            nested: dict[str, Any] = {"_type": "Value", "dtype": feature.dtype}
+            nested: dict[str, object] = {"_type": "Value", "dtype": feature.dtype}
             for _ in feature.shape:
                 nested = {"_type": "List", "feature": nested}
             return nested
@@ -354,7 +354,7 @@ def _our_feature(column: str, spec: Any) -> Feature:
     raise SchemaError(msg)
 
 
-def _our_item(column: str, name: str, spec: Any) -> Feature:
+def _our_item(column: str, name: str, spec: object) -> Feature:
     """One field of a list's dict item (a dict inside it must be in a list of its own)."""
     if isinstance(spec, Mapping) and "_type" not in spec:
         msg = (
@@ -410,7 +410,7 @@ def _image_bytes(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pa.chunked_array([c.cast(pa.large_binary()) for c in chunks], type=pa.large_binary())
 
 
-def row_values(features: Features, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def row_values(features: Features, rows: list[dict[str, object]]) -> list[dict[str, Any]]:
     """Rows read from Arrow (either layout) turned into values our features encode (arrays from bytes).
 
     A detection column whose class field has another name (``label``, ``classes``...) gets it as

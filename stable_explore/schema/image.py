@@ -90,7 +90,7 @@ class Image(Feature):
         raise EncodingError(msg)
 
     @override
-    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
+    def encode_batch(self, values: list[object]) -> tuple[pa.Array, bool]:
         # Fast path: already-encoded bytes (the common bulk case), their headers checked all at once.
         if values and set(map(type, values)) == {bytes}:
             array = pa.array(values, type=pa.large_binary())
@@ -99,7 +99,7 @@ class Image(Feature):
         return super().encode_column(values), False
 
     @override
-    def encode_column(self, values: list[Any]) -> pa.Array:
+    def encode_column(self, values: list[object]) -> pa.Array:
         return self.encode_batch(values)[0]
 
     @override
@@ -114,7 +114,7 @@ class Image(Feature):
         """The pixel limit for this batch (0: none), read once a batch."""
         return self.max_pixels if self.max_pixels is not None else (default_max_pixels() or 0)
 
-    def _encode_values(self, values: list[Any], start: int = 0) -> list[Any]:
+    def _encode_values(self, values: list[object], start: int = 0) -> list[Any]:
         # Arrays and PIL images are compressed by PIL, which releases the GIL while it works: big batches
         # of them are shared out among threads (see image_codec); small ones stay on this thread.
         encode_part = super()._encode_values  # bound here: zero-argument super() fails inside a closure

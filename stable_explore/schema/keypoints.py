@@ -73,7 +73,7 @@ class Keypoints(Feature):
         return pa.list_(pa.list_(pa.list_(pa.float32(), 3), len(self.names)))
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if value is None:
             return None
         if isinstance(value, (str, bytes, dict)):

@@ -72,7 +72,7 @@ class Mask(Feature):
         return self._labels
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         from PIL import Image as PILImage
 
         if value is None:

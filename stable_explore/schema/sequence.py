@@ -55,7 +55,7 @@ class Sequence(Feature):
         return pa.list_(self.feature.arrow_type)
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if value is None:
             return None
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, (SequenceABC, np.ndarray)):

@@ -32,7 +32,6 @@ from __future__ import annotations
 import datetime
 import re
 import zoneinfo
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -123,7 +122,7 @@ def _datetime_nanoseconds(value: datetime.datetime) -> int:
     return ((value - epoch) // datetime.timedelta(microseconds=1)) * 1_000 + nanos
 
 
-def _timestamp_nanoseconds(value: Any, tz: str | None, dtype: str) -> int:
+def _timestamp_nanoseconds(value: object, tz: str | None, dtype: str) -> int:
     if isinstance(value, str):
         try:
             value = datetime.datetime.fromisoformat(value)
@@ -157,7 +156,7 @@ def _timestamp_nanoseconds(value: Any, tz: str | None, dtype: str) -> int:
     return _datetime_nanoseconds(value)
 
 
-def _date_days(value: Any, dtype: str) -> int:
+def _date_days(value: object, dtype: str) -> int:
     if isinstance(value, str):
         try:
             value = datetime.date.fromisoformat(value)
@@ -183,7 +182,7 @@ def _date_days(value: Any, dtype: str) -> int:
     return days
 
 
-def _time_nanoseconds(value: Any, dtype: str) -> int:
+def _time_nanoseconds(value: object, dtype: str) -> int:
     if isinstance(value, str):
         try:
             value = datetime.time.fromisoformat(value)
@@ -200,7 +199,7 @@ def _time_nanoseconds(value: Any, dtype: str) -> int:
     return (seconds * 1_000_000 + value.microsecond) * 1_000
 
 
-def _duration_nanoseconds(value: Any, dtype: str) -> int:
+def _duration_nanoseconds(value: object, dtype: str) -> int:
     if isinstance(value, np.timedelta64):
         if np.isnat(value):
             msg = f"expected {dtype}"  # the caller adds "got NaT (...: give None for a missing value ...)"
@@ -213,7 +212,7 @@ def _duration_nanoseconds(value: Any, dtype: str) -> int:
     raise EncodingError(msg)
 
 
-def to_ticks(value: Any, dtype: str) -> int:
+def to_ticks(value: object, dtype: str) -> int:
     """The integer Arrow stores for ``value`` in a column of temporal ``dtype`` (a canonical name).
 
     Raises ``EncodingError`` naming the expected form for a value of the wrong kind, one finer than the

@@ -89,7 +89,7 @@ class Value(Feature):
         """Whether this is a date, time, timestamp or duration column."""
         return self.dtype not in VALUE_TYPES
 
-    def _ticks(self, value: Any) -> int:
+    def _ticks(self, value: object) -> int:
         try:
             return to_ticks(value, self.dtype)
         except EncodingError as exc:
@@ -102,7 +102,7 @@ class Value(Feature):
         return pa.array(ticks, type=storage).view(t)
 
     @override
-    def encode_value(self, value: Any) -> Any:
+    def encode_value(self, value: object) -> Any:
         if self.is_temporal:
             if value is None:
                 return None
@@ -123,11 +123,11 @@ class Value(Feature):
         return value
 
     @override
-    def encode_batch(self, values: list[Any]) -> tuple[pa.Array, bool]:
+    def encode_batch(self, values: list[object]) -> tuple[pa.Array, bool]:
         return self.encode_column(values), self.dtype in _TEXT_AND_BINARY
 
     @override
-    def encode_column(self, values: list[Any]) -> pa.Array:
+    def encode_column(self, values: list[object]) -> pa.Array:
         t = self.arrow_type
         if self.is_temporal:
             ticks: list[int | None] = []
@@ -161,7 +161,7 @@ class Value(Feature):
                 return stored
         return super().encode_arrow(array)
 
-    def _raise_first_bad(self, values: list[Any]) -> None:
+    def _raise_first_bad(self, values: list[object]) -> None:
         for position, value in enumerate(values):
             try:
                 self.encode_value(value)

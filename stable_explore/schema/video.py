@@ -103,7 +103,7 @@ class Video(Feature):
         msg = f"expected a video file path, the video's bytes or a binary file object, got {describe(value)}"
         raise EncodingError(msg)
 
-    def _from_dict(self, value: Mapping[str, Any]) -> dict[str, Any]:
+    def _from_dict(self, value: Mapping[str, object]) -> dict[str, Any]:
         data, path = value.get("bytes"), value.get("path")
         if data is None and path is None:
             msg = f"expected a dict with 'bytes' or 'path', got keys {sorted(value)}"
@@ -137,7 +137,7 @@ class Video(Feature):
         return super().encode_arrow(array)
 
     @override
-    def decode_value(self, value: Any, *, image_format: str = "pil") -> Any:
+    def decode_value(self, value: object, *, image_format: str = "pil") -> Any:
         if value is None or image_format == "bytes":
             return value
         return video_cell(value)
@@ -151,7 +151,7 @@ class Video(Feature):
         return "Video(embed=True)" if self.embed else "Video()"
 
 
-def video_cell(cell: Any) -> VideoFile | None:
+def video_cell(cell: object) -> VideoFile | None:
     """A stored ``Video`` cell (a struct's dict, or an older cache's path string) as a :class:`VideoFile`.
 
     Examples
@@ -174,7 +174,7 @@ def video_cell(cell: Any) -> VideoFile | None:
     raise SchemaError(msg)
 
 
-def video_source(cell: Any) -> str | bytes | None:
+def video_source(cell: object) -> str | bytes | None:
     """The codec source of a stored ``Video`` cell: its bytes when stored, else its path (None: no video).
 
     This is the one place that reads a cell's layout; pass what it returns to

@@ -93,7 +93,7 @@ class VideoInfo:
     codec: str
     container: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The fields as a plain dict (JSON-ready)."""
         return {
             "frames": self.frames,
@@ -120,7 +120,7 @@ def source_label(source: VideoSource) -> str:
 def _opened(source: VideoSource) -> Iterator[av.container.InputContainer]:
     av = require("av", "video", _PURPOSE)
     if isinstance(source, (bytes, bytearray, memoryview)):
-        handle: Any = io.BytesIO(bytes(source))
+        handle: object = io.BytesIO(bytes(source))
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():

@@ -27,7 +27,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -99,14 +99,14 @@ def _measure(source: VideoSource, black_level: float, frozen_level: float, min_s
     }
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def _objects(values: Sequence[object]) -> np.ndarray:
     """A 1-D object array of ``values`` (dicts stay whole: ``np.asarray`` would look inside them)."""
     array = np.empty(len(values), dtype=object)
     array[:] = values
     return array
 
 
-def _stats_batch(values: list[Any], first: int, options: tuple[float, float, float]) -> dict[str, np.ndarray]:
+def _stats_batch(values: Sequence[object], first: int, options: tuple[float, float, float]) -> dict[str, np.ndarray]:
     out: list[dict[str, Any] | None] = []
     errors: list[str | None] = []
     for cell in values:
@@ -133,7 +133,7 @@ class _StatsBatch:
     def __init__(self, options: tuple[float, float, float]) -> None:
         self.options = options
 
-    def __call__(self, values: list[Any], first: int) -> dict[str, np.ndarray]:
+    def __call__(self, values: Sequence[object], first: int) -> dict[str, np.ndarray]:
         return _stats_batch(values, first, self.options)
 
 
@@ -224,7 +224,7 @@ class _HashBatch:
     def __init__(self, samples: int) -> None:
         self.samples = samples
 
-    def __call__(self, values: list[Any], first: int) -> dict[str, np.ndarray]:
+    def __call__(self, values: Sequence[object], first: int) -> dict[str, np.ndarray]:
         hashes = np.zeros((len(values), self.samples), dtype=np.uint64)
         valid = np.zeros(len(values), dtype=bool)
         errors: list[str | None] = [None] * len(values)

@@ -203,7 +203,7 @@ def kept(
     ``holds_files``: its entries keep files open or mapped (a deleted file's disk space is
     freed only once they go), so gc and a replaced cache :func:`forget` them.
     """
-    cache: Kept[Any, V] = Kept(max_entries, weight=weight, max_weight=max_bytes)
+    cache: Kept[object, V] = Kept(max_entries, weight=weight, max_weight=max_bytes)
     with _REGISTRY_LOCK:
         if isinstance(_REGISTRY.get(name), _Each):
             msg = f"a cache named {name!r} is already registered as one each object holds"
@@ -225,7 +225,7 @@ def kept_each(
     It goes with its object; :func:`forget` leaves it alone (the object may be reading from
     it), :func:`stats` counts it.
     """
-    cache: Kept[Any, V] = Kept(max_entries, weight=weight, max_weight=max_bytes)
+    cache: Kept[object, V] = Kept(max_entries, weight=weight, max_weight=max_bytes)
     with _REGISTRY_LOCK:
         family = _REGISTRY.get(name)
         if family is None:

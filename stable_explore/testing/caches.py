@@ -158,7 +158,7 @@ def _inlined(meta: ShardedCacheMeta) -> dict[str, Any]:
     return raw
 
 
-def _remove_small_files(cache_dir: Path, raw: Mapping[str, Any]) -> None:
+def _remove_small_files(cache_dir: Path, raw: Mapping[str, object]) -> None:
     from stable_explore.storage.format.version_files import version_files
 
     for file in version_files(raw):

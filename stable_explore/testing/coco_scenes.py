@@ -50,7 +50,7 @@ def coco_scene(
         "categories": [{"id": c, "name": f"c{c}"} for c in category_ids],
         "annotations": [],
     }
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, object]] = []
     for image in range(images):
         n = 0 if image % 7 == 0 else int(rng.integers(*boxes_per_image))
         boxes = np.concatenate([rng.uniform(0, 500, (n, 2)), rng.uniform(4, 140, (n, 2))], axis=1)
@@ -98,7 +98,7 @@ def scene_rows(
     rows = []
     for image, truth in enumerate(truths):
         crowd = truth.crowd if truth.crowd is not None else np.zeros(len(truth.boxes), dtype=bool)
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "objects": [
                 {"bbox": b.tolist(), "category": names[k], "attributes": {"iscrowd": 1} if c else {}}
                 for b, k, c in zip(truth.boxes, truth.classes, crowd, strict=True)
@@ -128,7 +128,7 @@ def scene_as_coco(
         "categories": [{"id": c, "name": f"c{c}"} for c in category_ids],
         "annotations": [],
     }
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, object]] = []
     for image, (truth, det) in enumerate(zip(truths, found, strict=True)):
         crowd = truth.crowd if truth.crowd is not None else np.zeros(len(truth.boxes), dtype=bool)
         for box, k, c in zip(truth.boxes, truth.classes, crowd, strict=True):
@@ -149,7 +149,7 @@ def scene_as_coco(
     return coco, results
 
 
-def pycocotools_figures(coco: dict[str, Any], results: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+def pycocotools_figures(coco: dict[str, Any], results: list[dict[str, object]]) -> tuple[np.ndarray, np.ndarray]:
     """Pycocotools' ``COCOeval`` stats (bbox) and each category's AP (NaN: no ground truth), quietly."""
     from pycocotools.coco import COCO
     from pycocotools.cocoeval import COCOeval

@@ -46,7 +46,7 @@ def __dir__() -> list[str]:
 class _Package(types.ModuleType):
     """The package module: its ``compare`` stays the function when Python binds the submodule of that name here."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name == "compare" and isinstance(value, types.ModuleType):  # the import of versioning.compare ending
             value = value.compare
         super().__setattr__(name, value)

@@ -41,7 +41,12 @@ def boxes_column(features: Features, column: str | None, action: str) -> tuple[s
 
 
 def apply_box_edits(
-    feature: Boxes, stored: list[dict[str, Any]] | None, edits: Iterable[tuple[Any, ...]], *, row: int, column: str
+    feature: Boxes,
+    stored: list[dict[str, object]] | None,
+    edits: Iterable[tuple[object, ...]],
+    *,
+    row: int,
+    column: str,
 ) -> list[dict[str, Any]]:
     """The stored boxes of a row after ``edits``; an edit naming no box raises an error naming row and box."""
     boxes = [dict(box) for box in stored or []]
@@ -67,7 +72,7 @@ def apply_box_edits(
     return [box for position, box in enumerate(boxes) if position not in dropped]
 
 
-def _box_index(index: Any, count: int, dropped: set[int], *, row: int, column: str) -> int:
+def _box_index(index: object, count: int, dropped: set[int], *, row: int, column: str) -> int:
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
         msg = f"row {row}, column {column!r}: no box {index!r} (the row has {count} boxes, 0 to {count - 1})"
         raise RowIndexError(msg)

@@ -181,7 +181,7 @@ def publish_columns(
             writer.abort()
             raise
         runs = digest.runs
-        fields: dict[str, Any] = {k: v for k, v in (meta.raw or {}).items() if k not in _RECORD_FIELDS}
+        fields: dict[str, object] = {k: v for k, v in (meta.raw or {}).items() if k not in _RECORD_FIELDS}
         groups = ColumnGroups(meta.shard_features, (*earlier, group))
         fields.update(
             {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pyarrow as pa
@@ -118,7 +118,7 @@ def stage_with_groups(draft: Draft, staging: Path, on_rows: Callable[[int, int],
             here = edited[lo:hi].tolist()  # the edited rows of this chunk: their group cells and new hashes
             if here:
                 new_hashes = _edited_hashes(origin, edits, here)
-                changes: dict[str, dict[int, Any]] = {}
+                changes: dict[str, dict[int, object]] = {}
                 for position, index in zip(here, (at[lo:hi] - start).tolist(), strict=True):
                     hashes[index] = new_hashes[position]
                     for name in columns:
@@ -141,7 +141,7 @@ def stage_with_groups(draft: Draft, staging: Path, on_rows: Callable[[int, int],
         raise
     runs = digest.runs
     (staging / "content-runs.json").unlink(missing_ok=True)  # the shards' runs: these rows hash every column
-    fields: dict[str, Any] = dict(staged.fields)
+    fields: dict[str, object] = dict(staged.fields)
     fields.update(
         {
             "cache_format_version": SEGMENTED_FORMAT_VERSION,

@@ -127,6 +127,6 @@ def box_changes(old: Any, new: Any, feature_a: Boxes, feature_b: Boxes) -> BoxCh
     return change
 
 
-def _name(feature: Boxes, index: Any) -> Any:
+def _name(feature: Boxes, index: object) -> Any:
     names = feature.names
     return names[index] if isinstance(index, int) and 0 <= index < len(names) else index

@@ -37,11 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from typing_extensions import Unpack
 
 from stable_explore._arrays import complex_refusal, holds_complex
 from stable_explore.catalog import LATEST, check_name, open_catalog, plan_map
 from stable_explore.catalog.parallel.executor import owned_pool
 from stable_explore.catalog.plan import explain_changes
+from stable_explore.dataset.map_options import MapOptions, check_map_options
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, Features, Value
 from stable_explore.schema import Sequence as SequenceFeature
@@ -215,7 +217,7 @@ def add_columns(
 
 def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, first: int) -> dict[str, list[Any]]:
     """The function's output over some rows, as column -> values; an error names the row."""
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[object]] = {}
     if batched:
         batch = next(rows.iter(batch_size=max(1, len(rows))), None) if len(rows) else None
         if batch is None:
@@ -273,13 +275,13 @@ _BATCHED_RULE = "a batched function must return a dict of columns, each a list a
 def _batch_named(rows: CachedDataset, first: int) -> str:
     """``the batch of rows 0-9 (its first row, 0, has key 'k0')``, for an error about a batched map's output."""
     try:
-        key: Any = rows[0:1].keys()[0]
+        key: object = rows[0:1].keys()[0]
     except Exception:  # noqa: BLE001 - naming the key is a courtesy: the rows are named anyway
         return f"the batch of rows {first}-{first + len(rows) - 1}"
     return f"the batch of rows {first}-{first + len(rows) - 1} (its first row, {first}, has key {key!r})"
 
 
-def _is_column(values: Any) -> bool:
+def _is_column(values: object) -> bool:
     """Whether a batched map's output for one column is a column of values (a list, an array), not one value."""
     if isinstance(values, (str, bytes, bytearray, Mapping)) or not isinstance(values, Iterable):
         return False
@@ -304,7 +306,7 @@ def _note(error: BaseException, note: str) -> None:
         add(note)
 
 
-def _name(function: Any) -> str:
+def _name(function: object) -> str:
     return str(getattr(function, "__qualname__", type(function).__name__))
 
 
@@ -372,19 +374,20 @@ def _last_map(origin: CachedDataset, function_name: str) -> VersionMetadata | No
 def map_rows(
     origin: CachedDataset,
     function: Callable[..., Any],
-    *,
-    batched: bool = False,
-    batch_size: int = 1000,
-    num_proc: int | None = None,
-    executor: Executor | None = None,
-    features: Features | Mapping[str, Feature] | None = None,
-    message: str | None = None,
-    tag: str | None = None,
-    force: bool = False,
-    progress: bool = True,
-    set_latest: bool = False,
+    **options: Unpack[MapOptions],
 ) -> CachedDataset:
-    """A new version of ``origin`` with the columns ``function`` returns; see ``ds.map``."""
+    """A new version of ``origin`` with the columns ``function`` returns; see ``ds.map`` (and its defaults)."""
+    check_map_options(options)
+    batched = options.get("batched", False)
+    batch_size = options.get("batch_size", 1000)
+    num_proc = options.get("num_proc")
+    executor = options.get("executor")
+    features = options.get("features")
+    message = options.get("message")
+    tag = options.get("tag")
+    force = options.get("force", False)
+    progress = options.get("progress", True)
+    set_latest = options.get("set_latest", False)
     if batch_size < 1:
         msg = f"batch_size must be at least 1, got {batch_size}"
         raise InvalidOptionError(msg)
@@ -402,20 +405,7 @@ def map_rows(
     if origin.is_view:  # its rows become a version of their own (linked, not copied), which the map then extends
         saved = _saved_view(origin, function, progress=progress)
         try:
-            return map_rows(
-                saved,
-                function,
-                batched=batched,
-                batch_size=batch_size,
-                num_proc=num_proc,
-                executor=executor,
-                features=features,
-                message=message,
-                tag=tag,
-                force=force,
-                progress=progress,
-                set_latest=set_latest,
-            )
+            return map_rows(saved, function, **options)
         except BaseException:
             _take_back(saved)
             raise

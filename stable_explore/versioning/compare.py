@@ -81,7 +81,7 @@ class Diff:
         return self._labels
 
     @labels.setter
-    def labels(self, value: dict[str, dict[str, Any]]) -> None:
+    def labels(self, value: dict[str, dict[str, object]]) -> None:
         self._labels = value
 
     @property
@@ -101,7 +101,7 @@ class Diff:
         if self.datasets is None or self.identical:
             return {}
         a, b = self.datasets
-        out: dict[str, dict[Any, BoxChange]] = {}
+        out: dict[str, dict[object, BoxChange]] = {}
         for column, feature in a.features.items():
             other = b.features.get(column)
             if not (isinstance(feature, Boxes) and isinstance(other, Boxes)):
@@ -186,7 +186,7 @@ class Diff:
         )
         for kind, keys, rows in groups:
             for key, (row_a, row_b) in zip(keys, rows, strict=True):
-                record: dict[str, Any] = {"key": key, "change": kind, "row_a": row_a, "row_b": row_b}
+                record: dict[str, object] = {"key": key, "change": kind, "row_a": row_a, "row_b": row_b}
                 fields = self.rows.changed_fields.get(key, {})
                 record["fields"] = ", ".join(fields)
                 for name, (old, new) in fields.items():
@@ -287,7 +287,7 @@ class Gallery:
         return gallery_html(self)
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     text = repr(value)
@@ -411,9 +411,9 @@ def _label_columns(a: CachedDataset, b: CachedDataset) -> list[tuple[str, ClassL
 
 def _relabelled(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, Counter[tuple[Any, Any]]]:
     """Per ClassLabel column, ``{(old class, new class): rows}`` of the changed rows (from the row diff)."""
-    out: dict[str, Counter[tuple[Any, Any]]] = {}
+    out: dict[str, Counter[tuple[object, object]]] = {}
     for name, _, _ in _label_columns(a, b):
-        moved: Counter[tuple[Any, Any]] = Counter()
+        moved: Counter[tuple[object, object]] = Counter()
         for key in rows.changed:
             change = rows.changed_fields.get(key, {}).get(name)
             if change is not None:
@@ -423,7 +423,7 @@ def _relabelled(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, 
 
 
 def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     relabelled = _relabelled(a, b, rows)
     for name, feature, other in _label_columns(a, b):
         before = a.label_counts(name) if len(a) else dict.fromkeys(feature.names or (), 0)
@@ -441,7 +441,7 @@ def _counts_after(
     name: str,
     before: dict[str, int],
     rows: RowDiff,
-    moved: Counter[tuple[Any, Any]],
+    moved: Counter[tuple[object, object]],
 ) -> dict[str, int]:
     """``b``'s counts per class: ``a``'s, less the removed rows' classes, plus the added rows', plus the moves."""
     after = dict(before)

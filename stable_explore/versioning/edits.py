@@ -26,7 +26,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -159,7 +159,7 @@ class Draft:
 
     # -- chaining ----------------------------------------------------------------
 
-    def _rows(self, rows: Iterable[Any]) -> list[int]:
+    def _rows(self, rows: Iterable[object]) -> list[int]:
         n = len(self._origin)
         out = []
         for row in rows:
@@ -170,7 +170,7 @@ class Draft:
             out.append(position % n)
         return out
 
-    def _row_number(self, row: Any) -> int:
+    def _row_number(self, row: object) -> int:
         """A row number as an int: ints and whole floats; never a flag, a key or a fraction (int() would take them)."""
         if isinstance(row, (int, np.integer)) and not isinstance(row, (bool, np.bool_)):
             return int(row)
@@ -234,7 +234,7 @@ class Draft:
                 relabelled[(position, name)] = code
         return Draft(self._origin, replace(self._edits, relabelled=relabelled))
 
-    def set(self, row: int, field_name: str, value: Any) -> Draft:
+    def set(self, row: int, field_name: str, value: object) -> Draft:
         """Set one field of one row: a value, a class, a list, an array or an image.
 
         The value is checked and encoded as a build encodes it (an image may be bytes, a path, a
@@ -271,15 +271,15 @@ class Draft:
         edits = [(row, ("drop", index)) for row, indexes in changes.items() for index in indexes]
         return self._box_edits(edits, column, "drop_boxes")
 
-    def set_boxes(self, row: int, boxes: Any, *, column: str | None = None) -> Draft:
+    def set_boxes(self, row: int, boxes: object, *, column: str | None = None) -> Draft:
         """Replace all the boxes of a row (a dict of lists or a list of box dicts, as a build takes them)."""
         return self._box_edits([(row, ("set", boxes))], column, "set_boxes")
 
-    def _box_edits(self, edits: list[tuple[int, tuple[Any, ...]]], column: str | None, action: str) -> Draft:
+    def _box_edits(self, edits: Sequence[tuple[int, tuple[object, ...]]], column: str | None, action: str) -> Draft:
         from stable_explore.versioning._box_edits import apply_box_edits, boxes_column
 
         name, feature = boxes_column(self._origin.features, column, action)
-        pending: dict[tuple[int, str], tuple[tuple[Any, ...], ...]] = dict(self._edits.box_edits)
+        pending: dict[tuple[int, str], tuple[tuple[object, ...], ...]] = dict(self._edits.box_edits)
         values = dict(self._edits.values)
         touched: set[tuple[int, str]] = set()
         for row, edit in edits:
@@ -317,11 +317,11 @@ class Draft:
         features = origin.features
         named = sorted(edits.dropped | edits.touched())
         keys = dict(zip(named, origin[named].keys() if named else [], strict=True))
-        ops: list[dict[str, Any]] = []
+        ops: list[dict[str, object]] = []
         if edits.dropped:
             ops.append({"op": "drop", "keys": [keys[p] for p in sorted(edits.dropped)]})
         if edits.relabelled:
-            by_column: dict[str, list[list[Any]]] = {}
+            by_column: dict[str, list[list[object]]] = {}
             for column in sorted({c for _, c in edits.relabelled}):
                 rows = sorted(p for p, c in edits.relabelled if c == column and p not in edits.dropped)
                 old = origin[rows].arrow_column(column).to_pylist() if rows else []
@@ -352,7 +352,7 @@ class Draft:
         name: str | None = None,
         description: str | None = None,
         license: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, object] | None = None,
         progress: bool = True,
         set_latest: bool = True,
         lock_timeout: float | None = None,
@@ -384,7 +384,7 @@ class Draft:
         name: str | None,
         description: str | None,
         license: str | None,
-        metadata: Mapping[str, Any] | None,
+        metadata: Mapping[str, object] | None,
         progress: bool,
         set_latest: bool = True,
     ) -> CachedDataset:
@@ -516,7 +516,7 @@ class Draft:
         return Staged(fields, shards, segments)
 
     def _changes_nothing(
-        self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, Any] | None
+        self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, object] | None
     ) -> bool:
         """Whether saving would only copy the origin: same dataset, all its rows, no edit that changes a value."""
         origin = self._origin

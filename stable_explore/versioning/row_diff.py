@@ -58,12 +58,12 @@ class RowDiff:
         }
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: object) -> Any:
     """``value`` as JSON-ready data, bytes shown as their size."""
     return json_value(value, bytes_as="size")
 
 
-def _json_keys(keys: list[Any]) -> list[Any]:
+def _json_keys(keys: list[object]) -> list[Any]:
     return [k if isinstance(k, (int, str)) else str(k) for k in keys]
 
 
@@ -86,7 +86,7 @@ def _occurrence_keys(keys: pa.Array) -> tuple[pa.Array, list[Any]]:
     repeated = counts.field("values").filter(repeated_mask).to_pylist()
     if not repeated:
         return keys, []
-    seen: Counter[Any] = Counter()
+    seen: Counter[object] = Counter()
     unique = []
     for key in keys.to_pylist():
         seen[key] += 1
@@ -160,13 +160,13 @@ def _joined_row_diff(a: CachedDataset, b: CachedDataset) -> RowDiff:
 
 
 def _changed_fields(
-    a: CachedDataset, b: CachedDataset, rows_a: np.ndarray, rows_b: np.ndarray, keys: list[Any]
+    a: CachedDataset, b: CachedDataset, rows_a: np.ndarray, rows_b: np.ndarray, keys: list[object]
 ) -> dict[Any, dict[str, tuple[Any, Any]]]:
     """Which fields differ in the changed rows (only those rows are read; images compared as bytes)."""
     common = [n for n in a.features if n in b.features]
     table_a = a.with_format("python").select(rows_a).to_arrow(common)
     table_b = b.with_format("python").select(rows_b).to_arrow(common)
-    out: dict[Any, dict[str, tuple[Any, Any]]] = {key: {} for key in keys}
+    out: dict[object, dict[str, tuple[object, object]]] = {key: {} for key in keys}
     for name in common:
         left = table_a.column(name).combine_chunks()
         right = table_b.column(name).combine_chunks()

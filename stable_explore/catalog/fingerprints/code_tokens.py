@@ -79,7 +79,7 @@ def source_text(obj: Any) -> str:
         return ""
 
 
-def code_digest(function: Any) -> str:
+def code_digest(function: object) -> str:
     """The digest of a function's code: its source text (when there is one) and its bytecode.
 
     Both, so that an edited file not yet re-imported (new text, old code) and a re-imported one
@@ -131,7 +131,7 @@ def attribute_chains(code: CodeType) -> Iterator[tuple[str, ...]]:
             yield from attribute_chains(const)
 
 
-def unwrapped(value: Any) -> Any:
+def unwrapped(value: object) -> Any:
     """The function a decorator wraps (``functools.wraps``, ``lru_cache``): its code is what runs."""
     if callable(value) and not inspect.isclass(value) and getattr(value, "__wrapped__", None) is not None:
         try:
@@ -141,7 +141,7 @@ def unwrapped(value: Any) -> Any:
     return value
 
 
-def is_plain_user_object(value: Any) -> bool:
+def is_plain_user_object(value: object) -> bool:
     """An instance of the user's own plain Python class (every class in its MRO is theirs, or ``object``)."""
     cls = type(value)
     return all(base is object or is_user_class(base) for base in cls.__mro__) and (

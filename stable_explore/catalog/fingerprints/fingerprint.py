@@ -129,7 +129,7 @@ class Tokenizer:
         if code is None:
             return
         module = getattr(function, "__module__", None)
-        namespace: dict[str, Any] = getattr(function, "__globals__", {})
+        namespace: dict[str, object] = getattr(function, "__globals__", {})
         own_name = getattr(function, "__name__", None)
         for name in sorted(global_names(code)):
             if name in namespace and name != own_name and name not in self.ignore:
@@ -151,7 +151,7 @@ class Tokenizer:
                 label = self._label(module, f"{getattr(function, '__qualname__', '?')} defaults")
                 self.globals[label] = self.value(defaults, f"the defaults of {function.__qualname__}")
 
-    def _global(self, module: str | None, name: str, value: Any) -> None:
+    def _global(self, module: str | None, name: str, value: object) -> None:
         label = self._label(module, name)
         if label in self.globals:
             return
@@ -180,7 +180,7 @@ class Tokenizer:
         else:
             self.code[f"{obj.__module__}.{obj.__qualname__}"] = digest
 
-    def _function_digest(self, function: Any) -> str:
+    def _function_digest(self, function: object) -> str:
         self._walk(function)
         return code_digest(function)
 
@@ -204,7 +204,7 @@ class Tokenizer:
         self._classes[id(cls)] = digest
         return digest
 
-    def _attribute_chain(self, root: Any, chain: tuple[str, ...]) -> None:
+    def _attribute_chain(self, root: object, chain: tuple[str, ...]) -> None:
         """``mylib.transform``: follow a user module's attribute the code reads."""
         value = root
         for position, attr in enumerate(chain[1:], start=1):
@@ -234,7 +234,7 @@ class Tokenizer:
 
     # -- values ----------------------------------------------------------------
 
-    def value(self, value: Any, label: str) -> Any:
+    def value(self, value: object, label: str) -> Any:
         """A JSON-able token of ``value``; strings and paths are also noted in :attr:`paths`."""
         self._items += 1
         if self._items > MAX_ITEMS:
@@ -271,7 +271,7 @@ class Tokenizer:
         finally:
             self._active.discard(id(value))
 
-    def _composite(self, value: Any, label: str) -> Any:
+    def _composite(self, value: object, label: str) -> Any:
         numpy_token = self._numpy(value, label)
         if numpy_token is not None:
             return numpy_token
@@ -302,7 +302,7 @@ class Tokenizer:
             return {type(value).__name__: self.value(to_dict(), label)}
         return self._callable_or_object(value, label)
 
-    def _numpy(self, value: Any, label: str) -> Any:
+    def _numpy(self, value: object, label: str) -> Any:
         if isinstance(value, np.generic):
             item = value.item()
             return {"np": str(value.dtype), "v": repr(item) if value.dtype.kind in "fc" else self.value(item, label)}
@@ -321,7 +321,7 @@ class Tokenizer:
             return {"dtype": value.str}
         return None
 
-    def _library_value(self, value: Any, label: str) -> Any:
+    def _library_value(self, value: object, label: str) -> Any:
         """Pandas objects, PIL images and torch tensors, when those packages are loaded (else they cannot occur)."""
         pandas = sys.modules.get("pandas")
         if pandas is not None and (value is pandas.NA or value is pandas.NaT):
@@ -343,7 +343,7 @@ class Tokenizer:
                 hashed = pandas.util.hash_pandas_object(value, index=not isinstance(value, pandas.Index))
             except (TypeError, ValueError) as exc:
                 return self._unstable(label, f"a pandas {type(value).__name__} whose cells cannot be hashed ({exc})")
-            token: dict[str, Any] = {
+            token: dict[str, object] = {
                 "pandas": type(value).__name__,
                 "shape": list(value.shape),
                 "xxh3": xxhash.xxh3_128_hexdigest(np.ascontiguousarray(hashed.to_numpy(np.uint64)).data),
@@ -425,8 +425,8 @@ class Tokenizer:
         name = f"{cls.__module__}.{cls.__qualname__}"
         return [name, self._class_digest(cls)] if is_user_class(cls) else name
 
-    def _fields(self, value: Any, label: str) -> dict[str, Any]:
-        fields: dict[str, Any] = {}
+    def _fields(self, value: object, label: str) -> dict[str, Any]:
+        fields: dict[str, object] = {}
         for name, field_value in sorted(getattr(value, "__dict__", {}).items()):
             fields[name] = self.value(field_value, f"{label}.{name}")
         for cls in type(value).__mro__:
@@ -444,6 +444,6 @@ class Tokenizer:
             self.paths.setdefault(text, label)
 
 
-def fingerprint_parts(parts: Mapping[str, Any]) -> str:
+def fingerprint_parts(parts: Mapping[str, object]) -> str:
     """One digest over named parts (each already tokenised)."""
     return hashlib.sha256(canonical_json(dict(parts)).encode()).hexdigest()[:24]

@@ -31,7 +31,7 @@ import shutil
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.catalog.fingerprints.code_tokens import user_stacklevel
 from stable_explore.catalog.fingerprints.file_state import LISTINGS
@@ -344,7 +344,7 @@ def _drop_dangling_sources(catalog: Catalog, name: str, live: set[str], grace: f
                 report.swept.append(f"{path} (a file listing no version's source names)")
 
 
-def _collect_digests(value: Any, into: set[str]) -> None:
+def _collect_digests(value: object, into: set[str]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "digest" and isinstance(item, str):

@@ -36,7 +36,7 @@ def code_places(source: Callable[..., Any]) -> list[CodePlace]:
     """
     places: list[CodePlace] = []
     seen: set[int] = set()
-    pending: list[tuple[types.CodeType, dict[str, Any]]] = list(_entry_codes(source))
+    pending: list[tuple[types.CodeType, dict[str, object]]] = list(_entry_codes(source))
     while pending and len(seen) < _MOST_CODE_OBJECTS:
         code, namespace = pending.pop()
         if id(code) in seen:
@@ -58,7 +58,7 @@ def place_of(places: list[CodePlace], function: str, line: int) -> str | None:
     return files.pop() if len(files) == 1 else None
 
 
-def _entry_codes(source: Any) -> Iterator[tuple[types.CodeType, dict[str, Any]]]:
+def _entry_codes(source: object) -> Iterator[tuple[types.CodeType, dict[str, Any]]]:
     """The code objects a callable runs first: a function's, a partial's function's, a callable object's."""
     while isinstance(source, functools.partial):
         source = source.func

@@ -78,12 +78,12 @@ class ParallelBuild:
 
     def __init__(
         self,
-        source: Any,
+        source: object,
         features: Features,
         options: BuildOptions,
         *,
-        args: tuple[Any, ...] = (),
-        kwargs: Mapping[str, Any] | None = None,
+        args: tuple[object, ...] = (),
+        kwargs: Mapping[str, object] | None = None,
     ) -> None:
         if not callable(source):
             msg = (
@@ -188,7 +188,7 @@ class ParallelBuild:
             raise
         return [output for output in outputs if output is not None]
 
-    def _result(self, future: Future[Any], role: str, index: int, tasks_dir: Path) -> TaskShards:
+    def _result(self, future: Future[TaskShards | TaskFailure], role: str, index: int, tasks_dir: Path) -> TaskShards:
         task = self.tasks[index]
         try:
             result = future.result()
@@ -325,7 +325,7 @@ def _format_frames(frames: list[tuple[str, int, str, str]], places: list[CodePla
     return "".join(["Traceback (most recent call last):\n", *summary.format()]).rstrip("\n")
 
 
-def _cancel(pending: set[Future[Any]], tasks_dir: Path) -> None:
+def _cancel(pending: set[Future[object]], tasks_dir: Path) -> None:
     """Stop a failed build's tasks: cancel the queued, tell the running to stop, and wait a little for them."""
     with contextlib.suppress(OSError):
         (tasks_dir / CANCEL_FILE).touch()

@@ -103,7 +103,7 @@ class TaskFailure:
 
 
 def split_arguments(
-    source: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any] | None, num_tasks: int
+    source: Callable[..., Any], args: tuple[object, ...], kwargs: Mapping[str, object] | None, num_tasks: int
 ) -> list[Task]:
     """Cut the list arguments of ``source(*args, **kwargs)`` into ``num_tasks`` contiguous parts (fewer if shorter).
 
@@ -148,10 +148,10 @@ def split_arguments(
     return tasks
 
 
-def _short_list(values: list[Any]) -> str:
+def _short_list(values: list[object]) -> str:
     """``['a.jpg', 'b.jpg', ..., 'z.jpg'] (26 items)``: enough to recognise a task's inputs."""
 
-    def short(value: Any) -> str:
+    def short(value: object) -> str:
         text = repr(value)
         return text if len(text) <= 40 else text[:37] + "..."
 
@@ -263,7 +263,7 @@ class _Rows:
     rows of the tasks before), counts the rows and reports progress.
     """
 
-    def __init__(self, items: Iterable[Any], progress: _Progress) -> None:
+    def __init__(self, items: Iterable[object], progress: _Progress) -> None:
         self.items = items
         self.progress = progress
         self.count = 0

@@ -62,7 +62,7 @@ def request_timeout() -> float:
     return value
 
 
-def _seconds(value: Any) -> float:
+def _seconds(value: object) -> float:
     """A timeout option (seconds, a timedelta, or a string like ``"5s"``) in seconds."""
     if isinstance(value, dt.timedelta):
         return value.total_seconds()
@@ -76,7 +76,7 @@ def _seconds(value: Any) -> float:
     return float(text)
 
 
-def _endpoint(options: Mapping[str, Any]) -> str:
+def _endpoint(options: Mapping[str, object]) -> str:
     """The server's address, for messages (no user info: a URL may carry credentials)."""
     for key in ("endpoint", "aws_endpoint", "aws_endpoint_url", "endpoint_url"):
         if options.get(key):
@@ -319,7 +319,7 @@ class ObjectStore(Store):
 
     # -- writing -----------------------------------------------------------------
 
-    def _put(self, key: str, text: str, mode: Any) -> bool:
+    def _put(self, key: str, text: str, mode: object) -> bool:
         exceptions = self._obstore.exceptions
         path = check_key(key)
         try:
@@ -385,7 +385,7 @@ class ObjectStore(Store):
         """Put ``text`` only if the object's ETag is ``expected`` (None: only if absent); the new ETag, or None."""
         exceptions = self._obstore.exceptions
         path = check_key(key)
-        mode: Any = "create" if expected is None else {"e_tag": expected}
+        mode: object = "create" if expected is None else {"e_tag": expected}
         try:
             result = self._obstore.put(self._store, path, text.encode("utf-8"), mode=mode, use_multipart=False)
         except (exceptions.AlreadyExistsError, exceptions.PreconditionError):
@@ -436,7 +436,7 @@ _shared_options: dict[str, dict[str, Any]] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_store(url: str, storage_options: Mapping[str, Any] | None = None) -> ObjectStore:
+def shared_store(url: str, storage_options: Mapping[str, object] | None = None) -> ObjectStore:
     """One :class:`ObjectStore` per home URL in this process (its connections are reused by every reader).
 
     ``storage_options`` given once for a URL are remembered in this process only (never written

@@ -29,7 +29,6 @@ import abc
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from stable_explore.errors import UnsafePathError
 
@@ -87,7 +86,7 @@ class Store(abc.ABC):
         """Bytes of the file at ``key``, or None when there is none."""
 
     @abc.abstractmethod
-    def get_file(self, key: str, path: Path, *, hasher: Any = None) -> None:
+    def get_file(self, key: str, path: Path, *, hasher: object = None) -> None:
         """Copy the file at ``key`` to the local ``path`` (which appears whole or not at all).
 
         ``hasher`` (e.g. :func:`~stable_explore.storage.format.hashing.new_file_hasher`), when given, is

@@ -88,7 +88,7 @@ class BatchDigests:
                 "digests": list(self.digests)}  # fmt: skip
 
     @classmethod
-    def from_json(cls, raw: Any, path: str | Path, shard: int) -> BatchDigests:
+    def from_json(cls, raw: object, path: str | Path, shard: int) -> BatchDigests:
         """Check and type one shard's entry of ``batch_digests``; ``path`` names ``_metadata.json`` in errors."""
         where = f"'batch_digests' of shard {shard}"
         if not isinstance(raw, Mapping) or raw.get("algorithm") != BATCH_HASH_ALGORITHM:

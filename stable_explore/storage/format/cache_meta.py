@@ -142,7 +142,7 @@ class ShardedCacheMeta:
     _patches: tuple[CellPatches, ParentPatches] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, cache_dir: Path, raw: Mapping[str, Any], files: SmallFiles | None = None) -> ShardedCacheMeta:
+    def from_dict(cls, cache_dir: Path, raw: Mapping[str, object], files: SmallFiles | None = None) -> ShardedCacheMeta:
         """The metadata ``raw`` (``_metadata.json`` parsed) of the version in ``cache_dir``; no file is read.
 
         ``files`` reads the small files it names when they are first asked for (without it, asking
@@ -264,7 +264,7 @@ class ShardedCacheMeta:
         return sum(p.stat().st_size for p in self.shard_paths) + groups
 
 
-def refuse_other_layouts(raw: Mapping[str, Any], meta_path: Path) -> None:
+def refuse_other_layouts(raw: Mapping[str, object], meta_path: Path) -> None:
     """Metadata of another layout (stable-datasets' Lance rows) is no damage: say which layout it is, by name."""
     named = raw.get("layout")  # a stable-explore cache never has one
     if named == "arrow-shards" and raw.get("format") == "arrow":
@@ -286,7 +286,7 @@ def corrupt(path: Path, reason: str) -> CacheCorruptionError:
     return CacheCorruptionError(path, reason)
 
 
-def expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path) -> list[int]:
+def expect_int_list(raw: Mapping[str, object], field: str, length: int, path: Path) -> list[int]:
     values = raw.get(field)
     if (
         not isinstance(values, list)
@@ -298,7 +298,7 @@ def expect_int_list(raw: Mapping[str, Any], field: str, length: int, path: Path)
     return values
 
 
-def checked_shard_name(name: Any, cache_dir: Path, meta_path: Path, resolved_dir: Path | None = None) -> str:
+def checked_shard_name(name: object, cache_dir: Path, meta_path: Path, resolved_dir: Path | None = None) -> str:
     """Reject shard names that could point outside the cache directory (``resolved_dir``: it, resolved)."""
     if not isinstance(name, str) or not name:
         raise UnsafePathError(meta_path, f"shard file name must be a non-empty string, found {name!r}")
@@ -315,7 +315,7 @@ def checked_shard_name(name: Any, cache_dir: Path, meta_path: Path, resolved_dir
     return name
 
 
-def metadata_digest(raw: Mapping[str, Any]) -> str:
+def metadata_digest(raw: Mapping[str, object]) -> str:
     """The digest of every field of ``_metadata.json`` but the digest itself (canonical JSON, SHA-256)."""
     import hashlib
 
@@ -323,7 +323,7 @@ def metadata_digest(raw: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
+def check_metadata_digest(raw: Mapping[str, object], meta_path: Path) -> None:
     recorded = raw.get(METADATA_DIGEST_FIELD)
     if recorded is None:
         return  # written before format revision 2
@@ -337,13 +337,13 @@ def check_metadata_digest(raw: Mapping[str, Any], meta_path: Path) -> None:
         raise corrupt(meta_path, msg)
 
 
-def check_seal(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+def check_seal(raw: Mapping[str, object], cache_dir: Path, meta_path: Path) -> None:
     """Raise naming ``_metadata.json`` when it is not what was written (before blaming a file it lists)."""
     check_implied_version_id(raw, cache_dir, meta_path)
     check_metadata_digest(raw, meta_path)
 
 
-def check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path: Path) -> None:
+def check_implied_version_id(raw: Mapping[str, object], cache_dir: Path, meta_path: Path) -> None:
     """A recorded version id must be what the content fields give (and the directory's name, in a catalog)."""
     recorded = raw.get("version_id")
     if not isinstance(recorded, str):
@@ -359,7 +359,7 @@ def check_implied_version_id(raw: Mapping[str, Any], cache_dir: Path, meta_path:
 
 
 def checked_batch_digests(
-    raw: Mapping[str, Any],
+    raw: Mapping[str, object],
     counts: list[int],
     meta_path: Path,
     resolved_dir: Path | None = None,
@@ -392,7 +392,7 @@ def checked_batch_digests(
 
 
 def checked_column_groups(
-    raw: Mapping[str, Any], num_rows: int, features: Features | None, meta_path: Path, shard_names: list[str]
+    raw: Mapping[str, object], num_rows: int, features: Features | None, meta_path: Path, shard_names: list[str]
 ) -> ColumnGroups | None:
     """Check ``column_groups`` (revision 6): its files' names and rows, and that it gives the version's features."""
     value = raw.get("column_groups")
@@ -412,7 +412,7 @@ def checked_column_groups(
 
 
 def checked_content_runs(
-    raw: Mapping[str, Any], num_rows: int, meta_path: Path, resolved_dir: Path | None = None
+    raw: Mapping[str, object], num_rows: int, meta_path: Path, resolved_dir: Path | None = None
 ) -> tuple[Any, FileRef | None]:
     """Check ``content_runs`` as far as the metadata alone allows: the field (None: not recorded), and its file.
 
@@ -446,7 +446,7 @@ def checked_cell_patches(
     return value, base
 
 
-def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_rows: int, meta_path: Path) -> None:
+def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, object], num_rows: int, meta_path: Path) -> None:
     """Runs must cover every row and combine into the recorded content digest."""
     if sum(rows for rows, _ in runs) != num_rows:
         msg = f"'content_runs' count {sum(rows for rows, _ in runs)} rows, but num_rows is {num_rows}"
@@ -457,7 +457,7 @@ def _check_runs_total(runs: list[tuple[int, str]], raw: Mapping[str, Any], num_r
         raise corrupt(meta_path, msg)
 
 
-def checked_segments(segments: Any, counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
+def checked_segments(segments: object, counts: list[int], meta_path: Path) -> list[tuple[int, int, int]]:
     """Check the row segments: each run names a listed shard and stays inside its rows."""
     if not isinstance(segments, list):
         raise corrupt(meta_path, f"format version {SEGMENTED_FORMAT_VERSION} needs a 'row_segments' list")
@@ -558,5 +558,5 @@ def meta_from_dict(
     )
 
 
-def _optional_size(value: Any) -> int | None:
+def _optional_size(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

@@ -139,7 +139,7 @@ class CellPatches:
     def __getstate__(self) -> dict[str, Any]:
         return {"entries": self.entries}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__(state["entries"])  # type: ignore[misc]
 
     def for_file(self, digest: str | None) -> FilePatch | None:

@@ -58,7 +58,7 @@ def group_file_name(group: int, index: int) -> str:
     return GROUP_NAME_FMT.format(group=group, index=index)
 
 
-def _plain_name(name: Any, meta_path: str | Path, where: str) -> str:
+def _plain_name(name: object, meta_path: str | Path, where: str) -> str:
     separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
     if not isinstance(name, str) or not name or name in (".", "..") or name.startswith("."):
         raise UnsafePathError(meta_path, f"{where}: file name must be a plain name, found {name!r:.100}")
@@ -83,7 +83,7 @@ class GroupFile:
         return {"file": self.file, "rows": self.rows, "digest": self.digest, "size": self.size, "batches": batches}
 
     @classmethod
-    def from_json(cls, raw: Any, meta_path: str | Path, where: str) -> GroupFile:
+    def from_json(cls, raw: object, meta_path: str | Path, where: str) -> GroupFile:
         """Check and type one recorded file."""
         ok = (
             isinstance(raw, Mapping)
@@ -171,7 +171,7 @@ class ColumnGroups:
         return {"base_features": self.base_features.to_dict(), "groups": [g.to_json() for g in self.groups]}
 
     @classmethod
-    def from_json(cls, raw: Any, meta_path: str | Path, *, num_rows: int) -> ColumnGroups:
+    def from_json(cls, raw: object, meta_path: str | Path, *, num_rows: int) -> ColumnGroups:
         """Check and type the field: plain file names, every group's files covering ``num_rows`` rows."""
         if not isinstance(raw, Mapping) or not isinstance(raw.get("groups"), list) or not raw["groups"]:
             msg = f"'column_groups' must be an object with 'base_features' and a list of 'groups', found {raw!r:.150}"

@@ -62,7 +62,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return mixed
 
 
-def _column_hashes(array: pa.Array, values: list[Any] | None = None) -> np.ndarray:
+def _column_hashes(array: pa.Array, values: list[object] | None = None) -> np.ndarray:
     """One uint64 per element, depending only on the element's value.
 
     ``values``, when given, are the Python values the column was built from;
@@ -157,7 +157,7 @@ def _hash_python_bytes(values: list[Any]) -> np.ndarray | None:
     return None
 
 
-def _digest_bytes(digest: Callable[[Any], int], values: list[Any], count: int) -> np.ndarray:
+def _digest_bytes(digest: Callable[[Any], int], values: list[object], count: int) -> np.ndarray:
     return np.fromiter(map(digest, values), dtype=np.uint64, count=count)
 
 
@@ -203,7 +203,7 @@ def cell_hashes(array: pa.Array) -> np.ndarray:
     return _column_hashes(array)
 
 
-def row_hashes(columns: list[pa.Array], values: list[list[Any] | None] | None = None) -> np.ndarray:
+def row_hashes(columns: list[pa.Array], values: list[list[object] | None] | None = None) -> np.ndarray:
     """Content hash of each row: an order-sensitive mix of its column hashes.
 
     ``values`` optionally gives, per column, the Python values it was built from (a speed-up only).
@@ -307,7 +307,7 @@ _RUN_MASK = np.uint64((1 << RUN_BOUNDARY_BITS) - 1)
 _LEAF_SALT = np.uint64(0x5851F42D4C957F2D)
 
 
-def text_hashes(texts: pa.Array, values: list[Any] | None = None) -> np.ndarray:
+def text_hashes(texts: pa.Array, values: list[object] | None = None) -> np.ndarray:
     """xxh3-64 of each string's UTF-8 bytes (a string key's hash, in the content digest and the duplicate-key check).
 
     ``values``, when given, are the Python strings ``texts`` was built from (a speed-up only: the

@@ -50,7 +50,7 @@ _PATH_FIELDS = ("name", "version_id", "parent", "source_fingerprint")
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-def version_id_of(fields: Mapping[str, Any]) -> str:
+def version_id_of(fields: Mapping[str, object]) -> str:
     """The version id that a version's metadata fields imply (see the module docstring)."""
     defining = {
         "features": fields.get("features"),
@@ -97,7 +97,7 @@ class VersionMetadata:
                 raise InvalidOptionError(msg)
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any], path: str | Path) -> VersionMetadata:
+    def from_json(cls, raw: Mapping[str, object], path: str | Path) -> VersionMetadata:
         """Check and type the fields of a parsed ``_metadata.json``; ``path`` names the file in errors.
 
         Raises

@@ -62,7 +62,7 @@ INLINE_SEGMENTS = 64
 Segment = tuple[int, int, int]
 
 
-def checked_segments(value: Any, where: str, path: str | Path) -> list[Segment]:
+def checked_segments(value: object, where: str, path: str | Path) -> list[Segment]:
     """Check and type segments ``[[shard, start, count], ...]`` (``where`` names the field, for errors)."""
     if not isinstance(value, list):
         raise CacheCorruptionError(path, f"{where} must be a list of [shard, start, count], found {value!r:.100}")
@@ -89,7 +89,7 @@ class SegmentsRecord:
         return {**self.base.to_json(), "segments": self.count, "shards": list(self.shards), "splices": splices}
 
     @classmethod
-    def from_json(cls, raw: Any, meta_path: Path) -> SegmentsRecord:
+    def from_json(cls, raw: object, meta_path: Path) -> SegmentsRecord:
         """Check and type the field (its file is read by :mod:`stable_explore.storage.read.small_files`)."""
         base = FileRef.from_json(raw, meta_path, "'row_segments'")
         assert isinstance(raw, Mapping)
@@ -113,7 +113,7 @@ class ParentSegments:
 
 
 def segments_from(
-    record: SegmentsRecord, value: Any, directory: Path, meta_path: Path
+    record: SegmentsRecord, value: object, directory: Path, meta_path: Path
 ) -> tuple[list[Segment], ParentSegments]:
     """The segments ``record`` gives from its file's parsed ``value``, in this version's shard numbering.
 

@@ -87,7 +87,7 @@ class FileRef:
         return FileRef(file, self.digest, self.size)
 
     @classmethod
-    def from_json(cls, raw: Any, meta_path: str | Path, where: str) -> FileRef:
+    def from_json(cls, raw: object, meta_path: str | Path, where: str) -> FileRef:
         """Check and type a recorded file; ``where`` says which field it is in, for errors."""
         ok = (
             isinstance(raw, Mapping)
@@ -129,7 +129,7 @@ class SmallFiles(Protocol):
         ...
 
     def content_runs(
-        self, directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
+        self, directory: Path, raw: object, meta_path: Path, remote: RemoteLocation | None = None
     ) -> tuple[list[tuple[int, str]], ParentRuns | None]:
         """The runs a ``content_runs`` field gives, and its file for a save to link."""
         ...
@@ -137,7 +137,7 @@ class SmallFiles(Protocol):
     def cell_patches(
         self,
         directory: Path,
-        raw: Any,
+        raw: object,
         meta_path: Path,
         remote: RemoteLocation | None = None,
         sealed_by: str | None = None,
@@ -234,7 +234,7 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
         state = {"directory": self.directory, "entries": entries, "shard_rows": self.shard_rows, "files": self.files}
         return {**state, "remote": self.remote} if self.remote is not None else state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, object]) -> None:
         directory, entries, rows = state["directory"], state["entries"], state["shard_rows"]
         self.__init__(directory, entries, rows, state.get("remote"), state.get("files"))  # type: ignore[misc]
 

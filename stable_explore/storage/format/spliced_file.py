@@ -71,7 +71,7 @@ class SplicedList(Generic[T]):
         splices = [[index, removed, [self.item_json(i) for i in items]] for index, removed, items in record.splices]
         return {**record.base.to_json(), self.count_key: record.count, "splices": splices}
 
-    def record_from_json(self, raw: Any, meta_path: Path) -> SplicedRecord[T]:
+    def record_from_json(self, raw: object, meta_path: Path) -> SplicedRecord[T]:
         """Check and type the field (its file is read by :mod:`stable_explore.storage.read.small_files`)."""
         base = FileRef.from_json(raw, meta_path, self.field)
         assert isinstance(raw, Mapping)
@@ -82,7 +82,7 @@ class SplicedList(Generic[T]):
         return SplicedRecord(base, count, parse_splices(raw.get("splices"), self.field, meta_path, self.check_items))
 
     def items_from(
-        self, record: SplicedRecord[T], value: Any, directory: Path, meta_path: Path
+        self, record: SplicedRecord[T], value: object, directory: Path, meta_path: Path
     ) -> tuple[list[T], ParentList[T]]:
         """The items ``record`` gives from its file's parsed ``value`` (checked, splices applied), and the file."""
         path = directory / record.base.file

@@ -99,7 +99,9 @@ def rebase_limit(base_items: int, per_save: int = 1) -> int:
     return min(base_items, max(32, math.isqrt(2 * base_items * per_save)))
 
 
-def keeps_splicing(base_items: int, splices: Sequence[Splice[Any]], parent_splices: Sequence[Splice[Any]]) -> bool:
+def keeps_splicing(
+    base_items: int, splices: Sequence[Splice[object]], parent_splices: Sequence[Splice[object]]
+) -> bool:
     """Whether a save records ``splices`` on the parent's file (True) or writes a new file.
 
     What this one save spliced is estimated as the growth over the parent's own splices.
@@ -108,18 +110,18 @@ def keeps_splicing(base_items: int, splices: Sequence[Splice[Any]], parent_splic
     return spliced <= rebase_limit(base_items, max(1, spliced - spliced_count(parent_splices)))
 
 
-def spliced_count(splices: Sequence[Splice[Any]]) -> int:
+def spliced_count(splices: Sequence[Splice[object]]) -> int:
     """Items the splices remove and insert: what :func:`rebase_limit` is compared with."""
     return sum(removed + len(inserted) for _, removed, inserted in splices)
 
 
-def splices_to_json(splices: Sequence[Splice[Sequence[Any]]]) -> list[list[Any]]:
+def splices_to_json(splices: Sequence[Splice[Sequence[object]]]) -> list[list[Any]]:
     """The form ``_metadata.json`` records: ``[[index, removed, [item as a list, ...]], ...]``."""
     return [[index, removed, [list(item) for item in inserted]] for index, removed, inserted in splices]
 
 
 def parse_splices(
-    entries: Any, where: str, meta_path: Path, check_items: Callable[[Any, str, Path], list[T]]
+    entries: object, where: str, meta_path: Path, check_items: Callable[[Any, str, Path], list[T]]
 ) -> tuple[Splice[T], ...]:
     """Check and type recorded splices; ``check_items`` checks the inserted items (``where`` names the field)."""
     if not isinstance(entries, list):

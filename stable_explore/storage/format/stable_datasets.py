@@ -62,7 +62,7 @@ _IMAGE_ENCODINGS = ("PNG", "JPEG")  # its Image(encode_format=...): the default 
 _SHORT_NAMES = 5  # past this many names its ClassLabel prints only the count
 
 
-def layout_of(raw: Mapping[str, Any]) -> str | None:
+def layout_of(raw: Mapping[str, object]) -> str | None:
     """The stable-datasets layout a ``_metadata.json`` names (None when it names none of them)."""
     layout = raw.get("layout")
     if isinstance(layout, str) and LAYOUTS.get(layout) == raw.get("format"):
@@ -163,7 +163,7 @@ def _our_feature(name: str, feature: Any) -> Feature:
     raise SchemaError(msg)
 
 
-def accept_features(features: Any) -> Features | None:
+def accept_features(features: object) -> Features | None:
     """``features`` as ours: ours as they are, stable-datasets' ``Features`` converted.
 
     stable-datasets' object (or any mapping of column -> its feature types) is recognised by its

@@ -65,7 +65,7 @@ def version_files(raw: Mapping[str, Any]) -> list[VersionFile]:
     return files
 
 
-def _group_files(value: Any) -> list[VersionFile]:
+def _group_files(value: object) -> list[VersionFile]:
     """The files of ``column_groups`` (revision 6): each group file, and the small file of its batch digests."""
     out: list[VersionFile] = []
     groups = value.get("groups") if isinstance(value, Mapping) else None
@@ -86,5 +86,5 @@ def _group_files(value: Any) -> list[VersionFile]:
     return out
 
 
-def _size(value: Any) -> int | None:
+def _size(value: object) -> int | None:
     return value if type(value) is int else None

@@ -56,7 +56,7 @@ class _BadField(ValueError):
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def _whole(raw: Mapping[str, Any], name: str, where: str, least: int) -> int:
+def _whole(raw: Mapping[str, object], name: str, where: str, least: int) -> int:
     value = raw.get(name)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         msg = f"{where}: field {name!r} must be a whole number >= {least}, found {value!r}"
@@ -95,7 +95,7 @@ class VideoRecord:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, raw: Any, *, position: int, source: str) -> VideoRecord:
+    def from_dict(cls, raw: object, *, position: int, source: str) -> VideoRecord:
         """Parse ``videos[position]`` (``source`` names the file, for messages)."""
         where = f"{source}: videos[{position}]"
         if not isinstance(raw, Mapping):
@@ -175,7 +175,7 @@ class VideoFramesMeta:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any], *, source: str) -> VideoFramesMeta:
+    def from_dict(cls, raw: Mapping[str, object], *, source: str) -> VideoFramesMeta:
         """Parse and check a ``_metadata.json`` (``source`` names it in messages).
 
         Raises
@@ -189,7 +189,7 @@ class VideoFramesMeta:
             raise CacheCorruptionError(source, str(exc).removeprefix(f"{source}: ")) from None
 
     @classmethod
-    def _parse(cls, raw: Mapping[str, Any], source: str) -> VideoFramesMeta:
+    def _parse(cls, raw: Mapping[str, object], source: str) -> VideoFramesMeta:
         listed = raw.get("videos")
         if not isinstance(listed, list) or not listed:
             msg = f"{source}: field 'videos' must be a non-empty list (one entry per video), found {listed!r}"
@@ -217,7 +217,7 @@ class VideoFramesMeta:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``_metadata.json`` its writer gives (plus ``lossless`` and our features, which its reader ignores)."""
-        meta: dict[str, Any] = {
+        meta: dict[str, object] = {
             "cache_format_version": 1,
             "format": "lance",
             "layout": "lance-video-frames",

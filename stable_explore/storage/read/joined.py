@@ -195,7 +195,7 @@ class JoinedBackend:
 
     def get_row(self, idx: int) -> dict[str, Any]:
         """One row as a dict of Python values (images stay bytes)."""
-        row: dict[str, Any] = self.take([idx]).to_pylist()[0]
+        row: dict[str, object] = self.take([idx]).to_pylist()[0]
         return row
 
     def column(self, name: str) -> pa.ChunkedArray:

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -59,7 +58,7 @@ def is_lance_dataset(folder: Path) -> bool:
 
 def lance_identity(folder: Path) -> str:
     """A digest of the Lance dataset as it is now (it names mirrors): path, metadata, manifests' names, sizes, times."""
-    parts: list[Any] = [MIRROR_FORMAT, str(folder.resolve())]
+    parts: list[object] = [MIRROR_FORMAT, str(folder.resolve())]
     meta_path = folder / METADATA_FILE
     if meta_path.is_file():
         parts.append(hashlib.sha256(meta_path.read_bytes()).hexdigest())

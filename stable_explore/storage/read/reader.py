@@ -238,7 +238,7 @@ class ArrowBackend:
     def get_row(self, idx: int) -> dict[str, Any]:
         """One row as a dict of Python values (images stay bytes)."""
         check_indices(np.array([idx], dtype=np.int64), self.reader.num_rows)
-        row: dict[str, Any] = self.reader.slice(int(idx), 1).to_pylist()[0]
+        row: dict[str, object] = self.reader.slice(int(idx), 1).to_pylist()[0]
         return row
 
     @property

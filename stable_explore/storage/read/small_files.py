@@ -134,7 +134,7 @@ def read_json_file(directory: Path, ref: FileRef, meta_path: Path, remote: Remot
 
 
 def load_content_runs(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
+    directory: Path, raw: object, meta_path: Path, remote: RemoteLocation | None = None
 ) -> tuple[list[tuple[int, str]], ParentRuns | None]:
     """The runs a ``content_runs`` field gives: inline (revision 3), or a file and splices (revision 4).
 
@@ -150,7 +150,7 @@ _LOADED: Kept[tuple[Any, ...], tuple[CellPatches, ParentPatches]] = kept("parsed
 
 
 def load_cell_patches(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None, sealed_by: str | None = None
+    directory: Path, raw: object, meta_path: Path, remote: RemoteLocation | None = None, sealed_by: str | None = None
 ) -> tuple[CellPatches, ParentPatches]:
     """The patches a ``cell_patches`` field gives (its file, spliced), and the file for a save to link.
 
@@ -158,7 +158,7 @@ def load_cell_patches(
     are then kept for the next load of it in this process while the file is the same one (each
     load of a version after many saves otherwise parsed hundreds of entries again).
     """
-    key: tuple[Any, ...] | None = None
+    key: tuple[object, ...] | None = None
     if sealed_by is not None and remote is None and isinstance(raw, Mapping) and isinstance(raw.get("file"), str):
         identity = file_identity(directory / raw["file"])
         if identity is not None:
@@ -176,7 +176,7 @@ def load_cell_patches(
 
 
 def load_row_segments(
-    directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
+    directory: Path, raw: object, meta_path: Path, remote: RemoteLocation | None = None
 ) -> tuple[list[tuple[int, int, int]], ParentSegments | None]:
     """The segments a ``row_segments`` field gives: inline (a list), or a file, shard map and splices.
 
@@ -200,7 +200,7 @@ class SmallFileReader:
         return read_json_file(directory, ref, meta_path, remote)
 
     def content_runs(
-        self, directory: Path, raw: Any, meta_path: Path, remote: RemoteLocation | None = None
+        self, directory: Path, raw: object, meta_path: Path, remote: RemoteLocation | None = None
     ) -> tuple[list[tuple[int, str]], ParentRuns | None]:
         """See :func:`load_content_runs`."""
         return load_content_runs(directory, raw, meta_path, remote)
@@ -208,7 +208,7 @@ class SmallFileReader:
     def cell_patches(
         self,
         directory: Path,
-        raw: Any,
+        raw: object,
         meta_path: Path,
         remote: RemoteLocation | None = None,
         sealed_by: str | None = None,

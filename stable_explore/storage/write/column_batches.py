@@ -38,12 +38,12 @@ if TYPE_CHECKING:
 __all__ = ["batch_columns", "batch_rows", "is_column_batch"]
 
 
-def _is_dataframe(item: Any) -> bool:
+def _is_dataframe(item: object) -> bool:
     module = type(item).__module__
     return module.startswith("pandas") and type(item).__name__ == "DataFrame"
 
 
-def is_column_batch(item: Any, *, batched: bool) -> bool:
+def is_column_batch(item: object, *, batched: bool) -> bool:
     """Whether a source's item is a column batch (a dict is one only with ``batched=True``)."""
     if isinstance(item, (pa.RecordBatch, pa.Table)) or _is_dataframe(item):
         return True
@@ -86,7 +86,7 @@ def _pandas_column(series: Any, *, keeps_nan: bool) -> list[Any] | pa.Array:
     return [None if is_missing_mark(value, keeps_nan=keeps_nan) else value for value in series.tolist()]
 
 
-def _keeps_nan(feature: Any) -> bool:
+def _keeps_nan(feature: object) -> bool:
     """Whether NaN is a value of this feature (a float), not a missing one."""
     return isinstance(feature, Value) and feature.dtype.startswith("float")
 
@@ -128,7 +128,7 @@ def _check_names(names: list[str], features: Features, index: int) -> None:
 
 
 def batch_columns(
-    item: Any, features: Features, *, batched: bool, index: int
+    item: object, features: Features, *, batched: bool, index: int
 ) -> Iterator[tuple[list[list[Any] | pa.Array], pa.Array | None, int]]:
     """The parts of a column batch: (columns in the features' order, its keys or None, rows), a part at a time.
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["BatchEncoder", "key_at", "key_type_of"]
 
 
-def key_type_of(key: Any, index: int) -> str:
+def key_type_of(key: object, index: int) -> str:
     """``"int64"`` or ``"string"``: the key type a key asks for (an EncodingError naming the row for others)."""
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return "int64"
@@ -83,7 +83,7 @@ class BatchEncoder:
     def encode(self, chunk: Chunk) -> pa.RecordBatch:
         """The record batch of ``chunk``: its encoded columns, then its keys and row hashes."""
         arrays = []
-        hashable: list[list[Any] | None] = []  # per column, the values whose bytes were stored as they are
+        hashable: list[list[object] | None] = []  # per column, the values whose bytes were stored as they are
         for name, values in zip(self.names, chunk.columns, strict=True):
             feature = self.features[name]
             try:
@@ -131,7 +131,7 @@ class BatchEncoder:
             msg = f"keys of rows {first_index}-{first_index + len(keys) - 1} cannot be stored: {exc}"
             raise EncodingError(msg, index=first_index) from exc
 
-    def _agree(self, kind: str, key: Any, index: int) -> None:
+    def _agree(self, kind: str, key: object, index: int) -> None:
         if self.key_type is None:
             self.key_type = kind
         elif kind != self.key_type:

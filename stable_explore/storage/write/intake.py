@@ -49,7 +49,7 @@ class Chunk:
     rows: int
 
 
-def _field_error(example: Any, features: Features, index: int, key: Any) -> EncodingError:
+def _field_error(example: object, features: Features, index: int, key: object) -> EncodingError:
     """The error for an example whose fields do not match the features (or that is not a dict)."""
     if not isinstance(example, Mapping):
         msg = f"expected a dict of field -> value, got {type(example).__name__}"
@@ -57,7 +57,7 @@ def _field_error(example: Any, features: Features, index: int, key: Any) -> Enco
     return EncodingError(features.check_columns(example) or "fields differ from the features", index=index, key=key)
 
 
-def _split_item(item: Any, index: int) -> tuple[Any, Any]:
+def _split_item(item: object, index: int) -> tuple[Any, Any]:
     """(key, example) from a generator item: a ``(key, dict)`` pair or a plain dict."""
     if isinstance(item, tuple):
         if len(item) != 2:
@@ -70,7 +70,7 @@ def _split_item(item: Any, index: int) -> tuple[Any, Any]:
 class Intake:
     """A build's source read as :class:`Chunk` s of at most ``batch_size`` rows; counts the rows it read."""
 
-    def __init__(self, source: Iterable[Any], features: Features, *, batch_size: int, batched: bool = False) -> None:
+    def __init__(self, source: Iterable[object], features: Features, *, batch_size: int, batched: bool = False) -> None:
         self.features = features
         self.names = list(features)
         self.batch_size = batch_size
@@ -111,7 +111,7 @@ class Intake:
             else:
                 yield from self._one_by_one(items)
 
-    def _dict_rows(self, examples: list[dict[str, Any]], keys: list[Any] | range) -> Chunk | None:
+    def _dict_rows(self, examples: list[dict[str, object]], keys: list[object] | range) -> Chunk | None:
         """Dicts with exactly the features' fields, as columns (None if any has other fields: read one by one)."""
         if set(map(len, examples)) != {len(self.names)}:
             return None
@@ -121,12 +121,12 @@ class Intake:
             return None
         return Chunk(columns, keys, self.index, len(examples))
 
-    def _one_by_one(self, items: list[Any]) -> Iterator[Chunk]:
+    def _one_by_one(self, items: list[object]) -> Iterator[Chunk]:
         """Items of any kind, in order: runs of rows as chunks, and each column batch's parts."""
         field_count = len(self.names)
         fields_of = operator.itemgetter(*self.names) if field_count > 1 else (lambda e: (e[self.names[0]],))
-        rows: list[tuple[Any, ...]] = []
-        keys: list[Any] = []
+        rows: list[tuple[object, ...]] = []
+        keys: list[object] = []
 
         def run() -> Iterator[Chunk]:
             if keys:
@@ -155,7 +155,7 @@ class Intake:
                 continue
             key, example = _split_item(item, self.index)
             try:
-                values: tuple[Any, ...] | None = fields_of(example) if len(example) == field_count else None
+                values: tuple[object, ...] | None = fields_of(example) if len(example) == field_count else None
             except (KeyError, TypeError, AttributeError):
                 values = None
             if values is None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -50,9 +49,9 @@ def key_hashes(keys: pa.Array) -> np.ndarray:
     return text_hashes(keys)  # xxh3-64 of the UTF-8 bytes, a C-level loop
 
 
-def _refuse_repeats(keys: list[Any], first_index: int) -> None:
+def _refuse_repeats(keys: list[object], first_index: int) -> None:
     """Raise DuplicateKeyError for the first key of ``keys`` that repeats an earlier one (if any does)."""
-    first: dict[Any, int] = {}
+    first: dict[object, int] = {}
     for position, key in enumerate(keys):
         if key in first:
             raise DuplicateKeyError(key, first_index + first[key], first_index + position)
@@ -83,7 +82,11 @@ class KeyCheck:
         self._candidates: list[np.ndarray] = []
 
     def add(
-        self, keys: list[Any] | range | pa.Array, key_array: pa.Array, first_index: int, texts: np.ndarray | None = None
+        self,
+        keys: list[object] | range | pa.Array,
+        key_array: pa.Array,
+        first_index: int,
+        texts: np.ndarray | None = None,
     ) -> None:
         """Check one batch's keys (a repeat inside the batch raises at once) and remember their hashes.
 

@@ -224,7 +224,7 @@ def merge_task_shards(
     )
 
 
-def _moved_batches_file(recorded: Any, folder: Path, staging: Path, shard_name: str) -> FileRef:
+def _moved_batches_file(recorded: object, folder: Path, staging: Path, shard_name: str) -> FileRef:
     """Move a task's shard's batch digests file beside the shard's new name; return its new record."""
     ref = FileRef.from_json(recorded, folder / METADATA_FILE, "a task's batch digests")
     moved = ref.renamed(batches_file_name(shard_name))

@@ -69,7 +69,7 @@ def write_small_file(directory: Path, name: str, data: bytes) -> FileRef:
     return FileRef(name, small_file_digest(data), len(data))
 
 
-def write_json_file(directory: Path, name: str, value: Any) -> FileRef:
+def write_json_file(directory: Path, name: str, value: object) -> FileRef:
     """Write ``value`` as compact JSON in ``directory / name`` (see :func:`write_small_file`)."""
     return write_small_file(directory, name, json.dumps(value, separators=(",", ":")).encode())
 
@@ -97,7 +97,7 @@ def link_small_file(source_dir: Path, ref: FileRef, target_dir: Path, name: str)
 
 
 def spliced_field(
-    spec: SplicedList[Any], out_dir: Path, items: Sequence[Any], parent: ParentList[Any] | None = None
+    spec: SplicedList[Any], out_dir: Path, items: Sequence[object], parent: ParentList[Any] | None = None
 ) -> dict[str, Any]:
     """Record ``items`` of the list ``spec`` for a version being written in ``out_dir``: the field to store.
 

@@ -71,7 +71,7 @@ def _confirm_duplicates(out_dir: Path, written: ShardList, candidates: np.ndarra
     """Raise DuplicateKeyError for the first key that repeats among those whose hash repeats (read back)."""
     if not len(candidates):
         return
-    first: dict[Any, int] = {}
+    first: dict[object, int] = {}
     offset = 0
     for name in written.names:
         for batch in read_shard_batches(out_dir / name):  # a batch at a time: memory stays flat in the rows
@@ -191,7 +191,7 @@ class _Rebatcher:
 
 
 def write_shards(
-    examples: Iterable[Any],
+    examples: Iterable[object],
     features: Features,
     out_dir: Path,
     *,
@@ -275,9 +275,9 @@ def shard_metadata(
     key_type: str,
     compression: str | None,
     content_digest: str,
-    segments: list[list[int]] | Mapping[str, Any] | None = None,
-    content_runs: Mapping[str, Any] | None = None,
-    cell_patches: Mapping[str, Any] | None = None,
+    segments: list[list[int]] | Mapping[str, object] | None = None,
+    content_runs: Mapping[str, object] | None = None,
+    cell_patches: Mapping[str, object] | None = None,
 ) -> ShardFields:
     """The ``_metadata.json`` fields that describe the shards (the catalog adds lineage and labels).
 
@@ -326,7 +326,7 @@ def shard_metadata(
     return meta
 
 
-def metadata_text(meta: Mapping[str, Any]) -> str:
+def metadata_text(meta: Mapping[str, object]) -> str:
     """The text of ``_metadata.json``: one field a line, each value as compact JSON.
 
     Not indented: every save rewrites this file whole, and at millions of rows its lists
@@ -345,7 +345,7 @@ def metadata_text(meta: Mapping[str, Any]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def write_metadata(cache_dir: Path, meta: Mapping[str, Any]) -> None:
+def write_metadata(cache_dir: Path, meta: Mapping[str, object]) -> None:
     """Write ``_metadata.json`` (fsynced) into a cache directory being built, sealed with its own digest."""
     path = cache_dir / METADATA_FILE
     sealed = {k: v for k, v in meta.items() if k != METADATA_DIGEST_FIELD}
@@ -363,14 +363,14 @@ def lock_for(target: Path) -> FileLock:
 
 
 def write_sharded_arrow_cache(
-    generator: Iterable[Any],
+    generator: Iterable[object],
     features: Features,
     cache_dir: Path | str,
     *,
     shard_size_bytes: int = DEFAULT_SHARD_SIZE_BYTES,
     batch_size: int = 1000,
     compression: str | None = None,
-    extra_metadata: Mapping[str, Any] | None = None,
+    extra_metadata: Mapping[str, object] | None = None,
     on_batch: BatchCallback | None = None,
 ) -> ShardedCacheMeta:
     """Consume examples and publish them as a directory of Arrow IPC shards.
@@ -432,7 +432,7 @@ def write_sharded_arrow_cache(
             compression=compression,
             on_batch=on_batch,
         )
-        meta: dict[str, Any] = {**fields, **(extra_metadata or {})}
+        meta: dict[str, object] = {**fields, **(extra_metadata or {})}
         write_metadata(tmp, meta)
         publish_dir(tmp, cache_dir)
     return meta_from_dict(cache_dir, meta, files=SMALL_FILES)
