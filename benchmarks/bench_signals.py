@@ -1,6 +1,6 @@
 """Benchmark: what each signal costs, per 100k images, and near-duplicate grouping at 1M rows.
 
-Workload: N images (default 20,000; ``--images 100000`` for a full 100k) of 128x128 grey JPEG, made
+Workload: N images (default 20,000; ``--images 100000`` for a full 100k) of 128x128 grey JPEG (``--side``), made
 from scikit-learn's digits with noise, cached with ``se.build``. Each per-image signal runs serially
 and with ``num_proc=2``; the report gives seconds for N and the rate scaled to 100k images.
 
@@ -61,13 +61,13 @@ def timed(run: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-def make_images(count: int, seed: int = 0) -> list[dict[str, Any]]:
+def make_images(count: int, seed: int = 0, side: int = 128) -> list[dict[str, Any]]:
     from PIL import Image as PILImage
     from sklearn.datasets import load_digits
 
     digits = load_digits()
     rng = np.random.default_rng(seed)
-    bases = [PILImage.fromarray((d * 15).astype(np.uint8)).resize((128, 128)) for d in digits.images]
+    bases = [PILImage.fromarray((d * 15).astype(np.uint8)).resize((side, side)) for d in digits.images]
     rows = []
     for i in range(count):
         base = np.asarray(bases[i % len(bases)], dtype=np.int16)
@@ -275,6 +275,9 @@ def main() -> None:
         "--only", choices=["all", "paired", "knn"], default="all", help="paired: only the comparison with imagehash"
     )
     parser.add_argument("--knn-rows", type=int, default=100_000, help="rows of the approximate kNN recall figure")
+    parser.add_argument(
+        "--side", type=int, default=128, help="pixels of the square JPEGs (e.g. 640: a photo's size, where draft pays)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.images, args.hashes, args.labels, args.knn_rows = 4_000, 100_000, 20_000, 20_000
@@ -282,10 +285,10 @@ def main() -> None:
         knn_recall(args.knn_rows)
         return
     with tempfile.TemporaryDirectory() as home:
-        seconds, rows = timed(lambda: make_images(args.images))
+        seconds, rows = timed(lambda: make_images(args.images, side=args.side))
         features = se.Features(image=se.Image(), label=se.ClassLabel(names=[str(d) for d in range(10)]))
         built, ds = timed(lambda: se.build(rows, features, name="bench", home=home, progress=False))
-        print(f"made {args.images:,} JPEGs in {seconds:.1f} s, cached in {built:.1f} s")
+        print(f"made {args.images:,} JPEGs of {args.side}x{args.side} in {seconds:.1f} s, cached in {built:.1f} s")
         paired(ds, args.repeats)
         if args.only == "paired":
             return
