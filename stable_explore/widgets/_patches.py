@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -116,6 +116,13 @@ def _rows_digest(ds: CachedDataset) -> str:
 @dataclass
 class PatchOpened(Opened):
     """The patches' index dataset, opened: its thumbnails are crops (see :data:`CROP`), not an image column."""
+
+    @classmethod
+    def of(cls, ds: CachedDataset) -> PatchOpened:
+        """Open the index; a box's image row and index place it, but are no values to filter or plot."""
+        opened = cast("PatchOpened", super().of(ds))
+        opened.kinds = {name: kind for name, kind in opened.kinds.items() if name not in ("row", "box")}
+        return opened
 
     @property
     def thumb_column(self) -> str | None:
