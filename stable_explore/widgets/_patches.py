@@ -34,7 +34,9 @@ Examples
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -59,13 +61,14 @@ CROP = "crop"
 """What the patches browser calls the thumbnails' source (no column holds the crops: they are cut when asked)."""
 
 
-def index_dataset(patches: Patches) -> CachedDataset:
+def index_dataset(patches: Patches, home: str | None = None) -> CachedDataset:
     """The patches' table as a dataset the browser pages through: one row per box, no pixels.
 
     Columns: ``category`` (a ClassLabel of the Boxes column's names), ``score`` (when any box has
     one), ``area`` (width x height in the column's units), ``row`` and ``box`` (where the box is in
-    the source: what ``relabel_boxes`` and ``drop_boxes`` take) and ``key``. Written in a temporary
-    home, with the source's version in its metadata (so two sources never share a thumbnail).
+    the source: what ``relabel_boxes`` and ``drop_boxes`` take) and ``key``. Written in ``home`` (default:
+    a new temporary folder), with the source's version in its metadata (so two sources never share a
+    thumbnail).
     """
     from stable_explore.catalog import BuildOptions, build_version, open_catalog
     from stable_explore.dataset import CachedDataset
@@ -97,7 +100,7 @@ def index_dataset(patches: Patches) -> CachedDataset:
         description=f"the {patches.column!r} boxes of {source.ref}",
         metadata={"source": source.version, "column": patches.column, "rows": _rows_digest(source)},
     )
-    home = tempfile.mkdtemp(prefix="stable-explore-patches-")
+    home = home if home is not None else tempfile.mkdtemp(prefix="stable-explore-patches-")
     made = build_version(open_catalog(home), "patches", [pa.table(columns)], Features(spec), options).ref
     return CachedDataset(
         read_sharded_cache_meta(made.cache_dir), name=made.name, version=made.version_id, home=made.home
@@ -146,7 +149,10 @@ class PatchesBrowser(ShardBrowser):
     def __init__(self, patches: Patches, *, draft: Draft | None = None, **kwargs: Any) -> None:
         self.patches = patches
         self._crops_of: dict[str, Patches] = {}
-        index = index_dataset(patches)
+        self._home = tempfile.mkdtemp(prefix="stable-explore-patches-")
+        # the index versions go when the browser is closed, collected, or Python exits
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._home, True)
+        index = index_dataset(patches, self._home)
         self._crops_of[index.version] = patches
         super().__init__(index, **kwargs)
         if draft is not None:
@@ -285,7 +291,7 @@ class PatchesBrowser(ShardBrowser):
         old = self.patches.dataset
         saved = state.draft.save(message, **{"progress": False, **options})
         self.patches = saved.patches(self.patches.column, image=self.patches.image_column)
-        index = index_dataset(self.patches)
+        index = index_dataset(self.patches, self._home)
         self._crops_of = {index.version: self.patches}
         state.detail_row = None
         self._set_draft(None)
@@ -308,6 +314,11 @@ class PatchesBrowser(ShardBrowser):
         self.send({"type": "detail_closed", "reason": f"saved {saved.ref}"})
         self._update_snapshot()
         return saved
+
+    def close(self) -> None:
+        """Close the widget and remove the boxes' index (its temporary folder)."""
+        super().close()
+        self._cleanup()
 
     def __repr__(self) -> str:
         return f"PatchesBrowser({self.patches!r}, {self.num_rows:,} boxes shown, {len(self.selected)} selected)"

@@ -164,3 +164,11 @@ def test_the_patches_repr_is_a_strip_of_crops_with_class_names(tmp_path: Path) -
     assert shown.count("<img ") == 12
     assert "person" in shown
     assert "car" in shown
+
+
+def test_closing_the_browser_removes_the_boxes_index(tmp_path: Path) -> None:
+    browser = _dataset(tmp_path, images=6).patches("objects").browse()
+    home = Path(browser._home)
+    assert list(home.glob("patches/versions/*/_metadata.json"))
+    browser.close()
+    assert not home.exists()
