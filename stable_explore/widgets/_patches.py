@@ -212,6 +212,30 @@ class PatchesBrowser(ShardBrowser):
                     cell["note"] = f"{score:.2f}"
         return content, buffers
 
+    def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+        """The detail of one box: its fields and its crop at its stored size (bounded to DETAIL_MAX_PX)."""
+        import io
+
+        from stable_explore.widgets.browser import DETAIL_MAX_PX
+
+        content, buffers = super().detail_message(row, full=full)
+        patches = self._crops_of.get(self.dataset.version)
+        crop = patches.select([int(row)]).crops()[0] if patches is not None else None
+        if crop is not None and not buffers:
+            where = patches.table.slice(int(row), 1).to_pylist()[0] if patches is not None else {}
+            crop.thumbnail((DETAIL_MAX_PX, DETAIL_MAX_PX))
+            data = io.BytesIO()
+            crop.save(data, format="PNG")  # a crop is small: its pixels as they are
+            content.update(full=full, mime="image/png")
+            content["image"] = {
+                "width": crop.width,
+                "height": crop.height,
+                "format": f"crop of image row {where.get('row')}, box {where.get('box')}",
+                "bytes": data.tell(),
+            }
+            buffers.append(data.getvalue())
+        return content, buffers
+
     # -- edits: the source's boxes --------------------------------------------------
 
     def _where(self, rows: list[int]) -> dict[int, list[int]]:

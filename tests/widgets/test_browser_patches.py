@@ -172,3 +172,17 @@ def test_closing_the_browser_removes_the_boxes_index(tmp_path: Path) -> None:
     assert list(home.glob("patches/versions/*/_metadata.json"))
     browser.close()
     assert not home.exists()
+
+
+def test_the_detail_of_a_tile_is_its_crop_and_its_box_s_fields(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path, images=6)
+    patches = ds.patches("objects")
+    browser = patches.browse()
+    reply, buffers = invoke(browser, "detail", {"row": 3})
+    where = patches.table.slice(3, 1).to_pylist()[0]
+    crop = PILImage.open(io.BytesIO(buffers[0]))
+    assert crop.size == (int(where["bbox"][2]), int(where["bbox"][3]))
+    assert reply["image"]["format"] == f"crop of image row {where['row']}, box {where['box']}"
+    fields = dict(reply["fields"])
+    assert fields["category"] == f"{where['category']} ({NAMES.index(where['category'])})"
+    assert fields["row"] == str(where["row"])

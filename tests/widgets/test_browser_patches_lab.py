@@ -144,3 +144,11 @@ def test_filter_relabel_delete_and_save_boxes_from_crop_tiles(page: Any) -> None
     )
     output = run_cell(page, 1)
     assert "CHANGED [0, 1, 2] FIRST ['car', 'car', 'dog'] COUNTS [0, 0, -1] NEW True DRAFT None" in output
+
+    # a double-click opens the box's detail: its crop, enlarged
+    page.dblclick("[data-testid=se-grid] [data-testid=se-thumb] >> nth=0")
+    page.wait_for_function(
+        "() => (document.querySelector('[data-testid=se-detail-img]') || {}).naturalWidth > 0",
+        timeout=30_000,
+    )
+    assert "crop of image row" in page.locator("[data-testid=se-detail-info]").inner_text()
