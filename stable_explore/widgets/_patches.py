@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import warnings
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -44,7 +45,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.errors import InvalidOptionError
+from stable_explore.errors import EmptyBuildWarning, InvalidOptionError
 from stable_explore.widgets._state import Opened
 from stable_explore.widgets.browser import ShardBrowser
 
@@ -99,9 +100,12 @@ def index_dataset(patches: Patches, home: str | None = None) -> CachedDataset:
     options = BuildOptions(
         description=f"the {patches.column!r} boxes of {source.ref}",
         metadata={"source": source.version, "column": patches.column, "rows": _rows_digest(source)},
+        allow_empty=True,  # a dataset without boxes browses an empty grid
     )
     home = home if home is not None else tempfile.mkdtemp(prefix="stable-explore-patches-")
-    made = build_version(open_catalog(home), "patches", [pa.table(columns)], Features(spec), options).ref
+    with warnings.catch_warnings():  # no boxes: an empty grid, nothing to warn of
+        warnings.simplefilter("ignore", EmptyBuildWarning)
+        made = build_version(open_catalog(home), "patches", [pa.table(columns)], Features(spec), options).ref
     return CachedDataset(
         read_sharded_cache_meta(made.cache_dir), name=made.name, version=made.version_id, home=made.home
     )
@@ -114,6 +118,11 @@ def _rows_digest(ds: CachedDataset) -> str:
     import hashlib
 
     return hashlib.sha256(np.asarray(ds.base_rows(), dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
+def _same_rows(a: CachedDataset, b: CachedDataset) -> bool:
+    """Whether ``a`` and ``b`` are the same rows of the same version (row numbers mean the same images)."""
+    return a.version == b.version and len(a) == len(b) and _rows_digest(a) == _rows_digest(b)
 
 
 @dataclass
@@ -147,6 +156,13 @@ class PatchesBrowser(ShardBrowser):
     """
 
     def __init__(self, patches: Patches, *, draft: Draft | None = None, **kwargs: Any) -> None:
+        if draft is not None and not _same_rows(draft.origin, patches.dataset):
+            msg = (
+                f"browse(draft=): the draft's edits are of {draft.origin.ref} ({len(draft.origin):,} rows), the "
+                f"patches of {patches.dataset.ref} ({len(patches.dataset):,} rows); its row numbers would name other "
+                "images. Make the patches of the dataset the draft started from: draft.origin.patches(...)"
+            )
+            raise InvalidOptionError(msg)
         self.patches = patches
         self._crops_of: dict[str, Patches] = {}
         self._home = tempfile.mkdtemp(prefix="stable-explore-patches-")
@@ -342,7 +358,9 @@ class PatchesBrowser(ShardBrowser):
     def close(self) -> None:
         """Close the widget and remove the boxes' index (its temporary folder)."""
         super().close()
-        self._cleanup()
+        cleanup = getattr(self, "_cleanup", None)  # (none when __init__ refused its arguments)
+        if cleanup is not None:
+            cleanup()
 
     def __repr__(self) -> str:
         return f"PatchesBrowser({self.patches!r}, {self.num_rows:,} boxes shown, {len(self.selected)} selected)"

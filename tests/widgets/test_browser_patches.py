@@ -186,3 +186,37 @@ def test_the_detail_of_a_tile_is_its_crop_and_its_box_s_fields(tmp_path: Path) -
     fields = dict(reply["fields"])
     assert fields["category"] == f"{where['category']} ({NAMES.index(where['category'])})"
     assert fields["row"] == str(where["row"])
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_draft_of_other_rows_is_refused(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path, images=6)
+    with pytest.raises(InvalidOptionError, match=r"draft\.origin\.patches"):
+        ds[2:4].patches("objects").browse(draft=ds.drop_boxes({0: [0]}))
+
+
+def test_the_patches_of_a_view_edit_the_view_s_rows(tmp_path: Path) -> None:
+    ds = _dataset(tmp_path, images=6)
+    view = ds[2:4]
+    before = view.arrow_column("objects").to_pylist()
+    browser = view.patches("objects").browse()
+    browser.selected = [0]
+    browser.relabel_selection("dog")
+    saved = browser.save("the view's first box is a dog")
+    after = saved.arrow_column("objects").to_pylist()
+    assert len(saved) == 2
+    assert after[0][0]["category"] == 2
+    assert after[1] == before[1]
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_dataset_without_boxes_browses_an_empty_grid(tmp_path: Path) -> None:
+    features = se.Features(image=se.Image(), objects=se.Boxes(names=NAMES))
+    rows = [{"image": np.zeros((8, 8, 3), np.uint8), "objects": []} for _ in range(3)]
+    ds = se.build(rows, features, name="empty", home=tmp_path / "home", progress=False)
+    browser = ds.patches("objects").browse()
+    content, buffers = invoke(browser, "refresh")
+    assert browser.num_rows == 0
+    assert content["cells"] == []
+    assert buffers == []
+    assert "no rows" in content["empty"]
