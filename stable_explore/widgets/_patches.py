@@ -355,6 +355,10 @@ class PatchesBrowser(ShardBrowser):
         self._update_snapshot()
         return saved
 
+    def _card_html(self) -> str:
+        """Where the widget cannot run (GitHub, a reopened notebook): the strip of the first crops."""
+        return self.patches._repr_html_()
+
     def close(self) -> None:
         """Close the widget and remove the boxes' index (its temporary folder)."""
         super().close()

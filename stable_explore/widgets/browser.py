@@ -710,8 +710,12 @@ class ShardBrowser(
         else:
             data, metadata = bundle or {}, {}
         data = dict(data)
-        data["text/html"] = self.dataset._repr_html_()
+        data["text/html"] = self._card_html()
         return data, metadata
+
+    def _card_html(self) -> str:
+        """The static HTML that stands for the widget where it cannot run: the dataset's card."""
+        return self.dataset._repr_html_()
 
     def __repr__(self) -> str:
         return f"ShardBrowser({self.dataset!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"

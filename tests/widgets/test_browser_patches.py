@@ -220,3 +220,11 @@ def test_a_dataset_without_boxes_browses_an_empty_grid(tmp_path: Path) -> None:
     assert content["cells"] == []
     assert buffers == []
     assert "no rows" in content["empty"]
+
+
+def test_where_the_widget_cannot_run_the_browser_shows_the_strip_of_crops(tmp_path: Path) -> None:
+    browser = _dataset(tmp_path, images=6).patches("objects").browse()
+    data, _ = browser._repr_mimebundle_()
+    assert "patches of objects" in data["text/html"]
+    assert data["text/html"].count("<img ") == 12
+    assert "patches of objects" in browser.snapshot_html()
