@@ -271,3 +271,14 @@ def wait_grid_rows(page: Any, rows: list[int], *, among: bool = False, browser: 
         arg=[rows, among, browser],
         timeout=60_000,
     )
+
+
+def screenshot_dark(page: Any, locator: Any, path: Path) -> None:
+    """Screenshot ``locator`` in JupyterLab's dark theme at ``path``, then go back to the light theme."""
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=60_000)
+    page.wait_for_timeout(500)  # the theme's stylesheet is applied a moment after the flag
+    locator.screenshot(path=str(path))
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
+    page.wait_for_timeout(500)

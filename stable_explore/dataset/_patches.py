@@ -247,6 +247,27 @@ class Patches:
         order = pc.sort_indices(self.table, sort_keys=[(column, "descending" if reverse else "ascending")])
         return self._view(self.table.take(order))
 
+    def browse(self, *, page_size: int = 48, thumb_size: int = 128, draft: Any = None) -> Any:
+        """A browser of crop tiles, one per box: filter by class, score and area, relabel and delete boxes.
+
+        The shard browser (:class:`~stable_explore.widgets._patches.PatchesBrowser`) over these boxes:
+        the class chips, value filters, sort and histograms work on boxes; "relabel" and "drop
+        flagged" make pending box edits of the source dataset (``draft``: go on from a draft of it),
+        and "save version" writes them as its new version. Needs the ``lab`` extra (anywidget).
+
+        Examples
+        --------
+        ``ds.patches("objects").browse()``; then ``browser.draft`` and ``browser.save("fix persons")``.
+        """
+        from stable_explore.widgets._patches import PatchesBrowser
+
+        return PatchesBrowser(self, draft=draft, page_size=page_size, thumb_size=thumb_size)
+
+    def _repr_html_(self) -> str:
+        from stable_explore.display.card import patches_strip
+
+        return patches_strip(self)
+
     def to_pandas(self, images: str = "thumbnail", *, thumbnail_size: int = 128) -> pd.DataFrame:
         """The patches as a DataFrame, one row per box, indexed by patch number.
 

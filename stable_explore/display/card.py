@@ -422,3 +422,33 @@ def shard_line(shards: dict[str, Any]) -> str:
         f"shard files: {len(shared)} shared by both (the same bytes; {whole} of them read whole by both), "
         f"{only_a} only in a, {only_b} only in b"
     )
+
+
+def patches_strip(patches: Any, length: int = 12) -> str:
+    """The HTML of a patches view (``ds.patches(column)``): a line of counts and a strip of its first crops.
+
+    Each crop is captioned with its class name (and score, for a prediction); only those crops'
+    images are decoded.
+    """
+    table = patches.table
+    images = len(set(table.column("row").to_pylist())) if len(patches) else 0
+    head = (
+        f"<div style='font-weight:600'>{_esc(patches.dataset.ref)} · patches of {_esc(patches.column)} · "
+        f"{len(patches):,} boxes on {images:,} images</div>"
+    )
+    first = patches[: min(length, len(patches))]
+    crops = first.crops(thumbnail_size=THUMB_PX)
+    cells = []
+    style = "margin:2px;text-align:center;font-size:11px"
+    for crop, row in zip(crops, first.table.to_pylist(), strict=True):
+        caption = _esc(row["category"])
+        if row["score"] is not None:
+            caption += f" {float(row['score']):.2f}"
+        if crop is None:
+            img = f"<div style='color:{FG_MUTED}'>(none)</div>"
+        else:
+            thumb, mime = encode_thumbnail(crop if crop.mode in ("RGB", "RGBA", "L") else crop.convert("RGB"))
+            img = f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
+        cells.append(f"<figure style='{style}'>{img}<figcaption>{caption}</figcaption></figure>")
+    strip = f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div>"
+    return f"<div class='se-patches' style='{CARD_STYLE}'>{head}{strip}</div>"

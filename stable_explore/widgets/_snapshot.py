@@ -81,10 +81,11 @@ class SnapshotMixin:
         def dataset(self) -> CachedDataset: ...
 
         def _repr_mimebundle_(self, **kwargs: Any) -> Any: ...
+        def _card_html(self) -> str: ...
 
     def snapshot_html(self) -> str:
         """The static snapshot shown where the live widget cannot be (see :meth:`_ipython_display_`)."""
-        return snapshot_html(self.dataset._repr_html_(), self.model_id)
+        return snapshot_html(self._card_html(), self.model_id)
 
     def _ipython_display_(self, **kwargs: Any) -> None:
         """Two outputs: a static snapshot (the dataset's card), then the live widget.

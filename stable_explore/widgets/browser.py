@@ -176,7 +176,7 @@ class ShardBrowser(
         if similar_by is not None:
             similarity(dataset, similar_by)  # a wrong choice is an error now, not a disabled button
         # every observer waits (state.ready is False) until construction is done
-        self._state = BrowserState(Opened.of(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
+        self._state = BrowserState(self._open(dataset), cache if cache is not None else SHARED_CACHE, prefetch)
         self._state.similar_choice = similar_by
         if evaluation is not None:  # checked now: an evaluation of other rows is an error, not wrong colours
             self._state.evaluation = EvaluationView.of(evaluation, dataset)
@@ -185,6 +185,11 @@ class ShardBrowser(
         self._state.ready = True
         self._refilter(send=False)  # each view asks for its first page when it renders
         self.on_msg(self._on_message)
+
+    @classmethod
+    def _open(cls, dataset: CachedDataset) -> Opened:
+        """What the browser derives from ``dataset`` (the patches browser's thumbnails are crops: see ``_patches``)."""
+        return Opened.of(dataset)
 
     @property
     def prefetch(self) -> bool:
@@ -706,8 +711,12 @@ class ShardBrowser(
         else:
             data, metadata = bundle or {}, {}
         data = dict(data)
-        data["text/html"] = self.dataset._repr_html_()
+        data["text/html"] = self._card_html()
         return data, metadata
+
+    def _card_html(self) -> str:
+        """The static HTML that stands for the widget where it cannot run: the dataset's card."""
+        return self.dataset._repr_html_()
 
     def __repr__(self) -> str:
         return f"ShardBrowser({self.dataset!r}, {self.num_rows:,} rows shown, {len(self.selected)} selected)"

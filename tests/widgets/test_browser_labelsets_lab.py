@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until, wait_grid_rows
+from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until, screenshot_dark, wait_grid_rows
 from tests.widgets.test_browser_boxes_lab import NOTEBOOK
 
 pytestmark = pytest.mark.browser
@@ -115,6 +115,7 @@ def test_ground_truth_and_predictions_side_by_side_or_overlaid(page: Any) -> Non
     assert right > left + 50
     SHOTS.mkdir(parents=True, exist_ok=True)
     widget.screenshot(path=str(SHOTS / "browser-side-by-side-light.png"))
+    screenshot_dark(page, widget, SHOTS / "browser-side-by-side-dark.png")
 
     # the threshold still applies in the predictions' pane; the next row keeps the layout
     widget.locator("[data-testid=se-score-threshold]").fill("0")
@@ -194,6 +195,7 @@ def test_an_evaluation_colours_tp_fp_fn_and_its_buttons_show_the_mistakes(page: 
     for img in widget.locator("[data-testid=se-detail] .se-detail-img").all():
         img.evaluate("img => img.decode()")
     widget.screenshot(path=str(SHOTS / "browser-evaluation-light.png"))
+    screenshot_dark(page, widget, SHOTS / "browser-evaluation-dark.png")
 
     # colour by class again: no outcome colour left, the class legend back
     widget.locator("[data-testid=se-colour-outcome]").click()
@@ -260,6 +262,7 @@ def test_box_edits_in_the_detail_pane_are_saved_as_a_version(page: Any) -> None:
     for img in widget.locator(f"{detail} .se-detail-img").all():
         img.evaluate("img => img.decode()")
     widget.screenshot(path=str(SHOTS / "browser-box-edits-light.png"))
+    screenshot_dark(page, widget, SHOTS / "browser-box-edits-dark.png")
 
     # save: a new version whose row 0 has the relabelled car, the car, and the drawn dog (pixels of 180 x 280)
     widget.locator("[data-testid=se-message]").fill("fix row 0's boxes")
@@ -296,6 +299,7 @@ def test_box_histograms_show_each_box_and_a_bar_filters_the_images(page: Any) ->
     count = "[data-testid=se-box-histogram][data-column=objects][data-what=count] [data-testid=se-box-hist-slot]"
     assert in_widget(page, 1, count, "els => els.reduce((n, e) => n + Number(e.dataset.count), 0)") == 12
     widget.locator("[data-testid=se-histograms]").screenshot(path=str(SHOTS / "browser-box-histograms-light.png"))
+    screenshot_dark(page, widget.locator("[data-testid=se-histograms]"), SHOTS / "browser-box-histograms-dark.png")
 
     # a click on the dog bar: the images with a dog (image 1, and every third from image 2)
     widget.locator(f"{classes}[data-bin='2']").click()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell, wait_grid_rows
+from tests.lab import CHROMIUM, notebook_in_chromium, run_cell, screenshot_dark, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -119,3 +119,4 @@ def test_a_background_cell_filters_the_grid_and_a_class_draws_its_curve(page: An
     SHOTS.mkdir(parents=True, exist_ok=True)
     matrix.evaluate("e => e.scrollIntoView({block: 'start'})")
     matrix.screenshot(path=str(SHOTS / "detection-matrix-light.png"))
+    screenshot_dark(page, matrix, SHOTS / "detection-matrix-dark.png")

@@ -688,6 +688,7 @@ function render({ model, el }) {
         pendingLabel,
         h("span", { class: "se-rowid", text: `#${item.row}` }),
         h("span", { class: "se-key", text: item.key }),
+        ...(item.note ? [h("span", { class: "se-note", "data-testid": "se-note", text: item.note })] : []),
       ]);
       cell.append(caption);
       cell.addEventListener("click", (event) => {
