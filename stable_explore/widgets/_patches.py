@@ -74,7 +74,7 @@ def index_dataset(patches: Patches, home: str | None = None) -> CachedDataset:
     from stable_explore.catalog import BuildOptions, build_version, open_catalog
     from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._patches import _corners
-    from stable_explore.schema import ClassLabel, Features, Value
+    from stable_explore.schema import ClassLabel, Feature, Features, Value
     from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 
     table = patches.table
@@ -86,8 +86,8 @@ def index_dataset(patches: Patches, home: str | None = None) -> CachedDataset:
         ).reshape(-1, 4),
         patches.feature.format,
     )
-    columns: dict[str, Any] = {"category": pa.array(codes.to_numpy(zero_copy_only=False), pa.int64())}
-    spec: dict[str, Any] = {"category": ClassLabel(names=names)}
+    columns: dict[str, pa.Array] = {"category": pa.array(codes.to_numpy(zero_copy_only=False), pa.int64())}
+    spec: dict[str, Feature] = {"category": ClassLabel(names=names)}
     if table.column("score").null_count < len(table):
         columns["score"] = table.column("score").cast(pa.float32()).combine_chunks()
         spec["score"] = Value("float32")
