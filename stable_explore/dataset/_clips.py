@@ -40,7 +40,9 @@ from stable_explore.dataset._clip_windows import WindowPlan, plan_windows
 from stable_explore.dataset._selection import position_of
 from stable_explore.dataset._sharding import check_part, contiguous_bounds
 from stable_explore.errors import (
+    CacheCorruptionError,
     ColumnNotFoundError,
+    ImageTooLargeError,
     InvalidArgumentTypeError,
     InvalidOptionError,
     SchemaError,
@@ -76,6 +78,7 @@ class _Source:
     video_rows: np.ndarray  # per video: its row in the dataset (Video), or its first frame's row (frames)
     frame_rows: np.ndarray | None  # frame-level: every video's frame rows, in frame order, videos one after another
     frame_offsets: np.ndarray | None  # frame-level: where each video's frame rows start in frame_rows
+    frame_values: np.ndarray | None  # frame-level: the frame index stored in each of frame_rows
 
 
 def clip_view(
@@ -105,7 +108,7 @@ def clip_view(
         else:
             name = _video_column(features, videos, column)
             counts = _probe_counts(ds, name, stored_name(name))
-            source = _Source(name, None, None, None, np.arange(len(ds), dtype=np.int64), None, None)
+            source = _Source(name, None, None, None, np.arange(len(ds), dtype=np.int64), None, None, None)
     plan = plan_windows(
         counts, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, min_video_frames=min_video_frames
     )
@@ -203,11 +206,13 @@ def _frame_source(
         msg = f"column {which!r} has missing values: every frame row needs its video and frame index"
         raise SchemaError(msg)
     codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    order = np.lexsort((frames.to_numpy(zero_copy_only=False), codes))  # by video (first seen first), then frame
+    values = frames.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.lexsort((values, codes))  # by video (first seen first), then frame
     counts = np.bincount(codes, minlength=int(codes.max()) + 1 if len(codes) else 0).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     video_rows = order[offsets[:-1]] if len(counts) else np.zeros(0, np.int64)
-    source = _Source(None, image, video, frame, video_rows.astype(np.int64), order.astype(np.int64), offsets)
+    order = order.astype(np.int64)
+    source = _Source(None, image, video, frame, video_rows.astype(np.int64), order, offsets, values[order])
     return source, counts
 
 
@@ -368,27 +373,30 @@ class ClipView:
         return out
 
     def _frame_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
+        """Windows of frame rows: the frames' stored bytes in one take, each frame decoded once into its window."""
         source = self._source
         assert source.frame_rows is not None
         assert source.frame_offsets is not None
+        assert source.frame_values is not None
         assert source.image_column is not None
-        assert source.frame_column is not None
         picked = []
         for w in windows.tolist():
             video, start, indices = self._window(int(w))
-            picked.append((video, start, source.frame_rows[source.frame_offsets[video] + indices]))
-        wanted = sorted({int(r) for _, _, rows in picked for r in rows.tolist()})
-        reader = self._ds.with_format("numpy").select_columns([source.image_column, source.frame_column])
-        by_row = dict(zip(wanted, reader.__getitems__(wanted), strict=True)) if wanted else {}
+            at = source.frame_offsets[video] + indices
+            picked.append((video, start, source.frame_rows[at], source.frame_values[at]))
+        if not picked:
+            return []
+        wanted, inverse = np.unique(np.concatenate([rows for _, _, rows, _ in picked]), return_inverse=True)
+        stored = self._ds.select(wanted).arrow_column(source.image_column)
+        frames = _FrameDecoder(self._ds, source.image_column, wanted, stored)
         key_column = str(source.key_column)
-        keys = self._ds.select([int(source.video_rows[v]) for v, _, _ in picked]).select_columns([key_column])
-        key_values = keys[key_column] if picked else []
+        keys = self._ds.select([int(source.video_rows[v]) for v, _, _, _ in picked]).select_columns([key_column])
         out = []
-        for (video, start, rows), key in zip(picked, key_values, strict=True):
-            images = np.stack([_rgb(by_row[int(r)][source.image_column]) for r in rows.tolist()])
-            stored = np.asarray([int(by_row[int(r)][source.frame_column]) for r in rows.tolist()], dtype=np.int64)
-            clip = _clip({key_column: key}, images, stored, start, int(source.video_rows[video]))
-            out.append(clip)
+        cut = 0
+        for (video, start, rows, indices), key in zip(picked, keys[key_column], strict=True):
+            images = frames.window(inverse[cut : cut + len(rows)])
+            cut += len(rows)
+            out.append(_clip({key_column: key}, images, indices, start, int(source.video_rows[video])))
         return out
 
     # -- pickling and repr --------------------------------------------------------
@@ -441,13 +449,58 @@ def _clip(row: dict[str, Any], frames: np.ndarray, indices: np.ndarray, start: i
     }
 
 
-def _rgb(image: np.ndarray) -> np.ndarray:
-    """A frame as H x W x 3 ``uint8``: grey repeated, alpha dropped."""
-    array = np.asarray(image)
-    if array.ndim == 2:
-        array = np.repeat(array[:, :, None], 3, axis=2)
-    elif array.shape[2] == 4:
-        array = array[:, :, :3]
-    elif array.shape[2] == 1:
-        array = np.repeat(array, 3, axis=2)
-    return np.ascontiguousarray(array, dtype=np.uint8)
+class _FrameDecoder:
+    """Frames of frame rows decoded from their stored bytes, each once however many windows hold it."""
+
+    def __init__(self, ds: CachedDataset, column: str, rows: np.ndarray, stored: pa.Array) -> None:
+        self._ds = ds
+        self._column = column
+        self._rows = rows  # positions in ds of the stored values
+        self._stored = stored
+        self._max_pixels = getattr(ds.features[column], "max_pixels", None)
+        self._done: dict[int, np.ndarray] = {}  # position in stored -> its pixels (a window's frame)
+
+    def window(self, positions: np.ndarray) -> np.ndarray:
+        """The frames at ``positions`` (of the stored values) as one T x H x W x 3 ``uint8`` array."""
+        out: np.ndarray | None = None
+        for t, position in enumerate(positions.tolist()):
+            pixels = self._done.get(position)
+            if pixels is None:
+                pixels = self._decode(position)
+            if out is None:
+                out = np.empty((len(positions), *pixels.shape), dtype=np.uint8)
+            elif pixels.shape != out.shape[1:]:
+                msg = (
+                    f"row {int(self._rows[position])} (key {self._key(position)!r}), field {self._column!r}: a frame "
+                    f"of {pixels.shape[1]}x{pixels.shape[0]} in a window of {out.shape[2]}x{out.shape[1]} frames; "
+                    "every frame of a video must have one size (resize them, e.g. with ds.map)"
+                )
+                raise SchemaError(msg)
+            out[t] = pixels
+            self._done[position] = out[t]
+        assert out is not None
+        return out
+
+    def _key(self, position: int) -> Any:
+        row = int(self._rows[position])
+        return self._ds[row : row + 1].keys()[0]
+
+    def _decode(self, position: int) -> np.ndarray:
+        from stable_explore.schema.image_codec import rgb_pixels
+
+        value = self._stored[position]
+        row = int(self._rows[position])
+        if not value.is_valid:
+            msg = (
+                f"row {row} (key {self._key(position)!r}), field {self._column!r}: the frame has no image; every "
+                "frame row of a video needs one (drop the row, or fill it)"
+            )
+            raise SchemaError(msg)
+        try:
+            return rgb_pixels(memoryview(value.as_buffer()), self._max_pixels)
+        except ImageTooLargeError as exc:
+            msg = f"row {row} (in {self._ds.ref}), field {self._column!r}: {exc}"
+            raise ImageTooLargeError(msg) from exc
+        except (OSError, ValueError, SyntaxError) as exc:
+            msg = f"row {row} (in {self._ds.ref}), field {self._column!r}: the stored value cannot be decoded: {exc}"
+            raise CacheCorruptionError(self._ds.cache_dir, msg) from exc

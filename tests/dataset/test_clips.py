@@ -221,3 +221,33 @@ def test_a_renamed_video_column_is_not_taken_for_the_one_it_replaces(tmp_path: P
     assert len(ds.clips(window_length=2, column="a")) == 9
     swapped = ds.remove_columns(["a"]).rename_column("b", "a")
     assert len(swapped.clips(window_length=2)) == 4, "b's 5 frames, not a's 10 kept for 'a'"
+
+
+def _frame_rows(tmp_path: Path, frames: list[Any], *, name: str = "frames") -> se.CachedDataset:
+    rows = [{"image": frame, "video_id": "v", "frame_idx": i} for i, frame in enumerate(frames)]
+    features = Features(image=Image(), video_id=Value("string"), frame_idx=Value("int64"))
+    return se.build(rows, features, name=name, home=tmp_path, progress=False)
+
+
+def test_frame_windows_decode_each_frame_once_and_give_rgb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.schema import image_codec
+
+    frames = indexed_frames(9, height=16, width=24)
+    grey = [frame[:, :, 0] for frame in frames[:4]]  # grey frames come back as RGB, the grey repeated
+    ds = _frame_rows(tmp_path, grey + list(frames[4:]))
+    decoded: list[int] = []
+    rgb_pixels = image_codec.rgb_pixels
+
+    def counted(data: Any, max_pixels: int | None = None) -> np.ndarray:
+        decoded.append(1)
+        return rgb_pixels(data, max_pixels)
+
+    monkeypatch.setattr(image_codec, "rgb_pixels", counted)
+    clips = ds.clips(window_length=4, hop_size=1)
+    windows = clips[0:6]
+    got = windows.__getitems__(range(6))  # six overlapping windows over frames 0-8
+    assert len(decoded) == 9, "each frame decoded once for the batch"
+    assert all(window["frames"].shape == (4, 16, 24, 3) for window in got)
+    assert np.array_equal(got[0]["frames"][:, :, :, 1], np.stack(grey)), "grey repeated on every channel"
+    assert [frame_index(f) for f in got[5]["frames"]] == [5, 6, 7, 8]
+    assert all(window["frames"].flags.writeable for window in got)
