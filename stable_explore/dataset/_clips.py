@@ -79,6 +79,7 @@ class _Source:
     frame_rows: np.ndarray | None  # frame-level: every video's frame rows, in frame order, videos one after another
     frame_offsets: np.ndarray | None  # frame-level: where each video's frame rows start in frame_rows
     frame_values: np.ndarray | None  # frame-level: the frame index stored in each of frame_rows
+    video_columns: tuple[str, ...] = ()  # frame-level: the columns constant within every video, key first
 
 
 def clip_view(
@@ -212,8 +213,30 @@ def _frame_source(
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     video_rows = order[offsets[:-1]] if len(counts) else np.zeros(0, np.int64)
     order = order.astype(np.int64)
-    source = _Source(None, image, video, frame, video_rows.astype(np.int64), order, offsets, values[order])
+    video_rows = video_rows.astype(np.int64)
+    constant = _constant_columns(ds, [n for n in features if n not in (image, video, frame)], video_rows[codes])
+    source = _Source(None, image, video, frame, video_rows, order, offsets, values[order], (video, *constant))
     return source, counts
+
+
+def _constant_columns(ds: CachedDataset, names: list[str], first_rows: np.ndarray) -> list[str]:
+    """The plain columns (no images, videos, arrays...) whose every row holds its video's first frame's value.
+
+    Those describe the video (its label, path, metadata), so each of its windows carries them, as
+    stable-datasets merges a video's metadata into each of its samples; a column that changes from
+    frame to frame (a per-frame box, a timestamp) belongs to no window as a whole and is left out.
+    """
+    from stable_explore.dataset._decoding import needs_decoding
+
+    features = ds.features
+    constant = []
+    for name in names:
+        if needs_decoding(features[name]):
+            continue
+        values = ds.arrow_column(name)
+        if values.equals(values.take(pa.array(first_rows))):
+            constant.append(name)
+    return constant
 
 
 class ClipView:
@@ -221,7 +244,8 @@ class ClipView:
 
     Row ``i`` is a dict: ``frames`` (``uint8`` T x H x W x 3), ``frame_indices``, ``start_frame``,
     ``video_row`` (the video's row in the dataset ``clips`` was called on; for frame-level data,
-    its first frame's row), and the video row's other columns (frame-level data: the video's key).
+    its first frame's row), and the video row's other columns (frame-level data: the video's key and the
+    columns constant within each video, as its label or path, from its first frame's row).
     ``len``, indexing, slicing and lists of positions, ``shuffle``, ``shard``, ``split_by_node``,
     ``to_iterable`` and ``__getitems__`` behave as a dataset's; it pickles as its dataset and its
     plan (no frames), so DataLoader workers start at once.
@@ -389,14 +413,16 @@ class ClipView:
         wanted, inverse = np.unique(np.concatenate([rows for _, _, rows, _ in picked]), return_inverse=True)
         stored = self._ds.select(wanted).arrow_column(source.image_column)
         frames = _FrameDecoder(self._ds, source.image_column, wanted, stored)
-        key_column = str(source.key_column)
-        keys = self._ds.select([int(source.video_rows[v]) for v, _, _, _ in picked]).select_columns([key_column])
+        videos = sorted({video for video, _, _, _ in picked})
+        described = self._ds.select([int(source.video_rows[v]) for v in videos])
+        columns = list(source.video_columns or (str(source.key_column),))
+        metas = dict(zip(videos, described.select_columns(columns).__getitems__(range(len(videos))), strict=True))
         out = []
         cut = 0
-        for (video, start, rows, indices), key in zip(picked, keys[key_column], strict=True):
+        for video, start, rows, indices in picked:
             images = frames.window(inverse[cut : cut + len(rows)])
             cut += len(rows)
-            out.append(_clip({key_column: key}, images, indices, start, int(source.video_rows[video])))
+            out.append(_clip(dict(metas[video]), images, indices, start, int(source.video_rows[video])))
         return out
 
     # -- pickling and repr --------------------------------------------------------

@@ -236,7 +236,8 @@ class SplitViews:
         -------
         ClipView
             Row ``i`` is a dict: ``frames`` (``uint8`` T x H x W x 3), ``frame_indices``,
-            ``start_frame``, ``video_row`` and the video row's other columns. It has ``len``,
+            ``start_frame``, ``video_row`` and the video row's other columns (frame-level data:
+            the video's key and the plain columns constant within each video). It has ``len``,
             indexing and slicing, ``shuffle(seed)``, ``shard``, ``split_by_node``,
             ``to_iterable`` and ``__getitems__``, and feeds a DataLoader with workers.
 

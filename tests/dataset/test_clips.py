@@ -251,3 +251,31 @@ def test_frame_windows_decode_each_frame_once_and_give_rgb(tmp_path: Path, monke
     assert np.array_equal(got[0]["frames"][:, :, :, 1], np.stack(grey)), "grey repeated on every channel"
     assert [frame_index(f) for f in got[5]["frames"]] == [5, 6, 7, 8]
     assert all(window["frames"].flags.writeable for window in got)
+
+
+def test_frame_windows_carry_the_columns_constant_within_their_video(tmp_path: Path) -> None:
+    frames = indexed_frames(10, height=8, width=8)
+    rows = [
+        {
+            "image": frames[i],
+            "video_id": video,
+            "frame_idx": i % 5,
+            "label": f"class {video}",
+            "fps": 25.0 if video == "a" else None,
+            "box": float(i),  # changes from frame to frame: no window's as a whole
+        }
+        for i, video in enumerate("aaaaabbbbb")
+    ]
+    features = Features(
+        image=Image(), video_id=Value("string"), frame_idx=Value("int64"), label=Value("string"),
+        fps=Value("float64"), box=Value("float64"),
+    )  # fmt: skip
+    ds = se.build(rows, features, name="frames", home=tmp_path, progress=False)
+    windows = list(ds.clips(window_length=3, hop_size=2))
+    assert [(w["video_id"], w["label"], w["fps"]) for w in windows] == [
+        ("a", "class a", 25.0),
+        ("a", "class a", 25.0),
+        ("b", "class b", None),
+        ("b", "class b", None),
+    ]
+    assert all("box" not in w and "image" not in w and "frame_idx" not in w for w in windows)
