@@ -8,9 +8,9 @@ Two sources of frames:
   giving the frame's index; rows are grouped by video and ordered by frame index.
 
 Frame counts come from ``probe`` (``Video``) or from the grouping (frames), once per video: a
-video's count is kept in memory for the process, keyed by version, column and row, so another
-``clips`` call (other window sizes, a DataLoader worker that unpickles the view) does not probe it
-again; the view pickles its plan, so workers never probe.
+video's probe is kept by :mod:`~stable_explore.dataset.video_probes` (which the browser shares), in
+memory and in the home, so another ``clips`` call (other window sizes), a new kernel or the
+browser does not probe it again; the view pickles its plan, so workers never probe.
 
 Examples
 --------
@@ -26,7 +26,6 @@ Examples
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,9 +61,6 @@ _VIDEO_KEYS = ("video_id", "video", "video_key", "clip_id")
 _FRAME_KEYS = ("frame_idx", "frame_index", "frame", "frame_id")
 _PROBE_THREADS = 4
 _PROBE_BATCH = 32  # videos whose stored cells are read at once for probing
-
-_frame_counts: dict[tuple[str, str, int], int] = {}  # (version, column, row in the version) -> frames
-_frame_counts_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -132,40 +128,41 @@ def _video_column(features: Any, videos: list[str], column: str | None) -> str:
 
 
 def _probe_counts(ds: CachedDataset, column: str, stored: str) -> np.ndarray:
-    """Each row's frame count (0 for a missing video), probed once per video and process."""
+    """Each row's frame count (0 for a missing video), probed once per video (see ``video_probes``)."""
+    from stable_explore.dataset.video_probes import video_probes
     from stable_explore.schema.video_codec import probe
 
     base = ds.base_rows()
     counts = np.zeros(len(base), dtype=np.int64)
-    with _frame_counts_lock:
-        known = [_frame_counts.get((ds.version, stored, int(row))) for row in base]
-    due = [position for position, count in enumerate(known) if count is None]
-    for position, count in enumerate(known):
-        if count is not None:
-            counts[position] = count
+    probes = video_probes(ds, stored)
+    due = []
+    for position, row in enumerate(base.tolist()):
+        known = probes.get(row)
+        if known is None or isinstance(known, str):  # a failure is probed again: it raises, naming the row
+            due.append(position)
+        else:
+            counts[position] = known.frames
     if not due:
         return counts
 
-    def count_of(item: tuple[int, Any]) -> int:
+    def info_of(item: tuple[int, Any]) -> Any:
         position, cell = item
         video = video_cell(cell)
         if video is None:
-            return 0
+            return None
         try:
-            return probe(video.source).frames
+            return probe(video.source)
         except VideoDecodeError as exc:
             raise _located(exc, ds, position, column) from exc
 
-    found: list[int] = []
     with ThreadPoolExecutor(_PROBE_THREADS) as pool:  # PyAV releases the GIL while it reads
         for start in range(0, len(due), _PROBE_BATCH):  # a batch's cells at a time: embedded videos are big
             batch = due[start : start + _PROBE_BATCH]
             cells = ds.select(batch).arrow_column(column).to_pylist()
-            found.extend(pool.map(count_of, zip(batch, cells, strict=True)))
-    with _frame_counts_lock:
-        for position, count in zip(due, found, strict=True):
-            counts[position] = count
-            _frame_counts[(ds.version, stored, int(base[position]))] = count
+            infos = list(pool.map(info_of, zip(batch, cells, strict=True)))
+            for position, info in zip(batch, infos, strict=True):
+                counts[position] = 0 if info is None else info.frames
+            probes.put((int(base[p]), cell, info) for p, cell, info in zip(batch, cells, infos, strict=True) if info)
     return counts
 
 

@@ -244,8 +244,8 @@ class SplitViews:
         Notes
         -----
         Needs PyAV for a ``Video`` column (``pip install 'stable-explore[video]'``). Each video
-        is probed once for its frame count (kept for the process); a window decodes from the key
-        frame before its first frame to its last, never the whole video. A video that cannot be
+        is probed once for its frame count (kept in the home, see docs/video.md); a window
+        decodes from the key frame before its first frame to its last, never the whole video. A video that cannot be
         decoded raises ``VideoDecodeError`` naming the row, its key and the column.
 
         Examples

@@ -168,7 +168,9 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
         for path in doomed:
             shutil.rmtree(path, ignore_errors=True)
     freed += _sweep(catalog.refs_dir(dataset), report) + _sweep(catalog.sources_dir(dataset), report)
-    freed += _drop_evaluations(catalog, dataset, set(catalog.version_ids(dataset)), report)
+    live = set(catalog.version_ids(dataset))
+    freed += _drop_evaluations(catalog, dataset, live, report, "evaluations")
+    freed += _drop_evaluations(catalog, dataset, live, report, "video-probes")
     _sweep_locks(catalog.dataset_dir(dataset), report)
     _remove_if_empty(catalog, dataset, report)
     return freed
@@ -236,9 +238,9 @@ def _last_used(catalog: Catalog, name: str, version_id: str) -> float:
         return 0.0
 
 
-def _drop_evaluations(catalog: Catalog, name: str, live: set[str], report: GcReport) -> int:
-    """Remove the kept evaluations (``<name>/evaluations/<version>``, see se.evaluate) of versions no longer there."""
-    folder = catalog.dataset_dir(name) / "evaluations"
+def _drop_evaluations(catalog: Catalog, name: str, live: set[str], report: GcReport, kind: str) -> int:
+    """Remove what is kept per version (``<name>/<kind>/<version>``: evaluations, video probes) of gone versions."""
+    folder = catalog.dataset_dir(name) / kind
     if not folder.is_dir():
         return 0
     freed = 0
