@@ -3,7 +3,7 @@
 Two sources of frames:
 
 - a ``Video`` column: one row per video; a window decodes only its own span (from the key frame
-  before it), through :class:`~stable_explore.schema.VideoFile`;
+  before it), and the decoder stays where it stopped for the video's next window (see ``_video_cursor``);
 - frame-level data: one row per frame, an ``Image`` column, a column naming the video and one
   giving the frame's index; rows are grouped by video and ordered by frame index.
 
@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ class _Source:
     frame_offsets: np.ndarray | None  # frame-level: where each video's frame rows start in frame_rows
     frame_values: np.ndarray | None  # frame-level: the frame index stored in each of frame_rows
     video_columns: tuple[str, ...] = ()  # frame-level: the columns constant within every video, key first
+    stored_column: str | None = None  # Video: the column's stored name (decoders are kept under it)
 
 
 def clip_view(
@@ -105,7 +107,8 @@ def clip_view(
         else:
             name = _video_column(features, videos, column)
             counts = _probe_counts(ds, name, stored_name(name))
-            source = _Source(name, None, None, None, np.arange(len(ds), dtype=np.int64), None, None, None)
+            rows = np.arange(len(ds), dtype=np.int64)
+            source = _Source(name, None, None, None, rows, None, None, None, (), stored_name(name))
     plan = plan_windows(
         counts, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, min_video_frames=min_video_frames
     )
@@ -370,22 +373,40 @@ class ClipView:
         return int(plan.video[window]), int(plan.start[window]), plan.frame_indices(window)
 
     def _video_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
-        column = self._source.video_column
+        """Windows of a Video column, each video's in order of start through its kept decoder (see _video_cursor)."""
+        from stable_explore.dataset._video_cursor import FrameCursor, cursor_for
+
+        source = self._source
+        column = source.video_column
         assert column is not None
         videos = sorted({int(self._plan.video[w]) for w in windows.tolist()})
         rows = dict(zip(videos, self._ds.__getitems__(videos), strict=True))
+        base = dict(zip(videos, self._ds.base_rows(videos).tolist(), strict=True))
+        span = self._plan.span
         frames: dict[int, np.ndarray] = {}
         for video in videos:
-            mine = [int(w) for w in windows.tolist() if int(self._plan.video[w]) == video]
-            cell = rows[video][column]
-            for group in _overlapping(mine, self._plan):
-                wanted = sorted({int(i) for w in group for i in self._plan.frame_indices(w).tolist()})
-                try:
-                    decoded = dict(zip(wanted, cell.frames(wanted), strict=True))
-                except VideoDecodeError as exc:
-                    raise _located(exc, self._ds, video, column) from exc
-                for w in group:
-                    frames[w] = np.stack([decoded[int(i)] for i in self._plan.frame_indices(w).tolist()])
+            mine = sorted(
+                {int(w) for w in windows.tolist() if int(self._plan.video[w]) == video},
+                key=lambda w: int(self._plan.start[w]),
+            )
+            cell = video_cell(rows[video][column])
+            assert cell is not None  # a video has windows only when it has frames
+            plan = self._plan
+            key = (
+                self._ds.version,
+                source.stored_column,
+                base[video],
+                plan.window_length,
+                plan.frame_skip,
+                plan.hop_size,
+            )
+            cursor = cursor_for(key, functools.partial(FrameCursor, cell.source, _needed_frames(plan, video), span))
+            with cursor.lock:
+                for w in mine:
+                    try:
+                        frames[w] = cursor.window(self._plan.frame_indices(w))
+                    except VideoDecodeError as exc:
+                        raise _located(exc, self._ds, video, column) from exc
         out = []
         for w in windows.tolist():
             video, start, indices = self._window(int(w))
@@ -444,20 +465,11 @@ class ClipView:
         )
 
 
-def _overlapping(windows: list[int], plan: WindowPlan) -> list[list[int]]:
-    """Windows of one video grouped where their spans overlap or touch: each group is decoded in one pass."""
-    groups: list[list[int]] = []
-    last_end = -2
-    for w in sorted(windows, key=lambda w: int(plan.start[w])):
-        start = int(plan.start[w])
-        end = start + plan.span - 1
-        if groups and start <= last_end + 1:
-            groups[-1].append(w)
-            last_end = max(last_end, end)
-        else:
-            groups.append([w])
-            last_end = end
-    return groups
+def _needed_frames(plan: WindowPlan, video: int) -> np.ndarray:
+    """Every frame some window of ``video`` takes, increasing (the others are decoded, never made RGB)."""
+    starts = np.asarray(plan.start)[np.flatnonzero(np.asarray(plan.video) == video)]
+    offsets = np.arange(plan.window_length, dtype=np.int64) * (plan.frame_skip + 1)
+    return np.unique((starts[:, None].astype(np.int64) + offsets[None, :]).ravel())
 
 
 def _clip(row: dict[str, Any], frames: np.ndarray, indices: np.ndarray, start: int, video_row: int) -> dict[str, Any]:

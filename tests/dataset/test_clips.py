@@ -279,3 +279,24 @@ def test_frame_windows_carry_the_columns_constant_within_their_video(tmp_path: P
         ("b", "class b", None),
     ]
     assert all("box" not in w and "image" not in w and "frame_idx" not in w for w in windows)
+
+
+def test_windows_taken_in_order_decode_each_frame_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.schema import video_codec
+
+    rows = [{"video": indexed_video(40, codec="libx264"), "label": "a"}]  # one key frame: each window seeked from 0
+    ds = se.build(rows, FEATURES, name="long", home=tmp_path, progress=False)
+    clips = ds.clips(window_length=4, frame_skip=1, hop_size=3)
+    decoded: list[int] = []
+    iter_frames = video_codec.iter_frames
+
+    def counted(source: Any, indices: Any) -> Any:
+        for item in iter_frames(source, indices):
+            decoded.append(item[0])
+            yield item
+
+    monkeypatch.setattr(video_codec, "iter_frames", counted)
+    windows = [clips[i] for i in range(len(clips))]  # one at a time, in order, as a worker's stream reads them
+    assert all([frame_index(f) for f in w["frames"]] == w["frame_indices"].tolist() for w in windows)
+    assert sorted(decoded) == sorted(set(decoded)), "no frame decoded twice"
+    assert [frame_index(f) for f in clips[2]["frames"]] == [6, 8, 10, 12], "a window behind the decoder seeks back"
