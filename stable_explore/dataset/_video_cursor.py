@@ -34,10 +34,10 @@ class FrameCursor:
 
     def __init__(self, source: Any, needed: np.ndarray, span: int) -> None:
         self._source = source
-        self._needed = needed  # every frame some window of the video takes, increasing: the ones decoded to RGB
+        self._needed = needed  # every frame some window of the video takes, increasing
         self._span = span
-        self._kept: deque[tuple[int, np.ndarray]] = deque(maxlen=span)
-        self._decoder: Iterator[tuple[int, np.ndarray]] | None = None
+        self._kept: deque[tuple[int, list[Any]]] = deque(maxlen=span)  # index, [decoded frame, its RGB or None]
+        self._decoder: Iterator[tuple[int, Any]] | None = None
         self._next = 0  # the frame the decoder gives next
         self.lock = threading.Lock()
         self.decoded = 0  # frames decoded so far (for tests and benchmarks)
@@ -52,21 +52,29 @@ class FrameCursor:
         try:
             while self._next <= last:
                 index, frame = next(self._decoder)
-                self._kept.append((index, frame))
+                self._kept.append((index, [frame, None]))
                 self._next = index + 1
                 self.decoded += 1
         except BaseException:
             self.close()  # a broken video (or an interrupt) leaves no half-read decoder behind
             raise
+        from stable_explore.schema.video_codec import frame_rgb
+
         by_index = dict(self._kept)
-        return np.stack([by_index[int(i)] for i in indices.tolist()])
+        out = []
+        for i in indices.tolist():
+            entry = by_index[int(i)]
+            if entry[1] is None:  # made RGB once, and only when a window takes it
+                entry[1] = frame_rgb(entry[0])
+            out.append(entry[1])
+        return np.stack(out)
 
     def _restart(self, first: int) -> None:
-        from stable_explore.schema.video_codec import iter_frames
+        from stable_explore.schema.video_codec import decoded_frames
 
         self.close()
         # the frames windows take from here to the end: the generator decodes only as far as it is advanced
-        self._decoder = iter_frames(self._source, self._needed[np.searchsorted(self._needed, first) :].tolist())
+        self._decoder = decoded_frames(self._source, self._needed[np.searchsorted(self._needed, first) :].tolist())
         self._kept.clear()
         self._next = first
 

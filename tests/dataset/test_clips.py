@@ -288,14 +288,14 @@ def test_windows_taken_in_order_decode_each_frame_once(tmp_path: Path, monkeypat
     ds = se.build(rows, FEATURES, name="long", home=tmp_path, progress=False)
     clips = ds.clips(window_length=4, frame_skip=1, hop_size=3)
     decoded: list[int] = []
-    iter_frames = video_codec.iter_frames
+    decoded_frames = video_codec.decoded_frames
 
     def counted(source: Any, indices: Any) -> Any:
-        for item in iter_frames(source, indices):
+        for item in decoded_frames(source, indices):
             decoded.append(item[0])
             yield item
 
-    monkeypatch.setattr(video_codec, "iter_frames", counted)
+    monkeypatch.setattr(video_codec, "decoded_frames", counted)
     windows = [clips[i] for i in range(len(clips))]  # one at a time, in order, as a worker's stream reads them
     assert all([frame_index(f) for f in w["frames"]] == w["frame_indices"].tolist() for w in windows)
     assert sorted(decoded) == sorted(set(decoded)), "no frame decoded twice"
