@@ -23,7 +23,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stable_explore"
 
 # DESIGN.md §4, read from the bottom up.
 LAYERS: list[set[str]] = [
-    {"errors", "_units", "_optional", "_canonical", "_frames", "_arrays"},  # plain helpers every layer may use
+    {
+        "errors",
+        "_units",
+        "_optional",
+        "_canonical",
+        "_frames",
+        "_arrays",
+        "_lance_fork",
+    },  # plain helpers every layer may use
     {"schema"},  # feature types
     {"storage"},  # format/, backends/, read/, write/, check/
     {

@@ -24,6 +24,7 @@ __all__ = [
     "EVALUATIONS_DIR",
     "HOME_ENV",
     "SIGNALS_DIR",
+    "VIDEO_PROBES_DIR",
     "LATEST",
     "NAME_PATTERN",
     "check_name",
@@ -35,9 +36,11 @@ __all__ = [
 ]
 
 # Results kept beside a dataset's versions, one folder per version under these (gc removes a gone
-# version's): computed signals (stable_explore.signals.cache) and evaluations (stable_explore.evaluation.cache)
+# version's): computed signals (stable_explore.signals.cache), evaluations (stable_explore.evaluation.cache)
+# and videos' probes (stable_explore.dataset.video_probes)
 SIGNALS_DIR = "signals"
 EVALUATIONS_DIR = "evaluations"
+VIDEO_PROBES_DIR = "video-probes"
 
 HOME_ENV = "STABLE_EXPLORE_HOME"
 LATEST = "latest"

@@ -3,14 +3,14 @@
 Two sources of frames:
 
 - a ``Video`` column: one row per video; a window decodes only its own span (from the key frame
-  before it), through :class:`~stable_explore.schema.VideoFile`;
+  before it), and the decoder stays where it stopped for the video's next window (see ``_video_cursor``);
 - frame-level data: one row per frame, an ``Image`` column, a column naming the video and one
   giving the frame's index; rows are grouped by video and ordered by frame index.
 
 Frame counts come from ``probe`` (``Video``) or from the grouping (frames), once per video: a
-video's count is kept in memory for the process, keyed by version, column and row, so another
-``clips`` call (other window sizes, a DataLoader worker that unpickles the view) does not probe it
-again; the view pickles its plan, so workers never probe.
+video's probe is kept by :mod:`~stable_explore.dataset.video_probes` (which the browser shares), in
+memory and in the home, so another ``clips`` call (other window sizes), a new kernel or the
+browser does not probe it again; the view pickles its plan, so workers never probe.
 
 Examples
 --------
@@ -26,7 +26,7 @@ Examples
 
 from __future__ import annotations
 
-import threading
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,7 +40,9 @@ from stable_explore.dataset._clip_windows import WindowPlan, plan_windows
 from stable_explore.dataset._selection import position_of
 from stable_explore.dataset._sharding import check_part, contiguous_bounds
 from stable_explore.errors import (
+    CacheCorruptionError,
     ColumnNotFoundError,
+    ImageTooLargeError,
     InvalidArgumentTypeError,
     InvalidOptionError,
     SchemaError,
@@ -61,9 +63,6 @@ _FRAME_KEYS = ("frame_idx", "frame_index", "frame", "frame_id")
 _PROBE_THREADS = 4
 _PROBE_BATCH = 32  # videos whose stored cells are read at once for probing
 
-_frame_counts: dict[tuple[str, str, int], int] = {}  # (version, column, row in the version) -> frames
-_frame_counts_lock = threading.Lock()
-
 
 @dataclass(frozen=True)
 class _Source:
@@ -76,6 +75,9 @@ class _Source:
     video_rows: np.ndarray  # per video: its row in the dataset (Video), or its first frame's row (frames)
     frame_rows: np.ndarray | None  # frame-level: every video's frame rows, in frame order, videos one after another
     frame_offsets: np.ndarray | None  # frame-level: where each video's frame rows start in frame_rows
+    frame_values: np.ndarray | None  # frame-level: the frame index stored in each of frame_rows
+    video_columns: tuple[str, ...] = ()  # frame-level: the columns constant within every video, key first
+    stored_column: str | None = None  # Video: the column's stored name (decoders are kept under it)
 
 
 def clip_view(
@@ -105,7 +107,8 @@ def clip_view(
         else:
             name = _video_column(features, videos, column)
             counts = _probe_counts(ds, name, stored_name(name))
-            source = _Source(name, None, None, None, np.arange(len(ds), dtype=np.int64), None, None)
+            rows = np.arange(len(ds), dtype=np.int64)
+            source = _Source(name, None, None, None, rows, None, None, None, (), stored_name(name))
     plan = plan_windows(
         counts, window_length=window_length, frame_skip=frame_skip, hop_size=hop_size, min_video_frames=min_video_frames
     )
@@ -128,40 +131,41 @@ def _video_column(features: Any, videos: list[str], column: str | None) -> str:
 
 
 def _probe_counts(ds: CachedDataset, column: str, stored: str) -> np.ndarray:
-    """Each row's frame count (0 for a missing video), probed once per video and process."""
+    """Each row's frame count (0 for a missing video), probed once per video (see ``video_probes``)."""
+    from stable_explore.dataset.video_probes import video_probes
     from stable_explore.schema.video_codec import probe
 
     base = ds.base_rows()
     counts = np.zeros(len(base), dtype=np.int64)
-    with _frame_counts_lock:
-        known = [_frame_counts.get((ds.version, stored, int(row))) for row in base]
-    due = [position for position, count in enumerate(known) if count is None]
-    for position, count in enumerate(known):
-        if count is not None:
-            counts[position] = count
+    probes = video_probes(ds, stored)
+    due = []
+    for position, row in enumerate(base.tolist()):
+        known = probes.get(row)
+        if known is None or isinstance(known, str):  # a failure is probed again: it raises, naming the row
+            due.append(position)
+        else:
+            counts[position] = known.frames
     if not due:
         return counts
 
-    def count_of(item: tuple[int, Any]) -> int:
+    def info_of(item: tuple[int, Any]) -> Any:
         position, cell = item
         video = video_cell(cell)
         if video is None:
-            return 0
+            return None
         try:
-            return probe(video.source).frames
+            return probe(video.source)
         except VideoDecodeError as exc:
             raise _located(exc, ds, position, column) from exc
 
-    found: list[int] = []
     with ThreadPoolExecutor(_PROBE_THREADS) as pool:  # PyAV releases the GIL while it reads
         for start in range(0, len(due), _PROBE_BATCH):  # a batch's cells at a time: embedded videos are big
             batch = due[start : start + _PROBE_BATCH]
             cells = ds.select(batch).arrow_column(column).to_pylist()
-            found.extend(pool.map(count_of, zip(batch, cells, strict=True)))
-    with _frame_counts_lock:
-        for position, count in zip(due, found, strict=True):
-            counts[position] = count
-            _frame_counts[(ds.version, stored, int(base[position]))] = count
+            infos = list(pool.map(info_of, zip(batch, cells, strict=True)))
+            for position, info in zip(batch, infos, strict=True):
+                counts[position] = 0 if info is None else info.frames
+            probes.put((int(base[p]), cell, info) for p, cell, info in zip(batch, cells, infos, strict=True) if info)
     return counts
 
 
@@ -203,12 +207,36 @@ def _frame_source(
         msg = f"column {which!r} has missing values: every frame row needs its video and frame index"
         raise SchemaError(msg)
     codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    order = np.lexsort((frames.to_numpy(zero_copy_only=False), codes))  # by video (first seen first), then frame
+    values = frames.to_numpy(zero_copy_only=False).astype(np.int64)
+    order = np.lexsort((values, codes))  # by video (first seen first), then frame
     counts = np.bincount(codes, minlength=int(codes.max()) + 1 if len(codes) else 0).astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     video_rows = order[offsets[:-1]] if len(counts) else np.zeros(0, np.int64)
-    source = _Source(None, image, video, frame, video_rows.astype(np.int64), order.astype(np.int64), offsets)
+    order = order.astype(np.int64)
+    video_rows = video_rows.astype(np.int64)
+    constant = _constant_columns(ds, [n for n in features if n not in (image, video, frame)], video_rows[codes])
+    source = _Source(None, image, video, frame, video_rows, order, offsets, values[order], (video, *constant))
     return source, counts
+
+
+def _constant_columns(ds: CachedDataset, names: list[str], first_rows: np.ndarray) -> list[str]:
+    """The plain columns (no images, videos, arrays...) whose every row holds its video's first frame's value.
+
+    Those describe the video (its label, path, metadata), so each of its windows carries them, as
+    stable-datasets merges a video's metadata into each of its samples; a column that changes from
+    frame to frame (a per-frame box, a timestamp) belongs to no window as a whole and is left out.
+    """
+    from stable_explore.dataset._decoding import needs_decoding
+
+    features = ds.features
+    constant = []
+    for name in names:
+        if needs_decoding(features[name]):
+            continue
+        values = ds.arrow_column(name)
+        if values.equals(values.take(pa.array(first_rows))):
+            constant.append(name)
+    return constant
 
 
 class ClipView:
@@ -216,7 +244,8 @@ class ClipView:
 
     Row ``i`` is a dict: ``frames`` (``uint8`` T x H x W x 3), ``frame_indices``, ``start_frame``,
     ``video_row`` (the video's row in the dataset ``clips`` was called on; for frame-level data,
-    its first frame's row), and the video row's other columns (frame-level data: the video's key).
+    its first frame's row), and the video row's other columns (frame-level data: the video's key and the
+    columns constant within each video, as its label or path, from its first frame's row).
     ``len``, indexing, slicing and lists of positions, ``shuffle``, ``shard``, ``split_by_node``,
     ``to_iterable`` and ``__getitems__`` behave as a dataset's; it pickles as its dataset and its
     plan (no frames), so DataLoader workers start at once.
@@ -344,22 +373,40 @@ class ClipView:
         return int(plan.video[window]), int(plan.start[window]), plan.frame_indices(window)
 
     def _video_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
-        column = self._source.video_column
+        """Windows of a Video column, each video's in order of start through its kept decoder (see _video_cursor)."""
+        from stable_explore.dataset._video_cursor import FrameCursor, cursor_for
+
+        source = self._source
+        column = source.video_column
         assert column is not None
         videos = sorted({int(self._plan.video[w]) for w in windows.tolist()})
         rows = dict(zip(videos, self._ds.__getitems__(videos), strict=True))
+        base = dict(zip(videos, self._ds.base_rows(videos).tolist(), strict=True))
+        span = self._plan.span
         frames: dict[int, np.ndarray] = {}
         for video in videos:
-            mine = [int(w) for w in windows.tolist() if int(self._plan.video[w]) == video]
-            cell = rows[video][column]
-            for group in _overlapping(mine, self._plan):
-                wanted = sorted({int(i) for w in group for i in self._plan.frame_indices(w).tolist()})
-                try:
-                    decoded = dict(zip(wanted, cell.frames(wanted), strict=True))
-                except VideoDecodeError as exc:
-                    raise _located(exc, self._ds, video, column) from exc
-                for w in group:
-                    frames[w] = np.stack([decoded[int(i)] for i in self._plan.frame_indices(w).tolist()])
+            mine = sorted(
+                {int(w) for w in windows.tolist() if int(self._plan.video[w]) == video},
+                key=lambda w: int(self._plan.start[w]),
+            )
+            cell = video_cell(rows[video][column])
+            assert cell is not None  # a video has windows only when it has frames
+            plan = self._plan
+            key = (
+                self._ds.version,
+                source.stored_column,
+                base[video],
+                plan.window_length,
+                plan.frame_skip,
+                plan.hop_size,
+            )
+            cursor = cursor_for(key, functools.partial(FrameCursor, cell.source, _needed_frames(plan, video), span))
+            with cursor.lock:
+                for w in mine:
+                    try:
+                        frames[w] = cursor.window(self._plan.frame_indices(w))
+                    except VideoDecodeError as exc:
+                        raise _located(exc, self._ds, video, column) from exc
         out = []
         for w in windows.tolist():
             video, start, indices = self._window(int(w))
@@ -368,27 +415,32 @@ class ClipView:
         return out
 
     def _frame_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
+        """Windows of frame rows: the frames' stored bytes in one take, each frame decoded once into its window."""
         source = self._source
         assert source.frame_rows is not None
         assert source.frame_offsets is not None
+        assert source.frame_values is not None
         assert source.image_column is not None
-        assert source.frame_column is not None
         picked = []
         for w in windows.tolist():
             video, start, indices = self._window(int(w))
-            picked.append((video, start, source.frame_rows[source.frame_offsets[video] + indices]))
-        wanted = sorted({int(r) for _, _, rows in picked for r in rows.tolist()})
-        reader = self._ds.with_format("numpy").select_columns([source.image_column, source.frame_column])
-        by_row = dict(zip(wanted, reader.__getitems__(wanted), strict=True)) if wanted else {}
-        key_column = str(source.key_column)
-        keys = self._ds.select([int(source.video_rows[v]) for v, _, _ in picked]).select_columns([key_column])
-        key_values = keys[key_column] if picked else []
+            at = source.frame_offsets[video] + indices
+            picked.append((video, start, source.frame_rows[at], source.frame_values[at]))
+        if not picked:
+            return []
+        wanted, inverse = np.unique(np.concatenate([rows for _, _, rows, _ in picked]), return_inverse=True)
+        stored = self._ds.select(wanted).arrow_column(source.image_column)
+        frames = _FrameDecoder(self._ds, source.image_column, wanted, stored)
+        videos = sorted({video for video, _, _, _ in picked})
+        described = self._ds.select([int(source.video_rows[v]) for v in videos])
+        columns = list(source.video_columns or (str(source.key_column),))
+        metas = dict(zip(videos, described.select_columns(columns).__getitems__(range(len(videos))), strict=True))
         out = []
-        for (video, start, rows), key in zip(picked, key_values, strict=True):
-            images = np.stack([_rgb(by_row[int(r)][source.image_column]) for r in rows.tolist()])
-            stored = np.asarray([int(by_row[int(r)][source.frame_column]) for r in rows.tolist()], dtype=np.int64)
-            clip = _clip({key_column: key}, images, stored, start, int(source.video_rows[video]))
-            out.append(clip)
+        cut = 0
+        for video, start, rows, indices in picked:
+            images = frames.window(inverse[cut : cut + len(rows)])
+            cut += len(rows)
+            out.append(_clip(dict(metas[video]), images, indices, start, int(source.video_rows[video])))
         return out
 
     # -- pickling and repr --------------------------------------------------------
@@ -413,20 +465,11 @@ class ClipView:
         )
 
 
-def _overlapping(windows: list[int], plan: WindowPlan) -> list[list[int]]:
-    """Windows of one video grouped where their spans overlap or touch: each group is decoded in one pass."""
-    groups: list[list[int]] = []
-    last_end = -2
-    for w in sorted(windows, key=lambda w: int(plan.start[w])):
-        start = int(plan.start[w])
-        end = start + plan.span - 1
-        if groups and start <= last_end + 1:
-            groups[-1].append(w)
-            last_end = max(last_end, end)
-        else:
-            groups.append([w])
-            last_end = end
-    return groups
+def _needed_frames(plan: WindowPlan, video: int) -> np.ndarray:
+    """Every frame some window of ``video`` takes, increasing (the others are decoded, never made RGB)."""
+    starts = np.asarray(plan.start)[np.flatnonzero(np.asarray(plan.video) == video)]
+    offsets = np.arange(plan.window_length, dtype=np.int64) * (plan.frame_skip + 1)
+    return np.unique((starts[:, None].astype(np.int64) + offsets[None, :]).ravel())
 
 
 def _clip(row: dict[str, Any], frames: np.ndarray, indices: np.ndarray, start: int, video_row: int) -> dict[str, Any]:
@@ -441,13 +484,58 @@ def _clip(row: dict[str, Any], frames: np.ndarray, indices: np.ndarray, start: i
     }
 
 
-def _rgb(image: np.ndarray) -> np.ndarray:
-    """A frame as H x W x 3 ``uint8``: grey repeated, alpha dropped."""
-    array = np.asarray(image)
-    if array.ndim == 2:
-        array = np.repeat(array[:, :, None], 3, axis=2)
-    elif array.shape[2] == 4:
-        array = array[:, :, :3]
-    elif array.shape[2] == 1:
-        array = np.repeat(array, 3, axis=2)
-    return np.ascontiguousarray(array, dtype=np.uint8)
+class _FrameDecoder:
+    """Frames of frame rows decoded from their stored bytes, each once however many windows hold it."""
+
+    def __init__(self, ds: CachedDataset, column: str, rows: np.ndarray, stored: pa.Array) -> None:
+        self._ds = ds
+        self._column = column
+        self._rows = rows  # positions in ds of the stored values
+        self._stored = stored
+        self._max_pixels = getattr(ds.features[column], "max_pixels", None)
+        self._done: dict[int, np.ndarray] = {}  # position in stored -> its pixels (a window's frame)
+
+    def window(self, positions: np.ndarray) -> np.ndarray:
+        """The frames at ``positions`` (of the stored values) as one T x H x W x 3 ``uint8`` array."""
+        out: np.ndarray | None = None
+        for t, position in enumerate(positions.tolist()):
+            pixels = self._done.get(position)
+            if pixels is None:
+                pixels = self._decode(position)
+            if out is None:
+                out = np.empty((len(positions), *pixels.shape), dtype=np.uint8)
+            elif pixels.shape != out.shape[1:]:
+                msg = (
+                    f"row {int(self._rows[position])} (key {self._key(position)!r}), field {self._column!r}: a frame "
+                    f"of {pixels.shape[1]}x{pixels.shape[0]} in a window of {out.shape[2]}x{out.shape[1]} frames; "
+                    "every frame of a video must have one size (resize them, e.g. with ds.map)"
+                )
+                raise SchemaError(msg)
+            out[t] = pixels
+            self._done[position] = out[t]
+        assert out is not None
+        return out
+
+    def _key(self, position: int) -> Any:
+        row = int(self._rows[position])
+        return self._ds[row : row + 1].keys()[0]
+
+    def _decode(self, position: int) -> np.ndarray:
+        from stable_explore.schema.image_codec import rgb_pixels
+
+        value = self._stored[position]
+        row = int(self._rows[position])
+        if not value.is_valid:
+            msg = (
+                f"row {row} (key {self._key(position)!r}), field {self._column!r}: the frame has no image; every "
+                "frame row of a video needs one (drop the row, or fill it)"
+            )
+            raise SchemaError(msg)
+        try:
+            return rgb_pixels(memoryview(value.as_buffer()), self._max_pixels)
+        except ImageTooLargeError as exc:
+            msg = f"row {row} (in {self._ds.ref}), field {self._column!r}: {exc}"
+            raise ImageTooLargeError(msg) from exc
+        except (OSError, ValueError, SyntaxError) as exc:
+            msg = f"row {row} (in {self._ds.ref}), field {self._column!r}: the stored value cannot be decoded: {exc}"
+            raise CacheCorruptionError(self._ds.cache_dir, msg) from exc

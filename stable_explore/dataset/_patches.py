@@ -28,7 +28,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stable_explore.errors import ColumnNotFoundError, InvalidArgumentTypeError, InvalidOptionError, SchemaError
+from stable_explore.errors import (
+    ColumnNotFoundError,
+    InvalidArgumentTypeError,
+    InvalidOptionError,
+    RowIndexError,
+    SchemaError,
+)
 from stable_explore.schema import Boxes, Image
 
 if TYPE_CHECKING:
@@ -127,7 +133,7 @@ class Patches:
             position = int(item) + (len(self) if item < 0 else 0)
             if not 0 <= position < len(self):
                 msg = f"patch {int(item)} is out of range: this view has {len(self)} patches"
-                raise IndexError(msg)
+                raise RowIndexError(msg)
             return self._rows([position])[0]
         if isinstance(item, slice):
             return self._view(self.table.take(pa.array(range(len(self))[item], pa.int64())))
@@ -144,7 +150,7 @@ class Patches:
         wrong = positions[(positions < -len(self)) | (positions >= len(self))]
         if wrong.size:
             msg = f"patch {int(wrong[0])} is out of range: this view has {len(self)} patches"
-            raise IndexError(msg)
+            raise RowIndexError(msg)
         return self._view(self.table.take(pa.array(positions % max(len(self), 1), pa.int64())))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:

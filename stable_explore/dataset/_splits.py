@@ -216,15 +216,16 @@ class SplitViews(DatasetMembers):
         -------
         ClipView
             Row ``i`` is a dict: ``frames`` (``uint8`` T x H x W x 3), ``frame_indices``,
-            ``start_frame``, ``video_row`` and the video row's other columns. It has ``len``,
+            ``start_frame``, ``video_row`` and the video row's other columns (frame-level data:
+            the video's key and the plain columns constant within each video). It has ``len``,
             indexing and slicing, ``shuffle(seed)``, ``shard``, ``split_by_node``,
             ``to_iterable`` and ``__getitems__``, and feeds a DataLoader with workers.
 
         Notes
         -----
         Needs PyAV for a ``Video`` column (``pip install 'stable-explore[video]'``). Each video
-        is probed once for its frame count (kept for the process); a window decodes from the key
-        frame before its first frame to its last, never the whole video. A video that cannot be
+        is probed once for its frame count (kept in the home, see docs/video.md); a window
+        decodes from the key frame before its first frame to its last, never the whole video. A video that cannot be
         decoded raises ``VideoDecodeError`` naming the row, its key and the column.
 
         Examples

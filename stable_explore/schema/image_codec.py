@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stable_explore.errors import EncodingError, ImageTooLargeError
+from stable_explore.schema.image_formats import sniff
 from stable_explore.schema.image_header import default_max_pixels, too_large_message
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ __all__ = [
     "encode_pil",
     "image_array",
     "is_pil_image",
+    "rgb_pixels",
 ]
 
 _MAX_ENCODE_THREADS = 8
@@ -60,9 +62,20 @@ def decode_image_bytes(data: bytes | memoryview, max_pixels: int | None = None) 
         more than PIL itself opens.
     """
     from PIL import Image as PILImage
+    from PIL import UnidentifiedImageError
 
+    # PIL tries its formats one by one until one opens the bytes (a WebP frame was tried as JPEG, PNG,
+    # GIF... first); the first bytes say which it is, so only that one is asked, and every format
+    # only if it refuses them (a BMP's two-byte signature can begin something else).
+    kind = sniff(data)
+    formats = [kind.name] if kind is not None else None
     try:
-        image = PILImage.open(io.BytesIO(data))
+        try:
+            image = PILImage.open(io.BytesIO(data), formats=formats)
+        except UnidentifiedImageError:
+            if formats is None:
+                raise
+            image = PILImage.open(io.BytesIO(data))
     except PILImage.DecompressionBombError as exc:
         msg = f"the stored image is a decompression bomb; PIL refuses to open it: {exc}"
         raise ImageTooLargeError(msg) from exc
@@ -79,6 +92,7 @@ def decode_image_bytes(data: bytes | memoryview, max_pixels: int | None = None) 
 _PNG_MODES = frozenset({"1", "L", "LA", "I;16", "I;16B", "P", "RGB", "RGBA"})
 
 _STRIP_BYTES = 8 * 1024 * 1024  # pixels copied into an array per step
+_MAX_PIXEL_BYTES = 4  # the most bytes a pixel of any PIL mode takes in an array (RGBA, CMYK, I, F)
 
 
 def image_array(image: PILImage.Image) -> np.ndarray:
@@ -96,7 +110,7 @@ def image_array(image: PILImage.Image) -> np.ndarray:
     """
     image.load()
     width, height = image.size
-    if width == 0 or height == 0:
+    if width * height * _MAX_PIXEL_BYTES <= _STRIP_BYTES:  # one strip at most: no row cropped to measure it
         return np.asarray(image)
     first = np.asarray(image.crop((0, 0, width, 1)))
     rows = max(1, _STRIP_BYTES // max(1, first.nbytes))
@@ -107,6 +121,35 @@ def image_array(image: PILImage.Image) -> np.ndarray:
         bottom = min(height, top + rows)
         array[top:bottom] = np.asarray(image.crop((0, top, width, bottom)))
     return array
+
+
+def rgb_pixels(data: bytes | memoryview, max_pixels: int | None = None) -> np.ndarray:
+    """Stored image bytes as H x W x 3 ``uint8`` pixels: grey repeated, alpha dropped, a palette looked up.
+
+    The array may be read-only (it wraps the decoded bytes): copy it, or copy from it into a
+    bigger array (a video window's frames), as callers do anyway.
+
+    Raises
+    ------
+    ImageTooLargeError
+        As :func:`decode_image_bytes`.
+
+    Examples
+    --------
+    >>> import io
+    >>> from PIL import Image
+    >>> buffer = io.BytesIO()
+    >>> Image.new("L", (3, 2), 7).save(buffer, format="PNG")
+    >>> pixels = rgb_pixels(buffer.getvalue())
+    >>> pixels.shape, pixels.dtype, int(pixels[1, 2, 0])
+    ((2, 3, 3), dtype('uint8'), 7)
+    """
+    with decode_image_bytes(data, max_pixels) as image:
+        if image.mode != "RGB":
+            image.load()
+            converted = image.convert("RGB")  # L, LA, RGBA, P, CMYK, I;16... to 8-bit RGB
+            return image_array(converted)
+        return image_array(image)
 
 
 def encode_pil(image: PILImage.Image) -> bytes:

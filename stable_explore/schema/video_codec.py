@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 __all__ = [
     "VideoInfo",
     "VideoSource",
+    "decoded_frames",
     "encode_frames",
+    "frame_rgb",
     "iter_frames",
     "poster_frame",
     "probe",
@@ -214,6 +216,28 @@ def _rgb(frame: Any) -> np.ndarray:
 def iter_frames(source: VideoSource, indices: Sequence[int]) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(index, frame)`` for each wanted frame index in increasing order (RGB, ``uint8``, H x W x 3).
 
+    As :func:`decoded_frames`, each frame made RGB as it comes.
+    """
+    for index, frame in decoded_frames(source, indices):
+        yield index, frame_rgb(frame)
+
+
+def frame_rgb(frame: Any) -> np.ndarray:
+    """A decoded frame (from :func:`decoded_frames`) as RGB ``uint8`` H x W x 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = encode_frames(np.zeros((4, 16, 16, 3), np.uint8), fps=4)
+    >>> [(index, frame_rgb(frame).shape) for index, frame in decoded_frames(data, [1, 3])]
+    [(1, (16, 16, 3)), (3, (16, 16, 3))]
+    """
+    return _rgb(frame)
+
+
+def decoded_frames(source: VideoSource, indices: Sequence[int]) -> Iterator[tuple[int, Any]]:
+    """Yield ``(index, decoded frame)`` for each wanted frame index in increasing order (PyAV frames, not RGB yet).
+
     Decoding starts at the key frame before the first wanted index and stops after the last, so a
     window of a long video costs about one group of pictures, not the video.
 
@@ -261,7 +285,7 @@ def iter_frames(source: VideoSource, indices: Sequence[int]) -> Iterator[tuple[i
                 last_seen = index
                 while index >= want:
                     if index == want:
-                        yield want, _rgb(frame)
+                        yield want, frame
                     else:
                         msg = f"frame {want} is missing from the stream (it jumps to frame {index})"
                         raise VideoDecodeError(msg, source=source_label(source))
@@ -275,7 +299,7 @@ def iter_frames(source: VideoSource, indices: Sequence[int]) -> Iterator[tuple[i
         raise VideoDecodeError(msg, source=source_label(source))
 
 
-def _restart_counting(source: VideoSource, wanted: list[int]) -> Iterator[tuple[int, np.ndarray]]:
+def _restart_counting(source: VideoSource, wanted: list[int]) -> Iterator[tuple[int, Any]]:
     """Frames by counting from the first, for streams whose timestamps cannot place them."""
     av = require("av", "video", _PURPOSE)
     with _opened(source) as container:
@@ -286,7 +310,7 @@ def _restart_counting(source: VideoSource, wanted: list[int]) -> Iterator[tuple[
         try:
             for index, frame in enumerate(container.decode(stream)):
                 if index == want:
-                    yield want, _rgb(frame)
+                    yield want, frame
                     want = next(pending, -1)
                     if want < 0:
                         return

@@ -2,9 +2,10 @@
 
 A dataset with a ``Video`` column (and no image column) shows each row's poster frame as its
 thumbnail, made once and kept in the thumbnail cache as image thumbnails are. Each video is probed
-once per version (kept in :mod:`stable_explore.storage.kept`, shared by every browser of the
-version): its duration, fps, width, height and frames are then number columns named
-``"<column>.duration"`` and so on, which filter, sort and draw histograms like stored ones
+once per version (kept by :mod:`stable_explore.dataset.video_probes`, shared by every browser
+and ``ds.clips`` of the version, and kept in the home for the next kernel): its duration, fps,
+width, height and frames are then number columns named ``"<column>.duration"`` and so on,
+which filter, sort and draw histograms like stored ones
 (``browser.where("video.duration", max=2)``). A video that cannot be decoded is a broken-video
 tile that says why; its numbers are missing (null), so no filter keeps it.
 
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from stable_explore.dataset.video_probes import VideoProbes, video_probes
 from stable_explore.display.video import (
     SCRUB_FRAMES,
     poster_thumbnail,
@@ -40,7 +42,6 @@ from stable_explore.display.video import (
 from stable_explore.errors import InvalidOptionError, RowIndexError, VideoDecodeError
 from stable_explore.schema import Video
 from stable_explore.schema.video import video_cell, video_source
-from stable_explore.storage.kept import Kept, kept
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._images import pool
 
@@ -76,8 +77,6 @@ STRIP_PX = 256
 _PARALLEL_FROM = 4
 _READ_AT_ONCE = 32  # videos read from the shards at a time to probe them (embedded ones are their whole file)
 
-_PROBES: Kept[tuple[str, str], dict[int, Any]] = kept("browser: each video's probe, per version", max_entries=32)
-
 
 def video_kinds(features: Features) -> dict[str, str]:
     """The number columns each ``Video`` column adds: ``{"<column>.duration": "number", ...}``."""
@@ -107,14 +106,9 @@ def derived_ready(opened: Opened, name: str) -> bool:
     return len(opened.ds) <= PROBE_ALL_ROWS or name in opened.value_columns
 
 
-def _probes(ds: CachedDataset, column: str) -> dict[int, Any]:
-    """The probes of ``column``'s videos found so far in ``ds``'s version, by version row."""
-    key = (ds.version, column)
-    found = _PROBES.get(key)
-    if found is None:
-        found = {}
-        _PROBES.put(key, found)
-    return found
+def _probes(ds: CachedDataset, column: str) -> VideoProbes:
+    """The probes of ``column``'s videos in ``ds``'s version, shared with ``ds.clips`` and kept in the home."""
+    return video_probes(ds, ds.stored_column(column))
 
 
 def _probe_one(value: Any) -> Any:
@@ -137,7 +131,7 @@ def video_infos(ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarr
     base = ds.base_rows(rows) if base is None else base
     known = _probes(ds, column)
     wanted = base.tolist()
-    missing = [i for i, b in enumerate(wanted) if b not in known]
+    missing = [i for i, b in enumerate(wanted) if known.get(b) is None]
     for start in range(0, len(missing), _READ_AT_ONCE):  # embedded videos: a few in memory at a time, not all
         part = missing[start : start + _READ_AT_ONCE]
         values = ds.select(rows[part]).to_arrow(columns=[column]).column(0).to_pylist()
@@ -145,9 +139,8 @@ def video_infos(ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarr
             found = list(pool("decode").map(_probe_one, values))
         else:
             found = [_probe_one(v) for v in values]
-        for i, probe in zip(part, found, strict=True):
-            known[wanted[i]] = probe
-    return [known[b] for b in wanted]
+        known.put((wanted[i], value, probe) for i, value, probe in zip(part, values, found, strict=True))
+    return [known.get(b) for b in wanted]
 
 
 def derived_column(ds: CachedDataset, name: str) -> pa.Array:
@@ -214,11 +207,13 @@ class VideoMixin:
                 made = list(pool("decode").map(_poster, values, sizes))
             else:
                 made = [_poster(v, size) for v in values]
+            known.put(
+                (keys[i][1], value, poster if isinstance(poster, str) else poster.info)
+                for i, value, poster in zip(part, values, made, strict=True)
+            )
             for i, poster in zip(part, made, strict=True):
                 if isinstance(poster, str):
-                    known[keys[i][1]] = poster
                     continue
-                known[keys[i][1]] = poster.info
                 cache.put(keys[i], poster.data, poster.mime)
                 found[i] = (poster.data, poster.mime)
         return found

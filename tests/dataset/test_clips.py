@@ -221,3 +221,82 @@ def test_a_renamed_video_column_is_not_taken_for_the_one_it_replaces(tmp_path: P
     assert len(ds.clips(window_length=2, column="a")) == 9
     swapped = ds.remove_columns(["a"]).rename_column("b", "a")
     assert len(swapped.clips(window_length=2)) == 4, "b's 5 frames, not a's 10 kept for 'a'"
+
+
+def _frame_rows(tmp_path: Path, frames: list[Any], *, name: str = "frames") -> se.CachedDataset:
+    rows = [{"image": frame, "video_id": "v", "frame_idx": i} for i, frame in enumerate(frames)]
+    features = Features(image=Image(), video_id=Value("string"), frame_idx=Value("int64"))
+    return se.build(rows, features, name=name, home=tmp_path, progress=False)
+
+
+def test_frame_windows_decode_each_frame_once_and_give_rgb(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.schema import image_codec
+
+    frames = indexed_frames(9, height=16, width=24)
+    grey = [frame[:, :, 0] for frame in frames[:4]]  # grey frames come back as RGB, the grey repeated
+    ds = _frame_rows(tmp_path, grey + list(frames[4:]))
+    decoded: list[int] = []
+    rgb_pixels = image_codec.rgb_pixels
+
+    def counted(data: Any, max_pixels: int | None = None) -> np.ndarray:
+        decoded.append(1)
+        return rgb_pixels(data, max_pixels)
+
+    monkeypatch.setattr(image_codec, "rgb_pixels", counted)
+    clips = ds.clips(window_length=4, hop_size=1)
+    windows = clips[0:6]
+    got = windows.__getitems__(range(6))  # six overlapping windows over frames 0-8
+    assert len(decoded) == 9, "each frame decoded once for the batch"
+    assert all(window["frames"].shape == (4, 16, 24, 3) for window in got)
+    assert np.array_equal(got[0]["frames"][:, :, :, 1], np.stack(grey)), "grey repeated on every channel"
+    assert [frame_index(f) for f in got[5]["frames"]] == [5, 6, 7, 8]
+    assert all(window["frames"].flags.writeable for window in got)
+
+
+def test_frame_windows_carry_the_columns_constant_within_their_video(tmp_path: Path) -> None:
+    frames = indexed_frames(10, height=8, width=8)
+    rows = [
+        {
+            "image": frames[i],
+            "video_id": video,
+            "frame_idx": i % 5,
+            "label": f"class {video}",
+            "fps": 25.0 if video == "a" else None,
+            "box": float(i),  # changes from frame to frame: no window's as a whole
+        }
+        for i, video in enumerate("aaaaabbbbb")
+    ]
+    features = Features(
+        image=Image(), video_id=Value("string"), frame_idx=Value("int64"), label=Value("string"),
+        fps=Value("float64"), box=Value("float64"),
+    )  # fmt: skip
+    ds = se.build(rows, features, name="frames", home=tmp_path, progress=False)
+    windows = list(ds.clips(window_length=3, hop_size=2))
+    assert [(w["video_id"], w["label"], w["fps"]) for w in windows] == [
+        ("a", "class a", 25.0),
+        ("a", "class a", 25.0),
+        ("b", "class b", None),
+        ("b", "class b", None),
+    ]
+    assert all("box" not in w and "image" not in w and "frame_idx" not in w for w in windows)
+
+
+def test_windows_taken_in_order_decode_each_frame_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stable_explore.schema import video_codec
+
+    rows = [{"video": indexed_video(40, codec="libx264"), "label": "a"}]  # one key frame: each window seeked from 0
+    ds = se.build(rows, FEATURES, name="long", home=tmp_path, progress=False)
+    clips = ds.clips(window_length=4, frame_skip=1, hop_size=3)
+    decoded: list[int] = []
+    decoded_frames = video_codec.decoded_frames
+
+    def counted(source: Any, indices: Any) -> Any:
+        for item in decoded_frames(source, indices):
+            decoded.append(item[0])
+            yield item
+
+    monkeypatch.setattr(video_codec, "decoded_frames", counted)
+    windows = [clips[i] for i in range(len(clips))]  # one at a time, in order, as a worker's stream reads them
+    assert all([frame_index(f) for f in w["frames"]] == w["frame_indices"].tolist() for w in windows)
+    assert sorted(decoded) == sorted(set(decoded)), "no frame decoded twice"
+    assert [frame_index(f) for f in clips[2]["frames"]] == [6, 8, 10, 12], "a window behind the decoder seeks back"

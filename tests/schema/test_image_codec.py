@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,3 +102,26 @@ def test_numpy_decoding_never_holds_a_whole_image_copy_beside_the_array(monkeypa
     assert array.shape == (2000, 2000, 3)
     assert tuple(array[1999, 1999]) == (10, 20, 30)
     assert peak < array.nbytes + 3 * (1 << 20), f"traced peak {peak / 2**20:.1f} MB for a 11.4 MB array"
+
+
+def test_stored_bytes_are_opened_as_the_format_their_first_bytes_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from PIL import Image as PILImage
+
+    from stable_explore.schema.image_codec import decode_image_bytes
+
+    asked: list[Any] = []
+    open_image = PILImage.open
+
+    def recorded(fp: Any, mode: str = "r", formats: Any = None) -> Any:
+        asked.append(formats)
+        return open_image(fp, mode, formats)
+
+    monkeypatch.setattr(PILImage, "open", recorded)
+    for fmt in ("WEBP", "PNG", "JPEG"):
+        buffer = io.BytesIO()
+        PILImage.new("RGB", (4, 3), (9, 8, 7)).save(buffer, format=fmt)
+        with decode_image_bytes(buffer.getvalue()) as image:
+            assert (image.format, image.size) == (fmt, (4, 3))
+    assert asked == [["WEBP"], ["PNG"], ["JPEG"]], "PIL is not made to try every format in turn"

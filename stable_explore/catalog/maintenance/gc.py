@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from stable_explore.catalog.fingerprints.code_tokens import user_stacklevel
 from stable_explore.catalog.fingerprints.file_state import LISTINGS
-from stable_explore.catalog.names import EVALUATIONS_DIR, NAME_PATTERN, SIGNALS_DIR
+from stable_explore.catalog.names import EVALUATIONS_DIR, NAME_PATTERN, SIGNALS_DIR, VIDEO_PROBES_DIR
 from stable_explore.catalog.publish import unpublish_version_dir
 from stable_explore.catalog.remote import RemoteCatalog, collect_remote_garbage
 from stable_explore.catalog.transfer import sweep_transfer_leftovers
@@ -171,7 +171,9 @@ def _collect_dataset(catalog: Catalog, dataset: str, keep: int, grace: float, re
         for path in doomed:
             shutil.rmtree(path, ignore_errors=True)
     freed += _sweep(catalog.refs_dir(dataset), report) + _sweep(catalog.sources_dir(dataset), report)
-    freed += _drop_evaluations(catalog, dataset, set(catalog.version_ids(dataset)), report)
+    live = set(catalog.version_ids(dataset))
+    freed += _drop_evaluations(catalog, dataset, live, report, EVALUATIONS_DIR)
+    freed += _drop_evaluations(catalog, dataset, live, report, VIDEO_PROBES_DIR)
     _sweep_locks(catalog.dataset_dir(dataset), report)
     _remove_if_empty(catalog, dataset, report)
     return freed
@@ -261,9 +263,9 @@ def _last_used(catalog: Catalog, name: str, version_id: str) -> float:
         return 0.0
 
 
-def _drop_evaluations(catalog: Catalog, name: str, live: set[str], report: GcReport) -> int:
-    """Remove the kept evaluations (``<name>/evaluations/<version>``, see se.evaluate) of versions no longer there."""
-    folder = catalog.dataset_dir(name) / EVALUATIONS_DIR
+def _drop_evaluations(catalog: Catalog, name: str, live: set[str], report: GcReport, kind: str) -> int:
+    """Remove what is kept per version (``<name>/<kind>/<version>``: evaluations, video probes) of gone versions."""
+    folder = catalog.dataset_dir(name) / kind
     if not folder.is_dir():
         return 0
     freed = 0
