@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -103,3 +104,20 @@ def s3_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
     for name, value in s3.env.items():
         monkeypatch.setenv(name, value)
     return s3
+
+
+def local_dask_cluster() -> object:
+    """Two Dask worker processes on loopback (no dashboard port of a fixed number)."""
+    distributed = pytest.importorskip("distributed")
+    return distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0"
+    )
+
+
+@pytest.fixture(scope="session")
+def dask_executor() -> Iterator[Executor]:
+    """A Dask client's executor over :func:`local_dask_cluster`, started once for the session's tests."""
+    distributed = pytest.importorskip("distributed")
+    cluster = local_dask_cluster()
+    with cluster, distributed.Client(cluster) as client:  # type: ignore[attr-defined]
+        yield client.get_executor()

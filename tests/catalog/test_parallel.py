@@ -192,20 +192,6 @@ def test_our_pool_workers_keep_freed_memory_instead_of_faulting_it_back_every_ro
     assert min(untuned) > 300  # glibc gave the 2.4 MB back after every row: ~590 pages to fault in again
 
 
-@pytest.fixture(scope="module")
-def dask_executor() -> Iterator[Executor]:
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    )
-    client = distributed.Client(cluster)
-    try:
-        yield client.get_executor()
-    finally:
-        client.close()
-        cluster.close()
-
-
 def test_a_dask_cluster_gives_the_serial_version_id(home: Path, dask_executor: Executor) -> None:
     common = {"kwargs": {"items": list(range(9))}, "home": home, "progress": False, "batch_size": 5}
     serial = se.build(plain, NUM, name="serial", **common)

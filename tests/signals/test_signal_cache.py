@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -151,20 +151,6 @@ def test_any_executor_gives_the_serial_result(photos: se.CachedDataset) -> None:
         assert outliers.equals(signals.embedding_outliers(photos))
     with pytest.raises(InvalidOptionError, match=r"concurrent\.futures\.Executor"):
         signals.image_stats(photos, executor="dask")  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="module")
-def dask_executor() -> Iterator[Executor]:
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
-    )
-    client = distributed.Client(cluster)
-    try:
-        yield client.get_executor()
-    finally:
-        client.close()
-        cluster.close()
 
 
 def test_a_dask_cluster_gives_the_serial_result(photos: se.CachedDataset, dask_executor: Executor) -> None:
