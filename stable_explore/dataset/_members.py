@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
+    from pathlib import Path
 
     import numpy as np
     import pyarrow as pa
@@ -34,9 +35,30 @@ class DatasetMembers:
     """
 
     if TYPE_CHECKING:
+        # the state CachedDataset.__init__ sets (a view's copy shares it but its rows, columns and format)
+        _meta: ShardedCacheMeta
+        _backend: ShardReader
+        _features: Features
+        _features_given: bool
+        _name: str | None
+        _version: str
+        _home: Path | str | None
+        _rows: Rows | None
+        _columns: ColumnMap | None
+        _transform: Callable[[dict[str, list[Any]]], Any] | None
+        _format: str
 
         @property
         def features(self) -> Features: ...
+
+        @property
+        def cache_dir(self) -> Path: ...
+
+        @property
+        def is_view(self) -> bool: ...
+
+        @property
+        def latest_version(self) -> str | None: ...
 
         @property
         def name(self) -> str | None: ...

@@ -24,7 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -32,15 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from stable_explore._optional import require
-from stable_explore._units import format_size
 from stable_explore.dataset._columns import ColumnMap
-from stable_explore.dataset._decoding import FORMATS, decode_table, decode_values, to_torch_values
+from stable_explore.dataset._decoding import FORMATS
 from stable_explore.dataset._editing import EditMethods
 from stable_explore.dataset._export import Exports
 from stable_explore.dataset._formats import FormatExports
 from stable_explore.dataset._habits import DatasetsHabits
 from stable_explore.dataset._labels import LabelMethods
+from stable_explore.dataset._pickling import Pickling
+from stable_explore.dataset._reading import RowReading
+from stable_explore.dataset._reprs import Reprs
 from stable_explore.dataset._rows import RowViews
 from stable_explore.dataset._selection import Rows, position_of, select_rows
 from stable_explore.dataset._splits import SplitViews
@@ -51,8 +51,6 @@ from stable_explore.errors import (
 )
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN, ClassLabel, Features
 from stable_explore.storage.read.joined import open_reader
-from stable_explore.storage.read.open_meta import read_sharded_cache_meta
-from stable_explore.storage.read.resident import note_read
 
 _DELETED_CHECK_SECONDS = 5.0  # a version in a bucket is looked up at most this often by deleted_reason()
 
@@ -86,7 +84,18 @@ class Metadata(dict[str, Any]):
         return sorted({*super().__dir__(), "DESCR", *upper})
 
 
-class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitViews, DatasetsHabits, RowViews):
+class CachedDataset(
+    EditMethods,
+    Exports,
+    FormatExports,
+    LabelMethods,
+    SplitViews,
+    DatasetsHabits,
+    RowViews,
+    RowReading,
+    Pickling,
+    Reprs,
+):
     """One version of a cached dataset (or a view of some of its rows).
 
     Get one from :func:`stable_explore.build` or :func:`stable_explore.load`.
@@ -435,59 +444,6 @@ class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitView
         shard, start, _ = self._backend.segments[segment]
         return shard, start + base - int(offsets[segment])
 
-    # -- decoding ------------------------------------------------------------
-
-    def with_format(self, format: str) -> CachedDataset:
-        """The same rows, decoded differently.
-
-        ``"pil"`` (default): images as PIL images, arrays as ndarrays.
-        ``"numpy"``: images as ndarrays too. ``"python"``: images stay encoded
-        bytes. ``"arrow"``: ``ds[i]`` and batches are ``pyarrow.Table``.
-        ``"torch"``: tensors as Hugging Face ``datasets`` makes them: images channels first
-        (C, H, W) ``uint8``, integers ``int64``, floats ``float32``, text as it is; :meth:`iter`
-        stacks a batch's same-shape tensors.
-
-        Arrays handed out (``"numpy"``, ``"pil"``'s arrays, ``"torch"``) own writable memory, so
-        ``torch.from_numpy`` and a DataLoader's collate take them without a read-only warning.
-
-        Examples
-        --------
-        >>> import tempfile, numpy as np, torch, stable_explore as se
-        >>> ds = se.build([{"image": np.zeros((2, 3, 3), np.uint8), "label": "dog"}],
-        ...               se.Features(image=se.Image(), label=se.ClassLabel(names=["cat", "dog"])),
-        ...               name="pets", home=tempfile.mkdtemp(), progress=False)
-        >>> row = ds.with_format("torch")[0]
-        >>> row["image"].shape, row["label"]
-        (torch.Size([3, 2, 3]), tensor(1))
-        >>> ds.with_format("numpy")[0]["image"].flags.writeable
-        True
-
-        Without PyTorch, ``with_format("torch")`` raises ``MissingDependencyError`` (an ``ImportError``)
-        saying ``pip install 'stable-explore[torch]'``.
-        """
-        if format not in FORMATS:
-            msg = f"format must be one of {FORMATS}, got {format!r}"
-            raise InvalidOptionError(msg)
-        if format == "torch":  # said now, not at the first row read
-            require("torch", "torch", 'ds.with_format("torch")')
-        return self._view(self._rows, format=format)
-
-    @property
-    def format(self) -> str:
-        """How rows are decoded: ``"pil"``, ``"numpy"``, ``"python"`` or ``"arrow"`` (see :meth:`with_format`)."""
-        return self._format
-
-    def _table_of(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:
-        if self._columns is not None:
-            wanted = list(columns) if columns is not None else list(self._features)
-            return self._columns.read(lambda stored: self._stored_table(rows, stored), wanted)
-        return self._stored_table(rows, columns)
-
-    def _stored_table(self, rows: Rows, columns: Sequence[str] | None = None) -> pa.Table:
-        if isinstance(rows, range) and rows.step == 1:
-            return self._backend.slice(rows.start, len(rows), columns=columns)
-        return self._backend.take(np.asarray(rows, dtype=np.int64), columns=columns)
-
     # -- columns and transforms of views (stable_explore.dataset._habits) -----
 
     def _column_map(self) -> ColumnMap:
@@ -508,18 +464,6 @@ class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitView
         clone._transform = transform
         return clone
 
-    def _transformed(self, rows: list[Any]) -> list[Any]:
-        """Rows through the view's transform (a batch in, a batch out), as ``datasets`` applies it."""
-        transform = self._transform
-        if transform is None or self._format == "arrow":
-            return rows
-        names = list(rows[0]) if rows else list(self._features)
-        batch = transform({name: [row[name] for row in rows] for name in names})
-        columns = list(batch)
-        if not columns:
-            return [{} for _ in rows]
-        return [dict(zip(columns, values, strict=True)) for values in zip(*batch.values(), strict=True)]
-
     def _check_stored_columns(self, action: str) -> None:
         """Edits address stored columns: a view with removed, renamed or cast columns cannot take them."""
         if self._columns is not None and self._columns != ColumnMap.of(self._meta.features or self._features):
@@ -533,76 +477,6 @@ class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitView
 
     def _feature_columns(self) -> list[str]:
         return list(self._features)
-
-    def _decode_table(self, table: pa.Table, rows: Rows | None = None) -> list[Any]:
-        return decode_table(table, self._features, self._format, rows, where=(self.ref, self.cache_dir))
-
-    def _rows_at(self, rows: Rows) -> list[Any]:
-        decoded = self._decode_table(self._table_of(rows, self._feature_columns()), rows)
-        self._note_read(rows)
-        return self._transformed(decoded)
-
-    @functools.cached_property
-    def _bytes_per_row(self) -> float:
-        return self._meta.nbytes / max(
-            1, self._meta.num_rows
-        )  # a stable-datasets format-1 cache's sizes cost a stat per file
-
-    def _note_read(self, rows: Rows) -> None:
-        """Count the mapped bytes a read in order touched: the pages are let go of every so often (bounded RSS).
-
-        Rows read out of order (a shuffled epoch) are not counted: each maps a window of pages around it,
-        and letting those go would make the next epochs fault them in again (2-3 times slower); the
-        kernel reclaims them as page cache when memory is short.
-        """
-        if len(rows) == 0:
-            return
-        first, last = int(rows[0]), int(rows[-1])
-        if len(rows) == 1:  # one row (ds[i]): in order when it follows the last one read
-            in_order = first == self.__dict__.get("_last_row_read", -2) + 1
-        else:
-            in_order = (isinstance(rows, range) and rows.step > 0) or bool(np.all(np.diff(rows) > 0))
-        self.__dict__["_last_row_read"] = last
-        if in_order:
-            note_read(len(rows) * self._bytes_per_row)
-
-    def _iter_row_batches(self, batch_size: int) -> Iterator[list[Any]]:
-        rows = self._all_rows()
-        for start in range(0, len(rows), batch_size):
-            yield self._rows_at(rows[start : start + batch_size])
-
-    def iter(self, batch_size: int = 1000) -> Iterator[Any]:
-        """Batches as dicts of column -> list (or ``pyarrow.Table`` in the arrow format).
-
-        Reads let go of the shards' memory-mapped pages as they pass them, so a scan's resident memory
-        stays bounded however large the version (a batch it yielded stays valid).
-        """
-        rows = self._all_rows()
-        for start in range(0, len(rows), batch_size):
-            chunk = rows[start : start + batch_size]
-            if self._format == "arrow":
-                self._note_read(chunk)
-                yield self._table_of(chunk, self._feature_columns())
-                continue
-            decoded = self._rows_at(chunk)
-            names = list(decoded[0]) if decoded and self._transform is not None else self._feature_columns()
-            batch = {name: [row[name] for row in decoded] for name in names}
-            if self._format == "torch":
-                batch = {name: _stacked(values) for name, values in batch.items()}
-            yield batch
-
-    def column(self, name: str) -> Any:
-        """One column's values for every row, decoded in the current format."""
-        if name not in self._features:
-            msg = f"no column {name!r}; columns are {list(self._features)}"
-            raise ColumnNotFoundError(msg)
-        feature = self._features[name]
-        values = self._column_arrow(name)
-        if self._format == "arrow":
-            return values
-        return decode_values(
-            feature, name, values.to_pylist(), self._format, self._all_rows(), where=(self.ref, self.cache_dir)
-        )
 
     # -- export: to_arrow, to_pandas, to_parquet (stable_explore.dataset._export.Exports) --
 
@@ -627,133 +501,6 @@ class CachedDataset(EditMethods, Exports, FormatExports, LabelMethods, SplitView
         from stable_explore.storage.check.verify import verify
 
         return verify(self.cache_dir)
-
-    def __stable_token__(self) -> dict[str, Any]:
-        """What identifies this data for a build fingerprint: version, rows, and a view's columns and transform.
-
-        A transform is fingerprinted by its code, as a generator is.
-        """
-        from stable_explore._canonical import fingerprint
-
-        rows = None if self._rows is None else fingerprint(self.base_rows().tolist())
-        token: dict[str, object] = {"version": self._version, "rows": rows}
-        if self._columns is not None:
-            token["columns"] = self._columns.to_json()
-        if self._transform is not None:
-            token["transform"] = self._transform
-        return token
-
-    # -- pickling: references only -----------------------------------------
-
-    def __getstate__(self) -> dict[str, Any]:
-        rows = self._rows
-        if isinstance(rows, np.ndarray):
-            rows = rows.astype(np.int64)
-        return {
-            "cache_dir": str(self.cache_dir),
-            "name": self._name,
-            "version": self._version,
-            "home": str(self._home) if self._home else None,
-            "features": self._features.to_dict() if self._features_given else None,
-            "rows": rows,
-            "format": self._format,
-            "columns": self._columns.to_json() if self._columns is not None else None,
-            "transform": self._transform,
-        }
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        home = _home_of(state["home"])
-        cache_dir = state["cache_dir"]
-        if isinstance(home, str) and state["name"] and not Path(cache_dir).is_dir():
-            # a bucket's version unpickled on another machine: mirror its metadata there first
-            from stable_explore.catalog import open_catalog
-
-            cache_dir = open_catalog(home).version_dir(state["name"], state["version"])
-        meta = read_sharded_cache_meta(cache_dir)
-        features = Features.from_dict(state["features"]) if state["features"] else None
-        self.__init__(  # type: ignore[misc]
-            meta,
-            name=state["name"],
-            version=state["version"],
-            home=home,
-            features=features,
-            rows=state["rows"],
-            format=state["format"],
-        )
-        if state.get("columns") is not None:
-            self._columns = ColumnMap.from_json(state["columns"])
-            self._features = self._columns.features
-        self._transform = state.get("transform")
-
-    # -- display -------------------------------------------------------------
-
-    def _summary(self) -> dict[str, Any]:
-        """The one cheap summary every repr is made from (no image is decoded)."""
-        total = self._meta.num_rows
-        shards = f"{self._meta.num_shards} shard" + ("" if self._meta.num_shards == 1 else "s")
-        size = format_size(self._meta.nbytes)
-        if self.is_view:
-            # A view's rows live in its version's shards: their size is the version's, not the view's own.
-            extent = f"{len(self):,} of {total:,} rows (view) from {shards} of {size}"
-        else:
-            extent = f"{len(self):,} rows, {shards}, {size}"
-        return {
-            "ref": f"{self._name or self.cache_dir.name}@{self._version}",
-            "rows": len(self),
-            "total_rows": total,
-            "shards": self._meta.num_shards,
-            "size": size,
-            "view": self.is_view,
-            "extent": extent,
-            "latest": self._latest_seen(),
-        }
-
-    def _latest_seen(self) -> str | None:
-        """:attr:`latest_version` for a repr: as this process last saw it, read at most every few seconds."""
-        if self._name is None or self._home is None:
-            return None
-        from stable_explore.catalog.latest_seen import seen_latest
-
-        return seen_latest(self._home, self._name, lambda: self.latest_version)
-
-    def __repr__(self) -> str:
-        s = self._summary()
-        return f"CachedDataset({s['ref']}: {s['extent']}{_latest_text(s, self._name)})"
-
-    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
-        s = self._summary()
-        yield "ref", s["ref"]
-        yield "rows", s["rows"]
-        yield "shards", s["shards"]
-        yield "size", s["size"]
-        if s["latest"] is not None:
-            yield "latest", s["latest"] == self._version
-
-    def _repr_html_(self) -> str:
-        from stable_explore.display.card import dataset_card
-
-        return dataset_card(self, self._summary())
-
-
-def _stacked(values: list[object]) -> Any:
-    """A torch batch column: one tensor when every value is a tensor of one shape and dtype (as ``datasets``)."""
-    stacked = to_torch_values([values])[0]
-    return stacked if len(values) else values
-
-
-def _latest_text(summary: dict[str, Any], name: str | None) -> str:
-    """``", latest"``, or ``", latest is pets@<id>"`` when another version is the latest ("" outside a catalog)."""
-    latest = summary.get("latest")
-    if latest is None:
-        return ""
-    return ", latest" if summary["ref"].endswith(f"@{latest}") else f", latest is {name}@{latest}"
-
-
-def _home_of(text: str | None) -> Path | str | None:
-    """A pickled home: a bucket's URL stays text (it carries no credentials), a folder becomes a path."""
-    if not text:
-        return None
-    return text if "://" in text else Path(text)
 
 
 def _seed_version(meta: ShardedCacheMeta) -> str:

@@ -15,6 +15,7 @@ from stable_explore.schema import ClassLabel, Image, Video
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._reprs import DatasetSummary
 
 STRIP_LENGTH = 8
 GALLERY_PAGE = 24
@@ -135,7 +136,7 @@ def _strip(ds: CachedDataset) -> str:
     return f"<div style='display:flex;flex-wrap:wrap;gap:2px'>{''.join(cells)}</div>"
 
 
-def _latest_html(summary: dict[str, Any], name: str | None) -> str:
+def _latest_html(summary: DatasetSummary, name: str | None) -> str:
     latest = summary.get("latest")
     if latest is None:
         return ""
@@ -144,7 +145,7 @@ def _latest_html(summary: dict[str, Any], name: str | None) -> str:
     return f" &middot; latest is {_esc(f'{name}@{latest}')}"
 
 
-def dataset_card(ds: CachedDataset, summary: dict[str, object]) -> str:
+def dataset_card(ds: CachedDataset, summary: DatasetSummary) -> str:
     """The dataset's HTML card."""
     description = ds.metadata.get("description") or ""
     license_text = ds.metadata.get("license") or ""
