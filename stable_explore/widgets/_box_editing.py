@@ -20,16 +20,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
 from stable_explore.errors import InvalidOptionError, RowIndexError
 from stable_explore.schema import Boxes
 from stable_explore.versioning.edits import Draft
-
-if TYPE_CHECKING:
-    from stable_explore.widgets._state import BrowserState
+from stable_explore.widgets._members import BrowserMembers
 
 __all__ = ["BoxEditMixin", "edit_indexes", "from_corners"]
 
@@ -65,16 +63,8 @@ def from_corners(corners: Sequence[float], box_format: str, size: tuple[int, int
     return [round(v, 2 if size is not None else 5) for v in box]
 
 
-class BoxEditMixin:
+class BoxEditMixin(BrowserMembers):
     """Relabel, delete and add boxes of one row from the detail pane; pending until ``save``."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides
-        _state: BrowserState
-        status: Any
-
-        def _set_draft(self, draft: Draft | None) -> None: ...
-        def _image_sizes(self, rows: np.ndarray) -> list[tuple[int, int] | None]: ...
-        def send_page(self) -> None: ...
 
     def _boxes_feature(self, column: str) -> Boxes:
         feature = self._state.opened.ds.features.get(column)

@@ -21,7 +21,7 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,9 +30,7 @@ import pyarrow.compute as pc
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import Boxes
 from stable_explore.widgets._filters import BOX_CONDITIONS, HISTOGRAM_BINS, _bin_counts, _floats, bin_edges, box_sizes
-
-if TYPE_CHECKING:
-    from stable_explore.widgets._state import BrowserState
+from stable_explore.widgets._members import BrowserMembers
 
 __all__ = ["BOX_MEASURES", "BoxHistogramMixin", "box_histograms"]
 
@@ -111,28 +109,8 @@ def bin_conditions(what: str, edges: list[float], index: int) -> dict[str, Any]:
     return {f"min_{what}": lo, f"max_{what}": hi if last else float(np.nextafter(hi, -np.inf))}
 
 
-class BoxHistogramMixin:
+class BoxHistogramMixin(BrowserMembers):
     """The histogram panel's Boxes histograms, and a click on one of their bars."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides
-        _state: BrowserState
-        box_histograms: Any
-        field_filters: Any
-
-        def where_boxes(
-            self,
-            column: str,
-            *,
-            cls: int | str | None = None,
-            min_area: float | None = None,
-            max_area: float | None = None,
-            min_aspect: float | None = None,
-            max_aspect: float | None = None,
-            min_score: float | None = None,
-            max_score: float | None = None,
-            min_count: int | None = None,
-            max_count: int | None = None,
-        ) -> None: ...
 
     def _box_histograms(self, rows: range | np.ndarray) -> dict[str, Any]:
         """Each Boxes column's histograms over the rows kept."""

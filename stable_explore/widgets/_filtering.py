@@ -21,31 +21,16 @@ from stable_explore.widgets._filters import (
     make_filter,
     value_range,
 )
+from stable_explore.widgets._members import BrowserMembers
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
-    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["FilterMixin"]
 
 
-class FilterMixin:
+class FilterMixin(BrowserMembers):
     """Value filters, sort and histograms of the shard browser."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its one state)
-        _state: BrowserState
-        class_names: Any
-        fields: Any
-        field_filters: Any
-        label_filter: Any
-        num_rows: Any
-        search: Any
-        shard: Any
-        sort_by: Any
-        sort_desc: Any
-        subset: Any
-
-        def _refilter(self, *, send: bool = True) -> None: ...
 
     def _field_info(self, *, ranges: bool = True, derived: bool = True) -> list[dict[str, Any]]:
         """The columns that filter and sort by value, with the range of each number column (for its histogram).

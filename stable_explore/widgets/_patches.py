@@ -232,7 +232,7 @@ class PatchesBrowser(ShardBrowser):
         """The detail of one box: its fields and its crop at its stored size (bounded to DETAIL_MAX_PX)."""
         import io
 
-        from stable_explore.widgets.browser import DETAIL_MAX_PX
+        from stable_explore.widgets._pages import DETAIL_MAX_PX
 
         content, buffers = super().detail_message(row, full=full)
         patches = self._crops_of.get(self.dataset.version)

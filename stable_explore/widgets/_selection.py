@@ -10,37 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore.errors import InvalidOptionError
 from stable_explore.versioning.edits import Draft
+from stable_explore.widgets._members import BrowserMembers
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from stable_explore.dataset import CachedDataset
-    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["SelectionMixin"]
 
 
-class SelectionMixin:
+class SelectionMixin(BrowserMembers):
     """Row navigation, selection, flags and the pending edits of the shard browser."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits and its one state)
-        _state: BrowserState
-        dropped: Any
-        flagged: Any
-        label_column: Any
-        pending: Any
-        pending_labels: Any
-        selected: Any
-        shard: Any
-        status: Any
-
-        def _described(self) -> dict[str, Any]: ...
-        def _refilter(self, *, send: bool = True) -> None: ...
-        def _refresh_detail(self, key: Any) -> None: ...
-        def _update_snapshot(self) -> None: ...
-        def page_rows(self, page: int | None = None) -> np.ndarray: ...
-        def _push_detail_marks(self) -> None: ...
-        def send(self, content: Any, buffers: Any = None) -> None: ...
 
     def _place(self, row: int) -> int:
         """Where ``row`` stands in the rows shown, or where it would stand (row order) if filtered out."""

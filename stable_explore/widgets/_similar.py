@@ -22,13 +22,11 @@ from typing import TYPE_CHECKING, Any
 from stable_explore.errors import InvalidOptionError, RowIndexError, StableExploreError
 from stable_explore.signals import Similarity, similarity
 from stable_explore.widgets._errors import error_status
+from stable_explore.widgets._members import BrowserMembers
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import numpy as np
 
-    from stable_explore.widgets._state import BrowserState
 
 __all__ = ["SIMILAR_ROWS", "Grid", "SimilarMixin"]
 
@@ -55,28 +53,8 @@ class Grid:
     page: int
 
 
-class SimilarMixin:
+class SimilarMixin(BrowserMembers):
     """The detail pane's similar rows (``show_similar``) and ``back`` for the shard browser."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides (synced traits, its one state, show_rows)
-        _state: BrowserState
-        shard: Any
-        label_filter: Any
-        search: Any
-        field_filters: Any
-        sort_by: Any
-        sort_desc: Any
-        subset: Any
-        page: Any
-        similar_by: Any
-        similar_reason: Any
-        similar_progress: Any
-        status: Any
-        can_go_back: Any
-
-        def show_rows(self, rows: Sequence[int] | np.ndarray | None, title: str = "") -> None: ...
-
-        def _refilter(self, *, send: bool = True) -> None: ...
 
     def _similar_described(self) -> dict[str, str]:
         """``similar_by`` (what similar rows are judged by, in words) or ``similar_reason`` (why there are none)."""

@@ -21,11 +21,9 @@ Examples
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from stable_explore.dataset import CachedDataset
-    from stable_explore.widgets._state import BrowserState
+from stable_explore.widgets._members import BrowserMembers
 
 __all__ = ["SnapshotMixin", "display_with_snapshot", "snapshot_html"]
 
@@ -70,18 +68,8 @@ def display_with_snapshot(snapshot: str, bundle: Any) -> None:
     display({k: v for k, v in data.items() if k != "text/html"}, raw=True, metadata=metadata)
 
 
-class SnapshotMixin:
+class SnapshotMixin(BrowserMembers):
     """How the shard browser displays itself: the snapshot, then the widget."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides
-        _state: BrowserState
-        model_id: Any
-
-        @property
-        def dataset(self) -> CachedDataset: ...
-
-        def _repr_mimebundle_(self, **kwargs: Any) -> Any: ...
-        def _card_html(self) -> str: ...
 
     def snapshot_html(self) -> str:
         """The static snapshot shown where the live widget cannot be (see :meth:`_ipython_display_`)."""

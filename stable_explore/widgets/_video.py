@@ -44,12 +44,13 @@ from stable_explore.schema import Video
 from stable_explore.schema.video import video_cell, video_source
 from stable_explore.widgets._commands import COMMANDS
 from stable_explore.widgets._images import pool
+from stable_explore.widgets._members import BrowserMembers
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.schema import Features
     from stable_explore.widgets._requests import Reply
-    from stable_explore.widgets._state import BrowserState, Opened
+    from stable_explore.widgets._state import Opened
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = [
@@ -182,12 +183,8 @@ def _poster(value: Any, size: int) -> Any:
         return str(exc)
 
 
-class VideoMixin:
+class VideoMixin(BrowserMembers):
     """What the shard browser does with a ``Video`` column (see the module's docstring)."""
-
-    if TYPE_CHECKING:  # what ShardBrowser provides
-        thumb_size: Any
-        _state: BrowserState
 
     def _video_thumbnails(
         self, opened: Opened, cache: ThumbnailCache, rows: np.ndarray, base: np.ndarray, size: int
