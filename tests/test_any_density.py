@@ -16,8 +16,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "stable_explore"
 
 # Measured 27.5 on main at 42ac16e (1,323 in 48,123 lines); the house target is 15 (issue 38).
+# 19.0 -> 16.8 (866 in 51,400) at the widgets' one request type (_requests.Request, Buffers) and the
+# mixins' one declaration of the browser's members (widgets/_members.py, precise trait types).
 # Lower this as the figure falls; never raise it.
-CEILING = 19.1
+CEILING = 16.9
 
 
 def count_any(source: str) -> int:

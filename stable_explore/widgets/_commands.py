@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.widgets._requests import OK, Commands, Reply
+from stable_explore.widgets._requests import OK, Buffers, Commands, Reply, Request
 
 if TYPE_CHECKING:
     from stable_explore.widgets.browser import ShardBrowser
@@ -34,13 +34,13 @@ def _number_or_none(value: Any) -> float | None:
 
 
 @COMMANDS.command("refresh")
-def _refresh(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _refresh(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The current page (a view asks for it when it is drawn)."""
     return browser.page_reply()
 
 
 @COMMANDS.command("detail")
-def _detail(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _detail(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """One row's detail; ``step`` moves from ``row`` in the order shown; ``full``: the image at its stored size."""
     row = int(msg["row"])
     if msg.get("step"):
@@ -49,13 +49,13 @@ def _detail(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> R
 
 
 @COMMANDS.command("detail_closed")
-def _detail_closed(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _detail_closed(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.close_detail()
     return OK, []
 
 
 @COMMANDS.command("where")
-def _where(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _where(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.where(
         str(msg["column"]),
         min=_number_or_none(msg.get("min")),
@@ -68,7 +68,7 @@ def _where(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Re
 
 
 @COMMANDS.command("where_boxes")
-def _where_boxes(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _where_boxes(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The filter bar on a Boxes column: keep the images with a box of a class, an area, a score."""
     cls = msg.get("cls")
     browser.where_boxes(
@@ -82,82 +82,82 @@ def _where_boxes(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any])
 
 
 @COMMANDS.command("where_bin")
-def _where_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _where_bin(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """A click on a histogram's bar: keep the rows that bar counts."""
     browser.where_bin(str(msg["column"]), int(msg["bin"]))
     return OK, []
 
 
 @COMMANDS.command("where_box_bin")
-def _where_box_bin(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _where_box_bin(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """A click on a bar of a Boxes column's histogram: keep the images with a box in it."""
     browser.where_box_bin(str(msg["column"]), str(msg["what"]), int(msg["bin"]))
     return OK, []
 
 
 @COMMANDS.command("sort")
-def _sort(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _sort(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.sort(str(msg.get("column") or "") or None, descending=bool(msg.get("descending")))
     return OK, []
 
 
 @COMMANDS.command("click")
-def _click(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _click(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.click(int(msg["row"]), shift=bool(msg.get("shift")), toggle=bool(msg.get("toggle")))
     return OK, []
 
 
 @COMMANDS.command("select_page")
-def _select_page(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _select_page(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.select_page()
     return OK, []
 
 
 @COMMANDS.command("clear")
-def _clear(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _clear(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.clear_selection()
     return OK, []
 
 
 @COMMANDS.command("flag")
-def _flag(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _flag(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.flag_selection()
     return OK, []
 
 
 @COMMANDS.command("drop_flagged")
-def _drop_flagged(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _drop_flagged(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.drop_flagged()
     return OK, []
 
 
 @COMMANDS.command("relabel")
-def _relabel(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _relabel(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.relabel_selection(int(msg["label"]))
     return OK, []
 
 
 @COMMANDS.command("discard")
-def _discard(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _discard(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     browser.discard()
     return OK, []
 
 
 @COMMANDS.command("save")
-def _save(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _save(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     saved = browser.save(str(msg.get("message") or "") or None)
     return {"type": "saved", "ref": saved.ref}, []
 
 
 @COMMANDS.command("evaluation_rows")
-def _evaluation_rows(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _evaluation_rows(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The evaluation's buttons: rows with a false positive, a false negative, or the most confident mistakes."""
     browser.show_evaluation(str(msg["what"]))
     return OK, []
 
 
 @COMMANDS.command("edit_box")
-def _edit_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _edit_box(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The detail pane's box editor: relabel (``label``) or delete (``drop``) the ``index``-th box shown.
 
     The reply is the row's detail again, its boxes with the pending edits.
@@ -171,7 +171,7 @@ def _edit_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) ->
 
 
 @COMMANDS.command("add_box")
-def _add_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _add_box(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """A rectangle dragged over the detail's image: a new box of class ``label`` (``corners`` as fractions)."""
     row = int(msg["row"])
     browser.add_box(row, str(msg["column"]), [float(v) for v in msg["corners"]], int(msg["label"]))
@@ -179,7 +179,7 @@ def _add_box(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> 
 
 
 @COMMANDS.command("similar")
-def _similar(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _similar(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The detail pane's "Similar rows": the grid shows the row and its nearest neighbours, closest first.
 
     Images not hashed yet are hashed on a thread first (the reply ``{"type": "hashing"}``; the page
@@ -192,21 +192,21 @@ def _similar(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> 
 
 
 @COMMANDS.command("similar_cancel")
-def _similar_cancel(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _similar_cancel(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The progress line's Cancel: stop hashing the images; nothing is kept."""
     browser.cancel_similar()
     return OK, []
 
 
 @COMMANDS.command("back")
-def _back(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _back(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The status line's "back": the grid shown before "similar rows"."""
     browser.back()
     return OK, []
 
 
 @COMMANDS.command("show_all")
-def _show_all(browser: ShardBrowser, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _show_all(browser: ShardBrowser, msg: Request, buffers: Buffers) -> Reply:
     """The status line's "show all": forget ``show_rows``."""
     browser.show_rows(None)
     return OK, []

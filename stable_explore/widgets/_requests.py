@@ -33,11 +33,13 @@ from typing import Any, Protocol
 from stable_explore.errors import InvalidOptionError
 from stable_explore.widgets._errors import error_status
 
-__all__ = ["OK", "REQUEST", "RESPONSE", "Commands", "Reply"]
+__all__ = ["OK", "REQUEST", "RESPONSE", "Buffers", "Commands", "Reply", "Request"]
 
 REQUEST = "anywidget-command"
 RESPONSE = "anywidget-command-response"
 
+Request = dict[str, Any]  # a request's JSON content from the page (its fields depend on the command)
+Buffers = list[bytes | memoryview]  # a request's binary buffers (the kernel hands them over as memoryviews)
 Reply = tuple[dict[str, Any], list[bytes]]
 OK: dict[str, Any] = {"type": "ok"}
 
@@ -45,8 +47,10 @@ OK: dict[str, Any] = {"type": "ok"}
 class _Widget(Protocol):
     status: str
 
+    def send(self, content: dict[str, Any], buffers: list[bytes] | None = None) -> None: ...
 
-Handler = Callable[[Any, dict[str, Any], list[Any]], Reply]
+
+Handler = Callable[[Any, Request, Buffers], Reply]
 
 
 class Commands:
@@ -70,7 +74,7 @@ class Commands:
 
         return register
 
-    def handle(self, widget: _Widget, name: str, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+    def handle(self, widget: _Widget, name: str, msg: Request, buffers: Buffers) -> Reply:
         """Run the request ``name``; an error is the reply (and the status line), not an exception."""
         handler = self.handlers.get(name)
         if name not in self.quiet and widget.status:
@@ -85,7 +89,7 @@ class Commands:
             widget.status = text
             return {"type": "error", "message": text}, []
 
-    def answer(self, widget: Any, content: Any, buffers: list[Any]) -> bool:
+    def answer(self, widget: _Widget, content: object, buffers: Buffers | None) -> bool:
         """If ``content`` is a request, run it and send its reply to the page; False for anything else."""
         if not isinstance(content, dict) or content.get("kind") != REQUEST:
             return False

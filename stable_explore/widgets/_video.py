@@ -49,7 +49,7 @@ from stable_explore.widgets._members import BrowserMembers
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.schema import Features
-    from stable_explore.widgets._requests import Reply
+    from stable_explore.widgets._requests import Buffers, Reply, Request
     from stable_explore.widgets._state import Opened
     from stable_explore.widgets._thumbs import ThumbnailCache
 
@@ -309,14 +309,14 @@ COMMANDS.quiet = COMMANDS.quiet | {"video_frames", "video_media"}
 
 
 @COMMANDS.command("video_frames")
-def _video_frames(browser: Any, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _video_frames(browser: Any, msg: Request, buffers: Buffers) -> Reply:
     """A few evenly spaced frames of one row's video: hover scrubbing, and the detail pane's strip."""
     reply: Reply = browser.video_frames(int(msg["row"]), int(msg.get("count") or SCRUB_FRAMES), msg.get("size"))
     return reply
 
 
 @COMMANDS.command("video_media")
-def _video_media(browser: Any, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _video_media(browser: Any, msg: Request, buffers: Buffers) -> Reply:
     """The file of one row's video, for the detail pane's player."""
     reply: Reply = browser.video_media(int(msg["row"]))
     return reply

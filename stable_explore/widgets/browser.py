@@ -56,6 +56,7 @@ from stable_explore.widgets._video import VideoMixin
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._requests import Buffers
     from stable_explore.widgets._thumbs import ThumbnailCache
 
 __all__ = ["ShardBrowser"]
@@ -367,7 +368,7 @@ class ShardBrowser(
         self.status = f"error: {reason}"
         return {"type": "gone", "message": reason}
 
-    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+    def _on_message(self, widget: object, content: object, buffers: Buffers | None) -> None:
         """A request from the page: run its command (see :mod:`._commands`) and send the reply."""
         if COMMANDS.answer(self, content, buffers):
             self._count_labels()

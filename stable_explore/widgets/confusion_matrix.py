@@ -36,7 +36,7 @@ import traitlets as t
 from stable_explore.errors import InvalidOptionError
 from stable_explore.evaluation import ClassificationResult, DetectionResult
 from stable_explore.widgets._esm import STATIC, widget_module
-from stable_explore.widgets._requests import OK, Commands, Reply
+from stable_explore.widgets._requests import OK, Buffers, Commands, Reply, Request
 
 __all__ = ["ConfusionMatrixWidget"]
 
@@ -209,7 +209,7 @@ class ConfusionMatrixWidget(anywidget.AnyWidget):
         shown = f", showing {len(self.shown_rows):,} rows" if self.active_cell else ""
         return f"ConfusionMatrixWidget({self.title}, {len(self.names)} classes{shown})"
 
-    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+    def _on_message(self, widget: object, content: object, buffers: Buffers | None) -> None:
         """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
         COMMANDS.answer(self, content, buffers)
 
@@ -225,14 +225,14 @@ COMMANDS = Commands("confusion matrix")
 
 
 @COMMANDS.command("cell")
-def _cell(matrix: ConfusionMatrixWidget, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _cell(matrix: ConfusionMatrixWidget, msg: Request, buffers: Buffers) -> Reply:
     """A click on a cell: its rows, here and in the attached browser."""
     matrix.show(int(msg["true"]), int(msg["pred"]))
     return OK, []
 
 
 @COMMANDS.command("class")
-def _class(matrix: ConfusionMatrixWidget, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _class(matrix: ConfusionMatrixWidget, msg: Request, buffers: Buffers) -> Reply:
     """A click on a class name: its figures."""
     matrix.show_class(int(msg["index"]))
     return OK, []

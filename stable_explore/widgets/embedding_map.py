@@ -44,7 +44,7 @@ from stable_explore.schema import Array3D, ClassLabel, Image
 from stable_explore.signals import embedding_matrix, nearest_rows, project, rows_in_box, rows_in_polygon
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._images import make_thumbnails
-from stable_explore.widgets._requests import OK, Commands, Reply
+from stable_explore.widgets._requests import OK, Buffers, Commands, Reply, Request
 from stable_explore.widgets._rows import RowList, sorted_rows
 from stable_explore.widgets._snapshot import display_with_snapshot, snapshot_html
 from stable_explore.widgets._thumbs import SHARED_CACHE, ThumbnailCache
@@ -348,7 +348,7 @@ class EmbeddingMap(anywidget.AnyWidget):
         finally:
             self._from_page = False
 
-    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+    def _on_message(self, widget: object, content: object, buffers: Buffers | None) -> None:
         """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
         COMMANDS.answer(self, content, buffers)
 
@@ -362,26 +362,26 @@ COMMANDS = Commands("embedding map")
 
 
 @COMMANDS.command("ready")
-def _ready(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _ready(widget: EmbeddingMap, msg: Request, buffers: Buffers) -> Reply:
     """A view was drawn: its points, label codes and the selection."""
     return widget.points_message()
 
 
 @COMMANDS.command("select")
-def _select(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _select(widget: EmbeddingMap, msg: Request, buffers: Buffers) -> Reply:
     """A box or lasso drawn on the page: its rows (an Int32Array) and its shape."""
     widget.selection_from_page(msg, buffers)
     return OK, []
 
 
 @COMMANDS.command("hover")
-def _hover(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _hover(widget: EmbeddingMap, msg: Request, buffers: Buffers) -> Reply:
     """The point under the cursor: its key, label and thumbnail."""
     return widget.thumbnail_message(int(msg["row"]))
 
 
 @COMMANDS.command("similar")
-def _similar(widget: EmbeddingMap, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _similar(widget: EmbeddingMap, msg: Request, buffers: Buffers) -> Reply:
     """A double-click: select the row and its nearest neighbours."""
     widget.select_similar(int(msg["row"]))
     return OK, []

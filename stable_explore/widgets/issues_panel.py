@@ -33,7 +33,7 @@ from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import ClassLabel, Image
 from stable_explore.widgets._esm import STATIC, widget_module
 from stable_explore.widgets._images import make_thumbnails
-from stable_explore.widgets._requests import OK, Commands, Reply
+from stable_explore.widgets._requests import OK, Buffers, Commands, Reply, Request
 from stable_explore.widgets._snapshot import display_with_snapshot, snapshot_html
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ class IssuesPanel(anywidget.AnyWidget):
         more = len(rows) - min(len(rows), MAX_SHOWN)
         self.send({"type": "group", "index": index, "items": items, "more": more}, buffers)
 
-    def _on_message(self, widget: Any, content: Any, buffers: list[Any]) -> None:
+    def _on_message(self, widget: object, content: object, buffers: Buffers | None) -> None:
         """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
         COMMANDS.answer(self, content, buffers)
 
@@ -220,7 +220,7 @@ COMMANDS = Commands("issues panel")
 
 
 @COMMANDS.command("open")
-def _open(panel: IssuesPanel, msg: dict[str, Any], buffers: list[Any]) -> Reply:
+def _open(panel: IssuesPanel, msg: Request, buffers: Buffers) -> Reply:
     """A click on an entry: show its rows here and in the attached browser."""
     panel.show(int(msg["index"]))
     return OK, []
