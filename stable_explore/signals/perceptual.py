@@ -66,7 +66,8 @@ def _fast_decoded(data: Any, size: tuple[int, int], decoder: ModuleType, *, resi
     if grey is None:
         return None
     height, width = grey.shape
-    if (width, height) != size and (resized or width > 4 * size[0] or height > 4 * size[1]):
+    # a dHash thumbnail (``resized``) of what is within 4x is made over the stack (see hash_batch)
+    if (width, height) != size and (width > 4 * size[0] or height > 4 * size[1]):
         from PIL import Image as PILImageModule
 
         small = PILImageModule.fromarray(grey).resize(size, PILImageModule.Resampling.LANCZOS)
@@ -139,6 +140,14 @@ def thumbnails(
         for shape, found in shapes.items()
     }
     return stacks, valid
+
+
+def _resized_stack(stack: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Each grey image of a stack resized to ``size`` (Lanczos, :func:`resize_matrix`), rounded to uint8 as Pillow's."""
+    rows, columns = resize_matrix(stack.shape[1], size[1]), resize_matrix(stack.shape[2], size[0])
+    resized = np.matmul(np.matmul(rows, stack.astype(np.float64)), columns.T)
+    small: np.ndarray = np.clip(np.rint(resized), 0, 255).astype(np.uint8)
+    return small
 
 
 def _pack_rows(bits: np.ndarray) -> np.ndarray:
@@ -240,6 +249,8 @@ def hash_batch(values: list[Any], first: int, method: str) -> dict[str, np.ndarr
     stacks, valid = thumbnails(values, SIZES[method], resized=method == "dhash")
     hashes = np.zeros(len(values), dtype=np.uint64)
     for rows, stack in stacks.values():
+        if method == "dhash" and stack.shape[1:] != (SIZES["dhash"][1], SIZES["dhash"][0]):
+            stack = _resized_stack(stack, SIZES["dhash"])
         hashes[rows] = _STACKERS[method](stack)
     return {"hash": hashes, "valid": valid}
 
