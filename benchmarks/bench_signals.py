@@ -8,7 +8,8 @@ and with ``num_proc=2``; the report gives seconds for N and the rate scaled to 1
   JPEG bytes; medians and ranges of the ratios over ``--repeats``): pHash and dHash against imagehash's
   and against Pillow's reduced-scale decode alone (open, ``draft``, load: the floor any hash built on
   Pillow pays), serial and on two cores; image statistics against a full decode alone (they measure
-  the image as stored) and against imagehash's pHash;
+  the image as stored) and against imagehash's pHash; where simplejpeg is installed (the JPEGs then go
+  through libjpeg-turbo), also ours with Pillow only and libjpeg-turbo's grey decode alone;
 * ``exact_duplicates`` (a hash of each stored image; nothing decoded);
 * ``perceptual_hashes`` (pHash and dHash: decode, grey 32x32 or 9x8, DCT), serial and num_proc=2;
 * ``image_stats`` (decode, grey, Laplacian), serial and num_proc=2;
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 import tempfile
 import time
@@ -88,6 +90,29 @@ def _decode_alone(values: list[bytes], size: tuple[int, int] | None) -> None:
             image.load()
 
 
+def _simplejpeg_alone(values: list[bytes], size: tuple[int, int]) -> None:
+    """libjpeg-turbo's grey decode at the scale the hashes use (the fast path's floor)."""
+    from stable_explore.signals._jpeg import fast_decoder, grey_jpeg
+
+    decoder = fast_decoder()
+    for data in values:
+        grey_jpeg(data, size[0], size[1], decoder=decoder)
+
+
+def _pillow_only(run: Callable[[], Any]) -> Callable[[], Any]:
+    """``run`` with every image decoded by Pillow (as on a machine without simplejpeg)."""
+    from stable_explore.signals._jpeg import PILLOW_ONLY_ENV
+
+    def pillow() -> Any:
+        os.environ[PILLOW_ONLY_ENV] = "1"
+        try:
+            return run()
+        finally:
+            del os.environ[PILLOW_ONLY_ENV]
+
+    return pillow
+
+
 def _imagehash(values: list[bytes], method: str) -> None:
     import imagehash
     from PIL import Image as PILImage
@@ -100,6 +125,7 @@ def _imagehash(values: list[bytes], method: str) -> None:
 
 def paired(ds: se.CachedDataset, repeats: int) -> None:
     """Ours against imagehash and against Pillow's decode alone, each repeat running every contender in turn."""
+    from stable_explore.signals._jpeg import fast_decoder
     from stable_explore.signals.perceptual import BATCH_FUNCTIONS, DRAFT_MARGIN, SIZES
     from stable_explore.signals.stats import stats_batch
 
@@ -113,9 +139,15 @@ def paired(ds: se.CachedDataset, repeats: int) -> None:
         (f"Pillow decode alone, draft {phash_draft}", lambda: _decode_alone(values, phash_draft)),
         (f"Pillow decode alone, draft {dhash_draft}", lambda: _decode_alone(values, dhash_draft)),
         ("Pillow decode alone, full size", lambda: _decode_alone(values, None)),
+        (f"simplejpeg grey decode alone, at least {phash_draft}", lambda: _simplejpeg_alone(values, phash_draft)),
+        (f"simplejpeg grey decode alone, at least {dhash_draft}", lambda: _simplejpeg_alone(values, dhash_draft)),
+        ("simplejpeg grey decode alone, full size", lambda: _simplejpeg_alone(values, (0, 0))),
         ("ours phash (bytes in memory)", lambda: BATCH_FUNCTIONS["phash"](values, 0)),
         ("ours dhash (bytes in memory)", lambda: BATCH_FUNCTIONS["dhash"](values, 0)),
         ("ours image stats (bytes in memory)", lambda: stats_batch(values, 0)),
+        ("ours phash, Pillow only", _pillow_only(lambda: BATCH_FUNCTIONS["phash"](values, 0))),
+        ("ours dhash, Pillow only", _pillow_only(lambda: BATCH_FUNCTIONS["dhash"](values, 0))),
+        ("ours image stats, Pillow only", _pillow_only(lambda: stats_batch(values, 0))),
         ("perceptual_hashes phash", lambda: signals.perceptual_hashes(ds, cache=False, progress=False)),
         (
             "perceptual_hashes phash num_proc=2",
@@ -155,6 +187,26 @@ def paired(ds: se.CachedDataset, repeats: int) -> None:
     ratio("ours phash (bytes in memory)", f"Pillow decode alone, draft {phash_draft}", "ours phash / its decode alone")
     ratio("ours dhash (bytes in memory)", f"Pillow decode alone, draft {dhash_draft}", "ours dhash / its decode alone")
     ratio("ours image stats (bytes in memory)", "Pillow decode alone, full size", "ours stats / full decode alone")
+    ratio("imagehash phash", "ours phash, Pillow only", "imagehash phash / ours phash, Pillow only")
+    ratio("imagehash dhash", "ours dhash, Pillow only", "imagehash dhash / ours dhash, Pillow only")
+    ratio("ours phash, Pillow only", "ours phash (bytes in memory)", "phash: Pillow only / simplejpeg where installed")
+    ratio("ours image stats, Pillow only", "ours image stats (bytes in memory)", "stats: Pillow only / simplejpeg")
+    if fast_decoder() is not None:
+        ratio(
+            "ours phash (bytes in memory)",
+            f"simplejpeg grey decode alone, at least {phash_draft}",
+            "ours phash / simplejpeg's decode alone",
+        )
+        ratio(
+            "ours dhash (bytes in memory)",
+            f"simplejpeg grey decode alone, at least {dhash_draft}",
+            "ours dhash / simplejpeg's decode alone",
+        )
+        ratio(
+            "ours image stats (bytes in memory)",
+            "simplejpeg grey decode alone, full size",
+            "ours stats / simplejpeg's full decode alone",
+        )
 
 
 def per_image(ds: se.CachedDataset) -> None:

@@ -24,6 +24,8 @@ from stable_explore.errors import InvalidOptionError
 from stable_explore.schema.image_codec import decode_image_bytes
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from PIL.Image import Image as PILImage
 
 METHODS = ("dhash", "phash")
@@ -54,6 +56,23 @@ def _decoded(image: PILImage, size: tuple[int, int], *, resized: bool = False) -
         grey = grey.resize(size, PILImageModule.Resampling.LANCZOS)
     pixels: np.ndarray = np.asarray(grey, dtype=np.uint8)
     return pixels
+
+
+def _fast_decoded(data: Any, size: tuple[int, int], decoder: ModuleType, *, resized: bool) -> np.ndarray | None:
+    """As :func:`_decoded`, by libjpeg-turbo (``simplejpeg``) straight to grey; None for what it does not take."""
+    from stable_explore.signals._jpeg import grey_jpeg
+
+    grey = grey_jpeg(bytes(data), size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN, decoder=decoder)
+    if grey is None:
+        return None
+    height, width = grey.shape
+    # a dHash thumbnail (``resized``) of what is within 4x is made over the stack (see hash_batch)
+    if (width, height) != size and (width > 4 * size[0] or height > 4 * size[1]):
+        from PIL import Image as PILImageModule
+
+        small = PILImageModule.fromarray(grey).resize(size, PILImageModule.Resampling.LANCZOS)
+        grey = np.asarray(small, dtype=np.uint8)
+    return grey
 
 
 def _lanczos(x: np.ndarray) -> np.ndarray:
@@ -102,13 +121,18 @@ def thumbnails(
     >>> stacks, valid.tolist()
     ({}, [False])
     """
+    from stable_explore.signals._jpeg import fast_decoder
+
+    decoder = fast_decoder()
     valid = np.zeros(len(values), dtype=bool)
     shapes: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
     for i, data in enumerate(values):
         if data is None:
             continue
-        with decode_image_bytes(data) as image:
-            pixels = _decoded(image, size, resized=resized)
+        pixels = _fast_decoded(data, size, decoder, resized=resized) if decoder is not None else None
+        if pixels is None:
+            with decode_image_bytes(data) as image:
+                pixels = _decoded(image, size, resized=resized)
         shapes.setdefault((pixels.shape[0], pixels.shape[1]), []).append((i, pixels))
         valid[i] = True
     stacks = {
@@ -116,6 +140,14 @@ def thumbnails(
         for shape, found in shapes.items()
     }
     return stacks, valid
+
+
+def _resized_stack(stack: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Each grey image of a stack resized to ``size`` (Lanczos, :func:`resize_matrix`), rounded to uint8 as Pillow's."""
+    rows, columns = resize_matrix(stack.shape[1], size[1]), resize_matrix(stack.shape[2], size[0])
+    resized = np.matmul(np.matmul(rows, stack.astype(np.float64)), columns.T)
+    small: np.ndarray = np.clip(np.rint(resized), 0, 255).astype(np.uint8)
+    return small
 
 
 def _pack_rows(bits: np.ndarray) -> np.ndarray:
@@ -217,6 +249,8 @@ def hash_batch(values: list[Any], first: int, method: str) -> dict[str, np.ndarr
     stacks, valid = thumbnails(values, SIZES[method], resized=method == "dhash")
     hashes = np.zeros(len(values), dtype=np.uint64)
     for rows, stack in stacks.values():
+        if method == "dhash" and stack.shape[1:] != (SIZES["dhash"][1], SIZES["dhash"][0]):
+            stack = _resized_stack(stack, SIZES["dhash"])
         hashes[rows] = _STACKERS[method](stack)
     return {"hash": hashes, "valid": valid}
 

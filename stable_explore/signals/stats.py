@@ -127,7 +127,8 @@ def grey_stats(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
     """The statistics of each encoded image (NaN and 0 for a row with no image).
 
-    Each image is decoded (within :data:`STATS_MAX_PIXELS`) once; brightness, contrast and blur are then
+    Each image is decoded (within :data:`STATS_MAX_PIXELS`) once, a JPEG by libjpeg-turbo where
+    ``simplejpeg`` is installed (see :mod:`stable_explore.signals._jpeg`); brightness, contrast and blur are then
     measured over stacks of the images that share a size (:func:`grey_stats`).
     """
     n = len(values)
@@ -141,17 +142,30 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
         "channels": np.zeros(n, dtype=np.int8),
         "file_size": np.zeros(n, dtype=np.int64),
     }
+    from stable_explore.signals._jpeg import fast_decoder, grey_jpeg, jpeg_header
+
+    decoder = fast_decoder()
     by_shape: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
     for i, data in enumerate(values):
         if data is None:
             continue
         out["file_size"][i] = len(data)
-        with decode_image_bytes(data) as image:
-            width, height = image.size
-            out["width"][i], out["height"][i] = width, height
-            out["aspect"][i] = width / height if height else np.nan
-            out["channels"][i] = len(image.getbands())
-            grey = np.asarray(grey_within(image), dtype=np.uint8)
+        # a JPEG within the budget: libjpeg-turbo straight to grey, where simplejpeg is installed
+        header = jpeg_header(decoder, data) if decoder is not None else None
+        fast = None
+        if header is not None and header[0] * header[1] <= STATS_MAX_PIXELS:
+            fast = grey_jpeg(data, 0, 0, decoder=decoder, fast=False)
+        if fast is not None and header is not None:
+            width, height, channels = header
+            grey = fast
+        else:
+            with decode_image_bytes(data) as image:
+                width, height = image.size
+                channels = len(image.getbands())
+                grey = np.asarray(grey_within(image), dtype=np.uint8)
+        out["width"][i], out["height"][i] = width, height
+        out["aspect"][i] = width / height if height else np.nan
+        out["channels"][i] = channels
         by_shape.setdefault(grey.shape, []).append((i, grey))
     for members in by_shape.values():
         rows = np.array([i for i, _ in members], dtype=np.int64)

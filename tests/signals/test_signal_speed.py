@@ -11,6 +11,7 @@ from PIL import Image as PILImage
 
 import stable_explore as se
 from stable_explore import signals
+from stable_explore.signals._jpeg import PILLOW_ONLY_ENV
 from stable_explore.signals.perceptual import _decoded, dhash_batch, phash_batch, popcount
 from stable_explore.signals.stats import stats_batch
 
@@ -46,7 +47,8 @@ def _plain_dhash(data: bytes) -> int:
     return int("".join("1" if b else "0" for b in bits), 2)
 
 
-def test_hashes_equal_one_image_at_a_time_where_the_decode_is_the_same() -> None:
+def test_hashes_equal_one_image_at_a_time_where_the_decode_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(PILLOW_ONLY_ENV, "1")  # Pillow's decode on both sides (libjpeg-turbo's: test_fast_jpeg.py)
     rng = np.random.default_rng(0)
     images = [_encoded(_smooth(rng, 32), "PNG") for _ in range(40)]
     images += [_encoded(rng.integers(0, 256, (32, 32), dtype=np.uint8), "JPEG") for _ in range(40)]
