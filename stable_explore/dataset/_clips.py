@@ -53,6 +53,7 @@ from stable_explore.schema.video import video_cell
 
 if TYPE_CHECKING:
     from stable_explore.dataset._iterable import RowStream
+    from stable_explore.dataset._video_cursor import FrameCursor
     from stable_explore.dataset.cached_dataset import CachedDataset
 
 __all__ = ["ClipView", "clip_view"]
@@ -374,7 +375,7 @@ class ClipView:
 
     def _video_windows(self, windows: np.ndarray) -> list[dict[str, Any]]:
         """Windows of a Video column, each video's in order of start through its kept decoder (see _video_cursor)."""
-        from stable_explore.dataset._video_cursor import FrameCursor, cursor_for
+        from stable_explore.dataset._video_cursor import cursor_for
 
         source = self._source
         column = source.video_column
@@ -400,11 +401,12 @@ class ClipView:
                 plan.frame_skip,
                 plan.hop_size,
             )
-            cursor = cursor_for(key, functools.partial(FrameCursor, cell.source, _needed_frames(plan, video), span))
+            make = functools.partial(_new_cursor, cell.source, plan, video, span)  # its frames listed only when new
+            cursor = cursor_for(key, make)
             with cursor.lock:
-                for w in mine:
+                for n, w in enumerate(mine):
                     try:
-                        frames[w] = cursor.window(self._plan.frame_indices(w))
+                        frames[w] = cursor.window(self._plan.frame_indices(w), more=n + 1 < len(mine))
                     except VideoDecodeError as exc:
                         raise _located(exc, self._ds, video, column) from exc
         out = []
@@ -463,6 +465,12 @@ class ClipView:
             f"ClipView({self._ds.ref}, {what}: {len(self)} windows of {plan.window_length} frames, "
             f"frame_skip={plan.frame_skip}, hop_size={plan.hop_size})"
         )
+
+
+def _new_cursor(source: Any, plan: WindowPlan, video: int, span: int) -> FrameCursor:
+    from stable_explore.dataset._video_cursor import FrameCursor
+
+    return FrameCursor(source, _needed_frames(plan, video), span)
 
 
 def _needed_frames(plan: WindowPlan, video: int) -> np.ndarray:

@@ -300,3 +300,20 @@ def test_windows_taken_in_order_decode_each_frame_once(tmp_path: Path, monkeypat
     assert all([frame_index(f) for f in w["frames"]] == w["frame_indices"].tolist() for w in windows)
     assert sorted(decoded) == sorted(set(decoded)), "no frame decoded twice"
     assert [frame_index(f) for f in clips[2]["frames"]] == [6, 8, 10, 12], "a window behind the decoder seeks back"
+
+
+def test_shuffled_windows_leave_no_decoder_or_decoded_frame_behind(tmp_path: Path) -> None:
+    from stable_explore.dataset._video_cursor import open_decoders
+
+    rows = [{"video": indexed_video(40, codec="libx264"), "label": "a"} for _ in range(3)]
+    ds = se.build(rows, FEATURES, name="shuffled", home=tmp_path, progress=False)
+    clips = ds.clips(window_length=4, frame_skip=1, hop_size=3)
+    per_video = len(clips) // 3
+    order = [5, per_video + 9, 2 * per_video + 1, 11, per_video + 3, 7]  # none follows the last of its video
+    for batch in (order[:3], order[3:]):
+        got = clips.__getitems__(batch)
+        assert [w["start_frame"] for w in got] == [int(clips[i]["start_frame"]) for i in batch]
+        # kept decoders (or their decoded frames) made every other video's decoding about twice as slow
+        assert open_decoders() == (0, 0), "windows out of order each decode their span and let go of it"
+    clips.__getitems__([0, 1])  # two windows in order of one video: its decoder stays for the next
+    assert open_decoders()[0] == 1
