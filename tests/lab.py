@@ -7,12 +7,14 @@ before "run all", and Debian's Chromium (never a downloaded browser).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -300,8 +302,9 @@ class SharedLab:
         self.browser = browser
         self.url = ""
         self._count = 0
+        self._workspaces: dict[str, str] = {}
 
-    def kernelspec(self, env: dict[str, str]) -> str:
+    def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
         """A new kernelspec running this interpreter with ``env``; returns its name."""
         self._count += 1
         name = f"se-{self._count}"
@@ -309,7 +312,7 @@ class SharedLab:
         folder.mkdir(parents=True)
         spec = {
             "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3",  # as the notebook says: opening it changes nothing
+            "display_name": display_name,
             "language": "python",
             "env": env,
         }
@@ -328,28 +331,55 @@ class SharedLab:
         for session in sessions:
             if str(session.get("path", "")).startswith(folder + "/"):
                 request = urllib.request.Request(f"{self.url}/api/sessions/{session['id']}", method="DELETE")
-                with urllib.request.urlopen(request, timeout=30):
-                    pass
+                with contextlib.suppress(urllib.error.HTTPError):  # a session being shut down already
+                    urllib.request.urlopen(request, timeout=30).close()
+
+    def path(self, root: Path, name: str) -> str:
+        """The server's path of the notebook ``root/notebooks/name``."""
+        return (root / "notebooks" / name).relative_to(self.served).as_posix()
+
+    def saved(self, root: Path, name: str) -> dict[str, Any]:
+        """The notebook as the server has it on disk (after a save)."""
+        with urllib.request.urlopen(f"{self.url}/api/contents/{self.path(root, name)}", timeout=30) as reply:
+            content: dict[str, Any] = json.loads(reply.read())["content"]
+        return content
+
+    def reopen(self, page: Any, root: Path, name: str) -> None:
+        """Reopen the notebook on a new kernel, as after a restart of the server: its kernels (this module's
+        only) are shut down, the page reloads and opens it again in its workspace."""
+        self.shutdown_kernels((root / "notebooks").relative_to(self.served).as_posix())
+        page.reload()
+        path = self.path(root, name)
+        open_notebook(page, self.url, path, workspace=self._workspaces[path])
 
     @contextmanager
     def notebook(
         self,
         root: Path,
         name: str,
-        cells: list[str],
+        cells: list[str] | None = None,
         *,
         viewport: tuple[int, int] = (1400, 1000),
         env: dict[str, str] | None = None,
         run: bool = True,
+        copy_from: Path | None = None,
     ) -> Iterator[Any]:
-        """As :func:`notebook_in_chromium` on the shared server: a notebook of ``cells`` at
-        ``root/notebooks/name`` (its kernel's ``STABLE_EXPLORE_HOME`` at ``root/home``, plus ``env``), opened
-        in a context of its own and run to the end (``run=False``: only opened); yields the page."""
+        """As :func:`notebook_in_chromium` on the shared server: a notebook of ``cells`` (or a copy of the notebook
+        ``copy_from``) at ``root/notebooks/name`` (its kernel's ``STABLE_EXPLORE_HOME`` at ``root/home``, plus
+        ``env``), opened in a context of its own and run to the end (``run=False``: only opened); yields the page."""
         notebooks = root / "notebooks"
         notebooks.mkdir(exist_ok=True)
-        kernel = self.kernelspec({"STABLE_EXPLORE_HOME": str(root / "home"), **(env or {})})
-        write_notebook(notebooks / name, cells, kernel=kernel)
+        kernel_env = {"STABLE_EXPLORE_HOME": str(root / "home"), **(env or {})}
+        if copy_from is None:
+            kernel = self.kernelspec(kernel_env)
+            write_notebook(notebooks / name, cells or [], kernel=kernel)
+        else:  # the same notebook, on this module's kernelspec (of the name it shows)
+            notebook = json.loads(copy_from.read_text())
+            kernel = self.kernelspec(kernel_env, notebook["metadata"]["kernelspec"]["display_name"])
+            notebook["metadata"]["kernelspec"]["name"] = kernel
+            (notebooks / name).write_text(json.dumps(notebook, indent=1))
         folder = notebooks.relative_to(self.served).as_posix()
+        self._workspaces[f"{folder}/{name}"] = kernel
         self.reset_theme()
         context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
         try:
