@@ -353,6 +353,26 @@ class SharedLab:
         open_notebook(page, self.url, path, workspace=self._workspaces[path])
 
     @contextmanager
+    def notebook7(
+        self, root: Path, name: str, cells: list[str], *, viewport: tuple[int, int] = (1400, 1000)
+    ) -> Iterator[Any]:
+        """A notebook of ``cells`` on a Notebook 7 server of its own (at ``root``, its STABLE_EXPLORE_HOME there),
+        opened in the session's Chromium (one Playwright per thread: a second would not start) and run."""
+        notebooks = root / "notebooks"
+        notebooks.mkdir()
+        write_notebook(notebooks / name, cells)
+        env = {"STABLE_EXPLORE_HOME": str(root / "home")}
+        with jupyter_lab(root, notebooks, env, app="notebook") as url:
+            context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            try:
+                page = context.new_page()
+                open_notebook(page, url, name, app="notebook")
+                run_all(page)
+                yield page
+            finally:
+                context.close()
+
+    @contextmanager
     def notebook(
         self,
         root: Path,
