@@ -7,12 +7,14 @@ before "run all", and Debian's Chromium (never a downloaded browser).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,14 +32,14 @@ CHROMIUM_ARGS = [
 ]
 
 
-def write_notebook(path: Path, sources: list[str]) -> Path:
-    """A notebook of code cells (with the python3 kernel) at ``path``."""
+def write_notebook(path: Path, sources: list[str], *, kernel: str = "python3") -> Path:
+    """A notebook of code cells (with the ``kernel`` kernelspec, python3 unless named) at ``path``."""
     cells = [
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": s} for s in sources
     ]
     notebook = {
         "cells": cells,
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "metadata": {"kernelspec": {"name": kernel, "display_name": "Python 3", "language": "python"}},
         "nbformat": 4,
         "nbformat_minor": 5,
     }
@@ -282,3 +284,147 @@ def screenshot_dark(page: Any, locator: Any, path: Path) -> None:
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
     page.wait_for_timeout(500)
+
+
+class SharedLab:
+    """One JupyterLab server and one Chromium for a whole test session, shared by every module's notebook.
+
+    The server serves ``served`` (pytest's base temporary folder), so a module's notebook stays in the
+    folder the module made. Each notebook runs on a kernelspec of its own whose environment names the
+    module's ``STABLE_EXPLORE_HOME``; each module gets its own browser context and JupyterLab workspace
+    (no other module's document is restored beside it) and starts in the default (light) theme; its
+    kernels are shut down when it ends. Starting a server, its first kernel and a browser took 8-15 s
+    per module, paid once now."""
+
+    def __init__(self, root: Path, served: Path, browser: Any) -> None:
+        self.root = root
+        self.served = served
+        self.browser = browser
+        self.url = ""
+        self._count = 0
+        self._workspaces: dict[str, str] = {}
+
+    def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
+        """A new kernelspec running this interpreter with ``env``; returns its name."""
+        self._count += 1
+        name = f"se-{self._count}"
+        folder = self.root / "data" / "kernels" / name
+        folder.mkdir(parents=True)
+        spec = {
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": display_name,
+            "language": "python",
+            "env": env,
+        }
+        (folder / "kernel.json").write_text(json.dumps(spec))
+        return name
+
+    def reset_theme(self) -> None:
+        """Forget a theme a module left behind (a failed test may not have switched back)."""
+        themes = self.root / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
+        themes.unlink(missing_ok=True)
+
+    def shutdown_kernels(self, folder: str) -> None:
+        """Shut down the sessions (and their kernels) of the notebooks under ``folder`` (relative to served)."""
+        with urllib.request.urlopen(f"{self.url}/api/sessions", timeout=10) as reply:
+            sessions = json.loads(reply.read())
+        for session in sessions:
+            if str(session.get("path", "")).startswith(folder + "/"):
+                request = urllib.request.Request(f"{self.url}/api/sessions/{session['id']}", method="DELETE")
+                with contextlib.suppress(urllib.error.HTTPError):  # a session being shut down already
+                    urllib.request.urlopen(request, timeout=30).close()
+
+    def path(self, root: Path, name: str) -> str:
+        """The server's path of the notebook ``root/notebooks/name``."""
+        return (root / "notebooks" / name).relative_to(self.served).as_posix()
+
+    def saved(self, root: Path, name: str) -> dict[str, Any]:
+        """The notebook as the server has it on disk (after a save)."""
+        with urllib.request.urlopen(f"{self.url}/api/contents/{self.path(root, name)}", timeout=30) as reply:
+            content: dict[str, Any] = json.loads(reply.read())["content"]
+        return content
+
+    def reopen(self, page: Any, root: Path, name: str) -> None:
+        """Reopen the notebook on a new kernel, as after a restart of the server: its kernels (this module's
+        only) are shut down, the page reloads and opens it again in its workspace."""
+        self.shutdown_kernels((root / "notebooks").relative_to(self.served).as_posix())
+        page.reload()
+        path = self.path(root, name)
+        open_notebook(page, self.url, path, workspace=self._workspaces[path])
+
+    @contextmanager
+    def notebook7(
+        self, root: Path, name: str, cells: list[str], *, viewport: tuple[int, int] = (1400, 1000)
+    ) -> Iterator[Any]:
+        """A notebook of ``cells`` on a Notebook 7 server of its own (at ``root``, its STABLE_EXPLORE_HOME there),
+        opened in the session's Chromium (one Playwright per thread: a second would not start) and run."""
+        notebooks = root / "notebooks"
+        notebooks.mkdir()
+        write_notebook(notebooks / name, cells)
+        env = {"STABLE_EXPLORE_HOME": str(root / "home")}
+        with jupyter_lab(root, notebooks, env, app="notebook") as url:
+            context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            try:
+                page = context.new_page()
+                open_notebook(page, url, name, app="notebook")
+                run_all(page)
+                yield page
+            finally:
+                context.close()
+
+    @contextmanager
+    def notebook(
+        self,
+        root: Path,
+        name: str,
+        cells: list[str] | None = None,
+        *,
+        viewport: tuple[int, int] = (1400, 1000),
+        env: dict[str, str] | None = None,
+        run: bool = True,
+        copy_from: Path | None = None,
+    ) -> Iterator[Any]:
+        """As :func:`notebook_in_chromium` on the shared server: a notebook of ``cells`` (or a copy of the notebook
+        ``copy_from``) at ``root/notebooks/name`` (its kernel's ``STABLE_EXPLORE_HOME`` at ``root/home``, plus
+        ``env``), opened in a context of its own and run to the end (``run=False``: only opened); yields the page."""
+        notebooks = root / "notebooks"
+        notebooks.mkdir(exist_ok=True)
+        kernel_env = {"STABLE_EXPLORE_HOME": str(root / "home"), **(env or {})}
+        if copy_from is None:
+            kernel = self.kernelspec(kernel_env)
+            write_notebook(notebooks / name, cells or [], kernel=kernel)
+        else:  # the same notebook, on this module's kernelspec (of the name it shows)
+            notebook = json.loads(copy_from.read_text())
+            kernel = self.kernelspec(kernel_env, notebook["metadata"]["kernelspec"]["display_name"])
+            notebook["metadata"]["kernelspec"]["name"] = kernel
+            (notebooks / name).write_text(json.dumps(notebook, indent=1))
+        folder = notebooks.relative_to(self.served).as_posix()
+        self._workspaces[f"{folder}/{name}"] = kernel
+        self.reset_theme()
+        context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        try:
+            page = context.new_page()
+            open_notebook(page, self.url, f"{folder}/{name}", workspace=kernel)
+            if run:
+                run_all(page)
+            yield page
+        finally:
+            context.close()
+            self.shutdown_kernels(folder)
+            self.reset_theme()
+
+
+@contextmanager
+def shared_lab(root: Path, served: Path) -> Iterator[SharedLab]:
+    """Start the session's :class:`SharedLab` (server and Chromium); stop both on exit."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        lab = SharedLab(root, served, browser)
+        try:
+            with jupyter_lab(root, served, {}) as url:
+                lab.url = url
+                yield lab
+        finally:
+            browser.close()

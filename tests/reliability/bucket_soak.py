@@ -130,8 +130,11 @@ def soak(
     seed: int = 0,
     stop_server: tuple[float, float] = (3.0, 8.0),
     hang_after: float = 60.0,
+    gap: tuple[float, float] = (2.0, 6.0),
 ) -> SoakReport:
-    """Run every participant on ``url`` for ``seconds`` with faults; check every ref against what was acknowledged."""
+    """Run every participant on ``url`` for ``seconds`` with faults; check every ref against what was acknowledged.
+
+    ``gap``: the seconds between one fault's end and the next one (a short soak packs them closer)."""
     import stable_explore as se
 
     rng = random.Random(seed)
@@ -152,7 +155,7 @@ def soak(
         procs[role] = _start(role, url, until, scratch / f"machine-{role}", seed * 10 + n, env)
     restarts = 0
     while time.time() < until - 5:
-        time.sleep(rng.uniform(2.0, 6.0))
+        time.sleep(rng.uniform(*gap))
         if time.time() >= until - 5:
             break
         if rng.random() < 0.5:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, SharedLab
 
 pytestmark = pytest.mark.browser
 
@@ -62,8 +62,8 @@ browser"""
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "boxes.ipynb", [NOTEBOOK], viewport=(1280, 1100)) as page:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "boxes.ipynb", [NOTEBOOK], viewport=(1280, 1100)) as page:
         yield page
 
 

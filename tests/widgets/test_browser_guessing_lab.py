@@ -10,18 +10,15 @@ marked modified.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, wait_grid_rows, write_notebook
+from tests.lab import CHROMIUM, SharedLab, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -99,33 +96,19 @@ def set_theme(page: Any, theme: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
-    from playwright.sync_api import sync_playwright
-
+def lab(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[tuple[Any, Path]]:
     root = tmp_path_factory.mktemp("guessing")
-    notebooks = root / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "guess.ipynb", CELLS)
-    env = {"STABLE_EXPLORE_HOME": str(root / "home"), "PYTHONPATH": str(REPO)}
-    with jupyter_lab(root, notebooks, env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 1400})
-        try:
-            page = context.new_page()
-            open_notebook(page, url, "guess.ipynb")
-            run_all(page)
-            wait_ready(page)
-            page.wait_for_function(
-                "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[5].querySelector('[data-testid=se-diff]')",
-                timeout=180_000,
-            )
-            yield page, url
-        finally:
-            context.close()
-            browser.close()
+    env = {"PYTHONPATH": str(REPO)}
+    with lab_server.notebook(root, "guess.ipynb", CELLS, env=env, viewport=(1280, 1400)) as page:
+        wait_ready(page)
+        page.wait_for_function(
+            "() => document.querySelectorAll('.jp-Notebook .jp-Cell')[5].querySelector('[data-testid=se-diff]')",
+            timeout=180_000,
+        )
+        yield page, root
 
 
-def test_search_covers_keys_and_an_empty_result_says_so(lab: tuple[Any, str]) -> None:
+def test_search_covers_keys_and_an_empty_result_says_so(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     search = page.locator("[data-testid=se-search]")
     assert search.get_attribute("placeholder") == "search keys…"  # the digits have no string column
@@ -148,7 +131,7 @@ def test_search_covers_keys_and_an_empty_result_says_so(lab: tuple[Any, str]) ->
     wait_ready(page)
 
 
-def test_go_to_jumps_on_enter_and_typing_replaces(lab: tuple[Any, str]) -> None:
+def test_go_to_jumps_on_enter_and_typing_replaces(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     jump = page.locator("[data-testid=se-jump]")
     pager = page.locator("[data-testid=se-page]")
@@ -168,7 +151,7 @@ def test_go_to_jumps_on_enter_and_typing_replaces(lab: tuple[Any, str]) -> None:
     wait_ready(page)
 
 
-def test_a_histogram_slot_is_clickable_and_its_count_is_the_filters(lab: tuple[Any, str]) -> None:
+def test_a_histogram_slot_is_clickable_and_its_count_is_the_filters(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     slots = page.locator("[data-testid=se-histogram][data-column='ink'] [data-testid=se-hist-slot]")
     assert slots.count() == 16
@@ -189,7 +172,7 @@ def test_a_histogram_slot_is_clickable_and_its_count_is_the_filters(lab: tuple[A
     wait_ready(page)
 
 
-def test_cursor_detail_pane_and_controls(lab: tuple[Any, str]) -> None:
+def test_cursor_detail_pane_and_controls(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     widget = page.locator("[data-testid=se-browser]")
     widget.focus()
@@ -250,7 +233,7 @@ def test_cursor_detail_pane_and_controls(lab: tuple[Any, str]) -> None:
     wait_ready(page)
 
 
-def test_label_badges_are_readable_in_light_and_dark(lab: tuple[Any, str]) -> None:
+def test_label_badges_are_readable_in_light_and_dark(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     ARTIFACTS.mkdir(exist_ok=True)
     for theme in ("JupyterLab Light", "JupyterLab Dark"):
@@ -274,7 +257,7 @@ def test_label_badges_are_readable_in_light_and_dark(lab: tuple[Any, str]) -> No
     set_theme(page, "JupyterLab Light")
 
 
-def test_ctrl_s_in_the_widget_saves_the_notebook(lab: tuple[Any, str]) -> None:
+def test_ctrl_s_in_the_widget_saves_the_notebook(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     page.evaluate("() => { window.jupyterapp.shell.currentWidget.context.model.dirty = true; }")
     page.locator("[data-testid=se-thumb][data-row='2']").click()
@@ -285,7 +268,7 @@ def test_ctrl_s_in_the_widget_saves_the_notebook(lab: tuple[Any, str]) -> None:
     page.keyboard.press("Escape")
 
 
-def test_the_status_after_a_save_is_one_short_line_that_clears(lab: tuple[Any, str]) -> None:
+def test_the_status_after_a_save_is_one_short_line_that_clears(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     page.click("[data-testid=se-thumb][data-row='4']")
     page.click("[data-testid=se-flag]")
@@ -308,7 +291,7 @@ def test_the_status_after_a_save_is_one_short_line_that_clears(lab: tuple[Any, s
     wait_ready(page)
 
 
-def test_the_diff_shows_bars_and_the_progress_bars_are_html(lab: tuple[Any, str]) -> None:
+def test_the_diff_shows_bars_and_the_progress_bars_are_html(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     diff = cell_output(page, 5)
     assert diff.locator("[data-testid=se-diff-bars]").count() == 1
@@ -324,7 +307,7 @@ def test_the_diff_shows_bars_and_the_progress_bars_are_html(lab: tuple[Any, str]
         assert cell_output(page, index).locator(".jupyter-widgets").count() == 0  # no ipywidget
 
 
-def test_timings_measured_in_the_page(lab: tuple[Any, str]) -> None:
+def test_timings_measured_in_the_page(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     timings = page.evaluate(
         """async () => {
@@ -372,7 +355,7 @@ def test_timings_measured_in_the_page(lab: tuple[Any, str]) -> None:
     page.keyboard.press("Escape")
 
 
-def test_a_kernel_restart_is_said_and_disables_the_controls(lab: tuple[Any, str]) -> None:
+def test_a_kernel_restart_is_said_and_disables_the_controls(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     dead = page.locator("[data-testid=se-dead]")
     assert dead.is_hidden()
@@ -391,22 +374,20 @@ def test_a_kernel_restart_is_said_and_disables_the_controls(lab: tuple[Any, str]
     page.locator("[data-testid=se-browser]").screenshot(path=str(ARTIFACTS / "browser-kernel-restarted.png"))
 
 
-def test_reopened_on_a_new_kernel_no_model_not_found_and_not_modified(lab: tuple[Any, str]) -> None:
-    page, url = lab
+def test_reopened_on_a_new_kernel_no_model_not_found_and_not_modified(
+    lab: tuple[Any, Path], lab_server: SharedLab
+) -> None:
+    page, root = lab
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
-    saved = json.loads(urllib.request.urlopen(f"{url}/api/contents/guess.ipynb").read())["content"]
+    saved = lab_server.saved(root, "guess.ipynb")
     mimes = [set(o.get("data", {})) for c in saved["cells"] for o in c.get("outputs", [])]
     widget_outputs = [m for m in mimes if "application/vnd.jupyter.widget-view+json" in m]
     assert len(widget_outputs) == 1  # the browser only: progress bars are HTML
     page.evaluate(
         "async () => { try { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); } catch {} }"
     )
-    for session in json.loads(urllib.request.urlopen(f"{url}/api/sessions").read()):  # the kernel is gone for good
-        with contextlib.suppress(urllib.error.HTTPError):  # a session being shut down already
-            urllib.request.urlopen(urllib.request.Request(f"{url}/api/sessions/{session['id']}", method="DELETE"))
-    page.reload()
-    open_notebook(page, url, "guess.ipynb")
+    lab_server.reopen(page, root, "guess.ipynb")  # the kernel is gone for good
     cell_output(page, 1).locator("[data-testid=se-static]").wait_for(state="visible", timeout=60_000)
     page.wait_for_timeout(3000)  # what JupyterLab does after opening has happened
     shown = page.locator(".jp-Notebook").inner_text()

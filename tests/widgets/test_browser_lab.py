@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell
+from tests.lab import CHROMIUM, SharedLab, run_cell
 
 pytestmark = pytest.mark.browser
 
@@ -48,9 +48,9 @@ ds""",
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     cells = [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), *NOTEBOOK_CELLS[1:]]
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "browse.ipynb", cells) as page:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "browse.ipynb", cells) as page:
         yield page
 
 

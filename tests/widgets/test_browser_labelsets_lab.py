@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until, screenshot_dark, wait_grid_rows
+from tests.lab import CHROMIUM, SharedLab, run_cell_until, screenshot_dark, wait_grid_rows
 from tests.widgets.test_browser_boxes_lab import NOTEBOOK
 
 pytestmark = pytest.mark.browser
@@ -47,9 +47,9 @@ FILTERED = 'print("filtered", [f.get("class_name") for f in evaluated.field_filt
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     cells = [NOTEBOOK, ROLES, EVALUATE, FP_SCORES, SHOWN, SAVED, FILTERED]
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "labelsets.ipynb", cells, viewport=(1280, 1200)) as page:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "labelsets.ipynb", cells, viewport=(1280, 1200)) as page:
         yield page
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, SharedLab
 from tests.widgets.test_browser_boxes_lab import SHOTS, boxes_on, wait_count
 
 pytestmark = pytest.mark.browser
@@ -46,8 +46,8 @@ browser"""
 
 
 @pytest.fixture(scope="module")
-def mask_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with notebook_in_chromium(
+def mask_page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
+    with lab_server.notebook(
         tmp_path_factory.mktemp("lab"), "masks.ipynb", [MASK_NOTEBOOK], viewport=(1280, 900)
     ) as page:
         yield page

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, SharedLab
 
 pytestmark = pytest.mark.browser
 
@@ -27,9 +27,9 @@ CELLS = [
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("nb7")
-    with notebook_in_chromium(root, "tiles.ipynb", CELLS, app="notebook", viewport=(1300, 1000)) as page:
+    with lab_server.notebook7(root, "tiles.ipynb", CELLS, viewport=(1300, 1000)) as page:
         yield page
 
 

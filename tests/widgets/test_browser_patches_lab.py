@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell, wait_grid_rows
+from tests.lab import CHROMIUM, SharedLab, run_cell, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -61,9 +61,9 @@ print("CHANGED", changed, "FIRST", [names[after[r][0]["category"]] for r in chan
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("lab")
-    with notebook_in_chromium(root, "patches.ipynb", [BUILD, READ_BACK], viewport=(1280, 1100)) as page:
+    with lab_server.notebook(root, "patches.ipynb", [BUILD, READ_BACK], viewport=(1280, 1100)) as page:
         yield page
 
 

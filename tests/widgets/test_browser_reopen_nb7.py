@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, write_notebook
+from tests.lab import CHROMIUM, SharedLab, jupyter_lab, open_notebook, run_all, write_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -31,17 +31,14 @@ CELLS = [
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
-    from playwright.sync_api import sync_playwright
-
+def session(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[tuple[Any, str]]:
     root = tmp_path_factory.mktemp("nb7-reopen")
     notebooks = root / "notebooks"
     notebooks.mkdir()
     write_notebook(notebooks / "tiles.ipynb", CELLS)
     env = {"STABLE_EXPLORE_HOME": str(root / "home"), "PYTHONPATH": str(REPO)}
-    with jupyter_lab(root, notebooks, env, app="notebook") as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 1200})
+    with jupyter_lab(root, notebooks, env, app="notebook") as url:
+        context = lab_server.browser.new_context(viewport={"width": 1280, "height": 1200})  # the session's Chromium
         try:
             page = context.new_page()
             open_notebook(page, url, "tiles.ipynb", app="notebook")
@@ -49,7 +46,6 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str
             yield page, url
         finally:
             context.close()
-            browser.close()
 
 
 def test_reopened_notebook_7_shows_the_snapshot(session: tuple[Any, str]) -> None:

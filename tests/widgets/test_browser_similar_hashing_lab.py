@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, SharedLab
 
 pytestmark = pytest.mark.browser
 
@@ -49,9 +49,9 @@ browser""",
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
+def lab(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[tuple[Any, Path]]:
     root = tmp_path_factory.mktemp("lab")
-    with notebook_in_chromium(root, "hashing.ipynb", CELLS) as page:
+    with lab_server.notebook(root, "hashing.ipynb", CELLS) as page:
         yield page, root / "home" / "ramps" / "signals"
 
 

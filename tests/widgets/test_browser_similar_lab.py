@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from stable_explore.signals import nearest_rows
-from tests.lab import CHROMIUM, notebook_in_chromium, wait_grid_rows
+from tests.lab import CHROMIUM, SharedLab, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -56,9 +56,9 @@ plain.browse(page_size=24)""",
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     cells = [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), NOTEBOOK_CELLS[1].format()]
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "similar.ipynb", cells) as page:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "similar.ipynb", cells) as page:
         yield page
 
 

@@ -7,16 +7,13 @@ Screenshots go to docs/_static/screenshots/ (for the docs and the README).
 
 from __future__ import annotations
 
-import json
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, run_cell, write_notebook
+from tests.lab import CHROMIUM, SharedLab, run_cell
 
 pytestmark = pytest.mark.browser
 
@@ -55,34 +52,15 @@ ds""",
 ]
 
 
-@contextmanager
-def lab_page(root: Path) -> Iterator[tuple[Any, str, Any]]:
-    """JupyterLab whose kernels import this worktree, one Chromium page on the notebook, run to the end."""
-    from playwright.sync_api import sync_playwright
-
-    notebooks = root / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "themes.ipynb", CELLS)
-    env = {"STABLE_EXPLORE_HOME": str(root / "home"), "PYTHONPATH": str(REPO)}
-    with jupyter_lab(root, notebooks, env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]})
-        try:
-            page = context.new_page()
-            open_notebook(page, url, "themes.ipynb")
-            run_all(page)
-            yield page, url, context
-        finally:
-            context.close()
-            browser.close()
-
-
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str, Any]]:
+def lab(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[tuple[Any, Path]]:
+    """The notebook, its kernel importing this worktree, run to the end in a page of its own."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with lab_page(tmp_path_factory.mktemp("themes")) as session:
-        session[0].wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=180_000)
-        yield session
+    root = tmp_path_factory.mktemp("themes")
+    env = {"PYTHONPATH": str(REPO)}
+    with lab_server.notebook(root, "themes.ipynb", CELLS, env=env, viewport=VIEWPORT) as page:
+        page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=180_000)
+        yield page, root
 
 
 def cell_output(page: Any, index: int) -> Any:
@@ -124,12 +102,12 @@ def contrast(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def test_kernel_imports_this_worktree(lab: tuple[Any, str, Any]) -> None:
+def test_kernel_imports_this_worktree(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     assert f"IMPORTED {REPO / 'stable_explore'}" in cell_output(page, 0).inner_text()
 
 
-def test_layout_at_a_laptop_width(lab: tuple[Any, str, Any]) -> None:
+def test_layout_at_a_laptop_width(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     widget = page.locator("[data-testid=se-browser]")
     width = widget.evaluate("e => e.getBoundingClientRect().width")
@@ -191,7 +169,7 @@ def test_layout_at_a_laptop_width(lab: tuple[Any, str, Any]) -> None:
     wait_status(page, "0 selected")
 
 
-def test_value_filters_sort_and_histograms(lab: tuple[Any, str, Any]) -> None:
+def test_value_filters_sort_and_histograms(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     assert page.locator("[data-testid=se-histogram][data-column='ink']").count() == 1
     page.select_option("[data-testid=se-field]", "ink")
@@ -242,7 +220,7 @@ def test_value_filters_sort_and_histograms(lab: tuple[Any, str, Any]) -> None:
     page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=60_000)
 
 
-def test_light_and_dark_themes(lab: tuple[Any, str, Any]) -> None:
+def test_light_and_dark_themes(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     widget = page.locator("[data-testid=se-browser]")
     page.dblclick("[data-testid=se-thumb][data-row='5']")
@@ -288,7 +266,7 @@ def test_light_and_dark_themes(lab: tuple[Any, str, Any]) -> None:
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
 
 
-def test_save_refreshes_the_detail_and_the_diff_shows_galleries(lab: tuple[Any, str, Any]) -> None:
+def test_save_refreshes_the_detail_and_the_diff_shows_galleries(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     detail_at = "(row) => document.querySelector('[data-testid=se-detail]').dataset.row === row"
     page.dblclick("[data-testid=se-thumb][data-row='10']")
@@ -343,19 +321,18 @@ def test_save_refreshes_the_detail_and_the_diff_shows_galleries(lab: tuple[Any, 
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
 
 
-def test_a_saved_notebook_reopened_shows_the_static_snapshot(lab: tuple[Any, str, Any]) -> None:
-    page, url, _ = lab
+def test_a_saved_notebook_reopened_shows_the_static_snapshot(lab: tuple[Any, Path], lab_server: SharedLab) -> None:
+    page, root = lab
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
-    saved = json.loads(urllib.request.urlopen(f"{url}/api/contents/themes.ipynb").read())["content"]
+    saved = lab_server.saved(root, "themes.ipynb")
     outputs = saved["cells"][1]["outputs"]
     assert "se-static" in outputs[0]["data"]["text/html"]
     assert "application/vnd.jupyter.widget-view+json" in outputs[1]["data"]
     assert "widgets" not in saved["metadata"]  # no widget state saved: the case that showed the error
     # a fresh kernel, as after a restart of the server: the browser's model is gone
     page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }")
-    page.reload()
-    open_notebook(page, url, "themes.ipynb")
+    lab_server.reopen(page, root, "themes.ipynb")
     page.wait_for_function(
         """() => [...document.querySelectorAll('.jp-OutputArea-output')]
                  .some(e => e.textContent.includes('model not found'))""",

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium
+from tests.lab import CHROMIUM, SharedLab
 from tests.widgets.test_browser_boxes_lab import SHOTS, wait_count
 
 pytestmark = pytest.mark.browser
@@ -55,8 +55,8 @@ ShardBrowser(clips, page_size=48, thumb_size=128, cache=ThumbnailCache()) if col
 
 
 @pytest.fixture(scope="module")
-def video_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with notebook_in_chromium(
+def video_page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
+    with lab_server.notebook(
         tmp_path_factory.mktemp("lab"), "videos.ipynb", [VIDEO_NOTEBOOK, COLD_NOTEBOOK], viewport=(1400, 1000)
     ) as page:
         page.locator("[data-testid=se-browser]").wait_for(timeout=180_000)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell, screenshot_dark, wait_grid_rows
+from tests.lab import CHROMIUM, SharedLab, run_cell, screenshot_dark, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -66,8 +66,8 @@ matrix""",
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "boxes.ipynb", CELLS, viewport=(1400, 1700)) as page:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "boxes.ipynb", CELLS, viewport=(1400, 1700)) as page:
         yield page
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from stable_explore.signals import pca_2d, rows_in_polygon
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until
+from tests.lab import CHROMIUM, SharedLab, run_cell_until
 
 pytestmark = pytest.mark.browser
 
@@ -50,9 +50,9 @@ big_map = EmbeddingMap(ds, vectors)""",
 
 
 @pytest.fixture(scope="module")
-def big_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def big_page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     cells = [BIG_CELLS[0].format(n=BIG), *BIG_CELLS[1:]]
-    with notebook_in_chromium(tmp_path_factory.mktemp("biglab"), "big.ipynb", cells) as page:
+    with lab_server.notebook(tmp_path_factory.mktemp("biglab"), "big.ipynb", cells) as page:
         page.wait_for_selector(f"[data-testid=se-map-canvas][data-ready='points-{BIG}']", timeout=300_000)
         page.wait_for_selector("[data-testid=se-map-canvas][data-grid='ready']", timeout=60_000)
         page.locator("[data-testid=se-map]").scroll_into_view_if_needed()

@@ -19,7 +19,7 @@ import pytest
 from PIL import Image as PILImage
 
 from stable_explore.signals import pca_2d, rows_in_box, rows_in_polygon
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell_until
+from tests.lab import CHROMIUM, SharedLab, run_cell_until
 
 pytestmark = pytest.mark.browser
 
@@ -58,9 +58,9 @@ print("BUILT", len(ds))""",
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
     cells = [NOTEBOOK_CELLS[0].format(names=DIGIT_NAMES), *NOTEBOOK_CELLS[1:]]
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "map.ipynb", cells) as page:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "map.ipynb", cells) as page:
         yield page
 
 

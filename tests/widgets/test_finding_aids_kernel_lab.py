@@ -9,17 +9,13 @@ the panel's list) with a note to run the cell. Screenshots go to test-artifacts/
 
 from __future__ import annotations
 
-import contextlib
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook, run_all, write_notebook
+from tests.lab import CHROMIUM, SharedLab
 
 pytestmark = pytest.mark.browser
 
@@ -48,25 +44,11 @@ panel""",
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
-    from playwright.sync_api import sync_playwright
-
+def lab(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[tuple[Any, Path]]:
     root = tmp_path_factory.mktemp("aids")
-    notebooks = root / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "aids.ipynb", CELLS)
-    env = {"STABLE_EXPLORE_HOME": str(root / "home"), "PYTHONPATH": str(REPO)}
-    with jupyter_lab(root, notebooks, env) as url, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 1400})
-        try:
-            page = context.new_page()
-            open_notebook(page, url, "aids.ipynb")
-            run_all(page)
-            yield page, url
-        finally:
-            context.close()
-            browser.close()
+    env = {"PYTHONPATH": str(REPO)}
+    with lab_server.notebook(root, "aids.ipynb", CELLS, env=env, viewport=(1280, 1400)) as page:
+        yield page, root
 
 
 def _drag_box(page: Any) -> None:
@@ -80,7 +62,7 @@ def _drag_box(page: Any) -> None:
     page.keyboard.up("Shift")
 
 
-def test_after_a_kernel_restart_the_map_and_the_panel_say_so_and_stop(lab: tuple[Any, str]) -> None:
+def test_after_a_kernel_restart_the_map_and_the_panel_say_so_and_stop(lab: tuple[Any, Path]) -> None:
     page = lab[0]
     panel = page.locator("[data-testid=se-issues]")
     panel.wait_for(timeout=180_000)
@@ -118,11 +100,13 @@ def test_after_a_kernel_restart_the_map_and_the_panel_say_so_and_stop(lab: tuple
     widget.screenshot(path=str(ARTIFACTS / "map-kernel-restarted.png"))
 
 
-def test_reopened_on_a_new_kernel_they_show_a_snapshot_not_model_not_found(lab: tuple[Any, str]) -> None:
-    page, url = lab
+def test_reopened_on_a_new_kernel_they_show_a_snapshot_not_model_not_found(
+    lab: tuple[Any, Path], lab_server: SharedLab
+) -> None:
+    page, root = lab
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
-    saved = json.loads(urllib.request.urlopen(f"{url}/api/contents/aids.ipynb").read())["content"]
+    saved = lab_server.saved(root, "aids.ipynb")
     for cell in saved["cells"]:  # each widget is saved with its snapshot before it
         kinds = [set(o.get("data", {})) for o in cell["outputs"]]  # (a signal's progress bar before them)
         assert kinds[-2] == {"text/html"}
@@ -130,11 +114,7 @@ def test_reopened_on_a_new_kernel_they_show_a_snapshot_not_model_not_found(lab: 
     page.evaluate(
         "async () => { try { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); } catch {} }"
     )
-    for session in json.loads(urllib.request.urlopen(f"{url}/api/sessions").read()):  # the kernel is gone for good
-        with contextlib.suppress(urllib.error.HTTPError):
-            urllib.request.urlopen(urllib.request.Request(f"{url}/api/sessions/{session['id']}", method="DELETE"))
-    page.reload()
-    open_notebook(page, url, "aids.ipynb")
+    lab_server.reopen(page, root, "aids.ipynb")  # the kernel is gone for good
     cells = page.locator(".jp-Notebook .jp-Cell")
     panel = cells.nth(0).locator(".jp-OutputArea [data-testid=se-static]")
     panel.wait_for(state="visible", timeout=60_000)

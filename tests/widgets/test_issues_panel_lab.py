@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, notebook_in_chromium, run_cell
+from tests.lab import CHROMIUM, SharedLab, run_cell
 
 pytestmark = pytest.mark.browser
 
@@ -37,8 +37,8 @@ panel""",
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    with notebook_in_chromium(tmp_path_factory.mktemp("lab"), "issues.ipynb", CELLS) as page:
+def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
+    with lab_server.notebook(tmp_path_factory.mktemp("lab"), "issues.ipynb", CELLS) as page:
         yield page
 
 

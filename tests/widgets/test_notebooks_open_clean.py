@@ -2,8 +2,8 @@
 
 JupyterLab rewrites a notebook's kernelspec and language_info with what the kernel reports when it
 connects; a notebook whose metadata differs is then "modified" before the user did anything, and
-closing it asks "Save changes?". Each notebook in notebooks/ is opened, on a fresh server whose
-kernel is ipykernel's, and must stay clean.
+closing it asks "Save changes?". Each notebook in notebooks/ is opened, on the session's shared server
+(whose python3 kernel is ipykernel's), and must stay clean.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab import CHROMIUM, CHROMIUM_ARGS, jupyter_lab, open_notebook
+from tests.lab import CHROMIUM, SharedLab, open_notebook
 
 pytestmark = pytest.mark.browser
 
@@ -24,31 +24,25 @@ pytest.importorskip("playwright.sync_api", reason="playwright is in the test ext
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
-def test_every_shipped_notebook_opens_clean(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_every_shipped_notebook_opens_clean(tmp_path: Path, lab_server: SharedLab) -> None:
     served = tmp_path / "notebooks"
     served.mkdir()
     names = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
     assert len(names) >= 5
     for name in names:
         shutil.copy2(NOTEBOOKS / name, served / name)
+    folder = served.relative_to(lab_server.served).as_posix()
     dirty: list[str] = []
-    with (
-        jupyter_lab(tmp_path, served, {"STABLE_EXPLORE_HOME": str(tmp_path / "home")}) as url,
-        sync_playwright() as playwright,
-    ):
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    for number, name in enumerate(names):
+        page = lab_server.browser.new_page()
         try:
-            for number, name in enumerate(names):
-                page = browser.new_page()
-                open_notebook(page, url, name, workspace=f"w{number}")  # alone in its own workspace
-                page.wait_for_timeout(2000)  # what JupyterLab does after the kernel connects has happened
-                if page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty"):
-                    dirty.append(name)
-                page.close()
+            open_notebook(page, lab_server.url, f"{folder}/{name}", workspace=f"clean{number}")  # alone in a workspace
+            page.wait_for_timeout(2000)  # what JupyterLab does after the kernel connects has happened
+            if page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty"):
+                dirty.append(name)
         finally:
-            browser.close()
+            page.close()
+            lab_server.shutdown_kernels(folder)  # one kernel at a time on a 2-core machine
     assert dirty == [], f"marked modified right after opening: {dirty}"
     for name in names:  # opening saved nothing
         assert (served / name).read_bytes() == (NOTEBOOKS / name).read_bytes()
