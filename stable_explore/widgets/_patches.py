@@ -334,19 +334,7 @@ class PatchesBrowser(ShardBrowser):
         index = index_dataset(self.patches, self._home)
         self._crops_of = {index.version: self.patches}
         state.detail_row = None
-        self._set_draft(None)
-        self.selected = []
-        self.flagged = []
-        state.reopen(index)
-        state.opened = PatchOpened.of(index)
-        state.ready = False
-        try:
-            for name, value in self._described().items():
-                setattr(self, name, value)
-            self.shard = -1
-        finally:
-            state.ready = True
-        self._refilter()
+        self._browse_saved(index, PatchOpened.of(index))
         if saved.version == old.version:
             self.status = f"nothing to save: the edits change no box of {old.ref}"
         else:

@@ -14,6 +14,7 @@ from stable_explore.widgets._members import BrowserMembers
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._state import Opened
 
 __all__ = ["SelectionMixin"]
 
@@ -112,6 +113,24 @@ class SelectionMixin(BrowserMembers):
         """Forget the pending edits."""
         self._set_draft(None)
 
+    def _browse_saved(self, ds: CachedDataset, opened: Opened | None = None) -> None:
+        """After a save: no draft, selection or flags; browse ``ds`` (as ``opened`` when given), refiltered once."""
+        state = self._state
+        self._set_draft(None)
+        self.selected = []
+        self.flagged = []
+        state.reopen(ds)
+        if opened is not None:
+            state.opened = opened
+        state.ready = False  # one refilter (and one page) for all these changes, not one each
+        try:
+            for name, value in self._described().items():
+                setattr(self, name, value)
+            self.shard = -1
+        finally:
+            state.ready = True
+        self._refilter()
+
     def save(self, message: str | None = None, **options: Any) -> CachedDataset:
         """Write the pending edits as a new version, and browse it. Returns the new version."""
         state = self._state
@@ -123,18 +142,7 @@ class SelectionMixin(BrowserMembers):
         detail_key = old.select([state.detail_row]).keys()[0] if state.detail_row is not None else None
         summary = self.pending
         saved = state.draft.save(message, **{"progress": False, **options})
-        self._set_draft(None)
-        self.selected = []
-        self.flagged = []
-        state.reopen(saved)
-        state.ready = False  # one refilter (and one page) for all these changes, not one each
-        try:
-            for name, value in self._described().items():
-                setattr(self, name, value)
-            self.shard = -1
-        finally:
-            state.ready = True
-        self._refilter()
+        self._browse_saved(saved)
         # one short line: which version, how many rows, what changed (its build_info has the long story)
         if saved.version == old.version:
             self.status = f"nothing to save: the edits change no row of {old.ref}"
