@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
         "_frames",
         "_arrays",
         "_lance_fork",
+        "_json",
     },  # plain helpers every layer may use
     {"schema"},  # feature types
     {"storage"},  # format/, backends/, read/, write/, check/

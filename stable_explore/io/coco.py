@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
+from typing_extensions import NotRequired, TypedDict, TypeIs
+
+from stable_explore._json import Json, JsonObject
 from stable_explore.dataset._export_target import export_file, export_folder, write_export_marker
 from stable_explore.errors import (
     AnnotationError,
@@ -38,10 +41,67 @@ from stable_explore.storage.backends.fsutil import publish_dir, temp_dir_beside
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["CocoImport", "coco_rows", "read_coco", "write_coco"]
+__all__ = ["CocoImport", "CocoRow", "coco_rows", "read_coco", "write_coco"]
 
 _SLACK = 1.0  # pixels a ground-truth box may reach past the image's edge (rounding in other tools' exports)
 _WRITER = "stable-explore to_coco"  # info.description of the files to_coco writes (it overwrites those only)
+
+ImageId: TypeAlias = int | str  # COCO's image ids are ints; some tools' exports use strings
+Box: TypeAlias = JsonObject  # one box of a row: 'bbox', 'category', maybe 'id' and 'score', the file's other keys
+
+
+class CocoRow(TypedDict):
+    """One image of a COCO file as a row to build: its file, boxes and the fields of its 'images' entry."""
+
+    image: Path
+    objects: list[Box]
+    image_id: ImageId
+    file_name: str
+    width: int
+    height: int
+    predictions: NotRequired[list[Box]]
+
+
+class _CheckedImage(TypedDict):
+    """An 'images' entry once read and checked, with the path of its file."""
+
+    path: Path
+    file_name: str
+    width: int
+    height: int
+
+
+class _ImageEntry(TypedDict):
+    """An 'images' entry as to_coco writes it (the size None when the row has none and no image to read it from)."""
+
+    id: ImageId
+    file_name: str
+    width: int | None
+    height: int | None
+
+
+class _Category(TypedDict):
+    """A 'categories' entry."""
+
+    id: int
+    name: str
+
+
+class _Info(TypedDict):
+    """The 'info' object to_coco writes: ``description`` is how it knows a file it may overwrite."""
+
+    description: str
+    version: str
+    dataset: str | None
+
+
+class _Document(TypedDict):
+    """A COCO detection file as to_coco writes it (annotations are objects: a box's attributes become keys)."""
+
+    info: _Info
+    images: list[_ImageEntry]
+    annotations: list[dict[str, object]]
+    categories: list[_Category]
 
 
 @dataclass(frozen=True)
@@ -49,7 +109,7 @@ class CocoImport:
     """A checked COCO file: the features of its rows, and the rows as ``(image id, row)`` pairs."""
 
     features: Features
-    rows: list[tuple[Any, dict[str, Any]]]
+    rows: list[tuple[ImageId, CocoRow]]
 
 
 def read_coco(
@@ -88,34 +148,39 @@ def read_coco(
     objects = _boxes(document.get("annotations", []), path, images, categories, results=False)
     names = [name for _, name in categories]
     ids = [category_id for category_id, _ in categories]
-    columns: dict[str, Any] = {"image": Image(), "objects": Boxes(names=names, category_ids=ids)}
+    columns: dict[str, Image | Boxes | Value] = {"image": Image(), "objects": Boxes(names=names, category_ids=ids)}
     id_type = "string" if any(isinstance(i, str) for i in images) else "int64"
     columns.update(image_id=Value(id_type), file_name=Value("string"), width=Value("int64"), height=Value("int64"))
-    found: dict[Any, list[dict[str, Any]]] | None = None
+    found: dict[ImageId, list[Box]] | None = None
     if predictions is not None:
         found = _boxes(_results(Path(predictions)), Path(predictions), images, categories, results=True)
         columns["predictions"] = Boxes(names=names, category_ids=ids)
-    rows = []
+    rows: list[tuple[ImageId, CocoRow]] = []
     for image_id, image in images.items():
-        row = {"image": image["path"], "objects": objects.get(image_id, []), "image_id": image_id}
-        row.update(file_name=image["file_name"], width=image["width"], height=image["height"])
+        row = CocoRow(
+            image=image["path"],
+            objects=objects.get(image_id, []),
+            image_id=image_id,
+            file_name=image["file_name"],
+            width=image["width"],
+            height=image["height"],
+        )
         if found is not None:
             row["predictions"] = found.get(image_id, [])
         rows.append((image_id, row))
     return CocoImport(Features(columns), rows)
 
 
-def coco_rows(
-    annotations: str, images_dir: str, predictions: str | None = None
-) -> Iterator[tuple[Any, dict[str, Any]]]:
+def coco_rows(annotations: str, images_dir: str, predictions: str | None = None) -> Iterator[tuple[ImageId, CocoRow]]:
     """The rows of a COCO file, for a build (its arguments are paths: their files are the fingerprint)."""
     yield from read_coco(annotations, images_dir, predictions, check_sizes=False).rows
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path) -> Json:
     try:
         with path.open("rb") as handle:
-            return json.load(handle)
+            document: Json = json.load(handle)
+            return document
     except OSError as exc:
         msg = f"cannot read the file: {exc.strerror or exc}"
         raise AnnotationError(msg, path=path) from exc
@@ -124,16 +189,21 @@ def _load(path: Path) -> Any:
         raise AnnotationError(msg, path=path) from exc
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeIs[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _categories(entries: Any, path: Path) -> list[tuple[int, str]]:
+def _is_number(value: object) -> TypeIs[int | float]:
+    """A finite int or float (a bool is no number here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _categories(entries: Json, path: Path) -> list[tuple[int, str]]:
     if not isinstance(entries, list) or not entries:
         msg = "expected a non-empty 'categories' list of {'id': int, 'name': str}"
         raise AnnotationError(msg, path=path)
-    seen: dict[Any, str] = {}
-    names: dict[str, Any] = {}
+    seen: dict[int, str] = {}
+    names: dict[str, int] = {}
     for entry in entries:
         category_id = entry.get("id") if isinstance(entry, Mapping) else None
         name = entry.get("name") if isinstance(entry, Mapping) else None
@@ -150,14 +220,14 @@ def _categories(entries: Any, path: Path) -> list[tuple[int, str]]:
     return sorted(seen.items())
 
 
-def _images(entries: Any, path: Path, folder: Path, *, check_sizes: bool = True) -> dict[Any, dict[str, Any]]:
+def _images(entries: Json, path: Path, folder: Path, *, check_sizes: bool = True) -> dict[ImageId, _CheckedImage]:
     if not isinstance(entries, list):
         msg = "expected an 'images' list of {'id', 'file_name', 'width', 'height'}"
         raise AnnotationError(msg, path=path)
-    images: dict[Any, dict[str, Any]] = {}
+    images: dict[ImageId, _CheckedImage] = {}
     for entry in entries:
-        image_id = entry.get("id") if isinstance(entry, Mapping) else None
-        if not (_is_int(image_id) or isinstance(image_id, str)):
+        image_id = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not (_is_int(image_id) or isinstance(image_id, str)):
             msg = f"expected an image with an int 'id', got {entry!r}"
             raise AnnotationError(msg, path=path)
         if image_id in images:
@@ -180,7 +250,7 @@ def _images(entries: Any, path: Path, folder: Path, *, check_sizes: bool = True)
     return images
 
 
-def _check_size(image_path: Path, width: int, height: int, *, path: Path, image: Any) -> None:
+def _check_size(image_path: Path, width: int, height: int, *, path: Path, image: ImageId) -> None:
     """The file's size as shown (a JPEG's EXIF rotation applied) must be the ``width`` x ``height`` its boxes use."""
     try:
         shown = file_displayed_size(image_path)
@@ -209,10 +279,12 @@ def _orientation_of(image_path: Path) -> int:
         return jpeg_orientation(handle.read(1 << 16))
 
 
-def _results(path: Path) -> Any:
+def _results(path: Path) -> list[Json]:
     document = _load(path)
-    if isinstance(document, Mapping) and isinstance(document.get("annotations"), list):
-        return document["annotations"]
+    if isinstance(document, dict):
+        annotations = document.get("annotations")
+        if isinstance(annotations, list):
+            return annotations
     if not isinstance(document, list):
         msg = "expected a COCO results list of {'image_id', 'category_id', 'bbox', 'score'}"
         raise AnnotationError(msg, path=path)
@@ -220,36 +292,36 @@ def _results(path: Path) -> Any:
 
 
 def _boxes(
-    entries: Any,
+    entries: Json,
     path: Path,
-    images: Mapping[Any, Mapping[str, Any]],
+    images: Mapping[ImageId, _CheckedImage],
     categories: list[tuple[int, str]],
     *,
     results: bool,
-) -> dict[Any, list[dict[str, Any]]]:
+) -> dict[ImageId, list[Box]]:
     """Each image's boxes, checked, in the file's order."""
     if not isinstance(entries, list):
         msg = "expected an 'annotations' list"
         raise AnnotationError(msg, path=path)
     index_of = {category_id: index for index, (category_id, _) in enumerate(categories)}
-    out: dict[Any, list[dict[str, Any]]] = {}
+    out: dict[ImageId, list[Box]] = {}
     for position, entry in enumerate(entries):
-        if not isinstance(entry, Mapping):
+        if not isinstance(entry, dict):
             msg = f"expected an annotation object, got {entry!r}"
             raise AnnotationError(msg, path=path, annotation=f"#{position}")
         annotation = entry.get("id", f"#{position}")
-        image_id = entry.get("image_id")
-        if image_id not in images:
-            msg = f"its image_id {image_id!r} is no image of the file's 'images'"
+        image_id = _reference(entry.get("image_id"))
+        if image_id is None or image_id not in images:
+            msg = f"its image_id {entry.get('image_id')!r} is no image of the file's 'images'"
             raise AnnotationError(msg, path=path, annotation=annotation)
-        category_id = entry.get("category_id")
-        if category_id not in index_of:
-            msg = f"category_id {category_id!r} has no name in 'categories' (ids {sorted(index_of)})"
+        category_id = _reference(entry.get("category_id"))
+        if not _is_int(category_id) or category_id not in index_of:
+            msg = f"category_id {entry.get('category_id')!r} has no name in 'categories' (ids {sorted(index_of)})"
             raise AnnotationError(msg, path=path, image=image_id, annotation=annotation)
-        bbox = _checked_bbox(entry.get("bbox"), images[image_id], results=results)
-        if bbox is not None:
-            raise AnnotationError(bbox, path=path, image=image_id, annotation=annotation)
-        box: dict[str, Any] = {"bbox": entry["bbox"], "category": index_of[category_id]}
+        problem = _checked_bbox(entry.get("bbox"), images[image_id], results=results)
+        if problem is not None:
+            raise AnnotationError(problem, path=path, image=image_id, annotation=annotation)
+        box: Box = {"bbox": entry["bbox"], "category": index_of[category_id]}
         if results:
             score = entry.get("score")
             if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
@@ -267,12 +339,19 @@ def _boxes(
     return out
 
 
-def _checked_bbox(bbox: Any, image: Mapping[str, Any], *, results: bool) -> str | None:
+def _reference(value: Json) -> ImageId | None:
+    """An image or category id as an annotation gives it: an int (``5.0`` read as ``5``) or a str, else None."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if _is_int(value) or isinstance(value, str) else None
+
+
+def _checked_bbox(bbox: Json, image: _CheckedImage, *, results: bool) -> str | None:
     """What is wrong with a box (x, y, width, height in pixels), or None."""
-    ok = isinstance(bbox, list) and len(bbox) == 4
-    if not ok or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in bbox):
+    numbers = [v for v in bbox if _is_number(v)] if isinstance(bbox, list) else []
+    if not isinstance(bbox, list) or len(bbox) != 4 or len(numbers) != 4:
         return f"expected 'bbox' as 4 finite numbers [x, y, width, height], got {bbox!r}"
-    x, y, w, h = bbox
+    x, y, w, h = numbers
     if w < 0 or h < 0:
         return f"the box {bbox} has a negative size ({w} x {h})"
     width, height = image["width"], image["height"]
@@ -317,8 +396,8 @@ def _write_coco_files(
     ds: CachedDataset, target: Path, folder: Path | None, column: str, feature: Boxes, image_column: str | None
 ) -> Path:
     ids = list(feature.category_ids or range(1, len(feature.names) + 1))
-    images: list[dict[str, Any]] = []
-    written: list[dict[str, Any]] = []
+    images: list[_ImageEntry] = []
+    written: list[dict[str, object]] = []
     keys = ds.keys()
     for position, row in enumerate(ds.with_format("python")):
         image = _image_entry(row, keys[position], position, image_column)
@@ -328,7 +407,7 @@ def _write_coco_files(
         for box in _stored_boxes(row.get(column)):
             written.append(_annotation(box, image, ids, feature))
     _number_annotations(written)
-    document = {
+    document: _Document = {
         "info": {"description": _WRITER, "version": ds.version, "dataset": ds.name},
         "images": images,
         "annotations": written,
@@ -355,17 +434,27 @@ def _check_target(target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
 
 
-def _image_entry(row: Mapping[str, Any], key: Any, position: int, image_column: str | None) -> dict[str, Any]:
+def _image_entry(row: Mapping[str, object], key: object, position: int, image_column: str | None) -> _ImageEntry:
     data = row.get(image_column) if image_column else None
     size = displayed_size(data) if isinstance(data, bytes) and ("width" not in row or "height" not in row) else None
     image_id = row.get("image_id", key if isinstance(key, int) else position)
     file_name = row.get("file_name") or f"{key}.{_extension(data)}"
     width = row["width"] if "width" in row else (size[0] if size else None)
     height = row["height"] if "height" in row else (size[1] if size else None)
+    where = f"to_coco: row {key!r} (index {position})"
+    if not (_is_int(image_id) or isinstance(image_id, str)):
+        msg = f"{where}: expected an int or str 'image_id', found {image_id!r}; fix the column or drop it"
+        raise SchemaError(msg)
+    if not isinstance(file_name, str):
+        msg = f"{where}: expected a str 'file_name', found {file_name!r}; fix the column or drop it"
+        raise SchemaError(msg)
+    if not (width is None or _is_int(width)) or not (height is None or _is_int(height)):
+        msg = f"{where}: expected int 'width' and 'height', found {width!r} x {height!r}; fix the columns"
+        raise SchemaError(msg)
     return {"id": image_id, "file_name": file_name, "width": width, "height": height}
 
 
-def _extension(data: Any) -> str:
+def _extension(data: object) -> str:
     if isinstance(data, bytes) and data[:3] == b"\xff\xd8\xff":
         return "jpg"
     return "png"
@@ -380,25 +469,42 @@ def _write_image(folder: Path, file_name: str, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def _stored_boxes(value: Any) -> list[dict[str, Any]]:
-    """A decoded row of boxes (dict of lists) as one dict per box."""
+def _stored_boxes(value: Mapping[str, Sequence[object]] | None) -> list[dict[str, object]]:
+    """A decoded row of boxes (dict of lists: 'bbox', 'category', maybe 'id', 'score', attributes), a dict per box."""
     if not value:
         return []
     count = len(value["bbox"])
     return [{name: column[i] for name, column in value.items()} for i in range(count)]
 
 
-def _annotation(box: Mapping[str, Any], image: Mapping[str, Any], ids: list[int], feature: Boxes) -> dict[str, Any]:
-    x, y, w, h = convert_box(box["bbox"], feature.format, "xywh")
+def _box_fields(box: Mapping[str, object]) -> tuple[Sequence[float], int, int | None, float | None]:
+    """A stored box's 'bbox', 'category', 'id' and 'score', as a Boxes column decodes them."""
+    bbox, category, box_id, score = box["bbox"], box["category"], box.get("id"), box.get("score")
+    coordinates = [v for v in bbox if _is_number(v)] if isinstance(bbox, (list, tuple)) else []
+    if len(coordinates) != 4 or not _is_int(category) or not (box_id is None or _is_int(box_id)):
+        msg = f"to_coco: a stored box is not a Boxes column's (4 numbers, an int category and id): {dict(box)!r}"
+        raise SchemaError(msg)
+    if score is not None and not _is_number(score):
+        msg = f"to_coco: a stored box's score is no number: {score!r}"
+        raise SchemaError(msg)
+    return coordinates, category, box_id, score
+
+
+def _annotation(box: Mapping[str, object], image: _ImageEntry, ids: list[int], feature: Boxes) -> dict[str, object]:
+    coordinates, category, box_id, score = _box_fields(box)
+    x, y, w, h = convert_box(coordinates, feature.format, "xywh")
     if feature.normalized:
-        x, y, w, h = x * image["width"], y * image["height"], w * image["width"], h * image["height"]
-        bbox = [x, y, w, h]
+        width, height = image["width"], image["height"]
+        if width is None or height is None:
+            msg = f"to_coco: image {image['id']!r} has normalized boxes but no size; add 'width' and 'height' columns"
+            raise SchemaError(msg)
+        bbox = [x * width, y * height, w * width, h * height]
     else:
         bbox = [float_text(v) for v in (x, y, w, h)]
-    entry: dict[str, Any] = {"id": box.get("id"), "image_id": image["id"], "category_id": ids[box["category"]]}
+    entry: dict[str, object] = {"id": box_id, "image_id": image["id"], "category_id": ids[category]}
     entry["bbox"] = bbox
-    if box.get("score") is not None:
-        entry["score"] = float_text(box["score"])
+    if score is not None:
+        entry["score"] = float_text(score)
     attributes = {k: v for k, v in box.items() if k not in ("bbox", "category", "score", "id") and v is not None}
     entry["area"] = attributes.pop("area", bbox[2] * bbox[3])
     entry["iscrowd"] = attributes.pop("iscrowd", 0)
@@ -406,12 +512,13 @@ def _annotation(box: Mapping[str, Any], image: Mapping[str, Any], ids: list[int]
     return entry
 
 
-def _number_annotations(annotations: list[dict[str, Any]]) -> None:
+def _number_annotations(annotations: list[dict[str, object]]) -> None:
     """Boxes keep their ids; a box without one (or repeating one) gets the next free number."""
     taken: set[int] = set()
     for entry in annotations:
-        if entry["id"] is not None and entry["id"] not in taken:
-            taken.add(entry["id"])
+        box_id = entry["id"]
+        if _is_int(box_id) and box_id not in taken:
+            taken.add(box_id)
         else:
             entry["id"] = None
     next_id = max(taken, default=0) + 1

@@ -171,3 +171,28 @@ def test_exports_refuse_folders_and_files_they_did_not_write(tmp_path: Path) -> 
         ds.to_yolo(images)
     with pytest.raises(InvalidOptionError, match="inside the catalog home"):
         ds.to_coco(tmp_path / "h" / "instances.json")
+
+
+def test_ids_written_as_whole_floats_still_find_their_image_and_category(tmp_path: Path) -> None:
+    document = coco_document()
+    document["annotations"][0].update(image_id=101.0, category_id=7.0)  # some tools write every number as a float
+    annotations, images = write_set(tmp_path, document)
+    ds = se.from_coco(annotations, images, home=tmp_path / "h", progress=False)
+    assert ds[0]["objects"]["category"] == [2, 0]
+    assert ds[0]["objects"]["id"] == [11, 12]
+
+
+def test_to_coco_of_fractions_without_a_size_names_the_image_and_the_fix(tmp_path: Path) -> None:
+    features = se.Features(objects=se.Boxes(names=["cat"], format="cxcywh", normalized=True))
+    row = {"objects": {"bbox": [[0.5, 0.5, 0.2, 0.2]], "category": [0]}}
+    ds = se.build([(4, row)], features, name="fractions", home=tmp_path / "h", progress=False)
+    with pytest.raises(se.SchemaError, match=r"image 4 has normalized boxes but no size; add 'width' and 'height'"):
+        ds.to_coco(tmp_path / "out.json")  # it multiplied by None (a TypeError) before
+
+
+def test_to_coco_refuses_an_image_id_column_coco_cannot_hold(tmp_path: Path) -> None:
+    features = se.Features(objects=se.Boxes(names=["cat"]), image_id=se.Value("float64"))
+    row = {"objects": {"bbox": [[1, 2, 3, 4]], "category": [0]}, "image_id": 1.5}
+    ds = se.build([("a", row)], features, name="floats", home=tmp_path / "h", progress=False)
+    with pytest.raises(se.SchemaError, match=r"row 'a' \(index 0\): expected an int or str 'image_id', found 1\.5"):
+        ds.to_coco(tmp_path / "out.json")
