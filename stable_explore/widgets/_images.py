@@ -18,10 +18,13 @@ from __future__ import annotations
 import io
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING
 
 from stable_explore.display.images import array_thumbnail, encode_thumbnail, thumbnail_bytes
 from stable_explore.schema import Array3D
+
+if TYPE_CHECKING:
+    from stable_explore.widgets._messages import ImageInfo
 
 __all__ = ["image_info", "image_text", "make_thumbnails", "pool"]
 
@@ -42,7 +45,7 @@ def pool(kind: str) -> ThreadPoolExecutor:
     return _pools[kind]
 
 
-def _one_thumbnail(value: Any, feature: Any, size: int) -> tuple[bytes, str] | None:
+def _one_thumbnail(value: bytes | None, feature: object, size: int) -> tuple[bytes, str] | None:
     if value is None:
         return None
     try:
@@ -53,7 +56,7 @@ def _one_thumbnail(value: Any, feature: Any, size: int) -> tuple[bytes, str] | N
         return None
 
 
-def image_info(value: Any, feature: Any) -> dict[str, Any]:
+def image_info(value: bytes, feature: object) -> ImageInfo:
     """Width, height and format of a stored image (from its header only), and its size in bytes."""
     if isinstance(feature, Array3D):
         shape = tuple(feature.shape)
@@ -69,7 +72,7 @@ def image_info(value: Any, feature: Any) -> dict[str, Any]:
     return {"width": width, "height": height, "format": kind, "bytes": len(value)}
 
 
-def image_text(value: Any) -> str:
+def image_text(value: bytes | None) -> str:
     """``"32 x 32 PNG, 1,234 bytes"`` for a stored image."""
     if value is None:
         return "None"
@@ -79,7 +82,7 @@ def image_text(value: Any) -> str:
     return f"{info['width']} x {info['height']} {info['format']}, {info['bytes']:,} bytes"
 
 
-def make_thumbnails(values: list[Any], feature: Any, size: int) -> list[tuple[bytes, str] | None]:
+def make_thumbnails(values: list[bytes | None], feature: object, size: int) -> list[tuple[bytes, str] | None]:
     """Thumbnails of stored values; large sources are decoded on several threads."""
     sizes = [len(v) for v in values if v is not None]
     if len(values) >= 8 and sizes and sum(sizes) / len(sizes) >= _BIG_SOURCE_BYTES and (os.cpu_count() or 1) > 1:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from stable_explore.schema import Features
+    from stable_explore.widgets._messages import BoxRow, LabelField, MaskImage
 
 __all__ = [
     "BACKGROUND_NAMES",
@@ -62,7 +63,7 @@ def is_prediction_column(name: str) -> bool:
     return "pred" in lowered or "detection" in lowered
 
 
-def label_fields(features: Features, predictions: Collection[str] | None = None) -> list[dict[str, Any]]:
+def label_fields(features: Features, predictions: Collection[str] | None = None) -> list[LabelField]:
     """The columns drawn over the images, in schema order: ``{"name", "kind", "names"}`` each.
 
     A ``Boxes`` column's entry has a ``role`` too: ``"predictions"`` for the columns named in ``predictions``
@@ -77,11 +78,11 @@ def label_fields(features: Features, predictions: Collection[str] | None = None)
 
     A ``Mask`` column's entry says too whether its class 0 is the background (left undrawn).
     """
-    fields: list[dict[str, Any]] = []
+    fields: list[LabelField] = []
     for name, feature in features.items():
         if isinstance(feature, Boxes):
             predicted = name in predictions if predictions is not None else is_prediction_column(name)
-            role = "predictions" if predicted else "truth"
+            role: Literal["predictions", "truth"] = "predictions" if predicted else "truth"
             fields.append({"name": name, "kind": "boxes", "names": list(feature.names), "role": role})
         elif isinstance(feature, Mask):
             names = list(feature.names)
@@ -93,7 +94,9 @@ def label_fields(features: Features, predictions: Collection[str] | None = None)
     return fields
 
 
-def keypoints_per_row(column: Any, feature: Keypoints, sizes: list[Size | None]) -> list[list[list[float]] | None]:
+def keypoints_per_row(
+    column: pa.Array | pa.ChunkedArray, feature: Keypoints, sizes: list[Size | None]
+) -> list[list[list[float]] | None]:
     """Each row's instances as ``[x0, y0, v0, x1, y1, v1, ...]``, points as fractions of its image (see module).
 
     A row without keypoints, or whose image size is unknown, gives None.
@@ -129,7 +132,7 @@ def keypoints_per_row(column: Any, feature: Keypoints, sizes: list[Size | None])
     return out
 
 
-def mask_overlay(value: Any, size: int) -> dict[str, Any] | None:
+def mask_overlay(value: bytes | None, size: int) -> MaskImage | None:
     """A stored mask made small for drawing: an 8-bit grey PNG of class indexes fitting ``size`` px, and its classes.
 
     Shrunk by nearest neighbour (a pixel keeps a class, never a mix of two); ``classes``: the class
@@ -167,7 +170,7 @@ def mask_overlay(value: Any, size: int) -> dict[str, Any] | None:
     return {"png": buffer.getvalue(), "size": list(shown.size), "classes": classes}
 
 
-def image_size(value: Any, feature: Any) -> Size | None:
+def image_size(value: bytes | None, feature: object) -> Size | None:
     """Width and height of a stored image as shown, read from its header only (None when it cannot be read).
 
     A JPEG with an EXIF turn (a photo taken sideways) is shown turned by the browser, its thumbnail and
@@ -199,7 +202,9 @@ def _corners(bbox: np.ndarray, box_format: str) -> np.ndarray:
     return np.stack([a, b, a + c, b + d], axis=1)
 
 
-def boxes_per_row(column: Any, feature: Boxes, sizes: list[Size | None]) -> list[list[list[Any]] | None]:
+def boxes_per_row(
+    column: pa.Array | pa.ChunkedArray, feature: Boxes, sizes: list[Size | None]
+) -> list[list[BoxRow] | None]:
     """Each row's boxes as ``[x0, y0, x1, y1, class, score]``, corners as fractions of its image (see module).
 
     ``column``: the rows' stored values of a ``Boxes`` column (Arrow); ``sizes``: each row's image size
@@ -217,7 +222,7 @@ def boxes_per_row(column: Any, feature: Boxes, sizes: list[Size | None]) -> list
     classes = np.asarray(boxes.field("category").to_numpy(zero_copy_only=False), dtype=np.int64).tolist()
     scores = boxes.field("score").to_pylist()
     valid = column.is_valid().to_pylist()
-    out: list[list[list[Any]] | None] = []
+    out: list[list[BoxRow] | None] = []
     for i, size in enumerate(sizes):
         if not valid[i] or (size is None and not feature.normalized):
             out.append(None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import io
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pyarrow.compute as pc
@@ -29,7 +29,20 @@ from stable_explore.widgets._video import video_text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from stable_explore.dataset import CachedDataset
     from stable_explore.schema import Boxes, Keypoints
+    from stable_explore.widgets._messages import (
+        Cell,
+        DetailMarks,
+        DetailMarksMessage,
+        DetailMessage,
+        GoneMessage,
+        MaskBuffer,
+        Overlays,
+        PageMessage,
+        SentOverlays,
+        VideoMarks,
+    )
 
 __all__ = ["DETAIL_MAX_PX", "FULL_MAX_PX", "PageMessages"]
 
@@ -41,7 +54,7 @@ _TEXT_LIMIT = 200
 class PageMessages(BrowserMembers):
     """The shard browser's page and detail messages (see the module)."""
 
-    def page_message(self, page: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    def page_message(self, page: int | None = None) -> tuple[PageMessage, list[bytes]]:
         """The page's content and thumbnail buffers: one message per page."""
         opened = self._state.opened
         rows = self.page_rows(page)
@@ -49,13 +62,15 @@ class PageMessages(BrowserMembers):
         labels = opened.labels_of(self.label_column, rows).tolist() if len(rows) else []
         shard_ids = opened.shards_of(rows).tolist() if len(rows) else []
         buffers: list[bytes] = []
-        cells: list[dict[str, Any]] = []
+        cells: list[Cell] = []
         thumbs = self._thumbnails(rows) if opened.thumb_column else [None] * len(rows)
         fields = self._field_texts(rows) if not opened.thumb_column else [None] * len(rows)
-        videos = self.video_marks(rows) if opened.video_column and not opened.image_column else [{}] * len(rows)
+        videos: list[VideoMarks] = (
+            self.video_marks(rows) if opened.video_column and not opened.image_column else [{}] * len(rows)
+        )
         overlays = self.overlays(rows)
         for i, row in enumerate(rows.tolist()):
-            cell: dict[str, Any] = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
+            cell: Cell = {"row": row, "key": _text(keys[i], 60), "label": labels[i], "shard": shard_ids[i]}
             thumb = thumbs[i]
             if thumb is not None:
                 cell["buffer"] = len(buffers)
@@ -64,11 +79,16 @@ class PageMessages(BrowserMembers):
             drawn = overlays[i]
             if drawn is not None:
                 cell["overlays"] = _with_mask_buffers(drawn, buffers if thumb is not None else None)
-            if fields[i] is not None:
-                cell["fields"] = fields[i]
-            cell.update(videos[i])  # a video's duration for its badge, or why it is broken
+            texts = fields[i]
+            if texts is not None:
+                cell["fields"] = texts
+            marks = videos[i]  # a video's duration for its badge, or why it is broken
+            if "video" in marks:
+                cell["video"] = marks["video"]
+            if "broken" in marks:
+                cell["broken"] = marks["broken"]
             cells.append(cell)
-        content = {
+        content: PageMessage = {
             "type": "page",
             "page": self.page if page is None else page,
             "num_pages": self.num_pages,
@@ -98,7 +118,7 @@ class PageMessages(BrowserMembers):
         parts.extend(describe_filter(spec) for spec in self.field_filters)
         return "no rows match: " + "; ".join(parts) if parts else "no rows"
 
-    def page_reply(self) -> tuple[dict[str, Any], list[bytes]]:
+    def page_reply(self) -> tuple[PageMessage | GoneMessage, list[bytes]]:
         """The current page (or, for a version deleted since it was opened, ``gone``); then prefetch the next."""
         gone = self._gone()
         if gone is not None:
@@ -107,13 +127,13 @@ class PageMessages(BrowserMembers):
         self._prefetch_next()
         return content, buffers
 
-    def _snapshot(self) -> tuple[Any, Callable[[np.ndarray], np.ndarray], int]:
+    def _snapshot(self) -> tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int]:
         """What thumbnails are made from, taken together on the kernel's thread (save() swaps them)."""
         opened = self._state.opened
         return opened.ds, opened.base_of, self.thumb_size
 
     def _thumbnails(
-        self, rows: np.ndarray, snapshot: tuple[Any, Callable[[np.ndarray], np.ndarray], int] | None = None
+        self, rows: np.ndarray, snapshot: tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int] | None = None
     ) -> list[tuple[bytes, str] | None]:
         ds, base, size = snapshot or self._snapshot()
         pending = self._state.prefetched
@@ -147,7 +167,7 @@ class PageMessages(BrowserMembers):
         key = (snapshot[0].version, snapshot[2], rows.tobytes())
         state.prefetched = (key, pool("prefetch").submit(self._thumbnails, rows, snapshot))
 
-    def overlays(self, rows: np.ndarray, mask_size: int | None = None) -> list[dict[str, Any] | None]:
+    def overlays(self, rows: np.ndarray, mask_size: int | None = None) -> list[Overlays | None]:
         """What is drawn over each row's image: its size, and each label column's boxes or mask (see :mod:`._overlays`).
 
         ``{"size": [width, height], "boxes": {column: [[x0, y0, x1, y1, class, score], ...] | None},
@@ -183,12 +203,15 @@ class PageMessages(BrowserMembers):
         }
         evaluated = self._state.evaluation
         outcomes = evaluated.outcomes(rows) if evaluated is not None else [None] * len(rows)
-        out: list[dict[str, Any] | None] = []
+        out: list[Overlays | None] = []
         for i, size in enumerate(sizes):
-            entry: dict[str, Any] = {"size": None if size is None else list(size)}
-            entry["boxes"] = {name: drawn[name][i] for name in names}
-            if outcomes[i] is not None:
-                entry["outcomes"] = outcomes[i]
+            entry: Overlays = {
+                "size": None if size is None else list(size),
+                "boxes": {name: drawn[name][i] for name in names},
+            }
+            outcome = outcomes[i]
+            if outcome is not None:
+                entry["outcomes"] = outcome
             if masks:
                 entry["masks"] = {name: painted[name][i] for name in masks}
             if points:
@@ -206,7 +229,7 @@ class PageMessages(BrowserMembers):
         missing = [i for i, b in enumerate(base) if b not in known]
         if missing:
             if isinstance(feature, Array3D):
-                values: list[Any] = [b"" for _ in missing]
+                values: list[bytes | None] = [b"" for _ in missing]
             else:
                 values = opened.ds.select(rows[missing]).to_arrow(columns=[column]).column(0).to_pylist()
             for i, value in zip(missing, values, strict=True):
@@ -217,7 +240,7 @@ class PageMessages(BrowserMembers):
         table = self.dataset.select(rows).with_format("python")
         return [{name: _text(value, 80) for name, value in row.items()} for row in table]
 
-    def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+    def detail_message(self, row: int, *, full: bool = False) -> tuple[DetailMessage, list[bytes]]:
         """Every field of one row, its key and shard, and its image (bounded to DETAIL_MAX_PX).
 
         ``full``: the image at its stored size (for "1:1"): as stored if browsers show its format.
@@ -246,7 +269,8 @@ class PageMessages(BrowserMembers):
                 shown = _text(value, 2000)
             fields.append([name, shown])
         buffers: list[bytes] = []
-        content: dict[str, Any] = {
+        marks = self.detail_marks(row)
+        content: DetailMessage = {
             "type": "detail",
             "row": row,
             "key": _text(view.keys()[0], 200),
@@ -255,10 +279,14 @@ class PageMessages(BrowserMembers):
             "base_row": int(opened.base_of(np.array([row]))[0]),
             "label": int(opened.labels_of(self.label_column, np.array([row]))[0]),
             "fields": fields,
-            **self.detail_marks(row),
+            "position": marks["position"],
+            "shown": marks["shown"],
+            "pending_label": marks["pending_label"],
+            "dropped": marks["dropped"],
         }
-        if opened.video_column is not None:
-            content.update(self.video_detail(row))  # the page plays it, or shows a strip of its frames
+        video = self.video_detail(row) if opened.video_column is not None else None
+        if video is not None:
+            content["video"] = video  # the page plays it, or shows a strip of its frames
         overlays = self.overlays(np.array([row], dtype=np.int64), mask_size=DETAIL_MAX_PX // 2)[0]
         if opened.image_column is not None and stored.get(opened.image_column) is not None:
             value = stored[opened.image_column]
@@ -275,7 +303,7 @@ class PageMessages(BrowserMembers):
             content["overlays"] = _with_mask_buffers(overlays, buffers if buffers else None)
         return content, buffers
 
-    def _detail_image(self, value: Any, *, full: bool = False) -> tuple[bytes, str]:
+    def _detail_image(self, value: bytes, *, full: bool = False) -> tuple[bytes, str]:
         feature = self.dataset.features[self._state.opened.image_column or ""]
         if isinstance(feature, Array3D):
             return encode_thumbnail(array_thumbnail(feature.decode_value(value), 512), quality=90)
@@ -293,7 +321,7 @@ class PageMessages(BrowserMembers):
             return bytes(value), kind.mime
         return encode_thumbnail(open_thumbnail(value, bound), quality=90)
 
-    def detail_marks(self, row: int) -> dict[str, Any]:
+    def detail_marks(self, row: int) -> DetailMarks:
         """What the detail pane says of ``row`` beside its stored fields: pending edits, place in the filter."""
         row = int(row)
         relabelled = self.pending_labels.get(str(row))
@@ -309,9 +337,10 @@ class PageMessages(BrowserMembers):
         """The open detail pane follows pending edits and filters (without sending its image again)."""
         row = self._state.detail_row
         if row is not None and self._state.ready and 0 <= row < len(self.dataset):
-            self.send({"type": "detail_marks", **self.detail_marks(row)})
+            message: DetailMarksMessage = {"type": "detail_marks", **self.detail_marks(row)}
+            self.send(message)
 
-    def open_detail(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+    def open_detail(self, row: int, *, full: bool = False) -> tuple[DetailMessage | GoneMessage, list[bytes]]:
         """The detail of ``row`` (what the page shows in its detail pane); the browser follows it from now on.
 
         A version deleted since it was opened gives ``gone`` instead.
@@ -327,7 +356,7 @@ class PageMessages(BrowserMembers):
         """The page closed its detail pane: a save no longer refreshes it."""
         self._state.detail_row = None
 
-    def _refresh_detail(self, key: Any) -> None:
+    def _refresh_detail(self, key: object) -> None:
         """After the version changed: show the same key's row of the new version, or close the pane."""
         if self._state.detail_row is None:
             return
@@ -345,7 +374,7 @@ class PageMessages(BrowserMembers):
         self.send({"type": "detail_closed", "reason": f"key {_text(key, 60)} is not in {ds.ref}"})
 
 
-def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
+def _text(value: object, limit: int = _TEXT_LIMIT) -> str:
     if isinstance(value, datetime.datetime):  # pandas.Timestamp too
         text = value.isoformat(sep=" ")
     elif isinstance(value, (datetime.date, datetime.time, datetime.timedelta)):
@@ -355,16 +384,22 @@ def _text(value: Any, limit: int = _TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _with_mask_buffers(overlays: dict[str, Any], buffers: list[bytes] | None) -> dict[str, Any]:
+def _with_mask_buffers(overlays: Overlays, buffers: list[bytes] | None) -> SentOverlays:
     """``overlays`` with each mask's PNG moved into ``buffers`` (its index left as ``buffer``); no image: no masks."""
+    sent: SentOverlays = {"size": overlays["size"], "boxes": overlays["boxes"]}
+    if "outcomes" in overlays:
+        sent["outcomes"] = overlays["outcomes"]
+    if "keypoints" in overlays:
+        sent["keypoints"] = overlays["keypoints"]
     masks = overlays.get("masks")
-    if not masks:
-        return overlays
-    moved: dict[str, Any] = {}
+    if masks is None:
+        return sent
+    moved: dict[str, MaskBuffer | None] = {}
     for name, mask in masks.items():
         if mask is None or buffers is None:
             moved[name] = None
             continue
         moved[name] = {"buffer": len(buffers), "size": mask["size"], "classes": mask["classes"]}
         buffers.append(mask["png"])
-    return {**overlays, "masks": moved}
+    sent["masks"] = moved
+    return sent

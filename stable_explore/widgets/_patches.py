@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._patches import Patches
     from stable_explore.versioning.edits import Draft
+    from stable_explore.widgets._messages import DetailMessage, PageMessage
 
 __all__ = ["PatchesBrowser", "index_dataset"]
 
@@ -188,7 +189,7 @@ class PatchesBrowser(ShardBrowser):
     # -- tiles -------------------------------------------------------------------
 
     def _thumbnails(
-        self, rows: np.ndarray, snapshot: tuple[Any, Callable[[np.ndarray], np.ndarray], int] | None = None
+        self, rows: np.ndarray, snapshot: tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int] | None = None
     ) -> list[tuple[bytes, str] | None]:
         from stable_explore.display.images import encode_thumbnail
 
@@ -213,7 +214,7 @@ class PatchesBrowser(ShardBrowser):
                 cache.put(keys[i], *thumb)
         return found
 
-    def page_message(self, page: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    def page_message(self, page: int | None = None) -> tuple[PageMessage, list[bytes]]:
         """The page of crop tiles; each says where its box is (image row, box) and its score, if any."""
         content, buffers = super().page_message(page)
         if content["cells"]:
@@ -228,7 +229,7 @@ class PatchesBrowser(ShardBrowser):
                     cell["note"] = f"{score:.2f}"
         return content, buffers
 
-    def detail_message(self, row: int, *, full: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+    def detail_message(self, row: int, *, full: bool = False) -> tuple[DetailMessage, list[bytes]]:
         """The detail of one box: its fields and its crop at its stored size (bounded to DETAIL_MAX_PX)."""
         import io
 
@@ -242,7 +243,8 @@ class PatchesBrowser(ShardBrowser):
             crop.thumbnail((DETAIL_MAX_PX, DETAIL_MAX_PX))
             data = io.BytesIO()
             crop.save(data, format="PNG")  # a crop is small: its pixels as they are
-            content.update(full=full, mime="image/png")
+            content["full"] = full
+            content["mime"] = "image/png"
             content["image"] = {
                 "width": crop.width,
                 "height": crop.height,

@@ -27,7 +27,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from stable_explore.errors import InvalidOptionError
@@ -40,14 +40,14 @@ RESPONSE = "anywidget-command-response"
 
 Request = dict[str, Any]  # a request's JSON content from the page (its fields depend on the command)
 Buffers = list[bytes | memoryview]  # a request's binary buffers (the kernel hands them over as memoryviews)
-Reply = tuple[dict[str, Any], list[bytes]]
-OK: dict[str, Any] = {"type": "ok"}
+Reply = tuple[Mapping[str, object], list[bytes]]  # a response (one of the widget's message TypedDicts) and its buffers
+OK: Mapping[str, object] = {"type": "ok"}
 
 
 class _Widget(Protocol):
     status: str
 
-    def send(self, content: dict[str, Any], buffers: list[bytes] | None = None) -> None: ...
+    def send(self, content: Mapping[str, object], buffers: list[bytes] | None = None) -> None: ...
 
 
 Handler = Callable[[Any, Request, Buffers], Reply]

@@ -26,7 +26,7 @@ Examples
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -34,6 +34,7 @@ import pyarrow as pa
 from stable_explore.dataset.video_probes import VideoProbes, video_probes
 from stable_explore.display.video import (
     SCRUB_FRAMES,
+    Poster,
     poster_thumbnail,
     scrub_frames,
     video_bytes,
@@ -49,6 +50,8 @@ from stable_explore.widgets._members import BrowserMembers
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.schema import Features
+    from stable_explore.schema.video_codec import VideoInfo
+    from stable_explore.widgets._messages import BrokenVideo, PlayerVideo, VideoMarks
     from stable_explore.widgets._requests import Buffers, Reply, Request
     from stable_explore.widgets._state import Opened
     from stable_explore.widgets._thumbs import ThumbnailCache
@@ -112,7 +115,7 @@ def _probes(ds: CachedDataset, column: str) -> VideoProbes:
     return video_probes(ds, ds.stored_column(column))
 
 
-def _probe_one(value: Any) -> Any:
+def _probe_one(value: object) -> VideoInfo | str:
     from stable_explore.schema.video_codec import probe
 
     source = video_source(value)
@@ -124,7 +127,9 @@ def _probe_one(value: Any) -> Any:
         return str(exc)
 
 
-def video_infos(ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarray | None = None) -> list[Any]:
+def video_infos(
+    ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarray | None = None
+) -> list[VideoInfo | str]:
     """Each row's probe (a :class:`~stable_explore.schema.video_codec.VideoInfo`, or why it failed), once a version.
 
     ``rows`` are positions in ``ds``; ``base`` their version rows, when the caller knows them.
@@ -132,7 +137,8 @@ def video_infos(ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarr
     base = ds.base_rows(rows) if base is None else base
     known = _probes(ds, column)
     wanted = base.tolist()
-    missing = [i for i, b in enumerate(wanted) if known.get(b) is None]
+    infos = {i: info for i, info in enumerate(known.get(b) for b in wanted) if info is not None}
+    missing = [i for i in range(len(wanted)) if i not in infos]
     for start in range(0, len(missing), _READ_AT_ONCE):  # embedded videos: a few in memory at a time, not all
         part = missing[start : start + _READ_AT_ONCE]
         values = ds.select(rows[part]).to_arrow(columns=[column]).column(0).to_pylist()
@@ -141,7 +147,8 @@ def video_infos(ds: CachedDataset, column: str, rows: np.ndarray, base: np.ndarr
         else:
             found = [_probe_one(v) for v in values]
         known.put((wanted[i], value, probe) for i, value, probe in zip(part, values, found, strict=True))
-    return [known.get(b) for b in wanted]
+        infos.update(zip(part, found, strict=True))
+    return [infos[i] for i in range(len(wanted))]
 
 
 def derived_column(ds: CachedDataset, name: str) -> pa.Array:
@@ -156,7 +163,7 @@ def derived_column(ds: CachedDataset, name: str) -> pa.Array:
     return pa.array(values, type=pa.float64())
 
 
-def video_text(value: Any, info: Any) -> str:
+def video_text(value: object, info: VideoInfo | str | None) -> str:
     """What the detail pane says of a video cell: where it is, and its probe (or why it is broken)."""
     video = video_cell(value)
     where = "None" if video is None else str(video)  # its path, or "<N bytes video>"
@@ -170,13 +177,13 @@ def video_text(value: Any, info: Any) -> str:
     )
 
 
-def _cell_marks(info: Any) -> dict[str, Any]:
+def _cell_marks(info: VideoInfo | str) -> VideoMarks:
     if isinstance(info, str):
         return {"broken": info}
     return {"video": {"duration": info.duration, "frames": info.frames, "fps": info.fps}}
 
 
-def _poster(value: Any, size: int) -> Any:
+def _poster(value: object, size: int) -> Poster | str:
     try:
         return poster_thumbnail(value, size)
     except Exception as exc:  # noqa: BLE001 - see _probe_one
@@ -215,13 +222,13 @@ class VideoMixin(BrowserMembers):
                 found[i] = (poster.data, poster.mime)
         return found
 
-    def video_marks(self, rows: np.ndarray) -> list[dict[str, Any]]:
+    def video_marks(self, rows: np.ndarray) -> list[VideoMarks]:
         """What each row's tile says: ``{"video": {"duration", "frames", "fps"}}``, or ``{"broken": why}``."""
         opened = self._state.opened
         infos = video_infos(opened.ds, opened.video_column or "", rows, opened.base_of(rows))
         return [_cell_marks(info) for info in infos]
 
-    def _video_row(self, row: int) -> tuple[Any, Any]:
+    def _video_row(self, row: int) -> tuple[object, VideoInfo | str]:
         """The stored cell of ``row``'s video, and its probe."""
         opened = self._state.opened
         ds, column = opened.ds, opened.video_column
@@ -284,23 +291,24 @@ class VideoMixin(BrowserMembers):
         content = {"type": "video_media", "row": int(row), "mime": video_mime(info), "codec": info.codec, "id": digest}
         return content, [data]
 
-    def video_detail(self, row: int) -> dict[str, Any]:
-        """What the detail message adds for a video row: its probe for the player and the strip."""
+    def video_detail(self, row: int) -> PlayerVideo | BrokenVideo | None:
+        """What the detail message says of a video row (its ``video``): its probe for the player and the strip.
+
+        None for a row without a video.
+        """
         value, info = self._video_row(int(row))
         if value is None:
-            return {}
+            return None
         if isinstance(info, str):
-            return {"video": {"broken": info}}
+            return {"broken": info}
         return {
-            "video": {
-                "mime": video_mime(info),
-                "codec": info.codec,
-                "duration": info.duration,
-                "frames": info.frames,
-                "fps": info.fps,
-                "width": info.width,
-                "height": info.height,
-            }
+            "mime": video_mime(info),
+            "codec": info.codec,
+            "duration": info.duration,
+            "frames": info.frames,
+            "fps": info.fps,
+            "width": info.width,
+            "height": info.height,
         }
 
 
@@ -309,14 +317,14 @@ COMMANDS.quiet = COMMANDS.quiet | {"video_frames", "video_media"}
 
 
 @COMMANDS.command("video_frames")
-def _video_frames(browser: Any, msg: Request, buffers: Buffers) -> Reply:
+def _video_frames(browser: VideoMixin, msg: Request, buffers: Buffers) -> Reply:
     """A few evenly spaced frames of one row's video: hover scrubbing, and the detail pane's strip."""
     reply: Reply = browser.video_frames(int(msg["row"]), int(msg.get("count") or SCRUB_FRAMES), msg.get("size"))
     return reply
 
 
 @COMMANDS.command("video_media")
-def _video_media(browser: Any, msg: Request, buffers: Buffers) -> Reply:
+def _video_media(browser: VideoMixin, msg: Request, buffers: Buffers) -> Reply:
     """The file of one row's video, for the detail pane's player."""
     reply: Reply = browser.video_media(int(msg["row"]))
     return reply

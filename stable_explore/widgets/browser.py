@@ -56,6 +56,7 @@ from stable_explore.widgets._video import VideoMixin
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets._messages import GoneMessage
     from stable_explore.widgets._requests import Buffers
     from stable_explore.widgets._thumbs import ThumbnailCache
 
@@ -360,7 +361,7 @@ class ShardBrowser(
         rows, title = evaluated.rows(what)
         self.show_rows(rows, title)
 
-    def _gone(self) -> dict[str, Any] | None:
+    def _gone(self) -> GoneMessage | None:
         """The ``gone`` message (and the status line) when this version was deleted since it was opened."""
         reason = self.dataset.deleted_reason()
         if reason is None:
