@@ -16,6 +16,7 @@ Cell form (the body is the body of a generator, and sees the notebook's variable
 
 from __future__ import annotations
 
+import argparse
 import ast
 import hashlib
 import inspect
@@ -23,9 +24,10 @@ import linecache
 import re
 import shlex
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
@@ -46,7 +48,15 @@ from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
 from stable_explore.schema import Features
 
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from stable_explore.dataset import CachedDataset
+    from stable_explore.display.table import Table
+
 __all__ = ["StableCacheError", "StableMagics", "load_ipython_extension"]
+
+_Method = TypeVar("_Method", bound=Callable[..., object])
 
 
 @dataclass
@@ -159,7 +169,9 @@ def _leading_options(text: str) -> tuple[str, str]:
                 position = value.end()
 
 
-def _show_error(shell: Any, etype: type, value: BaseException, tb: object, tb_offset: int | None = None) -> list[str]:
+def _show_error(
+    shell: InteractiveShell, etype: type, value: BaseException, tb: object, tb_offset: int | None = None
+) -> list[str]:
     """IPython custom-exception handler for StableCacheError."""
     if isinstance(value, StableCacheError) and value.original is not None:
         stb = [str(value), *trimmed_traceback(value.original)]
@@ -175,8 +187,11 @@ def _when(created_at: str | None) -> str:
     return created_at[:16].replace("T", " ") + " UTC"
 
 
-def _build_arguments(method: object) -> Any:
-    """Add the build options the CLI's ``build`` shares (``BUILD_ARGUMENTS``), in their order."""
+def _build_arguments(method: _Method) -> _Method:
+    """Add the build options the CLI's ``build`` shares (``BUILD_ARGUMENTS``), in their order.
+
+    Each ``argument`` decorator notes its option on the method and returns the method itself.
+    """
     for flags, options in reversed(BUILD_ARGUMENTS):
         method = argument(*flags, **options)(method)
     return method
@@ -186,9 +201,9 @@ def _build_arguments(method: object) -> Any:
 class StableMagics(Magics):
     """The ``%stable_cache`` / ``%%stable_cache`` and ``%stable_ls`` magics."""
 
-    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+    def __init__(self, shell: InteractiveShell | None = None, **kwargs: object) -> None:
         super().__init__(shell, **kwargs)
-        self._shadowed: dict[str, Any] = {}
+        self._shadowed: dict[str, FunctionType] = {}  # ``pets = pets(...)``: the generator the dataset hides
 
     @magic_arguments()
     @argument("--features", "-f", metavar="F", help="the Features (a variable name or expression)")
@@ -205,7 +220,7 @@ class StableMagics(Magics):
     @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @argument("--quiet", "-q", action="store_true", help="no progress bar and no summary line")
     @line_cell_magic
-    def stable_cache(self, line: str, cell: str | None = None) -> Any:
+    def stable_cache(self, line: str, cell: str | None = None) -> CachedDataset | None:
         """Cache what a generator yields as a version of a dataset, or reuse the version it built before.
 
         Line form: ``%stable_cache [options] NAME = EXPR [options]``, where EXPR calls a
@@ -225,7 +240,7 @@ class StableMagics(Magics):
         if silent:
             text = text[:-1].rstrip()
         variable: str | None = None
-        args: Any = None
+        args: argparse.Namespace | None = None
         try:
             # options may come first too: ``%stable_cache -q pets = pets("data") --features F``
             leading, text = _leading_options(text)
@@ -261,6 +276,7 @@ class StableMagics(Magics):
             pop_failure_note(exc)  # said in the first line; the traceback below ends at the user's code
             raise StableCacheError(msg, original=exc) from None
         assert variable is not None
+        assert args is not None
         previous = self._namespace.get(variable)
         if inspect.isfunction(previous):
             # ``pets = pets("data")``: the dataset takes the function's name; keep the function for re-runs
@@ -284,19 +300,19 @@ class StableMagics(Magics):
         return variable, expression, options
 
     @property
-    def _namespace(self) -> dict[str, Any]:
+    def _namespace(self) -> dict[str, object]:
         assert self.shell is not None, "the magics are registered on a shell"
         namespace: dict[str, object] = self.shell.user_ns
         return namespace
 
-    def _eval(self, expression: str) -> Any:
+    def _eval(self, expression: str) -> object:
         try:
             return eval(expression, self._namespace)  # noqa: S307 - the user's own notebook expression
         except Exception as exc:  # noqa: BLE001 - any error in the user's expression is theirs to see
             msg = f"evaluating {expression!r} raised {type(exc).__name__}; nothing was cached"
             raise StableCacheError(msg, original=exc) from None
 
-    def _features(self, args: Any) -> Features:
+    def _features(self, args: argparse.Namespace) -> Features:
         if not args.features:
             msg = "pass --features F, where F is a stable_explore.Features describing each example"
             raise StableCacheError(msg)
@@ -311,7 +327,9 @@ class StableMagics(Magics):
             raise StableCacheError(msg)
         return value
 
-    def _build(self, variable: str, expression: str | None, cell: str | None, args: Any) -> Any:
+    def _build(
+        self, variable: str, expression: str | None, cell: str | None, args: argparse.Namespace
+    ) -> CachedDataset:
         name = check_name(args.name or variable)
         features = self._features(args)
         metadata = self._eval(args.metadata) if args.metadata else None
@@ -338,7 +356,7 @@ class StableMagics(Magics):
             progress=not args.quiet,
         )
 
-    def _line_source(self, expression: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    def _line_source(self, expression: str) -> tuple[object, tuple[object, ...], dict[str, object]]:
         """A generator function and its evaluated arguments when EXPR is such a call; else the iterable."""
         try:
             tree = ast.parse(expression, mode="eval").body
@@ -357,14 +375,14 @@ class StableMagics(Magics):
             return self._shadowed[tree.id], (), {}
         return value, (), {}
 
-    def _function_named(self, node: ast.expr) -> Any:
+    def _function_named(self, node: ast.expr) -> object:
         """Evaluate the called expression; ``pets = pets(...)`` re-run finds the function the dataset shadows."""
         value = self._eval(ast.unparse(node))
         if isinstance(node, ast.Name) and not inspect.isfunction(value) and node.id in self._shadowed:
             return self._shadowed[node.id]
         return value
 
-    def _cell_function(self, name: str, cell: str) -> Any:
+    def _cell_function(self, name: str, cell: str) -> FunctionType:
         """Compile the cell body as the body of a generator function over the notebook's namespace."""
         body = textwrap.indent(textwrap.dedent(cell), "    ") or "    pass\n"
         source = f"def {name}():\n{body}\n"
@@ -381,7 +399,7 @@ class StableMagics(Magics):
         scratch: dict[str, object] = {}
         exec(code, namespace, scratch)  # noqa: S102 - defines the user's own generator
         function = scratch[name]
-        if not inspect.isgeneratorfunction(function):
+        if not inspect.isfunction(function) or not inspect.isgeneratorfunction(function):
             msg = "the cell body must yield examples (dicts, or (key, dict) pairs)"
             raise StableCacheError(msg)
         return function
@@ -405,7 +423,7 @@ class StableMagics(Magics):
         return f"nothing was saved; {kept}"
 
     @staticmethod
-    def _summary_line(ds: Any) -> str:
+    def _summary_line(ds: CachedDataset) -> str:
         created = _when(ds.metadata.get("created_at"))
         latest = ds.latest_version
         if latest is None:
@@ -420,7 +438,7 @@ class StableMagics(Magics):
     @argument("name", nargs="?", help="a dataset: list its versions")
     @argument("--home", help="the catalog root: a folder or s3://bucket/prefix (default $STABLE_EXPLORE_HOME)")
     @line_magic
-    def stable_ls(self, line: str) -> Any:
+    def stable_ls(self, line: str) -> Table:
         """List datasets (``%stable_ls``) or one dataset's versions (``%stable_ls NAME``)."""
         from stable_explore.api import datasets, versions
 
@@ -428,7 +446,7 @@ class StableMagics(Magics):
         return versions(args.name, home=args.home) if args.name else datasets(home=args.home)
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: Any) -> None:  # the shell, passed on by stable_explore's own hook
     """Register the magics and the short error display (``%load_ext stable_explore``)."""
     ipython.register_magics(StableMagics)
     ipython.set_custom_exc((StableCacheError,), _show_error)
