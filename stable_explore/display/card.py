@@ -8,14 +8,16 @@ of user text. It decodes only the few images of the strip.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore.display.images import data_uri, encode_thumbnail, open_thumbnail
 from stable_explore.schema import ClassLabel, Image, Video
 
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._patches import Patches
     from stable_explore.dataset._reprs import DatasetSummary
+    from stable_explore.versioning.compare import Diff, Gallery, ShardDiff
 
 STRIP_LENGTH = 8
 GALLERY_PAGE = 24
@@ -182,7 +184,7 @@ def _thumb_img(data: bytes | None) -> str:
     return f"<img src='{data_uri(thumb, mime)}' style='max-width:{THUMB_PX}px;max-height:{THUMB_PX}px' alt=''>"
 
 
-def _changed_strip(diff: Any) -> str:
+def _changed_strip(diff: Diff) -> str:
     """Before | after thumbnails of the first changed rows, with their changed fields."""
     if diff.datasets is None or not diff.rows.changed:
         return ""
@@ -248,7 +250,7 @@ def label_bars(column: str, names: list[str], before: dict[str, int], after: dic
     )
 
 
-def _numeric_histograms(diff: Any) -> str:
+def _numeric_histograms(diff: Diff) -> str:
     """For a few number columns both versions have: their histograms overlaid, over the same bins."""
     if diff.datasets is None:
         return ""
@@ -308,7 +310,7 @@ def _plain(value: object) -> str:
     return str(value)
 
 
-def diff_card(diff: Any) -> str:
+def diff_card(diff: Diff) -> str:
     """The HTML of a Diff: summary, metadata, schema, label counts, relabels, changed rows side by side."""
     parts = [
         f"<div class='se-diff' data-testid='se-diff' style='{CARD_STYLE};max-width:1000px'>",
@@ -360,7 +362,7 @@ def diff_card(diff: Any) -> str:
     return "".join(parts)
 
 
-def gallery_html(gallery: Any) -> str:
+def gallery_html(gallery: Gallery) -> str:
     """One page of removed or added rows (or changed rows, as they are now) as thumbnails with their keys."""
     diff = gallery.diff
     change = gallery.change
@@ -405,7 +407,7 @@ def gallery_html(gallery: Any) -> str:
     )
 
 
-def shard_line(shards: dict[str, Any]) -> str:
+def shard_line(shards: ShardDiff) -> str:
     """The shard files of a diff in words, counted as a save reports them ("reused N of the parent's").
 
     Examples
@@ -425,7 +427,7 @@ def shard_line(shards: dict[str, Any]) -> str:
     )
 
 
-def patches_strip(patches: Any, length: int = 12) -> str:
+def patches_strip(patches: Patches, length: int = 12) -> str:
     """The HTML of a patches view (``ds.patches(column)``): a line of counts and a strip of its first crops.
 
     Each crop is captioned with its class name (and score, for a prediction); only those crops'

@@ -33,7 +33,7 @@ import contextlib
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 
 __all__ = ["add_columns", "map_rows"]
 
+ColumnValues: TypeAlias = "pa.Array | pa.ChunkedArray | np.ndarray | Sequence[object]"  # a column's values
+
 _CHUNK_ROWS = 65536  # add_columns writes its values this many rows at a time
 _RESERVED = (KEY_COLUMN, HASH_COLUMN)
 _RECENT_MAPS = 200  # versions looked at to explain why a map ran again
@@ -64,7 +66,7 @@ _RECENT_MAPS = 200  # versions looked at to explain why a map ran again
 # -- values -> Arrow ---------------------------------------------------------------
 
 
-def _feature_of(name: str, values: Any) -> Feature:
+def _feature_of(name: str, values: ColumnValues) -> Feature:
     """The feature for values given without one: from a numpy array's dtype and shape, or Arrow's inference."""
     array = values
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
@@ -90,7 +92,7 @@ def _feature_of(name: str, values: Any) -> Feature:
         raise SchemaError(msg) from exc
 
 
-def _encoded(name: str, feature: Feature, values: Any, first_row: int = 0) -> pa.Array:
+def _encoded(name: str, feature: Feature, values: ColumnValues, first_row: int = 0) -> pa.Array:
     """``values`` as ``feature`` stores them; an error names the column and the row."""
     arrow_type = feature.arrow_type
     try:
@@ -146,7 +148,9 @@ def _record(origin: CachedDataset, operation: dict[str, Any], message: str | Non
     )
 
 
-def _progress(origin: CachedDataset, show: bool) -> Any:
+def _progress(
+    origin: CachedDataset, show: bool
+) -> contextlib.AbstractContextManager[Callable[[int, int], None] | None]:
     if not show:
         return contextlib.nullcontext()
     from stable_explore.display.progress import saving_bar  # the UI layer, only for a bar that shows
@@ -159,7 +163,7 @@ def _progress(origin: CachedDataset, show: bool) -> Any:
 
 def add_columns(
     origin: CachedDataset,
-    columns: Mapping[str, Any],
+    columns: Mapping[str, ColumnValues],
     *,
     features: Features | Mapping[str, Feature] | None = None,
     message: str | None = None,
@@ -215,7 +219,7 @@ def add_columns(
 # -- map -------------------------------------------------------------------------------
 
 
-def _apply(function: Callable[..., Any], rows: CachedDataset, batched: bool, first: int) -> dict[str, list[Any]]:
+def _apply(function: Callable[..., object], rows: CachedDataset, batched: bool, first: int) -> dict[str, list[object]]:
     """The function's output over some rows, as column -> values; an error names the row."""
     out: dict[str, list[object]] = {}
     if batched:
@@ -289,13 +293,13 @@ def _is_column(values: object) -> bool:
 
 
 def _map_range(
-    function: Any, rows: CachedDataset, batched: bool, batch_size: int, first: int
-) -> list[dict[str, list[Any]]]:
+    function: Callable[..., object] | bytes, rows: CachedDataset, batched: bool, batch_size: int, first: int
+) -> list[dict[str, list[object]]]:
     """A worker's share of a map: its rows, batch after batch (``function`` may be pickled bytes)."""
-    if isinstance(function, bytes):
-        function = pickle.loads(function)  # noqa: S301 - the caller's own function, sent to its own workers
+    # the caller's own function, sent to its own workers (pickled by _shipped)
+    run: Callable[..., object] = pickle.loads(function) if isinstance(function, bytes) else function  # noqa: S301
     return [
-        _apply(function, rows[start : start + batch_size], batched, first + start)
+        _apply(run, rows[start : start + batch_size], batched, first + start)
         for start in range(0, len(rows), batch_size)
     ]
 
@@ -310,24 +314,25 @@ def _name(function: object) -> str:
     return str(getattr(function, "__qualname__", type(function).__name__))
 
 
-def _shipped(function: Callable[..., Any]) -> Any:
+def _shipped(function: Callable[..., object]) -> Callable[..., object] | bytes:
     """The function as worker processes get it: by cloudpickle when installed (notebook functions), else as is."""
     try:
         import cloudpickle
     except ImportError:
         return function
-    return cloudpickle.dumps(function)
+    pickled: bytes = cloudpickle.dumps(function)
+    return pickled
 
 
 def _outputs(
     origin: CachedDataset,
-    function: Callable[..., Any],
+    function: Callable[..., object],
     *,
     batched: bool,
     batch_size: int,
     num_proc: int | None,
     executor: Executor | None,
-) -> Iterator[tuple[int, dict[str, list[Any]]]]:
+) -> Iterator[tuple[int, dict[str, list[object]]]]:
     """(first row, outputs) of each batch of rows, in row order, computed here or by ``executor`` / ``num_proc``."""
     total = len(origin)
     if executor is None and (num_proc is None or num_proc <= 1 or total <= batch_size):
@@ -373,7 +378,7 @@ def _last_map(origin: CachedDataset, function_name: str) -> VersionMetadata | No
 
 def map_rows(
     origin: CachedDataset,
-    function: Callable[..., Any],
+    function: Callable[..., object],
     **options: Unpack[MapOptions],
 ) -> CachedDataset:
     """A new version of ``origin`` with the columns ``function`` returns; see ``ds.map`` (and its defaults)."""
@@ -507,7 +512,7 @@ def map_rows(
     return dataset
 
 
-def _saved_view(view: CachedDataset, function: Callable[..., Any], *, progress: bool) -> CachedDataset:
+def _saved_view(view: CachedDataset, function: Callable[..., object], *, progress: bool) -> CachedDataset:
     """A view's rows saved as a version of the same dataset, for a map over them (the same rows: the same version).
 
     ``latest`` stays where it is: the map's own version moves it, when asked.

@@ -21,12 +21,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from typing_extensions import TypedDict
 
 from stable_explore.schema import Boxes, ClassLabel, Features, class_name
 from stable_explore.versioning._shared import differing_patches
 from stable_explore.versioning.box_diff import BoxChange, box_changes
-from stable_explore.versioning.row_diff import RowDiff, jsonable, row_diff
+from stable_explore.versioning.row_diff import RowDiff, RowDiffDict, RowKey, jsonable, row_diff
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +38,66 @@ if TYPE_CHECKING:
 __all__ = ["Diff", "Gallery", "compare"]
 
 _METADATA_FIELDS = ("description", "license", "metadata")
+
+
+class ClassChange(TypedDict, total=False):
+    """How a ClassLabel column's classes changed: names renamed (old -> new), added and removed."""
+
+    renamed: dict[str, str]
+    added: list[str]
+    removed: list[str]
+
+
+class SchemaDiff(TypedDict, total=False):
+    """:attr:`Diff.schema`: columns added, removed or retyped (``[old repr, new repr]``), classes changed."""
+
+    columns_added: list[str]
+    columns_removed: list[str]
+    columns_retyped: dict[str, list[str]]
+    classes: dict[str, ClassChange]
+
+
+class ShardDiff(TypedDict, total=False):
+    """:attr:`Diff.shards`: pairs ``[file of a, file of b]`` read whole alike, or held by both; the others.
+
+    Empty when a side has no shard digests (a stable-datasets v1 cache).
+    """
+
+    identical: list[list[int]]
+    only_a: list[int]
+    only_b: list[int]
+    shared: list[list[int]]
+
+
+class LabelDiff(TypedDict):
+    """One ClassLabel column in :attr:`Diff.labels`: counts per class before and after, and the moves."""
+
+    before: dict[str, int]
+    after: dict[str, int]
+    relabelled: dict[tuple[object, object], int]  # (old class, new class) -> rows
+
+
+class LabelDiffDict(TypedDict):
+    """A :class:`LabelDiff` as JSON: the moves as ``[old, new, rows]`` triples."""
+
+    before: dict[str, int]
+    after: dict[str, int]
+    relabelled: list[list[object]]
+
+
+class DiffDict(TypedDict):
+    """:meth:`Diff.to_dict`: the whole comparison as JSON-ready values."""
+
+    a: str
+    b: str
+    identical: bool
+    summary: str
+    metadata: dict[str, list[object]]
+    schema: SchemaDiff
+    rows: RowDiffDict
+    labels: dict[str, LabelDiffDict]
+    boxes: dict[str, dict[str, dict[str, object]]]
+    shards: ShardDiff
 
 
 @dataclass
@@ -66,26 +128,26 @@ class Diff:
     a: str
     b: str
     identical: bool
-    metadata: dict[str, tuple[Any, Any]] = field(default_factory=dict)
-    schema: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, tuple[object, object]] = field(default_factory=dict)
+    schema: SchemaDiff = field(default_factory=lambda: SchemaDiff())
     rows: RowDiff = field(default_factory=RowDiff)
-    shards: dict[str, Any] = field(default_factory=dict)
+    shards: ShardDiff = field(default_factory=lambda: ShardDiff())
     datasets: tuple[CachedDataset, CachedDataset] | None = field(default=None, repr=False, compare=False)
-    _labels: dict[str, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    _labels: dict[str, LabelDiff] | None = field(default=None, repr=False, compare=False)
 
     @property
-    def labels(self) -> dict[str, dict[str, Any]]:
+    def labels(self) -> dict[str, LabelDiff]:
         """Per ClassLabel column: ``before`` and ``after`` counts per class and the ``relabelled`` matrix."""
         if self._labels is None:
             self._labels = _label_diff(*self.datasets, self.rows) if self.datasets and not self.identical else {}
         return self._labels
 
     @labels.setter
-    def labels(self, value: dict[str, dict[str, object]]) -> None:
+    def labels(self, value: dict[str, LabelDiff]) -> None:
         self._labels = value
 
     @property
-    def boxes(self) -> dict[str, dict[Any, BoxChange]]:
+    def boxes(self) -> dict[str, dict[RowKey, BoxChange]]:
         """Per Boxes column, the changed rows' box changes by key: added, removed, moved (IoU), relabelled.
 
         Examples
@@ -101,7 +163,7 @@ class Diff:
         if self.datasets is None or self.identical:
             return {}
         a, b = self.datasets
-        out: dict[str, dict[object, BoxChange]] = {}
+        out: dict[str, dict[RowKey, BoxChange]] = {}
         for column, feature in a.features.items():
             other = b.features.get(column)
             if not (isinstance(feature, Boxes) and isinstance(other, Boxes)):
@@ -145,7 +207,7 @@ class Diff:
             parts.append("repeated keys in " + " and ".join(sorted(self.rows.repeated_keys)))
         return "; ".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DiffDict:
         """Everything, JSON-ready."""
         return {
             "a": self.a,
@@ -275,7 +337,7 @@ class Gallery:
 
     diff: Diff = field(repr=False)
     change: str
-    keys: list[Any]
+    keys: list[RowKey]
     rows: list[tuple[int, int]] = field(repr=False)
     page: int
     num_pages: int
@@ -325,9 +387,9 @@ def compare(a: CachedDataset, b: CachedDataset) -> Diff:
     return diff
 
 
-def _metadata_diff(a: CachedDataset, b: CachedDataset) -> dict[str, tuple[Any, Any]]:
+def _metadata_diff(a: CachedDataset, b: CachedDataset) -> dict[str, tuple[object, object]]:
     record_a, record_b = a.cache_meta.version_metadata, b.cache_meta.version_metadata
-    out = {}
+    out: dict[str, tuple[object, object]] = {}
     for name in _METADATA_FIELDS:
         old, new = getattr(record_a, name), getattr(record_b, name)
         if name == "metadata":
@@ -337,8 +399,8 @@ def _metadata_diff(a: CachedDataset, b: CachedDataset) -> dict[str, tuple[Any, A
     return out
 
 
-def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _schema_diff(a: Features, b: Features) -> SchemaDiff:
+    out: SchemaDiff = {}
     added = [n for n in b if n not in a]
     removed = [n for n in a if n not in b]
     retyped = {
@@ -361,12 +423,16 @@ def _schema_diff(a: Features, b: Features) -> dict[str, Any]:
                 for o, n in zip(old_names, new_names, strict=False)
                 if o != n and o not in new_names and n not in old_names
             }
-            change = {
-                "renamed": renamed,
-                "added": [n for n in new_names if n not in old_names and n not in renamed.values()],
-                "removed": [o for o in old_names if o not in new_names and o not in renamed],
-            }
-            out.setdefault("classes", {})[name] = {k: v for k, v in change.items() if v}
+            change: ClassChange = {}
+            if renamed:
+                change["renamed"] = renamed
+            added = [n for n in new_names if n not in old_names and n not in renamed.values()]
+            if added:
+                change["added"] = added
+            removed = [o for o in old_names if o not in new_names and o not in renamed]
+            if removed:
+                change["removed"] = removed
+            out.setdefault("classes", {})[name] = change
     return out
 
 
@@ -380,7 +446,7 @@ def _whole_files(ds: CachedDataset) -> dict[str, int]:
     return {hashes[i]: i for i, used in uses.items() if i < len(hashes) and used == [(0, meta.shard_row_counts[i])]}
 
 
-def _shard_diff(a: CachedDataset, b: CachedDataset) -> dict[str, Any]:
+def _shard_diff(a: CachedDataset, b: CachedDataset) -> ShardDiff:
     """Shard files both versions read whole and unchanged (by digest); the others of each side."""
     if not a.cache_meta.shard_hashes or not b.cache_meta.shard_hashes:
         return {}
@@ -409,7 +475,7 @@ def _label_columns(a: CachedDataset, b: CachedDataset) -> list[tuple[str, ClassL
     return out
 
 
-def _relabelled(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, Counter[tuple[Any, Any]]]:
+def _relabelled(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, Counter[tuple[object, object]]]:
     """Per ClassLabel column, ``{(old class, new class): rows}`` of the changed rows (from the row diff)."""
     out: dict[str, Counter[tuple[object, object]]] = {}
     for name, _, _ in _label_columns(a, b):
@@ -422,8 +488,8 @@ def _relabelled(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, 
     return out
 
 
-def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, object]] = {}
+def _label_diff(a: CachedDataset, b: CachedDataset, rows: RowDiff) -> dict[str, LabelDiff]:
+    out: dict[str, LabelDiff] = {}
     relabelled = _relabelled(a, b, rows)
     for name, feature, other in _label_columns(a, b):
         before = a.label_counts(name) if len(a) else dict.fromkeys(feature.names or (), 0)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from typing_extensions import TypedDict
 
 from stable_explore._canonical import json_value
 from stable_explore.schema import KEY_COLUMN, class_name
@@ -25,26 +26,38 @@ from stable_explore.versioning._shared import unshared_rows
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["RowDiff", "jsonable", "row_diff"]
+__all__ = ["RowDiff", "RowDiffDict", "RowKey", "jsonable", "row_diff"]
+
+RowKey: TypeAlias = int | str  # a row's stored key (a stable-datasets v1 cache's: its row number)
+
+
+class RowDiffDict(TypedDict):
+    """:meth:`RowDiff.to_dict`: keys as JSON keys, each changed row's ``{field: [old, new]}`` JSON-ready."""
+
+    added: list[RowKey]
+    removed: list[RowKey]
+    changed: dict[str, dict[str, list[object]]]
+    unchanged: int
+    repeated_keys: dict[str, list[RowKey]]
 
 
 @dataclass
 class RowDiff:
     """Rows added, removed and changed, matched by key (repeated keys matched in order of appearance)."""
 
-    added: list[Any] = field(default_factory=list)
-    removed: list[Any] = field(default_factory=list)
-    changed: list[Any] = field(default_factory=list)
-    changed_fields: dict[Any, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+    added: list[RowKey] = field(default_factory=list)
+    removed: list[RowKey] = field(default_factory=list)
+    changed: list[RowKey] = field(default_factory=list)
+    changed_fields: dict[RowKey, dict[str, tuple[object, object]]] = field(default_factory=dict)
     unchanged: int = 0
-    repeated_keys: dict[str, list[Any]] = field(default_factory=dict)
+    repeated_keys: dict[str, list[RowKey]] = field(default_factory=dict)
     # (row in a, row in b) for each entry of added, removed and changed, in the same order
     # (-1 where a side has no such row); lists, so repeated keys keep their own rows
     added_rows: list[tuple[int, int]] = field(default_factory=list)
     removed_rows: list[tuple[int, int]] = field(default_factory=list)
     changed_rows: list[tuple[int, int]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RowDiffDict:
         """The row diff as JSON-ready values (bytes shown as their size)."""
         return {
             "added": _json_keys(self.added),
@@ -63,7 +76,7 @@ def jsonable(value: object) -> Any:
     return json_value(value, bytes_as="size")
 
 
-def _json_keys(keys: list[object]) -> list[Any]:
+def _json_keys(keys: list[RowKey]) -> list[RowKey]:
     return [k if isinstance(k, (int, str)) else str(k) for k in keys]
 
 
@@ -79,7 +92,7 @@ def _keys_and_hashes(ds: CachedDataset) -> tuple[pa.Array, np.ndarray]:
     return keys, ds.row_hashes()
 
 
-def _occurrence_keys(keys: pa.Array) -> tuple[pa.Array, list[Any]]:
+def _occurrence_keys(keys: pa.Array) -> tuple[pa.Array, list[RowKey]]:
     """Keys made unique by their occurrence number where a key repeats, and the repeated keys."""
     counts = pc.value_counts(keys)
     repeated_mask = pc.greater(counts.field("counts"), 1)
@@ -136,13 +149,16 @@ def _joined_row_diff(a: CachedDataset, b: CachedDataset) -> RowDiff:
     matched_b = b_rows[present]
     matched_a = in_a_int[present]
     same = hashes_a[matched_a] == hashes_b[matched_b]
-    original_a = keys_a.to_pylist() if (repeated_a or repeated_b) else None
-    original_b = keys_b.to_pylist() if (repeated_a or repeated_b) else None
+    # the key columns are int64 or string (or a v1 cache's row numbers): their values are RowKeys
+    original_a: list[RowKey] | None = keys_a.to_pylist() if (repeated_a or repeated_b) else None
+    original_b: list[RowKey] | None = keys_b.to_pylist() if (repeated_a or repeated_b) else None
 
-    def key_of(side: str, row: int) -> Any:
-        if side == "a":
-            return original_a[row] if original_a is not None else keys_a[row].as_py()
-        return original_b[row] if original_b is not None else keys_b[row].as_py()
+    def key_of(side: str, row: int) -> RowKey:
+        original, keys = (original_a, keys_a) if side == "a" else (original_b, keys_b)
+        if original is not None:
+            return original[row]
+        key: RowKey = keys[row].as_py()
+        return key
 
     found_in_b = np.zeros(len(match_a), dtype=bool)
     found_in_b[matched_a] = True
@@ -160,13 +176,13 @@ def _joined_row_diff(a: CachedDataset, b: CachedDataset) -> RowDiff:
 
 
 def _changed_fields(
-    a: CachedDataset, b: CachedDataset, rows_a: np.ndarray, rows_b: np.ndarray, keys: list[object]
-) -> dict[Any, dict[str, tuple[Any, Any]]]:
+    a: CachedDataset, b: CachedDataset, rows_a: np.ndarray, rows_b: np.ndarray, keys: list[RowKey]
+) -> dict[RowKey, dict[str, tuple[object, object]]]:
     """Which fields differ in the changed rows (only those rows are read; images compared as bytes)."""
     common = [n for n in a.features if n in b.features]
     table_a = a.with_format("python").select(rows_a).to_arrow(common)
     table_b = b.with_format("python").select(rows_b).to_arrow(common)
-    out: dict[object, dict[str, tuple[object, object]]] = {key: {} for key in keys}
+    out: dict[RowKey, dict[str, tuple[object, object]]] = {key: {} for key in keys}
     for name in common:
         left = table_a.column(name).combine_chunks()
         right = table_b.column(name).combine_chunks()

@@ -214,3 +214,32 @@ def test_label_counts_after_follow_from_the_row_diff_and_are_counted_only_when_a
         assert diff.labels["label"]["before"] == a.label_counts("label")
         assert diff.labels["label"]["after"] == b.label_counts("label")
     assert "label: " in se.compare(first, edited).summary()  # the moves come from the row diff
+
+
+def test_the_diff_and_its_json_are_what_the_typeddicts_declare(tmp_path: Path) -> None:
+    from stable_explore.versioning.compare import DiffDict, LabelDiff, SchemaDiff, ShardDiff
+    from stable_explore.versioning.row_diff import RowKey
+    from tests.typed_json import conforms
+
+    old = Features(label=ClassLabel(names=["cat", "dog", "owl"]), x=Value("int64"))
+    new = Features(label=ClassLabel(names=["cat", "hound", "emu"]), x=Value("string"), note=Value("string"))
+    boxes = Features(objects=se.Boxes(names=["cat"]))
+    a = se.build([{"label": i % 3, "x": i} for i in range(6)], old, name="s", home=tmp_path, progress=False)
+    b = se.build(
+        [{"label": 0, "x": str(i), "note": "n"} for i in range(5)], new, name="s", home=tmp_path, progress=False
+    )
+    diff = se.compare(a, b)
+    conforms(diff.schema, SchemaDiff, "schema")
+    assert diff.schema["classes"]["label"] == {"renamed": {"dog": "hound", "owl": "emu"}}
+    conforms(diff.shards, ShardDiff, "shards")
+    conforms(diff.labels["label"], LabelDiff, "labels")
+    conforms(diff.rows.changed + diff.rows.removed, list[RowKey], "keys")
+    conforms(diff.to_dict(), DiffDict, "to_dict")
+    first = se.build(
+        [{"objects": [{"bbox": [0, 0, 4, 4], "category": 0}]}], boxes, name="b", home=tmp_path, progress=False
+    )
+    moved = first.set_boxes(0, [{"bbox": [1, 0, 4, 4], "category": 0}]).save()
+    data = se.compare(first, moved).to_dict()
+    conforms(data, DiffDict, "to_dict")
+    assert list(data["boxes"]["objects"]) == ["0"]
+    assert json.loads(json.dumps(data)) == data
