@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from typing_extensions import TypedDict
 
 from stable_explore.dataset._clip_windows import WindowPlan, plan_windows
 from stable_explore.dataset._selection import position_of
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from stable_explore.dataset._iterable import RowStream
     from stable_explore.dataset._video_cursor import FrameCursor
     from stable_explore.dataset.cached_dataset import CachedDataset
+    from stable_explore.schema import Features
+    from stable_explore.schema.video_codec import VideoInfo
 
 __all__ = ["ClipView", "clip_view"]
 
@@ -63,6 +66,15 @@ _VIDEO_KEYS = ("video_id", "video", "video_key", "clip_id")
 _FRAME_KEYS = ("frame_idx", "frame_index", "frame", "frame_id")
 _PROBE_THREADS = 4
 _PROBE_BATCH = 32  # videos whose stored cells are read at once for probing
+
+
+class _State(TypedDict):
+    """What a pickled ClipView carries to a DataLoader worker (never its open decoders)."""
+
+    ds: CachedDataset
+    source: _Source
+    plan: WindowPlan
+    windows: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -116,7 +128,7 @@ def clip_view(
     return ClipView(ds, source, plan, None)
 
 
-def _video_column(features: Any, videos: list[str], column: str | None) -> str:
+def _video_column(features: Features, videos: list[str], column: str | None) -> str:
     if column is not None:
         if column not in features:
             msg = f"no column {column!r} to cut clips from; the columns are {list(features)}"
@@ -149,7 +161,7 @@ def _probe_counts(ds: CachedDataset, column: str, stored: str) -> np.ndarray:
     if not due:
         return counts
 
-    def info_of(item: tuple[int, Any]) -> Any:
+    def info_of(item: tuple[int, object]) -> VideoInfo | None:
         position, cell = item
         video = video_cell(cell)
         if video is None:
@@ -447,10 +459,10 @@ class ClipView:
 
     # -- pickling and repr --------------------------------------------------------
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _State:
         return {"ds": self._ds, "source": self._source, "plan": self._plan, "windows": self._windows}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _State) -> None:
         self._ds, self._source, self._plan, self._windows = (
             state["ds"],
             state["source"],
@@ -467,7 +479,7 @@ class ClipView:
         )
 
 
-def _new_cursor(source: Any, plan: WindowPlan, video: int, span: int) -> FrameCursor:
+def _new_cursor(source: str | bytes, plan: WindowPlan, video: int, span: int) -> FrameCursor:
     from stable_explore.dataset._video_cursor import FrameCursor
 
     return FrameCursor(source, _needed_frames(plan, video), span)
@@ -524,9 +536,10 @@ class _FrameDecoder:
         assert out is not None
         return out
 
-    def _key(self, position: int) -> Any:
+    def _key(self, position: int) -> object:
         row = int(self._rows[position])
-        return self._ds[row : row + 1].keys()[0]
+        key: object = self._ds[row : row + 1].keys()[0]
+        return key
 
     def _decode(self, position: int) -> np.ndarray:
         from stable_explore.schema.image_codec import rgb_pixels

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -69,20 +69,22 @@ _LOADED_COLUMNS = ("video_id", "frame_idx", "frame", _PATH_COLUMN)  # what se.lo
 _FRAMES_PER_BATCH = 64  # frames handed to Lance at a time
 _ROWS_PER_READ = 256  # frame-level rows read at a time
 
+JsonScalar: TypeAlias = str | int | float | bool | None  # a video's key and metadata values, as its record holds them
+
 
 @dataclass
 class _Video:
     """A video as it is written: what its record will say, filled in as its frames pass."""
 
     id: int
-    key: Any
+    key: JsonScalar
     path: str
-    metadata: dict[str, Any]
+    metadata: dict[str, JsonScalar]
     label: str  # how messages name it
     start_row: int = 0
     frames: int = 0
     size: tuple[int, int] | None = None  # (H, W) of its frame 0
-    first_values: dict[str, Any] = field(default_factory=dict)
+    first_values: dict[str, object] = field(default_factory=dict)
 
     def record(self) -> VideoRecord:
         assert self.size is not None
@@ -98,7 +100,7 @@ class _Video:
         )
 
 
-def _check_quality(quality: Any, lossless: Any) -> None:
+def _check_quality(quality: object, lossless: object) -> None:
     if isinstance(quality, bool) or not isinstance(quality, int) or not 0 <= quality <= 100:
         msg = f"quality must be a whole number from 0 to 100 (WebP's quality), got {quality!r}"
         raise InvalidOptionError(msg)
@@ -141,9 +143,9 @@ def _metadata_feature(name: str, feature: Feature) -> None:
         raise SchemaError(msg)
 
 
-def _json_scalar(value: Any) -> Any:
+def _json_scalar(value: object) -> JsonScalar:
     if isinstance(value, (np.generic,)):
-        return value.item()
+        return _json_scalar(value.item())
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)  # dates and decimals: as text
@@ -335,7 +337,7 @@ class _VideoSource:
                 row += entry.frames
 
 
-def _video_source(stored: Any, index: int, key: Any, column: str) -> tuple[Any, str]:
+def _video_source(stored: object, index: int, key: object, column: str) -> tuple[str | bytes, str]:
     """The decodable source of a stored Video cell, and the ``path`` its record names (else the row's key)."""
     video = video_cell(stored)
     if video is None:
@@ -431,8 +433,9 @@ class _FrameSource:
     def _frame_label(self, label: str, number: int, row: int) -> str:
         return f"{label}, frame {number}{self._where(row)}"
 
-    def _key_at(self, row: int) -> Any:
-        return self.ds.select([row]).keys()[0]
+    def _key_at(self, row: int) -> object:
+        key: object = self.ds.select([row]).keys()[0]
+        return key
 
     def _refuse_frames(self, video_keys: list[Any], codes: np.ndarray, indices: np.ndarray, code: int) -> None:
         mine = np.sort(indices[codes == code])
@@ -494,7 +497,7 @@ class _FrameSource:
             yield _frame_batch(entry.id, entry.frames, pending)
             entry.frames += len(pending)
 
-    def _start(self, code: int, values: dict[str, Any], row: int) -> _Video:
+    def _start(self, code: int, values: dict[str, object], row: int) -> _Video:
         key = self.keys[code]
         label = f"video {key!r} (column {self.video!r})"
         path = values.get(_PATH_COLUMN)
@@ -510,7 +513,7 @@ class _FrameSource:
         self.videos.append(entry)
         return entry
 
-    def _same_metadata(self, entry: _Video, values: dict[str, Any], number: int, row: int) -> None:
+    def _same_metadata(self, entry: _Video, values: dict[str, object], number: int, row: int) -> None:
         for name, first in entry.first_values.items():
             value = values.get(name)
             if value != first:

@@ -133,6 +133,19 @@ def test_clips_is_a_view_that_slices_shuffles_and_splits(tmp_path: Path) -> None
         clips[len(clips)]
 
 
+def test_a_pickled_clip_view_gives_the_same_windows_without_its_decoders(tmp_path: Path) -> None:
+    import pickle
+
+    clips = _videos(tmp_path, "mpeg4", "mp4", ".mp4").clips(window_length=2, hop_size=3).shuffle(seed=3)[1:6]
+    first = clips[0]
+    state = clips.__getstate__()
+    assert sorted(state) == ["ds", "plan", "source", "windows"]  # a spawned DataLoader worker's copy: no decoder
+    again = pickle.loads(pickle.dumps(clips))
+    assert repr(again) == repr(clips)
+    assert [(w["video_row"], w["start_frame"]) for w in again] == [(w["video_row"], w["start_frame"]) for w in clips]
+    assert np.array_equal(again[0]["frames"], first["frames"])
+
+
 def test_a_dataloader_with_two_workers_gives_every_window_once(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     from torch.utils.data import DataLoader
