@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from stable_explore._canonical import canonical_json, fingerprint
 from stable_explore.catalog.fingerprints.file_state import (
@@ -40,6 +40,7 @@ from stable_explore.catalog.fingerprints.fingerprint import Tokenizer, fingerpri
 from stable_explore.errors import InvalidArgumentTypeError
 
 if TYPE_CHECKING:
+    from stable_explore._json import Json
     from stable_explore.catalog.options import BuildOptions
     from stable_explore.schema import Features
 
@@ -58,7 +59,7 @@ class SourcePlan:
     changed in them (a single file's change is named by its path).
     """
 
-    parts: dict[str, Any] | None
+    parts: dict[str, Json] | None
     fingerprint: str | None
     unstable: dict[str, str] = field(default_factory=dict)
     file_states: tuple[FileState, ...] = field(default=(), repr=False, compare=False)
@@ -104,7 +105,7 @@ def plan_source(
 
     ``home`` (the catalog's root) is left out of folder listings: a build changes it.
     """
-    common: dict[str, object] = {
+    common: dict[str, Json] = {
         "features": features.fingerprint(),
         "compression": options.compression,
         # The descriptive fields shape the version id, so a hit must match them too. The key is
@@ -115,7 +116,7 @@ def plan_source(
         common["batched"] = True
     tokens = Tokenizer(ignore=frozenset(options.ignore))
     if options.key is not None:
-        parts: dict[str, object] = {"kind": "key", "key": str(options.key), **common}
+        parts: dict[str, Json] = {"kind": "key", "key": str(options.key), **common}
     elif callable(source) and (inspect.isgeneratorfunction(source) or inspect.isfunction(source)):
         code = tokens.source(source)
         try:
@@ -124,7 +125,7 @@ def plan_source(
         except TypeError as exc:
             msg = f"{getattr(source, '__name__', source)} cannot take these arguments: {exc}"
             raise InvalidArgumentTypeError(msg) from exc
-        arguments = {
+        arguments: dict[str, Json] = {
             arg: fingerprint(tokens.value(value, f"argument {arg!r}"))
             for arg, value in bound.arguments.items()
             if arg not in options.ignore
@@ -152,7 +153,7 @@ def plan_source(
 
 
 def plan_map(
-    function: Callable[..., Any],
+    function: Callable[..., object],
     parent: str,
     *,
     batched: bool,
@@ -182,7 +183,7 @@ def plan_map(
         code = tokens.source(function)
     except (TypeError, OSError):  # a builtin, or code without source: fingerprinted by its value, if it can be
         code = fingerprint(tokens.value(function, "function"))
-    parts: dict[str, object] = {
+    parts: dict[str, Json] = {
         "kind": "map",
         "function": getattr(function, "__qualname__", type(function).__name__),
         "code": code,
@@ -198,7 +199,7 @@ def plan_map(
 
 
 def _finished(
-    parts: dict[str, object],
+    parts: dict[str, Json],
     tokens: Tokenizer,
     *,
     watch: Sequence[object],
@@ -211,7 +212,7 @@ def _finished(
     for watched in watch:
         named.setdefault(str(watched), "watched path")
     unstable = dict(tokens.unstable)
-    files: dict[str, object] = {}
+    files: dict[str, Json] = {}
     states = []
     exclude = [home] if home is not None else []
     for path, label in named.items():
@@ -252,12 +253,12 @@ Listing = Callable[[str], "Mapping[str, Entry] | None"]
 
 
 def explain_changes(
-    old: Mapping[str, Any] | None,
-    new: Mapping[str, Any] | None,
+    old: Mapping[str, Json] | None,
+    new: Mapping[str, Json] | None,
     *,
     listing: Listing | None = None,
-    features: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
-    descriptive: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
+    features: tuple[Mapping[str, object], Mapping[str, object]] | None = None,
+    descriptive: tuple[Mapping[str, object], Mapping[str, object]] | None = None,
 ) -> list[str]:
     """What differs between two source plans, in words.
 
@@ -281,15 +282,15 @@ def explain_changes(
     if old.get("key") != new.get("key"):
         changes.append(f"key changed ({old.get('key')!r} -> {new.get('key')!r})")
     for label, group in (("argument", "arguments"), ("variable", "globals")):
-        before, after = old.get(group) or {}, new.get(group) or {}
+        before, after = _object(old.get(group)), _object(new.get(group))
         for item in sorted(set(before) | set(after)):
             if before.get(item) != after.get(item):
                 changes.append(f"{label} {item!r} changed")
-    before_code, after_code = old.get("code_used") or {}, new.get("code_used") or {}
+    before_code, after_code = _object(old.get("code_used")), _object(new.get("code_used"))
     for item in sorted(set(before_code) | set(after_code)):
         if before_code.get(item) != after_code.get(item):
             changes.append(f"code of {item} changed")
-    changes.extend(_file_changes(old.get("files") or {}, new.get("files") or {}, changes, listing))
+    changes.extend(_file_changes(_object(old.get("files")), _object(new.get("files")), changes, listing))
     if old.get("features") != new.get("features"):
         described = describe_feature_changes(*features) if features is not None else []
         changes.append("features changed: " + ", ".join(described) if described else "features changed")
@@ -302,15 +303,15 @@ def explain_changes(
 
 
 def _file_changes(
-    before: Mapping[str, Any], after: Mapping[str, Any], reported: list[str], listing: Listing | None
+    before: Mapping[str, object], after: Mapping[str, object], reported: list[str], listing: Listing | None
 ) -> list[str]:
     """'files changed under argument 'root' (data/pets): 1 added (cat/c.jpg)' for each path whose state differs."""
     out = []
     for path in sorted(set(before) | set(after)):
-        old, new = before.get(path), after.get(path)
+        old, new = _object_or_none(before.get(path)), _object_or_none(after.get(path))
         if old is not None and new is not None and old.get("digest") == new.get("digest"):
             continue
-        by = (new or old or {}).get("by", "a path")
+        by = str((new or old or {}).get("by", "a path"))
         named = _QUOTED.match(by)
         if named and f"{named.group(0)} changed" in reported:
             continue  # the input itself changed: its old files are no news
@@ -320,8 +321,8 @@ def _file_changes(
         elif new is None or new.get("digest") is None:
             out.append(f"{where} no longer exists")
         else:
-            old_entries = listing(old["digest"]) if listing is not None else None
-            new_entries = listing(new["digest"]) if listing is not None else None
+            old_entries = listing(str(old["digest"])) if listing is not None else None
+            new_entries = listing(str(new["digest"])) if listing is not None else None
             if old_entries is not None and new_entries is not None:
                 detail = describe_listing_changes(old_entries, new_entries)
             else:
@@ -331,12 +332,25 @@ def _file_changes(
     return out
 
 
+def _object(value: object) -> Mapping[str, object]:
+    """A part that should be an object (a stored plan is JSON read back): it, or empty if it is not one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[object]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _object_or_none(value: object) -> Mapping[str, object] | None:
+    return value if isinstance(value, Mapping) else None
+
+
 def _feature_text(spec: Mapping[str, object]) -> str:
     args = ", ".join(f"{k}={v!r}" for k, v in spec.items() if k != "_type")
     return f"{spec.get('_type', '?')}({args})"
 
 
-def describe_feature_changes(old: Mapping[str, Any], new: Mapping[str, Any], *, show: int = 5) -> list[str]:
+def describe_feature_changes(old: Mapping[str, object], new: Mapping[str, object], *, show: int = 5) -> list[str]:
     """What differs between two features (as ``Features.to_dict()``): ``label: class 'ten' added``.
 
     Examples
@@ -345,14 +359,14 @@ def describe_feature_changes(old: Mapping[str, Any], new: Mapping[str, Any], *, 
     ...                          {"label": {"_type": "ClassLabel", "names": ["a", "b"]}, "x": {"_type": "Image"}})
     ["column 'x' added (Image())", "label: class 'b' added"]
     """
-    out = [f"column {c!r} added ({_feature_text(new[c])})" for c in new if c not in old]
+    out = [f"column {c!r} added ({_feature_text(_object(new[c]))})" for c in new if c not in old]
     out += [f"column {c!r} removed" for c in old if c not in new]
     for column in (c for c in new if c in old):
-        before, after = old[column], new[column]
-        if canonical_json(before) == canonical_json(after):
+        before, after = _object(old[column]), _object(new[column])
+        if canonical_json(old[column]) == canonical_json(new[column]):
             continue
         if before.get("_type") == after.get("_type") == "ClassLabel":
-            old_names, new_names = list(before.get("names") or []), list(after.get("names") or [])
+            old_names, new_names = _list(before.get("names")), _list(after.get("names"))
             added = [n for n in new_names if n not in old_names]
             removed = [n for n in old_names if n not in new_names]
             out += [f"{column}: class {n!r} added" for n in added[:show]]
@@ -373,13 +387,13 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _descriptive_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def _descriptive_changes(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
     """``description: 'a' -> 'b'``, ``metadata: 'source' added``."""
     out = []
     for name in ("description", "license"):
         if old.get(name) != new.get(name):
             out.append(f"{name}: {_short(old.get(name))} -> {_short(new.get(name))}")
-    old_meta, new_meta = dict(old.get("metadata") or {}), dict(new.get("metadata") or {})
+    old_meta, new_meta = _object(old.get("metadata")), _object(new.get("metadata"))
     for key in sorted(set(old_meta) | set(new_meta), key=str):
         if key not in old_meta:
             out.append(f"metadata: {key!r} added ({_short(new_meta[key])})")

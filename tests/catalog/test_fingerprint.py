@@ -309,3 +309,46 @@ def test_a_folder_argument_rebuilds_when_files_are_added(tmp_path: Path) -> None
     again = se.build(files, NUM, args=(str(folder),), home=tmp_path / "home", progress=False)
     assert again.build_info == f"rebuilt: files changed under argument 'root' ({folder}): 1 added (b.txt)"
     assert len(again) == 2
+
+
+def test_every_token_is_json_that_reads_back_as_itself() -> None:
+    import dataclasses
+    import functools
+    import json
+    import random
+
+    @dataclasses.dataclass
+    class Crop:
+        size: int
+        box: tuple[float, float]
+
+    values: list[object] = [
+        [1, "a", None, True],
+        2.5,
+        float("inf"),
+        b"bytes",
+        Path("data/pets"),
+        {3, 1, 2},
+        deque([1, 2], maxlen=4),
+        {"b": [1, 2.0], 3: (4, 5)},
+        np.float32(0.5),
+        np.int64(7),
+        np.arange(6).reshape(2, 3),
+        np.array(["a", None], dtype=object),
+        np.random.default_rng(0),
+        random.Random(1),
+        pd.Series([1.5, 2.5], name="s"),
+        pd.DataFrame({"path": ["a.jpg"], "n": [1]}),
+        pd.Categorical(["a", "b"]),
+        functools.partial(max, 1),
+        slice(1, None, 2),
+        range(3),
+        Crop(3, (0.5, 1.5)),
+        Features(x=Value("int64")),
+        ZoneInfo("Europe/Paris"),
+    ]
+    for value in values:
+        tokenizer = Tokenizer()
+        result = tokenizer.value(value, "value")
+        assert not tokenizer.unstable, value
+        assert json.loads(json.dumps(result, allow_nan=False)) == result, value

@@ -128,3 +128,11 @@ def test_added_and_removed_variables_are_told() -> None:
         "variable 'LIMIT' changed",
         "variable 'ROOT' changed",
     ]
+
+
+def test_a_stored_plan_of_another_shape_is_explained_not_crashed_on() -> None:
+    # a version's stored source record is JSON read back: parts of another shape (an older or damaged
+    # record) count as empty, where they raised AttributeError ("'str' object has no attribute 'get'")
+    old = {"kind": "function", "code": "a", "files": ["data"], "globals": None, "code_used": "x"}
+    new = {"kind": "function", "code": "a", "files": {"data": {"by": "argument 'root'", "digest": "d"}}}
+    assert explain_changes(old, new) == ["argument 'root' (data) now exists"]

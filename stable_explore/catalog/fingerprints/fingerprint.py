@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from types import FunctionType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xxhash
@@ -58,6 +58,11 @@ from stable_explore.catalog.fingerprints.code_tokens import (
     source_text,
     unwrapped,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from stable_explore._json import Json
 
 __all__ = ["Tokenizer", "fingerprint_parts"]
 
@@ -97,7 +102,7 @@ class Tokenizer:
 
     def __init__(self, *, ignore: frozenset[str] = frozenset()) -> None:
         self.ignore = ignore
-        self.globals: dict[str, Any] = {}
+        self.globals: dict[str, Json] = {}
         self.code: dict[str, str] = {}
         self.paths: dict[str, str] = {}
         self.unstable: dict[str, str] = {}
@@ -106,11 +111,11 @@ class Tokenizer:
         self._active: set[int] = set()
         self._items = 0
         self._home_module: str | None = None
-        self._root: Any = None
+        self._root: object = None
 
     # -- code ------------------------------------------------------------------
 
-    def source(self, function: Callable[..., Any]) -> str:
+    def source(self, function: Callable[..., object]) -> str:
         """Walk the generator function; return the digest of its own code (the rest lands in the attributes)."""
         self._home_module = getattr(function, "__module__", None)
         self._root = function
@@ -120,7 +125,7 @@ class Tokenizer:
     def _label(self, module: str | None, name: str) -> str:
         return name if module == self._home_module else f"{module}.{name}"
 
-    def _walk(self, function: Any) -> None:
+    def _walk(self, function: object) -> None:
         """Follow a user function: the globals, closure variables and defaults it reads."""
         if id(function) in self._walked:
             return
@@ -149,7 +154,8 @@ class Tokenizer:
             defaults = (getattr(function, "__defaults__", None), getattr(function, "__kwdefaults__", None))
             if any(defaults):
                 label = self._label(module, f"{getattr(function, '__qualname__', '?')} defaults")
-                self.globals[label] = self.value(defaults, f"the defaults of {function.__qualname__}")
+                qualname = getattr(function, "__qualname__", "?")
+                self.globals[label] = self.value(defaults, f"the defaults of {qualname}")
 
     def _global(self, module: str | None, name: str, value: object) -> None:
         label = self._label(module, name)
@@ -172,7 +178,7 @@ class Tokenizer:
             return
         self.globals[label] = self.value(value, f"variable {label!r}")
 
-    def _code_of(self, obj: Any, label: str, module: str | None) -> None:
+    def _code_of(self, obj: FunctionType | type, label: str, module: str | None) -> None:
         """Record the code of a user function or class: in ``globals`` beside the generator, else in ``code``."""
         digest = self._class_digest(obj) if inspect.isclass(obj) else self._function_digest(obj)
         if getattr(obj, "__module__", None) == self._home_module:
@@ -234,7 +240,7 @@ class Tokenizer:
 
     # -- values ----------------------------------------------------------------
 
-    def value(self, value: object, label: str) -> Any:
+    def value(self, value: object, label: str) -> Json:
         """A JSON-able token of ``value``; strings and paths are also noted in :attr:`paths`."""
         self._items += 1
         if self._items > MAX_ITEMS:
@@ -271,7 +277,7 @@ class Tokenizer:
         finally:
             self._active.discard(id(value))
 
-    def _composite(self, value: object, label: str) -> Any:
+    def _composite(self, value: object, label: str) -> Json:
         numpy_token = self._numpy(value, label)
         if numpy_token is not None:
             return numpy_token
@@ -302,7 +308,7 @@ class Tokenizer:
             return {type(value).__name__: self.value(to_dict(), label)}
         return self._callable_or_object(value, label)
 
-    def _numpy(self, value: object, label: str) -> Any:
+    def _numpy(self, value: object, label: str) -> Json:
         if isinstance(value, np.generic):
             item = value.item()
             return {"np": str(value.dtype), "v": repr(item) if value.dtype.kind in "fc" else self.value(item, label)}
@@ -321,7 +327,7 @@ class Tokenizer:
             return {"dtype": value.str}
         return None
 
-    def _library_value(self, value: object, label: str) -> Any:
+    def _library_value(self, value: object, label: str) -> Json:
         """Pandas objects, PIL images and torch tensors, when those packages are loaded (else they cannot occur)."""
         pandas = sys.modules.get("pandas")
         if pandas is not None and (value is pandas.NA or value is pandas.NaT):
@@ -343,7 +349,7 @@ class Tokenizer:
                 hashed = pandas.util.hash_pandas_object(value, index=not isinstance(value, pandas.Index))
             except (TypeError, ValueError) as exc:
                 return self._unstable(label, f"a pandas {type(value).__name__} whose cells cannot be hashed ({exc})")
-            token: dict[str, object] = {
+            token: dict[str, Json] = {
                 "pandas": type(value).__name__,
                 "shape": list(value.shape),
                 "xxh3": xxhash.xxh3_128_hexdigest(np.ascontiguousarray(hashed.to_numpy(np.uint64)).data),
@@ -376,7 +382,7 @@ class Tokenizer:
             return {"torch": str(tensor.dtype), "shape": list(tensor.shape), "xxh3": xxhash.xxh3_128_hexdigest(raw)}
         return None
 
-    def _note_paths_in(self, frame: Any, label: str) -> None:
+    def _note_paths_in(self, frame: pd.DataFrame, label: str) -> None:
         """A table of file paths (an index of images, say) names files whose state counts too."""
         for column in frame.columns:
             series = frame[column]
@@ -389,7 +395,7 @@ class Tokenizer:
                 if isinstance(text, str):
                     self._note_path(text, f"{label} column {column!r}")
 
-    def _callable_or_object(self, value: Any, label: str) -> Any:
+    def _callable_or_object(self, value: object, label: str) -> Json:
         if isinstance(value, functools.partial):
             return {
                 "partial": self.value(value.func, label),
@@ -418,15 +424,15 @@ class Tokenizer:
             return {"dataclass": self._class_token(cls), "fields": fields}
         if is_plain_user_object(value):
             return {"object": self._class_token(type(value)), "fields": self._fields(value, label)}
-        cls = type(value)
-        return self._unstable(label, f"a {cls.__module__}.{cls.__qualname__}")
+        kind = type(value)
+        return self._unstable(label, f"a {kind.__module__}.{kind.__qualname__}")
 
-    def _class_token(self, cls: type) -> Any:
+    def _class_token(self, cls: type) -> Json:
         name = f"{cls.__module__}.{cls.__qualname__}"
         return [name, self._class_digest(cls)] if is_user_class(cls) else name
 
-    def _fields(self, value: object, label: str) -> dict[str, Any]:
-        fields: dict[str, object] = {}
+    def _fields(self, value: object, label: str) -> dict[str, Json]:
+        fields: dict[str, Json] = {}
         for name, field_value in sorted(getattr(value, "__dict__", {}).items()):
             fields[name] = self.value(field_value, f"{label}.{name}")
         for cls in type(value).__mro__:
@@ -435,7 +441,7 @@ class Tokenizer:
                     fields[slot] = self.value(getattr(value, slot), f"{label}.{slot}")
         return fields
 
-    def _unstable(self, label: str, what: str) -> Any:
+    def _unstable(self, label: str, what: str) -> Json:
         self.unstable.setdefault(label, what)
         return {"unstable": label}
 
