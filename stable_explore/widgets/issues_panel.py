@@ -23,11 +23,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anywidget
 import numpy as np
 import traitlets as t
+from typing_extensions import NotRequired, TypedDict
 
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import ClassLabel, Image
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.widgets.browser import ShardBrowser
 
 __all__ = ["IssuesPanel"]
 
@@ -50,7 +52,37 @@ MAX_SHOWN = 24  # thumbnails of one group shown side by side
 EXAMPLES = 6  # rows of the suggested class shown beside a suspected label error
 
 
-def _text(value: Any, limit: int = 60) -> str:
+class IssueEntry(TypedDict):
+    """One entry of the panel's list (its ``entries`` trait): a duplicate group or a suspected label error."""
+
+    kind: Literal["duplicates", "label"]
+    title: str
+    rows: list[int]
+    index: NotRequired[int]  # its place in the list, set once every entry is listed
+    suggested: NotRequired[object]  # a suspected label error: the class its neighbours suggest
+
+
+class GroupItem(TypedDict):
+    """One tile of a shown group: its row, key, label and thumbnail (a buffer of the message)."""
+
+    row: int
+    key: str
+    label: str
+    example: bool  # a row of the suggested class, shown beside a suspected label error
+    buffer: NotRequired[int]
+    mime: NotRequired[str]
+
+
+class GroupMessage(TypedDict):
+    """The rows of one entry, pushed to the page (``type: "group"``); ``more`` rows are not shown."""
+
+    type: Literal["group"]
+    index: int
+    items: list[GroupItem]
+    more: int
+
+
+def _text(value: object, limit: int = 60) -> str:
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -101,10 +133,10 @@ class IssuesPanel(anywidget.AnyWidget):
         *,
         duplicates: pa.Table | list[pa.Table] | None = None,
         label_issues: pa.Table | None = None,
-        browser: Any = None,
-        on_show: Callable[[list[int], str], Any] | None = None,
+        browser: ShardBrowser | None = None,
+        on_show: Callable[[list[int], str], object] | None = None,
         thumb_size: int = 96,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         self._ds = dataset
         self._labels: np.ndarray | None = None
@@ -161,14 +193,13 @@ class IssuesPanel(anywidget.AnyWidget):
                 self.browser.selected = rows
         if self.on_show is not None:
             self.on_show(rows, entry["title"])
-        self._send_group(index, rows, self._examples(entry))
+        self._send_group(index, rows, self._examples(entry.get("suggested"), rows))
         return rows
 
-    def _examples(self, entry: dict[str, Any]) -> list[int]:
+    def _examples(self, suggested: object, rows: list[int]) -> list[int]:
         """For a suspected label error: a few rows labelled as the suggestion, to compare with side by side."""
-        suggested = entry.get("suggested")
         label = self._ds.features.first_of(ClassLabel)
-        if suggested is None or label is None:
+        if not isinstance(suggested, str) or label is None:
             return []
         feature = self._ds.features[label]
         assert isinstance(feature, ClassLabel)
@@ -178,7 +209,7 @@ class IssuesPanel(anywidget.AnyWidget):
             self._labels = self._ds.arrow_column(label).to_numpy(zero_copy_only=False)
         wanted = feature.str2int(suggested)
         matches = np.flatnonzero(self._labels == wanted)
-        return [int(r) for r in matches[:EXAMPLES] if int(r) not in entry["rows"]]
+        return [int(r) for r in matches[:EXAMPLES] if int(r) not in rows]
 
     def _send_group(self, index: int, rows: list[int], examples: list[int]) -> None:
         shown = rows[:MAX_SHOWN] + examples
@@ -196,18 +227,24 @@ class IssuesPanel(anywidget.AnyWidget):
         thumbs: list[tuple[bytes, str] | None] = []
         if image is not None:
             thumbs = make_thumbnails(view.arrow_column(image).to_pylist(), features[image], self.thumb_size)
-        items: list[dict[str, Any]] = []
+        items: list[GroupItem] = []
         buffers: list[bytes] = []
         for place, row in enumerate(shown):
             thumb = thumbs[place] if thumbs else None
-            item: dict[str, Any] = {"row": row, "key": _text(keys[place]), "label": labels[place] if labels else ""}
-            item["example"] = place >= len(shown) - len(examples)
+            item: GroupItem = {
+                "row": row,
+                "key": _text(keys[place]),
+                "label": labels[place] if labels else "",
+                "example": place >= len(shown) - len(examples),
+            }
             if thumb is not None:
-                item.update(buffer=len(buffers), mime=thumb[1])
+                item["buffer"] = len(buffers)
+                item["mime"] = thumb[1]
                 buffers.append(thumb[0])
             items.append(item)
         more = len(rows) - min(len(rows), MAX_SHOWN)
-        self.send({"type": "group", "index": index, "items": items, "more": more}, buffers)
+        message: GroupMessage = {"type": "group", "index": index, "items": items, "more": more}
+        self.send(message, buffers)
 
     def _on_message(self, widget: object, content: object, buffers: Buffers | None) -> None:
         """A request from the page (see :data:`COMMANDS`): run it and send the reply."""
@@ -226,9 +263,9 @@ def _open(panel: IssuesPanel, msg: Request, buffers: Buffers) -> Reply:
     return OK, []
 
 
-def _duplicate_entries(table: pa.Table, n: int) -> list[dict[str, Any]]:
+def _duplicate_entries(table: pa.Table, n: int) -> list[IssueEntry]:
     near = "distance" in table.column_names
-    entries: list[dict[str, Any]] = []
+    entries: list[IssueEntry] = []
     groups = table.column("group").to_pylist()
     rows = table.column("row").to_pylist()
     _check_rows(rows, n, "duplicates")
@@ -241,12 +278,12 @@ def _duplicate_entries(table: pa.Table, n: int) -> list[dict[str, Any]]:
     return entries
 
 
-def _label_entries(table: pa.Table, n: int) -> list[dict[str, Any]]:
+def _label_entries(table: pa.Table, n: int) -> list[IssueEntry]:
     rows = table.column("row").to_pylist()
     _check_rows(rows, n, "label_issues")
     labels = table.column("label").to_pylist()
     suggested = table.column("suggested").to_pylist()
-    entries: list[dict[str, Any]] = []
+    entries: list[IssueEntry] = []
     for row, label, better in list(zip(rows, labels, suggested, strict=True))[:MAX_ENTRIES]:
         title = f"row {row}: labelled {_text(label, 30)}, looks like {_text(better, 30)}"
         entries.append({"kind": "label", "title": title, "rows": [row], "suggested": better})

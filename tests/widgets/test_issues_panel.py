@@ -13,7 +13,8 @@ from PIL import Image as PILImage
 import stable_explore as se
 from stable_explore import signals
 from stable_explore.errors import InvalidOptionError
-from stable_explore.widgets.issues_panel import IssuesPanel
+from stable_explore.widgets.issues_panel import GroupMessage, IssueEntry, IssuesPanel
+from tests.typed_json import conforms
 from tests.widgets.commands import invoke
 
 
@@ -56,6 +57,9 @@ def test_entries_list_groups_then_label_errors(digits: se.CachedDataset) -> None
     ]
     assert len(buffers) == 4
     assert "2 duplicate group(s) · 1 suspected label error(s)" in panel.title
+    # the entries and the group pushed to the page are what issues_panel.py's TypedDicts declare
+    conforms(panel.entries, list[IssueEntry], "entries")
+    conforms(content, GroupMessage, "group")
 
 
 def test_a_click_sends_the_group_thumbnails_and_filters_the_browser(digits: se.CachedDataset) -> None:
