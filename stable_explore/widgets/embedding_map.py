@@ -31,12 +31,13 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import anywidget
 import numpy as np
 import traitlets as t
+from typing_extensions import NotRequired, TypedDict
 
 from stable_explore.display.images import is_image_array_shape
 from stable_explore.errors import InvalidOptionError, RowIndexError
@@ -53,8 +54,27 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.signals import Embedding
     from stable_explore.versioning.edits import Draft
+    from stable_explore.widgets.browser import ShardBrowser
 
 __all__ = ["EmbeddingMap"]
+
+
+class PointsMessage(TypedDict):
+    """The map's points (``type: "points"``): buffers of x, y pairs, label codes of type ``codes``, the selection."""
+
+    type: Literal["points"]
+    count: int
+    codes: Literal["uint8", "uint16", "uint32"]
+
+
+class ThumbMessage(TypedDict):
+    """A hovered point's row (``type: "thumb"``): its key, label code and thumbnail (buffer 0, when it has one)."""
+
+    type: Literal["thumb"]
+    row: int
+    key: str
+    label: int
+    mime: NotRequired[str]
 
 
 class EmbeddingMap(anywidget.AnyWidget):
@@ -110,18 +130,18 @@ class EmbeddingMap(anywidget.AnyWidget):
         *,
         method: str = "pca",
         label: str | None = None,
-        browser: Any = None,
+        browser: ShardBrowser | None = None,
         seed: int = 0,
         thumb_size: int = 96,
         cache: ThumbnailCache | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         self._ds = dataset
         self._matrix = embedding_matrix(dataset, embedding)
         self.points = project(self._matrix, method, seed=seed)
         self._thumb_size = thumb_size
         self._cache = cache if cache is not None else SHARED_CACHE
-        self._browser: Any = None
+        self._browser: ShardBrowser | None = None
         self._browser_order: tuple[list[int], str] | None = None
         self._from_page = False
         features = dataset.features
@@ -252,7 +272,7 @@ class EmbeddingMap(anywidget.AnyWidget):
 
     # -- the browser ---------------------------------------------------------------
 
-    def link(self, browser: Any) -> None:
+    def link(self, browser: ShardBrowser) -> None:
         """Send every selection to a :class:`~stable_explore.widgets.ShardBrowser` of the same rows.
 
         The browser selects those rows (so its flag, relabel and drop act on them) and, where it can
@@ -296,7 +316,7 @@ class EmbeddingMap(anywidget.AnyWidget):
 
     # -- messages --------------------------------------------------------------------
 
-    def points_message(self) -> tuple[dict[str, Any], list[bytes]]:
+    def points_message(self) -> tuple[PointsMessage, list[bytes]]:
         """The points (Float32Array of x, y pairs), label codes and the current selection (Int32Array).
 
         A label's code is its class index + 1 (0: no label), in the narrowest unsigned type that holds
@@ -304,8 +324,9 @@ class EmbeddingMap(anywidget.AnyWidget):
         """
         classes = len(self.class_names)
         codes = np.where((self._labels >= 0) & (self._labels < classes), self._labels + 1, 0)
-        kind = next(k for k in ("uint8", "uint16", "uint32") if classes < np.iinfo(k).max)
-        content = {"type": "points", "count": len(self.points), "codes": kind}
+        kinds: tuple[Literal["uint8", "uint16", "uint32"], ...] = ("uint8", "uint16", "uint32")
+        kind = next(k for k in kinds if classes < np.iinfo(k).max)
+        content: PointsMessage = {"type": "points", "count": len(self.points), "codes": kind}
         buffers = [
             np.ascontiguousarray(self.points, dtype=np.float32).tobytes(),
             codes.astype(kind).tobytes(),
@@ -313,14 +334,18 @@ class EmbeddingMap(anywidget.AnyWidget):
         ]
         return content, buffers
 
-    def thumbnail_message(self, row: int) -> tuple[dict[str, Any], list[bytes]]:
+    def thumbnail_message(self, row: int) -> tuple[ThumbMessage, list[bytes]]:
         """One row's key, label and thumbnail (the browser's thumbnails and cache)."""
         if not 0 <= row < len(self._ds):
             msg = f"row {row} is out of range for {len(self._ds):,} rows of {self._ds.ref}"
             raise RowIndexError(msg)
         view = self._ds.select([row])
-        content: dict[str, Any] = {"type": "thumb", "row": row, "key": str(view.keys()[0])[:80]}
-        content["label"] = int(self._labels[row])
+        content: ThumbMessage = {
+            "type": "thumb",
+            "row": row,
+            "key": str(view.keys()[0])[:80],
+            "label": int(self._labels[row]),
+        }
         if self._image_column is None:
             return content, []
         # this row's version row alone: an array of every row's cost each hover about 60 ms at 10M rows
@@ -336,7 +361,7 @@ class EmbeddingMap(anywidget.AnyWidget):
         content["mime"] = thumb[1]
         return content, [thumb[0]]
 
-    def selection_from_page(self, content: dict[str, Any], buffers: list[Any]) -> None:
+    def selection_from_page(self, content: Mapping[str, object], buffers: Sequence[bytes | memoryview]) -> None:
         """Take the rows a box or lasso drew on the page (an Int32Array) and its shape; the page drew them already."""
         rows = np.frombuffer(bytes(buffers[0]), dtype=np.int32) if buffers else np.zeros(0, dtype=np.int32)
         shape = content.get("shape")

@@ -22,6 +22,8 @@ pytest.importorskip("anywidget", reason="the lab extra is part of the test extra
 
 from stable_explore.widgets import EmbeddingMap
 from stable_explore.widgets._thumbs import ThumbnailCache
+from stable_explore.widgets.embedding_map import PointsMessage, ThumbMessage
+from tests.typed_json import conforms
 from tests.widgets.commands import invoke
 
 
@@ -57,6 +59,7 @@ def test_points_travel_as_float32_and_uint8_label_code_buffers(pets: CachedDatas
     page_says(widget, {"type": "ready"})
     [(content, buffers)] = sent.of("points")
     assert content == {"type": "points", "count": 300, "codes": "uint8"}
+    conforms(content, PointsMessage, "points")
     points = np.frombuffer(buffers[0], dtype=np.float32).reshape(-1, 2)
     np.testing.assert_array_equal(points, pca_2d(vectors))
     assert len(buffers[1]) == 300  # one byte a point: class index + 1, 0 for no label
@@ -110,6 +113,7 @@ def test_hover_sends_the_rows_thumbnail_from_the_shared_cache(pets: CachedDatase
     page_says(widget, {"type": "hover", "row": 17})
     [(content, buffers)] = sent.of("thumb")
     assert content == {"type": "thumb", "row": 17, "key": "pet-00017", "label": pets[17]["label"], "mime": "image/jpeg"}
+    conforms(content, ThumbMessage, "thumb")
     thumb = PILImage.open(io.BytesIO(buffers[0]))
     assert thumb.format == "JPEG"
     assert max(thumb.size) <= 64
