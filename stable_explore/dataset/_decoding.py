@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from stable_explore.dataset._selection import Rows
+    from stable_explore.schema.base import Feature
 
 __all__ = ["FORMATS", "decode_table", "decode_values", "needs_decoding"]
 
@@ -34,7 +35,7 @@ FORMATS = ("pil", "numpy", "python", "arrow", "torch")
 _IMAGE_FORMATS = {"pil": "pil", "numpy": "numpy", "python": "bytes", "torch": "numpy"}  # how each returns images
 
 
-def needs_decoding(feature: Any) -> bool:
+def needs_decoding(feature: Feature) -> bool:
     """Whether a feature's stored value differs from what users get (images, arrays, boxes, masks, videos...)."""
     if isinstance(feature, (Image, Array3D, Boxes, Mask, Keypoints, Video)):
         return True
@@ -44,7 +45,7 @@ def needs_decoding(feature: Any) -> bool:
 
 
 def decode_values(
-    feature: Any, name: str, values: list[Any], format: str, rows: Rows | None, *, where: tuple[str, str | Path]
+    feature: Feature, name: str, values: list[Any], format: str, rows: Rows | None, *, where: tuple[str, str | Path]
 ) -> list[Any]:
     """Decode one column's stored values; ``rows`` are their row numbers and ``where`` (ref, cache dir) the cache."""
     if not needs_decoding(feature):
@@ -66,13 +67,13 @@ def decode_values(
     return to_torch_values(decoded, images=_holds_images(feature)) if format == "torch" else decoded
 
 
-def _holds_images(feature: Any) -> bool:
+def _holds_images(feature: Feature) -> bool:
     if isinstance(feature, Fields):
         return any(_holds_images(f) for _, f in feature.fields)
     return isinstance(feature, Image) or (isinstance(feature, Sequence) and _holds_images(feature.feature))
 
 
-def _writable(value: Any) -> Any:
+def _writable(value: object) -> object:
     """An array that owns writable memory: arrays over immutable bytes are copied once.
 
     ``torch.from_numpy`` (and a DataLoader's collate) warns on read-only arrays, because writing

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -52,7 +53,13 @@ __all__ = ["FrameRows", "ParquetRows", "frame_features", "schema_features", "sou
 _BATCH = 1000
 
 
-def source_key(rows: Any) -> str | None:
+class _KnowsContent(Protocol):
+    """Rows that give a token of their content (what the build's fingerprint hashes)."""
+
+    def __stable_token__(self) -> dict[str, object]: ...
+
+
+def source_key(rows: _KnowsContent) -> str | None:
     """A build key for rows that know their content (``__stable_token__``): equal data, equal key.
 
     None when some part cannot be hashed by content (a cell holding an arbitrary object): then
@@ -156,7 +163,7 @@ class ParquetRows:
     def __len__(self) -> int:
         return int(self._file.metadata.num_rows)
 
-    def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]] | Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[tuple[int | str, dict[str, Any]]] | Iterator[dict[str, Any]]:
         names = list(self.features)
         missing = [name for name in names if name not in self._file.schema_arrow.names]
         if missing:
@@ -171,11 +178,11 @@ class ParquetRows:
             table = from_hf_layout(pa.Table.from_batches([batch]), self.features)
             yield from row_values(self.features, table.to_pylist())
 
-    def _keyed(self, names: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    def _keyed(self, names: list[str]) -> Iterator[tuple[int | str, dict[str, Any]]]:
         first = 0
         for batch in self._file.iter_batches(batch_size=_BATCH, columns=[*names, KEY_COLUMN]):
             table = pa.Table.from_batches([batch])
-            keys = table.column(KEY_COLUMN).to_pylist()
+            keys: list[int | str | None] = table.column(KEY_COLUMN).to_pylist()  # int64 or string, as we write
             if None in keys:
                 msg = f"{self.path}: row {first + keys.index(None)} has no key in its {KEY_COLUMN} column"
                 raise SchemaError(msg)
@@ -185,7 +192,7 @@ class ParquetRows:
             )
             yield from zip(keys, values, strict=True)
 
-    def __stable_token__(self) -> dict[str, Any]:
+    def __stable_token__(self) -> dict[str, object]:
         """The file's content digest and the features: a changed file builds anew."""
         digest = xxhash.xxh3_128()
         with self.path.open("rb") as handle:
@@ -248,13 +255,13 @@ class FrameRows:
     def __len__(self) -> int:
         return len(self.frame)
 
-    def _keys(self) -> list[Any]:
+    def _keys(self) -> list[int | str]:
         index = self.frame.index
         if index.is_unique and index.inferred_type in ("integer", "string", "empty"):
-            return [int(k) if isinstance(k, np.integer) else k for k in index.tolist()]
+            return [int(k) if isinstance(k, (int, np.integer)) else str(k) for k in index.tolist()]
         return list(range(len(self.frame)))
 
-    def __iter__(self) -> Iterator[tuple[Any, dict[str, Any]]]:
+    def __iter__(self) -> Iterator[tuple[int | str, dict[str, Any]]]:
         import pandas as pd
 
         frame = self.frame
@@ -269,7 +276,7 @@ class FrameRows:
             rows = [{name: values[offset] for name, values in columns.items()} for offset in range(len(chunk))]
             yield from zip(keys[start : start + len(chunk)], row_values(self.features, rows), strict=True)
 
-    def _column(self, pd: Any, name: str, series: pd.Series) -> list[Any]:
+    def _column(self, pd: ModuleType, name: str, series: pd.Series) -> list[object]:
         feature = self.features[name]
         if isinstance(series.dtype, pd.CategoricalDtype) and isinstance(feature, ClassLabel):
             # by category, not value: categories 0, 1 named "0", "1" must not be taken for class indices
@@ -279,7 +286,7 @@ class FrameRows:
         keeps_nan = isinstance(feature, Value) and feature.dtype.startswith("float")
         return [None if is_missing_mark(v, keeps_nan=keeps_nan) else v for v in values]
 
-    def __stable_token__(self) -> dict[str, Any]:
+    def __stable_token__(self) -> dict[str, object]:
         """The frame itself (hashed by content) and the features."""
         return {"frame": self.frame, "features": self.features.to_dict()}
 
