@@ -7,18 +7,26 @@ so a declaration cannot drift from the JSON a page or a file receives.
 
 from __future__ import annotations
 
+import collections.abc
 import types
 import typing
 
 import typing_extensions as te
 
+from stable_explore._json import Json, JsonObject
+
+# names a TypedDict's module imports for type checking only (its annotations name them as text)
+_TYPE_ONLY = {"Json": Json, "JsonObject": JsonObject}
+
 
 def conforms(value: object, hint: object, where: str = "message") -> None:
     """Assert ``value`` is of the type ``hint`` (TypedDicts, lists, dicts, unions, Literals, plain types)."""
+    if isinstance(hint, typing.ForwardRef):  # inside the recursive Json alias: list["Json"], dict[str, "Json"]
+        hint = _TYPE_ONLY[hint.__forward_arg__]
     origin = te.get_origin(hint)
     if te.is_typeddict(hint):
         assert isinstance(value, dict), f"{where}: expected an object, found {value!r}"
-        hints = te.get_type_hints(hint, include_extras=True)
+        hints = te.get_type_hints(hint, include_extras=True, localns=_TYPE_ONLY)
         undeclared = set(value) - set(hints)
         assert not undeclared, f"{where}: keys {sorted(undeclared)} are not in {hint.__name__}"
         for key, field in hints.items():
@@ -52,7 +60,7 @@ def conforms(value: object, hint: object, where: str = "message") -> None:
         (item,) = te.get_args(hint)
         for i, element in enumerate(value):
             conforms(element, item, f"{where}[{i}]")
-    elif origin is dict:
+    elif origin in (dict, collections.abc.Mapping):
         assert isinstance(value, dict), f"{where}: expected a dict, found {value!r}"
         key_type, value_type = te.get_args(hint)
         for key, element in value.items():

@@ -25,12 +25,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypedDict
 
 from stable_explore._canonical import fingerprint, unencodable_text
 from stable_explore.errors import CacheCorruptionError, InvalidNameError, InvalidOptionError, UnsafePathError
 
-__all__ = ["VERSION_ID_LENGTH", "VersionMetadata", "version_id_of"]
+if TYPE_CHECKING:
+    from stable_explore._json import Json
+
+__all__ = ["VERSION_ID_LENGTH", "VersionMetadata", "VersionRecordJson", "version_id_of"]
 
 VERSION_ID_LENGTH = 16
 
@@ -63,6 +68,25 @@ def version_id_of(fields: Mapping[str, object]) -> str:
     return fingerprint(defining, VERSION_ID_LENGTH)
 
 
+class VersionRecordJson(TypedDict):
+    """The fields of ``_metadata.json`` a :class:`VersionMetadata` writes (beside the shard fields).
+
+    ``operations``, ``source`` and ``metadata`` are JSON objects: the edits that made the version, what
+    built it (a source plan), and the user's own metadata.
+    """
+
+    name: str | None
+    created_at: str | None
+    parent: str | None
+    operations: list[Mapping[str, Json]]
+    source_fingerprint: str | None
+    source: Mapping[str, Json] | None
+    description: str | None
+    license: str | None
+    metadata: dict[str, Json]
+    message: str | None
+
+
 @dataclass(frozen=True)
 class VersionMetadata:
     """A version's own record: identity, lineage, labels and the digest of its rows.
@@ -75,12 +99,12 @@ class VersionMetadata:
     name: str | None = None
     created_at: str | None = None
     parent: str | None = None
-    operations: tuple[Mapping[str, Any], ...] = ()
+    operations: tuple[Mapping[str, Json], ...] = ()
     source_fingerprint: str | None = None
-    source: Mapping[str, Any] | None = None
+    source: Mapping[str, Json] | None = None
     description: str | None = None
     license: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)  # JSON (checked where the user gives it)
     message: str | None = None
     content_digest: str | None = None
 
@@ -131,7 +155,7 @@ class VersionMetadata:
         except InvalidOptionError as exc:
             raise CacheCorruptionError(path, str(exc)) from exc
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> VersionRecordJson:
         """The JSON fields, as written into ``_metadata.json``."""
         return {
             "name": self.name,

@@ -105,3 +105,18 @@ def test_a_tampered_field_on_disk_is_reported_when_the_version_is_read(tmp_path:
     with pytest.raises(CacheCorruptionError, match="'operations' must be a list of objects") as info:
         read_sharded_cache_meta(meta.cache_dir)
     assert info.value.path == meta_path
+
+
+def test_a_saved_versions_record_on_disk_is_what_version_record_json_declares(tmp_path: Path) -> None:
+    import stable_explore as se
+    from stable_explore.storage.format.metadata import VersionRecordJson
+    from tests.typed_json import conforms
+
+    built = se.build([{"x": i} for i in range(4)], Features(x=Value("int64")), name="n", home=tmp_path, progress=False)
+    saved = built.drop([1]).save(message="drop one", description="three", metadata={"by": "ada", "n": [1, 2.5]})
+    on_disk = json.loads((saved.cache_dir / "_metadata.json").read_text())
+    written = saved.cache_meta.version_metadata.to_json()
+    conforms(written, VersionRecordJson, "record")
+    assert {name: on_disk.get(name) for name in written} == json.loads(json.dumps(written))
+    assert written["operations"]
+    assert written["message"] == "drop one"
