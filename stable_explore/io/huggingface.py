@@ -151,7 +151,7 @@ class HFRows:
     def __len__(self) -> int:
         return int(self.hf.num_rows)
 
-    def __iter__(self) -> Iterator[dict[str, Any]] | Iterator[tuple[Any, dict[str, Any]]]:
+    def __iter__(self) -> Iterator[dict[str, Any]] | Iterator[tuple[int | str, dict[str, Any]]]:
         names = [name for name in self.hf.column_names if name in self.features]
         return self._keyed(names) if self.keyed else self._rows(names)
 
@@ -161,11 +161,11 @@ class HFRows:
             table = from_hf_layout(batch, self.features)
             yield from row_values(self.features, table.to_pylist())
 
-    def _keyed(self, names: list[str]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    def _keyed(self, names: list[str]) -> Iterator[tuple[int | str, dict[str, Any]]]:
         arrow = self.hf.select_columns([*names, KEY_COLUMN]).with_format("arrow")
         first = 0
         for batch in arrow.iter(batch_size=self.batch_size):
-            keys = batch.column(KEY_COLUMN).to_pylist()
+            keys: list[int | str | None] = batch.column(KEY_COLUMN).to_pylist()  # a key column: ints or strings
             if None in keys:
                 msg = (
                     f"row {first + keys.index(None)} of the datasets.Dataset has no key in its {KEY_COLUMN} column; "
@@ -176,7 +176,7 @@ class HFRows:
             table = from_hf_layout(batch.drop_columns([KEY_COLUMN]), self.features)
             yield from zip(keys, row_values(self.features, table.to_pylist()), strict=True)
 
-    def __stable_token__(self) -> dict[str, Any]:
+    def __stable_token__(self) -> dict[str, object]:
         """What identifies these rows for a build's fingerprint: the dataset's fingerprint and features."""
         fingerprint = getattr(self.hf, "_fingerprint", None)
         return {
