@@ -423,12 +423,12 @@ class CachedDataset(
             chunked = self._backend.take(rows, columns=[column]).column(column)
         return chunked.combine_chunks() if chunked.num_chunks != 1 else chunked.chunk(0)
 
-    def keys(self) -> list[Any]:
+    def keys(self) -> list[int | str]:
         """Each row's key (the generator's key, or its running index), in this dataset's order."""
         if self._meta.is_stable_datasets_v1:
-            keys: list[object] = self.base_rows().tolist()
+            keys: list[int | str] = self.base_rows().tolist()
             return keys
-        stored: list[object] = self._column_arrow(KEY_COLUMN).to_pylist()
+        stored: list[int | str] = self._column_arrow(KEY_COLUMN).to_pylist()  # int64 or string keys
         return stored
 
     def row_hashes(self) -> np.ndarray:
