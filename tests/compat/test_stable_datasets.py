@@ -140,6 +140,13 @@ def test_builder_builds_each_split_once(tmp_path: Path) -> None:
     assert hashlib.sha256(Features({"x": Value("int32")}).fingerprint_data().encode()).hexdigest()
 
 
+def test_builder_passes_build_options_on_and_keeps_the_splits_own_kwargs(tmp_path: Path) -> None:
+    built = _Tiny(split="test", processed_cache_dir=tmp_path, progress=False, description="three rows")
+    assert [row["x"] for row in built] == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"gen_kwargs \(\['n'\]\); set them in _split_generators"):
+        _Tiny(split="test", processed_cache_dir=tmp_path, kwargs={"n": 5})
+
+
 # -- StableDataset: views, formats, map, columns ----------------------------------------------------------------
 
 
@@ -182,6 +189,17 @@ def test_views_compose_keep_their_rows_through_pickle_and_refuse_rows_out_of_ran
     with pytest.raises(IndexError, match="row -6"):
         picked.select([-6])
     assert picked.table.column("x").to_pylist() == [3, 1, 4, 1, 5]
+
+
+def test_a_row_is_read_at_any_integer_index_and_refused_at_anything_else(tmp_path: Path) -> None:
+    ds = _numbers(tmp_path, n=4)
+    assert ds[np.int64(2)]["x"] == 2
+    assert [row["x"] for row in ds.__getitems__([np.int32(3), 0])] == [3, 0]  # a DataLoader's batched read
+    for bad in ("1", 1.0):
+        with pytest.raises(TypeError, match=f"indexed by an int or a slice, got {type(bad).__name__}"):
+            ds.__getitems__([bad])
+        with pytest.raises(TypeError, match=f"got {type(bad).__name__}"):
+            ds[bad]
 
 
 def test_train_test_split_is_disjoint_complete_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
