@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import operator
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Sequence as Seq
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, SupportsIndex, TypedDict, overload
@@ -273,7 +273,9 @@ class StableDataset:
         """A view of the rows in a random order: the order stable-datasets gives for the same ``seed``."""
         return self.select(np.random.default_rng(seed).permutation(len(self)))
 
-    def filter(self, function: Callable[[Any], Any], *, batched: bool = False, batch_size: int = 1000) -> StableDataset:
+    def filter(
+        self, function: Callable[[Any], object], *, batched: bool = False, batch_size: int = 1000
+    ) -> StableDataset:
         """A view of the rows ``function`` keeps.
 
         ``function(row) -> bool`` on each decoded row, or with ``batched=True``, ``function(batch) ->
@@ -286,7 +288,14 @@ class StableDataset:
             return self.select(keep)
         for start in range(0, len(self), batch_size):
             positions = np.arange(start, min(start + batch_size, len(self)))
-            mask = list(function(self._backend.take(self._physical(positions)).to_pydict()))
+            flags = function(self._backend.take(self._physical(positions)).to_pydict())
+            if not isinstance(flags, Iterable):
+                msg = (
+                    f"filter(batched=True): the function returned {type(flags).__name__} for rows {start} to "
+                    f"{positions[-1]}; return a list of one flag per row"
+                )
+                raise InvalidOptionError(msg)
+            mask = list(flags)
             if len(mask) != len(positions):
                 msg = (
                     f"filter(batched=True): the function returned {len(mask)} flags for a batch of "
@@ -345,7 +354,7 @@ class StableDataset:
 
     def map(
         self,
-        function: Callable[..., Any],
+        function: Callable[..., Mapping[str, object]],
         *,
         batched: bool = False,
         batch_size: int = 1000,
@@ -369,8 +378,19 @@ class StableDataset:
                 stored = self._backend.take(self._physical(positions))
                 if batched:
                     batch = stored.to_pydict()
-                    out = function(batch, positions.tolist()) if with_indices else function(batch)
-                    out = {k: list(v) for k, v in dict(out).items() if k not in removed}
+                    returned = function(batch, positions.tolist()) if with_indices else function(batch)
+                    out: dict[str, list[object]] = {}
+                    for name, values in dict(returned).items():
+                        if name in removed:
+                            continue
+                        if not isinstance(values, Iterable):
+                            msg = (
+                                f"map(batched=True): the function returned column {name!r} as "
+                                f"{type(values).__name__} for rows {start} to {positions[-1]}; return a list "
+                                "of one value per row"
+                            )
+                            raise InvalidOptionError(msg)
+                        out[name] = list(values)
                     sizes = {len(v) for v in out.values()}
                     if len(sizes) > 1:
                         msg = (
@@ -381,8 +401,8 @@ class StableDataset:
                     yield from (dict(zip(out, values, strict=True)) for values in zip(*out.values(), strict=True))
                 else:
                     for position, row in zip(positions, stored.to_pylist(), strict=True):
-                        out = function(row, int(position)) if with_indices else function(row)
-                        yield {k: v for k, v in dict(out).items() if k not in removed}
+                        made = function(row, int(position)) if with_indices else function(row)
+                        yield {k: v for k, v in dict(made).items() if k not in removed}
 
         rows = outputs()
         first = next(rows, None)

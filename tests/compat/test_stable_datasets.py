@@ -228,6 +228,8 @@ def test_filter_keeps_rows_one_at_a_time_or_in_batches_of_stored_values(tmp_path
     assert _xs(ds.select([9, 0, 7]).filter(big, batched=True)) == [9, 7]  # on a view: its positions, its order
     with pytest.raises(ValueError, match=r"returned 1 flags for a batch of 3 rows \(rows 0 to 2\)"):
         ds.filter(lambda batch: [True], batched=True, batch_size=3)
+    with pytest.raises(ValueError, match=r"returned bool for rows 0 to 2; return a list of one flag per row"):
+        ds.filter(lambda batch: True, batched=True, batch_size=3)
 
 
 def test_formats_decode_images_as_asked_and_survive_views(tmp_path: Path) -> None:
@@ -282,6 +284,8 @@ def test_map_writes_a_new_cache_of_the_function_rows(tmp_path: Path) -> None:
     assert list(dropped[0]) == ["x"]
     with pytest.raises(ValueError, match=r"columns of different lengths \[1, 2\]"):
         ds.map(lambda b: {"x": b["x"][:1], "label": b["label"][:2]}, batched=True, batch_size=2)
+    with pytest.raises(ValueError, match=r"returned column 'label' as int for rows 0 to 1; return a list"):
+        ds.map(lambda b: {"x": b["x"], "label": 0}, batched=True, batch_size=2)
 
 
 def test_column_changes_give_a_new_dataset_and_leave_the_old_one(tmp_path: Path) -> None:
