@@ -14,6 +14,7 @@
 
 import { drawOverlay, fit, makePalette, resize, schedule, stopDrawing } from "./map/canvas.js";
 import { listen } from "./map/input.js";
+import { listenModel } from "./lib/model.js";
 import { onMessage } from "./map/kernel.js";
 import { drawCount, drawLegend, drawModes, drawTitle } from "./map/legend.js";
 import { mapElements, mapState } from "./map/state.js";
@@ -49,17 +50,14 @@ function render({ model, el }) {
   });
   observer.observe(ui.stage);
 
-  const onTitle = () => drawTitle(s);
-  const onStatus = () => { s.pageError = ""; drawTitle(s); };
-  const onMode = () => drawModes(s);
   const onClasses = () => { makePalette(s); drawLegend(s); schedule(s); };
-  const onCounts = () => drawLegend(s);
-  model.on("msg:custom", onCustom);
-  model.on("change:title", onTitle);
-  model.on("change:status", onStatus);
-  model.on("change:mode", onMode);
-  model.on("change:class_names", onClasses);
-  model.on("change:label_counts", onCounts);
+  const stopListening = listenModel(model, {
+    "msg:custom": onCustom,
+    "change:title": () => drawTitle(s),
+    "change:mode": () => drawModes(s),
+    "change:class_names": onClasses,
+    "change:label_counts": () => drawLegend(s),
+  });
   // JupyterLab's theme switch changes the page's CSS variables in place: repaint on the new background
   const themeWatch = new MutationObserver(() => { onClasses(); });
   themeWatch.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-name", "data-jp-theme-light"] });
@@ -75,14 +73,10 @@ function render({ model, el }) {
     observer.disconnect();
     themeWatch.disconnect();
     stopDrawing(s);
-    model.off("msg:custom", onCustom);
+    stopListening();
+    s.statusText.dispose();
     s.alive.dispose();
     s.requests.close({ type: "closed" });
-    model.off("change:title", onTitle);
-    model.off("change:status", onStatus);
-    model.off("change:mode", onMode);
-    model.off("change:class_names", onClasses);
-    model.off("change:label_counts", onCounts);
   };
 }
 

@@ -8,22 +8,10 @@ import { boxRows, lassoRows, nearestRow, rowsInRange } from "../lib/mapselect.js
 import { codesType, keepThumb, tipLine, tipPlace } from "../lib/maptext.js";
 import { bounds } from "../lib/spatial.js";
 import { drawOverlay, fit, paint, resize, schedule } from "./canvas.js";
-import { drawCount, drawTitle } from "./legend.js";
+import { drawCount } from "./legend.js";
 
 /** @typedef {import("./state.js").MapState} MapState */
-/** @typedef {import("../lib/requests.js").Response} Response */
 
-/**
- * Say a request the kernel never answered (its own errors reach the status line through the model).
- * @param {MapState} s
- * @param {Response | undefined} response
- */
-export function sayError(s, response) {
-  if (response && response.timeout) {
-    s.pageError = response.message || "";
-    drawTitle(s);
-  }
-}
 
 /**
  * The selected rows, in row order (drawn on top of the others, which fade).
@@ -47,7 +35,7 @@ export function setSelection(s, rows) {
 function sendSelection(s, rows, shape, ms) {
   s.ui.canvas.dataset.selectMs = ms.toFixed(1);
   s.ui.count.dataset.shape = shape.kind; // what the page selected last (box, lasso, clear), for tests to wait on
-  s.requests.request("select", { shape }, [/** @type {ArrayBuffer} */ (rows.buffer)]).then(({ response }) => sayError(s, response));
+  s.requests.request("select", { shape }, [/** @type {ArrayBuffer} */ (rows.buffer)]).then(({ response }) => s.statusText.say(response));
 }
 
 /**
@@ -147,7 +135,7 @@ function showTip(s, row, px, py) {
  * @param {DataView[]} buffers
  */
 function onThumb(s, message, buffers) {
-  if (message.type !== "thumb") { sayError(s, message); s.pendingHover = -1; return; }
+  if (message.type !== "thumb") { s.statusText.say(message); s.pendingHover = -1; return; }
   /** @type {import("../lib/maptext.js").Thumb} */
   const entry = { key: message.key, label: message.label, url: null };
   if (buffers.length && message.mime) entry.url = toDataUrl(buffers[0], message.mime);
@@ -189,7 +177,7 @@ export function hover(s, px, py) {
  */
 export function similar(s, px, py) {
   const row = s.alive.dead ? -1 : nearest(s, px, py);
-  if (row >= 0) s.requests.request("similar", { row }).then(({ response }) => sayError(s, response));
+  if (row >= 0) s.requests.request("similar", { row }).then(({ response }) => s.statusText.say(response));
 }
 
 /**

@@ -13,7 +13,7 @@ import { makeShown, schedule } from "./canvas.js";
  */
 export function drawTitle(s) {
   s.ui.title.textContent = s.model.get("title");
-  s.ui.status.textContent = s.pageError || s.model.get("status");
+  s.statusText.show();
 }
 
 /**

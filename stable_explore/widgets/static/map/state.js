@@ -3,6 +3,7 @@
 // share, made per view: two views of one model on a page share nothing).
 import { deadWatch } from "../lib/alive.js";
 import { h } from "../lib/dom.js";
+import { statusLine } from "../lib/model.js";
 import { requester } from "../lib/requests.js";
 
 /** @typedef {import("../lib/spatial.js").Grid} Grid */
@@ -19,15 +20,7 @@ import { requester } from "../lib/requests.js";
  *   | {kind: "lasso", path: Array<[number, number]>}
  *   | {kind: "pan", x: number, y: number, moved: boolean}} Drag
  */
-/**
- * @typedef {object} Model what the map needs of its anywidget model
- * @property {(name: string) => any} get
- * @property {(name: string, value: unknown) => void} set
- * @property {() => void} save_changes
- * @property {(event: string, callback: (...args: any[]) => void) => void} on
- * @property {(event: string, callback: (...args: any[]) => void) => void} off
- * @property {(content: object, callbacks?: unknown, buffers?: ArrayBuffer[]) => void} send
- */
+/** @typedef {import("../lib/model.js").AnyModel} Model */
 /** @typedef {ReturnType<typeof mapElements>} Elements */
 /** @typedef {ReturnType<typeof mapState>} MapState */
 
@@ -86,8 +79,8 @@ export function mapState(model, ui, onDead) {
     ui,
     requests,
     alive,
+    statusText: statusLine(model, ui.status), // the kernel's status, or a request it did not answer in time
     started: performance.now(),
-    pageError: "", // a request the kernel did not answer in time; the kernel's next status replaces it
     n: 0,
     /** @type {Float32Array} x, y pairs */
     xy: new Float32Array(0),
