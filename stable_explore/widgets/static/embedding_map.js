@@ -12,9 +12,9 @@
 // (colours and the paint passes), lib/mapselect.js (box, lasso and nearest through the grid) and
 // lib/maptext.js (legend and tooltip text), tested under node (tests/js/).
 
+import { listenModel } from "./lib/model.js";
 import { drawOverlay, fit, makePalette, resize, schedule, stopDrawing } from "./map/canvas.js";
 import { listen } from "./map/input.js";
-import { listenModel } from "./lib/model.js";
 import { onMessage } from "./map/kernel.js";
 import { drawCount, drawLegend, drawModes, drawTitle } from "./map/legend.js";
 import { mapElements, mapState } from "./map/state.js";
