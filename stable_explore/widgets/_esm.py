@@ -7,7 +7,8 @@ modules it imports, each in a function scope of its own, so their private names 
 
 Only the forms the widgets use are accepted, and anything else is refused when the module is read
 (tests/widgets/test_js_modules.py reads every widget): ``import { a, b as c } from "./lib/x.js";`` at
-the start of a line, and ``export function`` / ``export const`` / ``export class`` in a lib module.
+the start of a line (or ``"../lib/x.js"``, from a widget's own folder of modules such as ``static/map/``),
+and ``export function`` / ``export const`` / ``export class`` in a lib module.
 
 Examples
 --------
@@ -30,7 +31,7 @@ __all__ = ["STATIC", "join_module", "widget_module"]
 
 STATIC = Path(__file__).with_name("static")
 
-_IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"(\./[\w./-]+\.js)";[ \t]*\n', re.MULTILINE)
+_IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"(\.\.?/[\w./-]+\.js)";[ \t]*\n', re.MULTILINE)
 _EXPORT = re.compile(r"^export\s+(?:function\*?|const|let|class)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 _OTHER = re.compile(r"^\s*(?:import\b(?!\s*\()|export\b)", re.MULTILINE)
 

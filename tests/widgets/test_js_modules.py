@@ -44,7 +44,9 @@ def test_the_pure_modules_type_check() -> None:
         [tsc, "-p", "tests/js/tsconfig.json"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stdout[-4000:]
-    for module in (STATIC / "lib").glob("*.js"):
+    widgets = [STATIC / name for name in ("embedding_map.js", "issues.js", "confusion_matrix.js")]
+    checked = [*(STATIC / "lib").glob("*.js"), *(STATIC / "map").glob("*.js"), *widgets]
+    for module in checked:
         assert module.read_text().startswith("// @ts-check"), module.name
 
 
@@ -60,7 +62,8 @@ def test_each_widget_module_parses_with_its_lib_modules_inlined(name: str, tmp_p
 
 
 def test_no_two_widgets_carry_their_own_copy_of_a_helper() -> None:
-    for helper in ("function h(", "function toDataUrl(", "function hslToRgb(", "function lassoTest("):
+    helpers = ("h(", "toDataUrl(", "hslToRgb(", "lassoTest(", "svg(", "cssRgb(", "listenModel(", "statusLine(")
+    for helper in (f"function {name}" for name in helpers):
         owners = [p.name for p in STATIC.rglob("*.js") if helper in p.read_text()]
         assert len(owners) == 1, (helper, owners)
 
@@ -92,6 +95,32 @@ def test_a_lib_module_is_scoped_and_its_renamed_imports_bound(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "6"  # four (2 * 2) + twice(1): each module's `secret` stayed its own
+
+
+def test_a_widget_folder_module_imports_lib_modules_by_dot_dot(tmp_path: Path) -> None:
+    """A widget split into a folder of its own (static/map/) reaches static/lib/ through "../lib/"."""
+    _write(
+        tmp_path,
+        {
+            "lib/a.js": "export function twice(x) { return 2 * x; }\n",
+            "w/part.js": 'import { twice } from "../lib/a.js";\nexport const six = twice(3);\n',
+            "w.js": 'import { six } from "./w/part.js";\nimport { twice } from "./lib/a.js";\n'
+            "export default { render: () => six + twice(1) };\n",
+        },
+    )
+    text = join_module(tmp_path / "w.js", tmp_path)
+    assert text.count("function twice(") == 1  # one copy, however many modules import it
+    module = tmp_path / "w.mjs"
+    module.write_text(text)
+    done = subprocess.run(
+        [_node(), "--input-type=module", "-e", f'import w from "{module.as_uri()}"; console.log(w.render());'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "8"
 
 
 @pytest.mark.parametrize(
