@@ -56,21 +56,20 @@ def _environment(root: Path, home: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(root), "STABLE_EXPLORE_HOME": str(home)}
 
 
+def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run in the empty home: ``python -c`` puts its working folder first on sys.path, before PYTHONPATH."""
+    return subprocess.run(argv, env=env, cwd=env["STABLE_EXPLORE_HOME"], capture_output=True, text=True, check=True)
+
+
 def _timed(code: str, env: dict[str, str]) -> float:
     """Seconds the snippet measured in a fresh process."""
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    out = _run([sys.executable, "-c", code], env).stdout
     return float(out.strip().splitlines()[-1])
 
 
 def _importtime(module: str, env: dict[str, str]) -> float:
     """``-X importtime``'s cumulative seconds for ``module`` in a fresh process."""
-    err = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", f"import {module}"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stderr
+    err = _run([sys.executable, "-X", "importtime", "-c", f"import {module}"], env).stderr
     for line in err.splitlines():
         fields = line.split("|")
         if len(fields) == 3 and fields[2].strip() == module:
@@ -82,14 +81,13 @@ def _importtime(module: str, env: dict[str, str]) -> float:
 def _wall(argv: list[str], env: dict[str, str]) -> float:
     """Seconds a whole process takes, start to exit."""
     start = time.perf_counter()
-    subprocess.run(argv, env=env, capture_output=True, check=True)
+    _run(argv, env)
     return time.perf_counter() - start
 
 
 def _installed(module: str, env: dict[str, str]) -> bool:
     code = f"import importlib.util; print(importlib.util.find_spec({module!r}) is not None)"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    return out.strip() == "True"
+    return _run([sys.executable, "-c", code], env).stdout.strip() == "True"
 
 
 def _report(label: str, seconds: list[float]) -> float:
@@ -106,7 +104,8 @@ def main() -> None:
     runs = args.runs
     with tempfile.TemporaryDirectory() as home:
         env = _environment(args.root.resolve(), Path(home))
-        print(f"{runs} fresh processes per figure; package from {args.root.resolve()}; python {sys.version.split()[0]}")
+        where = _run([sys.executable, "-c", "import stable_explore; print(stable_explore.__file__)"], env).stdout
+        print(f"{runs} fresh processes per figure; python {sys.version.split()[0]}; package {where.strip()}")
 
         rule("Imports (the import statement alone)")
         package = TIMED_IMPORT.format(module="stable_explore")

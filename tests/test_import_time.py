@@ -76,6 +76,8 @@ def test_a_name_imports_its_own_module_only() -> None:
     unwanted = ["stable_explore.api.labels", "stable_explore.api.interop", "stable_explore.widgets", "pandas"]
     assert sorted(set(unwanted) & imported) == []
     assert sorted({"IPython", "anywidget", "ipywidgets", "PIL", "torch", "datasets"} & imported) == []
+    # kernels and the CLI's parser, imported where a call needs them: a sort, a filter, the command line
+    assert sorted({"pyarrow.compute", "argparse"} & imported) == []
 
 
 def test_every_public_name_is_there_and_listed() -> None:
