@@ -102,8 +102,26 @@ _LAZY = {
         "schema",
     ),
 }
+# se.display.show, se.catalog.Catalog, ...: the sub-packages, imported when first reached
+_SUBPACKAGES = (
+    "api",
+    "catalog",
+    "dataset",
+    "display",
+    "evaluation",
+    "io",
+    "schema",
+    "signals",
+    "storage",
+    "versioning",
+    "widgets",
+)
 if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo, as it should be
-    __getattr__, __dir__ = lazy_exports(__name__, {name: f"{__name__}.{module}" for name, module in _LAZY.items()})
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+        _SUBPACKAGES,
+    )
 
 # the package logs (widgets' errors, with a bug's traceback) but stays silent until the user configures logging
 logging.getLogger("stable_explore").addHandler(logging.NullHandler())

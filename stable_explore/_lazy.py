@@ -22,12 +22,14 @@ Examples
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: Mapping[str, str], submodules: Iterable[str] = ()
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """A module ``__getattr__`` importing each name of ``exports`` from its module on first use, and ``__dir__``.
 
     Parameters
@@ -36,6 +38,9 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         The package's ``__name__`` (it must be in ``sys.modules``, as it is while its ``__init__`` runs).
     exports:
         ``{name: module}``: the module (dotted, absolute) each exported name is imported from.
+    submodules:
+        The package's own modules reachable as attributes before anything imported them
+        (``se.display.show``, as when the package imported them all).
 
     Returns
     -------
@@ -52,9 +57,13 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
     3.0
     """
     namespace = vars(sys.modules[package])
+    modules = frozenset(submodules)
 
     def __getattr__(name: str) -> object:
         module = exports.get(name)
+        if module is None and name in modules:
+            __import__(f"{package}.{name}")  # the import system sets it on the package
+            return namespace[name]
         if module is None:
             msg = f"module {package!r} has no attribute {name!r}"
             raise AttributeError(msg, name=name, obj=sys.modules[package])
@@ -64,6 +73,6 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(exports))
+        return sorted(set(namespace) | set(exports) | modules)
 
     return __getattr__, __dir__

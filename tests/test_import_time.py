@@ -50,9 +50,8 @@ def _imported_by(code: str) -> set[str]:
     """The modules a fresh process of this checkout imports running ``code``: ``-X importtime``'s and sys.modules."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     listing = f"{code}; import sys; print(*sorted(sys.modules))"
-    run = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", listing], env=env, capture_output=True, text=True, check=True
-    )
+    argv = [sys.executable, "-X", "importtime", "-c", listing]
+    run = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=True)
     timed = set()
     for line in run.stderr.splitlines():
         fields = line.split("|")
@@ -94,6 +93,18 @@ def test_every_public_name_is_there_and_listed() -> None:
 
     assert build is stable_explore.api.build
     assert load is stable_explore.api.building.load
+
+
+def test_the_sub_packages_are_reached_from_the_package_as_before() -> None:
+    """``se.display.show(...)`` (docs/labels.md), ``se.catalog.Catalog``: a fresh process reaches them on first use."""
+    code = (
+        "import stable_explore as se; import sys; "
+        "assert 'stable_explore.display' not in sys.modules; "
+        "print(se.display.show.__name__, se.catalog.Catalog.__name__, se.signals.__name__, 'display' in dir(se))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert run.stdout.split() == ["show", "Catalog", "stable_explore.signals", "True"]
 
 
 def test_a_misspelt_name_is_an_attribute_error_naming_it() -> None:
