@@ -120,8 +120,10 @@ def _child(system: str, where: str, indices_file: str, profile: bool) -> None:
     else:
         import stable_explore as se
 
+        load = se.load  # its modules imported before the clock, as the other systems' are (the package is lazy)
+
         def read() -> object:
-            return se.load("first", home=where).select(indices).to_arrow()
+            return load("first", home=where).select(indices).to_arrow()
 
     if profile:
         import cProfile

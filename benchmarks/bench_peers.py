@@ -229,7 +229,7 @@ def _import_for(system: str) -> None:
         import deeplake  # noqa: F401
     elif system.startswith("ours"):
         import stable_explore
-        import stable_explore.api  # noqa: F401
+        import stable_explore.api.building  # noqa: F401 - the package imports se.build only when first used
 
 
 def child_build(system: str, case: str, n: int, where: Path) -> dict[str, float]:

@@ -35,9 +35,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from stable_explore import __version__, api, api_transfer
+from stable_explore import __version__, api
 from stable_explore._units import format_size
-from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
+from stable_explore.api._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.catalog import HOME_ENV, open_catalog, options_from_args, pop_failure_note, resolve_home
 from stable_explore.catalog.options import BUILD_ARGUMENTS
 from stable_explore.dataset import FILE_LAYOUTS, export_layout
@@ -336,12 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "build":
             print(_build(args, home))
         elif args.command == "push":
-            sent = api_transfer.push(
-                args.ref, args.to, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout
-            )
+            sent = api.push(args.ref, args.to, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout)
             print(sent)
         elif args.command == "pull":
-            ds = api_transfer.pull(args.url, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout)
+            ds = api.pull(args.url, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout)
             print(f"pulled {ds!r} (verified)")
     except StableExploreError as exc:
         note = pop_failure_note(exc)  # what a failed build left (a version in place whose refs did not move, ...)

@@ -33,8 +33,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from stable_explore._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.api import build_from_options
+from stable_explore.api._user_errors import raised_in_user_code, trimmed_traceback
 from stable_explore.catalog import (
     LATEST,
     check_name,

@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
         "_frames",
         "_arrays",
         "_lance_fork",
+        "_lazy",
         "_json",
     },  # plain helpers every layer may use
     {"schema"},  # feature types
@@ -48,10 +49,10 @@ LAYERS: list[set[str]] = [
     {"signals", "evaluation"},  # computed columns that find rows worth a look; predictions against labels
     {"display"},  # UI: cards, tables, thumbnails, progress bars (they read through CachedDataset only)
     {"widgets"},  # UI: the anywidget browser (it draws with display's helpers)
-    # entry points (and _user_errors, the trimmed tracebacks the magic and the CLI show); test helpers use them
-    # all; compat stands in for stable-datasets' modules (its tests run against us)
-    {"api", "api_catalog", "api_transfer", "api_interop", "api_formats", "api_labels", "magic", "cli"}
-    | {"_user_errors", "__init__", "testing", "compat"},
+    # entry points: api/ (building, catalog, interop, labels, formats, transfer; and _user_errors, the trimmed
+    # tracebacks the magic and the CLI show), the magic, the CLI; test helpers use them all; compat stands in for
+    # stable-datasets' modules (its tests run against us)
+    {"api", "magic", "cli", "__init__", "testing", "compat"},
 ]
 FACADES = {"cache", "backend", "testing", "compat"}  # for users and tests: no module of the package imports them
 # (layer group, imported group, function): an upward import allowed inside that function only

@@ -34,6 +34,7 @@ def test_mypy_reports_a_misspelt_attribute_and_method(tmp_path: Path) -> None:
             description: str | None = ds.DESCR
             ds.num_row
             ds.to_pandsa()
+            se.lod("pets")  # the package imports its names when first used: a misspelt one is still an error
             """
         )
     )
@@ -41,9 +42,10 @@ def test_mypy_reports_a_misspelt_attribute_and_method(tmp_path: Path) -> None:
     out, _err, status = api.run([str(snippet), "--cache-dir", str(ROOT / ".mypy_cache"), "--no-error-summary"])
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert status == 1
-    assert len(errors) == 2, out
+    assert len(errors) == 3, out
     assert '"CachedDataset" has no attribute "num_row"' in errors[0]
     assert '"CachedDataset" has no attribute "to_pandsa"' in errors[1]
+    assert 'Module has no attribute "lod"' in errors[2]
 
 
 def test_a_misspelt_map_option_is_refused_naming_it(tmp_path: Path) -> None:

@@ -13,18 +13,20 @@ stable_explore.errors.InvalidOptionError: batch_size must be a positive int, got
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stable_explore._canonical import canonical_json, nested_too_deep, unencodable_text
 from stable_explore._units import parse_size
 from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 from stable_explore.storage.format.cache_meta import COMPRESSIONS
+
+if TYPE_CHECKING:
+    import argparse  # the CLI and the magic parse; a build that only takes options need not import argparse
 
 __all__ = ["BUILD_ARGUMENTS", "BuildOptions", "check_metadata", "options_from_args"]
 

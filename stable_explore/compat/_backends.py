@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +30,73 @@ from stable_explore.errors import CacheCorruptionError, InvalidOptionError, RowI
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["ArrowBackend", "CachedBackend", "LanceBackend", "shard_order"]
+__all__ = ["ArrowBackend", "CachedBackend", "LanceBackend", "StorageBackend", "shard_order"]
+
+
+class StorageBackend(Protocol):
+    """What a compat ``StableDataset`` reads its stored rows through: ours below, or any object with these members.
+
+    A backend may also say ``is_file_backed`` (rows read shard by shard, a shard a block) and
+    ``shard_paths`` or ``uri`` (named in error messages).
+    """
+
+    @property
+    def num_rows(self) -> int:
+        """The rows it holds."""
+        ...
+
+    @property
+    def shard_row_counts(self) -> list[int]:
+        """Each shard's rows, in row order."""
+        ...
+
+    @property
+    def table(self) -> pa.Table:
+        """Every row as one table of stored values."""
+        ...
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> pa.Table:
+        """The stored rows at ``indices`` (positions in the backend, repeats allowed), in that order."""
+        ...
+
+
+class _ArrowState(TypedDict):
+    """What an :class:`ArrowBackend` pickles: its constructor's arguments (files by path, or the table)."""
+
+    shard_paths: list[Path] | None
+    shard_row_counts: list[int]
+    schema: pa.Schema | None
+    table: pa.Table | None
+
+
+class _LanceState(TypedDict):
+    uri: Path
+    columns: list[str] | None
+
+
+class _CachedState(TypedDict):
+    dataset: CachedDataset
+
+
+class _LanceFragment(Protocol):
+    """The members of a ``lance`` fragment a :class:`LanceBackend` uses."""
+
+    def count_rows(self) -> int: ...
+
+    def to_table(self, *, columns: list[str] | None) -> pa.Table: ...
+
+
+class _LanceDataset(Protocol):
+    """The members of a ``lance.LanceDataset`` a :class:`LanceBackend` uses."""
+
+    @property
+    def schema(self) -> pa.Schema: ...
+
+    def get_fragments(self) -> Sequence[_LanceFragment]: ...
+
+    def take(self, indices: list[int], *, columns: list[str] | None) -> pa.Table: ...
+
+    def to_table(self, *, columns: list[str] | None) -> pa.Table: ...
 
 
 def shard_order(count: int, *, shuffle: bool, seed: int | None) -> list[int]:
@@ -87,7 +153,7 @@ class _RowsByShard:
     def _empty(self) -> pa.Table:
         raise NotImplementedError
 
-    def get_row(self, index: int) -> dict[str, Any]:
+    def get_row(self, index: int) -> dict[str, object]:
         """One row's stored values."""
         row: dict[str, object] = self.take([index]).to_pylist()[0]
         return row
@@ -188,7 +254,7 @@ class ArrowBackend(_RowsByShard):
                 self._table = pa.concat_tables(self._shard_table(i) for i in range(self.num_shards))
         return self._table
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _ArrowState:
         return {
             "shard_paths": self.shard_paths,
             "shard_row_counts": self.shard_row_counts,
@@ -196,8 +262,8 @@ class ArrowBackend(_RowsByShard):
             "table": self._memory,
         }
 
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(**state)  # type: ignore[misc]  # re-open lazily in the new process
+    def __setstate__(self, state: _ArrowState) -> None:
+        ArrowBackend.__init__(self, **state)  # re-open lazily in the new process
 
 
 class LanceBackend(_RowsByShard):
@@ -217,15 +283,16 @@ class LanceBackend(_RowsByShard):
     def __init__(self, uri: Path | str, columns: Sequence[str] | None = None) -> None:
         self.uri = Path(uri)
         self._names = list(columns) if columns is not None else None
-        self._dataset: Any = None
+        self._dataset: _LanceDataset | None = None
         self._counts: list[int] | None = None
 
-    def _lance(self) -> Any:
+    def _lance(self) -> _LanceDataset:
         if self._dataset is None:
             lance = require("lance", "lance", "a stable-datasets Lance cache")
-            self._dataset = lance.dataset(str(self.uri))
+            dataset: _LanceDataset = lance.dataset(str(self.uri))
+            self._dataset = dataset
             if self._names is None:
-                self._names = [n for n in self._dataset.schema.names if not n.startswith("__")]
+                self._names = [n for n in dataset.schema.names if not n.startswith("__")]
         return self._dataset
 
     @property
@@ -261,11 +328,11 @@ class LanceBackend(_RowsByShard):
         table: pa.Table = self._lance().to_table(columns=self._names)
         return table
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _LanceState:
         return {"uri": self.uri, "columns": self._names}
 
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(**state)  # type: ignore[misc]
+    def __setstate__(self, state: _LanceState) -> None:
+        LanceBackend.__init__(self, **state)
 
 
 class CachedBackend(_RowsByShard):
@@ -299,8 +366,8 @@ class CachedBackend(_RowsByShard):
             self._table = self.dataset.to_arrow(self._names).replace_schema_metadata(None)
         return self._table
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _CachedState:
         return {"dataset": self.dataset}
 
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__init__(state["dataset"])  # type: ignore[misc]
+    def __setstate__(self, state: _CachedState) -> None:
+        CachedBackend.__init__(self, state["dataset"])

@@ -30,17 +30,19 @@ True
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from stable_explore.errors import InvalidOptionError
 
 if TYPE_CHECKING:
-    from stable_explore.compat.stable_datasets import StableDataset
+    from stable_explore.compat._dataset import StableDataset, Transform
 
-__all__ = ["ShardShuffleSampler", "iterable_class"]
+__all__ = ["ShardShuffleSampler", "StableIterableBase", "iterable_class"]
+
+_T = TypeVar("_T")
 
 _WITHIN_SHARD = ("random", "sequential")
 
@@ -55,8 +57,11 @@ def _worker() -> tuple[int, int]:
     return (0, 1) if info is None else (int(info.id), int(info.num_workers))
 
 
-class _StableIterable:
+class StableIterableBase:
     """Rows of a compat ``StableDataset`` streamed shard by shard (see the module docstring).
+
+    ``StableIterableDataset`` (:func:`iterable_class`) is this class, a torch ``IterableDataset`` too
+    when torch is installed.
 
     Parameters
     ----------
@@ -79,7 +84,7 @@ class _StableIterable:
         shuffle: bool = False,
         seed: int = 0,
         buffer_size: int = 10_000,
-        transform: Callable[[dict[str, Any]], Any] | None = None,
+        transform: Transform | None = None,
     ) -> None:
         if buffer_size < 0:
             msg = f"buffer_size must be 0 or more rows, got {buffer_size}"
@@ -109,7 +114,7 @@ class _StableIterable:
         for row in rows:
             yield self.transform(row) if self.transform is not None else row
 
-    def _rows(self, blocks: list[np.ndarray], worker: int, workers: int) -> Iterator[dict[str, Any]]:
+    def _rows(self, blocks: list[np.ndarray], worker: int, workers: int) -> Iterator[Any]:
         for block in blocks:
             if workers > 1:
                 block = block[np.asarray(block) % workers == worker]  # this worker's rows
@@ -120,9 +125,9 @@ class _StableIterable:
         return len(self.dataset)
 
 
-def _buffered(rows: Iterator[object], size: int, rng: np.random.Generator) -> Iterator[Any]:
+def _buffered(rows: Iterator[_T], size: int, rng: np.random.Generator) -> Iterator[_T]:
     """Rows drawn at random from a buffer of ``size`` refilled as it goes, then the rest in a random order."""
-    buffer: list[object] = []
+    buffer: list[_T] = []
     for row in rows:
         if len(buffer) < size:
             buffer.append(row)
@@ -135,17 +140,21 @@ def _buffered(rows: Iterator[object], size: int, rng: np.random.Generator) -> It
 
 
 @functools.cache
-def iterable_class() -> type:
-    """The ``StableIterableDataset`` class.
+def iterable_class() -> type[StableIterableBase]:
+    """The ``StableIterableDataset`` class: a :class:`StableIterableBase`.
 
-    A ``torch.utils.data.IterableDataset`` when torch is installed (so a DataLoader streams it), else a
-    plain iterable.
+    A ``torch.utils.data.IterableDataset`` too when torch is installed (so a DataLoader streams it),
+    else a plain iterable.
     """
     try:
         from torch.utils.data import IterableDataset
     except ImportError:
-        return type("StableIterableDataset", (_StableIterable,), {"__module__": __name__})
-    return type("StableIterableDataset", (_StableIterable, IterableDataset), {"__module__": __name__})
+        bases: tuple[type, ...] = (StableIterableBase,)
+    else:
+        bases = (StableIterableBase, IterableDataset)
+    made = type("StableIterableDataset", bases, {"__module__": __name__})
+    assert issubclass(made, StableIterableBase)  # for the type checker: type() gives a plain type
+    return made
 
 
 class ShardShuffleSampler:
@@ -188,7 +197,7 @@ class ShardShuffleSampler:
             yield from (int(p) for p in positions)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[StableIterableBase]:
     if name == "StableIterableDataset":  # made on first use; pickle finds the class here by this name
         return iterable_class()
     msg = f"module {__name__!r} has no attribute {name!r}"

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, SchemaError
@@ -169,6 +168,8 @@ class DatasetsHabits(DatasetMembers):
         order = [
             (key, "descending" if flag else "ascending", null_placement) for key, flag in zip(keys, flags, strict=True)
         ]
+        import pyarrow.compute as pc  # here: se.load and se.build need not import it (~20 ms)
+
         try:
             positions = pc.sort_indices(pa.table(keys), sort_keys=order)
         except pa.ArrowNotImplementedError as exc:
@@ -191,6 +192,8 @@ class DatasetsHabits(DatasetMembers):
         """
         self._column_map().stored(column)  # a ColumnNotFoundError listing the columns
         values = self._column_arrow(column)
+        import pyarrow.compute as pc  # here: se.load and se.build need not import it (~20 ms)
+
         try:
             found: list[object] = pc.unique(values).to_pylist()
         except pa.ArrowNotImplementedError as exc:

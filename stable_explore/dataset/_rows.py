@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import (
@@ -172,6 +171,8 @@ class RowViews(DatasetMembers):
             except EncodingError as exc:
                 raise EncodingError(exc.reason, field=column) from None
         data = self._column_arrow(column, rows)
+        import pyarrow.compute as pc  # here: se.load and se.build need not import it (~20 ms)
+
         matches = pc.is_in(data, value_set=pa.array(values, type=data.type)).fill_null(False)
         mask: np.ndarray = matches.to_numpy(zero_copy_only=False)
         return mask

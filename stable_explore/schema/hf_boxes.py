@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from stable_explore.errors import SchemaError
 
@@ -189,6 +188,8 @@ def boxes_to_hf(array: pa.Array, spec: Mapping[str, Any]) -> pa.Array:
         if attributes is None:
             attributes = [json.loads(text) if text else {} for text in stored["attributes"].to_pylist()]
         children.append(pa.array([a.get(name) for a in attributes], type=target))
+    import pyarrow.compute as pc  # here: se.load and se.build need not import it (~20 ms)
+
     offsets = pc.subtract(array.offsets, array.offsets[0])
     mask = array.is_null() if array.null_count else None
     if layout[0] == "list":

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from typing_extensions import override
 
 from stable_explore.errors import EncodingError, SchemaError
@@ -232,4 +231,6 @@ def video_path_array(array: pa.Array | pa.ChunkedArray, *, column: str, first_ro
             )
             raise SchemaError(msg)
     mask = structs.is_null() if structs.null_count else None
+    import pyarrow.compute as pc  # here: se.load and se.build need not import it (~20 ms)
+
     return paths if mask is None else pc.if_else(mask, pa.scalar(None, pa.string()), paths)

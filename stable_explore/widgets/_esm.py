@@ -6,8 +6,9 @@ to resolve against. The widgets are written as small ES modules anyway (``static
 modules it imports, each in a function scope of its own, so their private names never meet.
 
 Only the forms the widgets use are accepted, and anything else is refused when the module is read
-(tests/widgets/test_js_modules.py reads every widget): ``import { a, b as c } from "./lib/x.js";`` at
-the start of a line, and ``export function`` / ``export const`` / ``export class`` in a lib module.
+(tests/widgets/test_js_modules.py reads every widget): ``import { a, b as c } from "./lib/x.js";`` (or
+``"../lib/x.js"`` from a folder of ``static/``, never outside it) at the start of a line, and
+``export function`` / ``export const`` / ``export class`` in an imported module.
 
 Examples
 --------
@@ -30,7 +31,7 @@ __all__ = ["STATIC", "join_module", "widget_module"]
 
 STATIC = Path(__file__).with_name("static")
 
-_IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"(\./[\w./-]+\.js)";[ \t]*\n', re.MULTILINE)
+_IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"(\.\.?/[\w./-]+\.js)";[ \t]*\n', re.MULTILINE)
 _EXPORT = re.compile(r"^export\s+(?:function\*?|const|let|class)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 _OTHER = re.compile(r"^\s*(?:import\b(?!\s*\()|export\b)", re.MULTILINE)
 
@@ -63,6 +64,9 @@ class _Joiner:
         lines = []
         for names, target in _IMPORT.findall(text):
             module = (path.parent / target).resolve()
+            if not module.is_relative_to(self.root):
+                msg = f"{path.name} imports {target}, which is outside {self.root}: a widget's modules live under it"
+                raise InvalidOptionError(msg)
             self.add(module, chain=(*chain, path))
             exported = self.exports[module]
             for name, local in _bindings(names, path):

@@ -114,6 +114,16 @@ def test_different_inputs_have_different_tokens(a: object, b: object) -> None:
     assert not same(a, b)
 
 
+def test_an_argparse_namespace_is_hashed_by_its_fields() -> None:
+    """A script's parsed arguments passed to a generator: their values are the token (argparse is imported lazily)."""
+    import argparse
+    from types import SimpleNamespace
+
+    assert same(argparse.Namespace(root="data", n=2), argparse.Namespace(n=2, root="data"))
+    assert not same(argparse.Namespace(root="data", n=2), argparse.Namespace(root="data", n=3))
+    assert not same(argparse.Namespace(n=2), SimpleNamespace(n=2))  # the type is part of the token
+
+
 def test_a_pandas_index_a_generator_reads_is_hashed_by_content(tmp_path: Path) -> None:
     """``COLUMNS = df.columns`` read by a generator crashed the build (AttributeError: 'Index' has no 'index')."""
     import pandas as pd

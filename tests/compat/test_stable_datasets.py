@@ -140,6 +140,13 @@ def test_builder_builds_each_split_once(tmp_path: Path) -> None:
     assert hashlib.sha256(Features({"x": Value("int32")}).fingerprint_data().encode()).hexdigest()
 
 
+def test_builder_passes_build_options_on_and_keeps_the_splits_own_kwargs(tmp_path: Path) -> None:
+    built = _Tiny(split="test", processed_cache_dir=tmp_path, progress=False, description="three rows")
+    assert [row["x"] for row in built] == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"gen_kwargs \(\['n'\]\); set them in _split_generators"):
+        _Tiny(split="test", processed_cache_dir=tmp_path, kwargs={"n": 5})
+
+
 # -- StableDataset: views, formats, map, columns ----------------------------------------------------------------
 
 
@@ -184,6 +191,17 @@ def test_views_compose_keep_their_rows_through_pickle_and_refuse_rows_out_of_ran
     assert picked.table.column("x").to_pylist() == [3, 1, 4, 1, 5]
 
 
+def test_a_row_is_read_at_any_integer_index_and_refused_at_anything_else(tmp_path: Path) -> None:
+    ds = _numbers(tmp_path, n=4)
+    assert ds[np.int64(2)]["x"] == 2
+    assert [row["x"] for row in ds.__getitems__([np.int32(3), 0])] == [3, 0]  # a DataLoader's batched read
+    for bad in ("1", 1.0):
+        with pytest.raises(TypeError, match=f"indexed by an int or a slice, got {type(bad).__name__}"):
+            ds.__getitems__([bad])
+        with pytest.raises(TypeError, match=f"got {type(bad).__name__}"):
+            ds[bad]
+
+
 def test_train_test_split_is_disjoint_complete_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
     ds = _numbers(tmp_path, n=20)
     split = ds.train_test_split(test_size=0.25, seed=3)
@@ -210,6 +228,8 @@ def test_filter_keeps_rows_one_at_a_time_or_in_batches_of_stored_values(tmp_path
     assert _xs(ds.select([9, 0, 7]).filter(big, batched=True)) == [9, 7]  # on a view: its positions, its order
     with pytest.raises(ValueError, match=r"returned 1 flags for a batch of 3 rows \(rows 0 to 2\)"):
         ds.filter(lambda batch: [True], batched=True, batch_size=3)
+    with pytest.raises(ValueError, match=r"returned bool for rows 0 to 2; return a list of one flag per row"):
+        ds.filter(lambda batch: True, batched=True, batch_size=3)
 
 
 def test_formats_decode_images_as_asked_and_survive_views(tmp_path: Path) -> None:
@@ -264,6 +284,8 @@ def test_map_writes_a_new_cache_of_the_function_rows(tmp_path: Path) -> None:
     assert list(dropped[0]) == ["x"]
     with pytest.raises(ValueError, match=r"columns of different lengths \[1, 2\]"):
         ds.map(lambda b: {"x": b["x"][:1], "label": b["label"][:2]}, batched=True, batch_size=2)
+    with pytest.raises(ValueError, match=r"returned column 'label' as int for rows 0 to 1; return a list"):
+        ds.map(lambda b: {"x": b["x"], "label": 0}, batched=True, batch_size=2)
 
 
 def test_column_changes_give_a_new_dataset_and_leave_the_old_one(tmp_path: Path) -> None:

@@ -111,6 +111,8 @@ def test_progress_advances_cancel_keeps_nothing_and_the_second_click_is_at_once(
     )
     assert widget.locator("[data-testid=se-hashing]").is_hidden()
     assert len([p for p in signals.rglob("*") if p.is_file()]) == 1  # kept as a signal of the version
+    # the title is synced before the kernel sends the page of those rows: wait for the page too
+    widget.locator("[data-testid=se-grid] > [data-testid=se-thumb]:first-child[data-row='5']").wait_for(timeout=60_000)
     rows = [int(r) for r in widget.locator("[data-testid=se-thumb]").evaluate_all("els => els.map(e => e.dataset.row)")]
     assert rows[0] == 5
     assert all(r % 40 == 5 for r in rows)

@@ -44,7 +44,9 @@ def test_the_pure_modules_type_check() -> None:
         [tsc, "-p", "tests/js/tsconfig.json"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stdout[-4000:]
-    for module in (STATIC / "lib").glob("*.js"):
+    widgets = [STATIC / name for name in ("browser.js", "embedding_map.js", "issues.js", "confusion_matrix.js")]
+    parts = [*(STATIC / "lib").glob("*.js"), *(STATIC / "map").glob("*.js"), *(STATIC / "browser").glob("*.js")]
+    for module in [*parts, *widgets]:
         assert module.read_text().startswith("// @ts-check"), module.name
 
 
@@ -60,7 +62,8 @@ def test_each_widget_module_parses_with_its_lib_modules_inlined(name: str, tmp_p
 
 
 def test_no_two_widgets_carry_their_own_copy_of_a_helper() -> None:
-    for helper in ("function h(", "function toDataUrl(", "function hslToRgb(", "function lassoTest("):
+    helpers = ("h(", "toDataUrl(", "hslToRgb(", "lassoTest(", "svg(", "cssRgb(", "listenModel(", "statusLine(")
+    for helper in (f"function {name}" for name in helpers):
         owners = [p.name for p in STATIC.rglob("*.js") if helper in p.read_text()]
         assert len(owners) == 1, (helper, owners)
 
@@ -94,6 +97,45 @@ def test_a_lib_module_is_scoped_and_its_renamed_imports_bound(tmp_path: Path) ->
     assert done.stdout.strip() == "6"  # four (2 * 2) + twice(1): each module's `secret` stayed its own
 
 
+def test_a_widget_split_into_a_folder_of_parts_shares_one_copy_of_each_lib_module(tmp_path: Path) -> None:
+    """browser.js's parts live in static/browser/ and import static/lib/ through "../lib/x.js"."""
+    _write(
+        tmp_path,
+        {
+            "lib/a.js": "let calls = 0;\nexport function count() { return ++calls; }\n",
+            "parts/one.js": 'import { count } from "../lib/a.js";\nexport function one() { return count(); }\n',
+            "parts/two.js": 'import { count } from "../lib/a.js";\nexport function two() { return count(); }\n',
+            "w.js": 'import { one } from "./parts/one.js";\nimport { two } from "./parts/two.js";\n'
+            'export default { render: () => [one(), two()].join(" ") };\n',
+        },
+    )
+    text = join_module(tmp_path / "w.js", tmp_path)
+    assert text.count("// lib/a.js") == 1
+    module = tmp_path / "w.mjs"
+    module.write_text(text)
+    done = subprocess.run(
+        [_node(), "--input-type=module", "-e", f'import w from "{module.as_uri()}"; console.log(w.render());'],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1 2"  # both parts counted on the one module
+
+
+def test_the_browser_is_wired_from_parts_no_larger_than_a_screenful_or_two() -> None:
+    """Issue 38: browser.js's render was one closure of 1,283 lines; its parts are now modules of their own."""
+    assert len((STATIC / "browser.js").read_text().splitlines()) < 300
+    parts = sorted((STATIC / "browser").glob("*.js"))
+    assert len(parts) >= 8
+    for part in parts:
+        text = part.read_text()
+        assert text.startswith("// @ts-check"), part.name
+        assert len(text.splitlines()) <= 400, part.name
+    assert "function drawDetail(" in widget_module("browser.js")
+
+
 @pytest.mark.parametrize(
     ("files", "message"),
     [
@@ -107,6 +149,7 @@ def test_a_lib_module_is_scoped_and_its_renamed_imports_bound(tmp_path: Path) ->
             "in a circle",
         ),
         ({"lib/a.js": "export default 1;\n", "w.js": 'import { a } from "./lib/a.js";\n'}, "does not join"),
+        ({"w/x.js": 'import { a } from "../../a.js";\n', "w.js": 'import { b } from "./w/x.js";\n'}, "outside"),
     ],
 )
 def test_forms_the_loader_cannot_join_are_refused_by_name(tmp_path: Path, files: dict[str, str], message: str) -> None:

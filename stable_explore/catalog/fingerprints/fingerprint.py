@@ -22,7 +22,6 @@ True
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime as dt
 import decimal
@@ -295,7 +294,8 @@ class Tokenizer:
             return {"random.Random": self.value(value.getstate(), label)}
         if isinstance(value, logging.Logger):
             return {"logger": value.name}  # where messages go, not what the data is
-        if isinstance(value, (types.SimpleNamespace, argparse.Namespace)):
+        argparse = sys.modules.get("argparse")  # not imported: no value can be its Namespace (and a build need not)
+        if isinstance(value, types.SimpleNamespace) or (argparse is not None and isinstance(value, argparse.Namespace)):
             return {type(value).__qualname__: self._fields(value, label)}
         library_token = self._library_value(value, label)
         if library_token is not None:

@@ -1,3 +1,4 @@
+// @ts-check
 // The confusion matrix: rows the true class, columns the predicted one, each count shaded by its size. A click
 // on a cell asks the kernel to show its rows (in the linked browser); a click on a class name asks for its
 // figures. For a detector the counts are boxes, with a background row and column, and a table of per-class
@@ -5,20 +6,38 @@
 // through textContent only.
 
 import { curvePath, unitTicks } from "./lib/curve.js";
-import { h } from "./lib/dom.js";
+import { h, svg } from "./lib/dom.js";
 import { heatLevel, largest, needsLightText } from "./lib/heat.js";
+import { listenModel, statusLine } from "./lib/model.js";
 import { requester } from "./lib/requests.js";
 
+/** @typedef {import("./lib/model.js").AnyModel} AnyModel */
+/**
+ * @typedef {object} Figures a class's figures from the kernel (a detector's: AP and its curve)
+ * @property {string} [name]
+ * @property {number} index
+ * @property {{recall: number[], precision: number[]}} [curve]
+ * @property {number | null} [ap]
+ * @property {number | null} [ap50]
+ * @property {number | null} [ap75]
+ * @property {number} [tp]
+ * @property {number} [fp]
+ * @property {number} [fn]
+ * @property {number} [precision]
+ * @property {number} [recall]
+ * @property {number} [f1]
+ * @property {number} [support]
+ * @property {number} [predicted]
+ */
+
 const SHADE = [37, 99, 235]; // one blue, read through at every opacity in the light and the dark theme
-const SVG = "http://www.w3.org/2000/svg";
 const PLOT = { width: 220, height: 160, left: 34, bottom: 26, top: 8, right: 10 };
 
-function svg(tag, attrs = {}) {
-  const node = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
-  return node;
-}
-
+/**
+ * anywidget's render: the matrix in ``el``, kept in step with ``model``.
+ * @param {{model: AnyModel, el: HTMLElement}} props
+ * @returns {() => void} the clean-up when the view goes
+ */
 function render({ model, el }) {
   const root = h("div", { class: "se-cm", "data-testid": "se-cm", "data-lm-suppress-shortcuts": "true" });
   root.tabIndex = 0;
@@ -32,17 +51,18 @@ function render({ model, el }) {
   root.append(title, side, figures, curve, status);
   el.appendChild(root);
   const requests = requester(model);
-  let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
+  const statusText = statusLine(model, status); // a request the kernel did not answer in time shows there
 
+  /** @param {string} name @param {object} msg */
   function ask(name, msg) {
-    requests.request(name, msg).then(({ response }) => {
-      if (response.timeout) { pageError = response.message || ""; onStatus(); }
-    });
+    requests.request(name, msg).then(({ response }) => statusText.say(response));
   }
 
   const detection = () => model.get("kind") === "detection";
+  /** @param {number} index */
   const isBackground = (index) => detection() && index === model.get("names").length - 1;
 
+  /** @param {number} index @param {string} axis */
   function className(index, axis) {
     const names = model.get("names");
     if (isBackground(index)) {
@@ -59,8 +79,8 @@ function render({ model, el }) {
 
   function drawTable() {
     title.textContent = model.get("title");
-    const names = model.get("names");
-    const counts = model.get("counts");
+    const names = /** @type {string[]} */ (model.get("names"));
+    const counts = /** @type {number[][]} */ (model.get("counts"));
     const max = largest(counts);
     table.replaceChildren();
     const text = detection()
@@ -102,12 +122,13 @@ function render({ model, el }) {
     apTable.replaceChildren();
     apTable.hidden = !detection();
     if (!detection()) return;
+    /** @param {number | null | undefined} value */
     const cell = (value) => h("td", { text: value === null || value === undefined ? "–" : Number(value).toFixed(3) });
     apTable.append(
       h("caption", { text: "AP per class · click a class for its precision-recall curve" }),
       h("tr", {}, [h("th", { text: "class" }), h("th", { text: "AP" }), h("th", { text: "AP50" })]),
     );
-    model.get("ap_table").forEach((entry, index) => {
+    /** @type {Array<{name: string, ap: number | null, ap50: number | null}>} */ (model.get("ap_table")).forEach((entry, index) => {
       const button = h("button", {
         class: "se-cm-class", "data-testid": "se-cm-ap-class", "data-index": String(index),
         title: `${entry.name}: AP, boxes and precision-recall curve`,
@@ -122,13 +143,14 @@ function render({ model, el }) {
 
   function onActive() {
     const active = model.get("active_cell");
-    for (const cell of table.querySelectorAll("td.se-cm-cell")) {
+    for (const cell of /** @type {NodeListOf<HTMLElement>} */ (table.querySelectorAll("td.se-cm-cell"))) {
       const on = active.length === 2 && Number(cell.dataset.true) === active[0] && Number(cell.dataset.pred) === active[1];
       cell.setAttribute("aria-selected", String(on));
     }
     if (active.length === 2) root.dataset.ready = `cell-${active[0]}-${active[1]}`;
   }
 
+  /** @param {Figures & {name: string, curve: {recall: number[], precision: number[]}}} f */
   function drawCurve(f) {
     const plot = svg("svg", {
       width: PLOT.left + PLOT.width + PLOT.right, height: PLOT.top + PLOT.height + PLOT.bottom,
@@ -159,21 +181,22 @@ function render({ model, el }) {
   }
 
   function drawFigures() {
-    const f = model.get("class_figures");
+    const f = /** @type {Figures} */ (model.get("class_figures"));
     figures.replaceChildren();
     curve.replaceChildren();
     if (f.name === undefined) return;
     figures.appendChild(h("span", { class: "se-cm-figures-name", text: String(f.name) }));
     if (f.curve !== undefined) {
+      /** @param {number | null | undefined} v */
       const shown = (v) => (v === null ? "–" : Number(v).toFixed(3));
-      for (const [label, value] of [["AP", f.ap], ["AP50", f.ap50], ["AP75", f.ap75]]) {
+      for (const [label, value] of /** @type {Array<[string, number | null | undefined]>} */ ([["AP", f.ap], ["AP50", f.ap50], ["AP75", f.ap75]])) {
         figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": label, text: `${label} ${shown(value)}` }));
       }
-      for (const label of ["tp", "fp", "fn"]) {
+      for (const label of /** @type {Array<"tp" | "fp" | "fn">} */ (["tp", "fp", "fn"])) {
         figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": label, text: `${label} ${f[label]}` }));
       }
-      drawCurve(f);
-      for (const button of root.querySelectorAll(".se-cm-class")) {
+      drawCurve({ ...f, name: f.name, curve: f.curve });
+      for (const button of /** @type {NodeListOf<HTMLElement>} */ (root.querySelectorAll(".se-cm-class"))) {
         button.setAttribute("aria-pressed", String(Number(button.dataset.index) === f.index));
       }
       figures.dataset.ready = `class-${f.index}`;
@@ -185,35 +208,29 @@ function render({ model, el }) {
     }
     figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": "support", text: `support ${f.support}` }));
     figures.appendChild(h("span", { class: "se-cm-figure", "data-figure": "predicted", text: `predicted ${f.predicted}` }));
-    for (const button of table.querySelectorAll(".se-cm-class")) {
+    for (const button of /** @type {NodeListOf<HTMLElement>} */ (table.querySelectorAll(".se-cm-class"))) {
       button.setAttribute("aria-pressed", String(Number(button.dataset.index) === f.index));
     }
     figures.dataset.ready = `class-${f.index}`;
   }
 
-  const onStatus = () => { status.textContent = pageError || model.get("status"); };
-  const onKernelStatus = () => { pageError = ""; onStatus(); };
+  /** @param {any} content @param {DataView[]} buffers */
   const onMessage = (content, buffers) => { requests.receive(content, buffers); };
   drawTable();
   drawFigures();
-  onStatus();
-  model.on("change:counts", drawTable);
-  model.on("change:names", drawTable);
-  model.on("change:title", drawTable);
-  model.on("change:active_cell", onActive);
-  model.on("change:class_figures", drawFigures);
-  model.on("change:ap_table", drawApTable);
-  model.on("change:status", onKernelStatus);
-  model.on("msg:custom", onMessage);
+  statusText.show();
+  const stopListening = listenModel(model, {
+    "change:counts": drawTable,
+    "change:names": drawTable,
+    "change:title": drawTable,
+    "change:active_cell": onActive,
+    "change:class_figures": drawFigures,
+    "change:ap_table": drawApTable,
+    "msg:custom": onMessage,
+  });
   return () => {
-    model.off("change:counts", drawTable);
-    model.off("change:names", drawTable);
-    model.off("change:title", drawTable);
-    model.off("change:active_cell", onActive);
-    model.off("change:class_figures", drawFigures);
-    model.off("change:ap_table", drawApTable);
-    model.off("change:status", onKernelStatus);
-    model.off("msg:custom", onMessage);
+    stopListening();
+    statusText.dispose();
     requests.close({ type: "closed" });
   };
 }

@@ -1,9 +1,18 @@
+// @ts-check
 // The issues panel: a list of duplicate groups and suspected label errors; a click asks the kernel
 // for that entry and shows its thumbnails side by side. User text goes in through textContent only.
 
 import { h, toDataUrl } from "./lib/dom.js";
+import { listenModel, statusLine } from "./lib/model.js";
 import { requester } from "./lib/requests.js";
 import { deadWatch } from "./lib/alive.js";
+
+/** @typedef {import("./lib/model.js").AnyModel} AnyModel */
+/** @typedef {{kind: string, index: number, title: string}} Entry an issue in the list */
+/**
+ * @typedef {{row: number, label: string, example?: boolean, buffer?: number, mime: string}} Item
+ * a thumbnail of an opened entry (``buffer``: which of the message's buffers holds its image)
+ */
 
 /**
  * An element with a class and a test id.
@@ -12,12 +21,18 @@ import { deadWatch } from "./lib/alive.js";
  * @param {string} [testid]
  */
 function el_(tag, cls, testid) {
+  /** @type {Record<string, string>} */
   const attrs = {};
   if (cls) attrs.class = cls;
   if (testid) attrs["data-testid"] = testid;
   return h(tag, attrs);
 }
 
+/**
+ * anywidget's render: the panel in ``el``, kept in step with ``model``.
+ * @param {{model: AnyModel, el: HTMLElement}} props
+ * @returns {() => void} the clean-up when the view goes
+ */
 function render({ model, el }) {
   const root = el_("div", "se-issues", "se-issues");
   root.tabIndex = 0;
@@ -32,20 +47,21 @@ function render({ model, el }) {
   // after a kernel restart the panel says so and stops looking alive (lib/alive.js, as the browser does)
   const alive = deadWatch(model, root, requests, "the kernel restarted: run the cell again to list the issues");
   title.after(alive.note);
-  let pageError = ""; // a request the kernel did not answer in time; the kernel's next status replaces it
+  const statusText = statusLine(model, status); // a request the kernel did not answer in time shows there
+  /** @param {number} index */
   function open(index) {
     if (alive.dead) return;
-    requests.request("open", { index }).then(({ response }) => {
-      if (response.timeout) { pageError = response.message || ""; onStatus(); }
-    });
+    requests.request("open", { index }).then(({ response }) => statusText.say(response));
   }
 
   function drawList() {
     title.textContent = model.get("title");
     list.replaceChildren();
+    /** @type {Record<string, string>} */
     const headings = { duplicates: "Duplicate groups", label: "Suspected label errors" };
+    /** @type {string | null} */
     let last = null;
-    for (const entry of model.get("entries")) {
+    for (const entry of /** @type {Entry[]} */ (model.get("entries"))) {
       if (entry.kind !== last) {
         const heading = el_("div", "se-issues-heading");
         heading.textContent = headings[entry.kind] || entry.kind;
@@ -62,6 +78,11 @@ function render({ model, el }) {
     }
   }
 
+  /**
+   * An opened entry's thumbnails, side by side.
+   * @param {{items: Item[], more: number, index: number}} content
+   * @param {DataView[]} buffers
+   */
   function drawGroup(content, buffers) {
     group.replaceChildren();
     const size = model.get("thumb_size");
@@ -96,32 +117,29 @@ function render({ model, el }) {
     group.dataset.ready = `entry-${content.index}`;
   }
 
+  /** @param {any} content @param {DataView[]} buffers */
   function onMessage(content, buffers) {
     if (requests.receive(content, buffers)) return;
     if (content.type === "group") drawGroup(content, buffers);
   }
   const onActive = () => {
-    for (const item of list.querySelectorAll(".se-issue")) {
+    for (const item of /** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll(".se-issue"))) {
       item.setAttribute("aria-selected", String(Number(item.dataset.index) === model.get("active")));
     }
   };
-  const onStatus = () => { status.textContent = pageError || model.get("status"); };
-  const onKernelStatus = () => { pageError = ""; onStatus(); };
   drawList();
-  onStatus();
-  model.on("change:entries", drawList);
-  model.on("change:title", drawList);
-  model.on("change:active", onActive);
-  model.on("change:status", onKernelStatus);
-  model.on("msg:custom", onMessage);
+  statusText.show();
+  const stopListening = listenModel(model, {
+    "change:entries": drawList,
+    "change:title": drawList,
+    "change:active": onActive,
+    "msg:custom": onMessage,
+  });
   const active = model.get("active");
   if (active >= 0) open(active);
   return () => {
-    model.off("change:entries", drawList);
-    model.off("change:title", drawList);
-    model.off("change:active", onActive);
-    model.off("change:status", onKernelStatus);
-    model.off("msg:custom", onMessage);
+    stopListening();
+    statusText.dispose();
     alive.dispose();
     requests.close({ type: "closed" });
   };

@@ -53,3 +53,15 @@ export function typedCopy(Type, view) {
   const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength).slice();  // a fresh ArrayBuffer
   return /** @type {InstanceType<T>} */ (new Type(bytes.buffer));
 }
+
+/**
+ * An SVG element with attributes (each written as text).
+ * @param {string} tag
+ * @param {Record<string, string | number>} [attrs]
+ * @returns {SVGElement}
+ */
+export function svg(tag, attrs = {}) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  return node;
+}

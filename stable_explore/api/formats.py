@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from typing_extensions import Unpack
 
-from stable_explore.api import BuildKwargs, load
+from stable_explore.api.building import BuildKwargs, load
 from stable_explore.dataset import CachedDataset, export_layout
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def from_lance(
     >>> back.name, back.keys(), back.version == ds.version
     ('pets', ['a.png'], True)
     """
-    from stable_explore.api import build
+    from stable_explore.api.building import build
     from stable_explore.dataset._sources import source_key
     from stable_explore.errors import NotACacheError
     from stable_explore.io.lance import LanceRows

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stable_explore.api import build
+from stable_explore.api.building import build
 from stable_explore.io.coco import coco_rows, read_coco
 from stable_explore.io.yolo import read_yolo, yolo_rows
 

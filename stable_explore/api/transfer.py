@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.api import load
+from stable_explore.api.building import load
 from stable_explore.catalog import (
     StoreCatalog,
     TransferReport,

@@ -1,4 +1,4 @@
-"""The user-facing functions: build, load, browse, compare (listing, tags and upkeep: ``api_catalog``).
+"""The user-facing functions: build, load, browse, compare (listing, tags and upkeep: ``api.catalog``).
 
 They are thin: the catalog decides names, versions and cache hits; the
 dataset wraps a version for reading. This module sits above both so that the
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from stable_explore.schema import Features
     from stable_explore.versioning.compare import Diff
 
-from stable_explore.api_catalog import catalog_ref_of, datasets, fsck, gc, is_path_ref, tag, verify, versions
+from stable_explore.api.catalog import catalog_ref_of, datasets, fsck, gc, is_path_ref, tag, verify, versions
 
 __all__ = ["browse", "build", "compare", "datasets", "fsck", "gc", "load", "tag", "verify", "versions"]
 

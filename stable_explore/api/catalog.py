@@ -1,6 +1,6 @@
 """The catalog's listings and upkeep: ``se.datasets``, ``versions``, ``tag``, ``gc``, ``verify``, ``fsck``.
 
-``stable_explore.api`` builds and opens versions; this module lists them, names them and checks
+``stable_explore.api.building`` builds and opens versions; this module lists them, names them and checks
 and tidies the homes they live in. Both are re-exported at the package root.
 
 Examples

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Unpack
 
-from stable_explore.api import BuildKwargs, build
+from stable_explore.api.building import BuildKwargs, build
 from stable_explore.dataset._concatenate import ConcatRows, concatenated_name
 from stable_explore.dataset._sources import FrameRows, ParquetRows, source_key
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError
