@@ -18,8 +18,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "stable_explore"
 # Measured 27.5 on main at 42ac16e (1,323 in 48,123 lines); the house target is 15 (issue 38).
 # 19.0 -> 16.8 (866 in 51,400) at the widgets' one request type (_requests.Request, Buffers) and the
 # mixins' one declaration of the browser's members (widgets/_members.py, precise trait types).
+# 16.8 -> 10.5 (553 in 52,769) at TypedDicts for the JSON shapes (COCO, the widgets' messages, diffs,
+# version records), the compat split's Protocols and the magic's types.
 # Lower this as the figure falls; never raise it.
-CEILING = 16.9
+CEILING = 10.6
 
 
 def count_any(source: str) -> int:
