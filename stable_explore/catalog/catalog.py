@@ -151,14 +151,14 @@ class StoreCatalog:
         """The new file of ``tag``, written beside its ref now, for :meth:`write_ref` (``prepared=``) to put in place.
 
         A publish prepares ``latest`` before its version is in place and flushes it with the
-        version's files, one flush fewer to wait for. None in a bucket (a ref is one request there).
+        version's files, one flush fewer to wait for. None in a bucket (a ref is one request there)
+        and before the dataset has a ``refs/`` folder (a first build that fails leaves no folder).
         The caller discards it (``PreparedFile.discard``) when the publish fails.
         """
         path = self.store.local_path(self._ref_key(name, tag))
-        if path is None:
+        if path is None or not path.parent.is_dir():
             return None
         with writing(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
             return PreparedFile(path, version_id + "\n")
 
     def check_ref_movable(self, name: str, tag: str) -> None:

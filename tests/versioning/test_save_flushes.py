@@ -177,3 +177,20 @@ def test_a_save_whose_version_cannot_be_put_in_place_leaves_latest_and_no_file_o
     monkeypatch.undo()
     assert sorted(p.name for p in (home / "p" / "refs").iterdir()) == ["latest"], "latest's new file was removed"
     assert se.load("p", home=home).version == ds.version
+
+
+def test_a_first_build_whose_version_cannot_be_put_in_place_leaves_no_dataset_folder(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = os.rename
+
+    def rename(source: Any, target: Any, *args: Any, **kwargs: Any) -> None:
+        if ".staging.tmp-" in os.fspath(source):
+            raise OSError(5, "Input/output error", os.fspath(target))
+        real(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(CacheWriteError):
+        _build(home, 50)
+    monkeypatch.undo()
+    assert not (home / "p").exists(), "no refs/ folder made ahead for latest's new file"
