@@ -31,7 +31,7 @@ from stable_explore.errors import (
     RemoteStoreError,
     UnsafePathError,
 )
-from stable_explore.storage.backends.fsutil import writing
+from stable_explore.storage.backends.fsutil import PreparedFile, writing
 from stable_explore.storage.backends.local import LocalStore
 from stable_explore.storage.backends.locks import REFS_LOCK_TIMEOUT, Notify, lock_timeout
 from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta
@@ -131,14 +131,35 @@ class StoreCatalog:
             msg = f"the {what} {reason}; point it at a version again (se.tag) or delete it"
             raise CacheCorruptionError(where, msg) from exc
 
-    def write_ref(self, name: str, tag: str, version_id: str) -> None:
-        """Point ``tag`` at a version (atomically; under the refs lock, so gc cannot delete it meanwhile)."""
+    def write_ref(self, name: str, tag: str, version_id: str, *, prepared: PreparedFile | None = None) -> None:
+        """Point ``tag`` at a version (atomically; under the refs lock, so gc cannot delete it meanwhile).
+
+        ``prepared``: the ref's new file, written ahead by :meth:`prepare_ref` for this tag and version.
+        """
         key = self._ref_key(name, tag)
         with self.refs_lock(name):
             self._check_version(name, version_id)
-            self.store.write_text(key, version_id + "\n")
+            if prepared is None:
+                self.store.write_text(key, version_id + "\n")
+            else:
+                with writing(prepared.path):
+                    prepared.commit()
         if tag == LATEST:
             note_latest(self.store.url, name, version_id)
+
+    def prepare_ref(self, name: str, tag: str, version_id: str) -> PreparedFile | None:
+        """The new file of ``tag``, written beside its ref now, for :meth:`write_ref` (``prepared=``) to put in place.
+
+        A publish prepares ``latest`` before its version is in place and flushes it with the
+        version's files, one flush fewer to wait for. None in a bucket (a ref is one request there)
+        and before the dataset has a ``refs/`` folder (a first build that fails leaves no folder).
+        The caller discards it (``PreparedFile.discard``) when the publish fails.
+        """
+        path = self.store.local_path(self._ref_key(name, tag))
+        if path is None or not path.parent.is_dir():
+            return None
+        with writing(path):
+            return PreparedFile(path, version_id + "\n")
 
     def check_ref_movable(self, name: str, tag: str) -> None:
         """Refuse, before any work, a tag that :meth:`write_ref` could not move: a bad name, an unreadable ref.

@@ -31,6 +31,7 @@ import shutil
 import socket
 import threading
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, CacheWriteError, RemoteStoreError
-from stable_explore.storage.backends.fsutil import fsync_dir, fsync_path, write_error, writing
+from stable_explore.storage.backends.fsutil import PreparedFile, fsync_dir, fsync_together, write_error
 from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.version_files import VersionFile, version_files
@@ -82,6 +83,7 @@ def publish_version(
     tag: str | None = None,
     reuse: tuple[tuple[str, str], ...] = (),
     set_latest: bool = True,
+    unsynced: Sequence[Path] = (),
 ) -> Published:
     """Publish ``staging`` (shards written, no metadata yet) as a version of ``name``; move ``latest`` and ``tag``.
 
@@ -92,6 +94,8 @@ def publish_version(
     when identical content already exists it is left for the caller to remove. ``reuse`` names
     other versions, ``(dataset, version id)``, whose files a bucket home copies in place of the ones
     not staged (a save under another name reuses its parent's shards; locally they are linked).
+    ``unsynced`` are files in ``staging`` written without their fsync: on a local home they are
+    flushed together with ``_metadata.json`` and the folder, before the rename publishes them.
     """
     check_name(name)
     if tag is not None:
@@ -104,8 +108,11 @@ def publish_version(
     # in a bucket, the publish lease covers the whole copy: gc sweeps files without metadata only when no live
     # lease holds them (an interrupted publish), never those of a publish still running
     placed: list[str] = []  # what this publish put in a bucket, until its metadata makes them a version
+    latest: PreparedFile | None = None  # latest's new file, flushed with the version's (a local home)
     with catalog.publishing(name, version_id):
         try:
+            if set_latest and not remote:
+                latest = catalog.prepare_ref(name, LATEST, version_id)
             if remote:  # the long part (uploads of staged files) outside the refs lock: no metadata, no version
                 _upload_files(catalog, name, staging, fields, version_id, reuse=reuse, placed=placed)
             # gc decides under the same lock: it never sees the version without its ref. Refs move last (a tag
@@ -116,13 +123,23 @@ def publish_version(
                 if remote:
                     ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse, placed)
                 else:
-                    ref, existed = _move_into_place(catalog, name, staging, fields, version_id)
+                    ref, existed = _move_into_place(catalog, name, staging, fields, version_id, unsynced, latest)
                 _move_refs(
-                    catalog, name, version_id, record.source_fingerprint, tag, existed=existed, set_latest=set_latest
+                    catalog,
+                    name,
+                    version_id,
+                    record.source_fingerprint,
+                    tag,
+                    existed=existed,
+                    set_latest=set_latest,
+                    latest=latest,
                 )
         except BaseException as exc:
             _take_back(catalog, placed, exc)
             raise
+        finally:
+            if latest is not None:
+                latest.discard()  # its temp file, unless it was put in place
     return Published(ref, existed)
 
 
@@ -135,11 +152,12 @@ def _move_refs(
     *,
     existed: bool,
     set_latest: bool = True,
+    latest: PreparedFile | None = None,
 ) -> None:
     """Point ``tag``, the source record and ``latest`` at a version in place; all of them, or none but the tag.
 
-    A failure says (in a note on the error) that the version is in place with no ref at it yet, and
-    how a retry finishes the job.
+    ``latest``: latest's new file, prepared (and flushed) ahead. A failure says (in a note on the error)
+    that the version is in place with no ref at it yet, and how a retry finishes the job.
     """
     step = f"moving the tag {tag!r}" if tag else "moving 'latest'"
     recorded: tuple[str, str | None] | None = None
@@ -152,7 +170,7 @@ def _move_refs(
             catalog.record_source(name, source, version_id)
         if set_latest or catalog.read_ref(name, LATEST) is None:  # a dataset always has a latest
             step = "moving 'latest'"
-            catalog.write_ref(name, LATEST, version_id)
+            catalog.write_ref(name, LATEST, version_id, prepared=latest)
     except BaseException as exc:
         if recorded is not None:
             with contextlib.suppress(Exception):  # the disk that failed may fail this too: a retry then rebuilds
@@ -196,7 +214,13 @@ def _take_back(catalog: Catalog, placed: list[str], exc: BaseException) -> None:
 
 
 def _move_into_place(
-    catalog: Catalog, name: str, staging: Path, fields: dict[str, object], version_id: str
+    catalog: Catalog,
+    name: str,
+    staging: Path,
+    fields: dict[str, object],
+    version_id: str,
+    unsynced: Sequence[Path] = (),
+    latest: PreparedFile | None = None,
 ) -> tuple[VersionRef, bool]:
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
@@ -207,9 +231,12 @@ def _move_into_place(
             remove_version_dir(target)  # a damaged copy of this content: replace it with the good one
     elif target.exists():
         remove_version_dir(target)  # a leftover without metadata (an interrupted delete): not a version
-    write_metadata(staging, fields)
-    with writing(staging):
-        fsync_path(staging)  # the directory entries must be durable before the rename publishes them
+    write_metadata(staging, fields, durable=False)
+    # the new files and the directory entries must be durable before the rename publishes them: flushed side by
+    # side, so they cost about one flush, not one after another (latest's new file too: renamed once this is in place)
+    fsync_together([staging / METADATA_FILE, *unsynced, staging, *([latest.tmp] if latest is not None else [])])
+    if latest is not None:
+        latest.flushed()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(target)

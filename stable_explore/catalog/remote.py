@@ -35,7 +35,7 @@ from stable_explore._canonical import parse_json
 from stable_explore.catalog.catalog import Catalog, VersionRef
 from stable_explore.catalog.names import HOME_ENV, NAME_PATTERN, check_name, is_url
 from stable_explore.errors import CacheNotFoundError
-from stable_explore.storage.backends.fsutil import write_text_durably
+from stable_explore.storage.backends.fsutil import PreparedFile, write_text_durably
 from stable_explore.storage.backends.lease import lease_is_live
 from stable_explore.storage.backends.object import ObjectStore, shared_store
 from stable_explore.storage.backends.read_cache import default_cache_dir
@@ -125,8 +125,11 @@ class RemoteCatalog(Catalog):
         return True
 
     @override
-    def write_ref(self, name: str, tag: str, version_id: str) -> None:
-        """Point ``tag`` at a version under the refs lease (gc cannot take it meanwhile), by compare-and-swap."""
+    def write_ref(self, name: str, tag: str, version_id: str, *, prepared: PreparedFile | None = None) -> None:
+        """Point ``tag`` at a version under the refs lease (gc cannot take it meanwhile), by compare-and-swap.
+
+        ``prepared`` is always None here: a bucket's refs are not prepared ahead (:meth:`prepare_ref`).
+        """
         with self.refs_lock(name):
             while True:
                 current = self.read_ref(name, tag)

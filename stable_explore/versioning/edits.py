@@ -74,6 +74,8 @@ class Staged:
     segments: list[list[int]]
     note: str = ""
     """What else the save wrote, for its ``build_info`` (column groups)."""
+    unsynced: tuple[Path, ...] = ()
+    """Small files written without their fsync (``stage(defer_sync=True)``): the publish flushes them."""
 
 
 @dataclass(frozen=True)
@@ -427,7 +429,7 @@ class Draft:
 
                 staged = stage_with_groups(self, staging, on_rows)
             else:
-                staged = self.stage(staging, on_rows)
+                staged = self.stage(staging, on_rows, defer_sync=True)
             record = VersionMetadata(
                 parent=origin.version,
                 operations=tuple(self.operations()),
@@ -438,7 +440,15 @@ class Draft:
             )
             reuse = ((origin.name, origin.version),) if origin.name and origin.version else ()
             published = publish_version(
-                catalog, target_name, staging, staged.fields, record, tag=tag, reuse=reuse, set_latest=set_latest
+                catalog,
+                target_name,
+                staging,
+                staged.fields,
+                record,
+                tag=tag,
+                reuse=reuse,
+                set_latest=set_latest,
+                unsynced=staged.unsynced,
             )
         ref, existed = published.ref, published.existed
         shards = staged.shards
@@ -457,12 +467,17 @@ class Draft:
             build_info=info,
         )
 
-    def stage(self, staging: Path, on_rows: Callable[[int, int], None] | None = None) -> Staged:
+    def stage(
+        self, staging: Path, on_rows: Callable[[int, int], None] | None = None, *, defer_sync: bool = False
+    ) -> Staged:
         """Write the edited rows into ``staging`` (linking what survives unchanged): the shard fields to publish.
 
         The origin must keep all its columns in its shards (a version with column groups is
-        staged by :func:`~stable_explore.versioning._group_save.stage_with_groups`).
+        staged by :func:`~stable_explore.versioning._group_save.stage_with_groups`). With
+        ``defer_sync``, the small files it writes (runs, segments, patches) are not fsynced here but
+        listed in ``Staged.unsynced``, which the publish must flush before its rename.
         """
+        unsynced: list[Path] | None = [] if defer_sync else None
         origin = self._origin
         meta = origin.cache_meta
         num_kept = len(origin) - len(self._edits.dropped)
@@ -501,19 +516,24 @@ class Draft:
             compression=meta.compression,
             content_digest=digest_of_runs(meta.key_type, runs),
             # a view's rows are not its parent's: no runs file of the parent's to splice
-            content_runs=content_runs_field(staging, runs, None if origin.is_view else meta.runs_file),
+            content_runs=content_runs_field(
+                staging, runs, None if origin.is_view else meta.runs_file, unsynced=unsynced
+            ),
             segments=row_segments_field(
                 staging,
                 segments,
                 num_shards=len(shards.names),
                 parent=meta.segments_file,
                 parent_to_child=rows_out.linked,
+                unsynced=unsynced,
             )
             if segmented
             else None,
-            cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file) if rows_out.patches else None,
+            cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file, unsynced=unsynced)
+            if rows_out.patches
+            else None,
         )
-        return Staged(fields, shards, segments)
+        return Staged(fields, shards, segments, unsynced=tuple(unsynced or ()))
 
     def _changes_nothing(
         self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, object] | None

@@ -15,9 +15,10 @@ import os
 import shutil
 import socket
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,44 @@ def fsync_dir(path: Path) -> None:
             raise
 
 
+def fsync_together(paths: Sequence[Path]) -> None:
+    """Flush several files and folders to disk side by side: each of them is durable once this returns.
+
+    One ``fsync`` a thread (the first on the calling thread). A journaling file system commits
+    flushes that wait at the same time in one go, so a publish's ``_metadata.json``, the small
+    files its save wrote and the folder holding them wait about as long as one flush, not one
+    after another. Once every flush has ended, the first failure (in the order given) is raised
+    as a :class:`~stable_explore.errors.CacheWriteError` naming its path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.json").write_text("[]")
+    >>> fsync_together([folder / "a.json", folder])
+    """
+    failures: list[BaseException | None] = [None] * len(paths)
+
+    def flush(index: int) -> None:
+        try:
+            fsync_path(paths[index])
+        except BaseException as exc:  # noqa: BLE001 - raised on the calling thread, below
+            failures[index] = exc
+
+    others = [threading.Thread(target=flush, args=(i,), name="se-fsync", daemon=True) for i in range(1, len(paths))]
+    for thread in others:
+        thread.start()
+    if paths:
+        flush(0)
+    for thread in others:
+        thread.join()
+    for path, failure in zip(paths, failures, strict=True):
+        if isinstance(failure, OSError) and not isinstance(failure, CacheWriteError):
+            raise write_error(failure, path) from failure
+        if failure is not None:
+            raise failure
+
+
 def temp_path_beside(path: Path) -> Path:
     """A fresh temp name next to ``path`` that names its owner (host, pid), so a sweep can tell if it is stale."""
     return path.with_name(f"{_tmp_prefix(path.name)}{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}")
@@ -76,6 +115,55 @@ def replacing(path: Path, *, durable: bool = True) -> Iterator[Path]:
         raise
     if durable:
         fsync_path(path.parent)
+
+
+class PreparedFile:
+    """A file's new text, written beside it now and renamed over it later by :meth:`commit` (as :func:`replacing`).
+
+    A publish writes ``refs/latest``'s new text before its version is in place, so the file is
+    flushed together with the version's own files instead of after them; the caller that flushed
+    it says so with :meth:`flushed`, else :meth:`commit` flushes it first. :meth:`discard` removes
+    the temp file of a publish that failed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> ref = Path(tempfile.mkdtemp()) / "latest"
+    >>> prepared = PreparedFile(ref, "abc")
+    >>> ref.exists(), prepared.tmp.read_text()
+    (False, 'abc')
+    >>> prepared.commit(); ref.read_text(), prepared.tmp.exists()
+    ('abc', False)
+    """
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.tmp = temp_path_beside(path)
+        self._flushed = False
+        try:
+            self.tmp.write_text(text, encoding="utf-8")
+        except BaseException:
+            self.tmp.unlink(missing_ok=True)
+            raise
+
+    def flushed(self) -> None:
+        """Say that :attr:`tmp` was fsynced (by :func:`fsync_together`): :meth:`commit` need not flush it again."""
+        self._flushed = True
+
+    def commit(self) -> None:
+        """Put the new text in place: the temp file (fsynced) renamed over the file, then its folder fsynced."""
+        try:
+            if not self._flushed:
+                fsync_path(self.tmp)
+            self.tmp.replace(self.path)
+        except BaseException:
+            self.discard()
+            raise
+        fsync_path(self.path.parent)
+
+    def discard(self) -> None:
+        """Remove the temp file (nothing happens to the file itself)."""
+        self.tmp.unlink(missing_ok=True)
 
 
 def write_text_durably(path: Path, text: str) -> None:

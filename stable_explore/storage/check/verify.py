@@ -155,14 +155,22 @@ def feed_rows(
             continue
         if shard not in tables:
             found = open_columns(shard) if open_columns is not None else None
-            table = found if found is not None else _row_columns(paths[shard])
-            if patches is not None and shard_digests is not None:
-                table = patches.apply(shard_digests[shard], table)
-            tables[shard] = table
-        piece = tables[shard].slice(first + lo - (position - count), hi - lo)
+            tables[shard] = found if found is not None else _row_columns(paths[shard])
+        table = tables[shard]
+        offset = first + lo - (position - count)
+        piece = table.slice(offset, hi - lo)
         piece.validate(full=True)  # only the two small columns, of the rows fed
-        for batch in piece.to_batches():
-            digest.update(batch.column(0), batch.column(1).to_numpy(zero_copy_only=False))
+        # fed a few large slices at a time (the digest does not depend on how rows are cut), not one call per
+        # record batch; memory stays bounded however large the shard
+        for at in range(0, len(piece), _FEED_ROWS):
+            part = piece.slice(at, _FEED_ROWS)
+            hashes = part.column(1).to_numpy()
+            if patches is not None and shard_digests is not None:  # only the rows fed are patched, not the shard
+                hashes = patches.patched_row_hashes(shard_digests[shard], offset + at, hashes, len(table))
+            digest.update(part.column(0).combine_chunks(), hashes)
+
+
+_FEED_ROWS = 1 << 16  # rows of keys and row hashes fed to a digest at once (about 1.5 MB of short string keys)
 
 
 _MAX_BATCH_LINES = 20  # per shard: a shard damaged throughout is not a thousand lines

@@ -174,6 +174,31 @@ class CellPatches:
                 table = table.set_column(index, table.schema.field(index), _patched(table.column(index), *found))
         return table
 
+    def patched_row_hashes(self, digest: str | None, start: int, hashes: np.ndarray, shard_rows: int) -> np.ndarray:
+        """``hashes`` (rows ``start``... of the shard with this digest) with the new row hashes of its patched rows.
+
+        Only these rows are looked at, so a digest of a few runs does not copy the shard's whole column
+        (:meth:`apply` does). ``shard_rows`` is the shard's length: a patch past its end is corruption.
+
+        Examples
+        --------
+        >>> patches = CellPatches([("xxh3_128:" + "d" * 32, 5, 77, (("label", 0),))])
+        >>> patches.patched_row_hashes("xxh3_128:" + "d" * 32, 4, np.array([1, 2, 3], np.uint64), 8).tolist()
+        [1, 77, 3]
+        """
+        patch = self.for_file(digest)
+        if patch is None or not patch.rows.size:
+            return hashes
+        if int(patch.rows[-1]) >= shard_rows:
+            msg = f"a cell patch names row {int(patch.rows[-1])} of a shard of {shard_rows} rows"
+            raise CacheCorruptionError(Path(PATCHES_FILE), msg)
+        lo, hi = np.searchsorted(patch.rows, [start, start + len(hashes)])
+        if lo == hi:
+            return hashes
+        patched = np.array(hashes, dtype=np.uint64, copy=True)
+        patched[patch.rows[lo:hi] - start] = patch.hashes[lo:hi]
+        return patched
+
 
 def _file_patch(entries: list[PatchEntry]) -> FilePatch:
     rows = np.array([row for _, row, _, _ in entries], dtype=np.int64)

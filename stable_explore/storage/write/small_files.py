@@ -60,18 +60,25 @@ __all__ = [
 T = TypeVar("T")
 
 
-def write_small_file(directory: Path, name: str, data: bytes) -> FileRef:
-    """Write ``data`` as ``directory / name``, durably (fsynced); return how the metadata records it."""
+def write_small_file(directory: Path, name: str, data: bytes, *, unsynced: list[Path] | None = None) -> FileRef:
+    """Write ``data`` as ``directory / name``, durably (fsynced); return how the metadata records it.
+
+    With ``unsynced``, the fsync is left to the caller: the path is added to that list, to be flushed
+    before the folder is published (a save's are flushed with its metadata, side by side).
+    """
     path = directory / name
     with writing(path):
         path.write_bytes(data)
-        fsync_path(path)
+        if unsynced is None:
+            fsync_path(path)
+        else:
+            unsynced.append(path)
     return FileRef(name, small_file_digest(data), len(data))
 
 
-def write_json_file(directory: Path, name: str, value: object) -> FileRef:
+def write_json_file(directory: Path, name: str, value: object, *, unsynced: list[Path] | None = None) -> FileRef:
     """Write ``value`` as compact JSON in ``directory / name`` (see :func:`write_small_file`)."""
-    return write_small_file(directory, name, json.dumps(value, separators=(",", ":")).encode())
+    return write_small_file(directory, name, json.dumps(value, separators=(",", ":")).encode(), unsynced=unsynced)
 
 
 def write_batches_file(directory: Path, shard_name: str, digests: BatchDigests) -> FileRef:
@@ -97,42 +104,56 @@ def link_small_file(source_dir: Path, ref: FileRef, target_dir: Path, name: str)
 
 
 def spliced_field(
-    spec: SplicedList[Any], out_dir: Path, items: Sequence[object], parent: ParentList[Any] | None = None
+    spec: SplicedList[Any],
+    out_dir: Path,
+    items: Sequence[object],
+    parent: ParentList[Any] | None = None,
+    *,
+    unsynced: list[Path] | None = None,
 ) -> dict[str, Any]:
     """Record ``items`` of the list ``spec`` for a version being written in ``out_dir``: the field to store.
 
     With ``parent``, the parent's file is linked and only the splices are recorded, while they
-    stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written.
+    stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written
+    (its fsync left to the caller with ``unsynced``: see :func:`write_small_file`).
     """
     if parent is not None:
         splices = spec.splices_against(parent, items)
         if splices is not None:
             base = link_small_file(parent.directory, parent.record.base, out_dir, spec.file)
             return spec.record_to_json(SplicedRecord(base, len(parent.base), tuple(splices)))
-    base = write_json_file(out_dir, spec.file, [spec.item_json(item) for item in items])
+    base = write_json_file(out_dir, spec.file, [spec.item_json(item) for item in items], unsynced=unsynced)
     return spec.record_to_json(SplicedRecord(base, len(items), ()))
 
 
 def content_runs_field(
-    out_dir: Path, runs: Sequence[tuple[int, str]], parent: ParentRuns | None = None
+    out_dir: Path,
+    runs: Sequence[tuple[int, str]],
+    parent: ParentRuns | None = None,
+    *,
+    unsynced: list[Path] | None = None,
 ) -> dict[str, Any]:
     """Record ``runs`` for a version being written in ``out_dir``: the ``content_runs`` field to store.
 
     With ``parent``, the parent's runs file is linked and only the splices are recorded, while
     they stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new runs file is written.
     """
-    return spliced_field(RUNS, out_dir, runs, parent)
+    return spliced_field(RUNS, out_dir, runs, parent, unsynced=unsynced)
 
 
 def cell_patches_field(
-    out_dir: Path, entries: Sequence[PatchEntry], parent: ParentPatches | None = None
+    out_dir: Path,
+    entries: Sequence[PatchEntry],
+    parent: ParentPatches | None = None,
+    *,
+    unsynced: list[Path] | None = None,
 ) -> dict[str, Any]:
     """Record a version's entries (sorted) in ``out_dir``: the ``cell_patches`` field to store.
 
     With ``parent``, the parent's file is linked and only the splices are recorded, while they
     stay under :func:`~stable_explore.storage.format.splices.rebase_limit`; otherwise a new file is written.
     """
-    return spliced_field(PATCHES, out_dir, entries, parent)
+    return spliced_field(PATCHES, out_dir, entries, parent, unsynced=unsynced)
 
 
 def row_segments_field(
@@ -142,6 +163,7 @@ def row_segments_field(
     num_shards: int,
     parent: ParentSegments | None = None,
     parent_to_child: Mapping[int, int] | None = None,
+    unsynced: list[Path] | None = None,
 ) -> list[list[int]] | dict[str, Any]:
     """Record a saved version's segments (in its own shard numbering): the ``row_segments`` value to store.
 
@@ -158,5 +180,5 @@ def row_segments_field(
             return SegmentsRecord(base, len(parent.base), shards, tuple(splices)).to_json()
     if len(segments) <= INLINE_SEGMENTS:
         return [list(s) for s in segments]
-    base = write_json_file(out_dir, SEGMENTS_FILE, [list(s) for s in segments])
+    base = write_json_file(out_dir, SEGMENTS_FILE, [list(s) for s in segments], unsynced=unsynced)
     return SegmentsRecord(base, len(segments), tuple(range(num_shards)), ()).to_json()

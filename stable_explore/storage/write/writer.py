@@ -345,15 +345,20 @@ def metadata_text(meta: Mapping[str, object]) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def write_metadata(cache_dir: Path, meta: Mapping[str, object]) -> None:
-    """Write ``_metadata.json`` (fsynced) into a cache directory being built, sealed with its own digest."""
+def write_metadata(cache_dir: Path, meta: Mapping[str, object], *, durable: bool = True) -> None:
+    """Write ``_metadata.json`` (fsynced) into a cache directory being built, sealed with its own digest.
+
+    ``durable=False`` leaves the fsync to the caller, who must flush the file before publishing the
+    directory (a publish flushes it together with the directory: see ``fsync_together``).
+    """
     path = cache_dir / METADATA_FILE
     sealed = {k: v for k, v in meta.items() if k != METADATA_DIGEST_FIELD}
     sealed[METADATA_DIGEST_FIELD] = metadata_digest(sealed)
     with writing(path), path.open("w", encoding="utf-8") as f:
         f.write(metadata_text(sealed))
-        f.flush()
-        os.fsync(f.fileno())
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def lock_for(target: Path) -> FileLock:
