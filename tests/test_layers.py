@@ -558,3 +558,27 @@ def test_the_circle_check_sees_a_loop_of_lazy_and_type_only_imports(tmp_path: Pa
     assert import_circles(root / "storage", root) == [
         ["storage/format/a.py", "storage/format/b.py", "storage/format/c.py"]
     ]
+
+
+# The parts of CachedDataset that make no lazy call up the layers: none of them is in a loop of imports.
+DATASET_PARTS_WITHOUT_FACADES = [
+    "dataset/_members.py",
+    "dataset/_reading.py",
+    "dataset/_rows.py",
+    "dataset/_pickling.py",
+    "dataset/_text_export.py",
+    "dataset/_export_target.py",
+    "dataset/video_probes.py",
+]
+
+
+def test_the_dataset_parts_without_a_facade_import_nothing_that_imports_them_back() -> None:
+    """The mixins type a dataset they make as ``Self`` and the helpers take ``ds: DatasetMembers``.
+
+    They used to import ``CachedDataset`` for their annotations, and ``CachedDataset`` imports them, so
+    each stood in the one loop with the whole dataset package (and, through its lazy facades, io,
+    versioning, display, signals and widgets). The mixins with a documented lazy facade (``LAZY_FACADES``:
+    ``drop``, ``to_coco``, ``browse``, ``_repr_html_``...) are still in it, by that facade.
+    """
+    in_a_circle = {module for circle in import_circles(PACKAGE) for module in circle}
+    assert [part for part in DATASET_PARTS_WITHOUT_FACADES if part in in_a_circle] == []
