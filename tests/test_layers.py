@@ -461,3 +461,125 @@ def test_no_module_reads_another_modules_private_attributes() -> None:
                 continue
             offenders.append(f"{module.relative_to(PACKAGE)}:{node.lineno} {receiver}.{node.attr}")
     assert not offenders, "\n".join(offenders)
+
+
+def _module_file(name: str, root: Path = PACKAGE) -> Path | None:
+    """The file of the package that ``stable_explore.a.b.Name`` is read from: the longest module path that exists."""
+    parts = name.split(".")
+    if parts[0] != root.name:
+        return None
+    for end in range(len(parts), 1, -1):
+        base = root.joinpath(*parts[1:end])
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def import_circles(folder: Path, root: Path = PACKAGE) -> list[list[str]]:
+    """Groups of modules under ``folder`` that import each other in a loop, each sorted, as paths under ``root``.
+
+    Every import counts: at the top, inside a function (a lazy one) and under ``if TYPE_CHECKING:``, since
+    a loop of any of them means neither module can be read, changed or moved without the other.
+    """
+    modules = _sources(folder)
+    members = set(modules)
+    edges: dict[Path, set[Path]] = {}
+    for module in modules:
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        targets = {_module_file(i, root) for i, _, _ in _imports(tree, _package_of(module, root), types=True)}
+        edges[module] = {t for t in targets if t is not None and t != module and t in members}
+    # Tarjan's strongly connected components, iteratively
+    index: dict[Path, int] = {}
+    low: dict[Path, int] = {}
+    stack: list[Path] = []
+    on_stack: set[Path] = set()
+    circles: list[list[str]] = []
+    for start in modules:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    circles.append(sorted(str(m.relative_to(root)) for m in group))
+    return circles
+
+
+@pytest.mark.parametrize("folder", ["storage", "compat"])
+def test_no_two_modules_import_each_other_in_a_loop(folder: str) -> None:
+    """A module's imports, lazy and for types too, never lead back to it: each can be read from the bottom up.
+
+    storage/format's values used to: a spliced list took ``FileRef`` from ``sidecars``, which named the
+    cell patches and content runs built on that list (``FileRef`` is now ``file_ref.py``'s); compat's
+    dataset took the PyTorch iterable from ``_loading``, which took the dataset's type back (it now reads
+    a ``PositionedRows``, what it uses of one).
+    """
+    assert import_circles(PACKAGE / folder) == []
+
+
+def test_the_circle_check_sees_a_loop_of_lazy_and_type_only_imports(tmp_path: Path) -> None:
+    root = tmp_path / "stable_explore"
+    _plant(root, "storage/format/a.py", "from stable_explore.storage.format.b import B\n")
+    _plant(
+        root,
+        "storage/format/b.py",
+        """\
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from .c import C
+        """,
+    )
+    _plant(root, "storage/format/c.py", "def later():\n    from stable_explore.storage.format import a\n")
+    _plant(root, "storage/format/d.py", "from stable_explore.storage.format.a import A\n")
+    assert import_circles(root / "storage", root) == [
+        ["storage/format/a.py", "storage/format/b.py", "storage/format/c.py"]
+    ]
+
+
+# The parts of CachedDataset that make no lazy call up the layers: none of them is in a loop of imports.
+DATASET_PARTS_WITHOUT_FACADES = [
+    "dataset/_members.py",
+    "dataset/_reading.py",
+    "dataset/_rows.py",
+    "dataset/_pickling.py",
+    "dataset/_text_export.py",
+    "dataset/_export_target.py",
+    "dataset/video_probes.py",
+]
+
+
+def test_the_dataset_parts_without_a_facade_import_nothing_that_imports_them_back() -> None:
+    """The mixins type a dataset they make as ``Self`` and the helpers take ``ds: DatasetMembers``.
+
+    They used to import ``CachedDataset`` for their annotations, and ``CachedDataset`` imports them, so
+    each stood in the one loop with the whole dataset package (and, through its lazy facades, io,
+    versioning, display, signals and widgets). The mixins with a documented lazy facade (``LAZY_FACADES``:
+    ``drop``, ``to_coco``, ``browse``, ``_repr_html_``...) are still in it, by that facade.
+    """
+    in_a_circle = {module for circle in import_circles(PACKAGE) for module in circle}
+    assert [part for part in DATASET_PARTS_WITHOUT_FACADES if part in in_a_circle] == []

@@ -2,8 +2,8 @@
 
 :class:`StableDataset` answers to stable-datasets' ``StableDataset`` (its constructor arguments,
 views, formats, ``map``, column changes); imported from :mod:`stable_explore.compat.stable_datasets`.
-A row read from it is a :data:`Row` of values decoded in the dataset's format, or what its transform
-made of one.
+A row read from it is a :data:`~stable_explore.compat._loading.Row` of values decoded in the
+dataset's format, or what its transform made of one.
 
 Examples
 --------
@@ -30,7 +30,7 @@ from typing_extensions import Unpack
 
 from stable_explore.compat._backends import ArrowBackend, CachedBackend, StorageBackend, shard_order
 from stable_explore.compat._cache import write_sharded_arrow_cache
-from stable_explore.compat._loading import ShardShuffleSampler, StableIterableBase, iterable_class
+from stable_explore.compat._loading import Row, ShardShuffleSampler, StableIterableBase, Transform, iterable_class
 from stable_explore.compat._schema import DatasetInfo, Features
 from stable_explore.dataset._decoding import decode_table
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, RowIndexError
@@ -39,17 +39,7 @@ from stable_explore.schema import Features as _Features
 if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
-__all__ = ["Row", "StableDataset", "Transform"]
-
-Row = dict[str, Any]
-"""A row read from a :class:`StableDataset`: column -> value decoded in its format.
-
-The value's type is the column's and the format's (a PIL image, a numpy array, a torch tensor,
-bytes, an int, a string, a list...), known to the code that reads the column, not to a type checker.
-"""
-
-Transform = Callable[[Row], Any]
-"""A function a :class:`StableDataset` passes each row it reads through; what it returns is the row read."""
+__all__ = ["StableDataset"]
 
 _FORMATS: dict[str | None, str] = {None: "pil", "numpy": "numpy", "torch": "torch", "raw": "python"}
 """stable-datasets' format names -> ours: ``None`` decodes images to PIL, ``"raw"`` leaves them as bytes."""
@@ -209,7 +199,8 @@ class StableDataset:
     def formatted_rows(self, positions: Seq[int] | np.ndarray) -> list[Any]:
         """The rows at ``positions`` (positions in this dataset, in range), decoded, transformed, in that order.
 
-        Each is a :data:`Row`, or what the dataset's transform returned for it (so typed ``Any``).
+        Each is a :data:`~stable_explore.compat._loading.Row`, or what the dataset's transform returned for it
+        (so typed ``Any``).
         """
         positions = np.asarray(positions, dtype=np.int64)
         stored = self._backend.take(self._physical(positions))

@@ -30,21 +30,48 @@ True
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from stable_explore.errors import InvalidOptionError
 
-if TYPE_CHECKING:
-    from stable_explore.compat._dataset import StableDataset, Transform
-
-__all__ = ["ShardShuffleSampler", "StableIterableBase", "iterable_class"]
+__all__ = ["PositionedRows", "Row", "ShardShuffleSampler", "StableIterableBase", "Transform", "iterable_class"]
 
 _T = TypeVar("_T")
 
 _WITHIN_SHARD = ("random", "sequential")
+
+Row = dict[str, Any]
+"""A row read from a compat ``StableDataset``: column -> value decoded in its format.
+
+The value's type is the column's and the format's (a PIL image, a numpy array, a torch tensor,
+bytes, an int, a string, a list...), known to the code that reads the column, not to a type checker.
+"""
+
+Transform = Callable[[Row], Any]
+"""A function a compat ``StableDataset`` passes each row it reads through; what it returns is the row read."""
+
+
+class PositionedRows(Protocol):
+    """What the iterable and the sampler read of a compat ``StableDataset``: they need no more of it.
+
+    The dataset (:class:`stable_explore.compat._dataset.StableDataset`) gives its positions in blocks
+    (a shard's, or a view's in reads of a few rows) and the rows at some positions, formatted.
+    """
+
+    def __len__(self) -> int:
+        """How many rows."""
+        ...
+
+    def position_blocks(self, *, shards_only: bool = False) -> list[np.ndarray]:
+        """The positions, a block a read (``shards_only``: a shard a block)."""
+        ...
+
+    def formatted_rows(self, positions: Sequence[int] | np.ndarray) -> list[Any]:
+        """The rows at ``positions``, in the dataset's format, through its transform."""
+        ...
 
 
 def _worker() -> tuple[int, int]:
@@ -79,7 +106,7 @@ class StableIterableBase:
 
     def __init__(
         self,
-        dataset: StableDataset,
+        dataset: PositionedRows,
         *,
         shuffle: bool = False,
         seed: int = 0,
@@ -170,7 +197,7 @@ class ShardShuffleSampler:
         ``"random"`` (positions inside a shard shuffled too) or ``"sequential"`` (in row order).
     """
 
-    def __init__(self, dataset: StableDataset, *, seed: int = 0, within_shard: str = "random") -> None:
+    def __init__(self, dataset: PositionedRows, *, seed: int = 0, within_shard: str = "random") -> None:
         if within_shard not in _WITHIN_SHARD:
             msg = f"within_shard must be one of {_WITHIN_SHARD}, got {within_shard!r}"
             raise InvalidOptionError(msg)

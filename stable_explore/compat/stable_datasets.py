@@ -50,8 +50,8 @@ from stable_explore.compat._cache import (
     write_lance_cache,
     write_sharded_arrow_cache,
 )
-from stable_explore.compat._dataset import Row, StableDataset, Transform
-from stable_explore.compat._loading import ShardShuffleSampler, StableIterableBase, iterable_class
+from stable_explore.compat._dataset import StableDataset
+from stable_explore.compat._loading import Row, ShardShuffleSampler, StableIterableBase, Transform, iterable_class
 from stable_explore.compat._schema import ClassLabel, ClassNames, DatasetInfo, Features, Image, Version
 from stable_explore.schema import Array3D, Sequence, Value, Video
 from stable_explore.storage.format.cache_meta import ShardedCacheMeta

@@ -36,7 +36,7 @@ from stable_explore.errors import ExportTargetError
 from stable_explore.storage.format.cache_meta import METADATA_FILE
 
 if TYPE_CHECKING:
-    from stable_explore.dataset.cached_dataset import CachedDataset
+    from stable_explore.dataset._members import DatasetMembers
 
 __all__ = ["EXPORT_MARKER", "export_file", "export_folder", "is_own_export", "write_export_marker"]
 
@@ -54,7 +54,7 @@ def is_own_export(folder: Path) -> bool:
     return isinstance(marker, dict) and marker.get("written_by") == _WRITER
 
 
-def write_export_marker(folder: Path, *, layout: str, ds: CachedDataset | None = None) -> None:
+def write_export_marker(folder: Path, *, layout: str, ds: DatasetMembers | None = None) -> None:
     """Leave the marker in ``folder`` (the export's temp folder, before it is published)."""
     marker: dict[str, object] = {"written_by": _WRITER, "layout": layout}
     if ds is not None:
@@ -62,7 +62,7 @@ def write_export_marker(folder: Path, *, layout: str, ds: CachedDataset | None =
     (folder / EXPORT_MARKER).write_text(json.dumps(marker, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _homes(ds: CachedDataset | None) -> list[Path]:
+def _homes(ds: DatasetMembers | None) -> list[Path]:
     """The homes an export must stay out of: the default home and the dataset's own (resolved)."""
     homes: list[Path] = []
     env = os.environ.get(HOME_ENV, "")
@@ -108,7 +108,7 @@ def _refusal(path: Path, why: str, *, fix: str) -> ExportTargetError:
     return ExportTargetError(f"refusing to export to {path}: {why}; nothing was written. {fix}")
 
 
-def _check_outside_homes(path: Path, resolved: Path, ds: CachedDataset | None, fix: str) -> None:
+def _check_outside_homes(path: Path, resolved: Path, ds: DatasetMembers | None, fix: str) -> None:
     for home in _homes(ds):
         if resolved == home or resolved.is_relative_to(home):
             why = f"it is inside the catalog home (or version folder) {home}, where only stable-explore writes"
@@ -140,7 +140,7 @@ def export_folder(
     path: str | Path,
     *,
     layout: str,
-    ds: CachedDataset | None = None,
+    ds: DatasetMembers | None = None,
     overwrite: bool = False,
     overwrite_option: str = "overwrite=True",
 ) -> Path:
@@ -186,7 +186,7 @@ def export_folder(
     return given
 
 
-def export_file(path: str | Path, *, what: str, ds: CachedDataset | None = None) -> Path:
+def export_file(path: str | Path, *, what: str, ds: DatasetMembers | None = None) -> Path:
     """Check ``path`` as the file a single-file export (``what``: Parquet, CSV) writes; the path to write.
 
     Refused: a path with no name, an existing folder, and any file inside a catalog home or a version's

@@ -25,7 +25,8 @@ from stable_explore.dataset._members import DatasetMembers
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError, SchemaError
 
 if TYPE_CHECKING:
-    from stable_explore.dataset import CachedDataset
+    from typing_extensions import Self
+
     from stable_explore.schema import Feature, Features
 
 __all__ = ["DatasetInfo", "DatasetsHabits"]
@@ -131,7 +132,7 @@ class DatasetsHabits(DatasetMembers):
 
     def sort(
         self, column_names: str | Sequence[str], reverse: bool | Sequence[bool] = False, null_placement: str = "at_end"
-    ) -> CachedDataset:
+    ) -> Self:
         """A view of the rows ordered by one or more columns, sorted in Arrow (no row is decoded).
 
         A stable sort: equal rows keep their order. Labels sort by class index, as in ``datasets``.
@@ -208,7 +209,7 @@ class DatasetsHabits(DatasetMembers):
         *,
         shuffle: bool = True,
         seed: int | None = None,
-    ) -> dict[str, CachedDataset]:
+    ) -> dict[str, Self]:
         """Two views, ``{"train": ..., "test": ...}``, drawn as ``datasets`` draws them (same seed, same rows).
 
         Parameters
@@ -239,7 +240,7 @@ class DatasetsHabits(DatasetMembers):
             train, test = np.arange(n_train), np.arange(n_train, n_train + n_test)
         return {"train": self._view(self._select(train)), "test": self._view(self._select(test))}
 
-    def remove_columns(self, column_names: str | Sequence[str]) -> CachedDataset:
+    def remove_columns(self, column_names: str | Sequence[str]) -> Self:
         """A view without these columns (nothing is copied; the version keeps them).
 
         Examples
@@ -253,7 +254,7 @@ class DatasetsHabits(DatasetMembers):
         names = [column_names] if isinstance(column_names, str) else list(column_names)
         return self._with_columns(self._column_map().remove(names))
 
-    def select_columns(self, column_names: str | Sequence[str]) -> CachedDataset:
+    def select_columns(self, column_names: str | Sequence[str]) -> Self:
         """A view with only these columns, in the order given (nothing is copied; the version keeps the others).
 
         Examples
@@ -267,7 +268,7 @@ class DatasetsHabits(DatasetMembers):
         names = [column_names] if isinstance(column_names, str) else list(column_names)
         return self._with_columns(self._column_map().select(names))
 
-    def rename_column(self, original_column_name: str, new_column_name: str) -> CachedDataset:
+    def rename_column(self, original_column_name: str, new_column_name: str) -> Self:
         """A view with one column renamed.
 
         Examples
@@ -280,7 +281,7 @@ class DatasetsHabits(DatasetMembers):
         """
         return self._with_columns(self._column_map().rename(original_column_name, new_column_name))
 
-    def rename_columns(self, column_mapping: dict[str, str]) -> CachedDataset:
+    def rename_columns(self, column_mapping: dict[str, str]) -> Self:
         """A view with several columns renamed (``{old: new}``, applied in order).
 
         Examples
@@ -296,7 +297,7 @@ class DatasetsHabits(DatasetMembers):
             columns = columns.rename(old, new)
         return self._with_columns(columns)
 
-    def cast_column(self, column: str, feature: Feature | Any) -> CachedDataset:
+    def cast_column(self, column: str, feature: Feature | Any) -> Self:
         """A view where one column reads as another feature type (Arrow casts the stored values).
 
         ``feature`` is one of ours or a ``datasets`` feature (converted). New class names for a label
@@ -321,7 +322,7 @@ class DatasetsHabits(DatasetMembers):
         columns = self._column_map()
         return self._with_columns(columns.cast(column, ours, self._stored_column_type(column)))
 
-    def cast(self, features: Features | object) -> CachedDataset:
+    def cast(self, features: Features | object) -> Self:
         """A view where every column reads as the feature ``features`` gives it (Arrow casts the stored values).
 
         As in ``datasets``, ``features`` (ours or ``datasets.Features``) names every column, no
@@ -356,12 +357,12 @@ class DatasetsHabits(DatasetMembers):
                 + " (cast_column casts one column)"
             )
             raise SchemaError(msg)
-        cast: CachedDataset = self._with_columns(self._column_map().select(list(wanted)))
+        cast: Self = self._with_columns(self._column_map().select(list(wanted)))
         for name, feature in wanted.items():
             cast = cast.cast_column(name, feature)
         return cast
 
-    def flatten(self) -> CachedDataset:
+    def flatten(self) -> Self:
         """The same rows with nested columns as dotted top-level ones, as ``datasets``' ``flatten``.
 
         A dict of features is refused when a dataset is built (see the features table in the docs),
@@ -382,7 +383,7 @@ class DatasetsHabits(DatasetMembers):
             raise SchemaError(msg)
         return self._view(self.view_rows)
 
-    def with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset:
+    def with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> Self:
         """A view whose rows pass through ``transform`` when read: ``ds[i]``, batches, iteration, DataLoaders.
 
         As in ``datasets``, ``transform`` takes a batch (a dict of column -> list of values, decoded
@@ -421,7 +422,7 @@ class DatasetsHabits(DatasetMembers):
         from stable_explore.dataset._text_export import plain_batches
 
         out: dict[str, list[object]] = {name: [] for name in self.features}
-        for batch in plain_batches(self, batch_size):  # type: ignore[arg-type]
+        for batch in plain_batches(self, batch_size):
             for name, values in batch.items():
                 out[name].extend(values)
         return out
@@ -440,7 +441,7 @@ class DatasetsHabits(DatasetMembers):
         from stable_explore.dataset._text_export import plain_batches
 
         rows: list[dict[str, object]] = []
-        for batch in plain_batches(self, batch_size):  # type: ignore[arg-type]
+        for batch in plain_batches(self, batch_size):
             names = list(batch)
             rows.extend(dict(zip(names, values, strict=True)) for values in zip(*batch.values(), strict=True))
         return rows
@@ -462,7 +463,7 @@ class DatasetsHabits(DatasetMembers):
         """
         from stable_explore.dataset._text_export import write_text
 
-        return write_text(self, path, "csv", batch_size=batch_size)  # type: ignore[arg-type]
+        return write_text(self, path, "csv", batch_size=batch_size)
 
     def to_json(self, path: str | os.PathLike[str], *, batch_size: int = 1000) -> Path:
         """Write the rows to a JSON Lines file (one record per line), as ``datasets``' ``to_json`` does by default.
@@ -480,7 +481,7 @@ class DatasetsHabits(DatasetMembers):
         """
         from stable_explore.dataset._text_export import write_text
 
-        return write_text(self, path, "json", batch_size=batch_size)  # type: ignore[arg-type]
+        return write_text(self, path, "json", batch_size=batch_size)
 
     def to_hf(self, *, with_keys: bool = True) -> Any:
         """A Hugging Face ``datasets.Dataset`` of these rows, with its features: class names, images, arrays.

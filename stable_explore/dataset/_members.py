@@ -5,6 +5,11 @@
 reading, its column map). Each mixin derives from :class:`DatasetMembers`, which declares those
 members for the type checker only; ``CachedDataset`` defines them, and mypy checks that its
 definitions match these declarations (an override that differs is a type error).
+
+A member that makes another dataset returns ``Self``: on ``CachedDataset`` that is a ``CachedDataset``,
+and this module, the mixins and the helpers that take a dataset (``ds: DatasetMembers``: the text
+export, the export target's check, the video probes) need not import the class they are parts of,
+which imports them.
 """
 
 from __future__ import annotations
@@ -17,10 +22,10 @@ if TYPE_CHECKING:
 
     import numpy as np
     import pyarrow as pa
+    from typing_extensions import Self
 
     from stable_explore.dataset._columns import ColumnMap
     from stable_explore.dataset._selection import Rows
-    from stable_explore.dataset.cached_dataset import CachedDataset
     from stable_explore.schema import Features
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.read.protocol import ShardReader
@@ -61,6 +66,9 @@ class DatasetMembers:
         def latest_version(self) -> str | None: ...
 
         @property
+        def home(self) -> Path | str | None: ...
+
+        @property
         def name(self) -> str | None: ...
 
         @property
@@ -87,11 +95,13 @@ class DatasetMembers:
 
         def iter(self, batch_size: int = 1000) -> Iterator[Any]: ...
 
+        def with_format(self, format: str) -> Self: ...
+
         def base_rows(self, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray: ...
 
         def _all_rows(self) -> Rows: ...
 
-        def _view(self, rows: Rows | None, *, format: str | None = None) -> CachedDataset: ...
+        def _view(self, rows: Rows | None, *, format: str | None = None) -> Self: ...
 
         def _select(self, selection: object) -> Rows: ...
 
@@ -105,9 +115,9 @@ class DatasetMembers:
 
         def _column_map(self) -> ColumnMap: ...
 
-        def _with_columns(self, columns: ColumnMap) -> CachedDataset: ...
+        def _with_columns(self, columns: ColumnMap) -> Self: ...
 
-        def _with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> CachedDataset: ...
+        def _with_transform(self, transform: Callable[[dict[str, list[Any]]], Any] | None) -> Self: ...
 
         def _feature_columns(self) -> list[str]: ...
 

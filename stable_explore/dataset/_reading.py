@@ -21,8 +21,8 @@ from stable_explore.storage.read.resident import note_read
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from typing_extensions import Self
 
-    from stable_explore.dataset import CachedDataset
     from stable_explore.dataset._selection import Rows
 
 __all__ = ["RowReading"]
@@ -31,7 +31,7 @@ __all__ = ["RowReading"]
 class RowReading(DatasetMembers):
     """``CachedDataset``'s row reading and decoding: ``with_format``, ``format``, ``iter`` and ``column``."""
 
-    def with_format(self, format: str) -> CachedDataset:
+    def with_format(self, format: str) -> Self:
         """The same rows, decoded differently.
 
         ``"pil"`` (default): images as PIL images, arrays as ndarrays.

@@ -25,7 +25,7 @@ from stable_explore.errors import (
 from stable_explore.schema import ClassLabel, Value
 
 if TYPE_CHECKING:
-    from stable_explore.dataset import CachedDataset
+    from typing_extensions import Self
 
 __all__ = ["RowViews"]
 
@@ -52,7 +52,7 @@ _DATASETS_FILTER_OPTIONS = frozenset(
 class RowViews(DatasetMembers):
     """``ds.take``, ``ds.select``, ``ds.head``, ``ds.shuffle`` and ``ds.filter``: mixed into ``CachedDataset`` only."""
 
-    def take(self, n: int) -> CachedDataset:
+    def take(self, n: int) -> Self:
         """A view of the first ``n`` rows, as ``datasets``' ``take`` and Polars' ``head``.
 
         ``n`` larger than the dataset gives every row; a negative ``n`` is an error. Rows at given
@@ -83,7 +83,7 @@ class RowViews(DatasetMembers):
             raise InvalidOptionError(msg)
         return self._view(self._select(slice(0, int(n))))
 
-    def select(self, indices: Sequence[int] | np.ndarray | range) -> CachedDataset:
+    def select(self, indices: Sequence[int] | np.ndarray | range) -> Self:
         """A view of the rows at ``indices`` (positions in this dataset, negative from the end), in that order.
 
         Examples
@@ -96,11 +96,11 @@ class RowViews(DatasetMembers):
         """
         return self._view(self._select(indices))
 
-    def head(self, n: int = 5) -> CachedDataset:
+    def head(self, n: int = 5) -> Self:
         """A view of the first ``n`` rows (``take(n)``, with pandas' default of 5)."""
         return self.take(n)
 
-    def shuffle(self, seed: int | None = None) -> CachedDataset:
+    def shuffle(self, seed: int | None = None) -> Self:
         """A view of the rows in a random order (reproducible with ``seed``)."""
         order = np.random.default_rng(seed).permutation(len(self))
         return self._view(self._select(order))
@@ -113,7 +113,7 @@ class RowViews(DatasetMembers):
         batched: bool = False,
         batch_size: int = 1000,
         **equals: object,
-    ) -> CachedDataset:
+    ) -> Self:
         """A view of the rows that pass.
 
         ``filter(label="cat")`` or ``filter(label=["cat", "dog"])`` compares columns with Arrow
@@ -178,7 +178,7 @@ class RowViews(DatasetMembers):
         return mask
 
 
-def _batched_mask(function: Callable[[Any], Any], candidates: CachedDataset, batch_size: int) -> np.ndarray:
+def _batched_mask(function: Callable[[Any], Any], candidates: DatasetMembers, batch_size: int) -> np.ndarray:
     """One bool per row of ``candidates``: ``function`` of each batch, checked to give one per row of it."""
     parts: list[np.ndarray] = []
     first = 0

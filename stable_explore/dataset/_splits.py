@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from stable_explore.dataset._members import DatasetMembers
 
 if TYPE_CHECKING:
-    from stable_explore.dataset import CachedDataset
+    from typing_extensions import Self
+
     from stable_explore.dataset._clips import ClipView
     from stable_explore.dataset._iterable import RowStream
 
@@ -21,7 +22,7 @@ __all__ = ["SplitViews"]
 class SplitViews(DatasetMembers):
     """``ds.shard``, ``ds.split_by_node``, ``ds.to_iterable`` and ``ds.clips``: parts of a dataset for many readers."""
 
-    def shard(self, num_shards: int, index: int, *, by: str = "rows", contiguous: bool = True) -> CachedDataset:
+    def shard(self, num_shards: int, index: int, *, by: str = "rows", contiguous: bool = True) -> Self:
         """A view of part ``index`` of ``num_shards`` disjoint parts that together hold every row once.
 
         Parameters
@@ -69,7 +70,7 @@ class SplitViews(DatasetMembers):
         )
         return self._view(rows)
 
-    def split_by_node(self, rank: int, world_size: int, *, by: str = "rows") -> CachedDataset:
+    def split_by_node(self, rank: int, world_size: int, *, by: str = "rows") -> Self:
         """The part of the rows node ``rank`` of ``world_size`` reads: ``shard(world_size, rank, by=by)``.
 
         Like ``datasets.distributed.split_dataset_by_node``: contiguous parts whose sizes differ by

@@ -36,7 +36,7 @@ from stable_explore.errors import InvalidOptionError, SchemaError
 from stable_explore.schema import Image, Sequence
 
 if TYPE_CHECKING:
-    from stable_explore.dataset import CachedDataset
+    from stable_explore.dataset._members import DatasetMembers
     from stable_explore.schema.base import Feature
 
 __all__ = ["TEXT_FORMATS", "plain_batches", "write_text"]
@@ -49,7 +49,7 @@ def _holds_images(feature: Feature) -> bool:
     return isinstance(feature, Image) or (isinstance(feature, Sequence) and _holds_images(feature.feature))
 
 
-def _batch_tables(ds: CachedDataset, batch_size: int) -> Iterator[pa.Table]:
+def _batch_tables(ds: DatasetMembers, batch_size: int) -> Iterator[pa.Table]:
     """The rows in batches, images as their stored bytes, everything else in the ``datasets`` layout."""
     from stable_explore.schema.huggingface import to_hf_layout
 
@@ -67,7 +67,7 @@ def _batch_tables(ds: CachedDataset, batch_size: int) -> Iterator[pa.Table]:
         )
 
 
-def plain_batches(ds: CachedDataset, batch_size: int = _BATCH) -> Iterator[dict[str, list[Any]]]:
+def plain_batches(ds: DatasetMembers, batch_size: int = _BATCH) -> Iterator[dict[str, list[Any]]]:
     """The rows as plain Python values, ``batch_size`` rows at a time (a dict of column -> list each)."""
     for table in _batch_tables(ds, batch_size):
         yield table.to_pydict()
@@ -85,7 +85,7 @@ def _has_bytes(arrow_type: pa.DataType) -> bool:
     return False
 
 
-def write_text(ds: CachedDataset, path: str | os.PathLike[str], format: str, *, batch_size: int = _BATCH) -> Path:
+def write_text(ds: DatasetMembers, path: str | os.PathLike[str], format: str, *, batch_size: int = _BATCH) -> Path:
     """Write ``ds``'s rows to ``path`` as CSV (a header, no index) or JSON Lines (a record per line); return it.
 
     Values are written as ``datasets``' ``to_csv`` / ``to_json`` write them (pandas writes each

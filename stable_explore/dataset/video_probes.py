@@ -35,7 +35,7 @@ from stable_explore.schema.video import video_cell
 from stable_explore.storage.kept import Kept, file_identity, kept
 
 if TYPE_CHECKING:
-    from stable_explore.dataset.cached_dataset import CachedDataset
+    from stable_explore.dataset._members import DatasetMembers
     from stable_explore.schema.video_codec import VideoInfo
 
 __all__ = ["PROBES_DIR", "VideoProbes", "video_probes"]
@@ -117,7 +117,7 @@ class VideoProbes:
 _KEPT: Kept[tuple[str, str, str], VideoProbes] = kept("video probes, per version and column", max_entries=64)
 
 
-def video_probes(ds: CachedDataset, stored_column: str) -> VideoProbes:
+def video_probes(ds: DatasetMembers, stored_column: str) -> VideoProbes:
     """The probes of ``ds``'s version's videos in the stored column ``stored_column`` (one object per process).
 
     Examples
@@ -138,7 +138,7 @@ def video_probes(ds: CachedDataset, stored_column: str) -> VideoProbes:
     return probes
 
 
-def _path_of(ds: CachedDataset, stored_column: str) -> Path | None:
+def _path_of(ds: DatasetMembers, stored_column: str) -> Path | None:
     if ds.home is None or not ds.name:
         return None
     from stable_explore.catalog import open_catalog

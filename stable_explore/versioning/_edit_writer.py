@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
     from stable_explore.storage.format.cache_meta import ShardedCacheMeta
     from stable_explore.storage.format.cell_patches import PatchEntry
-    from stable_explore.storage.format.sidecars import FileRef
+    from stable_explore.storage.format.file_ref import FileRef
     from stable_explore.storage.read.batches import BatchDigests
     from stable_explore.storage.write.shards import ShardWriter
     from stable_explore.versioning.edits import PendingEdits

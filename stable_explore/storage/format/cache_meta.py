@@ -49,9 +49,10 @@ from stable_explore.schema import Features
 from stable_explore.storage.format.batch_digests import BatchDigests
 from stable_explore.storage.format.column_groups import ColumnGroups
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns, checked_runs
+from stable_explore.storage.format.file_ref import FileRef
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
-from stable_explore.storage.format.sidecars import BatchDigestList, FileRef, SmallFiles, no_reader
+from stable_explore.storage.format.sidecars import BatchDigestList, SmallFiles, no_reader
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches

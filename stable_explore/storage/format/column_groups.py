@@ -45,7 +45,7 @@ from typing import Any
 
 from stable_explore.errors import CacheCorruptionError, SchemaError, UnsafePathError
 from stable_explore.schema import Features
-from stable_explore.storage.format.sidecars import FileRef
+from stable_explore.storage.format.file_ref import FileRef
 
 __all__ = ["GROUP_NAME_FMT", "ColumnGroup", "ColumnGroups", "GroupFile", "group_file_name"]
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from stable_explore.errors import CacheCorruptionError
-from stable_explore.storage.format.sidecars import FileRef
+from stable_explore.storage.format.file_ref import FileRef
 from stable_explore.storage.format.splices import (
     Splice,
     apply_splices,

@@ -13,17 +13,13 @@ against both when it is first read, so a damaged or swapped file is named, never
 Files are loaded lazily: opening a version reads none of them, and a bucket's version fetches
 each from the bucket only when a read first needs it (a page of rows: its shard's batch digests).
 
-This module holds the values only (a file's record, its digest, the names). Reading the files is
+This module holds the values only (the names, a shard's list of digests); a file's record and its
+digest are :mod:`.file_ref`'s. Reading the files is
 :mod:`stable_explore.storage.read.small_files`' (it gives the values here a :class:`SmallFiles`),
 writing and linking them :mod:`stable_explore.storage.write.small_files`'.
 
 Examples
 --------
->>> ref = FileRef("notes.json", small_file_digest(b'{"a":1}'), 7)
->>> matches(b'{"a":1}', ref), matches(b'{"a":2}', ref)
-(True, False)
->>> FileRef.from_json(ref.to_json(), "_metadata.json", "a test file") == ref
-True
 >>> batches_file_name("shard-00003.arrow")
 'shard-00003.batches'
 """
@@ -31,90 +27,27 @@ True
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-import xxhash
-
 from stable_explore.errors import CacheCorruptionError, InvalidOptionError
 from stable_explore.storage.format.batch_digests import BatchDigests
+from stable_explore.storage.format.file_ref import FileRef
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches
     from stable_explore.storage.format.content_runs import ParentRuns
     from stable_explore.storage.format.remote_location import RemoteLocation
 
-__all__ = [
-    "BatchDigestList",
-    "FileRef",
-    "SmallFiles",
-    "batches_file_name",
-    "matches",
-    "mismatch",
-    "small_file_digest",
-]
+__all__ = ["BatchDigestList", "SmallFiles", "batches_file_name", "no_reader"]
 
-SMALL_FILE_ALGORITHM = "xxh3_128"
 BATCHES_SUFFIX = ".batches"
 
 
 def batches_file_name(shard_name: str) -> str:
     """The name of a shard's record batch digests file: ``shard-00003.arrow`` -> ``shard-00003.batches``."""
     return shard_name.removesuffix(".arrow") + BATCHES_SUFFIX
-
-
-def small_file_digest(data: bytes) -> str:
-    """The digest ``_metadata.json`` records of a small file's bytes."""
-    return f"{SMALL_FILE_ALGORITHM}:{xxhash.xxh3_128_hexdigest(data)}"
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """A small file of a version: its name beside ``_metadata.json``, the digest of its bytes and its size."""
-
-    file: str
-    digest: str
-    size: int
-
-    def to_json(self) -> dict[str, Any]:
-        """The form ``_metadata.json`` records."""
-        return {"file": self.file, "digest": self.digest, "size": self.size}
-
-    def renamed(self, file: str) -> FileRef:
-        """The same bytes under another name (a linked or moved copy)."""
-        return FileRef(file, self.digest, self.size)
-
-    @classmethod
-    def from_json(cls, raw: object, meta_path: str | Path, where: str) -> FileRef:
-        """Check and type a recorded file; ``where`` says which field it is in, for errors."""
-        ok = (
-            isinstance(raw, Mapping)
-            and isinstance(raw.get("file"), str)
-            and isinstance(raw.get("digest"), str)
-            and str(raw["digest"]).startswith(SMALL_FILE_ALGORITHM + ":")
-            and type(raw.get("size")) is int
-            and raw["size"] >= 0
-        )
-        if not ok:
-            msg = f"{where} must be an object with a 'file' name, its {SMALL_FILE_ALGORITHM} 'digest' and 'size'"
-            raise CacheCorruptionError(meta_path, f"{msg}, found {raw!r:.150}")
-        assert isinstance(raw, Mapping)
-        return cls(str(raw["file"]), str(raw["digest"]), int(raw["size"]))
-
-
-def matches(data: bytes, ref: FileRef) -> bool:
-    """Whether ``data`` are the bytes ``ref`` records (its size and digest)."""
-    return len(data) == ref.size and small_file_digest(data) == ref.digest
-
-
-def mismatch(data: bytes, ref: FileRef, meta_path: Path) -> str:
-    """What a file whose bytes are not the recorded ones is told (for its :class:`CacheCorruptionError`)."""
-    return (
-        f"is {len(data)} bytes that do not match the {ref.size} bytes and digest recorded in {meta_path.name}: "
-        "the file was damaged or replaced"
-    )
 
 
 class SmallFiles(Protocol):

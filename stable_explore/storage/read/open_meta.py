@@ -65,7 +65,7 @@ from stable_explore.storage.read.shard_file import open_shard
 from stable_explore.storage.read.small_files import SMALL_FILES, load_row_segments
 
 if TYPE_CHECKING:
-    from stable_explore.storage.format.sidecars import FileRef
+    from stable_explore.storage.format.file_ref import FileRef
 
 __all__ = ["read_remote_marker", "read_sharded_cache_meta", "validate_sharded_cache"]
 

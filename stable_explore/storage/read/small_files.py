@@ -39,8 +39,8 @@ from stable_explore.storage.backends.fsutil import replacing, version_gone
 from stable_explore.storage.backends.remote_file import count_fetched, gone_or, location_store
 from stable_explore.storage.format.cell_patches import PATCHES, CellPatches, ParentPatches, patches_from
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns, checked_runs
+from stable_explore.storage.format.file_ref import FileRef, matches, mismatch
 from stable_explore.storage.format.row_segments import ParentSegments, SegmentsRecord, checked_segments, segments_from
-from stable_explore.storage.format.sidecars import FileRef, matches, mismatch
 from stable_explore.storage.kept import Kept, file_identity, kept
 
 if TYPE_CHECKING:

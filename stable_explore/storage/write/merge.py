@@ -49,8 +49,9 @@ import pyarrow as pa
 from stable_explore.errors import EncodingError
 from stable_explore.schema.columns import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE, SHARD_NAME_FMT
+from stable_explore.storage.format.file_ref import FileRef
 from stable_explore.storage.format.hashing import ContentDigest
-from stable_explore.storage.format.sidecars import FileRef, batches_file_name
+from stable_explore.storage.format.sidecars import batches_file_name
 from stable_explore.storage.write.shards import ShardList, ShardWriter
 from stable_explore.storage.write.small_files import content_runs_field
 from stable_explore.storage.write.writer import ShardFields, check_unique_keys, shard_metadata

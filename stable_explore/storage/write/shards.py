@@ -36,8 +36,9 @@ from stable_explore.storage.backends.fsutil import (
     writing,
 )
 from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, SHARD_NAME_FMT
+from stable_explore.storage.format.file_ref import FileRef
 from stable_explore.storage.format.hashing import format_digest, hash_file, new_file_hasher
-from stable_explore.storage.format.sidecars import FileRef, batches_file_name
+from stable_explore.storage.format.sidecars import batches_file_name
 from stable_explore.storage.read.batches import BatchDigests
 from stable_explore.storage.read.shard_file import open_shard, read_shard_batches
 from stable_explore.storage.write.small_files import link_small_file, write_batches_file

@@ -38,9 +38,10 @@ from stable_explore.errors import CacheCorruptionError, CacheNotFoundError
 from stable_explore.storage.backends.fsutil import fsync_path, version_gone, writing
 from stable_explore.storage.format.cell_patches import PATCHES, ParentPatches, PatchEntry
 from stable_explore.storage.format.content_runs import RUNS, ParentRuns
+from stable_explore.storage.format.file_ref import FileRef, small_file_digest
 from stable_explore.storage.format.row_segments import INLINE_SEGMENTS, SEGMENTS_FILE, ParentSegments, SegmentsRecord
 from stable_explore.storage.format.row_segments import splices_against as segment_splices
-from stable_explore.storage.format.sidecars import FileRef, batches_file_name, small_file_digest
+from stable_explore.storage.format.sidecars import batches_file_name
 from stable_explore.storage.format.spliced_file import ParentList, SplicedList, SplicedRecord
 
 if TYPE_CHECKING:
