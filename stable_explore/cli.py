@@ -359,8 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _failure_note(error: BaseException) -> str | None:
-    """What a failed build left (taken off the error); only a build leaves one, and it imported the catalog's build."""
-    if "stable_explore.catalog.build" not in sys.modules:  # ls, --help: none, and no catalog to import for it
+    """What a failed build or publish noted on its error (taken off it); an error with no notes has none."""
+    if not getattr(error, "__notes__", None):  # ls, show, a bad name: no note, and no catalog build to import
         return None
     from stable_explore.catalog.build import pop_failure_note
 

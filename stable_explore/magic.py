@@ -22,7 +22,6 @@ import inspect
 import linecache
 import re
 import shlex
-import sys
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -167,8 +166,8 @@ def _show_error(shell: Any, etype: type, value: BaseException, tb: object, tb_of
 
 
 def _failure_note(error: BaseException, *, pop: bool = False) -> str | None:
-    """What a failed build left, noted on its error (taken off with ``pop``); only the catalog's build notes one."""
-    if "stable_explore.catalog.build" not in sys.modules:  # no build ran: no note, and no catalog to import
+    """What a failed build left, noted on its error (taken off with ``pop``); an error with no notes has none."""
+    if not getattr(error, "__notes__", None):  # no note, and no catalog build to import for it
         return None
     from stable_explore.catalog.build import failure_note_of, pop_failure_note
 
