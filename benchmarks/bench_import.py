@@ -7,7 +7,8 @@ Each figure is the median (and range) of N fresh processes (default 7), run one 
 * for comparison, ``import pyarrow`` alone and ``import datasets`` (Hugging Face) alone;
 * the first use of ``se.build`` / ``se.load`` (the modules a build or a load needs, on first use);
 * ``%load_ext stable_explore`` in an IPython shell already started (the extension's own cost);
-* ``stable-explore --help`` and ``stable-explore ls`` (an empty home): the whole process, wall clock,
+* ``stable-explore --help``, ``stable-explore build --help`` and ``stable-explore ls`` (an empty home, and a
+  home of one dataset: listing it reads each version's ``_metadata.json``): the whole process, wall clock,
   beside ``python -c pass`` (the interpreter's own start).
 
 Target (issue 39; informational, the exit status is always 0): ``import stable_explore`` at most
@@ -50,6 +51,11 @@ t = time.perf_counter()
 shell.run_line_magic("load_ext", "stable_explore")
 print(time.perf_counter() - t)
 """
+
+ONE_DATASET = (
+    "import stable_explore as se; "
+    "se.build([{'x': i} for i in range(10)], se.Features(x=se.Value('int64')), name='ten', progress=False)"
+)
 
 
 def _environment(root: Path, home: Path) -> dict[str, str]:
@@ -129,7 +135,14 @@ def main() -> None:
         )
         cli = [sys.executable, "-m", "stable_explore.cli"]
         _report("stable-explore --help (whole process)", [_wall([*cli, "--help"], env) for _ in range(runs)])
+        _report(
+            "stable-explore build --help (whole process)", [_wall([*cli, "build", "--help"], env) for _ in range(runs)]
+        )
         _report("stable-explore ls (empty home, whole process)", [_wall([*cli, "ls"], env) for _ in range(runs)])
+        with tempfile.TemporaryDirectory() as other:
+            full = _environment(args.root.resolve(), Path(other))
+            _run([sys.executable, "-c", ONE_DATASET], full)
+            _report("stable-explore ls (one dataset, whole process)", [_wall([*cli, "ls"], full) for _ in range(runs)])
 
         rule("Target")
         print(f"import stable_explore <= {TARGET:.2f} s (median): {ms(bare)}   {verdict(bare <= TARGET)}")

@@ -38,9 +38,9 @@ from typing import Any
 from stable_explore import __version__, api
 from stable_explore._units import format_size
 from stable_explore.api._user_errors import raised_in_user_code, trimmed_traceback
-from stable_explore.catalog import HOME_ENV, open_catalog, options_from_args, pop_failure_note, resolve_home
-from stable_explore.catalog.options import BUILD_ARGUMENTS
-from stable_explore.dataset import FILE_LAYOUTS, export_layout
+from stable_explore.catalog.build_arguments import BUILD_ARGUMENTS
+from stable_explore.catalog.names import HOME_ENV, resolve_home
+from stable_explore.dataset._formats import FILE_LAYOUTS, export_layout
 from stable_explore.errors import CacheNotFoundError, InvalidOptionError, StableExploreError, StableExploreWarning
 
 __all__ = ["main"]
@@ -241,6 +241,8 @@ def _warnings_in_our_words(command: str) -> Iterator[None]:
 
 
 def _build(args: argparse.Namespace, home: str | None) -> str:
+    from stable_explore.catalog import open_catalog, options_from_args
+
     source = _attribute(args.source, "MODULE:FUNC")
     features = _attribute(args.features, "--features")
     lists: dict[str, list[str]] = {}
@@ -342,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ds = api.pull(args.url, home=home, progress=not args.quiet, lock_timeout=args.lock_timeout)
             print(f"pulled {ds!r} (verified)")
     except StableExploreError as exc:
-        note = pop_failure_note(exc)  # what a failed build left (a version in place whose refs did not move, ...)
+        note = _failure_note(exc)  # what a failed build left (a version in place whose refs did not move, ...)
         print(f"stable-explore {args.command}: {exc}" + (f"; {note}" if note else ""), file=sys.stderr)
         return EXIT_PROBLEM
     except KeyboardInterrupt:
@@ -356,9 +358,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _failure_note(error: BaseException) -> str | None:
+    """What a failed build or publish noted on its error (taken off it); an error with no notes has none."""
+    if not getattr(error, "__notes__", None):  # ls, show, a bad name: no note, and no catalog build to import
+        return None
+    from stable_explore.catalog.build import pop_failure_note
+
+    return pop_failure_note(error)
+
+
 def _print_user_error(error: BaseException) -> None:
     """A generator's (or its module's) error as the magic shows it: what was kept, then the user's frames."""
-    note = pop_failure_note(error)  # said on the first line
+    note = _failure_note(error)  # said on the first line
     kept = f"; {note}" if note else ""
     print(f"stable-explore build: your code raised {type(error).__name__}{kept}", file=sys.stderr)
     print("\n".join(trimmed_traceback(error)), file=sys.stderr)

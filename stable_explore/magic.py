@@ -33,20 +33,16 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from stable_explore.api import build_from_options
 from stable_explore.api._user_errors import raised_in_user_code, trimmed_traceback
-from stable_explore.catalog import (
-    LATEST,
-    check_name,
-    failure_note_of,
-    open_catalog,
-    options_from_args,
-    plan_source,
-    pop_failure_note,
-)
-from stable_explore.catalog.options import BUILD_ARGUMENTS
+from stable_explore.catalog.build_arguments import BUILD_ARGUMENTS
+from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.errors import CacheWriteError, StableCacheError, StableExploreError
-from stable_explore.schema import Features
+
+if TYPE_CHECKING:
+    from stable_explore.schema import Features
+
+# ``%load_ext stable_explore`` imports this module: what a build needs (the catalog, the schema, pyarrow)
+# is imported by the first %stable_cache, in the methods that use it (issue 39)
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -181,6 +177,15 @@ def _show_error(
     return stb
 
 
+def _failure_note(error: BaseException, *, pop: bool = False) -> str | None:
+    """What a failed build left, noted on its error (taken off with ``pop``); an error with no notes has none."""
+    if not getattr(error, "__notes__", None):  # no note, and no catalog build to import for it
+        return None
+    from stable_explore.catalog.build import failure_note_of, pop_failure_note
+
+    return pop_failure_note(error) if pop else failure_note_of(error)
+
+
 def _when(created_at: str | None) -> str:
     if not created_at:
         return "at an unknown time"
@@ -267,13 +272,13 @@ class StableMagics(Magics):
             msg = f"could not write the cache: {exc}; {self._kept(variable, args, exc)}"
             raise StableCacheError(msg) from None
         except StableExploreError as exc:
-            note = failure_note_of(exc)
+            note = _failure_note(exc)
             raise StableCacheError(f"{exc}; {note}" if note else str(exc)) from None
         except Exception as exc:
             if not raised_in_user_code(exc):
                 raise  # our own failure: the full traceback is what a bug report needs
             msg = f"the generator raised {type(exc).__name__}; {self._kept(variable, args, exc)}"
-            pop_failure_note(exc)  # said in the first line; the traceback below ends at the user's code
+            _failure_note(exc, pop=True)  # said in the first line; the traceback below ends at the user's code
             raise StableCacheError(msg, original=exc) from None
         assert variable is not None
         assert args is not None
@@ -313,6 +318,8 @@ class StableMagics(Magics):
             raise StableCacheError(msg, original=exc) from None
 
     def _features(self, args: argparse.Namespace) -> Features:
+        from stable_explore.schema import Features
+
         if not args.features:
             msg = "pass --features F, where F is a stable_explore.Features describing each example"
             raise StableCacheError(msg)
@@ -330,6 +337,9 @@ class StableMagics(Magics):
     def _build(
         self, variable: str, expression: str | None, cell: str | None, args: argparse.Namespace
     ) -> CachedDataset:
+        from stable_explore.api.building import build_from_options
+        from stable_explore.catalog import open_catalog, options_from_args, plan_source
+
         name = check_name(args.name or variable)
         features = self._features(args)
         metadata = self._eval(args.metadata) if args.metadata else None
@@ -407,12 +417,14 @@ class StableMagics(Magics):
     @staticmethod
     def _kept(variable: str | None, args: object, error: BaseException | None = None) -> str:
         """What a failed build left: how many rows were read, nothing new, and which version is still the latest."""
-        note = failure_note_of(error) if error is not None else None
+        note = _failure_note(error) if error is not None else None
         if note:
             return note
         name = (getattr(args, "name", None) or variable) if args is not None else variable
         kept = "no version existed before"
         if name:
+            from stable_explore.catalog import open_catalog
+
             try:
                 catalog = open_catalog(getattr(args, "home", None))
                 latest = catalog.read_ref(name, LATEST) if catalog.version_ids(name) else None

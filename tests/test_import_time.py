@@ -19,6 +19,9 @@ import pytest
 
 import stable_explore
 import stable_explore.api
+import stable_explore.catalog
+import stable_explore.dataset
+import stable_explore.display
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "stable_explore"
@@ -127,7 +130,16 @@ def _type_checking_imports(init: Path) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("package", [stable_explore, stable_explore.api], ids=lambda p: p.__name__)
+LAZY_PACKAGES = [
+    stable_explore,
+    stable_explore.api,
+    stable_explore.catalog,
+    stable_explore.dataset,
+    stable_explore.display,
+]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda p: p.__name__)
 def test_the_lazy_names_are_the_names_type_checkers_see(package: ModuleType) -> None:
     """The ``_LAZY`` table a package imports from at run time names what its ``if TYPE_CHECKING:`` imports."""
     init = Path(package.__file__)
@@ -150,3 +162,85 @@ def test_the_lazy_table_check_sees_a_mismatch(tmp_path: Path) -> None:
     )
     assert _type_checking_imports(init) == {"one": "pkg.a", "two": "pkg.a"}
     assert _type_checking_imports(init) != {"one": "pkg.a"}
+
+
+# what an entry point that builds nothing must not import: the Arrow stack, the frames, images and the UI
+ENTRY_HEAVY = ["pyarrow", "numpy", "pandas", "PIL", "ipywidgets", "anywidget", "datasets", "torch", "lance"]
+
+
+def _imported_by_command(argv: list[str], home: Path) -> tuple[set[str], str]:
+    """The modules ``stable-explore ARGV`` imports in a fresh process (``-X importtime``), and what it printed."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "STABLE_EXPLORE_HOME": str(home)}
+    script = "import sys; sys.argv[0] = 'stable-explore'; from stable_explore.cli import main; sys.exit(main())"
+    command = [sys.executable, "-X", "importtime", "-c", script, *argv]  # as the installed script runs it
+    run = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, check=True)
+    timed = set()
+    for line in run.stderr.splitlines():
+        fields = line.split("|")
+        if line.startswith("import time:") and len(fields) == 3 and fields[2].strip() != "imported package":
+            timed.add(fields[2].strip())
+    assert "stable_explore.cli" in timed, run.stderr
+    return timed, run.stdout
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["build", "--help"], ["export", "--help"], ["ls", "--help"]], ids=" ".join
+)
+def test_the_command_lines_help_imports_no_arrow_frames_images_or_widgets(argv: list[str], tmp_path: Path) -> None:
+    """``stable-explore --help`` built its parser after importing the catalog, pyarrow and numpy."""
+    imported, out = _imported_by_command(argv, tmp_path)
+    assert out.startswith("usage: stable-explore")
+    assert sorted(set(ENTRY_HEAVY) & imported) == []
+    ours = {name for name in imported if name.startswith("stable_explore.")}
+    # the parser's names and help texts (build options, export formats, the home's variable), and nothing that reads
+    assert not {"stable_explore.catalog.catalog", "stable_explore.catalog.options", "stable_explore.schema"} & ours
+    assert not {name for name in ours if name.startswith(("stable_explore.storage.", "stable_explore.dataset."))} - {
+        "stable_explore.dataset._formats",
+        "stable_explore.dataset._members",
+    }
+
+
+def test_ls_of_a_home_reads_its_json_without_arrow_or_the_dataset(tmp_path: Path) -> None:
+    """``stable-explore ls`` imported the whole catalog, the dataset, pyarrow and numpy to list a home."""
+    imported, out = _imported_by_command(["ls"], tmp_path)
+    assert out.startswith(f"datasets in {tmp_path}")
+    assert sorted(set(ENTRY_HEAVY) & imported) == []
+    unwanted = ["stable_explore.dataset.cached_dataset", "stable_explore.catalog.build", "stable_explore.schema"]
+    assert sorted(set(unwanted) & imported) == []
+
+
+LOAD_EXT = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+before = set(sys.modules)
+shell.run_line_magic("load_ext", "stable_explore")
+assert "stable_cache" in shell.magics_manager.magics["cell"], "the magics are registered"
+print(*sorted(set(sys.modules) - before))
+"""
+
+
+def test_load_ext_imports_the_magic_and_not_the_build_path() -> None:
+    """``%load_ext stable_explore`` imported the catalog, the dataset, the schema, pyarrow and numpy (~140 modules)."""
+    pytest.importorskip("IPython")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", LOAD_EXT], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    imported = set(run.stdout.split())
+    assert "stable_explore.magic" in imported
+    assert sorted(set(ENTRY_HEAVY) & imported) == []
+    ours = {name for name in imported if name.startswith("stable_explore")}
+    # the magics' parsers (the build options' names and help texts), a name's check, the trimmed tracebacks
+    assert ours == {
+        "stable_explore",
+        "stable_explore._frames",
+        "stable_explore._lazy",
+        "stable_explore.api",
+        "stable_explore.api._user_errors",
+        "stable_explore.catalog",
+        "stable_explore.catalog.build_arguments",
+        "stable_explore.catalog.names",
+        "stable_explore.errors",
+        "stable_explore.magic",
+    }

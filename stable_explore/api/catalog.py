@@ -19,30 +19,21 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stable_explore.catalog import (
-    VERSION_COLUMNS,
-    FsckReport,
-    RemoteCatalog,
-    collect_garbage,
-    dataset_columns,
-    dataset_rows,
-    locate_ref,
-    open_catalog,
-    version_rows,
-)
-from stable_explore.catalog import fsck as fsck_catalog
-from stable_explore.catalog.maintenance.fsck_remote import fsck_remote
-from stable_explore.dataset import CachedDataset
+from stable_explore.catalog.listing import VERSION_COLUMNS, dataset_columns, dataset_rows, version_rows
+from stable_explore.catalog.names import locate_ref
+from stable_explore.catalog.remote import open_catalog
 from stable_explore.display.table import listing_table
 from stable_explore.errors import CacheNotFoundError, NotInCatalogError
 from stable_explore.storage.backends.locks import waiting_at_most
-from stable_explore.storage.check.verify import VerifyReport
-from stable_explore.storage.check.verify import verify as verify_cache_dir
-from stable_explore.storage.format.cache_meta import METADATA_FILE
 
 if TYPE_CHECKING:
-    from stable_explore.catalog import GcReport
+    from stable_explore.catalog import FsckReport, GcReport
+    from stable_explore.dataset import CachedDataset
     from stable_explore.display.table import Table
+    from stable_explore.storage.check.verify import VerifyReport
+
+# ``se.datasets``, ``se.versions`` and ``stable-explore ls`` read the catalog's JSON: what checks, collects or opens
+# versions (verify, fsck, gc, CachedDataset, with pyarrow and numpy) is imported in the function that does (issue 39)
 
 __all__ = ["catalog_ref_of", "datasets", "fsck", "gc", "is_dataset_folder", "is_path_ref", "tag", "verify", "versions"]
 
@@ -64,6 +55,8 @@ def catalog_ref_of(path: Path) -> tuple[Path, str] | None:
 
     A home itself (a folder of dataset folders) is refused, naming its datasets and how to open one.
     """
+    from stable_explore.storage.format.cache_meta import METADATA_FILE
+
     if (path / METADATA_FILE).exists():
         return None
     name = path.name.partition("@")[0]
@@ -232,6 +225,8 @@ def gc(
     >>> se.gc("n", keep=0, home=home) > 0, [row["version"] for row in se.versions("n", home=home)] == [new.version]
     (True, True)
     """
+    from stable_explore.catalog.maintenance.gc import collect_garbage
+
     if name is not None:
         home, name = locate_ref(name, home)
     with waiting_at_most(lock_timeout):
@@ -262,6 +257,9 @@ def verify(
     >>> se.verify(ds).num_rows
     1
     """
+    from stable_explore.dataset import CachedDataset
+    from stable_explore.storage.check.verify import verify as verify_cache_dir
+
     if isinstance(target, CachedDataset):
         return target.verify()
     if isinstance(target, str):
@@ -298,6 +296,10 @@ def fsck(
     >>> se.fsck(home=home).ok
     True
     """
+    from stable_explore.catalog.maintenance.fsck import fsck as fsck_catalog
+    from stable_explore.catalog.maintenance.fsck_remote import fsck_remote
+    from stable_explore.catalog.remote import RemoteCatalog
+
     if name is not None:
         home, name = locate_ref(name, home)
     catalog = open_catalog(home, storage_options)

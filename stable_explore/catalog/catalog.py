@@ -34,11 +34,11 @@ from stable_explore.errors import (
 from stable_explore.storage.backends.fsutil import PreparedFile, writing
 from stable_explore.storage.backends.local import LocalStore
 from stable_explore.storage.backends.locks import REFS_LOCK_TIMEOUT, Notify, lock_timeout
-from stable_explore.storage.format.cache_meta import METADATA_FILE, ShardedCacheMeta
-from stable_explore.storage.read.open_meta import read_sharded_cache_meta
+from stable_explore.storage.format.version_files import METADATA_FILE
 
 if TYPE_CHECKING:
     from stable_explore.storage.backends.protocol import Store
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = ["REFS_LOCK", "Catalog", "StoreCatalog", "VersionRef", "warn_lock_wait"]
 
@@ -436,6 +436,8 @@ class Catalog(StoreCatalog):
 
     def version_meta(self, name: str, version_id: str) -> ShardedCacheMeta:
         """The checked ``_metadata.json`` of one version."""
+        from stable_explore.storage.read.open_meta import read_sharded_cache_meta  # pyarrow: the schema's types
+
         return read_sharded_cache_meta(self.version_dir(name, version_id))
 
     def resolve(self, ref: str) -> VersionRef:

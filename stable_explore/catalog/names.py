@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stable_explore.errors import InvalidNameError
-from stable_explore.storage.backends.local import LocalStore
 
 if TYPE_CHECKING:
     from stable_explore.storage.backends.protocol import Store
@@ -80,6 +79,8 @@ def open_store(home: str | Path | None = None, storage_options: Mapping[str, obj
         from stable_explore.storage.backends.object import ObjectStore
 
         return ObjectStore(str(home), storage_options)
+    from stable_explore.storage.backends.local import LocalStore  # file locks and durable writes: a store's own
+
     text = str(home) if home is not None else None
     if text is not None and text.startswith("file://"):
         text = text[len("file://") :]

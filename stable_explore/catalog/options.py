@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from stable_explore._canonical import canonical_json, nested_too_deep, unencodable_text
 from stable_explore._units import parse_size
+from stable_explore.catalog.build_arguments import BUILD_ARGUMENTS
 from stable_explore.catalog.names import check_name
 from stable_explore.errors import InvalidArgumentTypeError, InvalidOptionError
 from stable_explore.storage.format.cache_meta import COMPRESSIONS
@@ -165,50 +166,6 @@ class BuildOptions:
     def descriptive(self) -> dict[str, Any]:
         """The fields that describe the data without changing its rows: description, license, metadata."""
         return {"description": self.description, "license": self.license, "metadata": dict(self.metadata)}
-
-
-# The command-line options the CLI's ``build`` and ``%stable_cache`` share, written once: (flags, argparse keywords).
-BUILD_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
-    (("--description",), {"help": "stored as ds.DESCR; part of the version id"}),
-    (("--license",), {"help": "stored as ds.LICENSE; part of the version id"}),
-    (("--tag",), {"help": "also point this tag at the version"}),
-    (("--force",), {"action": "store_true", "help": "build even if this source was built before"}),
-    (("--key",), {"help": "an explicit cache key, for sources that cannot be fingerprinted"}),
-    (("--shard-size",), {"default": "256MB", "help": "target shard size, e.g. 256MB (default; MB read as MiB)"}),
-    (("--batch-size",), {"type": int, "default": 1000, "help": "rows per record batch (default 1000)"}),
-    (("--compression",), {"choices": ["lz4", "zstd"], "default": None, "help": "Arrow IPC buffer compression"}),
-    (
-        ("--ignore",),
-        {
-            "nargs": "+",
-            "action": "extend",
-            "default": [],
-            "metavar": "NAME",
-            "help": "arguments or variables left out of the fingerprint (they do not change the data)",
-        },
-    ),
-    (
-        ("--watch",),
-        {
-            "nargs": "+",
-            "action": "extend",
-            "default": [],
-            "metavar": "PATH",
-            "help": "more files or folders whose state is part of the fingerprint (paths the code opens)",
-        },
-    ),
-    (("--check-content",), {"action": "store_true", "help": "hash file contents, not only sizes and times"}),
-    (("--batched",), {"action": "store_true", "help": "the source yields batches of columns, not rows"}),
-    (
-        ("--lock-timeout",),
-        {
-            "type": float,
-            "metavar": "SECONDS",
-            "help": "give up after waiting this long for any lock the build takes (default: wait for another build "
-            "of the same source; $STABLE_EXPLORE_LOCK_TIMEOUT or 300 s for the refs lock)",
-        },
-    ),
-)
 
 
 # The BuildOptions fields a command line can give, by the same name (``--shard-size`` is ``shard_size``)

@@ -39,8 +39,7 @@ from stable_explore.storage.backends.fsutil import PreparedFile, write_text_dura
 from stable_explore.storage.backends.lease import lease_is_live
 from stable_explore.storage.backends.object import ObjectStore, shared_store
 from stable_explore.storage.backends.read_cache import default_cache_dir
-from stable_explore.storage.format.cache_meta import METADATA_FILE, REMOTE_FILE
-from stable_explore.storage.format.version_files import version_files
+from stable_explore.storage.format.version_files import METADATA_FILE, REMOTE_FILE, version_files
 
 __all__ = ["RemoteCatalog", "collect_remote_garbage", "home_of", "open_catalog"]
 

@@ -10,9 +10,33 @@ DataLoader workers) are its parts. ``_export_target`` is the one check of where 
 
 from __future__ import annotations
 
-from stable_explore.dataset._export_target import export_file, export_folder
-from stable_explore.dataset._formats import EXPORT_LAYOUTS, FILE_LAYOUTS, export_layout
-from stable_explore.dataset.cached_dataset import CachedDataset, Metadata
+from typing import TYPE_CHECKING
+
+from stable_explore._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names themselves, for type checkers; at run time each imports when first used
+    from stable_explore.dataset._export_target import export_file, export_folder
+    from stable_explore.dataset._formats import EXPORT_LAYOUTS, FILE_LAYOUTS, export_layout
+    from stable_explore.dataset.cached_dataset import CachedDataset, Metadata
+
+# Each name and its module, imported when first used: the CLI's parser reads FILE_LAYOUTS (its export choices)
+# without importing CachedDataset, pyarrow and numpy (issue 39). Keep it the same as the imports above
+# (tests/test_import_time.py checks).
+_LAZY = {
+    **dict.fromkeys(["export_file", "export_folder"], "_export_target"),
+    **dict.fromkeys(["EXPORT_LAYOUTS", "FILE_LAYOUTS", "export_layout"], "_formats"),
+    **dict.fromkeys(["CachedDataset", "Metadata"], "cached_dataset"),
+}
+if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+        (
+            "cached_dataset",
+            "map_options",
+            "video_probes",
+        ),  # its public modules, reached as attributes as when this imported them
+    )
 
 __all__ = [
     "EXPORT_LAYOUTS",

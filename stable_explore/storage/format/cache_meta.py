@@ -53,6 +53,7 @@ from stable_explore.storage.format.file_ref import FileRef
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.sidecars import BatchDigestList, SmallFiles, no_reader
+from stable_explore.storage.format.version_files import METADATA_FILE, REMOTE_FILE
 
 if TYPE_CHECKING:
     from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches
@@ -65,6 +66,7 @@ __all__ = [
     "version_id_of",
     "DEFAULT_SHARD_SIZE_BYTES",
     "METADATA_FILE",
+    "REMOTE_FILE",
     "ShardedCacheMeta",
     "meta_from_dict",
 ]
@@ -78,8 +80,6 @@ GROUPS_FORMAT_REVISION = 6  # column groups (see storage.format.column_groups)
 PLAIN_FORMAT_REVISION = 4  # what a version without cell patches is written as (releases before 5 read it)
 METADATA_DIGEST_FIELD = "metadata_digest"
 SHARD_NAME_FMT = "shard-{:05d}.arrow"
-METADATA_FILE = "_metadata.json"
-REMOTE_FILE = "_remote.json"  # beside a local copy of a bucket's version's metadata: where its shards are
 DEFAULT_SHARD_SIZE_BYTES = 256 * 1024 * 1024
 COMPRESSIONS = (None, "lz4", "zstd")
 KEY_TYPES = {"int64": pa.int64(), "string": pa.string()}

@@ -25,7 +25,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["VersionFile", "version_files"]
+__all__ = ["METADATA_FILE", "REMOTE_FILE", "VersionFile", "version_files"]
+
+# The two files of a version named here, where listing a home needs them without the model's modules (pyarrow)
+METADATA_FILE = "_metadata.json"
+REMOTE_FILE = "_remote.json"  # beside a local copy of a bucket's version's metadata: where its shards are
 
 
 @dataclass(frozen=True)
