@@ -99,7 +99,8 @@ def _exact_sums(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]
         values = values.reshape(n, 1, rows * columns)  # each image's squares in one int32 sum
     if bound * bound * values.shape[2] < 1 << 31:
         wide = values.astype(np.int32)
-        total = wide.reshape(n, -1).sum(axis=1, dtype=np.int64)
+        exact = np.int32 if bound * rows * columns < 1 << 31 else np.int64  # int32 sums without a cast
+        total = wide.reshape(n, -1).sum(axis=1, dtype=exact)
         squares = np.einsum("ijk,ijk->ij", wide, wide).sum(axis=1, dtype=np.int64)
         return total.astype(np.float64), squares.astype(np.float64)
     floats = values.reshape(n, -1).astype(np.float64)
@@ -197,15 +198,15 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
 
     decoder = fast_decoder()
     by_shape: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
+    measured: list[tuple[int, int, int, int, int]] = []  # (row, width, height, channels, bytes), set at the end
     for i, data in enumerate(values):
         if data is None:
             continue
-        out["file_size"][i] = len(data)
         # a JPEG within the budget: libjpeg-turbo straight to grey, where simplejpeg is installed
         header = jpeg_header(decoder, data) if decoder is not None else None
         fast = None
         if header is not None and header[0] * header[1] <= STATS_MAX_PIXELS:
-            fast = grey_jpeg(data, 0, 0, decoder=decoder, fast=False)
+            fast = grey_jpeg(data, 0, 0, decoder=decoder, fast=False, header=header)
         if fast is not None and header is not None:
             width, height, channels = header
             grey = fast
@@ -214,13 +215,17 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
                 width, height = image.size
                 channels = len(image.getbands())
                 grey = np.asarray(grey_within(image), dtype=np.uint8)
-        out["width"][i], out["height"][i] = width, height
-        out["aspect"][i] = width / height if height else np.nan
-        out["channels"][i] = channels
+        measured.append((i, width, height, channels, len(data)))
         by_shape.setdefault(grey.shape, []).append((i, grey))
+    if measured:
+        rows, widths, heights, channels_of, sizes = (np.array(v, dtype=np.int64) for v in zip(*measured, strict=True))
+        out["width"][rows], out["height"][rows] = widths, heights
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["aspect"][rows] = np.where(heights > 0, widths / np.maximum(heights, 1), np.nan)
+        out["channels"][rows], out["file_size"][rows] = channels_of, sizes
     for members in by_shape.values():
         rows = np.array([i for i, _ in members], dtype=np.int64)
-        measured = grey_stats(np.stack([grey for _, grey in members]))
-        for name, values_of in zip(("brightness", "contrast", "blur"), measured, strict=True):
+        figures = grey_stats(np.stack([grey for _, grey in members]))
+        for name, values_of in zip(("brightness", "contrast", "blur"), figures, strict=True):
             out[name][rows] = values_of
     return out
