@@ -29,8 +29,10 @@ if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
 METHODS = ("dhash", "phash")
-REVISION = 2
-"""The hashes' revision, part of a kept signal's key: 2 decodes a JPEG at a reduced scale (see DRAFT_MARGIN)."""
+REVISIONS = {"dhash": 3, "phash": 2}
+"""Each hash's revision, part of a kept signal's key: 2 decodes a JPEG at a reduced scale (see DRAFT_MARGIN);
+dHash 3 resizes a JPEG decoded within STACK_SIDE over its stack, not by Pillow (about 1 hash in 10 of a
+300-1000 pixel JPEG moves by a bit)."""
 
 
 DRAFT_MARGIN = 2
@@ -58,16 +60,27 @@ def _decoded(image: PILImage, size: tuple[int, int], *, resized: bool = False) -
     return pixels
 
 
+STACK_SIDE = 128
+"""A JPEG decoded by libjpeg-turbo within this many pixels a side (or 4x the thumbnail's, if more) is
+resized to the thumbnail over the stack of its size (matrix products); a larger one, one at a time by Pillow."""
+
+
+def _stacked(width: int, height: int, size: tuple[int, int]) -> bool:
+    """Whether a decoded ``width`` x ``height`` grey image is resized to ``size`` over its stack (see STACK_SIDE)."""
+    return width <= max(4 * size[0], STACK_SIDE) and height <= max(4 * size[1], STACK_SIDE)
+
+
 def _fast_decoded(data: Any, size: tuple[int, int], decoder: ModuleType, *, resized: bool) -> np.ndarray | None:
     """As :func:`_decoded`, by libjpeg-turbo (``simplejpeg``) straight to grey; None for what it does not take."""
     from stable_explore.signals._jpeg import grey_jpeg
 
-    grey = grey_jpeg(bytes(data), size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN, decoder=decoder)
+    encoded = data if isinstance(data, bytes) else bytes(data)
+    grey = grey_jpeg(encoded, size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN, decoder=decoder)
     if grey is None:
         return None
     height, width = grey.shape
-    # a dHash thumbnail (``resized``) of what is within 4x is made over the stack (see hash_batch)
-    if (width, height) != size and (width > 4 * size[0] or height > 4 * size[1]):
+    # what is within STACK_SIDE (a dHash thumbnail, ``resized``, too) is resized over its stack (see hash_batch)
+    if (width, height) != size and not _stacked(width, height, size):
         from PIL import Image as PILImageModule
 
         small = PILImageModule.fromarray(grey).resize(size, PILImageModule.Resampling.LANCZOS)
@@ -142,11 +155,18 @@ def thumbnails(
     return stacks, valid
 
 
+_STACK_PIXELS = 1 << 20
+"""Pixels of one decoded size transformed at once (a float64 copy of 8 MB), however many images that is."""
+
+
 def _resized_stack(stack: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     """Each grey image of a stack resized to ``size`` (Lanczos, :func:`resize_matrix`), rounded to uint8 as Pillow's."""
     rows, columns = resize_matrix(stack.shape[1], size[1]), resize_matrix(stack.shape[2], size[0])
-    resized = np.matmul(np.matmul(rows, stack.astype(np.float64)), columns.T)
-    small: np.ndarray = np.clip(np.rint(resized), 0, 255).astype(np.uint8)
+    small = np.empty((len(stack), size[1], size[0]), dtype=np.uint8)
+    step = max(1, _STACK_PIXELS // max(1, stack.shape[1] * stack.shape[2]))
+    for start in range(0, len(stack), step):
+        resized = np.matmul(np.matmul(rows, stack[start : start + step].astype(np.float64)), columns.T)
+        small[start : start + step] = np.clip(np.rint(resized), 0, 255)
     return small
 
 
@@ -189,9 +209,6 @@ def _low_dct(source: int) -> np.ndarray:
     return low
 
 
-_STACK_ROWS = 1024  # images transformed at once: (1024, 64, 64) float64 is 32 MB
-
-
 def phash_stack(stack: np.ndarray) -> np.ndarray:
     """The pHash of each grey image of a stack (n, height, width): its 32x32 thumbnail's 8x8 lowest DCT terms' signs.
 
@@ -209,8 +226,9 @@ def phash_stack(stack: np.ndarray) -> np.ndarray:
     height, width = stack.shape[1:]
     rows, columns = _low_dct(height), _low_dct(width)
     out = np.zeros(len(stack), dtype=np.uint64)
-    for start in range(0, len(stack), _STACK_ROWS):
-        part = stack[start : start + _STACK_ROWS].astype(np.float64)
+    step = max(1, _STACK_PIXELS // max(1, height * width))
+    for start in range(0, len(stack), step):
+        part = stack[start : start + step].astype(np.float64)
         low = np.matmul(np.matmul(rows, part), columns.T).reshape(len(part), 64)
         median = np.median(low[:, 1:], axis=1)
         out[start : start + len(part)] = _pack_rows(low > median[:, None])
@@ -244,7 +262,8 @@ def hash_batch(values: list[Any], first: int, method: str) -> dict[str, np.ndarr
     Each image is decoded only as far as its thumbnail needs; the hashes are then taken over stacks of
     the images of one decoded size (the resize folded into the hash's matrix products).
     """
-    # dHash: a 9x8 thumbnail from Pillow (its rounded grey levels keep flat areas' ties); pHash: any decoded
+    # dHash: a 9x8 thumbnail rounded to grey levels as Pillow's (which keeps flat areas' ties), by Pillow for
+    # what it decoded, over the stack for a JPEG libjpeg-turbo decoded within STACK_SIDE; pHash: any decoded
     # size, the resize folded into the DCT's matrix products
     stacks, valid = thumbnails(values, SIZES[method], resized=method == "dhash")
     hashes = np.zeros(len(values), dtype=np.uint64)
