@@ -108,12 +108,27 @@ def _exact_sums(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]
 
 
 def _laplacian(rows: np.ndarray) -> np.ndarray:
-    """The 4-neighbour Laplacian of each image (or band of rows) of a uint8 stack (n, h, w): (n, h-2, w-2) int16."""
-    wide = rows.astype(np.int16)  # a Laplacian lies within +-1020
-    lap: np.ndarray = wide[:, 1:-1, :-2] + wide[:, 1:-1, 2:]
-    lap += wide[:, :-2, 1:-1]
-    lap += wide[:, 2:, 1:-1]
-    lap -= 4 * wide[:, 1:-1, 1:-1]
+    """The 4-neighbour Laplacian of each image (or band of rows) of a uint8 stack (n, h, w): (n, h-2, w-2) int16.
+
+    Taken over the stack as one flat run (a neighbour is one pixel or one row away), whose contiguous
+    adds are faster than the same over 2-D slices; the values that wrapped across an edge are then
+    left out.
+
+    Examples
+    --------
+    >>> _laplacian(np.array([[[0, 0, 0], [0, 9, 0], [0, 0, 0]]], dtype=np.uint8)).tolist()
+    [[[-36]]]
+    """
+    count, height, width = rows.shape
+    flat = rows.reshape(-1).astype(np.int16)  # a Laplacian lies within +-1020
+    size = flat.size
+    whole = np.empty(size, dtype=np.int16)
+    inner = whole[width : size - width]  # every pixel with a row above and below in the run
+    np.add(flat[width - 1 : size - width - 1], flat[width + 1 : size - width + 1], out=inner)
+    inner += flat[: size - 2 * width]
+    inner += flat[2 * width :]
+    inner -= flat[width : size - width] << 2
+    lap: np.ndarray = whole.reshape(count, height, width)[:, 1:-1, 1:-1]
     return lap
 
 
