@@ -146,6 +146,15 @@ def test_num_proc_gives_the_serial_hashes_on_large_jpegs(tmp_path: Path) -> None
     assert signals.image_stats(ds, num_proc=2, cache=False, progress=False).equals(stats)
 
 
+def test_num_proc_workers_start_with_the_image_decoders_and_signals_imported() -> None:
+    from stable_explore.catalog.parallel.executor import owned_pool
+
+    wanted = ("stable_explore.signals.images", "stable_explore.signals.stats", "PIL.Image")
+    with owned_pool(1) as pool:  # forked from the fork server, which imported them once (not each worker anew)
+        loaded = pool.submit(eval, f"[m for m in {wanted!r} if m in __import__('sys').modules]").result()
+    assert loaded == list(wanted)
+
+
 def test_approximate_neighbours_above_the_threshold_find_the_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("pynndescent")
     from stable_explore.signals import neighbors
