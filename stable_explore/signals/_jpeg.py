@@ -76,16 +76,24 @@ def draft_scale(width: int, height: int, min_width: int, min_height: int) -> int
 
 
 def grey_jpeg(
-    data: bytes, min_width: int, min_height: int, *, decoder: ModuleType | None, fast: bool = True
+    data: bytes,
+    min_width: int,
+    min_height: int,
+    *,
+    decoder: ModuleType | None,
+    fast: bool = True,
+    header: tuple[int, int, int] | None = None,
 ) -> np.ndarray | None:
     """A JPEG decoded in grey at 1/2, 1/4 or 1/8 scale as Pillow's draft mode picks it (0: full size).
 
     The same scale as Pillow's (:func:`draft_scale`; libjpeg-turbo alone would also take 3/8, 5/8...),
     so a hash moves by less than a bit between the two paths. None where ``decoder`` is None or does
     not take these bytes (then the caller decodes with Pillow). ``fast``: libjpeg-turbo's faster,
-    slightly less exact inverse DCT (the hashes; statistics pass False).
+    slightly less exact inverse DCT (the hashes; statistics pass False). ``header``: what
+    :func:`jpeg_header` gave for these bytes, where the caller has it (not read twice).
     """
-    header = jpeg_header(decoder, data)
+    if header is None:
+        header = jpeg_header(decoder, data)
     if header is None:
         return None
     assert decoder is not None

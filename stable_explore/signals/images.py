@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from stable_explore.signals._rows import check_executor, check_num_proc, image_column, map_images, result_table
 from stable_explore.signals.cache import cached_signal
-from stable_explore.signals.perceptual import BATCH_FUNCTIONS, REVISION, check_method
+from stable_explore.signals.perceptual import BATCH_FUNCTIONS, REVISIONS, check_method
 from stable_explore.signals.stats import COLUMNS, STATS_REVISION, stats_batch
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def perceptual_hashes(
         hashes = pa.array(values["hash"], type=pa.uint64(), mask=~values["valid"])
         return result_table(ds, _rows(ds), {"hash": hashes})
 
-    params = {"column": name, "method": method, "revision": REVISION}
+    params = {"column": name, "method": method, "revision": REVISIONS[method]}
     return cached_signal(ds, "perceptual_hashes", params, compute, cache=cache)
 
 

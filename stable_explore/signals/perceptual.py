@@ -29,8 +29,11 @@ if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
 METHODS = ("dhash", "phash")
-REVISION = 2
-"""The hashes' revision, part of a kept signal's key: 2 decodes a JPEG at a reduced scale (see DRAFT_MARGIN)."""
+REVISIONS = {"dhash": 3, "phash": 3}
+"""Each hash's revision, part of a kept signal's key: 2 decodes a JPEG at a reduced scale (see DRAFT_MARGIN);
+3 resizes a reduced decode over what it spans (:data:`Extent`: a JPEG whose sides are not a multiple of
+the scale was 2-4 bits off its full decode's hash, now under half a bit), and dHash resizes a JPEG
+decoded within STACK_SIDE over its stack, not by Pillow."""
 
 
 DRAFT_MARGIN = 2
@@ -39,40 +42,77 @@ SIZES = {"dhash": (9, 8), "phash": (32, 32)}
 """The grey thumbnail (width, height) each hash is taken of."""
 
 
+Extent = tuple[float, float]
+"""The (height, width) a decoded image spans in its own pixels: less than its shape by a fraction where a
+JPEG decoded at 1/2 to 1/8 scale has a side that is not a multiple of the scale (its last pixel is part
+of a block: 225 rows at 1/2 are 113 pixels spanning 112.5)."""
+
+
 def _decoded(image: PILImage, size: tuple[int, int], *, resized: bool = False) -> np.ndarray:
     """``image`` in grey as uint8, decoded at a reduced scale where the format allows, within 4x ``size``.
+
+    The pixels of :func:`_pillow_grey` (which also gives what they span).
+    """
+    return _pillow_grey(image, size, resized=resized)[0]
+
+
+def _pillow_grey(image: PILImage, size: tuple[int, int], *, resized: bool = False) -> tuple[np.ndarray, Extent]:
+    """``image`` in grey as uint8 (see :func:`_decoded`) and the :data:`Extent` it spans.
 
     A JPEG is decoded at 1/2, 1/4 or 1/8 scale by libjpeg itself (draft mode), the smallest still at
     least :data:`DRAFT_MARGIN` times ``size``: the hash stays within half a bit of a full decode's,
     where a decode at ``size`` itself moved a 300-pixel image's pHash by 6 bits. What is still larger
     than 4x ``size`` (a huge JPEG, or any other format, which decodes whole), or every image when
-    ``resized``, is resized to ``size`` here (Pillow's Lanczos).
+    ``resized``, is resized to ``size`` here (Pillow's Lanczos over the extent draft mode gives).
     """
     from PIL import Image as PILImageModule
 
-    image.draft("L", (size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN))
+    drafted = image.draft("L", (size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN))
     grey = image.convert("L")
+    box = drafted[1] if drafted is not None else (0, 0, grey.size[0], grey.size[1])
+    extent = (float(box[3]), float(box[2]))
     if grey.size != size and (resized or grey.size[0] > 4 * size[0] or grey.size[1] > 4 * size[1]):
-        grey = grey.resize(size, PILImageModule.Resampling.LANCZOS)
+        grey = grey.resize(size, PILImageModule.Resampling.LANCZOS, box=box)
+        extent = (float(size[1]), float(size[0]))
     pixels: np.ndarray = np.asarray(grey, dtype=np.uint8)
-    return pixels
+    return pixels, extent
 
 
-def _fast_decoded(data: Any, size: tuple[int, int], decoder: ModuleType, *, resized: bool) -> np.ndarray | None:
-    """As :func:`_decoded`, by libjpeg-turbo (``simplejpeg``) straight to grey; None for what it does not take."""
-    from stable_explore.signals._jpeg import grey_jpeg
+STACK_SIDE = 128
+"""A JPEG decoded by libjpeg-turbo within this many pixels a side (or 4x the thumbnail's, if more) is
+resized to the thumbnail over the stack of its size (matrix products); a larger one, one at a time by Pillow."""
 
-    grey = grey_jpeg(bytes(data), size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN, decoder=decoder)
+
+def _stacked(width: int, height: int, size: tuple[int, int]) -> bool:
+    """Whether a decoded ``width`` x ``height`` grey image is resized to ``size`` over its stack (see STACK_SIDE)."""
+    return width <= max(4 * size[0], STACK_SIDE) and height <= max(4 * size[1], STACK_SIDE)
+
+
+def _fast_decoded(
+    data: Any, size: tuple[int, int], decoder: ModuleType, *, resized: bool
+) -> tuple[np.ndarray, Extent] | None:
+    """As :func:`_pillow_grey`, by libjpeg-turbo (``simplejpeg``) straight to grey; None for what it does not take."""
+    from stable_explore.signals._jpeg import draft_scale, grey_jpeg, jpeg_header
+
+    encoded = data if isinstance(data, bytes) else bytes(data)
+    header = jpeg_header(decoder, encoded)
+    if header is None:
+        return None
+    minimum = (size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN)
+    grey = grey_jpeg(encoded, minimum[0], minimum[1], decoder=decoder, header=header)
     if grey is None:
         return None
+    factor = draft_scale(header[0], header[1], minimum[0], minimum[1])
+    extent = (header[1] / factor, header[0] / factor)
     height, width = grey.shape
-    # a dHash thumbnail (``resized``) of what is within 4x is made over the stack (see hash_batch)
-    if (width, height) != size and (width > 4 * size[0] or height > 4 * size[1]):
+    # what is within STACK_SIDE (a dHash thumbnail, ``resized``, too) is resized over its stack (see hash_batch)
+    if (width, height) != size and not _stacked(width, height, size):
         from PIL import Image as PILImageModule
 
-        small = PILImageModule.fromarray(grey).resize(size, PILImageModule.Resampling.LANCZOS)
-        grey = np.asarray(small, dtype=np.uint8)
-    return grey
+        box = (0.0, 0.0, extent[1], extent[0])
+        small = PILImageModule.fromarray(grey).resize(size, PILImageModule.Resampling.LANCZOS, box=box)
+        grey, extent = np.asarray(small, dtype=np.uint8), (float(size[1]), float(size[0]))
+    return grey, extent
 
 
 def _lanczos(x: np.ndarray) -> np.ndarray:
@@ -81,10 +121,12 @@ def _lanczos(x: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def resize_matrix(source: int, target: int) -> np.ndarray:
+def resize_matrix(source: int, target: int, extent: float | None = None) -> np.ndarray:
     """The (target, source) matrix of a Lanczos-3 resize of one axis, the weights Pillow's ``LANCZOS`` uses.
 
     A resize of an image is ``rows @ pixels @ columns.T``; no pixel is rounded between the two axes.
+    ``extent``: what the ``source`` pixels span (see :data:`Extent`; default ``source``), as Pillow's
+    ``resize(box=...)`` takes it.
 
     Examples
     --------
@@ -93,9 +135,10 @@ def resize_matrix(source: int, target: int) -> np.ndarray:
     >>> np.allclose(resize_matrix(64, 32).sum(axis=1), 1)
     True
     """
-    if source == target:
+    span = float(source) if extent is None else extent
+    if source == target and span == source:
         return np.eye(target)
-    scale = source / target
+    scale = span / target
     stretch = max(scale, 1.0)  # a reduction widens the filter, so every source pixel counts
     support = 3.0 * stretch
     matrix = np.zeros((target, source))
@@ -107,13 +150,18 @@ def resize_matrix(source: int, target: int) -> np.ndarray:
     return matrix
 
 
+StackKey = tuple[int, int, float, float]
+"""(height, width) of a stack's images, then the :data:`Extent` they span."""
+
+
 def thumbnails(
     values: list[Any], size: tuple[int, int], *, resized: bool = False
-) -> tuple[dict[tuple[int, int], tuple[np.ndarray, np.ndarray]], np.ndarray]:
+) -> tuple[dict[StackKey, tuple[np.ndarray, np.ndarray]], np.ndarray]:
     """(stacks, valid): each encoded image decoded in grey (:func:`_decoded`), stacked with the others of its shape.
 
-    ``stacks`` maps a (height, width) to the rows of that shape and their pixels, shape (rows, height,
-    width) uint8; ``valid`` is False for a row without an image. ``resized``: every image at ``size``.
+    ``stacks`` maps a (height, width, extent's height, extent's width) to the rows of that shape and
+    extent and their pixels, shape (rows, height, width) uint8; ``valid`` is False for a row without an
+    image. ``resized``: every image at ``size``.
 
     Examples
     --------
@@ -125,15 +173,16 @@ def thumbnails(
 
     decoder = fast_decoder()
     valid = np.zeros(len(values), dtype=bool)
-    shapes: dict[tuple[int, int], list[tuple[int, np.ndarray]]] = {}
+    shapes: dict[StackKey, list[tuple[int, np.ndarray]]] = {}
     for i, data in enumerate(values):
         if data is None:
             continue
-        pixels = _fast_decoded(data, size, decoder, resized=resized) if decoder is not None else None
-        if pixels is None:
+        decoded = _fast_decoded(data, size, decoder, resized=resized) if decoder is not None else None
+        if decoded is None:
             with decode_image_bytes(data) as image:
-                pixels = _decoded(image, size, resized=resized)
-        shapes.setdefault((pixels.shape[0], pixels.shape[1]), []).append((i, pixels))
+                decoded = _pillow_grey(image, size, resized=resized)
+        pixels, extent = decoded
+        shapes.setdefault((pixels.shape[0], pixels.shape[1], *extent), []).append((i, pixels))
         valid[i] = True
     stacks = {
         shape: (np.array([i for i, _ in found], dtype=np.int64), np.stack([p for _, p in found]))
@@ -142,11 +191,22 @@ def thumbnails(
     return stacks, valid
 
 
-def _resized_stack(stack: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Each grey image of a stack resized to ``size`` (Lanczos, :func:`resize_matrix`), rounded to uint8 as Pillow's."""
-    rows, columns = resize_matrix(stack.shape[1], size[1]), resize_matrix(stack.shape[2], size[0])
-    resized = np.matmul(np.matmul(rows, stack.astype(np.float64)), columns.T)
-    small: np.ndarray = np.clip(np.rint(resized), 0, 255).astype(np.uint8)
+_STACK_PIXELS = 1 << 20
+"""Pixels of one decoded size transformed at once (a float64 copy of 8 MB), however many images that is."""
+
+
+def _resized_stack(stack: np.ndarray, size: tuple[int, int], extent: Extent | None = None) -> np.ndarray:
+    """Each grey image of a stack resized to ``size`` (Lanczos, :func:`resize_matrix`), rounded to uint8 as Pillow's.
+
+    ``extent``: what the images span (see :data:`Extent`; default their shape).
+    """
+    span = extent if extent is not None else (float(stack.shape[1]), float(stack.shape[2]))
+    rows, columns = resize_matrix(stack.shape[1], size[1], span[0]), resize_matrix(stack.shape[2], size[0], span[1])
+    small = np.empty((len(stack), size[1], size[0]), dtype=np.uint8)
+    step = max(1, _STACK_PIXELS // max(1, stack.shape[1] * stack.shape[2]))
+    for start in range(0, len(stack), step):
+        resized = np.matmul(np.matmul(rows, stack[start : start + step].astype(np.float64)), columns.T)
+        small[start : start + step] = np.clip(np.rint(resized), 0, 255)
     return small
 
 
@@ -183,22 +243,22 @@ def _dct_matrix() -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def _low_dct(source: int) -> np.ndarray:
-    """The 8 lowest DCT rows of a 32-pixel axis, after a resize of ``source`` pixels to 32: (8, source)."""
-    low: np.ndarray = _dct_matrix()[:8] @ resize_matrix(source, 32) if source != 32 else _dct_matrix()[:8]
+def _low_dct(source: int, extent: float) -> np.ndarray:
+    """The 8 lowest DCT rows of a 32-pixel axis, after a resize of ``source`` pixels (spanning ``extent``) to 32."""
+    if source == 32 and extent == 32:
+        return _dct_matrix()[:8]
+    low: np.ndarray = _dct_matrix()[:8] @ resize_matrix(source, 32, extent)
     return low
 
 
-_STACK_ROWS = 1024  # images transformed at once: (1024, 64, 64) float64 is 32 MB
-
-
-def phash_stack(stack: np.ndarray) -> np.ndarray:
+def phash_stack(stack: np.ndarray, extent: Extent | None = None) -> np.ndarray:
     """The pHash of each grey image of a stack (n, height, width): its 32x32 thumbnail's 8x8 lowest DCT terms' signs.
 
     Each term is compared with the median of the 63 terms besides the mean.
 
     The resize to 32x32 (:func:`resize_matrix`) and the DCT's 8 lowest rows are one matrix per axis, so
-    a stack costs two matrix products; the (0, 0) term, the mean, is left out of the median.
+    a stack costs two matrix products; the (0, 0) term, the mean, is left out of the median. ``extent``:
+    what the images span (see :data:`Extent`; default their shape).
 
     Examples
     --------
@@ -207,10 +267,12 @@ def phash_stack(stack: np.ndarray) -> np.ndarray:
     1
     """
     height, width = stack.shape[1:]
-    rows, columns = _low_dct(height), _low_dct(width)
+    span = extent if extent is not None else (float(height), float(width))
+    rows, columns = _low_dct(height, span[0]), _low_dct(width, span[1])
     out = np.zeros(len(stack), dtype=np.uint64)
-    for start in range(0, len(stack), _STACK_ROWS):
-        part = stack[start : start + _STACK_ROWS].astype(np.float64)
+    step = max(1, _STACK_PIXELS // max(1, height * width))
+    for start in range(0, len(stack), step):
+        part = stack[start : start + step].astype(np.float64)
         low = np.matmul(np.matmul(rows, part), columns.T).reshape(len(part), 64)
         median = np.median(low[:, 1:], axis=1)
         out[start : start + len(part)] = _pack_rows(low > median[:, None])
@@ -224,7 +286,8 @@ def dhash(image: PILImage) -> int:
 
 def phash(image: PILImage) -> int:
     """The 64-bit DCT hash of a PIL image: the lowest 8x8 frequencies of a 32x32 grey thumbnail above their median."""
-    return int(phash_stack(_decoded(image, SIZES["phash"])[None])[0])
+    pixels, extent = _pillow_grey(image, SIZES["phash"])
+    return int(phash_stack(pixels[None], extent)[0])
 
 
 _STACKERS = {"dhash": dhash_stack, "phash": phash_stack}
@@ -244,14 +307,19 @@ def hash_batch(values: list[Any], first: int, method: str) -> dict[str, np.ndarr
     Each image is decoded only as far as its thumbnail needs; the hashes are then taken over stacks of
     the images of one decoded size (the resize folded into the hash's matrix products).
     """
-    # dHash: a 9x8 thumbnail from Pillow (its rounded grey levels keep flat areas' ties); pHash: any decoded
+    # dHash: a 9x8 thumbnail rounded to grey levels as Pillow's (which keeps flat areas' ties), by Pillow for
+    # what it decoded, over the stack for a JPEG libjpeg-turbo decoded within STACK_SIDE; pHash: any decoded
     # size, the resize folded into the DCT's matrix products
     stacks, valid = thumbnails(values, SIZES[method], resized=method == "dhash")
     hashes = np.zeros(len(values), dtype=np.uint64)
-    for rows, stack in stacks.values():
-        if method == "dhash" and stack.shape[1:] != (SIZES["dhash"][1], SIZES["dhash"][0]):
-            stack = _resized_stack(stack, SIZES["dhash"])
-        hashes[rows] = _STACKERS[method](stack)
+    for key, (rows, stack) in stacks.items():
+        extent = (key[2], key[3])
+        if method == "phash":
+            hashes[rows] = phash_stack(stack, extent)
+            continue
+        if (key[0], key[1], *extent) != (SIZES["dhash"][1], SIZES["dhash"][0], *SIZES["dhash"][::-1]):
+            stack = _resized_stack(stack, SIZES["dhash"], extent)
+        hashes[rows] = dhash_stack(stack)
     return {"hash": hashes, "valid": valid}
 
 

@@ -76,30 +76,104 @@ def laplacian_variance(grey: np.ndarray) -> float:
     return float(lap.var())
 
 
-_STACK_PIXELS = 1 << 17  # pixels of same-sized grey images measured at once: work arrays that stay in the CPU's cache
+_PART_PIXELS = 1 << 16
+"""Pixels measured at once (several small images, or a band of rows of a large one): each work array
+(int16 Laplacian, float64 copies for the sums) then stays within the CPU's cache, where a larger part,
+or a whole large image, spends most of its time waiting on memory."""
 
 
-def _sums(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sum, sum of squares) of each row of small integers, exact (float32 holds them; float64 adds them)."""
-    floats = values.astype(np.float32)
-    total: np.ndarray = floats.sum(axis=1, dtype=np.float64)
-    squares: np.ndarray = np.einsum("ij,ij->i", floats, floats, dtype=np.float64)
-    return total, squares
+def _exact_sums(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sum, sum of squares) of each image of a stack (n, rows, columns) of integers within +-``bound``, exact.
+
+    In int32 per image, or row by row, where the squares' sum cannot overflow it (the rows then added in int64), else in
+    float64 (which holds every partial sum exactly); no BLAS call, whose threads cost more than such a
+    small product saves.
+
+    Examples
+    --------
+    >>> [v.tolist() for v in _exact_sums(np.array([[[1, -2, 3]]], dtype=np.int16), 3)]
+    [[2.0], [14.0]]
+    """
+    n, rows, columns = values.shape
+    if bound * bound * rows * columns < 1 << 31:
+        values = values.reshape(n, 1, rows * columns)  # each image's squares in one int32 sum
+    if bound * bound * values.shape[2] < 1 << 31:
+        wide = values.astype(np.int32)
+        exact = np.int32 if bound * rows * columns < 1 << 31 else np.int64  # int32 sums without a cast
+        total = wide.reshape(n, -1).sum(axis=1, dtype=exact)
+        squares = np.einsum("ijk,ijk->ij", wide, wide).sum(axis=1, dtype=np.int64)
+        return total.astype(np.float64), squares.astype(np.float64)
+    floats = values.reshape(n, -1).astype(np.float64)
+    return floats.sum(axis=1), np.einsum("ij,ij->i", floats, floats)
 
 
-def _mean_and_variance(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of each row from its exact sums (no cancellation: the float is taken only at the end)."""
-    count = values.shape[1]
-    total, squares = _sums(values)
+def _laplacian(rows: np.ndarray) -> np.ndarray:
+    """The 4-neighbour Laplacian of each image (or band of rows) of a uint8 stack (n, h, w): (n, h-2, w-2) int16.
+
+    Taken over the stack as one flat run (a neighbour is one pixel or one row away), whose contiguous
+    adds are faster than the same over 2-D slices; the values that wrapped across an edge are then
+    left out.
+
+    Examples
+    --------
+    >>> _laplacian(np.array([[[0, 0, 0], [0, 9, 0], [0, 0, 0]]], dtype=np.uint8)).tolist()
+    [[[-36]]]
+    """
+    count, height, width = rows.shape
+    flat = rows.reshape(-1).astype(np.int16)  # a Laplacian lies within +-1020
+    size = flat.size
+    whole = np.empty(size, dtype=np.int16)
+    inner = whole[width : size - width]  # every pixel with a row above and below in the run
+    np.add(flat[width - 1 : size - width - 1], flat[width + 1 : size - width + 1], out=inner)
+    inner += flat[: size - 2 * width]
+    inner += flat[2 * width :]
+    inner -= flat[width : size - width] << 2
+    lap: np.ndarray = whole.reshape(count, height, width)[:, 1:-1, 1:-1]
+    return lap
+
+
+def _stack_sums(stack: np.ndarray) -> np.ndarray:
+    """(4, n): the exact sum and sum of squares of each image's pixels, then of its Laplacian's (0 under 3x3)."""
+    n, height, width = stack.shape
+    sums = np.zeros((4, n))
+    with_laplacian = height >= 3 and width >= 3
+    if height * width <= _PART_PIXELS:  # whole images, as many as fit in a part
+        step = max(1, _PART_PIXELS // max(1, height * width))
+        for start in range(0, n, step):
+            part = stack[start : start + step]
+            done = slice(start, start + len(part))
+            sums[0, done], sums[1, done] = _exact_sums(part, 255)
+            if with_laplacian:
+                sums[2, done], sums[3, done] = _exact_sums(_laplacian(part), 1020)
+        return sums
+    band = max(1, _PART_PIXELS // width)  # a large image: bands of rows, each Laplacian row taken once
+    for i in range(n):
+        image = stack[i]
+        for top in range(0, height, band):
+            total, squares = _exact_sums(image[None, top : top + band], 255)
+            sums[0, i] += total[0]
+            sums[1, i] += squares[0]
+            # the Laplacian's rows centred in this band (rows 1..height-2), with one row of context each side
+            first, last = max(top, 1), min(top + band, height - 1)
+            if with_laplacian and first < last:
+                total, squares = _exact_sums(_laplacian(image[None, first - 1 : last + 1]), 1020)
+                sums[2, i] += total[0]
+                sums[3, i] += squares[0]
+    return sums
+
+
+def _moments(total: np.ndarray, squares: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance from exact sums of ``count`` values (no cancellation: the float is taken only at the end)."""
     return total / count, np.maximum(count * squares - total * total, 0) / float(count) ** 2
 
 
 def grey_stats(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(brightness, contrast, blur) of each uint8 grey image of a stack (n, height, width) of one size.
 
-    Sums are exact (integers held in floats) and taken over a run of images at once, so each figure
-    is exact up to its last division: brightness and contrast are the mean and standard deviation in
-    0..1, blur the variance of the 4-neighbour Laplacian on the 0..255 scale (0 under 3x3 pixels).
+    Sums are exact (integers held in float64) and taken over parts of at most :data:`_PART_PIXELS`
+    pixels (several small images at once, or a large one band by band), so each figure is exact up to
+    its last division: brightness and contrast are the mean and standard deviation in 0..1, blur the
+    variance of the 4-neighbour Laplacian on the 0..255 scale (0 under 3x3 pixels).
 
     Examples
     --------
@@ -108,19 +182,12 @@ def grey_stats(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     [0.5, 0.5, 0.0]
     """
     n, height, width = stack.shape
-    brightness, contrast, blur = np.zeros(n), np.zeros(n), np.zeros(n)
-    step = max(1, _STACK_PIXELS // max(1, height * width))
-    for start in range(0, n, step):
-        part = stack[start : start + step]
-        done = slice(start, start + len(part))
-        mean, variance = _mean_and_variance(part.reshape(len(part), -1))
-        brightness[done] = mean / 255
-        contrast[done] = np.sqrt(variance) / 255
-        if height >= 3 and width >= 3:
-            wide = part.astype(np.int16)  # a Laplacian lies within +-1020
-            lap = wide[:, 1:-1, :-2] + wide[:, 1:-1, 2:] + wide[:, :-2, 1:-1] + wide[:, 2:, 1:-1]
-            lap -= 4 * wide[:, 1:-1, 1:-1]
-            blur[done] = _mean_and_variance(lap.reshape(len(part), -1))[1]
+    sums = _stack_sums(stack)
+    mean, variance = _moments(sums[0], sums[1], height * width)
+    brightness, contrast = mean / 255, np.sqrt(variance) / 255
+    blur = np.zeros(n)
+    if height >= 3 and width >= 3:
+        blur = _moments(sums[2], sums[3], (height - 2) * (width - 2))[1]
     return brightness, contrast, blur
 
 
@@ -146,15 +213,15 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
 
     decoder = fast_decoder()
     by_shape: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
+    measured: list[tuple[int, int, int, int, int]] = []  # (row, width, height, channels, bytes), set at the end
     for i, data in enumerate(values):
         if data is None:
             continue
-        out["file_size"][i] = len(data)
         # a JPEG within the budget: libjpeg-turbo straight to grey, where simplejpeg is installed
         header = jpeg_header(decoder, data) if decoder is not None else None
         fast = None
         if header is not None and header[0] * header[1] <= STATS_MAX_PIXELS:
-            fast = grey_jpeg(data, 0, 0, decoder=decoder, fast=False)
+            fast = grey_jpeg(data, 0, 0, decoder=decoder, fast=False, header=header)
         if fast is not None and header is not None:
             width, height, channels = header
             grey = fast
@@ -163,13 +230,17 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
                 width, height = image.size
                 channels = len(image.getbands())
                 grey = np.asarray(grey_within(image), dtype=np.uint8)
-        out["width"][i], out["height"][i] = width, height
-        out["aspect"][i] = width / height if height else np.nan
-        out["channels"][i] = channels
+        measured.append((i, width, height, channels, len(data)))
         by_shape.setdefault(grey.shape, []).append((i, grey))
+    if measured:
+        rows, widths, heights, channels_of, sizes = (np.array(v, dtype=np.int64) for v in zip(*measured, strict=True))
+        out["width"][rows], out["height"][rows] = widths, heights
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out["aspect"][rows] = np.where(heights > 0, widths / np.maximum(heights, 1), np.nan)
+        out["channels"][rows], out["file_size"][rows] = channels_of, sizes
     for members in by_shape.values():
         rows = np.array([i for i, _ in members], dtype=np.int64)
-        measured = grey_stats(np.stack([grey for _, grey in members]))
-        for name, values_of in zip(("brightness", "contrast", "blur"), measured, strict=True):
+        figures = grey_stats(np.stack([grey for _, grey in members]))
+        for name, values_of in zip(("brightness", "contrast", "blur"), figures, strict=True):
             out[name][rows] = values_of
     return out

@@ -4,13 +4,23 @@ machine without simplejpeg (STABLE_EXPLORE_PILLOW_ONLY=1), go through Pillow."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from PIL import Image as PILImage
 
 from stable_explore.signals._jpeg import PILLOW_ONLY_ENV, fast_decoder, grey_jpeg
-from stable_explore.signals.perceptual import SIZES, _decoded, dhash_stack, hash_batch, phash_stack, popcount
+from stable_explore.signals.perceptual import (
+    SIZES,
+    _pillow_grey,
+    _resized_stack,
+    dhash_stack,
+    hash_batch,
+    phash_stack,
+    popcount,
+)
 from stable_explore.signals.stats import grey_stats, grey_within, stats_batch
 
 pytest.importorskip("simplejpeg")
@@ -52,11 +62,14 @@ def test_without_simplejpeg_every_image_goes_through_pillow(monkeypatch: pytest.
     images = _sizes_and_modes(1)
     monkeypatch.setenv(PILLOW_ONLY_ENV, "1")
     assert fast_decoder() is None
-    for method, stack in (("phash", phash_stack), ("dhash", dhash_stack)):
+    for method in ("phash", "dhash"):
         expected = []
         for data in images:
             with PILImage.open(io.BytesIO(data)) as image:
-                expected.append(int(stack(_decoded(image, SIZES[method], resized=method == "dhash")[None])[0]))
+                pixels, extent = _pillow_grey(image, SIZES[method], resized=method == "dhash")
+            expected.append(
+                int((phash_stack(pixels[None], extent) if method == "phash" else dhash_stack(pixels[None]))[0])
+            )
         assert hash_batch(images, 0, method)["hash"].tolist() == expected
     stats = stats_batch(images, 0)
     for i, data in enumerate(images):
@@ -94,3 +107,34 @@ def test_libjpeg_turbo_statistics_match_pillows(monkeypatch: pytest.MonkeyPatch)
     assert np.abs(fast["brightness"] - pillow["brightness"]).max() <= 1e-3
     assert np.abs(fast["contrast"] - pillow["contrast"]).max() <= 2e-3
     assert (np.abs(fast["blur"] - pillow["blur"]) / pillow["blur"]).max() <= 0.03
+
+
+def test_a_photos_dhash_is_resized_over_its_stack_and_an_older_revisions_kept_one_is_not_read(tmp_path: Path) -> None:
+    import stable_explore as se
+    from stable_explore import signals
+    from stable_explore.signals.cache import _write, signal_path
+
+    rng = np.random.default_rng(4)
+    images = [_photo(rng, 512, 512, mode) for mode in ("RGB", "L") for _ in range(12)]
+    ds = se.build(
+        [{"image": d} for d in images], se.Features(image=se.Image()), name="p", home=tmp_path, progress=False
+    )
+    # a dHash kept by the release before (revision 2: Pillow resized a 1/8-scale decode of 64x64 to 9x8)
+    older = signal_path(ds, "perceptual_hashes", {"column": "image", "method": "dhash", "revision": 2})
+    assert older is not None
+    _write(older, pa.table({"row": pa.array(range(24), pa.int64()), "hash": pa.array([0] * 24, pa.uint64())}))
+    got = np.array(signals.perceptual_hashes(ds, method="dhash", progress=False).column("hash").to_pylist(), np.uint64)
+    decoder = fast_decoder()
+    grey = np.stack([grey_jpeg(d, 18, 16, decoder=decoder) for d in images])  # 1/8 scale: 64x64
+    assert grey.shape == (24, 64, 64)
+    assert got.tolist() == dhash_stack(_resized_stack(grey, SIZES["dhash"])).tolist()
+    full = []
+    for data in images:
+        with PILImage.open(io.BytesIO(data)) as image:
+            full.append(
+                int(dhash_stack(np.asarray(image.convert("L").resize((9, 8), PILImage.Resampling.LANCZOS))[None])[0])
+            )
+    # measured: mean 0.1 bit from a full decode resized by Pillow (as with Pillow resizing the 1/8 decode), at most 2
+    distance = popcount(got ^ np.array(full, dtype=np.uint64))
+    assert distance.mean() <= 0.5
+    assert distance.max() <= 3

@@ -302,8 +302,10 @@ def _process_context() -> multiprocessing.context.BaseContext:
     global _preloaded
     if not _preloaded:  # once: the server starts with the first pool, and reads the list then
         # What a task's first rows import: without pandas (pyarrow imports it on first use) and
-        # cloudpickle here, every new worker spent ~1 s importing them. A missing one is skipped.
-        context.set_forkserver_preload(["stable_explore.catalog.parallel.tasks", "pandas", "cloudpickle"])
+        # cloudpickle here, every new worker spent ~1 s importing them; the per-image signals' decoders
+        # (~50 ms of CPU in each worker of every num_proc= pool) too. A missing one is skipped.
+        preload = ["stable_explore.catalog.parallel.tasks", "pandas", "cloudpickle"]
+        context.set_forkserver_preload([*preload, "stable_explore.signals.images", "PIL.Image", "simplejpeg"])
         _preloaded = True
     return context
 
