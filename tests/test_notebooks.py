@@ -2,7 +2,9 @@
 
 Each notebook runs once, in a real kernel (nbclient), with ``HOME`` and ``TMPDIR`` pointed into ``tmp_path``;
 then the checks for that notebook read its outputs. A notebook without checks here fails, so a new notebook
-comes with its assertions.
+comes with its assertions. With ``$STABLE_EXPLORE_EXECUTED_NOTEBOOKS`` set (``.ci/run`` sets it), each notebook
+that ran and passed its checks is written to that folder, executed, and the docs build makes its pages of
+those instead of executing every notebook a second time (docs/notebook_pages.py).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import platform
 import re
 from collections.abc import Callable
@@ -46,6 +49,7 @@ class Ran:
     cells: list[Any]
     home: Path
     tmp: Path
+    notebook: Any
 
     def cell(self, marker: str) -> Any:
         """The one code cell whose source contains ``marker``."""
@@ -91,7 +95,20 @@ def run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, hide: tup
     )
     assert "Warning" not in stderr, stderr
     assert not (home / ".cache" / "stable-explore").exists(), "the notebook wrote into ~/.cache/stable-explore"
-    return Ran(cells, home, tmp)
+    return Ran(cells, home, tmp, notebook)
+
+
+def keep_executed(name: str, ran: Ran) -> Path | None:
+    """Write the executed notebook to ``$STABLE_EXPLORE_EXECUTED_NOTEBOOKS/name`` when that is set (CI's docs
+    pages are made of it); the path written, or None."""
+    folder = os.environ.get("STABLE_EXPLORE_EXECUTED_NOTEBOOKS", "").strip()
+    if not folder:
+        return None
+    nbformat = pytest.importorskip("nbformat")
+    path = Path(folder) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(ran.notebook, path)
+    return path
 
 
 # --- what each notebook's reader relies on ----------------------------------------------------------
@@ -378,6 +395,7 @@ def test_notebook_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest
     assert _snapshot(catalog) == before, "the notebook changed the user's STABLE_EXPLORE_HOME"
     if SKIPPED_WITHOUT_SERVER not in ran.stdout():
         assert list(ran.tmp.glob("stable-explore-*/*/versions")), "the notebook did not make its own catalog"
+    keep_executed(name, ran)  # only once it passed: a failed notebook leaves no page, and the docs build fails
 
 
 def test_workgroup_notebook_against_a_real_s3_server(
