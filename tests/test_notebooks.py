@@ -15,6 +15,8 @@ import json
 import os
 import platform
 import re
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,14 +83,24 @@ def run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, hide: tup
     home.mkdir()
     tmp.mkdir()
     monkeypatch.setenv("HOME", str(home))  # whatever a notebook writes under ~ lands here, where we look
-    monkeypatch.setenv("TMPDIR", str(tmp))  # and its tempfile.mkdtemp() here
+    # and its tempfile.mkdtemp() here, through a short link: multiprocessing puts its AF_UNIX sockets under
+    # $TMPDIR (pymp-*/listener-*), whose path may not pass 107 characters. Under pytest-xdist tmp_path is
+    # 10 longer (popen-gwN/), and the DataLoader workers of notebook 04 could not hand their batches back:
+    # the cell hung until the 300 s timeout.
+    short = Path(tempfile.mkdtemp(prefix="se-nb-", dir="/tmp" if Path("/tmp").is_dir() else None))
+    link = short / "t"
+    link.symlink_to(tmp, target_is_directory=True)
+    monkeypatch.setenv("TMPDIR", str(link))
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     if hide:
         notebook.cells.insert(0, nbformat.v4.new_code_cell(HIDE.format(names=set(hide))))
     client = nbclient.NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
-    client.execute()  # raises CellExecutionError, with the traceback, if any cell fails
+    try:
+        client.execute()  # raises CellExecutionError, with the traceback, if any cell fails
+    finally:
+        shutil.rmtree(short)  # the link only (rmtree never follows it)
     cells = notebook.cells[1:] if hide else notebook.cells
     stderr = "".join(
         o.get("text", "") for c in cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stderr"
