@@ -25,12 +25,19 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 nitpicky = False  # type hints name private and third-party classes that have no page here
 
 # The notebooks live in notebooks/ (where users open them); clean copies under docs/ make them pages,
-# executed by this build so each page shows what running it shows (never a user's saved outputs).
+# executed by this build so each page shows what running it shows (never a user's saved outputs). In CI
+# ($STABLE_EXPLORE_EXECUTED_NOTEBOOKS set) the pages are the notebooks tests/test_notebooks.py executed in
+# that same run, and nothing is executed twice.
 sys.path.insert(0, str(Path(__file__).parent))
-from notebook_pages import copy_notebook_pages, execute_pages  # noqa: E402 - beside this file
+from notebook_pages import copy_executed_pages, copy_notebook_pages, execute_pages, executed_folder  # noqa: E402
 
-copy_notebook_pages(ROOT / "notebooks", Path(__file__).parent / "notebooks")
-nb_execution_mode = "force" if execute_pages() else "off"
+_executed = executed_folder()
+if _executed is not None:
+    copy_executed_pages(ROOT / "notebooks", _executed, Path(__file__).parent / "notebooks")
+    nb_execution_mode = "off"  # their outputs are this run's, from the tests
+else:
+    copy_notebook_pages(ROOT / "notebooks", Path(__file__).parent / "notebooks")
+    nb_execution_mode = "force" if execute_pages() else "off"
 nb_execution_timeout = 600
 nb_execution_raise_on_error = True  # a cell that fails fails the build (CI builds with -W)
 nb_execution_show_tb = True

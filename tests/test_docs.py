@@ -242,3 +242,50 @@ def test_the_video_page_example_runs_and_prints_what_it_says(capsys: pytest.Capt
     assert len(printed) == len(said) == 4
     for line, comment in zip(printed, said, strict=True):
         assert line == comment
+
+
+def test_ci_pages_are_the_notebooks_the_tests_executed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI runs each notebook once (tests/test_notebooks.py); the docs pages show that run's outputs, and a
+    notebook with no executed copy, or a copy of other code, fails the build instead of showing a blank page."""
+    import json
+
+    sys.path.insert(0, str(DOCS))
+    from notebook_pages import EXECUTED_ENV, copy_executed_pages, executed_folder
+
+    from tests.test_notebooks import Ran, keep_executed
+
+    nbformat = pytest.importorskip("nbformat")
+    source, executed, pages = tmp_path / "notebooks", tmp_path / "executed", tmp_path / "pages"
+    source.mkdir()
+    for name in ("01_a.ipynb", "02_b.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"print({name!r})")]), source / name)
+
+    monkeypatch.delenv(EXECUTED_ENV, raising=False)
+    assert executed_folder() is None  # a plain local build executes the notebooks itself
+    ran = nbformat.read(source / "01_a.ipynb", as_version=4)
+    assert keep_executed("01_a.ipynb", Ran(ran.cells, tmp_path, tmp_path, ran)) is None  # nothing written
+    monkeypatch.setenv(EXECUTED_ENV, str(executed))
+    assert executed_folder() == executed
+
+    # the test writes a notebook it ran, with its outputs and timings, only once it passed
+    ran.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="01_a.ipynb\n")]
+    ran.cells[0].metadata["execution"] = {"iopub.status.busy": "2026-12-01T23:00:00"}
+    assert keep_executed("01_a.ipynb", Ran(ran.cells, tmp_path, tmp_path, ran)) == executed / "01_a.ipynb"
+    with pytest.raises(FileNotFoundError) as missing:
+        copy_executed_pages(source, executed, pages)
+    said = str(missing.value)
+    assert "notebooks/02_b.ipynb has no executed copy" in said
+    assert EXECUTED_ENV in said
+    assert "test_notebook_runs_end_to_end[02_b.ipynb]" in said
+
+    other = nbformat.read(source / "02_b.ipynb", as_version=4)
+    other.cells[0].source = "print('an older version of the cell')"
+    nbformat.write(other, executed / "02_b.ipynb")
+    with pytest.raises(ValueError, match=r"02_b.ipynb: its code cells differ from notebooks/02_b.ipynb's"):
+        copy_executed_pages(source, executed, pages)
+
+    nbformat.write(nbformat.read(source / "02_b.ipynb", as_version=4), executed / "02_b.ipynb")
+    assert [p.name for p in copy_executed_pages(source, executed, pages)] == ["01_a.ipynb", "02_b.ipynb"]
+    cell = json.loads((pages / "01_a.ipynb").read_text(encoding="utf-8"))["cells"][0]
+    assert "".join(cell["outputs"][0]["text"]) == "01_a.ipynb\n"  # the run's output is on the page
+    assert "execution" not in cell["metadata"]

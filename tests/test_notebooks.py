@@ -2,7 +2,9 @@
 
 Each notebook runs once, in a real kernel (nbclient), with ``HOME`` and ``TMPDIR`` pointed into ``tmp_path``;
 then the checks for that notebook read its outputs. A notebook without checks here fails, so a new notebook
-comes with its assertions.
+comes with its assertions. With ``$STABLE_EXPLORE_EXECUTED_NOTEBOOKS`` set (``.ci/run`` sets it), each notebook
+that ran and passed its checks is written to that folder, executed, and the docs build makes its pages of
+those instead of executing every notebook a second time (docs/notebook_pages.py).
 """
 
 from __future__ import annotations
@@ -10,8 +12,11 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import platform
 import re
+import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +51,7 @@ class Ran:
     cells: list[Any]
     home: Path
     tmp: Path
+    notebook: Any
 
     def cell(self, marker: str) -> Any:
         """The one code cell whose source contains ``marker``."""
@@ -77,21 +83,44 @@ def run(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, hide: tup
     home.mkdir()
     tmp.mkdir()
     monkeypatch.setenv("HOME", str(home))  # whatever a notebook writes under ~ lands here, where we look
-    monkeypatch.setenv("TMPDIR", str(tmp))  # and its tempfile.mkdtemp() here
+    # and its tempfile.mkdtemp() here, through a short link: multiprocessing puts its AF_UNIX sockets under
+    # $TMPDIR (pymp-*/listener-*), whose path may not pass 107 characters. Under pytest-xdist tmp_path is
+    # 10 longer (popen-gwN/), and the DataLoader workers of notebook 04 could not hand their batches back:
+    # the cell hung until the 300 s timeout.
+    short = Path(tempfile.mkdtemp(prefix="se-nb-", dir="/tmp" if Path("/tmp").is_dir() else None))
+    link = short / "t"
+    link.symlink_to(tmp, target_is_directory=True)
+    monkeypatch.setenv("TMPDIR", str(link))
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     if hide:
         notebook.cells.insert(0, nbformat.v4.new_code_cell(HIDE.format(names=set(hide))))
     client = nbclient.NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
-    client.execute()  # raises CellExecutionError, with the traceback, if any cell fails
+    try:
+        client.execute()  # raises CellExecutionError, with the traceback, if any cell fails
+    finally:
+        shutil.rmtree(short)  # the link only (rmtree never follows it)
     cells = notebook.cells[1:] if hide else notebook.cells
     stderr = "".join(
         o.get("text", "") for c in cells if c.cell_type == "code" for o in c.outputs if o.get("name") == "stderr"
     )
     assert "Warning" not in stderr, stderr
     assert not (home / ".cache" / "stable-explore").exists(), "the notebook wrote into ~/.cache/stable-explore"
-    return Ran(cells, home, tmp)
+    return Ran(cells, home, tmp, notebook)
+
+
+def keep_executed(name: str, ran: Ran) -> Path | None:
+    """Write the executed notebook to ``$STABLE_EXPLORE_EXECUTED_NOTEBOOKS/name`` when that is set (CI's docs
+    pages are made of it); the path written, or None."""
+    folder = os.environ.get("STABLE_EXPLORE_EXECUTED_NOTEBOOKS", "").strip()
+    if not folder:
+        return None
+    nbformat = pytest.importorskip("nbformat")
+    path = Path(folder) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(ran.notebook, path)
+    return path
 
 
 # --- what each notebook's reader relies on ----------------------------------------------------------
@@ -378,6 +407,7 @@ def test_notebook_runs_end_to_end(name: str, tmp_path: Path, monkeypatch: pytest
     assert _snapshot(catalog) == before, "the notebook changed the user's STABLE_EXPLORE_HOME"
     if SKIPPED_WITHOUT_SERVER not in ran.stdout():
         assert list(ran.tmp.glob("stable-explore-*/*/versions")), "the notebook did not make its own catalog"
+    keep_executed(name, ran)  # only once it passed: a failed notebook leaves no page, and the docs build fails
 
 
 def test_workgroup_notebook_against_a_real_s3_server(
