@@ -146,7 +146,6 @@ def load() -> str:
 
 
 def run(rows: int, side: int, queries: int, home: str, k: int = 10, seed: int = 0) -> None:
-    from stable_explore.signals import neighbors
 
     print(f"start: {time.strftime('%Y-%m-%d %H:%M:%S')}; {load()}", flush=True)
     features = se.Features(image=se.Image(), label=se.ClassLabel(names=[str(d) for d in range(10)]))
@@ -172,12 +171,20 @@ def run(rows: int, side: int, queries: int, home: str, k: int = 10, seed: int = 
         signals.image_stats(ds, cache=False, progress=False)
     line("image_stats", step, rows)
 
+    print("cpu: this process's CPU time plus its workers' (on a loaded machine, wall time is mostly waiting)")
+    print(f"pixel_embeddings num_proc=2 equal to serial: {same}")
+    neighbour_steps(ds, embeddings, queries, k, seed)
+    print(f"end: {time.strftime('%Y-%m-%d %H:%M:%S')}; {load()}", flush=True)
+
+
+def neighbour_steps(ds: se.CachedDataset, embeddings: np.ndarray, queries: int, k: int, seed: int) -> None:
+    """``neighbor_label_issues``, the recall of the neighbours it used, then ``embedding_outliers``."""
+    from stable_explore.signals import neighbors
+
+    rows = len(ds)
     approximate = rows > neighbors.APPROXIMATE_ROWS
     how = "pynndescent, approximate" if approximate else "scikit-learn, exact"
-    with Peak() as step:
-        outliers = signals.embedding_outliers(ds, embeddings, k=k)
-    line(f"embedding_outliers k={k} ({how})", step, rows, scaled="*")
-
+    rule(f"k={k} neighbours of {rows:,} embeddings of {embeddings.shape[1]} dims ({how})")
     used: list[np.ndarray] = []  # the neighbours neighbor_label_issues is given, kept for the recall below
     original = neighbors.nearest_neighbors
 
@@ -194,30 +201,59 @@ def run(rows: int, side: int, queries: int, home: str, k: int = 10, seed: int = 
             issues = signals.neighbor_label_issues(ds, embeddings, k=k)
     finally:
         labels_module.nearest_neighbors = original
-    line(f"neighbor_label_issues k={k} ({how})", step, rows, scaled="*")
-    print("cpu: this process's CPU time plus its workers' (on a loaded machine, wall time is mostly waiting)")
-    print("* k-NN grows faster than linearly with n: the scaled figure is not a rate that holds at other sizes")
-    print(
-        f"pixel_embeddings num_proc=2 equal to serial: {same}; {outliers.num_rows:,} outlier scores; "
-        f"{issues.num_rows:,} rows whose neighbours vote for another label"
-    )
+    line(f"neighbor_label_issues k={k}", step, rows, scaled="*")
+    print(f"{issues.num_rows:,} rows whose neighbours vote for another label", flush=True)
 
-    rule(f"recall@{k} of the neighbours used above, against exact neighbours of {queries:,} random rows")
     sample = np.sort(np.random.default_rng(seed + 1).choice(rows, size=min(queries, rows), replace=False))
     with Peak() as step:
         _, exact = neighbors.nearest_neighbors(embeddings, k, rows=sample, backend="numpy")
     found = used[0][sample]
     recall = float(np.mean([len(set(a.tolist()) & set(b.tolist())) / k for a, b in zip(exact, found, strict=True)]))
     estimate = step.seconds * rows / len(sample)
-    print(f"recall@{k} ({how}): {recall:.4f} over {len(sample):,} rows")
+    estimate_cpu = step.cpu * rows / len(sample)
+    print(f"recall@{k} of those neighbours ({how}) against exact, over {len(sample):,} random rows: {recall:.4f}")
     print(
         f"exact neighbours of the {len(sample):,} rows against all {rows:,} (numpy brute force): "
-        f"{step.seconds:.1f} s, peak {step.memory()}"
+        f"{step.seconds:.1f} s (cpu {step.cpu:.1f} s), peak {step.memory()}"
     )
     print(
         f"exact neighbours of all {rows:,} rows, ESTIMATED from the sample ({rows:,} / {len(sample):,} x its time): "
-        f"{estimate:,.0f} s ({estimate / 3600:.1f} h)"
+        f"{estimate:,.0f} s ({estimate / 3600:.1f} h; cpu {estimate_cpu:,.0f} s)",
+        flush=True,
     )
+    with Peak() as step:
+        outliers = signals.embedding_outliers(ds, embeddings, k=k)
+    line(f"embedding_outliers k={k}", step, rows, scaled="*")
+    print(f"{outliers.num_rows:,} outlier scores")
+    print("* k-NN grows faster than linearly with n: the scaled figure is not a rate that holds at other sizes")
+
+
+def label_batches(count: int) -> Iterator[Any]:
+    """Row i's label: the digit of scikit-learn's digit i modulo 1,797 (as the embeddings below are made)."""
+    from sklearn.datasets import load_digits
+
+    target = load_digits().target
+    for start in range(0, count, 100_000):
+        yield {"label": target[np.arange(start, min(start + 100_000, count)) % len(target)].tolist()}
+
+
+def neighbours_only(rows: int, queries: int, home: str, k: int = 10, seed: int = 0) -> None:
+    """The neighbour steps alone, on noisy digits reduced to 32 dims by PCA (``bench_signals.py``'s kNN workload)."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import PCA
+
+    print(f"start: {time.strftime('%Y-%m-%d %H:%M:%S')}; {load()}", flush=True)
+    features = se.Features(label=se.ClassLabel(names=[str(d) for d in range(10)]))
+    with Peak() as made:
+        ds = se.build(label_batches, features, name="labels", args=(rows,), batched=True, home=home, progress=False)
+        rng = np.random.default_rng(seed)
+        digits = load_digits()
+        which = np.arange(rows) % len(digits.data)
+        base = digits.data[which] + rng.normal(0, 2.0, (rows, digits.data.shape[1]))
+        embeddings = PCA(32, random_state=0).fit_transform(base).astype(np.float32)
+        del base
+    print(f"made {rows:,} rows and their embeddings in {made.seconds:.1f} s (peak {made.memory()})", flush=True)
+    neighbour_steps(ds, embeddings, queries, k, seed)
     print(f"end: {time.strftime('%Y-%m-%d %H:%M:%S')}; {load()}", flush=True)
 
 
@@ -227,12 +263,16 @@ def main() -> None:
     parser.add_argument("--side", type=int, default=32, help="pixels of the square JPEGs")
     parser.add_argument("--queries", type=int, default=2_000, help="rows whose exact neighbours give the recall")
     parser.add_argument("--home", help="catalog folder (kept: a second run reuses the JPEGs); default a temporary one")
+    parser.add_argument(
+        "--neighbours-only", action="store_true", help="only the neighbour steps, on synthetic 32-dim embeddings"
+    )
     args = parser.parse_args()
-    if args.home:
-        run(args.rows, args.side, args.queries, args.home)
-        return
-    with tempfile.TemporaryDirectory() as home:
-        run(args.rows, args.side, args.queries, home)
+    with tempfile.TemporaryDirectory() as scratch:
+        home = args.home or scratch
+        if args.neighbours_only:
+            neighbours_only(args.rows, args.queries, home)
+        else:
+            run(args.rows, args.side, args.queries, home)
 
 
 if __name__ == "__main__":
