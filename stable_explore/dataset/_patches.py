@@ -36,6 +36,7 @@ from stable_explore.errors import (
     SchemaError,
 )
 from stable_explore.schema import Boxes, Image
+from stable_explore.schema.boxes import flat_boxes
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,12 +69,7 @@ def patches_of(ds: CachedDataset, column: str = "objects", *, image: str | None 
     if image is None or not isinstance(ds.features.get(image), Image):
         msg = f"patches: no Image column {'named ' + repr(image) if image else 'in this dataset'} to crop from"
         raise ColumnNotFoundError(msg)
-    stored = ds.arrow_column(column)
-    stored = stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
-    counts = pc.fill_null(pc.list_value_length(stored), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    boxes = pc.list_flatten(stored)
-    rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-    index = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    boxes, rows, index = flat_boxes(ds.arrow_column(column))
     names = pa.array(list(feature.names), pa.string())
     categories = boxes.field("category") if len(boxes) else pa.array([], pa.int64())
     table = pa.table(

@@ -19,7 +19,7 @@ from stable_explore.schema.base import Feature, describe
 from stable_explore.schema.class_label import ClassLabel
 from stable_explore.schema.hf_boxes import box_layout, with_class_names
 
-__all__ = ["BOX_FIELDS", "BOX_FORMATS", "Boxes", "convert_box"]
+__all__ = ["BOX_FIELDS", "BOX_FORMATS", "Boxes", "convert_box", "flat_boxes"]
 
 BOX_FORMATS = ("xywh", "xyxy", "cxcywh")
 BOX_FIELDS = ("bbox", "category", "score", "id")  # the typed fields; every other key of a box is an attribute
@@ -33,6 +33,27 @@ _BOX_STRUCT = pa.struct(
         pa.field("attributes", pa.string()),
     ]
 )
+
+
+def flat_boxes(stored: pa.Array | pa.ChunkedArray) -> tuple[pa.StructArray, np.ndarray, np.ndarray]:
+    """Every box of a stored ``Boxes`` column, with the row it is in and its index in that row (int64).
+
+    A null row has no boxes.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> boxes, rows, index = flat_boxes(pa.array([[{"category": 1}, {"category": 0}], None, [{"category": 1}]]))
+    >>> boxes.field("category").to_pylist(), rows.tolist(), index.tolist()
+    ([1, 0, 1], [0, 0, 2], [0, 1, 0])
+    """
+    import pyarrow.compute as pc  # not on the import path of ``import stable_explore``
+
+    stored = stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
+    counts = pc.fill_null(pc.list_value_length(stored), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    rows = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    index = np.arange(len(rows), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return pc.list_flatten(stored), rows, index
 
 
 def convert_box(box: SequenceABC[float], source: str, target: str) -> list[float]:

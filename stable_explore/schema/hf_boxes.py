@@ -34,6 +34,7 @@ from typing import Any
 import pyarrow as pa
 
 from stable_explore.errors import SchemaError
+from stable_explore.schema.value import VALUE_TYPES
 
 __all__ = ["CLASS_FIELDS", "box_layout", "boxes_to_hf", "item_specs", "spec_arrow_type", "with_class_names"]
 
@@ -46,25 +47,8 @@ _NUMBERS = frozenset(
 )
 _INTEGERS = frozenset(d for d in _NUMBERS if not d.startswith("float"))
 _PLAIN = _NUMBERS | {"bool", "string", "large_string"}
-_INT_TYPES = {
-    "int8": pa.int8(),
-    "int16": pa.int16(),
-    "int32": pa.int32(),
-    "int64": pa.int64(),
-    "uint8": pa.uint8(),
-    "uint16": pa.uint16(),
-    "uint32": pa.uint32(),
-    "uint64": pa.uint64(),
-}
-_VALUE_TYPES: dict[str, pa.DataType] = {
-    **_INT_TYPES,
-    "float16": pa.float16(),
-    "float32": pa.float32(),
-    "float64": pa.float64(),
-    "bool": pa.bool_(),
-    "string": pa.string(),
-    "large_string": pa.large_string(),
-}
+# the Value types a box field may take, as Value stores them
+_VALUE_TYPES: dict[str, pa.DataType] = {dtype: VALUE_TYPES[dtype] for dtype in _PLAIN}
 
 
 def _kind(spec: Any) -> str | None:

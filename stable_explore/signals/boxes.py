@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from stable_explore.errors import ColumnNotFoundError, InvalidOptionError
 from stable_explore.schema import Boxes
+from stable_explore.schema.boxes import flat_boxes
 from stable_explore.signals._rows import result_table
 
 if TYPE_CHECKING:
@@ -69,12 +70,8 @@ def box_issues(
         what = f"named {column!r}" if column else "in this dataset"
         msg = f"no Boxes column {what}; columns: {list(ds.features)}"
         raise ColumnNotFoundError(msg)
-    stored = ds.arrow_column(name)
-    stored = stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
-    counts = pc.fill_null(pc.list_value_length(stored), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    flat = pc.list_flatten(stored)
-    row_of = np.repeat(np.arange(len(counts)), counts)
-    index_in_row = np.arange(len(row_of)) - np.repeat(np.cumsum(counts) - counts, counts)
+    flat, row_of, index_in_row = flat_boxes(ds.arrow_column(name))
+    counts = np.bincount(row_of, minlength=len(ds))  # boxes per row
     coords = _xyxy(flat, feature)
     categories = flat.field("category").to_numpy(zero_copy_only=False) if len(flat) else np.zeros(0, np.int64)
     sizes = _image_sizes(ds, row_of)
@@ -336,15 +333,11 @@ def _boxes_of(ds: CachedDataset, column: str, what: str) -> Boxes:
 
 def _flat_boxes(ds: CachedDataset, column: str, feature: Boxes) -> dict[str, np.ndarray]:
     """Every box of a column: its row, index in the row, corners, class and score (NaN: none)."""
-    stored = ds.arrow_column(column)
-    stored = stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
-    counts = pc.fill_null(pc.list_value_length(stored), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    flat = pc.list_flatten(stored)
-    rows = np.repeat(np.arange(len(counts)), counts)
+    flat, rows, index = flat_boxes(ds.arrow_column(column))
     empty = not len(flat)
     return {
         "row": rows,
-        "index": np.arange(len(rows)) - np.repeat(np.cumsum(counts) - counts, counts),
+        "index": index,
         "xyxy": _xyxy(flat, feature),
         "category": np.zeros(0, np.int64) if empty else flat.field("category").to_numpy(zero_copy_only=False),
         "score": np.zeros(0)

@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import Boxes
+from stable_explore.widgets._filtering import FilterMixin
 from stable_explore.widgets._filters import BOX_CONDITIONS, HISTOGRAM_BINS, _bin_counts, _floats, bin_edges, box_sizes
-from stable_explore.widgets._members import BrowserMembers
 
 __all__ = ["BOX_MEASURES", "BoxHistogramMixin", "box_histograms"]
 
@@ -109,7 +109,7 @@ def bin_conditions(what: str, edges: list[float], index: int) -> dict[str, Any]:
     return {f"min_{what}": lo, f"max_{what}": hi if last else float(np.nextafter(hi, -np.inf))}
 
 
-class BoxHistogramMixin(BrowserMembers):
+class BoxHistogramMixin(FilterMixin):  # a bar's click is a where_boxes filter
     """The histogram panel's Boxes histograms, and a click on one of their bars."""
 
     def _box_histograms(self, rows: range | np.ndarray) -> dict[str, Any]:

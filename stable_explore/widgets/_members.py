@@ -91,18 +91,3 @@ class BrowserMembers:
         ) -> list[tuple[bytes, str] | None]: ...
         def _repr_mimebundle_(self, **kwargs: Any) -> Any: ...
         def _card_html(self) -> str: ...
-
-        def where_boxes(
-            self,
-            column: str,
-            *,
-            cls: int | str | None = None,
-            min_area: float | None = None,
-            max_area: float | None = None,
-            min_aspect: float | None = None,
-            max_aspect: float | None = None,
-            min_score: float | None = None,
-            max_score: float | None = None,
-            min_count: int | None = None,
-            max_count: int | None = None,
-        ) -> None: ...

@@ -132,13 +132,20 @@ class PageMessages(BrowserMembers):
         opened = self._state.opened
         return opened.ds, opened.base_of, self.thumb_size
 
-    def _thumbnails(
-        self, rows: np.ndarray, snapshot: tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int] | None = None
-    ) -> list[tuple[bytes, str] | None]:
+    def _snapshot_after_prefetch(
+        self, rows: np.ndarray, snapshot: tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int] | None
+    ) -> tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int]:
+        """``snapshot``, or the current one after the prefetch if it is making exactly these thumbnails."""
         ds, base, size = snapshot or self._snapshot()
         pending = self._state.prefetched
         if snapshot is None and pending is not None and pending[0] == (ds.version, size, rows.tobytes()):
-            pending[1].result()  # the prefetch is making exactly these: wait rather than decode twice
+            pending[1].result()
+        return ds, base, size
+
+    def _thumbnails(
+        self, rows: np.ndarray, snapshot: tuple[CachedDataset, Callable[[np.ndarray], np.ndarray], int] | None = None
+    ) -> list[tuple[bytes, str] | None]:
+        ds, base, size = self._snapshot_after_prefetch(rows, snapshot)
         keys = [(ds.version, int(b), size) for b in base(rows).tolist()]
         cache = self._state.cache
         opened = self._state.opened

@@ -193,10 +193,7 @@ class PatchesBrowser(ShardBrowser):
     ) -> list[tuple[bytes, str] | None]:
         from stable_explore.display.images import encode_thumbnail
 
-        ds, base, size = snapshot or self._snapshot()
-        pending = self._state.prefetched
-        if snapshot is None and pending is not None and pending[0] == (ds.version, size, rows.tobytes()):
-            pending[1].result()  # the prefetch is cutting exactly these: wait rather than cut twice
+        ds, base, size = self._snapshot_after_prefetch(rows, snapshot)
         positions = base(rows)
         keys = [(ds.version, int(b), size) for b in positions.tolist()]
         cache = self._state.cache

@@ -66,12 +66,12 @@ PAGE_SIZES = (24, 48, 96, 192)
 
 
 class ShardBrowser(
+    BoxHistogramMixin,  # with FilterMixin, which it derives from
     FilterMixin,
     SelectionMixin,
     SimilarMixin,
     SnapshotMixin,
     BoxEditMixin,
-    BoxHistogramMixin,
     VideoMixin,
     PageMessages,
     anywidget.AnyWidget,
