@@ -192,11 +192,12 @@ def _in_workers(
     on_batch: Callable[[int, int], None],
 ) -> list[dict[str, np.ndarray]]:
     """Each run of rows on a worker (``executor``'s, or a pool of ours), its result in order; cancelled on an error."""
+    from stable_explore.catalog.parallel.executor import make_main_spawnable, owned_pool
+
     own = executor is None
+    make_main_spawnable()  # a given process pool starts its workers on first submit, here
     if executor is None:
         # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
-        from stable_explore.catalog.parallel.executor import owned_pool
-
         executor = owned_pool(workers)
     futures = [executor.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
     try:

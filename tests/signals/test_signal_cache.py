@@ -134,6 +134,20 @@ def test_a_long_signal_shows_progress(photos: se.CachedDataset, capsys: pytest.C
     assert "1200/1200" in err
 
 
+def test_a_given_spawn_pool_starts_under_a_main_module_without_spec(
+    photos: se.CachedDataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An IPython shell started inside a script leaves a __main__ without __spec__: a user's spawn pool still starts."""
+    import types
+
+    hashes = signals.perceptual_hashes(photos, cache=False, progress=False)
+    main = types.ModuleType("__main__")
+    del main.__spec__
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert signals.perceptual_hashes(photos, executor=pool, cache=False, progress=False).equals(hashes)
+
+
 def test_any_executor_gives_the_serial_result(photos: se.CachedDataset) -> None:
     hashes = signals.perceptual_hashes(photos, cache=False, progress=False)
     stats = signals.image_stats(photos, cache=False, progress=False)

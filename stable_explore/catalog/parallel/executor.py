@@ -132,14 +132,10 @@ class ParallelBuild:
         return merged
 
     def _executor(self) -> tuple[Executor, bool]:
+        make_main_spawnable()  # a given process pool starts its workers on first submit, after this
         if self.options.executor is not None:
             return self.options.executor, False
         workers = min(self.options.num_proc or 1, len(self.tasks))
-        main = sys.modules.get("__main__")
-        if main is not None and not hasattr(main, "__spec__"):
-            # An IPython shell started inside a script swaps __main__ for a module object without
-            # __spec__, which spawn reads; an interactive __main__ has __spec__ None, so say that.
-            main.__spec__ = None
         # prepare_worker: a worker lives for one build, so glibc keeps what it frees (far fewer page faults)
         # the workers also watch this process, and end when it is gone (a killed kernel leaves none behind)
         return owned_pool(workers, tune_memory=True), True
@@ -276,15 +272,20 @@ def owned_pool(workers: int, *, tune_memory: bool = False) -> ProcessPoolExecuto
 
 
 def process_context() -> multiprocessing.context.BaseContext:
-    """How a pool of ours starts its workers (see :func:`_process_context`), with ``__main__`` made safe for it.
+    """How a pool of ours starts its workers (see :func:`_process_context`), with ``__main__`` made safe for it."""
+    make_main_spawnable()
+    return _process_context()
 
-    An IPython shell started inside a script swaps ``__main__`` for a module without ``__spec__``,
-    which spawn and the fork server read; it is given ``__spec__ = None``, as an interactive one has.
+
+def make_main_spawnable() -> None:
+    """Give ``__main__`` the ``__spec__`` that spawn and the fork server read, where it has none.
+
+    An IPython shell started inside a script (or a test) swaps ``__main__`` for a module object
+    without ``__spec__``; an interactive ``__main__`` has ``__spec__ = None``, so that is what it gets.
     """
     main = sys.modules.get("__main__")
     if main is not None and not hasattr(main, "__spec__"):
         main.__spec__ = None
-    return _process_context()
 
 
 def _process_context() -> multiprocessing.context.BaseContext:

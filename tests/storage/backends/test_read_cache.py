@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from stable_explore.catalog.parallel.executor import make_main_spawnable
 from stable_explore.storage.backends.local import LocalStore
 from stable_explore.storage.backends.read_cache import (
     BLOCK_SIZE,
@@ -57,6 +58,7 @@ def _fill(root: str, digest: str) -> None:
 
 
 def test_processes_share_one_cache_safely(tmp_path: Path) -> None:
+    make_main_spawnable()  # an IPython shell of an earlier test on this worker may have swapped __main__
     context = multiprocessing.get_context("spawn")
     workers = [context.Process(target=_fill, args=(str(tmp_path), f"shard{n}")) for n in range(3)]
     for worker in workers:
