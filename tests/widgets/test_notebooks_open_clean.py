@@ -32,17 +32,48 @@ def test_every_shipped_notebook_opens_clean(tmp_path: Path, lab_server: SharedLa
     for name in names:
         shutil.copy2(NOTEBOOKS / name, served / name)
     folder = served.relative_to(lab_server.served).as_posix()
-    dirty: list[str] = []
-    for number, name in enumerate(names):
-        page = lab_server.browser.new_page()
-        try:
-            open_notebook(page, lab_server.url, f"{folder}/{name}", workspace=f"clean{number}")  # alone in a workspace
-            page.wait_for_timeout(2000)  # what JupyterLab does after the kernel connects has happened
-            if page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty"):
-                dirty.append(name)
-        finally:
-            page.close()
-            lab_server.shutdown_kernels(folder)  # one kernel at a time on a 2-core machine
+    # All in one JupyterLab (booting the app once, not once a notebook), each in its own tab and kernel.
+    page = lab_server.browser.new_page()
+    try:
+        open_notebook(page, lab_server.url, f"{folder}/{names[0]}", workspace="clean")  # alone in a workspace
+        page.evaluate(
+            """async (paths) => {
+                for (const path of paths) {
+                    const widget = await window.jupyterapp.commands.execute('docmanager:open', {path});
+                    await widget.context.ready;
+                }
+            }""",
+            [f"{folder}/{name}" for name in names[1:]],
+        )
+        opened = page.evaluate(
+            """() => Array.from(window.jupyterapp.shell.widgets('main'))
+                .filter((w) => w.context && w.sessionContext).map((w) => w.context.path)"""
+        )
+        assert sorted(opened) == sorted(f"{folder}/{name}" for name in names)
+        page.wait_for_function(
+            """() => Array.from(window.jupyterapp.shell.widgets('main')).filter((w) => w.sessionContext).every((w) => {
+                const kernel = w.sessionContext.session && w.sessionContext.session.kernel;
+                return kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+            })""",
+            timeout=120_000,
+        )
+        page.evaluate(
+            """async () => {
+                for (const w of window.jupyterapp.shell.widgets('main')) {
+                    if (!w.sessionContext) continue;
+                    await w.sessionContext.ready;
+                    await w.sessionContext.session.kernel.info;
+                }
+            }"""
+        )
+        page.wait_for_timeout(2000)  # what JupyterLab does after each kernel connects has happened
+        dirty = page.evaluate(
+            """() => Array.from(window.jupyterapp.shell.widgets('main'))
+                .filter((w) => w.sessionContext && w.context.model.dirty).map((w) => w.context.path)"""
+        )
+    finally:
+        page.close()
+        lab_server.shutdown_kernels(folder)
     assert dirty == [], f"marked modified right after opening: {dirty}"
     for name in names:  # opening saved nothing
         assert (served / name).read_bytes() == (NOTEBOOKS / name).read_bytes()
