@@ -148,6 +148,11 @@ def open_notebook(page: Any, url: str, name: str, *, app: str = "lab", workspace
         page.goto(f"{url}/notebooks/{name}")
     page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
     page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    wait_for_kernel(page)
+
+
+def wait_for_kernel(page: Any) -> None:
+    """Wait until the current notebook's kernel is connected, idle and has answered its info request."""
     page.wait_for_function(
         """() => {
             const widget = window.jupyterapp.shell.currentWidget;
@@ -294,7 +299,10 @@ class SharedLab:
     module's ``STABLE_EXPLORE_HOME``; each module gets its own browser context and JupyterLab workspace
     (no other module's document is restored beside it) and starts in the default (light) theme; its
     kernels are shut down when it ends. Starting a server, its first kernel and a browser took 8-15 s
-    per module, paid once now."""
+    per module, paid once now. The modules' notebooks also share one JupyterLab page: a module's notebook
+    opens in it alone (the one before is closed, the theme set back to light), which takes ~1 s where
+    booting JupyterLab in a new page took ~6 s of a module's setup; a page left with a dialog open, or
+    broken, is replaced by a new one."""
 
     def __init__(self, root: Path, served: Path, browser: Any) -> None:
         self.root = root
@@ -303,6 +311,9 @@ class SharedLab:
         self.url = ""
         self._count = 0
         self._workspaces: dict[str, str] = {}
+        self._context: Any = None
+        self._page: Any = None
+        self._workspace = ""
 
     def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
         """A new kernelspec running this interpreter with ``env``; returns its name."""
@@ -386,7 +397,7 @@ class SharedLab:
     ) -> Iterator[Any]:
         """As :func:`notebook_in_chromium` on the shared server: a notebook of ``cells`` (or a copy of the notebook
         ``copy_from``) at ``root/notebooks/name`` (its kernel's ``STABLE_EXPLORE_HOME`` at ``root/home``, plus
-        ``env``), opened in a context of its own and run to the end (``run=False``: only opened); yields the page."""
+        ``env``), opened alone in the shared page and run to the end (``run=False``: only opened); yields the page."""
         notebooks = root / "notebooks"
         notebooks.mkdir(exist_ok=True)
         kernel_env = {"STABLE_EXPLORE_HOME": str(root / "home"), **(env or {})}
@@ -399,19 +410,64 @@ class SharedLab:
             notebook["metadata"]["kernelspec"]["name"] = kernel
             (notebooks / name).write_text(json.dumps(notebook, indent=1))
         folder = notebooks.relative_to(self.served).as_posix()
-        self._workspaces[f"{folder}/{name}"] = kernel
-        self.reset_theme()
-        context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        page = self._open_alone(f"{folder}/{name}", viewport)
         try:
-            page = context.new_page()
-            open_notebook(page, self.url, f"{folder}/{name}", workspace=kernel)
             if run:
                 run_all(page)
             yield page
         finally:
-            context.close()
             self.shutdown_kernels(folder)
+
+    def _open_alone(self, path: str, viewport: tuple[int, int]) -> Any:
+        """The shared page with the notebook ``path`` open alone in it, its kernel connected and idle."""
+        page = self._page
+        if page is not None:
+            try:
+                page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+                usable = page.evaluate(
+                    """() => window.jupyterapp !== undefined && !document.querySelector('.jp-Dialog')"""
+                )
+            except Exception:  # a page that crashed or was closed
+                usable = False
+            if not usable:
+                self._close_page()
+                page = None
+        if page is None:
             self.reset_theme()
+            self._context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+            self._page = page = self._context.new_page()
+            self._count += 1
+            workspace = f"shared-{self._count}"
+            open_notebook(page, self.url, path, workspace=workspace)
+        else:
+            workspace = self._workspace
+            page.evaluate(
+                """async (path) => {
+                    const app = window.jupyterapp;
+                    for (const widget of Array.from(app.shell.widgets('main'))) widget.dispose();
+                    if (document.body.dataset.jpThemeLight === 'false') {
+                        await app.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'});
+                    }
+                    const widget = await app.commands.execute('docmanager:open', {path});
+                    await widget.context.ready;
+                }""",
+                path,
+            )
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
+            wait_for_kernel(page)
+        self._workspace = workspace
+        self._workspaces[path] = workspace
+        return page
+
+    def _close_page(self) -> None:
+        if self._context is not None:
+            with contextlib.suppress(Exception):
+                self._context.close()
+        self._context = self._page = None
+
+    def close(self) -> None:
+        """Close the shared page (the server and browser stop with :func:`shared_lab`)."""
+        self._close_page()
 
 
 @contextmanager
@@ -427,4 +483,5 @@ def shared_lab(root: Path, served: Path) -> Iterator[SharedLab]:
                 lab.url = url
                 yield lab
         finally:
+            lab.close()
             browser.close()
