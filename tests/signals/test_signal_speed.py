@@ -172,7 +172,16 @@ def test_num_proc_gives_the_serial_hashes_on_large_jpegs(tmp_path: Path) -> None
 def test_num_proc_workers_start_with_the_image_decoders_and_signals_imported() -> None:
     from stable_explore.catalog.parallel.executor import owned_pool
 
-    wanted = ("stable_explore.signals.images", "stable_explore.signals.stats", "PIL.Image")
+    # the dataset a task unpickles and the readers it opens too: ~50 ms of CPU in each worker of every pool, where
+    # two workers hash 20k 128 px JPEGs in ~0.5 s each
+    wanted = (
+        "stable_explore.signals.images",
+        "stable_explore.signals.stats",
+        "stable_explore.signals._jpeg",
+        "PIL.Image",
+        "stable_explore.dataset.cached_dataset",
+        "stable_explore.storage.read.sharded",
+    )
     with owned_pool(1) as pool:  # forked from the fork server, which imported them once (not each worker anew)
         loaded = pool.submit(eval, f"[m for m in {wanted!r} if m in __import__('sys').modules]").result()
     assert loaded == list(wanted)
