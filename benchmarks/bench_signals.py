@@ -206,6 +206,10 @@ def paired(ds: se.CachedDataset, repeats: int) -> None:
         print(line)
 
     rule("Ratios, per repeat (median, range): wall, then CPU time where one process did all; above 1: second faster")
+    from stable_explore.signals._rows import BATCH_ROWS
+
+    if n <= BATCH_ROWS:
+        print(f"(num_proc=2 ran in this process: a signal over {BATCH_ROWS:,} rows or fewer starts no workers)")
     ratio("imagehash phash", "ours phash (bytes in memory)", "imagehash phash / ours phash (one core)")
     ratio("imagehash dhash", "ours dhash (bytes in memory)", "imagehash dhash / ours dhash (one core)")
     ratio("imagehash phash", "perceptual_hashes phash", "imagehash phash / perceptual_hashes phash (from the cache)")
