@@ -8,8 +8,13 @@ and with ``num_proc=2``; the report gives seconds for N and the rate scaled to 1
   JPEG bytes; medians and ranges of the ratios over ``--repeats``): pHash and dHash against imagehash's
   and against Pillow's reduced-scale decode alone (open, ``draft``, load: the floor any hash built on
   Pillow pays), serial and on two cores; image statistics against a full decode alone (they measure
-  the image as stored) and against imagehash's pHash; where simplejpeg is installed (the JPEGs then go
-  through libjpeg-turbo), also ours with Pillow only and libjpeg-turbo's grey decode alone;
+  the image as stored), against imagehash's pHash (imagehash has no statistics) and against a plain
+  Pillow and numpy version of the same three figures (grey, mean, standard deviation, Laplacian's
+  variance, one image at a time); where simplejpeg is installed (the JPEGs then go through
+  libjpeg-turbo), also ours with Pillow only and libjpeg-turbo's grey decode alone. Each figure is
+  given in wall time and in this process's CPU time (``time.process_time``, which a shared machine
+  disturbs less; for the ``num_proc=2`` runs it leaves the workers out, so only wall time is theirs),
+  and the fork server the pools start from is started before the first repeat, once, as in a session;
 * ``exact_duplicates`` (a hash of each stored image; nothing decoded);
 * ``perceptual_hashes`` (pHash and dHash: decode, grey 32x32 or 9x8, DCT), serial and num_proc=2;
 * ``image_stats`` (decode, grey, Laplacian), serial and num_proc=2;
@@ -113,6 +118,17 @@ def _pillow_only(run: Callable[[], Any]) -> Callable[[], Any]:
     return pillow
 
 
+def _plain_stats(values: list[bytes]) -> None:
+    """Brightness, contrast and blur as a few lines of Pillow and numpy give them, one image at a time."""
+    from PIL import Image as PILImage
+
+    for data in values:
+        with PILImage.open(io.BytesIO(data)) as image:
+            grey = np.asarray(image.convert("L"), dtype=np.float32)
+        lap = grey[1:-1, :-2] + grey[1:-1, 2:] + grey[:-2, 1:-1] + grey[2:, 1:-1] - 4 * grey[1:-1, 1:-1]
+        _ = (grey.mean() / 255, grey.std() / 255, lap.var())
+
+
 def _imagehash(values: list[bytes], method: str) -> None:
     import imagehash
     from PIL import Image as PILImage
@@ -145,6 +161,7 @@ def paired(ds: se.CachedDataset, repeats: int) -> None:
         ("ours phash (bytes in memory)", lambda: BATCH_FUNCTIONS["phash"](values, 0)),
         ("ours dhash (bytes in memory)", lambda: BATCH_FUNCTIONS["dhash"](values, 0)),
         ("ours image stats (bytes in memory)", lambda: stats_batch(values, 0)),
+        ("plain Pillow + numpy image stats", lambda: _plain_stats(values)),
         ("ours phash, Pillow only", _pillow_only(lambda: BATCH_FUNCTIONS["phash"](values, 0))),
         ("ours dhash, Pillow only", _pillow_only(lambda: BATCH_FUNCTIONS["dhash"](values, 0))),
         ("ours image stats, Pillow only", _pillow_only(lambda: stats_batch(values, 0))),
@@ -161,20 +178,38 @@ def paired(ds: se.CachedDataset, repeats: int) -> None:
         ("image_stats", lambda: signals.image_stats(ds, cache=False, progress=False)),
         ("image_stats num_proc=2", lambda: signals.image_stats(ds, num_proc=2, cache=False, progress=False)),
     ]
+    from stable_explore.catalog.parallel.executor import owned_pool
+
+    with owned_pool(1) as pool:  # the fork server starts once a session (~1 s): not in the first repeat's figure
+        pool.submit(int).result()
     times: dict[str, list[float]] = {name: [] for name, _ in contenders}
+    cpu: dict[str, list[float]] = {name: [] for name, _ in contenders}
     for _ in range(repeats):
         for name, run in contenders:
+            started = time.process_time()
             times[name].append(timed(run)[0])
+            cpu[name].append(time.process_time() - started)
     rule(f"Paired, {repeats} repeats over the same {n:,} JPEGs: microseconds per image (median, range)")
+    print(f"{'':<48} {'wall':>8}  {'(range)':<15} {'CPU of this process':>19}")
     for name, _ in contenders:
-        per = np.array(times[name]) / n * 1e6
-        print(f"{name:<48} {np.median(per):8.1f} us  ({per.min():.1f}-{per.max():.1f})")
+        per, per_cpu = np.array(times[name]) / n * 1e6, np.array(cpu[name]) / n * 1e6
+        spread = f"({per.min():.1f}-{per.max():.1f})"
+        workers = "  (workers' CPU not counted)" if "num_proc" in name else ""
+        print(f"{name:<48} {np.median(per):8.1f} us  {spread:<15} {np.median(per_cpu):8.1f} us{workers}")
 
     def ratio(top: str, bottom: str, label: str) -> None:
         r = np.array(times[top]) / np.array(times[bottom])
-        print(f"{label:<64} {np.median(r):5.2f}x  ({r.min():.2f}-{r.max():.2f})")
+        line = f"{label:<64} {np.median(r):5.2f}x  ({r.min():.2f}-{r.max():.2f})"
+        if "num_proc" not in top + bottom:
+            c = np.array(cpu[top]) / np.array(cpu[bottom])
+            line += f"   CPU {np.median(c):5.2f}x  ({c.min():.2f}-{c.max():.2f})"
+        print(line)
 
-    rule("Ratios, per repeat (median, range); above 1 means the second is faster")
+    rule("Ratios, per repeat (median, range): wall, then CPU time where one process did all; above 1: second faster")
+    from stable_explore.signals._rows import BATCH_ROWS
+
+    if n <= BATCH_ROWS:
+        print(f"(num_proc=2 ran in this process: a signal over {BATCH_ROWS:,} rows or fewer starts no workers)")
     ratio("imagehash phash", "ours phash (bytes in memory)", "imagehash phash / ours phash (one core)")
     ratio("imagehash dhash", "ours dhash (bytes in memory)", "imagehash dhash / ours dhash (one core)")
     ratio("imagehash phash", "perceptual_hashes phash", "imagehash phash / perceptual_hashes phash (from the cache)")
@@ -184,6 +219,7 @@ def paired(ds: se.CachedDataset, repeats: int) -> None:
     ratio("perceptual_hashes dhash", "perceptual_hashes dhash num_proc=2", "dhash: serial / num_proc=2")
     ratio("image_stats", "image_stats num_proc=2", "image_stats: serial / num_proc=2")
     ratio("imagehash phash", "ours image stats (bytes in memory)", "imagehash phash / ours image stats (one core)")
+    ratio("plain Pillow + numpy image stats", "ours image stats (bytes in memory)", "plain Pillow + numpy / ours stats")
     ratio("ours phash (bytes in memory)", f"Pillow decode alone, draft {phash_draft}", "ours phash / its decode alone")
     ratio("ours dhash (bytes in memory)", f"Pillow decode alone, draft {dhash_draft}", "ours dhash / its decode alone")
     ratio("ours image stats (bytes in memory)", "Pillow decode alone, full size", "ours stats / full decode alone")

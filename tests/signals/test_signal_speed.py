@@ -136,6 +136,30 @@ def test_a_large_image_is_measured_band_by_band_in_little_memory_with_exact_figu
     assert blur[0] == pytest.approx(lap.var(), rel=1e-9)
 
 
+def test_image_stats_of_a_batch_hold_a_few_megabytes_of_each_size_not_every_decoded_image() -> None:
+    import tracemalloc
+
+    rng = np.random.default_rng(6)
+    images = [_encoded(_smooth(rng, 128), "JPEG") for _ in range(1200)]
+    images += [_encoded(_smooth(rng, 48), "PNG") for _ in range(30)]  # Pillow's, into a buffer of their own
+    tracemalloc.start()
+    try:
+        got = stats_batch(images, 0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # measured: 6.5 MB (4 megapixels of 128 px images held, then measured); every decoded image, then a stacked copy
+    # of them, was 40 MB (67 MB for 2,000)
+    assert peak < 12_000_000
+    for i in (0, 255, 256, 1199, 1200, 1229):  # the first, either side of the first 4 megapixels, and Pillow's
+        with PILImage.open(io.BytesIO(images[i])) as image:
+            grey = np.asarray(image.convert("L"), dtype=np.float64)
+        lap = grey[1:-1, :-2] + grey[1:-1, 2:] + grey[:-2, 1:-1] + grey[2:, 1:-1] - 4 * grey[1:-1, 1:-1]
+        assert got["brightness"][i] == pytest.approx(grey.mean() / 255, rel=1e-9)
+        assert got["contrast"][i] == pytest.approx(grey.std() / 255, rel=1e-9)
+        assert got["blur"][i] == pytest.approx(lap.var(), rel=1e-9)
+
+
 def test_num_proc_gives_the_serial_hashes_on_large_jpegs(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     rows = [{"image": _encoded(_smooth(rng, int(rng.integers(100, 400))), "JPEG")} for _ in range(1500)]
@@ -149,7 +173,16 @@ def test_num_proc_gives_the_serial_hashes_on_large_jpegs(tmp_path: Path) -> None
 def test_num_proc_workers_start_with_the_image_decoders_and_signals_imported() -> None:
     from stable_explore.catalog.parallel.executor import owned_pool
 
-    wanted = ("stable_explore.signals.images", "stable_explore.signals.stats", "PIL.Image")
+    # the dataset a task unpickles and the readers it opens too: ~50 ms of CPU in each worker of every pool, where
+    # two workers hash 20k 128 px JPEGs in ~0.5 s each
+    wanted = (
+        "stable_explore.signals.images",
+        "stable_explore.signals.stats",
+        "stable_explore.signals._jpeg",
+        "PIL.Image",
+        "stable_explore.dataset.cached_dataset",
+        "stable_explore.storage.read.sharded",
+    )
     with owned_pool(1) as pool:  # forked from the fork server, which imported them once (not each worker anew)
         loaded = pool.submit(eval, f"[m for m in {wanted!r} if m in __import__('sys').modules]").result()
     assert loaded == list(wanted)

@@ -304,9 +304,17 @@ def _process_context() -> multiprocessing.context.BaseContext:
     if not _preloaded:  # once: the server starts with the first pool, and reads the list then
         # What a task's first rows import: without pandas (pyarrow imports it on first use) and
         # cloudpickle here, every new worker spent ~1 s importing them; the per-image signals' decoders
-        # (~50 ms of CPU in each worker of every num_proc= pool) too. A missing one is skipped.
-        preload = ["stable_explore.catalog.parallel.tasks", "pandas", "cloudpickle"]
-        context.set_forkserver_preload([*preload, "stable_explore.signals.images", "PIL.Image", "simplejpeg"])
+        # (~50 ms of CPU in each worker of every num_proc= pool) too, and the dataset a signal's or a
+        # map's task unpickles with the readers it opens (31 modules, ~50 ms of CPU in each worker,
+        # since stable_explore.dataset names its members lazily). A missing one is skipped.
+        preload = [
+            "stable_explore.catalog.parallel.tasks",
+            "pandas",
+            "cloudpickle",
+            "stable_explore.dataset.cached_dataset",
+        ]
+        signals = ["stable_explore.signals.images", "stable_explore.signals._jpeg", "PIL.Image", "simplejpeg"]
+        context.set_forkserver_preload([*preload, *signals])
         _preloaded = True
     return context
 
