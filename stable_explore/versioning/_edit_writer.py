@@ -68,6 +68,7 @@ class EditWriter:
         self.referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
         self.linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by write_rows)
         self.patches: list[PatchEntry] = []  # the saved version's cell patches (filled by write_rows)
+        self.cell_patches: CellPatches | None = None  # the same grouped by shard: the digest's and the save's
         meta = origin.cache_meta
         self._bytes_per_row = meta.nbytes / max(1, meta.num_rows)
         # rows read, edited and written at a time: what a save holds beyond its plan is a few of these
@@ -85,7 +86,7 @@ class EditWriter:
         """
         origin = self.origin
         parent_runs = origin.cache_meta.content_runs
-        patches = CellPatches(self.patches) if self.patches else None
+        patches = self.cell_patches
 
         def referred_columns(shard: int) -> pa.Table | None:
             # a shard this save refers to in a bucket is not in staging: its two row columns come from there
@@ -167,6 +168,7 @@ class EditWriter:
             small_file_bytes=_SMALL_FILE_BYTES,
         )
         self.patches = self._patches_of(plan, np.array(sorted(relabels), dtype=np.int64))
+        self.cell_patches = CellPatches(self.patches) if self.patches else None
         segments: list[list[int]] = []
         linked = self.linked
         linked.clear()

@@ -48,7 +48,9 @@ from stable_explore.errors import (
 from stable_explore.schema import ClassLabel, Value, class_name
 from stable_explore.storage.backends.fsutil import temp_dir_beside
 from stable_explore.storage.backends.locks import check_lock_timeout, waiting_at_most
-from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES
+from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE
+from stable_explore.storage.format.cell_patches import PATCHES
+from stable_explore.storage.format.content_runs import RUNS
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
@@ -61,6 +63,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from stable_explore.dataset import CachedDataset
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
+    from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches
+    from stable_explore.storage.format.content_runs import ParentRuns
 
 __all__ = ["Draft", "PendingEdits", "Staged"]
 
@@ -76,6 +81,24 @@ class Staged:
     """What else the save wrote, for its ``build_info`` (column groups)."""
     unsynced: tuple[Path, ...] = ()
     """Small files written without their fsync (``stage(defer_sync=True)``): the publish flushes them."""
+    runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = None
+    """The content runs written, and the parent's runs file they were spliced against (None: not known)."""
+    patches: tuple[CellPatches, ParentPatches | None] | None = None
+    """The cell patches written, and the parent's patches file they were spliced against (None: none, or not known)."""
+
+    def remember_in(self, meta: ShardedCacheMeta) -> None:
+        """Give ``meta`` (the published version's, just read) the runs and patches this save holds, not read back."""
+        meta_path = meta.cache_dir / METADATA_FILE
+        if self.runs is not None and isinstance(meta.content_runs_field, dict):
+            runs, parent = self.runs
+            meta.remember_small_files(
+                runs=(runs, RUNS.written(meta.content_runs_field, runs, parent, meta.cache_dir, meta_path))
+            )
+        if self.patches is not None and isinstance(meta.cell_patches_field, dict):
+            patches, parent_patches = self.patches
+            entries = patches.entries
+            written = PATCHES.written(meta.cell_patches_field, entries, parent_patches, meta.cache_dir, meta_path)
+            meta.remember_small_files(patches=(patches, written))
 
 
 @dataclass(frozen=True)
@@ -457,10 +480,13 @@ class Draft:
         info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked} of the parent's"
         if staged.note:
             info += f"; {staged.note}"
+        saved = read_sharded_cache_meta(ref.cache_dir)
         if existed:
             info += "; identical content: the existing version"
+        else:
+            staged.remember_in(saved)
         return CachedDataset(
-            read_sharded_cache_meta(ref.cache_dir),
+            saved,
             name=target_name,
             version=ref.version_id,
             home=catalog.where,
@@ -507,6 +533,9 @@ class Draft:
             msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"
             raise CacheWriteError(msg)
         runs = rows_out.content_runs([staging / n for n in shards.names], segments, shards.hashes)
+        # a view's rows are not its parent's: no runs file of the parent's to splice
+        parent_runs = None if origin.is_view else meta.runs_file
+        parent_patches = meta.patches_file if rows_out.patches else None
         fields = shard_metadata(
             features,
             shards,
@@ -515,10 +544,7 @@ class Draft:
             key_type="string" if key_type == pa.string() else "int64",
             compression=meta.compression,
             content_digest=digest_of_runs(meta.key_type, runs),
-            # a view's rows are not its parent's: no runs file of the parent's to splice
-            content_runs=content_runs_field(
-                staging, runs, None if origin.is_view else meta.runs_file, unsynced=unsynced
-            ),
+            content_runs=content_runs_field(staging, runs, parent_runs, unsynced=unsynced),
             segments=row_segments_field(
                 staging,
                 segments,
@@ -529,11 +555,18 @@ class Draft:
             )
             if segmented
             else None,
-            cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file, unsynced=unsynced)
+            cell_patches=cell_patches_field(staging, rows_out.patches, parent_patches, unsynced=unsynced)
             if rows_out.patches
             else None,
         )
-        return Staged(fields, shards, segments, unsynced=tuple(unsynced or ()))
+        return Staged(
+            fields,
+            shards,
+            segments,
+            unsynced=tuple(unsynced or ()),
+            runs=(runs, parent_runs),
+            patches=(rows_out.cell_patches, parent_patches) if rows_out.cell_patches is not None else None,
+        )
 
     def _changes_nothing(
         self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, object] | None

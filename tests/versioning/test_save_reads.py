@@ -1,0 +1,82 @@
+"""Issue 39 (second pass): a save reads what it needs once, and never reads back what it has just written.
+
+The files a real save opens are recorded with an audit hook (Python's own ``open`` event: every
+file opened, by any means, is seen; nothing is replaced), and what the saved version holds is
+compared with what a fresh read of its files gives.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import stable_explore as se
+from stable_explore.storage.read.open_meta import read_sharded_cache_meta
+
+FEATURES = se.Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
+
+_OPENED: list[str] | None = None  # the files opened while a recording is on
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _OPENED is not None and isinstance(args[0], (str, Path)):
+        _OPENED.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # hooks cannot be removed: this one records only inside ``_opened_files``
+
+
+@contextmanager
+def _opened_files() -> Iterator[list[str]]:
+    global _OPENED
+    _OPENED = []
+    try:
+        yield _OPENED
+    finally:
+        _OPENED = None
+
+
+def _build(home: Path, n: int = 3000) -> se.CachedDataset:
+    rows = ((f"k{i:05d}", {"label": i % 3, "x": i}) for i in range(n))
+    return se.build(rows, FEATURES, name="p", home=home, progress=False, batch_size=250)
+
+
+def test_a_saved_version_holds_its_runs_and_patches_from_the_save_not_read_back(tmp_path: Path) -> None:
+    ds = _build(tmp_path)
+    first = ds.relabel({5: "b", 1700: "c"}).save(progress=False)
+    with _opened_files() as opened:
+        saved = first.relabel({10: "c", 2900: "a"}).save(progress=False)
+    mine = [path for path in opened if Path(path).parent == saved.cache_dir]
+    assert not [p for p in mine if p.endswith(("cell-patches.json", "content-runs.json"))], mine
+
+    fresh = read_sharded_cache_meta(saved.cache_dir)  # a new value: reads the files
+    held = saved.cache_meta
+    assert held.content_runs == fresh.content_runs
+    assert held.runs_file == fresh.runs_file
+    assert held.cell_patches is not None
+    assert fresh.cell_patches is not None
+    assert held.cell_patches.entries == fresh.cell_patches.entries
+    assert held.patches_file == fresh.patches_file
+    # the next save splices against what the save held: the same version as from the files read afresh
+    again = saved.relabel({11: "b"}).save(progress=False, set_latest=False)
+    loaded = se.load(f"p@{saved.version}", home=tmp_path).relabel({11: "b"}).save(progress=False, set_latest=False)
+    assert again.version == loaded.version
+    assert again.cache_meta.to_dict()["cell_patches"] == loaded.cache_meta.to_dict()["cell_patches"]
+    assert se.load(f"p@{again.version}", home=tmp_path)["label"][10:12] == [2, 1]  # c, b
+
+
+@pytest.mark.parametrize("chain", [1, 30])
+def test_a_chain_of_saves_reads_back_as_the_saves_returned_it(tmp_path: Path, chain: int) -> None:
+    ds = _build(tmp_path)
+    latest = ds
+    for i in range(chain):  # past the rebase limit the patches and runs files are written anew, not linked
+        latest = latest.relabel({(97 * i) % 3000: (i + 1) % 3, (31 * i + 7) % 3000: i % 3}).save(progress=False)
+    fresh = read_sharded_cache_meta(latest.cache_dir)
+    assert latest.cache_meta.content_runs == fresh.content_runs
+    assert latest.cache_meta.runs_file == fresh.runs_file
+    assert latest.cache_meta.patches_file == fresh.patches_file
+    assert latest.to_arrow().equals(se.load("p", home=tmp_path).to_arrow())
