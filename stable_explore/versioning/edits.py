@@ -45,7 +45,7 @@ from stable_explore.errors import (
     InvalidArgumentTypeError,
     RowIndexError,
 )
-from stable_explore.schema import ClassLabel, Value, class_name
+from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
 from stable_explore.storage.backends.fsutil import temp_dir_beside
 from stable_explore.storage.backends.locks import check_lock_timeout, waiting_at_most
 from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE
@@ -142,6 +142,43 @@ class PendingEdits:
         return f"PendingEdits({self.summary()})"
 
 
+@dataclass(frozen=True)
+class _Read:
+    """What a chain of edits has read of its origin's rows (by position), so that no row is read twice.
+
+    A relabel reads the rows' classes (to drop relabels to the class a row has) and their keys with
+    them; the save's record of operations needs the same keys and classes, and finds them here.
+    Only keys and class indexes are kept: never a row's other cells (images).
+    """
+
+    keys: Mapping[int, object] = field(default_factory=dict)
+    """Position -> the row's key."""
+    cells: Mapping[tuple[int, str], object] = field(default_factory=dict)
+    """(position, ClassLabel column) -> the row's class in the origin."""
+
+    def of(self, origin: CachedDataset, positions: Sequence[int], column: str | None = None) -> _Read:
+        """What is known, plus the keys of ``positions`` (and their ``column`` values) read where not known yet."""
+        missing = [p for p in positions if p not in self.keys or (column is not None and (p, column) not in self.cells)]
+        if not missing:
+            return self
+        missing = sorted(set(missing))
+        picked = origin[missing]
+        rows = picked.base_rows()
+        keys = dict(self.keys)
+        cells = dict(self.cells)
+        if origin.cache_meta.is_stable_datasets_v1:  # no key column: a row's key is its row number
+            keys.update(zip(missing, rows.tolist(), strict=True))
+            if column is not None:
+                cells.update(zip([(p, column) for p in missing], picked.arrow_column(column).to_pylist(), strict=True))
+            return _Read(keys, cells)
+        columns = [KEY_COLUMN] if column is None else [KEY_COLUMN, column]
+        table = origin.backend.take(rows, columns=columns)  # one read of the rows: their keys and the column
+        keys.update(zip(missing, table.column(KEY_COLUMN).to_pylist(), strict=True))
+        if column is not None:
+            cells.update(zip([(p, column) for p in missing], table.column(column).to_pylist(), strict=True))
+        return _Read(keys, cells)
+
+
 class Draft:
     """A dataset with pending edits; ``save`` writes them as a new version.
 
@@ -149,9 +186,10 @@ class Draft:
     each call returns a new draft, so a chain never changes an earlier one.
     """
 
-    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None) -> None:
+    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None, read: _Read | None = None) -> None:
         self._origin = origin
         self._edits = edits or PendingEdits()
+        self._read = read or _Read()
         self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property
@@ -226,7 +264,7 @@ class Draft:
     def drop(self, rows: Iterable[int] | int) -> Draft:
         """Drop rows: positions in the dataset the chain started from, or a boolean mask of its rows."""
         chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else self._mask_rows(rows))
-        return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
+        return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)), self._read)
 
     def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:
         """Give rows a new class (a name or an index): ``relabel({42: "dog"})``."""
@@ -251,13 +289,13 @@ class Draft:
                 raise EncodingError(exc.reason, field=name, index=position) from None
         # A row given the class it already has is no edit (save would write nothing for it): drop it,
         # so the draft's summary counts only real changes and a relabel back undoes an earlier one.
-        current = self._origin.select(list(wanted)).arrow_column(name).to_pylist() if wanted else []
-        for (position, code), before in zip(wanted.items(), current, strict=True):
-            if code == before:
+        read = self._read.of(self._origin, list(wanted), name)
+        for position, code in wanted.items():
+            if code == read.cells[(position, name)]:
                 relabelled.pop((position, name), None)
             else:
                 relabelled[(position, name)] = code
-        return Draft(self._origin, replace(self._edits, relabelled=relabelled))
+        return Draft(self._origin, replace(self._edits, relabelled=relabelled), read)
 
     def set(self, row: int, field_name: str, value: object) -> Draft:
         """Set one field of one row: a value, a class, a list, an array or an image.
@@ -280,7 +318,7 @@ class Draft:
         values = dict(self._edits.values)
         values[(position, field_name)] = encoded
         box_edits = {cell: ops for cell, ops in self._edits.box_edits.items() if cell != (position, field_name)}
-        return Draft(self._origin, replace(self._edits, values=values, box_edits=box_edits))
+        return Draft(self._origin, replace(self._edits, values=values, box_edits=box_edits), self._read)
 
     def relabel_boxes(self, changes: Mapping[int, Mapping[int, str | int]], *, column: str | None = None) -> Draft:
         """Give boxes a new class: ``relabel_boxes({row: {box_index: "dog"}})``.
@@ -323,7 +361,7 @@ class Draft:
                 pending.pop(cell, None)
             else:
                 values[cell] = after
-        return Draft(self._origin, replace(self._edits, values=values, box_edits=pending))
+        return Draft(self._origin, replace(self._edits, values=values, box_edits=pending), self._read)
 
     # -- saving ------------------------------------------------------------------
 
@@ -341,7 +379,8 @@ class Draft:
         edits = self._edits
         features = origin.features
         named = sorted(edits.dropped | edits.touched())
-        keys = dict(zip(named, origin[named].keys() if named else [], strict=True))
+        read = self._read.of(origin, named)
+        keys = read.keys
         ops: list[dict[str, object]] = []
         if edits.dropped:
             ops.append({"op": "drop", "keys": [keys[p] for p in sorted(edits.dropped)]})
@@ -349,7 +388,8 @@ class Draft:
             by_column: dict[str, list[list[object]]] = {}
             for column in sorted({c for _, c in edits.relabelled}):
                 rows = sorted(p for p, c in edits.relabelled if c == column and p not in edits.dropped)
-                old = origin[rows].arrow_column(column).to_pylist() if rows else []
+                cells = read.of(origin, rows, column).cells
+                old = [cells[(p, column)] for p in rows]
                 feature = features[column]
                 assert isinstance(feature, ClassLabel)
                 for position, was in zip(rows, old, strict=True):

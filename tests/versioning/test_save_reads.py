@@ -80,3 +80,31 @@ def test_a_chain_of_saves_reads_back_as_the_saves_returned_it(tmp_path: Path, ch
     assert latest.cache_meta.runs_file == fresh.runs_file
     assert latest.cache_meta.patches_file == fresh.patches_file
     assert latest.to_arrow().equals(se.load("p", home=tmp_path).to_arrow())
+
+
+def test_a_relabel_and_its_save_read_the_edited_rows_twice_not_four_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from stable_explore.storage.read.sharded import ShardedReader
+
+    ds = _build(tmp_path)
+    edited = {5: "b", 1700: "c", 2999: "a"}
+    base_rows = set(edited)
+    reads: list[list[str]] = []
+    real_take = ShardedReader.take
+
+    def take(self: ShardedReader, indices: object, columns: object = None) -> object:  # the real read, recorded
+        if base_rows & {int(i) for i in indices}:  # type: ignore[attr-defined]
+            reads.append(list(columns) if columns is not None else ["*"])  # type: ignore[call-overload]
+        return real_take(self, indices, columns)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ShardedReader, "take", take)
+    draft = ds.relabel(edited).drop([7])
+    saved = draft.save(progress=False)
+    # the relabel reads the rows' keys with their classes; the save reads their cells once, to hash them
+    assert len(reads) == 2, reads
+    assert saved.metadata["operations"] == [
+        {"op": "drop", "keys": ["k00007"]},
+        # row 1700 has class c already: no edit
+        {"op": "relabel", "column": "label", "changes": [["k00005", "c", "b"], ["k02999", "c", "a"]]},
+    ]
