@@ -108,3 +108,35 @@ def test_a_relabel_and_its_save_read_the_edited_rows_twice_not_four_times(
         # row 1700 has class c already: no edit
         {"op": "relabel", "column": "label", "changes": [["k00005", "c", "b"], ["k02999", "c", "a"]]},
     ]
+
+
+def test_a_few_rows_of_a_patched_version_copy_the_batches_that_hold_them_not_whole_columns(tmp_path: Path) -> None:
+    import tracemalloc
+
+    import pyarrow as pa
+
+    n = 40_000
+    rows = ((f"k{i:05d}", {"label": i % 3, "x": i}) for i in range(n))
+    ds = se.build(rows, FEATURES, name="p", home=tmp_path, progress=False, batch_size=250)
+    edits = {row: (row + 1) % 3 for row in range(0, n, 397)}  # a patch in every record batch or so
+    saved = ds.relabel(edits).save(progress=False)
+    assert saved.cache_meta.cell_patches is not None
+    fresh = se.load(saved.cache_dir)  # opened anew: its shard is patched as it is read
+    picks = [397, 20_000, 39_700]
+    tracemalloc.start()
+    before = pa.total_allocated_bytes()
+    labels = fresh.select(picks).arrow_column("label")
+    grown = pa.total_allocated_bytes() - before + tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert labels.to_pylist() == [(397 + 1) % 3, 20_000 % 3, (39_700 + 1) % 3]
+    # three record batches of 250 rows copied, not the label and row-hash columns of 40,000 rows (640 KB)
+    assert grown < 8 * n / 4, grown
+    # every other way of reading sees the same patched rows
+    expected = [edits.get(i, i % 3) for i in range(n)]
+    assert fresh.arrow_column("label").to_pylist() == expected
+    assert se.load(saved.cache_dir).to_arrow().column("label").to_pylist() == expected
+    streamed = [
+        v for b in se.load(saved.cache_dir).with_format("arrow").iter(batch_size=999) for v in b["label"].to_pylist()
+    ]
+    assert streamed == expected
+    assert se.verify(saved).num_rows == n
