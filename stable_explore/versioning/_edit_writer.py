@@ -26,8 +26,8 @@ from stable_explore.versioning._plan import (
     Link,
     Rewrite,
     base_runs,
-    carried_ends,
     compacted,
+    known_ends,
     plan_rows,
     stale_digest_runs,
 )
@@ -106,13 +106,16 @@ class EditWriter:
         runs: list[tuple[int, str]] = []
         done = 0
         tables: dict[int, pa.Table] = {}
-        for first, last in stale_digest_runs(ends, affected):
+        groups = stale_digest_runs(ends, affected)
+        known = known_ends(ends, dropped, changed) if groups else None
+        for first, last in groups:
+            assert known is not None
             runs.extend(parent_runs[done:first])
             start = int(ends[first - 1]) if first else 0
             stop = int(ends[last])
             new_start = start - int(np.searchsorted(dropped, start))
             new_stop = stop - int(np.searchsorted(dropped, stop))
-            digest = ContentDigest(carried_ends(ends, first, last, dropped, changed))
+            digest = ContentDigest(known.window(new_start, new_stop))
             feed_rows(
                 digest,
                 paths,

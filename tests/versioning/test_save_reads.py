@@ -140,3 +140,32 @@ def test_a_few_rows_of_a_patched_version_copy_the_batches_that_hold_them_not_who
     ]
     assert streamed == expected
     assert se.verify(saved).num_rows == n
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_patches_a_save_carries_and_merges_are_those_of_their_definition(seed: int) -> None:
+    import numpy as np
+
+    from stable_explore.versioning._patch_plan import carried_entries, merged_entries
+    from stable_explore.versioning._plan import Link
+
+    rng = np.random.default_rng(seed)
+    digests = [f"xxh3_128:{i:032x}" for i in range(3)]
+    plan = [Link(file_id=f, file_start=s, count=c, position=0) for f, s, c in [(0, 0, 50), (0, 80, 20), (2, 10, 90)]]
+    rows = sorted({(int(rng.integers(3)), int(rng.integers(120))) for _ in range(80)})
+    entries = [(digests[f], r, int(rng.integers(2**40)), (("label", int(rng.integers(3))),)) for f, r in rows]
+    entries[0] = (*entries[0][:3], (("label", 1), ("box", 2)))  # cells out of column order (a hand-made file)
+
+    def linked(entry: tuple[str, int, int, tuple[tuple[str, int], ...]]) -> bool:
+        file_id = digests.index(entry[0])
+        return any(s.file_id == file_id and s.file_start <= entry[1] < s.file_start + s.count for s in plan)
+
+    carried = carried_entries(entries, plan, digests)
+    assert carried == [e for e in entries if linked(e)]
+    new = [(digests[0], r, 7, (("label", 0), ("other", 1))) for r in (3, 5, 95)] + [(digests[1], 4, 8, (("a", 2),))]
+    expected: dict[tuple[str, int], tuple[int, dict[str, int]]] = {(d, r): (h, dict(c)) for d, r, h, c in carried}
+    for d, r, h, c in new:
+        expected[(d, r)] = (h, {**expected.get((d, r), (0, {}))[1], **dict(c)})
+    assert merged_entries(carried, new) == [
+        (d, r, h, tuple(sorted(c.items()))) for (d, r), (h, c) in sorted(expected.items())
+    ]
