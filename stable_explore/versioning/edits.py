@@ -512,6 +512,7 @@ class Draft:
                 reuse=reuse,
                 set_latest=set_latest,
                 unsynced=staged.unsynced,
+                read_back=True,
             )
         ref, existed = published.ref, published.existed
         shards = staged.shards
@@ -520,7 +521,7 @@ class Draft:
         info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked} of the parent's"
         if staged.note:
             info += f"; {staged.note}"
-        saved = read_sharded_cache_meta(ref.cache_dir)
+        saved = published.meta or read_sharded_cache_meta(ref.cache_dir)
         if existed:
             info += "; identical content: the existing version"
         else:

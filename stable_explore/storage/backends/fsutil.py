@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,19 @@ def _forget_flushers_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_flushers_in_child)
+
+
+def fsync_dir_soon(path: Path) -> Future[None]:
+    """Start :func:`fsync_dir` of ``path`` on a flushing thread; its result (or its ``OSError``) is the future's.
+
+    The caller does other work meanwhile (nothing that needs the flush done), then waits with ``result()``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> fsync_dir_soon(Path(tempfile.mkdtemp())).result()
+    """
+    return _flush_pool().submit(fsync_dir, path)
 
 
 def fsync_together(paths: Sequence[Path]) -> None:
