@@ -19,7 +19,7 @@ import pyarrow as pa
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.check.verify import feed_rows
 from stable_explore.storage.format.cell_patches import CellPatches
-from stable_explore.storage.format.hashing import ContentDigest, row_hashes
+from stable_explore.storage.format.hashing import ContentDigest, row_hashes, run_ends
 from stable_explore.storage.read.resident import note_read
 from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
 from stable_explore.versioning._plan import (
@@ -69,6 +69,10 @@ class EditWriter:
         self.linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by write_rows)
         self.patches: list[PatchEntry] = []  # the saved version's cell patches (filled by write_rows)
         self.cell_patches: CellPatches | None = None  # the same grouped by shard: the digest's and the save's
+        # the changed rows this save wrote (patched or anew): origin position -> (key, new row hash), so the
+        # digest knows whether each ends a run without reading it back (filled by write_rows)
+        self._changed_rows: dict[int, tuple[object, int]] = {}
+        self._touched: set[int] = set()
         meta = origin.cache_meta
         self._bytes_per_row = meta.nbytes / max(1, meta.num_rows)
         # rows read, edited and written at a time: what a save holds beyond its plan is a few of these
@@ -107,7 +111,7 @@ class EditWriter:
         done = 0
         tables: dict[int, pa.Table] = {}
         groups = stale_digest_runs(ends, affected)
-        known = known_ends(ends, dropped, changed) if groups else None
+        known = known_ends(ends, dropped, changed, self._decided_ends()) if groups else None
         for first, last in groups:
             assert known is not None
             runs.extend(parent_runs[done:first])
@@ -132,6 +136,22 @@ class EditWriter:
         runs.extend(parent_runs[done:])
         return runs
 
+    def _decided_ends(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The changed rows this save wrote (sorted origin positions), and which of them end a run of the digest.
+
+        Whether a row ends a run depends on its key and row hash alone: known here for every row the
+        save patched or wrote anew, so the digest need not read them back to look (one call for all).
+        """
+        if not self._changed_rows:
+            return None
+        positions = sorted(self._changed_rows)
+        keys = [self._changed_rows[p][0] for p in positions]
+        hashes = np.array([self._changed_rows[p][1] for p in positions], dtype=np.uint64)
+        key_type = pa.string() if self.origin.cache_meta.key_type == "string" else pa.int64()
+        ending = np.zeros(len(positions), dtype=bool)
+        ending[run_ends(pa.array(keys, type=key_type), hashes)] = True
+        return np.array(positions, dtype=np.int64), ending
+
     def write_rows(
         self, writer: ShardWriter, schema: pa.Schema, on_rows: Callable[[int, int], None] | None = None
     ) -> list[list[int]]:
@@ -143,11 +163,13 @@ class EditWriter:
         of runs (see :mod:`._plan`), so its cost grows with the edits, not the rows.
         """
         self.referred.clear()
+        self._changed_rows.clear()
         origin = self.origin
         meta = origin.cache_meta
         backend = origin.backend
         edits = self.edits
         touched = edits.touched() - edits.dropped
+        self._touched = touched
         # relabels of rows with no other edit become cell patches where the plan keeps the row in its file
         relabels = {row for row, _ in edits.relabelled} - edits.dropped - {row for row, _ in edits.values}
         relabels = relabels if patchable(meta) else set()
@@ -250,9 +272,13 @@ class EditWriter:
         if not positions:
             return carried
         hashes: list[int] = []
+        keys: list[object] = []
         for start in range(0, len(positions), self.chunk_rows):  # the rows' cells are read a chunk at a time
-            _, arrays = self._edited_arrays(positions[start : start + self.chunk_rows])
+            _, arrays, chunk_keys = self._edited_arrays(positions[start : start + self.chunk_rows], with_keys=True)
             hashes.extend(row_hashes(arrays).tolist())
+            keys.extend(chunk_keys.to_pylist() if chunk_keys is not None else [])
+        if len(keys) == len(positions):
+            self._changed_rows.update(zip(positions, zip(keys, hashes, strict=True), strict=True))
         cells: dict[int, list[tuple[str, int]]] = {}
         for (position, column), code in sorted(self.edits.relabelled.items()):
             cells.setdefault(position, []).append((column, code))
@@ -264,14 +290,21 @@ class EditWriter:
         ]
         return merged_entries(carried, new)
 
-    def _edited_arrays(self, positions: list[int]) -> tuple[list[int], list[pa.Array]]:
-        """These origin rows' base rows, and their feature columns with the edits applied."""
+    def _edited_arrays(
+        self, positions: list[int], *, with_keys: bool = False
+    ) -> tuple[list[int], list[pa.Array], pa.Array | None]:
+        """These origin rows' base rows, their feature columns with the edits applied, and their keys if asked.
+
+        The keys come in the same read (None for a stable-datasets cache: it stores none).
+        """
         origin = self.origin
         picked = origin[positions]
         rows = picked.base_rows()
         feature_names = list(origin.features)
-        table = origin.backend.take(rows, columns=feature_names)
+        with_keys = with_keys and not origin.cache_meta.is_stable_datasets_v1
+        table = origin.backend.take(rows, columns=[*feature_names, KEY_COLUMN] if with_keys else feature_names)
         arrays = [table.column(n).combine_chunks() for n in feature_names]
+        keys = table.column(KEY_COLUMN).combine_chunks() if with_keys else None
         del table
         if len(rows):  # the mapped pages this read touched (the span of its rows) are let go of as reads pass
             note_read((int(np.max(rows)) - int(np.min(rows)) + 1) * self._bytes_per_row)
@@ -288,21 +321,24 @@ class EditWriter:
                 for i, value in changes.items():
                     values[i] = value
                 arrays[index] = pa.array(values, type=arrays[index].type)
-        return rows, arrays
+        return rows, arrays, keys
 
     def _rewrite(self, writer: ShardWriter, positions: list[int], schema: pa.Schema) -> None:
         """Write these origin rows anew: read them, apply the edits, hash them again."""
         if not positions:
             return
-        origin = self.origin
-        rows, arrays = self._edited_arrays(positions)
-        if origin.cache_meta.is_stable_datasets_v1:
-            keys = pa.array(rows, type=pa.int64())
-        else:
-            keys = origin.backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()
-        hashes = pa.array(row_hashes(arrays), type=pa.uint64())
+        rows, arrays, read_keys = self._edited_arrays(positions, with_keys=True)
+        keys = pa.array(rows, type=pa.int64()) if read_keys is None else read_keys
+        new_hashes = row_hashes(arrays)
+        hashes = pa.array(new_hashes, type=pa.uint64())
         batch = pa.RecordBatch.from_arrays([*arrays, keys.cast(schema.field(KEY_COLUMN).type), hashes], schema=schema)
         writer.write(batch)
+        changed = [i for i, position in enumerate(positions) if position in self._touched]
+        if changed:  # rows written anew because the edits changed them (not those compaction moved)
+            chunk_keys = keys.take(pa.array(changed)).to_pylist()
+            self._changed_rows.update(
+                (positions[i], (key, int(new_hashes[i]))) for i, key in zip(changed, chunk_keys, strict=True)
+            )
 
 
 def _batches_of(meta: ShardedCacheMeta, file_id: int) -> BatchDigests | FileRef | None:

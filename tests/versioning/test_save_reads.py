@@ -169,3 +169,23 @@ def test_the_patches_a_save_carries_and_merges_are_those_of_their_definition(see
     assert merged_entries(carried, new) == [
         (d, r, h, tuple(sorted(c.items()))) for (d, r), (h, c) in sorted(expected.items())
     ]
+
+
+def test_edits_at_run_boundaries_give_the_runs_and_id_of_a_rebuild(tmp_path: Path) -> None:
+    import numpy as np
+
+    n = 30_000
+    ds = _build(tmp_path, n)
+    runs = ds.cache_meta.content_runs or []
+    assert len(runs) > 4
+    ends = (np.cumsum([rows for rows, _ in runs]) - 1).tolist()
+    # a relabel and a new value where rows end runs (whether they still do is decided from the new row),
+    # a drop just before a run's end, and plain relabels elsewhere
+    edited = ds.relabel({ends[0]: (ends[0] + 1) % 3, ends[2]: (ends[2] + 2) % 3, 17: 1, 20_001: 0})
+    edited = edited.set(ends[1], "x", -5).drop([ends[3] - 1])
+    saved = edited.save(progress=False)
+    table = saved.to_arrow()
+    rows = zip(saved.keys(), table.select(["label", "x"]).to_pylist(), strict=True)
+    rebuilt = se.build(list(rows), FEATURES, name="re", home=tmp_path, progress=False, batch_size=777)
+    assert saved.cache_meta.content_runs == rebuilt.cache_meta.content_runs
+    assert saved.version == rebuilt.version
