@@ -526,6 +526,8 @@ class Draft:
             info += "; identical content: the existing version"
         else:
             staged.remember_in(saved)
+        if saved.batch_digests is not None and meta.batch_digests is not None:
+            saved.batch_digests.take_loaded(meta.batch_digests)  # of the shards it linked: not read again
         return CachedDataset(
             saved,
             name=target_name,

@@ -189,3 +189,20 @@ def test_edits_at_run_boundaries_give_the_runs_and_id_of_a_rebuild(tmp_path: Pat
     rebuilt = se.build(list(rows), FEATURES, name="re", home=tmp_path, progress=False, batch_size=777)
     assert saved.cache_meta.content_runs == rebuilt.cache_meta.content_runs
     assert saved.version == rebuilt.version
+
+
+def test_the_saved_version_reads_no_batch_digests_file_its_parent_read(tmp_path: Path) -> None:
+    ds = _build(tmp_path)
+    first = ds.relabel({5: "b"}).save(progress=False)
+    assert first.select([7]).arrow_column("label").to_pylist() == [1]  # the parent's shard read: digests loaded
+    with _opened_files() as opened:
+        saved = first.relabel({10: "c"}).save(progress=False)
+        labels = saved.select([10, 11]).arrow_column("label").to_pylist()
+    assert labels == [2, 2]
+    mine = [p for p in opened if Path(p).parent == saved.cache_dir and p.endswith(".batches")]
+    assert not mine, mine
+    fresh = read_sharded_cache_meta(saved.cache_dir).batch_digests
+    assert fresh is not None
+    assert saved.cache_meta.batch_digests is not None
+    assert [saved.cache_meta.batch_digests[i] for i in range(len(fresh))] == [fresh[i] for i in range(len(fresh))]
+    assert se.verify(saved).num_rows == len(ds)
