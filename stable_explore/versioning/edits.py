@@ -87,7 +87,13 @@ class Staged:
     """The cell patches written, and the parent's patches file they were spliced against (None: none, or not known)."""
 
     def remember_in(self, meta: ShardedCacheMeta) -> None:
-        """Give ``meta`` (the published version's, just read) the runs and patches this save holds, not read back."""
+        """Give ``meta`` (the published version's, just read) the runs and patches this save holds, not read back.
+
+        Not for a version in a bucket: its folder here mirrors the metadata only, and the small files a
+        next save links from it are there once read (fetched) from the bucket.
+        """
+        if meta.remote is not None:
+            return
         meta_path = meta.cache_dir / METADATA_FILE
         if self.runs is not None and isinstance(meta.content_runs_field, dict):
             runs, parent = self.runs
