@@ -97,14 +97,15 @@ class Staged:
         meta_path = meta.cache_dir / METADATA_FILE
         if self.runs is not None and isinstance(meta.content_runs_field, dict):
             runs, parent = self.runs
-            meta.remember_small_files(
-                runs=(runs, RUNS.written(meta.content_runs_field, runs, parent, meta.cache_dir, meta_path))
-            )
+            runs_file = RUNS.written(meta.content_runs_field, runs, parent, meta.cache_dir, meta_path)
+            if runs_file is not None:
+                meta.remember_small_files(runs=(runs, runs_file))
         if self.patches is not None and isinstance(meta.cell_patches_field, dict):
             patches, parent_patches = self.patches
             entries = patches.entries
             written = PATCHES.written(meta.cell_patches_field, entries, parent_patches, meta.cache_dir, meta_path)
-            meta.remember_small_files(patches=(patches, written))
+            if written is not None:
+                meta.remember_small_files(patches=(patches, written))
 
 
 @dataclass(frozen=True)

@@ -93,18 +93,18 @@ class SplicedList(Generic[T]):
 
     def written(
         self, raw: object, items: Sequence[T], parent: ParentList[T] | None, directory: Path, meta_path: Path
-    ) -> ParentList[T]:
+    ) -> ParentList[T] | None:
         """The file of a version just written in ``directory``, as :meth:`items_from` would give it, from memory.
 
         ``raw`` is the field recorded for ``items``: the ``parent``'s file linked with splices, or a
         new file of ``items`` (see :func:`~stable_explore.storage.write.small_files.spliced_field`).
+        None when the field does not describe them so (the file is then read, as any other version's).
         """
         record = self.record_from_json(raw, meta_path)
         linked = parent is not None and record.base.digest == parent.record.base.digest
         base = list(parent.base) if linked and parent is not None else list(items)
-        if len(base) != record.count:
-            msg = f"{self.field} records {record.count} {self.count_key} in its file, the save wrote {len(base)}"
-            raise CacheCorruptionError(meta_path, msg)
+        if len(base) != record.count or apply_splices(base, record.splices, meta_path) != list(items):
+            return None
         return ParentList(directory, record, base)
 
     def splices_against(self, parent: ParentList[T], items: Sequence[T]) -> list[Splice[T]] | None:
