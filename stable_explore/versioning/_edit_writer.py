@@ -9,7 +9,7 @@ plan, the digest and the writing all cost what the edits change, not the rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,6 +58,8 @@ _MERGE_SMALL_BYTES = 64 * 1024  # small files up to this size in all are merged 
 _ROWS_PER_SMALL_FILE = 100_000  # at 100k rows, and less as the rows grow: merging them on every save rewrites the
 # earlier saves' edits again and again, and at 2M rows a small file costs a read well under 1%
 
+_DECIDED_ROWS = 1 << 16  # changed rows whose key and row hash a save keeps for its digest (a few MB at most)
+
 
 class EditWriter:
     """Writes ``origin`` with ``edits`` applied into a :class:`ShardWriter` (see :meth:`write_rows`)."""
@@ -73,6 +75,7 @@ class EditWriter:
         # digest knows whether each ends a run without reading it back (filled by write_rows)
         self._changed_rows: dict[int, tuple[object, int]] = {}
         self._touched: set[int] = set()
+        self._too_many_changed = False
         meta = origin.cache_meta
         self._bytes_per_row = meta.nbytes / max(1, meta.num_rows)
         # rows read, edited and written at a time: what a save holds beyond its plan is a few of these
@@ -136,6 +139,15 @@ class EditWriter:
         runs.extend(parent_runs[done:])
         return runs
 
+    def _note_changed(self, rows: Iterable[tuple[int, tuple[object, int]]]) -> None:
+        """Keep the key and new row hash of changed rows written, up to a bound (past it the digest looks at them)."""
+        if self._too_many_changed:
+            return
+        self._changed_rows.update(rows)
+        if len(self._changed_rows) > _DECIDED_ROWS:  # a save of very many changed rows: hold none of them
+            self._changed_rows.clear()
+            self._too_many_changed = True
+
     def _decided_ends(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The changed rows this save wrote (sorted origin positions), and which of them end a run of the digest.
 
@@ -164,6 +176,7 @@ class EditWriter:
         """
         self.referred.clear()
         self._changed_rows.clear()
+        self._too_many_changed = False
         origin = self.origin
         meta = origin.cache_meta
         backend = origin.backend
@@ -278,7 +291,7 @@ class EditWriter:
             hashes.extend(row_hashes(arrays).tolist())
             keys.extend(chunk_keys.to_pylist() if chunk_keys is not None else [])
         if len(keys) == len(positions):
-            self._changed_rows.update(zip(positions, zip(keys, hashes, strict=True), strict=True))
+            self._note_changed(zip(positions, zip(keys, hashes, strict=True), strict=True))
         cells: dict[int, list[tuple[str, int]]] = {}
         for (position, column), code in sorted(self.edits.relabelled.items()):
             cells.setdefault(position, []).append((column, code))
@@ -336,7 +349,7 @@ class EditWriter:
         changed = [i for i, position in enumerate(positions) if position in self._touched]
         if changed:  # rows written anew because the edits changed them (not those compaction moved)
             chunk_keys = keys.take(pa.array(changed)).to_pylist()
-            self._changed_rows.update(
+            self._note_changed(
                 (positions[i], (key, int(new_hashes[i]))) for i, key in zip(changed, chunk_keys, strict=True)
             )
 

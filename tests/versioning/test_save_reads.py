@@ -171,9 +171,15 @@ def test_the_patches_a_save_carries_and_merges_are_those_of_their_definition(see
     ]
 
 
-def test_edits_at_run_boundaries_give_the_runs_and_id_of_a_rebuild(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kept", [1 << 16, 2])  # 2: past the bound, the digest looks at the changed rows itself
+def test_edits_at_run_boundaries_give_the_runs_and_id_of_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
     import numpy as np
 
+    from stable_explore.versioning import _edit_writer
+
+    monkeypatch.setattr(_edit_writer, "_DECIDED_ROWS", kept)
     n = 30_000
     ds = _build(tmp_path, n)
     runs = ds.cache_meta.content_runs or []
