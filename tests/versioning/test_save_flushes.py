@@ -196,7 +196,9 @@ def test_a_first_build_whose_version_cannot_be_put_in_place_leaves_no_dataset_fo
     assert not (home / "p").exists(), "no refs/ folder made ahead for latest's new file"
 
 
-def test_a_save_reads_its_version_back_while_the_rename_is_flushed(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_save_reads_its_version_back_before_latest_moves_and_its_flush_still_comes_first(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     ds = _build(home)
@@ -216,10 +218,14 @@ def test_a_save_reads_its_version_back_while_the_rename_is_flushed(home: Path, m
         recording[0] = False
         monkeypatch.undo()
     versions = str((home / "p" / "versions").resolve())
-    _, _, start, end = next(e for e in recorded.events if e[0] == "fsync" and e[1] == versions)
+    events = recorded.events
+    placed = events[recorded.first("rename", lambda p: p.endswith(f"versions/{saved.version}"))][3]
+    latest = recorded.first("rename", lambda p: p.endswith("refs/latest"))
     read = [at for path, at in opened if Path(path).parent == saved.cache_dir]
     assert read, opened
-    assert start <= read[0] <= end, "the metadata is read back while versions/ is flushed, not after"
+    # read back once the version is in place and before latest moves (where its flush runs), not after it all
+    assert placed <= read[0] <= events[latest][2]
+    assert versions in recorded.flushed_before(latest), "versions/ still flushed before latest moves"
     assert recorded.waits() == 3
     assert se.load("p", home=home).version == saved.version
 
