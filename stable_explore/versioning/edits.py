@@ -45,67 +45,26 @@ from stable_explore.errors import (
     InvalidArgumentTypeError,
     RowIndexError,
 )
-from stable_explore.schema import KEY_COLUMN, ClassLabel, Value, class_name
+from stable_explore.schema import ClassLabel, Value, class_name
 from stable_explore.storage.backends.fsutil import temp_dir_beside
 from stable_explore.storage.backends.locks import check_lock_timeout, waiting_at_most
-from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES, METADATA_FILE
-from stable_explore.storage.format.cell_patches import PATCHES
-from stable_explore.storage.format.content_runs import RUNS
+from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
-from stable_explore.storage.write.shards import ShardList, ShardWriter
+from stable_explore.storage.write.shards import ShardWriter
 from stable_explore.storage.write.small_files import cell_patches_field, content_runs_field, row_segments_field
-from stable_explore.storage.write.writer import ShardFields, shard_metadata
+from stable_explore.storage.write.writer import shard_metadata
 from stable_explore.versioning._edit_writer import EditWriter
+from stable_explore.versioning._rows_read import RowsRead
+from stable_explore.versioning._staged import Staged
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from stable_explore.dataset import CachedDataset
-    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
-    from stable_explore.storage.format.cell_patches import CellPatches, ParentPatches
-    from stable_explore.storage.format.content_runs import ParentRuns
 
 __all__ = ["Draft", "PendingEdits", "Staged"]
-
-
-@dataclass(frozen=True)
-class Staged:
-    """A save written into its staging folder: the shard fields to publish, the shards, and the rows' segments."""
-
-    fields: ShardFields
-    shards: ShardList
-    segments: list[list[int]]
-    note: str = ""
-    """What else the save wrote, for its ``build_info`` (column groups)."""
-    unsynced: tuple[Path, ...] = ()
-    """Small files written without their fsync (``stage(defer_sync=True)``): the publish flushes them."""
-    runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = None
-    """The content runs written, and the parent's runs file they were spliced against (None: not known)."""
-    patches: tuple[CellPatches, ParentPatches | None] | None = None
-    """The cell patches written, and the parent's patches file they were spliced against (None: none, or not known)."""
-
-    def remember_in(self, meta: ShardedCacheMeta) -> None:
-        """Give ``meta`` (the published version's, just read) the runs and patches this save holds, not read back.
-
-        Not for a version in a bucket: its folder here mirrors the metadata only, and the small files a
-        next save links from it are there once read (fetched) from the bucket.
-        """
-        if meta.remote is not None:
-            return
-        meta_path = meta.cache_dir / METADATA_FILE
-        if self.runs is not None and isinstance(meta.content_runs_field, dict):
-            runs, parent = self.runs
-            runs_file = RUNS.written(meta.content_runs_field, runs, parent, meta.cache_dir, meta_path)
-            if runs_file is not None:
-                meta.remember_small_files(runs=(runs, runs_file))
-        if self.patches is not None and isinstance(meta.cell_patches_field, dict):
-            patches, parent_patches = self.patches
-            entries = patches.entries
-            written = PATCHES.written(meta.cell_patches_field, entries, parent_patches, meta.cache_dir, meta_path)
-            if written is not None:
-                meta.remember_small_files(patches=(patches, written))
 
 
 @dataclass(frozen=True)
@@ -149,43 +108,6 @@ class PendingEdits:
         return f"PendingEdits({self.summary()})"
 
 
-@dataclass(frozen=True)
-class _Read:
-    """What a chain of edits has read of its origin's rows (by position), so that no row is read twice.
-
-    A relabel reads the rows' classes (to drop relabels to the class a row has) and their keys with
-    them; the save's record of operations needs the same keys and classes, and finds them here.
-    Only keys and class indexes are kept: never a row's other cells (images).
-    """
-
-    keys: Mapping[int, object] = field(default_factory=dict)
-    """Position -> the row's key."""
-    cells: Mapping[tuple[int, str], object] = field(default_factory=dict)
-    """(position, ClassLabel column) -> the row's class in the origin."""
-
-    def of(self, origin: CachedDataset, positions: Sequence[int], column: str | None = None) -> _Read:
-        """What is known, plus the keys of ``positions`` (and their ``column`` values) read where not known yet."""
-        missing = [p for p in positions if p not in self.keys or (column is not None and (p, column) not in self.cells)]
-        if not missing:
-            return self
-        missing = sorted(set(missing))
-        picked = origin[missing]
-        rows = picked.base_rows()
-        keys = dict(self.keys)
-        cells = dict(self.cells)
-        if origin.cache_meta.is_stable_datasets_v1:  # no key column: a row's key is its row number
-            keys.update(zip(missing, rows.tolist(), strict=True))
-            if column is not None:
-                cells.update(zip([(p, column) for p in missing], picked.arrow_column(column).to_pylist(), strict=True))
-            return _Read(keys, cells)
-        columns = [KEY_COLUMN] if column is None else [KEY_COLUMN, column]
-        table = origin.backend.take(rows, columns=columns)  # one read of the rows: their keys and the column
-        keys.update(zip(missing, table.column(KEY_COLUMN).to_pylist(), strict=True))
-        if column is not None:
-            cells.update(zip([(p, column) for p in missing], table.column(column).to_pylist(), strict=True))
-        return _Read(keys, cells)
-
-
 class Draft:
     """A dataset with pending edits; ``save`` writes them as a new version.
 
@@ -193,10 +115,10 @@ class Draft:
     each call returns a new draft, so a chain never changes an earlier one.
     """
 
-    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None, read: _Read | None = None) -> None:
+    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None, read: RowsRead | None = None) -> None:
         self._origin = origin
         self._edits = edits or PendingEdits()
-        self._read = read or _Read()
+        self._read = read or RowsRead()
         self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property

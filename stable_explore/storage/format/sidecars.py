@@ -160,15 +160,20 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
         >>> child[0] is parent[0]
         True
         """
-        known = {}
-        for index, loaded in list(other._loaded.items()):
-            entry = other.entries[index]
-            if isinstance(entry, FileRef):
-                known[(entry.digest, entry.size)] = (loaded, other.shard_rows[index])
+        known = other.read_files()
         for index, entry in enumerate(self.entries):
             found = known.get((entry.digest, entry.size)) if isinstance(entry, FileRef) else None
             if found is not None and found[1] == self.shard_rows[index] and index not in self._loaded:
                 self._loaded[index] = found[0]
+
+    def read_files(self) -> dict[tuple[str, int], tuple[BatchDigests, int]]:
+        """The digests read so far from files, by the file's (digest, size): with the rows of their shard."""
+        known = {}
+        for index, loaded in list(self._loaded.items()):
+            entry = self.entries[index]
+            if isinstance(entry, FileRef):
+                known[(entry.digest, entry.size)] = (loaded, self.shard_rows[index])
+        return known
 
     def file_ref(self, index: int) -> FileRef | None:
         """The file that holds shard ``index``'s digests (None: recorded inline, or not at all)."""
