@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from stable_explore.catalog.names import LATEST, check_name
 from stable_explore.catalog.transfer import COPY_THREADS, shard_keys_by_digest
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, CacheWriteError, RemoteStoreError
-from stable_explore.storage.backends.fsutil import PreparedFile, fsync_dir, fsync_together, write_error
+from stable_explore.storage.backends.fsutil import PreparedFile, fsync_dir_soon, fsync_together, write_error
 from stable_explore.storage.format.cache_meta import METADATA_FILE
 from stable_explore.storage.format.metadata import VersionMetadata, version_id_of
 from stable_explore.storage.format.version_files import VersionFile, version_files
@@ -50,6 +50,7 @@ from stable_explore.storage.write.writer import ShardFields, write_metadata
 
 if TYPE_CHECKING:
     from stable_explore.catalog.catalog import Catalog, VersionRef
+    from stable_explore.storage.format.cache_meta import ShardedCacheMeta
 
 __all__ = [
     "UNMOVED_MARK",
@@ -67,6 +68,8 @@ class Published:
 
     ref: VersionRef
     existed: bool
+    meta: ShardedCacheMeta | None = None
+    """The version's ``_metadata.json`` read back and checked, when the publish was asked to (``read_back``)."""
 
 
 def _now() -> str:
@@ -84,6 +87,7 @@ def publish_version(
     reuse: tuple[tuple[str, str], ...] = (),
     set_latest: bool = True,
     unsynced: Sequence[Path] = (),
+    read_back: bool = False,
 ) -> Published:
     """Publish ``staging`` (shards written, no metadata yet) as a version of ``name``; move ``latest`` and ``tag``.
 
@@ -96,6 +100,8 @@ def publish_version(
     not staged (a save under another name reuses its parent's shards; locally they are linked).
     ``unsynced`` are files in ``staging`` written without their fsync: on a local home they are
     flushed together with ``_metadata.json`` and the folder, before the rename publishes them.
+    ``read_back`` reads the published version's metadata (``Published.meta``); on a local home while
+    the rename that put the version in place is being flushed.
     """
     check_name(name)
     if tag is not None:
@@ -109,6 +115,7 @@ def publish_version(
     # lease holds them (an interrupted publish), never those of a publish still running
     placed: list[str] = []  # what this publish put in a bucket, until its metadata makes them a version
     latest: PreparedFile | None = None  # latest's new file, flushed with the version's (a local home)
+    meta: ShardedCacheMeta | None = None
     with catalog.publishing(name, version_id):
         try:
             if set_latest and not remote:
@@ -123,7 +130,9 @@ def publish_version(
                 if remote:
                     ref, existed = _put_metadata(catalog, name, staging, fields, version_id, reuse, placed)
                 else:
-                    ref, existed = _move_into_place(catalog, name, staging, fields, version_id, unsynced, latest)
+                    ref, existed, meta = _move_into_place(
+                        catalog, name, staging, fields, version_id, unsynced, latest, read_back=read_back
+                    )
                 _move_refs(
                     catalog,
                     name,
@@ -140,7 +149,9 @@ def publish_version(
         finally:
             if latest is not None:
                 latest.discard()  # its temp file, unless it was put in place
-    return Published(ref, existed)
+    if read_back and meta is None:
+        meta = read_sharded_cache_meta(ref.cache_dir)
+    return Published(ref, existed, meta)
 
 
 def _move_refs(
@@ -221,12 +232,14 @@ def _move_into_place(
     version_id: str,
     unsynced: Sequence[Path] = (),
     latest: PreparedFile | None = None,
-) -> tuple[VersionRef, bool]:
+    *,
+    read_back: bool = False,
+) -> tuple[VersionRef, bool, ShardedCacheMeta | None]:
     target = catalog.version_dir(name, version_id)
     if (target / METADATA_FILE).is_file():
         try:
-            read_sharded_cache_meta(target)
-            return catalog.ref(name, version_id), True
+            found = read_sharded_cache_meta(target)
+            return catalog.ref(name, version_id), True, found if read_back else None
         except CacheCorruptionError:
             remove_version_dir(target)  # a damaged copy of this content: replace it with the good one
     elif target.exists():
@@ -243,13 +256,23 @@ def _move_into_place(
     except OSError as exc:
         if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
             raise write_error(exc, target) from exc
-        return catalog.ref(name, version_id), True  # another process published the same content
+        return catalog.ref(name, version_id), True, None  # another process published the same content
+    # the rename itself must be durable before a ref names the version; the metadata is read back meanwhile
+    flushing = fsync_dir_soon(target.parent)
+    meta: ShardedCacheMeta | None = None
+    failed: BaseException | None = None
     try:
-        fsync_dir(target.parent)  # the rename itself must be durable before a ref names the version
+        meta = read_sharded_cache_meta(target) if read_back else None
+    except BaseException as exc:  # noqa: BLE001 - raised once the flush ended (its failure first)
+        failed = exc
+    try:
+        flushing.result()
     except OSError as exc:
         remove_version_dir(target)  # not durable: take it back, so nothing half-published is left
         raise write_error(exc, target.parent) from exc
-    return catalog.ref(name, version_id), False
+    if failed is not None:
+        raise failed
+    return catalog.ref(name, version_id), False, meta
 
 
 def _upload_files(

@@ -9,7 +9,7 @@ plan, the digest and the writing all cost what the edits change, not the rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,15 +19,15 @@ import pyarrow as pa
 from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.check.verify import feed_rows
 from stable_explore.storage.format.cell_patches import CellPatches
-from stable_explore.storage.format.hashing import ContentDigest, row_hashes
+from stable_explore.storage.format.hashing import ContentDigest, row_hashes, run_ends
 from stable_explore.storage.read.resident import note_read
 from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
 from stable_explore.versioning._plan import (
     Link,
     Rewrite,
     base_runs,
-    carried_ends,
     compacted,
+    known_ends,
     plan_rows,
     stale_digest_runs,
 )
@@ -58,6 +58,8 @@ _MERGE_SMALL_BYTES = 64 * 1024  # small files up to this size in all are merged 
 _ROWS_PER_SMALL_FILE = 100_000  # at 100k rows, and less as the rows grow: merging them on every save rewrites the
 # earlier saves' edits again and again, and at 2M rows a small file costs a read well under 1%
 
+_DECIDED_ROWS = 1 << 16  # changed rows whose key and row hash a save keeps for its digest (a few MB at most)
+
 
 class EditWriter:
     """Writes ``origin`` with ``edits`` applied into a :class:`ShardWriter` (see :meth:`write_rows`)."""
@@ -68,6 +70,12 @@ class EditWriter:
         self.referred: dict[int, int] = {}  # new shard index -> the parent's shard file it refers to (bucket)
         self.linked: dict[int, int] = {}  # the origin's shard -> the saved version's (filled by write_rows)
         self.patches: list[PatchEntry] = []  # the saved version's cell patches (filled by write_rows)
+        self.cell_patches: CellPatches | None = None  # the same grouped by shard: the digest's and the save's
+        # the changed rows this save wrote (patched or anew): origin position -> (key, new row hash), so the
+        # digest knows whether each ends a run without reading it back (filled by write_rows)
+        self._changed_rows: dict[int, tuple[object, int]] = {}
+        self._touched: set[int] = set()
+        self._too_many_changed = False
         meta = origin.cache_meta
         self._bytes_per_row = meta.nbytes / max(1, meta.num_rows)
         # rows read, edited and written at a time: what a save holds beyond its plan is a few of these
@@ -85,7 +93,7 @@ class EditWriter:
         """
         origin = self.origin
         parent_runs = origin.cache_meta.content_runs
-        patches = CellPatches(self.patches) if self.patches else None
+        patches = self.cell_patches
 
         def referred_columns(shard: int) -> pa.Table | None:
             # a shard this save refers to in a bucket is not in staging: its two row columns come from there
@@ -105,13 +113,16 @@ class EditWriter:
         runs: list[tuple[int, str]] = []
         done = 0
         tables: dict[int, pa.Table] = {}
-        for first, last in stale_digest_runs(ends, affected):
+        groups = stale_digest_runs(ends, affected)
+        known = known_ends(ends, dropped, changed, self._decided_ends()) if groups else None
+        for first, last in groups:
+            assert known is not None
             runs.extend(parent_runs[done:first])
             start = int(ends[first - 1]) if first else 0
             stop = int(ends[last])
             new_start = start - int(np.searchsorted(dropped, start))
             new_stop = stop - int(np.searchsorted(dropped, stop))
-            digest = ContentDigest(carried_ends(ends, first, last, dropped, changed))
+            digest = ContentDigest(known.window(new_start, new_stop))
             feed_rows(
                 digest,
                 paths,
@@ -128,6 +139,31 @@ class EditWriter:
         runs.extend(parent_runs[done:])
         return runs
 
+    def _note_changed(self, rows: Iterable[tuple[int, tuple[object, int]]]) -> None:
+        """Keep the key and new row hash of changed rows written, up to a bound (past it the digest looks at them)."""
+        if self._too_many_changed:
+            return
+        self._changed_rows.update(rows)
+        if len(self._changed_rows) > _DECIDED_ROWS:  # a save of very many changed rows: hold none of them
+            self._changed_rows.clear()
+            self._too_many_changed = True
+
+    def _decided_ends(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The changed rows this save wrote (sorted origin positions), and which of them end a run of the digest.
+
+        Whether a row ends a run depends on its key and row hash alone: known here for every row the
+        save patched or wrote anew, so the digest need not read them back to look (one call for all).
+        """
+        if not self._changed_rows:
+            return None
+        positions = sorted(self._changed_rows)
+        keys = [self._changed_rows[p][0] for p in positions]
+        hashes = np.array([self._changed_rows[p][1] for p in positions], dtype=np.uint64)
+        key_type = pa.string() if self.origin.cache_meta.key_type == "string" else pa.int64()
+        ending = np.zeros(len(positions), dtype=bool)
+        ending[run_ends(pa.array(keys, type=key_type), hashes)] = True
+        return np.array(positions, dtype=np.int64), ending
+
     def write_rows(
         self, writer: ShardWriter, schema: pa.Schema, on_rows: Callable[[int, int], None] | None = None
     ) -> list[list[int]]:
@@ -139,11 +175,14 @@ class EditWriter:
         of runs (see :mod:`._plan`), so its cost grows with the edits, not the rows.
         """
         self.referred.clear()
+        self._changed_rows.clear()
+        self._too_many_changed = False
         origin = self.origin
         meta = origin.cache_meta
         backend = origin.backend
         edits = self.edits
         touched = edits.touched() - edits.dropped
+        self._touched = touched
         # relabels of rows with no other edit become cell patches where the plan keeps the row in its file
         relabels = {row for row, _ in edits.relabelled} - edits.dropped - {row for row, _ in edits.values}
         relabels = relabels if patchable(meta) else set()
@@ -167,6 +206,7 @@ class EditWriter:
             small_file_bytes=_SMALL_FILE_BYTES,
         )
         self.patches = self._patches_of(plan, np.array(sorted(relabels), dtype=np.int64))
+        self.cell_patches = CellPatches(self.patches) if self.patches else None
         segments: list[list[int]] = []
         linked = self.linked
         linked.clear()
@@ -245,9 +285,13 @@ class EditWriter:
         if not positions:
             return carried
         hashes: list[int] = []
+        keys: list[object] = []
         for start in range(0, len(positions), self.chunk_rows):  # the rows' cells are read a chunk at a time
-            _, arrays = self._edited_arrays(positions[start : start + self.chunk_rows])
+            _, arrays, chunk_keys = self._edited_arrays(positions[start : start + self.chunk_rows], with_keys=True)
             hashes.extend(row_hashes(arrays).tolist())
+            keys.extend(chunk_keys.to_pylist() if chunk_keys is not None else [])
+        if len(keys) == len(positions):
+            self._note_changed(zip(positions, zip(keys, hashes, strict=True), strict=True))
         cells: dict[int, list[tuple[str, int]]] = {}
         for (position, column), code in sorted(self.edits.relabelled.items()):
             cells.setdefault(position, []).append((column, code))
@@ -259,14 +303,21 @@ class EditWriter:
         ]
         return merged_entries(carried, new)
 
-    def _edited_arrays(self, positions: list[int]) -> tuple[list[int], list[pa.Array]]:
-        """These origin rows' base rows, and their feature columns with the edits applied."""
+    def _edited_arrays(
+        self, positions: list[int], *, with_keys: bool = False
+    ) -> tuple[list[int], list[pa.Array], pa.Array | None]:
+        """These origin rows' base rows, their feature columns with the edits applied, and their keys if asked.
+
+        The keys come in the same read (None for a stable-datasets cache: it stores none).
+        """
         origin = self.origin
         picked = origin[positions]
         rows = picked.base_rows()
         feature_names = list(origin.features)
-        table = origin.backend.take(rows, columns=feature_names)
+        with_keys = with_keys and not origin.cache_meta.is_stable_datasets_v1
+        table = origin.backend.take(rows, columns=[*feature_names, KEY_COLUMN] if with_keys else feature_names)
         arrays = [table.column(n).combine_chunks() for n in feature_names]
+        keys = table.column(KEY_COLUMN).combine_chunks() if with_keys else None
         del table
         if len(rows):  # the mapped pages this read touched (the span of its rows) are let go of as reads pass
             note_read((int(np.max(rows)) - int(np.min(rows)) + 1) * self._bytes_per_row)
@@ -283,21 +334,24 @@ class EditWriter:
                 for i, value in changes.items():
                     values[i] = value
                 arrays[index] = pa.array(values, type=arrays[index].type)
-        return rows, arrays
+        return rows, arrays, keys
 
     def _rewrite(self, writer: ShardWriter, positions: list[int], schema: pa.Schema) -> None:
         """Write these origin rows anew: read them, apply the edits, hash them again."""
         if not positions:
             return
-        origin = self.origin
-        rows, arrays = self._edited_arrays(positions)
-        if origin.cache_meta.is_stable_datasets_v1:
-            keys = pa.array(rows, type=pa.int64())
-        else:
-            keys = origin.backend.take(rows, columns=[KEY_COLUMN]).column(KEY_COLUMN).combine_chunks()
-        hashes = pa.array(row_hashes(arrays), type=pa.uint64())
+        rows, arrays, read_keys = self._edited_arrays(positions, with_keys=True)
+        keys = pa.array(rows, type=pa.int64()) if read_keys is None else read_keys
+        new_hashes = row_hashes(arrays)
+        hashes = pa.array(new_hashes, type=pa.uint64())
         batch = pa.RecordBatch.from_arrays([*arrays, keys.cast(schema.field(KEY_COLUMN).type), hashes], schema=schema)
         writer.write(batch)
+        changed = [i for i, position in enumerate(positions) if position in self._touched]
+        if changed:  # rows written anew because the edits changed them (not those compaction moved)
+            chunk_keys = keys.take(pa.array(changed)).to_pylist()
+            self._note_changed(
+                (positions[i], (key, int(new_hashes[i]))) for i, key in zip(changed, chunk_keys, strict=True)
+            )
 
 
 def _batches_of(meta: ShardedCacheMeta, file_id: int) -> BatchDigests | FileRef | None:

@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -66,32 +67,49 @@ def carried_entries(
     if not entries:
         return []
     _, counts, files, file_starts = _links(plan)
-    spans: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for file_id in distinct(files).tolist():
+    file_of = {digest: index for index, digest in enumerate(shard_hashes)}
+    entry_files = np.array([file_of.get(entry[0], -1) for entry in entries], dtype=np.int64)
+    entry_rows = np.array([entry[1] for entry in entries], dtype=np.int64)
+    kept = np.zeros(len(entries), dtype=bool)
+    for file_id in distinct(files).tolist():  # per file, every entry of it at once
         mine = files == file_id
         order = np.argsort(file_starts[mine], kind="stable")
-        spans[file_id] = (file_starts[mine][order], counts[mine][order])
-    file_of = {digest: index for index, digest in enumerate(shard_hashes)}
-    kept = []
-    for entry in entries:
-        found = spans.get(file_of.get(entry[0], -1))
-        if found is None:
-            continue
-        starts, lengths = found
-        slot = int(np.searchsorted(starts, entry[1], side="right")) - 1
-        if slot >= 0 and entry[1] < int(starts[slot] + lengths[slot]):
-            kept.append(entry)
-    return kept
+        starts, lengths = file_starts[mine][order], counts[mine][order]
+        which = np.flatnonzero(entry_files == file_id)
+        rows = entry_rows[which]
+        slot = np.searchsorted(starts, rows, side="right") - 1
+        inside = slot >= 0
+        safe = np.where(inside, slot, 0)
+        kept[which] = inside & (rows < starts[safe] + lengths[safe])
+    return [entry for entry, keep in zip(entries, kept.tolist(), strict=True) if keep]
 
 
 def merged_entries(carried: Sequence[PatchEntry], new: Sequence[PatchEntry]) -> list[PatchEntry]:
-    """``carried`` with ``new`` added, sorted; a row in both keeps the new row hash and both sets of cells."""
-    by_key = {(digest, row): (row_hash, dict(cells)) for digest, row, row_hash, cells in carried}
-    for digest, row, row_hash, cells in new:
-        old = by_key.get((digest, row))
-        merged = {**(old[1] if old else {}), **dict(cells)}
-        by_key[(digest, row)] = (row_hash, merged)
-    return [
-        (digest, row, row_hash, tuple(sorted(cells.items())))
-        for (digest, row), (row_hash, cells) in sorted(by_key.items())
-    ]
+    """``carried`` with ``new`` added, sorted; a row in both keeps the new row hash and both sets of cells.
+
+    Each entry's cells are in order of column, once each.
+
+    Examples
+    --------
+    >>> merged_entries([("d", 1, 5, (("a", 0),)), ("d", 4, 6, (("a", 1),))], [("d", 1, 7, (("b", 2),))])
+    [('d', 1, 7, (('a', 0), ('b', 2))), ('d', 4, 6, (('a', 1),))]
+    """
+    fresh = {(digest, row): (row_hash, cells) for digest, row, row_hash, cells in new}
+    out: list[PatchEntry] = []
+    for digest, row, row_hash, cells in carried:
+        found = fresh.get((digest, row))
+        if found is not None:  # both: the new row hash, the cells of both (the new ones win)
+            fresh[(digest, row)] = (found[0], (*cells, *found[1]))
+        elif _in_order(cells):
+            out.append((digest, row, row_hash, cells))
+        else:
+            out.append((digest, row, row_hash, tuple(sorted(dict(cells).items()))))
+    for (digest, row), (row_hash, cells) in fresh.items():
+        out.append((digest, row, row_hash, cells if _in_order(cells) else tuple(sorted(dict(cells).items()))))
+    out.sort(key=lambda entry: (entry[0], entry[1]))
+    return out
+
+
+def _in_order(cells: tuple[tuple[str, int], ...]) -> bool:
+    """Whether cells are in order of column, each column once (a relabel of one column, nearly always)."""
+    return len(cells) == 1 or all(a[0] < b[0] for a, b in itertools.pairwise(cells))

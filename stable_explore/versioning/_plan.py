@@ -230,6 +230,7 @@ def carried_ends(run_ends: np.ndarray, first: int, last: int, dropped: np.ndarra
     rows are looked at again. (The parent's last run may end with its rows, not at a boundary:
     counting its last row as one changes no run's rows or digest.) ``run_ends`` are the
     cumulative row counts of the parent's runs; ``dropped`` and ``changed`` sorted positions.
+    See :func:`known_ends`, which finds them for every group at once.
 
     Examples
     --------
@@ -239,14 +240,45 @@ def carried_ends(run_ends: np.ndarray, first: int, last: int, dropped: np.ndarra
     """
     start = int(run_ends[first - 1]) if first else 0
     stop = int(run_ends[last])
-    ends = run_ends[first : last + 1].astype(np.int64) - 1
-    unknown = changed[(changed >= start) & (changed < stop)].astype(np.int64)
-    ends = np.setdiff1d(ends, np.union1d(dropped, changed))
-    unknown = np.setdiff1d(unknown, dropped)
-    before = int(np.searchsorted(dropped, start))
+    new_start = start - int(np.searchsorted(dropped, start))
+    new_stop = stop - int(np.searchsorted(dropped, stop))
+    return known_ends(run_ends, dropped, changed).window(new_start, new_stop)
+
+
+def known_ends(
+    run_ends: np.ndarray,
+    dropped: np.ndarray,
+    changed: np.ndarray,
+    decided: tuple[np.ndarray, np.ndarray] | None = None,
+) -> KnownEnds:
+    """Where the parent's runs end in the saved version, for all its rows (see :func:`carried_ends`).
+
+    Positions are the saved version's (dropped rows taken out): rows that ended a parent's run
+    and that the edit left as they were, and the ``changed`` rows kept, to be looked at again.
+    ``decided`` (sorted changed positions, and whether each ends a run) settles those the caller
+    looked at already: they are not looked at again. A stale group's digest takes
+    :meth:`KnownEnds.window` of its rows: the arrays are made once per save, not once per group.
+
+    Examples
+    --------
+    >>> known = known_ends(np.array([10, 20, 30]), np.array([12]), np.array([19, 25]))
+    >>> known.ends.tolist(), known.unknown.tolist()
+    ([9, 28], [18, 24])
+    >>> looked = (np.array([25]), np.array([True]))  # row 25 was looked at: it ends a run
+    >>> known = known_ends(np.array([10, 20, 30]), np.array([12]), np.array([19, 25]), looked)
+    >>> known.ends.tolist(), known.unknown.tolist()
+    ([9, 24, 28], [18])
+    """
+    ends = np.setdiff1d(run_ends.astype(np.int64) - 1, np.union1d(dropped, changed))
+    unknown = np.setdiff1d(changed.astype(np.int64), dropped)
+    if decided is not None:
+        positions, ending = decided
+        settled = np.isin(unknown, positions)
+        ends = np.union1d(ends, np.setdiff1d(positions[ending], dropped))
+        unknown = unknown[~settled]
 
     def renumbered(rows: np.ndarray) -> np.ndarray:
-        moved: np.ndarray = rows - start - (np.searchsorted(dropped, rows) - before)
+        moved: np.ndarray = rows - np.searchsorted(dropped, rows)
         return moved.astype(np.int64)
 
     return KnownEnds(renumbered(ends), renumbered(unknown))

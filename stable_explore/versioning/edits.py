@@ -52,10 +52,12 @@ from stable_explore.storage.format.cache_meta import DEFAULT_SHARD_SIZE_BYTES
 from stable_explore.storage.format.hashing import digest_of_runs
 from stable_explore.storage.format.metadata import VersionMetadata
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
-from stable_explore.storage.write.shards import ShardList, ShardWriter
+from stable_explore.storage.write.shards import ShardWriter
 from stable_explore.storage.write.small_files import cell_patches_field, content_runs_field, row_segments_field
-from stable_explore.storage.write.writer import ShardFields, shard_metadata
+from stable_explore.storage.write.writer import shard_metadata
 from stable_explore.versioning._edit_writer import EditWriter
+from stable_explore.versioning._rows_read import RowsRead
+from stable_explore.versioning._staged import Staged
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -63,19 +65,6 @@ if TYPE_CHECKING:
     from stable_explore.dataset import CachedDataset
 
 __all__ = ["Draft", "PendingEdits", "Staged"]
-
-
-@dataclass(frozen=True)
-class Staged:
-    """A save written into its staging folder: the shard fields to publish, the shards, and the rows' segments."""
-
-    fields: ShardFields
-    shards: ShardList
-    segments: list[list[int]]
-    note: str = ""
-    """What else the save wrote, for its ``build_info`` (column groups)."""
-    unsynced: tuple[Path, ...] = ()
-    """Small files written without their fsync (``stage(defer_sync=True)``): the publish flushes them."""
 
 
 @dataclass(frozen=True)
@@ -126,9 +115,10 @@ class Draft:
     each call returns a new draft, so a chain never changes an earlier one.
     """
 
-    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None) -> None:
+    def __init__(self, origin: CachedDataset, edits: PendingEdits | None = None, read: RowsRead | None = None) -> None:
         self._origin = origin
         self._edits = edits or PendingEdits()
+        self._read = read or RowsRead()
         self._operations: list[dict[str, Any]] | None = None  # read once: save asks twice
 
     @property
@@ -203,7 +193,7 @@ class Draft:
     def drop(self, rows: Iterable[int] | int) -> Draft:
         """Drop rows: positions in the dataset the chain started from, or a boolean mask of its rows."""
         chosen = self._rows([rows] if isinstance(rows, (int, np.integer)) else self._mask_rows(rows))
-        return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)))
+        return Draft(self._origin, replace(self._edits, dropped=self._edits.dropped | frozenset(chosen)), self._read)
 
     def relabel(self, changes: Mapping[int, str | int], *, column: str | None = None) -> Draft:
         """Give rows a new class (a name or an index): ``relabel({42: "dog"})``."""
@@ -228,13 +218,13 @@ class Draft:
                 raise EncodingError(exc.reason, field=name, index=position) from None
         # A row given the class it already has is no edit (save would write nothing for it): drop it,
         # so the draft's summary counts only real changes and a relabel back undoes an earlier one.
-        current = self._origin.select(list(wanted)).arrow_column(name).to_pylist() if wanted else []
-        for (position, code), before in zip(wanted.items(), current, strict=True):
-            if code == before:
+        read = self._read.of(self._origin, list(wanted), name)
+        for position, code in wanted.items():
+            if code == read.cells[(position, name)]:
                 relabelled.pop((position, name), None)
             else:
                 relabelled[(position, name)] = code
-        return Draft(self._origin, replace(self._edits, relabelled=relabelled))
+        return Draft(self._origin, replace(self._edits, relabelled=relabelled), read)
 
     def set(self, row: int, field_name: str, value: object) -> Draft:
         """Set one field of one row: a value, a class, a list, an array or an image.
@@ -257,7 +247,7 @@ class Draft:
         values = dict(self._edits.values)
         values[(position, field_name)] = encoded
         box_edits = {cell: ops for cell, ops in self._edits.box_edits.items() if cell != (position, field_name)}
-        return Draft(self._origin, replace(self._edits, values=values, box_edits=box_edits))
+        return Draft(self._origin, replace(self._edits, values=values, box_edits=box_edits), self._read)
 
     def relabel_boxes(self, changes: Mapping[int, Mapping[int, str | int]], *, column: str | None = None) -> Draft:
         """Give boxes a new class: ``relabel_boxes({row: {box_index: "dog"}})``.
@@ -300,7 +290,7 @@ class Draft:
                 pending.pop(cell, None)
             else:
                 values[cell] = after
-        return Draft(self._origin, replace(self._edits, values=values, box_edits=pending))
+        return Draft(self._origin, replace(self._edits, values=values, box_edits=pending), self._read)
 
     # -- saving ------------------------------------------------------------------
 
@@ -318,7 +308,8 @@ class Draft:
         edits = self._edits
         features = origin.features
         named = sorted(edits.dropped | edits.touched())
-        keys = dict(zip(named, origin[named].keys() if named else [], strict=True))
+        read = self._read.of(origin, named)
+        keys = read.keys
         ops: list[dict[str, object]] = []
         if edits.dropped:
             ops.append({"op": "drop", "keys": [keys[p] for p in sorted(edits.dropped)]})
@@ -326,7 +317,8 @@ class Draft:
             by_column: dict[str, list[list[object]]] = {}
             for column in sorted({c for _, c in edits.relabelled}):
                 rows = sorted(p for p, c in edits.relabelled if c == column and p not in edits.dropped)
-                old = origin[rows].arrow_column(column).to_pylist() if rows else []
+                cells = read.of(origin, rows, column).cells
+                old = [cells[(p, column)] for p in rows]
                 feature = features[column]
                 assert isinstance(feature, ClassLabel)
                 for position, was in zip(rows, old, strict=True):
@@ -449,6 +441,7 @@ class Draft:
                 reuse=reuse,
                 set_latest=set_latest,
                 unsynced=staged.unsynced,
+                read_back=True,
             )
         ref, existed = published.ref, published.existed
         shards = staged.shards
@@ -457,10 +450,15 @@ class Draft:
         info = f"saved: {self._edits.summary()}; {written}, reused {shards.linked} of the parent's"
         if staged.note:
             info += f"; {staged.note}"
+        saved = published.meta or read_sharded_cache_meta(ref.cache_dir)
         if existed:
             info += "; identical content: the existing version"
+        else:
+            staged.remember_in(saved)
+        if saved.batch_digests is not None and meta.batch_digests is not None:
+            saved.batch_digests.take_loaded(meta.batch_digests)  # of the shards it linked: not read again
         return CachedDataset(
-            read_sharded_cache_meta(ref.cache_dir),
+            saved,
             name=target_name,
             version=ref.version_id,
             home=catalog.where,
@@ -507,6 +505,9 @@ class Draft:
             msg = "this save wrote a shard identical to one it keeps; save its relabels without cell patches"
             raise CacheWriteError(msg)
         runs = rows_out.content_runs([staging / n for n in shards.names], segments, shards.hashes)
+        # a view's rows are not its parent's: no runs file of the parent's to splice
+        parent_runs = None if origin.is_view else meta.runs_file
+        parent_patches = meta.patches_file if rows_out.patches else None
         fields = shard_metadata(
             features,
             shards,
@@ -515,10 +516,7 @@ class Draft:
             key_type="string" if key_type == pa.string() else "int64",
             compression=meta.compression,
             content_digest=digest_of_runs(meta.key_type, runs),
-            # a view's rows are not its parent's: no runs file of the parent's to splice
-            content_runs=content_runs_field(
-                staging, runs, None if origin.is_view else meta.runs_file, unsynced=unsynced
-            ),
+            content_runs=content_runs_field(staging, runs, parent_runs, unsynced=unsynced),
             segments=row_segments_field(
                 staging,
                 segments,
@@ -529,11 +527,18 @@ class Draft:
             )
             if segmented
             else None,
-            cell_patches=cell_patches_field(staging, rows_out.patches, meta.patches_file, unsynced=unsynced)
+            cell_patches=cell_patches_field(staging, rows_out.patches, parent_patches, unsynced=unsynced)
             if rows_out.patches
             else None,
         )
-        return Staged(fields, shards, segments, unsynced=tuple(unsynced or ()))
+        return Staged(
+            fields,
+            shards,
+            segments,
+            unsynced=tuple(unsynced or ()),
+            runs=(runs, parent_runs),
+            patches=(rows_out.cell_patches, parent_patches) if rows_out.cell_patches is not None else None,
+        )
 
     def _changes_nothing(
         self, target_name: str, description: str | None, license: str | None, metadata: Mapping[str, object] | None

@@ -194,3 +194,58 @@ def test_a_first_build_whose_version_cannot_be_put_in_place_leaves_no_dataset_fo
         _build(home, 50)
     monkeypatch.undo()
     assert not (home / "p").exists(), "no refs/ folder made ahead for latest's new file"
+
+
+def test_a_save_reads_its_version_back_before_latest_moves_and_its_flush_still_comes_first(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    ds = _build(home)
+    draft = ds.relabel({5: "c", 700: "a"})
+    opened: list[tuple[str, float]] = []
+    recording = [True]
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if recording[0] and event == "open" and str(args[0]).endswith("_metadata.json"):
+            opened.append((str(args[0]), time.perf_counter()))
+
+    sys.addaudithook(audit)  # cannot be removed: it stops recording below
+    recorded = _Recorder(monkeypatch, pause=_PAUSE)
+    try:
+        saved = draft.save(progress=False)
+    finally:
+        recording[0] = False
+        monkeypatch.undo()
+    versions = str((home / "p" / "versions").resolve())
+    events = recorded.events
+    placed = events[recorded.first("rename", lambda p: p.endswith(f"versions/{saved.version}"))][3]
+    latest = recorded.first("rename", lambda p: p.endswith("refs/latest"))
+    read = [at for path, at in opened if Path(path).parent == saved.cache_dir]
+    assert read, opened
+    # read back once the version is in place and before latest moves (where its flush runs), not after it all
+    assert placed <= read[0] <= events[latest][2]
+    assert versions in recorded.flushed_before(latest), "versions/ still flushed before latest moves"
+    assert recorded.waits() == 3
+    assert se.load("p", home=home).version == saved.version
+
+
+def test_a_save_whose_versions_folder_cannot_be_flushed_publishes_nothing_and_names_it(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _build(home)
+    versions = (home / "p" / "versions").resolve()
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        if Path(f"/proc/self/fd/{fd}").readlink() == versions:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(CacheWriteError, match="versions") as caught:
+        ds.relabel({5: "a"}).save(progress=False)
+    monkeypatch.undo()
+    assert caught.value.errno == 5
+    assert sorted(p.name for p in (home / "p" / "versions").iterdir()) == [ds.version], "taken back"
+    assert se.load("p", home=home).version == ds.version

@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,48 @@ def fsync_dir(path: Path) -> None:
             raise
 
 
+_FLUSH_THREADS = 8
+_flushers: tuple[int, ThreadPoolExecutor] | None = None  # (the process it belongs to, the pool)
+_flushers_lock = threading.Lock()
+
+
+def _flush_pool() -> ThreadPoolExecutor:
+    """The threads of :func:`fsync_together` in this process: started once, not per call (a forked child's own)."""
+    global _flushers
+    with _flushers_lock:
+        if _flushers is None or _flushers[0] != os.getpid():
+            _flushers = (os.getpid(), ThreadPoolExecutor(_FLUSH_THREADS, thread_name_prefix="se-fsync"))
+        return _flushers[1]
+
+
+def _forget_flushers_in_child() -> None:
+    """A forked child has none of its parent's threads: it starts its own pool (and lock) when it first flushes."""
+    global _flushers, _flushers_lock
+    _flushers, _flushers_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_flushers_in_child)
+
+
+def fsync_dir_soon(path: Path) -> Future[None]:
+    """Start :func:`fsync_dir` of ``path`` on a flushing thread; its result (or its ``OSError``) is the future's.
+
+    The caller does other work meanwhile (nothing that needs the flush done), then waits with ``result()``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> fsync_dir_soon(Path(tempfile.mkdtemp())).result()
+    """
+    return _flush_pool().submit(fsync_dir, path)
+
+
 def fsync_together(paths: Sequence[Path]) -> None:
     """Flush several files and folders to disk side by side: each of them is durable once this returns.
 
-    One ``fsync`` a thread (the first on the calling thread). A journaling file system commits
+    One ``fsync`` a thread (the first on the calling thread; the others on threads kept for it,
+    so a save does not wait for new threads to start). A journaling file system commits
     flushes that wait at the same time in one go, so a publish's ``_metadata.json``, the small
     files its save wrote and the folder holding them wait about as long as one flush, not one
     after another. Once every flush has ended, the first failure (in the order given) is raised
@@ -77,13 +116,11 @@ def fsync_together(paths: Sequence[Path]) -> None:
         except BaseException as exc:  # noqa: BLE001 - raised on the calling thread, below
             failures[index] = exc
 
-    others = [threading.Thread(target=flush, args=(i,), name="se-fsync", daemon=True) for i in range(1, len(paths))]
-    for thread in others:
-        thread.start()
+    others = [_flush_pool().submit(flush, i) for i in range(1, len(paths))]
     if paths:
         flush(0)
-    for thread in others:
-        thread.join()
+    for other in others:
+        other.result()  # flush() keeps its failure: this only waits
     for path, failure in zip(paths, failures, strict=True):
         if isinstance(failure, OSError) and not isinstance(failure, CacheWriteError):
             raise write_error(failure, path) from failure

@@ -185,6 +185,22 @@ class ShardedCacheMeta:
             object.__setattr__(self, "_patches", (patches, parent))  # read once, on first use
         return self._patches
 
+    def remember_small_files(
+        self,
+        runs: tuple[list[tuple[int, str]], ParentRuns | None] | None = None,
+        patches: tuple[CellPatches, ParentPatches] | None = None,
+    ) -> None:
+        """Take this version's runs and cell patches from the save that wrote them, instead of reading its files.
+
+        A save holds both in memory when it publishes; the version it returns (and the next save
+        from it) would otherwise read back, check and parse the small files it has just written.
+        Each is taken only where this value records the field and has not read its file yet.
+        """
+        if runs is not None and self.content_runs_field is not None and self._runs is None:
+            object.__setattr__(self, "_runs", runs)
+        if patches is not None and self.cell_patches_field is not None and self._patches is None:
+            object.__setattr__(self, "_patches", patches)
+
     @property
     def content_runs(self) -> list[tuple[int, str]] | None:
         """(row count, digest) of each run of rows the content digest is made of (revision 3 on; None before).

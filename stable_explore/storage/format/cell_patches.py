@@ -50,6 +50,7 @@ __all__ = [
     "ParentPatches",
     "PatchEntry",
     "PatchesRecord",
+    "patched_array",
     "patches_from",
 ]
 
@@ -237,7 +238,7 @@ def _patched(column: pa.ChunkedArray, rows: np.ndarray, values: np.ndarray) -> p
         chunks = list(column.chunks)
         ends = [*first[1:].tolist(), rows.size]
         for chunk_id, lo, hi in zip(touched.tolist(), first.tolist(), ends, strict=True):
-            chunks[chunk_id] = _patched_array(chunks[chunk_id], rows[lo:hi] - starts[chunk_id], values[lo:hi])
+            chunks[chunk_id] = patched_array(chunks[chunk_id], rows[lo:hi] - starts[chunk_id], values[lo:hi])
         return pa.chunked_array(chunks, type=column.type)
     combined = column.combine_chunks()
     data = combined.buffers()[1]
@@ -251,11 +252,17 @@ def _patched(column: pa.ChunkedArray, rows: np.ndarray, values: np.ndarray) -> p
         view = np.frombuffer(memoryview(data), dtype=combined.type.to_pandas_dtype())
         view[combined.offset + rows] = values.astype(view.dtype, copy=False)
         return pa.chunked_array([combined], type=column.type)
-    return pa.chunked_array([_patched_array(combined, rows, values)], type=column.type)
+    return pa.chunked_array([patched_array(combined, rows, values)], type=column.type)
 
 
-def _patched_array(array: pa.Array, rows: np.ndarray, values: np.ndarray) -> pa.Array:
-    """A copy of ``array`` with ``values`` at ``rows`` (a patched cell is never null)."""
+def patched_array(array: pa.Array, rows: np.ndarray, values: np.ndarray) -> pa.Array:
+    """A copy of ``array`` with ``values`` at ``rows`` (a patched cell is never null).
+
+    Examples
+    --------
+    >>> patched_array(pa.array([1, 2, 3]), np.array([1]), np.array([9])).to_pylist()
+    [1, 9, 3]
+    """
     mask = None
     if array.null_count:
         mask = np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool).copy()

@@ -377,6 +377,18 @@ class KnownEnds:
     ends: np.ndarray
     unknown: np.ndarray
 
+    def window(self, start: int, stop: int) -> KnownEnds:
+        """The rows ``start``..``stop`` only, counted from ``start`` (the rows one digest is fed).
+
+        Examples
+        --------
+        >>> KnownEnds(np.array([3, 9, 14]), np.array([5, 12])).window(4, 13)
+        KnownEnds(ends=array([5]), unknown=array([1, 8]))
+        """
+        lo, hi = np.searchsorted(self.ends, [start, stop])
+        first, last = np.searchsorted(self.unknown, [start, stop])
+        return KnownEnds(self.ends[lo:hi] - start, self.unknown[first:last] - start)
+
     def within(self, offset: int, keys: pa.Array, hashes: np.ndarray) -> np.ndarray:
         """The positions (in this batch) of the rows that end a run, for a batch fed at row ``offset``."""
         stop = offset + len(keys)

@@ -144,6 +144,37 @@ class BatchDigestList(Sequence["BatchDigests | None"]):
                 loaded = self._loaded[index] = self._load(index, entry)
         return loaded
 
+    def take_loaded(self, other: BatchDigestList) -> None:
+        """Take the digests ``other`` has read of files this list names too (the same bytes: digest and size).
+
+        A save links its parent's shards with their digests files; the version it returns would
+        otherwise read and parse each of them again on its first read.
+
+        Examples
+        --------
+        >>> from stable_explore.storage.format.batch_digests import BatchDigests
+        >>> ref = FileRef("shard-00000.batches", "xxh3_128:" + "0" * 32, 10)
+        >>> parent, child = BatchDigestList(Path("a"), [ref], [4]), BatchDigestList(Path("b"), [ref], [4])
+        >>> parent._loaded[0] = BatchDigests(("x",), (4,), ("d",))
+        >>> child.take_loaded(parent)
+        >>> child[0] is parent[0]
+        True
+        """
+        known = other.read_files()
+        for index, entry in enumerate(self.entries):
+            found = known.get((entry.digest, entry.size)) if isinstance(entry, FileRef) else None
+            if found is not None and found[1] == self.shard_rows[index] and index not in self._loaded:
+                self._loaded[index] = found[0]
+
+    def read_files(self) -> dict[tuple[str, int], tuple[BatchDigests, int]]:
+        """The digests read so far from files, by the file's (digest, size): with the rows of their shard."""
+        known = {}
+        for index, loaded in list(self._loaded.items()):
+            entry = self.entries[index]
+            if isinstance(entry, FileRef):
+                known[(entry.digest, entry.size)] = (loaded, self.shard_rows[index])
+        return known
+
     def file_ref(self, index: int) -> FileRef | None:
         """The file that holds shard ``index``'s digests (None: recorded inline, or not at all)."""
         entry = self.entries[index]

@@ -91,6 +91,22 @@ class SplicedList(Generic[T]):
             raise CacheCorruptionError(path, f"holds {len(base)} {self.count_key}, not {record.count}")
         return apply_splices(base, record.splices, meta_path), ParentList(directory, record, base)
 
+    def written(
+        self, raw: object, items: Sequence[T], parent: ParentList[T] | None, directory: Path, meta_path: Path
+    ) -> ParentList[T] | None:
+        """The file of a version just written in ``directory``, as :meth:`items_from` would give it, from memory.
+
+        ``raw`` is the field recorded for ``items``: the ``parent``'s file linked with splices, or a
+        new file of ``items`` (see :func:`~stable_explore.storage.write.small_files.spliced_field`).
+        None when the field does not describe them so (the file is then read, as any other version's).
+        """
+        record = self.record_from_json(raw, meta_path)
+        linked = parent is not None and record.base.digest == parent.record.base.digest
+        base = list(parent.base) if linked and parent is not None else list(items)
+        if len(base) != record.count or apply_splices(base, record.splices, meta_path) != list(items):
+            return None
+        return ParentList(directory, record, base)
+
     def splices_against(self, parent: ParentList[T], items: Sequence[T]) -> list[Splice[T]] | None:
         """The splices that make ``items`` of ``parent``'s file, while a save may still link it (None: write anew).
 

@@ -32,7 +32,17 @@ class OpenShard:
     ``identity`` names the file (device, inode, size and time; a bucket's shard: its content digest).
     """
 
-    __slots__ = ("_columns", "_table", "batches", "check", "identity", "offsets", "open_columns", "schema")
+    __slots__ = (
+        "_columns",
+        "_make_table",
+        "_table",
+        "batches",
+        "check",
+        "identity",
+        "offsets",
+        "open_columns",
+        "schema",
+    )
 
     def __init__(
         self,
@@ -44,8 +54,10 @@ class OpenShard:
         row_counts: Sequence[int] | None = None,
         open_columns: Callable[[list[int]], pa.Table] | None = None,
         identity: Hashable | None = None,
+        make_table: Callable[[], pa.Table] | None = None,
     ) -> None:
         self._table = table
+        self._make_table = make_table  # the whole shard, made when first asked for (else joined from its batches)
         self._columns: dict[str, pa.ChunkedArray] = {}
         self.open_columns = open_columns
         self.batches = batches
@@ -64,13 +76,16 @@ class OpenShard:
     def table(self) -> pa.Table:
         """The whole shard (a remote shard is read whole here: only whole-shard reads come this way)."""
         if self._table is None:
-            self.prefetch(range(len(self.batches)))
-            self._table = pa.Table.from_batches(list(self.batches), schema=self.schema)
+            if self._make_table is not None:
+                self._table = self._make_table()
+            else:
+                self.prefetch(range(len(self.batches)))
+                self._table = pa.Table.from_batches(list(self.batches), schema=self.schema)
         return self._table
 
     def all_batches(self) -> Sequence[pa.RecordBatch]:
-        """Every record batch (a remote shard is read whole here, as for ``table``)."""
-        if isinstance(self.batches, LazyBatches):
+        """Every record batch (a remote shard is read whole here, as for ``table``; a patched one is patched whole)."""
+        if isinstance(self.batches, LazyBatches) or (self._make_table is not None and self._table is None):
             batches: list[pa.RecordBatch] = self.table.to_batches()
             return batches
         return self.batches

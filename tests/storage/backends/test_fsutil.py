@@ -34,3 +34,49 @@ def test_start_writeback_keeps_the_file_as_written(tmp_path: Path) -> None:
         start_writeback(f.fileno(), 2**20, 2 * 2**20)
     fsync_path(path)
     assert path.read_bytes() == data
+
+
+def test_flushes_side_by_side_start_a_few_threads_per_process_not_some_per_publish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from stable_explore.storage.backends.fsutil import fsync_together
+
+    started: list[str] = []
+    real_start = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:  # the real start, recorded
+        started.append(self.name)
+        real_start(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    for round_ in range(20):  # a save no longer waits for new threads to start before its flushes begin
+        paths = [tmp_path / f"{round_}-{i}" for i in range(4)]
+        for path in paths:
+            path.write_bytes(b"x" * 100)
+        fsync_together([*paths, tmp_path])
+    assert len(started) <= 8, started  # the pool kept for them (4 a call before: 80)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks")
+def test_a_forked_child_flushes_side_by_side_on_threads_of_its_own(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from stable_explore.storage.backends.fsutil import fsync_together
+
+    (tmp_path / "a").write_text("a")
+    fsync_together([tmp_path / "a", tmp_path])  # the parent's threads exist before the fork
+    child = multiprocessing.get_context("fork").Process(target=_flush_in_child, args=(tmp_path,))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0  # not hung waiting for threads the child does not have
+
+
+def _flush_in_child(folder: Path) -> None:
+    from stable_explore.storage.backends.fsutil import fsync_together
+
+    paths = [folder / f"child-{i}" for i in range(3)]
+    for path in paths:
+        path.write_text("c")
+    fsync_together([*paths, folder])
