@@ -410,7 +410,7 @@ class SharedLab:
             notebook["metadata"]["kernelspec"]["name"] = kernel
             (notebooks / name).write_text(json.dumps(notebook, indent=1))
         folder = notebooks.relative_to(self.served).as_posix()
-        page = self._open_alone(f"{folder}/{name}", viewport)
+        page = self._open_alone(f"{folder}/{name}", kernel, viewport)
         try:
             if run:
                 run_all(page)
@@ -418,8 +418,8 @@ class SharedLab:
         finally:
             self.shutdown_kernels(folder)
 
-    def _open_alone(self, path: str, viewport: tuple[int, int]) -> Any:
-        """The shared page with the notebook ``path`` open alone in it, its kernel connected and idle."""
+    def _open_alone(self, path: str, kernel: str, viewport: tuple[int, int]) -> Any:
+        """The shared page with the notebook ``path`` alone in it, on its kernelspec ``kernel``, connected and idle."""
         page = self._page
         if page is not None:
             try:
@@ -445,6 +445,9 @@ class SharedLab:
                 """async (path) => {
                     const app = window.jupyterapp;
                     for (const widget of Array.from(app.shell.widgets('main'))) widget.dispose();
+                    // the page knows the kernelspecs of its start; without this, a notebook on a newer one
+                    // would start on the default kernel, without its module's environment
+                    await app.serviceManager.kernelspecs.refreshSpecs();
                     if (document.body.dataset.jpThemeLight === 'false') {
                         await app.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'});
                     }
@@ -455,6 +458,10 @@ class SharedLab:
             )
             page.wait_for_function("() => document.body.dataset.jpThemeLight === 'true'", timeout=60_000)
             wait_for_kernel(page)
+        running = page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.name")
+        if running != kernel:
+            msg = f"{path} started on the kernelspec {running!r}, not its own {kernel!r}"
+            raise RuntimeError(msg)
         self._workspace = workspace
         self._workspaces[path] = workspace
         return page
