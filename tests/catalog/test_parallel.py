@@ -180,8 +180,10 @@ def test_any_executor_runs_the_tasks_and_stays_open(home: Path) -> None:
 def test_our_pool_workers_keep_freed_memory_instead_of_faulting_it_back_every_row(home: Path) -> None:
     items = list(range(40))
     ours = se.build(churning, NUM, name="ours", kwargs={"items": items}, home=home, progress=False, num_proc=2)
-    context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(2, mp_context=context) as pool:  # the same workers, without our initializer
+    # the control: workers of a new interpreter each, without our initializer (the fork server's children would
+    # share its malloc state, which what it has imported, and freed, moves: glibc raises its mmap threshold)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(2, mp_context=context) as pool:
         plain_pool = se.build(
             churning, NUM, name="plain", kwargs={"items": items}, home=home, progress=False, executor=pool, num_proc=2
         )
