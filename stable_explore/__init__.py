@@ -77,14 +77,14 @@ __version__ = "0.1.0"
 # each DataLoader worker) imports no catalog, pyarrow.compute, pandas or widgets. Keep it the same as the
 # ``if TYPE_CHECKING:`` imports above (tests/test_import_time.py checks).
 _LAZY = {
-    **dict.fromkeys(["browse", "build", "compare", "load"], "api.building"),
-    **dict.fromkeys(["datasets", "fsck", "gc", "tag", "verify", "versions"], "api.catalog"),
-    **dict.fromkeys(["export", "from_lance"], "api.formats"),
-    **dict.fromkeys(["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"], "api.interop"),
-    **dict.fromkeys(["from_coco", "from_yolo"], "api.labels"),
-    **dict.fromkeys(["pull", "push"], "api.transfer"),
-    "CachedDataset": "dataset",
-    "evaluate": "evaluation",
+    **dict.fromkeys(["browse", "build", "compare", "load"], ".api.building"),
+    **dict.fromkeys(["datasets", "fsck", "gc", "tag", "verify", "versions"], ".api.catalog"),
+    **dict.fromkeys(["export", "from_lance"], ".api.formats"),
+    **dict.fromkeys(["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"], ".api.interop"),
+    **dict.fromkeys(["from_coco", "from_yolo"], ".api.labels"),
+    **dict.fromkeys(["pull", "push"], ".api.transfer"),
+    "CachedDataset": ".dataset",
+    "evaluate": ".evaluation",
     **dict.fromkeys(
         [
             "Array3D",
@@ -99,7 +99,7 @@ _LAZY = {
             "Video",
             "VideoFile",
         ],
-        "schema",
+        ".schema",
     ),
 }
 # se.display.show, se.catalog.Catalog, ...: the sub-packages, imported when first reached
@@ -119,7 +119,7 @@ _SUBPACKAGES = (
 if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo, as it should be
     __getattr__, __dir__ = lazy_exports(
         __name__,
-        {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+        _LAZY,
         _SUBPACKAGES,
     )
 

@@ -12,7 +12,7 @@ Examples
 >>> import sys, types
 >>> package = types.ModuleType("demo")
 >>> sys.modules["demo"] = package
->>> package.__getattr__, package.__dir__ = lazy_exports("demo", {"dedent": "textwrap"})
+>>> package.__getattr__, package.__dir__ = lazy_exports("demo", {"dedent": "textwrap"})  # an absolute module
 >>> package.dedent("  x")
 'x'
 >>> "dedent" in vars(package), "dedent" in dir(package)
@@ -37,7 +37,8 @@ def lazy_exports(
     package:
         The package's ``__name__`` (it must be in ``sys.modules``, as it is while its ``__init__`` runs).
     exports:
-        ``{name: module}``: the module (dotted, absolute) each exported name is imported from.
+        ``{name: module}``: the module each exported name is imported from, absolute (``"textwrap"``) or,
+        with a leading dot, one of the package's own (``".frame"``, as in a relative import).
     submodules:
         The package's own modules reachable as attributes before anything imported them
         (``se.display.show``, as when the package imported them all).
@@ -58,6 +59,7 @@ def lazy_exports(
     """
     namespace = vars(sys.modules[package])
     modules = frozenset(submodules)
+    exports = {name: f"{package}{module}" if module.startswith(".") else module for name, module in exports.items()}
 
     def __getattr__(name: str) -> object:
         module = exports.get(name)

@@ -8,6 +8,7 @@ These tests assert which modules a bare import brings in, never a time: the timi
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -49,17 +50,23 @@ HEAVY = [
 ]
 
 
+def _timed_imports(stderr: str) -> set[str]:
+    """The modules ``python -X importtime`` reported importing, from its lines on stderr."""
+    timed = set()
+    for line in stderr.splitlines():
+        fields = line.split("|")
+        if line.startswith("import time:") and len(fields) == 3 and fields[2].strip() != "imported package":
+            timed.add(fields[2].strip())
+    return timed
+
+
 def _imported_by(code: str) -> set[str]:
     """The modules a fresh process of this checkout imports running ``code``: ``-X importtime``'s and sys.modules."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     listing = f"{code}; import sys; print(*sorted(sys.modules))"
     argv = [sys.executable, "-X", "importtime", "-c", listing]
     run = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True, check=True)
-    timed = set()
-    for line in run.stderr.splitlines():
-        fields = line.split("|")
-        if line.startswith("import time:") and len(fields) == 3 and fields[2].strip() != "imported package":
-            timed.add(fields[2].strip())
+    timed = _timed_imports(run.stderr)
     assert "stable_explore" in timed, run.stderr  # the parse reads -X importtime's lines
     return timed | set(run.stdout.split())
 
@@ -143,7 +150,7 @@ LAZY_PACKAGES = [
 def test_the_lazy_names_are_the_names_type_checkers_see(package: ModuleType) -> None:
     """The ``_LAZY`` table a package imports from at run time names what its ``if TYPE_CHECKING:`` imports."""
     init = Path(package.__file__)
-    lazy = {name: f"{package.__name__}.{module}" for name, module in package._LAZY.items()}
+    lazy = {name: importlib.util.resolve_name(module, package.__name__) for name, module in package._LAZY.items()}
     assert _type_checking_imports(init) == lazy
     eager = {name for name in package.__all__ if name in vars(package) and name not in lazy}
     assert set(package.__all__) == set(lazy) | eager
@@ -174,11 +181,7 @@ def _imported_by_command(argv: list[str], home: Path) -> tuple[set[str], str]:
     script = "import sys; sys.argv[0] = 'stable-explore'; from stable_explore.cli import main; sys.exit(main())"
     command = [sys.executable, "-X", "importtime", "-c", script, *argv]  # as the installed script runs it
     run = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, check=True)
-    timed = set()
-    for line in run.stderr.splitlines():
-        fields = line.split("|")
-        if line.startswith("import time:") and len(fields) == 3 and fields[2].strip() != "imported package":
-            timed.add(fields[2].strip())
+    timed = _timed_imports(run.stderr)
     assert "stable_explore.cli" in timed, run.stderr
     return timed, run.stdout
 

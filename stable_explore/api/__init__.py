@@ -47,15 +47,15 @@ if TYPE_CHECKING:  # the names themselves, for type checkers; at run time each i
 
 # each name and its module (keep it the same as the imports above: tests/test_import_time.py checks)
 _LAZY = {
-    **dict.fromkeys(["BuildKwargs", "browse", "build", "build_from_options", "compare", "load"], "building"),
-    **dict.fromkeys(["datasets", "fsck", "gc", "tag", "verify", "versions"], "catalog"),
-    **dict.fromkeys(["export", "from_lance"], "formats"),
-    **dict.fromkeys(["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"], "interop"),
-    **dict.fromkeys(["from_coco", "from_yolo"], "labels"),
-    **dict.fromkeys(["pull", "push"], "transfer"),
+    **dict.fromkeys(["BuildKwargs", "browse", "build", "build_from_options", "compare", "load"], ".building"),
+    **dict.fromkeys(["datasets", "fsck", "gc", "tag", "verify", "versions"], ".catalog"),
+    **dict.fromkeys(["export", "from_lance"], ".formats"),
+    **dict.fromkeys(["concatenate_datasets", "from_hf", "from_pandas", "from_parquet"], ".interop"),
+    **dict.fromkeys(["from_coco", "from_yolo"], ".labels"),
+    **dict.fromkeys(["pull", "push"], ".transfer"),
 }
 if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo
-    __getattr__, __dir__ = lazy_exports(__name__, {name: f"{__name__}.{module}" for name, module in _LAZY.items()})
+    __getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "BuildKwargs",

@@ -58,28 +58,28 @@ if TYPE_CHECKING:  # the names themselves, for type checkers; at run time each i
 _LAZY = {
     **dict.fromkeys(
         ["BuildResult", "ProgressFactory", "build_version", "failure_note", "failure_note_of", "pop_failure_note"],
-        "build",
+        ".build",
     ),
-    **dict.fromkeys(["Catalog", "StoreCatalog", "VersionRef"], "catalog"),
+    **dict.fromkeys(["Catalog", "StoreCatalog", "VersionRef"], ".catalog"),
     **dict.fromkeys(
-        ["DATASET_COLUMNS", "VERSION_COLUMNS", "dataset_columns", "dataset_rows", "version_rows"], "listing"
+        ["DATASET_COLUMNS", "VERSION_COLUMNS", "dataset_columns", "dataset_rows", "version_rows"], ".listing"
     ),
-    **dict.fromkeys(["FsckReport", "fsck"], "maintenance.fsck"),
-    **dict.fromkeys(["GcReport", "collect_garbage"], "maintenance.gc"),
+    **dict.fromkeys(["FsckReport", "fsck"], ".maintenance.fsck"),
+    **dict.fromkeys(["GcReport", "collect_garbage"], ".maintenance.gc"),
     **dict.fromkeys(
         ["HOME_ENV", "LATEST", "check_name", "is_url", "locate_ref", "open_store", "resolve_home", "split_url_ref"],
-        "names",
+        ".names",
     ),
-    **dict.fromkeys(["BuildOptions", "options_from_args"], "options"),
-    **dict.fromkeys(["SourcePlan", "explain_changes", "plan_map", "plan_source"], "plan"),
-    **dict.fromkeys(["Published", "publish_version"], "publish"),
-    **dict.fromkeys(["RemoteCatalog", "home_of", "open_catalog"], "remote"),
-    **dict.fromkeys(["TransferReport", "copy_version", "version_nbytes"], "transfer"),
+    **dict.fromkeys(["BuildOptions", "options_from_args"], ".options"),
+    **dict.fromkeys(["SourcePlan", "explain_changes", "plan_map", "plan_source"], ".plan"),
+    **dict.fromkeys(["Published", "publish_version"], ".publish"),
+    **dict.fromkeys(["RemoteCatalog", "home_of", "open_catalog"], ".remote"),
+    **dict.fromkeys(["TransferReport", "copy_version", "version_nbytes"], ".transfer"),
 }
 if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo
     __getattr__, __dir__ = lazy_exports(
         __name__,
-        {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+        _LAZY,
         # its modules, reached as attributes as when this imported them all (``catalog.remote.open_catalog``)
         (
             "build",

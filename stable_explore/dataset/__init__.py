@@ -23,14 +23,14 @@ if TYPE_CHECKING:  # the names themselves, for type checkers; at run time each i
 # without importing CachedDataset, pyarrow and numpy (issue 39). Keep it the same as the imports above
 # (tests/test_import_time.py checks).
 _LAZY = {
-    **dict.fromkeys(["export_file", "export_folder"], "_export_target"),
-    **dict.fromkeys(["EXPORT_LAYOUTS", "FILE_LAYOUTS", "export_layout"], "_formats"),
-    **dict.fromkeys(["CachedDataset", "Metadata"], "cached_dataset"),
+    **dict.fromkeys(["export_file", "export_folder"], "._export_target"),
+    **dict.fromkeys(["EXPORT_LAYOUTS", "FILE_LAYOUTS", "export_layout"], "._formats"),
+    **dict.fromkeys(["CachedDataset", "Metadata"], ".cached_dataset"),
 }
 if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo
     __getattr__, __dir__ = lazy_exports(
         __name__,
-        {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+        _LAZY,
         (
             "cached_dataset",
             "map_options",

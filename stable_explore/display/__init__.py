@@ -16,11 +16,11 @@ if TYPE_CHECKING:  # the names themselves, for type checkers; at run time each i
 
 # imported when first used: a listing's table (``stable-explore ls``) needs neither numpy nor the thumbnails.
 # Keep it the same as the imports above (tests/test_import_time.py checks).
-_LAZY = {"FrameView": "frame", "show": "frame"}
+_LAZY = {"FrameView": ".frame", "show": ".frame"}
 if not TYPE_CHECKING:  # hidden from type checkers: to them a name not imported above is a typo
     __getattr__, __dir__ = lazy_exports(
         __name__,
-        {name: f"{__name__}.{module}" for name, module in _LAZY.items()},
+        _LAZY,
         (
             "card",
             "frame",

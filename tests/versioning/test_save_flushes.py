@@ -160,10 +160,8 @@ def test_row_hashes_patched_for_a_few_rows_equal_the_whole_shard_patched() -> No
         CellPatches([(digest, 9999, 1, (("label", 1),))]).patched_row_hashes(digest, 0, hashes[:10], 5000)
 
 
-def test_a_save_whose_version_cannot_be_put_in_place_leaves_latest_and_no_file_of_it(
-    home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ds = _build(home)
+def _fail_staging_renames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rename of a staging folder into place fails with EIO (the disk refuses it); others go through."""
     real = os.rename
 
     def rename(source: Any, target: Any, *args: Any, **kwargs: Any) -> None:
@@ -172,6 +170,13 @@ def test_a_save_whose_version_cannot_be_put_in_place_leaves_latest_and_no_file_o
         real(source, target, *args, **kwargs)
 
     monkeypatch.setattr(os, "rename", rename)
+
+
+def test_a_save_whose_version_cannot_be_put_in_place_leaves_latest_and_no_file_of_it(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds = _build(home)
+    _fail_staging_renames(monkeypatch)
     with pytest.raises(CacheWriteError, match="versions"):
         ds.relabel({5: "a"}).save(progress=False)
     monkeypatch.undo()
@@ -182,14 +187,7 @@ def test_a_save_whose_version_cannot_be_put_in_place_leaves_latest_and_no_file_o
 def test_a_first_build_whose_version_cannot_be_put_in_place_leaves_no_dataset_folder(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = os.rename
-
-    def rename(source: Any, target: Any, *args: Any, **kwargs: Any) -> None:
-        if ".staging.tmp-" in os.fspath(source):
-            raise OSError(5, "Input/output error", os.fspath(target))
-        real(source, target, *args, **kwargs)
-
-    monkeypatch.setattr(os, "rename", rename)
+    _fail_staging_renames(monkeypatch)
     with pytest.raises(CacheWriteError):
         _build(home, 50)
     monkeypatch.undo()
