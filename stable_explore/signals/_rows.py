@@ -191,21 +191,43 @@ def _in_workers(
     executor: Executor | None,
     on_batch: Callable[[int, int], None],
 ) -> list[dict[str, np.ndarray]]:
-    """Each run of rows on a worker (``executor``'s, or a pool of ours), its result in order; cancelled on an error."""
+    """Each run of rows on a worker (``executor``'s, or a pool of ours), its result in order; cancelled on an error.
+
+    With a pool of ours, ``workers`` counts this process: it starts ``workers - 1`` worker processes and
+    takes runs from the end of the list itself while they take them from the start, each run done once
+    (a run a worker has not started is cancelled before this process takes it). Waiting for them would
+    leave a core idle while they start: with two cores, 8,000 small JPEGs hashed 1.1-1.4x as fast as
+    serially, where taking part makes it nearly 2x. A given ``executor`` (a cluster) does all the work.
+    """
     from stable_explore.catalog.parallel.executor import make_main_spawnable, owned_pool
 
     own = executor is None
     make_main_spawnable()  # a given process pool starts its workers on first submit, here
     if executor is None:
         # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
-        executor = owned_pool(workers)
+        executor = owned_pool(max(1, workers - 1))
     futures = [executor.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
+    parts: list[dict[str, np.ndarray] | None] = [None] * len(bounds)
+    counted = [False] * len(bounds)
+
+    def count(at: int, part: dict[str, np.ndarray]) -> None:
+        parts[at], counted[at] = part, True
+        on_batch(bounds[at][1] - bounds[at][0], 0)
+
     try:
-        parts = []
-        for (a, b), future in zip(bounds, futures, strict=True):
-            parts.append(future.result())
-            on_batch(b - a, 0)
-        return parts
+        if own:
+            # runs from the end, while the workers have not started them (the pool hands runs out in order)
+            for at in range(len(bounds) - 1, 0, -1):
+                if not futures[at].cancel():
+                    break
+                count(at, _run_part(ds, column, *bounds[at], fn))
+                for done, future in enumerate(futures[:at]):  # the progress the workers made meanwhile
+                    if not counted[done] and future.done():
+                        count(done, future.result())
+        for at, future in enumerate(futures):
+            if not counted[at]:
+                count(at, future.result())
+        return [part for part in parts if part is not None]
     finally:
         for future in futures:
             future.cancel()

@@ -37,7 +37,8 @@ def image_stats(
     column
         The image column (default: the first ``Image`` column).
     num_proc
-        Worker processes that decode images (each reads its rows from the cache itself).
+        Processes that decode images, this one among them: N - 1 workers, each reading its rows from the cache
+        itself, while this process takes runs of rows too.
     executor
         Instead: any :class:`concurrent.futures.Executor` (a Dask client's ``get_executor()``, Ray's)
         whose workers read runs of rows from the cache; the result equals the serial one.

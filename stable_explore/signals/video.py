@@ -170,7 +170,7 @@ def video_stats(
     min_seconds
         Shorter black or frozen runs are not reported.
     num_proc
-        Worker processes that decode (each reads its rows from the cache itself).
+        Processes that decode, this one among them (N - 1 workers read their rows from the cache themselves).
 
     Returns
     -------

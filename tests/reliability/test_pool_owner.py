@@ -47,7 +47,7 @@ buffer = io.BytesIO()
 Image.fromarray(pixels).save(buffer, "JPEG")
 rows = ({{"image": buffer.getvalue()}} for _ in range(3000))
 ds = se.build(rows, se.Features(image=se.Image()), name="d", home={home!r}, progress=False)
-image_stats(ds, num_proc=2)
+image_stats(ds, num_proc=3)  # this process takes part: two workers
 """
 
 
