@@ -15,7 +15,8 @@ True
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -26,6 +27,7 @@ PILLOW_ONLY_ENV = "STABLE_EXPLORE_PILLOW_ONLY"
 """Set to 1 to decode every image with Pillow, even where ``simplejpeg`` is installed."""
 _JPEG_START = b"\xff\xd8\xff"
 _COLOUR_SPACES = {"Gray": 1, "YCbCr": 3, "RGB": 3}  # what libjpeg-turbo turns into grey; CMYK and YCCK go to Pillow
+Plan = TypeVar("Plan")
 
 
 def fast_decoder() -> ModuleType | None:
@@ -106,3 +108,41 @@ def grey_jpeg(
     except ValueError:
         return None
     return grey[:, :, 0] if grey.ndim == 3 else grey
+
+
+class JpegPlans(Generic[Plan]):
+    """What a batch does with each JPEG, worked out once per (width, height, colour space) its header gives.
+
+    ``plan(width, height, channels)`` gives what to do with a JPEG of that size (where to decode it, with
+    which options), or None for Pillow; it runs once per size in a batch, not once per image, since a
+    dataset's images mostly share a few sizes. :meth:`of` answers None where ``decoder`` is None or
+    does not take the bytes (not a JPEG, a CMYK one, a broken header).
+
+    Examples
+    --------
+    >>> JpegPlans(None, lambda width, height, channels: width).of(b"not a jpeg") is None
+    True
+    """
+
+    def __init__(self, decoder: ModuleType | None, plan: Callable[[int, int, int], Plan | None]) -> None:
+        self.decoder = decoder
+        self._header = None if decoder is None else decoder.decode_jpeg_header
+        self._plan = plan
+        self._known: dict[tuple[int, int, str], tuple[tuple[int, int, int], Plan | None]] = {}
+
+    def of(self, data: object) -> tuple[tuple[int, int, int], Plan] | None:
+        """((width, height, channels), what to do) for these bytes, or None (then Pillow decodes them)."""
+        if self._header is None or not isinstance(data, bytes) or not data.startswith(_JPEG_START):
+            return None
+        try:
+            height, width, colour, _ = self._header(data)
+        except ValueError:
+            return None
+        key = (width, height, colour)
+        known = self._known.get(key)
+        if known is None:
+            channels = _COLOUR_SPACES.get(colour)
+            size = (int(width), int(height), channels or 0)
+            known = self._known[key] = (size, None if channels is None else self._plan(*size))
+        size, planned = known
+        return None if planned is None else (size, planned)

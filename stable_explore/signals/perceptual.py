@@ -191,35 +191,42 @@ def thumbnails(
     >>> stacks, valid.tolist()
     ({}, [False])
     """
-    from stable_explore.signals._jpeg import draft_scale, fast_decoder, jpeg_header
+    from stable_explore.signals._jpeg import JpegPlans, draft_scale, fast_decoder
 
     decoder = fast_decoder()
     valid = np.zeros(len(values), dtype=bool)
     stacks: dict[StackKey, _Stack] = {}
     minimum = (size[0] * DRAFT_MARGIN, size[1] * DRAFT_MARGIN)
+
+    def plan(width: int, height: int, channels: int) -> tuple[_Stack, dict[str, Any]] | None:
+        """The stack a JPEG of this size decodes into (within STACK_SIDE at its scale), and the decoder's options."""
+        factor = draft_scale(width, height, minimum[0], minimum[1])
+        shape = (-(-height // factor), -(-width // factor))
+        if not _stacked(shape[1], shape[0], size):
+            return None
+        key = (shape[0], shape[1], height / factor, width / factor)
+        stack = stacks.get(key)
+        if stack is None:
+            stack = stacks[key] = _Stack(*shape)
+        return stack, {"colorspace": "GRAY", "fastdct": True, "min_width": shape[1], "min_height": shape[0]}
+
+    plans = JpegPlans(decoder, plan)
+    decode_jpeg: Any = getattr(decoder, "decode_jpeg", None)
     for i, data in enumerate(values):
         if data is None:
             continue
         valid[i] = True
-        header = jpeg_header(decoder, data) if decoder is not None and isinstance(data, bytes) else None
-        if decoder is not None and header is not None:
+        planned = plans.of(data)
+        if planned is not None:
             # the common case, with no per-image array: libjpeg-turbo decodes into the stack of its shape
-            width, height, _ = header
-            factor = draft_scale(width, height, minimum[0], minimum[1])
-            shape = (-(-height // factor), -(-width // factor))
-            if _stacked(shape[1], shape[0], size):
-                key = (shape[0], shape[1], height / factor, width / factor)
-                stack = stacks.get(key)
-                if stack is None:
-                    stack = stacks[key] = _Stack(*shape)
-                try:
-                    at = {"min_width": shape[1], "min_height": shape[0]}
-                    decoder.decode_jpeg(data, colorspace="GRAY", fastdct=True, buffer=stack.slot(), **at)
-                except ValueError:
-                    pass  # not one libjpeg-turbo takes after all: Pillow decodes it
-                else:
-                    stack.rows.append(i)
-                    continue
+            into, options = planned[1]
+            try:
+                decode_jpeg(data, buffer=into.slot(), **options)
+            except ValueError:
+                pass  # not one libjpeg-turbo takes after all: Pillow decodes it
+            else:
+                into.rows.append(i)
+                continue
         decoded = _fast_decoded(data, size, decoder, resized=resized) if decoder is not None else None
         if decoded is None:
             with decode_image_bytes(data) as image:

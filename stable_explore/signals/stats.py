@@ -256,35 +256,41 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
         "channels": np.zeros(n, dtype=np.int8),
         "file_size": np.zeros(n, dtype=np.int64),
     }
-    from stable_explore.signals._jpeg import fast_decoder, jpeg_header
+    from stable_explore.signals._jpeg import JpegPlans, fast_decoder
 
     decoder = fast_decoder()
     parts: dict[tuple[int, int], _Parts] = {}
+
+    def part_of(height: int, width: int) -> _Parts:
+        part = parts.get((height, width))
+        if part is None:
+            part = parts[height, width] = _Parts(height, width, out)
+        return part
+
+    # a JPEG within the budget: libjpeg-turbo straight to grey at full size, into its part's buffer
+    plans = JpegPlans(
+        decoder, lambda width, height, _: part_of(height, width) if width * height <= STATS_MAX_PIXELS else None
+    )
+    decode_jpeg: Any = getattr(decoder, "decode_jpeg", None)
     measured: list[tuple[int, int, int, int, int]] = []  # (row, width, height, channels, bytes), set at the end
     for i, data in enumerate(values):
         if data is None:
             continue
-        # a JPEG within the budget: libjpeg-turbo straight to grey at full size, into its part's buffer
-        header = jpeg_header(decoder, data) if decoder is not None else None
-        if decoder is not None and header is not None and header[0] * header[1] <= STATS_MAX_PIXELS:
-            width, height, channels = header
-            part = parts.get((height, width))
-            if part is None:
-                part = parts[height, width] = _Parts(height, width, out)
+        planned = plans.of(data)
+        if planned is not None:
+            (width, height, channels), part = planned
             try:
-                decoder.decode_jpeg(data, colorspace="GRAY", fastdct=False, buffer=part.slot())
+                decode_jpeg(data, colorspace="GRAY", fastdct=False, buffer=part.slot())
             except ValueError:
-                header = None  # not one libjpeg-turbo takes after all: Pillow decodes it
+                planned = None  # not one libjpeg-turbo takes after all: Pillow decodes it
             else:
                 part.add(i)
-        if header is None or header[0] * header[1] > STATS_MAX_PIXELS:
+        if planned is None:
             with decode_image_bytes(data) as image:
                 width, height = image.size
                 channels = len(image.getbands())
                 grey = np.asarray(grey_within(image), dtype=np.uint8)
-            part = parts.get(grey.shape)
-            if part is None:
-                part = parts[grey.shape] = _Parts(grey.shape[0], grey.shape[1], out)
+            part = part_of(*grey.shape)
             part.slot()[...] = grey
             part.add(i)
         measured.append((i, width, height, channels, len(data)))
