@@ -20,7 +20,7 @@ from stable_explore.schema import HASH_COLUMN, KEY_COLUMN
 from stable_explore.storage.check.verify import feed_rows
 from stable_explore.storage.format.cell_patches import CellPatches
 from stable_explore.storage.format.hashing import ContentDigest, row_hashes, run_ends
-from stable_explore.storage.read.resident import note_read
+from stable_explore.storage.read.resident import note_read, sparse_read_bytes
 from stable_explore.versioning._patch_plan import carried_entries, linked_places, merged_entries, patchable
 from stable_explore.versioning._plan import (
     Link,
@@ -319,8 +319,8 @@ class EditWriter:
         arrays = [table.column(n).combine_chunks() for n in feature_names]
         keys = table.column(KEY_COLUMN).combine_chunks() if with_keys else None
         del table
-        if len(rows):  # the mapped pages this read touched (the span of its rows) are let go of as reads pass
-            note_read((int(np.max(rows)) - int(np.min(rows)) + 1) * self._bytes_per_row)
+        if len(rows):  # the mapped pages this read touched (around each row, within their span) are let go of in time
+            note_read(sparse_read_bytes(int(np.min(rows)), int(np.max(rows)), len(rows), self._bytes_per_row))
         relabelled, set_values = self.edits.relabelled, self.edits.values
         for index, name in enumerate(feature_names):
             changes = {}

@@ -33,10 +33,13 @@ from typing import IO
 
 import pyarrow as pa
 
-__all__ = ["RELEASE_EVERY_BYTES", "ReadMeter", "map_file", "note_read", "release_pages"]
+__all__ = ["RELEASE_EVERY_BYTES", "ReadMeter", "map_file", "note_read", "release_pages", "sparse_read_bytes"]
 
 RELEASE_EVERY_BYTES = 64 * 1024 * 1024
 """The mapped pages are released each time this process has read about this many bytes of shards."""
+
+FAULT_AROUND_BYTES = 64 * 1024
+"""What one touched row of a map makes resident at least: Linux maps the pages around a fault (fault_around_bytes)."""
 
 _MAPS: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()  # every map still held by some Arrow buffer
 _LOCK = threading.Lock()
@@ -138,3 +141,20 @@ _METER = ReadMeter()
 def note_read(nbytes: float) -> bool:
     """Count ``nbytes`` of shards read by any reader of this process (see :class:`ReadMeter`); True if released."""
     return _METER.passed(nbytes)
+
+
+def sparse_read_bytes(first: int, last: int, count: int, bytes_per_row: float) -> float:
+    """The mapped bytes a read of ``count`` rows between rows ``first`` and ``last`` touches, about.
+
+    Each row brings in at least the pages around it (:data:`FAULT_AROUND_BYTES`), and never more
+    than the span of rows it lies in: 10 relabelled rows of a 30 MB shard touch ~640 KB. Counted as
+    their span, each such save measured the process's resident pages, and in a process whose other
+    reads had made enough resident, released every mapped page (1.5-3.5 ms of a 12 ms save).
+
+    Examples
+    --------
+    >>> sparse_read_bytes(0, 99_999, 10, 300.0), sparse_read_bytes(0, 9, 10, 300.0)
+    (655360.0, 3000.0)
+    """
+    span = (last - first + 1) * bytes_per_row
+    return float(min(span, count * max(bytes_per_row, FAULT_AROUND_BYTES)))

@@ -128,3 +128,14 @@ def test_a_full_scan_holds_no_more_than_a_few_batches_of_arrow_memory(big: se.Ca
             peak = max(peak, pa.total_allocated_bytes())
     # rows are read 1,000 at a time (4 MB of blobs here): a scan that kept its batches would reach 24 MB
     assert (peak - start) / MB < 10, f"Arrow memory grew by {(peak - start) / MB:.1f} MB during the scan"
+
+
+def test_a_sparse_read_counts_the_pages_around_its_rows_not_the_span_between_them() -> None:
+    from stable_explore.storage.read.resident import FAULT_AROUND_BYTES, sparse_read_bytes
+
+    # 10 relabelled rows spread over a 30 MB shard: ten windows of pages, where the span counted 30 MB, as if
+    # the save had read the whole shard
+    assert sparse_read_bytes(5, 99_990, 10, 300.0) == 10 * FAULT_AROUND_BYTES
+    # rows side by side count their span, and large rows their own bytes
+    assert sparse_read_bytes(100, 199, 100, 300.0) == 100 * 300.0
+    assert sparse_read_bytes(0, 1_000, 3, 1_000_000.0) == 3 * 1_000_000.0
