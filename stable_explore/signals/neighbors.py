@@ -7,7 +7,9 @@ the lower row, so answers are stable.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,8 +39,11 @@ and the same median outlier score; its cost grows about as rows x log(rows). At 
 :func:`~stable_explore.signals.pixel_embeddings` (``benchmarks/bench_signals_million.py``) it took 46 s
 of CPU (86 s in a process's first use, with the compile) with recall@10 0.992 against the exact neighbours
 of 2,000 sampled rows; exact neighbours of every row would take about 12 hours (estimated from that sample).
-Its first use in every process compiles its graph search with numba, which pynndescent does not cache on
+Its first use in every process compiled its graph search with numba, which pynndescent does not cache on
 disk: at 100k rows a fresh process's call took 53-61 s against 6 s for the next call in that process.
+numba now keeps all but two of those kernels on disk (:func:`cache_pynndescent_kernels`): on 3,000 rows
+a fresh process's first call took 18 s against 41-65 s before (paired, a machine at load 5-8; the two
+left, ``nn_descent`` and its loop, hold global arrays numba will not cache).
 faiss-cpu 1.15's indexes were measured as a replacement (built by one thread, for the same answer every
 run; each call in a fresh process, a shared 2-core machine at load 2.5-8) and not adopted. HNSW (M 16,
 efConstruction 40, efSearch 32) found recall@10 0.995-0.999 at 100k rows in 13-16 s against
@@ -166,16 +171,20 @@ def _pynndescent(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> 
     from stable_explore._optional import require
 
     pynndescent = require("pynndescent", "clean", "approximate nearest neighbours")
+    cache_pynndescent_kernels()
     wanted = min(k + 1, len(data))
-    index = pynndescent.NNDescent(
-        np.ascontiguousarray(data, dtype=np.float32),
-        n_neighbors=min(max(wanted, 15), len(data)),  # a graph of fewer than 15 finds markedly fewer true ones
-        metric=metric,
-        random_state=0,
-        n_jobs=1,  # with a seed, one thread gives the same graph every run
-        low_memory=True,
-        compressed=True,
-    )
+    with warnings.catch_warnings():
+        # numba says of the two kernels it cannot keep on disk that it compiles them each time, as it always did
+        warnings.filterwarnings("ignore", message="Cannot cache compiled function")
+        index = pynndescent.NNDescent(
+            np.ascontiguousarray(data, dtype=np.float32),
+            n_neighbors=min(max(wanted, 15), len(data)),  # a graph of fewer than 15 finds markedly fewer true ones
+            metric=metric,
+            random_state=0,
+            n_jobs=1,  # with a seed, one thread gives the same graph every run
+            low_memory=True,
+            compressed=True,
+        )
     positions, distances = index.neighbor_graph
     positions, distances = positions[queries, :wanted], distances[queries, :wanted]
     order = np.lexsort((positions, distances), axis=1)  # equal distances: the lower row first
@@ -186,6 +195,31 @@ def _pynndescent(data: np.ndarray, queries: np.ndarray, k: int, metric: str) -> 
     if len(missing):
         distances[missing], positions[missing] = _blocked(data, queries[missing], k, metric)
     return distances, positions
+
+
+@functools.cache
+def cache_pynndescent_kernels() -> int:
+    """Have numba keep pynndescent's graph kernels on disk, as its own cached ones are; returns how many it now keeps.
+
+    pynndescent declares most of what builds its graph without ``cache=True``, so every new process (a
+    kernel restarted, a worker) compiled them again before its first answer: 31-35 s of CPU on 3,000 rows
+    on a calm machine. numba caches them when asked (``Dispatcher.enable_caching``), in
+    ``NUMBA_CACHE_DIR`` or beside pynndescent's own files; the next process loads them, and compiles only
+    the two numba cannot keep (``nn_descent`` and ``nn_descent_internal``, which hold global arrays):
+    14.5 s. Once per process.
+    """
+    import importlib
+
+    from numba.core.caching import NullCache
+    from numba.core.registry import CPUDispatcher
+
+    kept = 0
+    for name in ("pynndescent.pynndescent_", "pynndescent.utils", "pynndescent.rp_trees"):
+        for dispatcher in vars(importlib.import_module(name)).values():
+            if isinstance(dispatcher, CPUDispatcher) and isinstance(getattr(dispatcher, "_cache", None), NullCache):
+                dispatcher.enable_caching()
+                kept += 1
+    return kept
 
 
 def _drop_self(

@@ -207,3 +207,10 @@ def test_approximate_neighbours_above_the_threshold_find_the_exact_ones(monkeypa
     assert np.allclose(approx_d[:, 0], exact_d[:, 0], rtol=1e-4)  # the nearest one is nearly always found
     monkeypatch.setattr(neighbors, "APPROXIMATE_ROWS", 5000)  # below it: exact
     assert np.array_equal(neighbors.nearest_neighbors(vectors, 10)[1], exact)
+    # the kernels pynndescent compiles without caching them are kept on disk for the next process (numba's cache,
+    # where it keeps the ones pynndescent caches itself): init_rp_tree is one
+    from pynndescent import pynndescent_
+
+    assert neighbors.cache_pynndescent_kernels() > 10
+    cache = Path(pynndescent_.init_rp_tree._cache._cache_path)
+    assert list(cache.glob("pynndescent_.init_rp_tree-*.nbi")), sorted(p.name for p in cache.iterdir())[:20]
