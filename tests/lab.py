@@ -66,6 +66,89 @@ def _settings(root: Path) -> Path:
     return settings
 
 
+class JupyterServer:
+    """A JupyterLab (or Notebook 7) server process that was started without waiting for it: :meth:`answers`
+    checks without blocking, :meth:`wait` blocks until it answers, :meth:`stop` ends it."""
+
+    def __init__(
+        self, root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab", python: str = sys.executable
+    ) -> None:
+        port = free_port()
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(root / "config"),
+            "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+            "JUPYTER_DATA_DIR": str(root / "data"),
+            **env_extra,
+        }
+        # the kernel must be this interpreter (where stable_explore is installed)
+        kernels = root / "data" / "kernels" / "python3"
+        kernels.mkdir(parents=True)
+        (kernels / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "Python 3 (ipykernel)",  # what ipykernel installs: notebooks carry this name
+                    "language": "python",
+                }
+            )
+        )
+        command = [
+            python, "-m", "jupyter", app, "--no-browser", "--allow-root",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={notebooks}",
+        ]  # fmt: skip
+        settings = _settings(root)
+        if app == "lab":
+            command += [
+                f"--LabApp.workspaces_dir={root / 'workspaces'}", f"--LabApp.user_settings_dir={settings}",
+                "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ]  # fmt: skip
+        else:
+            command += [
+                f"--JupyterNotebookApp.workspaces_dir={root / 'workspaces'}",
+                f"--JupyterNotebookApp.user_settings_dir={settings}", "--JupyterNotebookApp.expose_app_in_browser=True",
+            ]  # fmt: skip
+        self.root = root
+        self.log = (root / "lab.log").open("w")
+        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{port}"
+        self._answered = False
+
+    def answers(self, timeout: float = 0.2) -> bool:
+        """Whether the server answers its status request now (within ``timeout`` seconds)."""
+        if not self._answered:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status", timeout=timeout) as reply:
+                    self._answered = reply.status == 200
+            except OSError:
+                pass
+        return self._answered
+
+    def wait(self, timeout: float = 90) -> str:
+        """Block until the server answers (its log in the error when it exits or does not within ``timeout`` s);
+        returns its base URL."""
+        deadline = time.monotonic() + timeout
+        while not self.answers(timeout=2):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                msg = f"JupyterLab did not start; log:\n{(self.root / 'lab.log').read_text()[-3000:]}"
+                raise RuntimeError(msg)
+            time.sleep(0.3)
+        return self.url
+
+    def stop(self) -> None:
+        """End the server (a kill after 20 s)."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=20)
+        self.log.close()
+
+
 @contextmanager
 def jupyter_lab(
     root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab", python: str = sys.executable
@@ -73,69 +156,11 @@ def jupyter_lab(
     """Start JupyterLab (or Notebook 7, ``app="notebook"``) serving ``notebooks``; yield its base URL; stop it.
 
     ``python`` runs the server and the kernel (another environment's interpreter, for a fresh install)."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(root / "config"),
-        "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
-        "JUPYTER_DATA_DIR": str(root / "data"),
-        **env_extra,
-    }
-    # the kernel must be this interpreter (where stable_explore is installed)
-    kernels = root / "data" / "kernels" / "python3"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (ipykernel)",  # what ipykernel installs: notebooks carry this name
-                "language": "python",
-            }
-        )
-    )
-    command = [
-        python, "-m", "jupyter", app, "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-        f"--ServerApp.root_dir={notebooks}",
-    ]  # fmt: skip
-    settings = _settings(root)
-    if app == "lab":
-        command += [
-            f"--LabApp.workspaces_dir={root / 'workspaces'}", f"--LabApp.user_settings_dir={settings}",
-            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ]  # fmt: skip
-    else:
-        command += [
-            f"--JupyterNotebookApp.workspaces_dir={root / 'workspaces'}",
-            f"--JupyterNotebookApp.user_settings_dir={settings}", "--JupyterNotebookApp.expose_app_in_browser=True",
-        ]  # fmt: skip
-    log = (root / "lab.log").open("w")
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    server = JupyterServer(root, notebooks, env_extra, app=app, python=python)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                msg = f"JupyterLab did not start; log:\n{(root / 'lab.log').read_text()[-3000:]}"
-                raise RuntimeError(msg)
-            time.sleep(0.3)
-        yield url
+        yield server.wait()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=20)
-        log.close()
+        server.stop()
 
 
 def open_notebook(page: Any, url: str, name: str, *, app: str = "lab", workspace: str | None = None) -> None:
@@ -314,6 +339,7 @@ class SharedLab:
         self._context: Any = None
         self._page: Any = None
         self._workspace = ""
+        self._booting = False
 
     def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
         """A new kernelspec running this interpreter with ``env``; returns its name."""
@@ -418,9 +444,41 @@ class SharedLab:
         finally:
             self.shutdown_kernels(folder)
 
+    def open_ahead(self, viewport: tuple[int, int] = (1400, 1000)) -> None:
+        """Open the shared page in a new workspace without waiting: the page itself waits (in Chromium) until the
+        server answers, then loads JupyterLab, which boots while the caller goes on; the first notebook opened
+        (:meth:`notebook`) waits for it to be ready."""
+        self.reset_theme()
+        self._context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        self._page = page = self._context.new_page()
+        self._count += 1
+        self._workspace = f"shared-{self._count}"
+        self._booting = True
+        # a no-cors fetch of a server that is not listening yet fails; once it listens, it resolves (opaquely)
+        page.set_content(
+            """<script>
+            (async () => {
+                for (;;) {
+                    try { await fetch(STATUS, {mode: 'no-cors', cache: 'no-store'}); break; } catch (e) {}
+                    await new Promise((done) => setTimeout(done, 250));
+                }
+                window.location.href = TARGET;
+            })();
+            </script>""".replace("STATUS", json.dumps(f"{self.url}/api/status")).replace(
+                "TARGET", json.dumps(f"{self.url}/lab/workspaces/{self._workspace}")
+            ),
+            wait_until="commit",
+        )
+
     def _open_alone(self, path: str, kernel: str, viewport: tuple[int, int]) -> Any:
         """The shared page with the notebook ``path`` alone in it, on its kernelspec ``kernel``, connected and idle."""
         page = self._page
+        if page is not None and self._booting:  # the page opened ahead (:meth:`open_ahead`): let it finish booting
+            self._booting = False
+            with contextlib.suppress(Exception):  # a page that did not boot is replaced below
+                page.wait_for_url(f"{self.url}/lab/workspaces/**", timeout=90_000)
+                page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+                page.evaluate("async () => { await window.jupyterapp.restored; }")
         if page is not None:
             try:
                 page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
@@ -444,6 +502,7 @@ class SharedLab:
             page.evaluate(
                 """async (path) => {
                     const app = window.jupyterapp;
+                    await app.restored;
                     for (const widget of Array.from(app.shell.widgets('main'))) widget.dispose();
                     // the page knows the kernelspecs of its start; without this, a notebook on a newer one
                     // would start on the default kernel, without its module's environment
@@ -477,18 +536,54 @@ class SharedLab:
         self._close_page()
 
 
+class LabStarter:
+    """The session's :class:`SharedLab`, started without waiting: the server's process and Chromium are started
+    and the shared page opened ahead (it loads JupyterLab once the server answers), then :meth:`ready` waits.
+
+    Started when a worker has collected its tests (tests/widgets/conftest.py), the ~6 s of the server's start
+    and the ~3-9 s of JupyterLab's boot in the page overlap the tests the worker runs before its first lab
+    test, which they made wait in its setup."""
+
+    def __init__(self, root: Path, served: Path) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self._server = JupyterServer(root, served, {})  # first: its start is the longest
+        self._playwright = sync_playwright().start()
+        self._closed = False
+        try:
+            browser = self._playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            self.lab = SharedLab(root, served, browser)
+            self.lab.url = self._server.url
+            self.lab.open_ahead()
+        except BaseException:
+            self._playwright.stop()
+            self._server.stop()
+            raise
+
+    def ready(self) -> SharedLab:
+        """The lab, once its server answers (the page may still be booting: its first notebook waits for it)."""
+        self._server.wait()
+        return self.lab
+
+    def close(self) -> None:
+        """Close the page, stop the server and the browser (once; later calls do nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.lab.close()
+            self._server.stop()
+        finally:
+            with contextlib.suppress(Exception):  # a browser that crashed
+                self.lab.browser.close()
+            self._playwright.stop()
+
+
 @contextmanager
 def shared_lab(root: Path, served: Path) -> Iterator[SharedLab]:
     """Start the session's :class:`SharedLab` (server and Chromium); stop both on exit."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        lab = SharedLab(root, served, browser)
-        try:
-            with jupyter_lab(root, served, {}) as url:
-                lab.url = url
-                yield lab
-        finally:
-            lab.close()
-            browser.close()
+    starter = LabStarter(root, served)
+    try:
+        yield starter.ready()
+    finally:
+        starter.close()
