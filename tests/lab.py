@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -340,6 +341,7 @@ class SharedLab:
         self._page: Any = None
         self._workspace = ""
         self._booting = False
+        self._shutting_down: list[threading.Thread] = []
 
     def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
         """A new kernelspec running this interpreter with ``env``; returns its name."""
@@ -361,15 +363,27 @@ class SharedLab:
         themes = self.root / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
         themes.unlink(missing_ok=True)
 
-    def shutdown_kernels(self, folder: str) -> None:
-        """Shut down the sessions (and their kernels) of the notebooks under ``folder`` (relative to served)."""
+    def shutdown_kernels(self, folder: str, *, wait: bool = True) -> None:
+        """Shut down the sessions (and their kernels) of the notebooks under ``folder`` (relative to served).
+
+        ``wait=False``: the requests go out in a thread of their own and this returns at once (a kernel takes
+        ~2 s to shut down, which the next module need not wait for); :meth:`close` waits for them."""
         with urllib.request.urlopen(f"{self.url}/api/sessions", timeout=10) as reply:
             sessions = json.loads(reply.read())
-        for session in sessions:
-            if str(session.get("path", "")).startswith(folder + "/"):
-                request = urllib.request.Request(f"{self.url}/api/sessions/{session['id']}", method="DELETE")
+        ids = [s["id"] for s in sessions if str(s.get("path", "")).startswith(folder + "/")]
+
+        def delete() -> None:
+            for session in ids:
+                request = urllib.request.Request(f"{self.url}/api/sessions/{session}", method="DELETE")
                 with contextlib.suppress(urllib.error.HTTPError):  # a session being shut down already
                     urllib.request.urlopen(request, timeout=30).close()
+
+        if wait:
+            delete()
+            return
+        thread = threading.Thread(target=delete, name=f"shutdown {folder}", daemon=True)
+        thread.start()
+        self._shutting_down.append(thread)
 
     def path(self, root: Path, name: str) -> str:
         """The server's path of the notebook ``root/notebooks/name``."""
@@ -442,7 +456,7 @@ class SharedLab:
                 run_all(page)
             yield page
         finally:
-            self.shutdown_kernels(folder)
+            self.shutdown_kernels(folder, wait=False)
 
     def open_ahead(self, viewport: tuple[int, int] = (1400, 1000)) -> None:
         """Open the shared page in a new workspace without waiting: the page itself waits (in Chromium) until the
@@ -532,8 +546,11 @@ class SharedLab:
         self._context = self._page = None
 
     def close(self) -> None:
-        """Close the shared page (the server and browser stop with :func:`shared_lab`)."""
+        """Close the shared page and wait for the kernels' shutdowns (the server and browser stop with
+        :func:`shared_lab`)."""
         self._close_page()
+        for thread in self._shutting_down:
+            thread.join(timeout=60)
 
 
 class LabStarter:
