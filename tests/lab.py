@@ -342,12 +342,18 @@ class SharedLab:
         self._workspace = ""
         self._booting = False
         self._shutting_down: list[threading.Thread] = []
+        self.notebook7_server: JupyterServer | None = None
+        """The session's Notebook 7 server, when one was started (:class:`LabStarter`)."""
+        self._notebook7_url = ""
 
-    def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
-        """A new kernelspec running this interpreter with ``env``; returns its name."""
+    def kernelspec(
+        self, env: dict[str, str], display_name: str = "Python 3", *, server_root: Path | None = None
+    ) -> str:
+        """A new kernelspec running this interpreter with ``env`` (of the server at ``server_root``, else the lab's);
+        returns its name."""
         self._count += 1
         name = f"se-{self._count}"
-        folder = self.root / "data" / "kernels" / name
+        folder = (server_root or self.root) / "data" / "kernels" / name
         folder.mkdir(parents=True)
         spec = {
             "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
@@ -363,18 +369,19 @@ class SharedLab:
         themes = self.root / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
         themes.unlink(missing_ok=True)
 
-    def shutdown_kernels(self, folder: str, *, wait: bool = True) -> None:
+    def shutdown_kernels(self, folder: str, *, wait: bool = True, url: str = "") -> None:
         """Shut down the sessions (and their kernels) of the notebooks under ``folder`` (relative to served).
 
         ``wait=False``: the requests go out in a thread of their own and this returns at once (a kernel takes
         ~2 s to shut down, which the next module need not wait for); :meth:`close` waits for them."""
-        with urllib.request.urlopen(f"{self.url}/api/sessions", timeout=10) as reply:
+        url = url or self.url  # the server's: the lab's unless named
+        with urllib.request.urlopen(f"{url}/api/sessions", timeout=10) as reply:
             sessions = json.loads(reply.read())
         ids = [s["id"] for s in sessions if str(s.get("path", "")).startswith(folder + "/")]
 
         def delete() -> None:
             for session in ids:
-                request = urllib.request.Request(f"{self.url}/api/sessions/{session}", method="DELETE")
+                request = urllib.request.Request(f"{url}/api/sessions/{session}", method="DELETE")
                 with contextlib.suppress(urllib.error.HTTPError):  # a session being shut down already
                     urllib.request.urlopen(request, timeout=30).close()
 
@@ -405,23 +412,45 @@ class SharedLab:
 
     @contextmanager
     def notebook7(
-        self, root: Path, name: str, cells: list[str], *, viewport: tuple[int, int] = (1400, 1000)
+        self,
+        root: Path,
+        name: str,
+        cells: list[str],
+        *,
+        viewport: tuple[int, int] = (1400, 1000),
+        env: dict[str, str] | None = None,
     ) -> Iterator[Any]:
-        """A notebook of ``cells`` on a Notebook 7 server of its own (at ``root``, its STABLE_EXPLORE_HOME there),
-        opened in the session's Chromium (one Playwright per thread: a second would not start) and run."""
+        """A notebook of ``cells`` at ``root/notebooks/name`` on Notebook 7 (its kernel's STABLE_EXPLORE_HOME at
+        ``root/home``, plus ``env``), opened in the session's Chromium (one Playwright per thread: a second would
+        not start) and run; yields the page. On the session's Notebook 7 server when one was started (its
+        kernelspec of its own), else on a server of its own at ``root``."""
         notebooks = root / "notebooks"
         notebooks.mkdir()
-        write_notebook(notebooks / name, cells)
-        env = {"STABLE_EXPLORE_HOME": str(root / "home")}
-        with jupyter_lab(root, notebooks, env, app="notebook") as url:
+        kernel_env = {"STABLE_EXPLORE_HOME": str(root / "home"), **(env or {})}
+        shared = self.notebook7_server
+        with contextlib.ExitStack() as stack:
+            if shared is not None:
+                kernel = self.kernelspec(kernel_env, server_root=shared.root)
+                write_notebook(notebooks / name, cells, kernel=kernel)
+                url, path = shared.wait(), self.path(root, name)
+                folder = notebooks.relative_to(self.served).as_posix()
+                stack.callback(lambda: self.shutdown_kernels(folder, wait=False, url=url))
+            else:
+                write_notebook(notebooks / name, cells)
+                url, path = stack.enter_context(jupyter_lab(root, notebooks, kernel_env, app="notebook")), name
+            self._notebook7_url = url
             context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-            try:
-                page = context.new_page()
-                open_notebook(page, url, name, app="notebook")
-                run_all(page)
-                yield page
-            finally:
-                context.close()
+            stack.callback(context.close)
+            page = context.new_page()
+            open_notebook(page, url, path, app="notebook")
+            run_all(page)
+            yield page
+
+    def reopen7(self, page: Any, root: Path, name: str) -> None:
+        """Reload the page of :meth:`notebook7`'s notebook and open it again (after its kernel was shut down)."""
+        page.reload()
+        path = self.path(root, name) if self.notebook7_server is not None else name
+        open_notebook(page, self._notebook7_url, path, app="notebook")
 
     @contextmanager
     def notebook(
@@ -561,21 +590,31 @@ class LabStarter:
     and the ~3-9 s of JupyterLab's boot in the page overlap the tests the worker runs before its first lab
     test, which they made wait in its setup."""
 
-    def __init__(self, root: Path, served: Path) -> None:
+    def __init__(self, root: Path, served: Path, notebook7: Path | None = None) -> None:
         from playwright.sync_api import sync_playwright
 
         self._server = JupyterServer(root, served, {})  # first: its start is the longest
+        # a Notebook 7 server too when its tests were collected (``notebook7``: its folder)
+        self._notebook7 = None if notebook7 is None else JupyterServer(notebook7, served, {}, app="notebook")
         self._playwright = sync_playwright().start()
         self._closed = False
         try:
             browser = self._playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             self.lab = SharedLab(root, served, browser)
             self.lab.url = self._server.url
+            self.lab.notebook7_server = self._notebook7
             self.lab.open_ahead()
         except BaseException:
             self._playwright.stop()
-            self._server.stop()
+            self._stop_servers()
             raise
+
+    def _stop_servers(self) -> None:
+        try:
+            self._server.stop()
+        finally:
+            if self._notebook7 is not None:
+                self._notebook7.stop()
 
     def ready(self) -> SharedLab:
         """The lab, once its server answers (the page may still be booting: its first notebook waits for it)."""
@@ -589,7 +628,7 @@ class LabStarter:
         self._closed = True
         try:
             self.lab.close()
-            self._server.stop()
+            self._stop_servers()
         finally:
             with contextlib.suppress(Exception):  # a browser that crashed
                 self.lab.browser.close()

@@ -1,4 +1,5 @@
-"""The JupyterLab server and Chromium that every lab test module shares (tests/lab.py's SharedLab).
+"""The JupyterLab server and Chromium that every lab test module shares (tests/lab.py's SharedLab), and the
+Notebook 7 server its Notebook 7 modules share (``notebook7_lab``).
 
 They are started, without waiting for them, as soon as the session has collected a test that uses them
 (:func:`pytest_collection_finish`): their start (~6 s for the server, ~3-9 s for JupyterLab's boot in the
@@ -33,10 +34,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     worker collects every test; the lab modules are spread over both workers)."""
     if session.config.option.collectonly or not _can_start():
         return
-    if not any("lab_server" in getattr(item, "fixturenames", ()) for item in session.items):
+    used = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    if "lab_server" not in used:
         return
     factory = _factory(session.config)
-    session.config.stash[_STARTER] = LabStarter(factory.mktemp("shared-lab"), factory.getbasetemp())
+    notebook7 = factory.mktemp("shared-notebook7") if "notebook7_lab" in used else None
+    session.config.stash[_STARTER] = LabStarter(factory.mktemp("shared-lab"), factory.getbasetemp(), notebook7)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -61,3 +64,10 @@ def lab_server(request: pytest.FixtureRequest) -> Iterator[SharedLab]:
         yield starter.ready()
     finally:
         starter.close()
+
+
+@pytest.fixture(scope="session")
+def notebook7_lab(lab_server: SharedLab) -> SharedLab:
+    """The session's lab, for a module that opens its notebook on Notebook 7 (``notebook7_lab.notebook7(...)``):
+    a session that collects such a module starts a Notebook 7 server ahead too, which those modules share."""
+    return lab_server
