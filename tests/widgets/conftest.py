@@ -39,7 +39,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     factory = _factory(session.config)
     notebook7 = factory.mktemp("shared-notebook7") if "notebook7_lab" in used else None
-    session.config.stash[_STARTER] = LabStarter(factory.mktemp("shared-lab"), factory.getbasetemp(), notebook7)
+    try:
+        session.config.stash[_STARTER] = LabStarter(factory.mktemp("shared-lab"), factory.getbasetemp(), notebook7)
+    except Exception:  # the lab tests' fixture starts it again, and fails there with this error
+        return
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
