@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -66,6 +67,89 @@ def _settings(root: Path) -> Path:
     return settings
 
 
+class JupyterServer:
+    """A JupyterLab (or Notebook 7) server process that was started without waiting for it: :meth:`answers`
+    checks without blocking, :meth:`wait` blocks until it answers, :meth:`stop` ends it."""
+
+    def __init__(
+        self, root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab", python: str = sys.executable
+    ) -> None:
+        port = free_port()
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(root / "config"),
+            "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
+            "JUPYTER_DATA_DIR": str(root / "data"),
+            **env_extra,
+        }
+        # the kernel must be this interpreter (where stable_explore is installed)
+        kernels = root / "data" / "kernels" / "python3"
+        kernels.mkdir(parents=True)
+        (kernels / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "Python 3 (ipykernel)",  # what ipykernel installs: notebooks carry this name
+                    "language": "python",
+                }
+            )
+        )
+        command = [
+            python, "-m", "jupyter", app, "--no-browser", "--allow-root",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+            f"--ServerApp.root_dir={notebooks}",
+        ]  # fmt: skip
+        settings = _settings(root)
+        if app == "lab":
+            command += [
+                f"--LabApp.workspaces_dir={root / 'workspaces'}", f"--LabApp.user_settings_dir={settings}",
+                "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ]  # fmt: skip
+        else:
+            command += [
+                f"--JupyterNotebookApp.workspaces_dir={root / 'workspaces'}",
+                f"--JupyterNotebookApp.user_settings_dir={settings}", "--JupyterNotebookApp.expose_app_in_browser=True",
+            ]  # fmt: skip
+        self.root = root
+        self.log = (root / "lab.log").open("w")
+        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{port}"
+        self._answered = False
+
+    def answers(self, timeout: float = 0.2) -> bool:
+        """Whether the server answers its status request now (within ``timeout`` seconds)."""
+        if not self._answered:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status", timeout=timeout) as reply:
+                    self._answered = reply.status == 200
+            except OSError:
+                pass
+        return self._answered
+
+    def wait(self, timeout: float = 90) -> str:
+        """Block until the server answers (its log in the error when it exits or does not within ``timeout`` s);
+        returns its base URL."""
+        deadline = time.monotonic() + timeout
+        while not self.answers(timeout=2):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                msg = f"JupyterLab did not start; log:\n{(self.root / 'lab.log').read_text()[-3000:]}"
+                raise RuntimeError(msg)
+            time.sleep(0.3)
+        return self.url
+
+    def stop(self) -> None:
+        """End the server (a kill after 20 s)."""
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=20)
+        self.log.close()
+
+
 @contextmanager
 def jupyter_lab(
     root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab", python: str = sys.executable
@@ -73,69 +157,11 @@ def jupyter_lab(
     """Start JupyterLab (or Notebook 7, ``app="notebook"``) serving ``notebooks``; yield its base URL; stop it.
 
     ``python`` runs the server and the kernel (another environment's interpreter, for a fresh install)."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(root / "config"),
-        "JUPYTER_RUNTIME_DIR": str(root / "runtime"),
-        "JUPYTER_DATA_DIR": str(root / "data"),
-        **env_extra,
-    }
-    # the kernel must be this interpreter (where stable_explore is installed)
-    kernels = root / "data" / "kernels" / "python3"
-    kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (ipykernel)",  # what ipykernel installs: notebooks carry this name
-                "language": "python",
-            }
-        )
-    )
-    command = [
-        python, "-m", "jupyter", app, "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-        f"--ServerApp.root_dir={notebooks}",
-    ]  # fmt: skip
-    settings = _settings(root)
-    if app == "lab":
-        command += [
-            f"--LabApp.workspaces_dir={root / 'workspaces'}", f"--LabApp.user_settings_dir={settings}",
-            "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ]  # fmt: skip
-    else:
-        command += [
-            f"--JupyterNotebookApp.workspaces_dir={root / 'workspaces'}",
-            f"--JupyterNotebookApp.user_settings_dir={settings}", "--JupyterNotebookApp.expose_app_in_browser=True",
-        ]  # fmt: skip
-    log = (root / "lab.log").open("w")
-    server = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    server = JupyterServer(root, notebooks, env_extra, app=app, python=python)
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                msg = f"JupyterLab did not start; log:\n{(root / 'lab.log').read_text()[-3000:]}"
-                raise RuntimeError(msg)
-            time.sleep(0.3)
-        yield url
+        yield server.wait()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=20)
-        log.close()
+        server.stop()
 
 
 def open_notebook(page: Any, url: str, name: str, *, app: str = "lab", workspace: str | None = None) -> None:
@@ -314,12 +340,20 @@ class SharedLab:
         self._context: Any = None
         self._page: Any = None
         self._workspace = ""
+        self._booting = False
+        self._shutting_down: list[threading.Thread] = []
+        self.notebook7_server: JupyterServer | None = None
+        """The session's Notebook 7 server, when one was started (:class:`LabStarter`)."""
+        self._notebook7_url = ""
 
-    def kernelspec(self, env: dict[str, str], display_name: str = "Python 3") -> str:
-        """A new kernelspec running this interpreter with ``env``; returns its name."""
+    def kernelspec(
+        self, env: dict[str, str], display_name: str = "Python 3", *, server_root: Path | None = None
+    ) -> str:
+        """A new kernelspec running this interpreter with ``env`` (of the server at ``server_root``, else the lab's);
+        returns its name."""
         self._count += 1
         name = f"se-{self._count}"
-        folder = self.root / "data" / "kernels" / name
+        folder = (server_root or self.root) / "data" / "kernels" / name
         folder.mkdir(parents=True)
         spec = {
             "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
@@ -335,15 +369,28 @@ class SharedLab:
         themes = self.root / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
         themes.unlink(missing_ok=True)
 
-    def shutdown_kernels(self, folder: str) -> None:
-        """Shut down the sessions (and their kernels) of the notebooks under ``folder`` (relative to served)."""
-        with urllib.request.urlopen(f"{self.url}/api/sessions", timeout=10) as reply:
+    def shutdown_kernels(self, folder: str, *, wait: bool = True, url: str = "") -> None:
+        """Shut down the sessions (and their kernels) of the notebooks under ``folder`` (relative to served).
+
+        ``wait=False``: the requests go out in a thread of their own and this returns at once (a kernel takes
+        ~2 s to shut down, which the next module need not wait for); :meth:`close` waits for them."""
+        url = url or self.url  # the server's: the lab's unless named
+        with urllib.request.urlopen(f"{url}/api/sessions", timeout=10) as reply:
             sessions = json.loads(reply.read())
-        for session in sessions:
-            if str(session.get("path", "")).startswith(folder + "/"):
-                request = urllib.request.Request(f"{self.url}/api/sessions/{session['id']}", method="DELETE")
+        ids = [s["id"] for s in sessions if str(s.get("path", "")).startswith(folder + "/")]
+
+        def delete() -> None:
+            for session in ids:
+                request = urllib.request.Request(f"{url}/api/sessions/{session}", method="DELETE")
                 with contextlib.suppress(urllib.error.HTTPError):  # a session being shut down already
                     urllib.request.urlopen(request, timeout=30).close()
+
+        if wait:
+            delete()
+            return
+        thread = threading.Thread(target=delete, name=f"shutdown {folder}", daemon=True)
+        thread.start()
+        self._shutting_down.append(thread)
 
     def path(self, root: Path, name: str) -> str:
         """The server's path of the notebook ``root/notebooks/name``."""
@@ -365,23 +412,45 @@ class SharedLab:
 
     @contextmanager
     def notebook7(
-        self, root: Path, name: str, cells: list[str], *, viewport: tuple[int, int] = (1400, 1000)
+        self,
+        root: Path,
+        name: str,
+        cells: list[str],
+        *,
+        viewport: tuple[int, int] = (1400, 1000),
+        env: dict[str, str] | None = None,
     ) -> Iterator[Any]:
-        """A notebook of ``cells`` on a Notebook 7 server of its own (at ``root``, its STABLE_EXPLORE_HOME there),
-        opened in the session's Chromium (one Playwright per thread: a second would not start) and run."""
+        """A notebook of ``cells`` at ``root/notebooks/name`` on Notebook 7 (its kernel's STABLE_EXPLORE_HOME at
+        ``root/home``, plus ``env``), opened in the session's Chromium (one Playwright per thread: a second would
+        not start) and run; yields the page. On the session's Notebook 7 server when one was started (its
+        kernelspec of its own), else on a server of its own at ``root``."""
         notebooks = root / "notebooks"
         notebooks.mkdir()
-        write_notebook(notebooks / name, cells)
-        env = {"STABLE_EXPLORE_HOME": str(root / "home")}
-        with jupyter_lab(root, notebooks, env, app="notebook") as url:
+        kernel_env = {"STABLE_EXPLORE_HOME": str(root / "home"), **(env or {})}
+        shared = self.notebook7_server
+        with contextlib.ExitStack() as stack:
+            if shared is not None:
+                kernel = self.kernelspec(kernel_env, server_root=shared.root)
+                write_notebook(notebooks / name, cells, kernel=kernel)
+                url, path = shared.wait(), self.path(root, name)
+                folder = notebooks.relative_to(self.served).as_posix()
+                stack.callback(lambda: self.shutdown_kernels(folder, wait=False, url=url))
+            else:
+                write_notebook(notebooks / name, cells)
+                url, path = stack.enter_context(jupyter_lab(root, notebooks, kernel_env, app="notebook")), name
+            self._notebook7_url = url
             context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-            try:
-                page = context.new_page()
-                open_notebook(page, url, name, app="notebook")
-                run_all(page)
-                yield page
-            finally:
-                context.close()
+            stack.callback(context.close)
+            page = context.new_page()
+            open_notebook(page, url, path, app="notebook")
+            run_all(page)
+            yield page
+
+    def reopen7(self, page: Any, root: Path, name: str) -> None:
+        """Reload the page of :meth:`notebook7`'s notebook and open it again (after its kernel was shut down)."""
+        page.reload()
+        path = self.path(root, name) if self.notebook7_server is not None else name
+        open_notebook(page, self._notebook7_url, path, app="notebook")
 
     @contextmanager
     def notebook(
@@ -416,11 +485,43 @@ class SharedLab:
                 run_all(page)
             yield page
         finally:
-            self.shutdown_kernels(folder)
+            self.shutdown_kernels(folder, wait=False)
+
+    def open_ahead(self, viewport: tuple[int, int] = (1400, 1000)) -> None:
+        """Open the shared page in a new workspace without waiting: the page itself waits (in Chromium) until the
+        server answers, then loads JupyterLab, which boots while the caller goes on; the first notebook opened
+        (:meth:`notebook`) waits for it to be ready."""
+        self.reset_theme()
+        self._context = self.browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        self._page = page = self._context.new_page()
+        self._count += 1
+        self._workspace = f"shared-{self._count}"
+        self._booting = True
+        # a no-cors fetch of a server that is not listening yet fails; once it listens, it resolves (opaquely)
+        page.set_content(
+            """<script>
+            (async () => {
+                for (;;) {
+                    try { await fetch(STATUS, {mode: 'no-cors', cache: 'no-store'}); break; } catch (e) {}
+                    await new Promise((done) => setTimeout(done, 250));
+                }
+                window.location.href = TARGET;
+            })();
+            </script>""".replace("STATUS", json.dumps(f"{self.url}/api/status")).replace(
+                "TARGET", json.dumps(f"{self.url}/lab/workspaces/{self._workspace}")
+            ),
+            wait_until="commit",
+        )
 
     def _open_alone(self, path: str, kernel: str, viewport: tuple[int, int]) -> Any:
         """The shared page with the notebook ``path`` alone in it, on its kernelspec ``kernel``, connected and idle."""
         page = self._page
+        if page is not None and self._booting:  # the page opened ahead (:meth:`open_ahead`): let it finish booting
+            self._booting = False
+            with contextlib.suppress(Exception):  # a page that did not boot is replaced below
+                page.wait_for_url(f"{self.url}/lab/workspaces/**", timeout=90_000)
+                page.wait_for_function("() => window.jupyterapp !== undefined", timeout=60_000)
+                page.evaluate("async () => { await window.jupyterapp.restored; }")
         if page is not None:
             try:
                 page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
@@ -444,6 +545,7 @@ class SharedLab:
             page.evaluate(
                 """async (path) => {
                     const app = window.jupyterapp;
+                    await app.restored;
                     for (const widget of Array.from(app.shell.widgets('main'))) widget.dispose();
                     // the page knows the kernelspecs of its start; without this, a notebook on a newer one
                     // would start on the default kernel, without its module's environment
@@ -473,22 +575,71 @@ class SharedLab:
         self._context = self._page = None
 
     def close(self) -> None:
-        """Close the shared page (the server and browser stop with :func:`shared_lab`)."""
+        """Close the shared page and wait for the kernels' shutdowns (the server and browser stop with
+        :func:`shared_lab`)."""
         self._close_page()
+        for thread in self._shutting_down:
+            thread.join(timeout=60)
+
+
+class LabStarter:
+    """The session's :class:`SharedLab`, started without waiting: the server's process and Chromium are started
+    and the shared page opened ahead (it loads JupyterLab once the server answers), then :meth:`ready` waits.
+
+    Started when a worker has collected its tests (tests/widgets/conftest.py), the ~6 s of the server's start
+    and the ~3-9 s of JupyterLab's boot in the page overlap the tests the worker runs before its first lab
+    test, which they made wait in its setup."""
+
+    def __init__(self, root: Path, served: Path, notebook7: Path | None = None) -> None:
+        from playwright.sync_api import sync_playwright
+
+        self._server = JupyterServer(root, served, {})  # first: its start is the longest
+        # a Notebook 7 server too when its tests were collected (``notebook7``: its folder)
+        self._notebook7 = None if notebook7 is None else JupyterServer(notebook7, served, {}, app="notebook")
+        self._playwright = sync_playwright().start()
+        self._closed = False
+        try:
+            browser = self._playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            self.lab = SharedLab(root, served, browser)
+            self.lab.url = self._server.url
+            self.lab.notebook7_server = self._notebook7
+            self.lab.open_ahead()
+        except BaseException:
+            self._playwright.stop()
+            self._stop_servers()
+            raise
+
+    def _stop_servers(self) -> None:
+        try:
+            self._server.stop()
+        finally:
+            if self._notebook7 is not None:
+                self._notebook7.stop()
+
+    def ready(self) -> SharedLab:
+        """The lab, once its server answers (the page may still be booting: its first notebook waits for it)."""
+        self._server.wait()
+        return self.lab
+
+    def close(self) -> None:
+        """Close the page, stop the server and the browser (once; later calls do nothing)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.lab.close()
+            self._stop_servers()
+        finally:
+            with contextlib.suppress(Exception):  # a browser that crashed
+                self.lab.browser.close()
+            self._playwright.stop()
 
 
 @contextmanager
 def shared_lab(root: Path, served: Path) -> Iterator[SharedLab]:
     """Start the session's :class:`SharedLab` (server and Chromium); stop both on exit."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        lab = SharedLab(root, served, browser)
-        try:
-            with jupyter_lab(root, served, {}) as url:
-                lab.url = url
-                yield lab
-        finally:
-            lab.close()
-            browser.close()
+    starter = LabStarter(root, served)
+    try:
+        yield starter.ready()
+    finally:
+        starter.close()

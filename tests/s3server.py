@@ -124,16 +124,11 @@ def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
         _wait_until_writable(server)
         yield server
     finally:
+        # a kill, not SIGTERM: weed's graceful stop waits ~20 s on its own timers (a 2 s grace before the kill cost
+        # 2 s a server, every time), and its data is a test's temp folder, which a kill loses nothing of
         with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGCONT)  # a test may have left it stopped
-            os.killpg(process.pid, signal.SIGTERM)
-        # weed's graceful stop waits ~20 s on its own timers; its data is a test's temp folder, so after a short
-        # grace a kill loses nothing a test needs, and saves 20 s a server
-        try:
-            process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=20)
+            os.killpg(process.pid, signal.SIGKILL)  # a stopped (SIGSTOP) server is killed too
+        process.wait(timeout=20)
         log.close()
 
 

@@ -27,9 +27,9 @@ CELLS = [
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[Any]:
+def page(tmp_path_factory: pytest.TempPathFactory, notebook7_lab: SharedLab) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("nb7")
-    with lab_server.notebook7(root, "tiles.ipynb", CELLS, viewport=(1300, 1000)) as page:
+    with notebook7_lab.notebook7(root, "tiles.ipynb", CELLS, viewport=(1300, 1000)) as page:
         yield page
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, SharedLab, jupyter_lab, open_notebook, run_all, write_notebook
+from tests.lab import CHROMIUM, SharedLab
 
 pytestmark = pytest.mark.browser
 
@@ -31,33 +31,22 @@ CELLS = [
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory, lab_server: SharedLab) -> Iterator[tuple[Any, str]]:
+def session(tmp_path_factory: pytest.TempPathFactory, notebook7_lab: SharedLab) -> Iterator[tuple[Any, Path]]:
     root = tmp_path_factory.mktemp("nb7-reopen")
-    notebooks = root / "notebooks"
-    notebooks.mkdir()
-    write_notebook(notebooks / "tiles.ipynb", CELLS)
-    env = {"STABLE_EXPLORE_HOME": str(root / "home"), "PYTHONPATH": str(REPO)}
-    with jupyter_lab(root, notebooks, env, app="notebook") as url:
-        context = lab_server.browser.new_context(viewport={"width": 1280, "height": 1200})  # the session's Chromium
-        try:
-            page = context.new_page()
-            open_notebook(page, url, "tiles.ipynb", app="notebook")
-            run_all(page)
-            yield page, url
-        finally:
-            context.close()
+    env = {"PYTHONPATH": str(REPO)}
+    with notebook7_lab.notebook7(root, "tiles.ipynb", CELLS, viewport=(1280, 1200), env=env) as page:
+        yield page, root
 
 
-def test_reopened_notebook_7_shows_the_snapshot(session: tuple[Any, str]) -> None:
-    page, url = session
+def test_reopened_notebook_7_shows_the_snapshot(session: tuple[Any, Path], notebook7_lab: SharedLab) -> None:
+    page, root = session
     page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=120_000)
     output = page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea")
     assert output.locator("[data-testid=se-static]").is_hidden()  # the live browser is shown instead
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000)
     page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.sessionContext.shutdown(); }")
-    page.reload()
-    open_notebook(page, url, "tiles.ipynb", app="notebook")
+    notebook7_lab.reopen7(page, root, "tiles.ipynb")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.jp-OutputArea-output')]"
         ".some(e => e.textContent.includes('model not found'))",
