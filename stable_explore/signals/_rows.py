@@ -176,7 +176,9 @@ def map_images(
             if not parts:
                 return _run_part(ds, column, 0, 0, fn)
         else:
-            step = max(BATCH_ROWS, -(-n // ((workers if executor is None else max(workers, 4)) * 4)))
+            # our pool: runs of one batch, so the caller and the workers end within a batch of each other; a given
+            # executor (a cluster, each task a round trip): a few runs a worker
+            step = BATCH_ROWS if executor is None else max(BATCH_ROWS, -(-n // (max(workers, 4) * 4)))
             bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
             parts = _in_workers(ds, column, fn, bounds, workers, executor, on_batch)
     return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
@@ -214,6 +216,7 @@ def _in_workers(
         parts[at], counted[at] = part, True
         on_batch(bounds[at][1] - bounds[at][0], 0)
 
+    reported = 0  # the workers' runs before this one are counted
     try:
         if own:
             # runs from the end, while the workers have not started them (the pool hands runs out in order)
@@ -221,9 +224,9 @@ def _in_workers(
                 if not futures[at].cancel():
                     break
                 count(at, _run_part(ds, column, *bounds[at], fn))
-                for done, future in enumerate(futures[:at]):  # the progress the workers made meanwhile
-                    if not counted[done] and future.done():
-                        count(done, future.result())
+                while reported < at and futures[reported].done():  # the runs the workers finished meanwhile
+                    count(reported, futures[reported].result())
+                    reported += 1
         for at, future in enumerate(futures):
             if not counted[at]:
                 count(at, future.result())
