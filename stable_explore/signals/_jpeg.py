@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -111,12 +111,13 @@ def grey_jpeg(
 
 
 class JpegPlans(Generic[Plan]):
-    """What a batch does with each JPEG, worked out once per (width, height, colour space) its header gives.
+    """What a batch does with each JPEG, worked out once per (width, height, channels) its header gives.
 
     ``plan(width, height, channels)`` gives what to do with a JPEG of that size (where to decode it, with
     which options), or None for Pillow; it runs once per size in a batch, not once per image, since a
-    dataset's images mostly share a few sizes. :meth:`of` answers None where ``decoder`` is None or
-    does not take the bytes (not a JPEG, a CMYK one, a broken header).
+    dataset's images mostly share a few sizes. :meth:`of` answers None where :func:`jpeg_header` does
+    (no ``decoder``, not a JPEG, a CMYK one, a broken header). :attr:`decode` is the decoder's
+    ``decode_jpeg`` (None without one).
 
     Examples
     --------
@@ -126,23 +127,16 @@ class JpegPlans(Generic[Plan]):
 
     def __init__(self, decoder: ModuleType | None, plan: Callable[[int, int, int], Plan | None]) -> None:
         self.decoder = decoder
-        self._header = None if decoder is None else decoder.decode_jpeg_header
+        self.decode: Any = getattr(decoder, "decode_jpeg", None)
         self._plan = plan
-        self._known: dict[tuple[int, int, str], tuple[tuple[int, int, int], Plan | None]] = {}
+        self._known: dict[tuple[int, int, int], Plan | None] = {}
 
-    def of(self, data: object) -> tuple[tuple[int, int, int], Plan] | None:
+    def of(self, data: bytes) -> tuple[tuple[int, int, int], Plan] | None:
         """((width, height, channels), what to do) for these bytes, or None (then Pillow decodes them)."""
-        if self._header is None or not isinstance(data, bytes) or not data.startswith(_JPEG_START):
+        header = jpeg_header(self.decoder, data)
+        if header is None:
             return None
-        try:
-            height, width, colour, _ = self._header(data)
-        except ValueError:
-            return None
-        key = (width, height, colour)
-        known = self._known.get(key)
-        if known is None:
-            channels = _COLOUR_SPACES.get(colour)
-            size = (int(width), int(height), channels or 0)
-            known = self._known[key] = (size, None if channels is None else self._plan(*size))
-        size, planned = known
-        return None if planned is None else (size, planned)
+        if header not in self._known:
+            self._known[header] = self._plan(*header)
+        planned = self._known[header]
+        return None if planned is None else (header, planned)

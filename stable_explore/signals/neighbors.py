@@ -208,8 +208,6 @@ def cache_pynndescent_kernels() -> int:
     the two numba cannot keep (``nn_descent`` and ``nn_descent_internal``, which hold global arrays):
     14.5 s. Once per process.
     """
-    import importlib
-
     from numba.core.caching import NullCache
     from numba.core.registry import CPUDispatcher
 

@@ -211,7 +211,6 @@ def thumbnails(
         return stack, {"colorspace": "GRAY", "fastdct": True, "min_width": shape[1], "min_height": shape[0]}
 
     plans = JpegPlans(decoder, plan)
-    decode_jpeg: Any = getattr(decoder, "decode_jpeg", None)
     for i, data in enumerate(values):
         if data is None:
             continue
@@ -221,7 +220,7 @@ def thumbnails(
             # the common case, with no per-image array: libjpeg-turbo decodes into the stack of its shape
             into, options = planned[1]
             try:
-                decode_jpeg(data, buffer=into.slot(), **options)
+                plans.decode(data, buffer=into.slot(), **options)
             except ValueError:
                 pass  # not one libjpeg-turbo takes after all: Pillow decodes it
             else:

@@ -271,7 +271,6 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
     plans = JpegPlans(
         decoder, lambda width, height, _: part_of(height, width) if width * height <= STATS_MAX_PIXELS else None
     )
-    decode_jpeg: Any = getattr(decoder, "decode_jpeg", None)
     measured: list[tuple[int, int, int, int, int]] = []  # (row, width, height, channels, bytes), set at the end
     for i, data in enumerate(values):
         if data is None:
@@ -280,7 +279,7 @@ def stats_batch(values: list[Any], first: int) -> dict[str, np.ndarray]:
         if planned is not None:
             (width, height, channels), part = planned
             try:
-                decode_jpeg(data, colorspace="GRAY", fastdct=False, buffer=part.slot())
+                plans.decode(data, colorspace="GRAY", fastdct=False, buffer=part.slot())
             except ValueError:
                 planned = None  # not one libjpeg-turbo takes after all: Pillow decodes it
             else:
