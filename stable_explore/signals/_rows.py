@@ -6,8 +6,11 @@ A signal's result is keyed by ``row`` (the position in the dataset it was comput
 
 from __future__ import annotations
 
+import functools
+import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import BrokenExecutor, Executor, Future, wait
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -176,8 +179,9 @@ def map_images(
             if not parts:
                 return _run_part(ds, column, 0, 0, fn)
         else:
-            # our pool: runs of one batch, so the caller and the workers end within a batch of each other; a given
-            # executor (a cluster, each task a round trip): a few runs a worker
+            # our pool: runs of a batch, so this process and the workers end within a batch of each other (smaller
+            # runs where they meet measured no better); a given executor (a cluster, each task a round trip): a few
+            # runs a worker
             step = BATCH_ROWS if executor is None else max(BATCH_ROWS, -(-n // (max(workers, 4) * 4)))
             bounds = [(start, min(n, start + step)) for start in range(0, n, step)]
             parts = _in_workers(ds, column, fn, bounds, workers, executor, on_batch)
@@ -195,47 +199,118 @@ def _in_workers(
 ) -> list[dict[str, np.ndarray]]:
     """Each run of rows on a worker (``executor``'s, or a pool of ours), its result in order; cancelled on an error.
 
-    With a pool of ours, ``workers`` counts this process: it starts ``workers - 1`` worker processes and
-    takes runs from the end of the list itself while they take them from the start, each run done once
-    (a run a worker has not started is cancelled before this process takes it). Waiting for them would
-    leave a core idle while they start: with two cores, serial over ``num_proc=2`` went from 1.1-1.4x to
-    1.3-1.6x on 8,000 small JPEGs, and from 1.4-1.6x to 1.5-1.8x on 40,000 (a worker's start and first
-    batch cost ~50-100 ms). A given ``executor`` (a cluster) does all the work.
+    With a pool of ours, ``workers`` counts this process (:class:`_SharedRuns`); the pool is kept for the
+    next call (:mod:`~stable_explore.catalog.parallel.kept_pool`): a fresh worker's start and first batch
+    cost ~50-100 ms, against ~0.2 s of work for 8,000 small JPEGs on two cores. A given ``executor`` (a
+    cluster) does all the work, every run submitted at once.
     """
-    from stable_explore.catalog.parallel.executor import make_main_spawnable, owned_pool
+    from stable_explore.catalog.parallel.executor import make_main_spawnable
 
-    own = executor is None
-    make_main_spawnable()  # a given process pool starts its workers on first submit, here
+    make_main_spawnable()  # a process pool starts its workers on first submit, here
     if executor is None:
+        from stable_explore.catalog.parallel.kept_pool import kept_pool
+
         # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
-        executor = owned_pool(max(1, workers - 1))
+        with kept_pool(max(1, workers - 1)) as pool:
+            return _SharedRuns(pool, max(1, workers - 1), ds, column, fn, bounds, on_batch).run()
     futures = [executor.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
-    parts: list[dict[str, np.ndarray] | None] = [None] * len(bounds)  # None: not done yet
-
-    def done(at: int, part: dict[str, np.ndarray]) -> None:
-        parts[at] = part
-        on_batch(bounds[at][1] - bounds[at][0], 0)
-
-    reported = 0  # the first of the workers' runs not yet taken in
+    parts = []
     try:
-        if own:
-            # runs from the end, while the workers have not started them (the pool hands runs out in order)
-            for at in range(len(bounds) - 1, 0, -1):
-                if not futures[at].cancel():
-                    break
-                done(at, _run_part(ds, column, *bounds[at], fn))
-                while reported < at and futures[reported].done():  # the runs the workers finished meanwhile
-                    done(reported, futures[reported].result())
-                    reported += 1
-        for at, future in enumerate(futures):
-            if parts[at] is None:
-                done(at, future.result())
-        return [part for part in parts if part is not None]
+        for (a, b), future in zip(bounds, futures, strict=True):
+            parts.append(future.result())
+            on_batch(b - a, 0)
+        return parts
     finally:
         for future in futures:
             future.cancel()
-        if own:
-            executor.shutdown(wait=True, cancel_futures=True)
+
+
+class _SharedRuns:
+    """Runs of rows shared by this process and ``workers`` workers: the workers from the start, it from the end.
+
+    Each worker is handed one run at a time, the next when its last one is back (a pool queues
+    work ahead of its workers, and runs queued there could no longer be taken by this process:
+    the two ends then finished up to two runs apart). This process takes runs from the end
+    meanwhile, and both stop where they meet, so they end within about a run of each other.
+    Waiting for the workers would leave a core idle while they start. With two cores, serial over
+    ``num_proc=2`` went from 1.1-1.4x to 1.3-1.6x on 8,000 small JPEGs when this process took
+    part, and from 1.4-1.6x to 1.5-1.8x on 40,000. Progress and errors are reported in this
+    process's thread, in row order; on an error or an interrupt, no new run starts and the
+    call returns once the runs under way are done (a batch each).
+    """
+
+    def __init__(
+        self,
+        pool: Executor,
+        workers: int,
+        ds: CachedDataset,
+        column: str,
+        fn: ImageBatchFn,
+        bounds: list[tuple[int, int]],
+        on_batch: Callable[[int, int], None],
+    ) -> None:
+        self.pool, self.workers, self.ds, self.column, self.fn = pool, workers, ds, column, fn
+        self.bounds, self.on_batch = bounds, on_batch
+        self.parts: list[dict[str, np.ndarray] | None] = [None] * len(bounds)  # None: not done yet
+        self.lock = threading.Lock()
+        self.first, self.last = 0, len(bounds)  # the runs nobody has taken yet: first <= i < last
+        self.futures: dict[int, Future[dict[str, np.ndarray]]] = {}
+        self.returned: queue.SimpleQueue[int] = queue.SimpleQueue()  # runs the workers handed back
+
+    def run(self) -> list[dict[str, np.ndarray]]:
+        reported = 0  # the first run not yet reported
+        try:
+            for _ in range(self.workers):
+                self._hand_out()
+            while (at := self._take_from_end()) is not None:
+                self.parts[at] = _run_part(self.ds, self.column, *self.bounds[at], self.fn)
+                reported = self._report_from(reported)
+            while reported < len(self.bounds):  # the workers' last runs
+                at = self.returned.get()
+                self.parts[at] = self.futures[at].result()
+                reported = self._report_from(reported)
+            return [part for part in self.parts if part is not None]
+        finally:
+            with self.lock:
+                self.last = self.first  # nothing more is handed out or taken
+                running = list(self.futures.values())
+            wait(running)
+
+    def _report_from(self, reported: int) -> int:
+        """Take in what the workers handed back, then report the runs done, in order, from ``reported`` on."""
+        while not self.returned.empty():
+            at = self.returned.get()
+            self.parts[at] = self.futures[at].result()  # a worker's error is raised here, in this thread
+        while reported < len(self.bounds) and self.parts[reported] is not None:
+            self.on_batch(self.bounds[reported][1] - self.bounds[reported][0], 0)
+            reported += 1
+        return reported
+
+    def _take_from_end(self) -> int | None:
+        with self.lock:
+            if self.first >= self.last:
+                return None
+            self.last -= 1
+            return self.last
+
+    def _hand_out(self) -> None:
+        """Give a worker the first run nobody has taken (on a run's return, in the pool's thread, too)."""
+        with self.lock:
+            if self.first >= self.last:
+                return
+            at = self.first
+            try:
+                future = self.pool.submit(_run_part, self.ds, self.column, *self.bounds[at], self.fn)
+            except (BrokenExecutor, RuntimeError):
+                return  # the pool broke or shut down: this process takes the rest (a broken worker's run raises)
+            self.first += 1
+            self.futures[at] = future
+        future.add_done_callback(functools.partial(self._returned, at))
+
+    def _returned(self, at: int, future: Future[dict[str, np.ndarray]]) -> None:
+        self.returned.put(at)
+        if not future.cancelled() and future.exception() is None:
+            self._hand_out()
 
 
 def result_table(ds: CachedDataset, rows: np.ndarray, columns: dict[str, Any]) -> pa.Table:

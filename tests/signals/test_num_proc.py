@@ -2,21 +2,30 @@
 
 Before, the caller only waited: with two cores, 8,000 small JPEGs hashed 1.1-1.4x as fast as serially
 (``benchmarks/bench_signals.py --only paired``), the pool's start and one idle core eating the gain.
+The workers are kept for the next call (:mod:`stable_explore.catalog.parallel.kept_pool`), and a pool
+that broke is replaced.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import os
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import BrokenExecutor
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 from PIL import Image as PILImage
 
 import stable_explore as se
 from stable_explore import signals
+from stable_explore.catalog.parallel import kept_pool
 from stable_explore.errors import StableExploreError
 from stable_explore.signals._rows import BATCH_ROWS, map_images
 
@@ -40,6 +49,37 @@ def _fails_at_the_end(values: list[bytes | None], first: int) -> dict[str, np.nd
     if first + len(values) >= 6 * BATCH_ROWS:
         raise StableExploreError(f"row {first} is bad")
     return {"row": np.arange(first, first + len(values))}
+
+
+def _fails_at_the_start(values: list[bytes | None], first: int) -> dict[str, np.ndarray]:
+    if first == 0:  # the workers take runs from the start
+        raise StableExploreError(f"row {first} is bad")
+    return {"row": np.arange(first, first + len(values))}
+
+
+def _kills_its_worker(caller: int, values: list[bytes | None], first: int) -> dict[str, np.ndarray]:
+    if os.getpid() != caller:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return {"row": np.arange(first, first + len(values))}
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def _workers(done: dict[str, np.ndarray]) -> set[int]:
+    return set(done["pid"].tolist()) - {os.getpid()}
+
+
+@pytest.fixture(autouse=True)
+def no_kept_pool() -> Iterator[None]:
+    """Each test starts without a kept pool and leaves none behind."""
+    kept_pool.close_kept_pools()
+    yield
+    kept_pool.close_kept_pools()
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +110,39 @@ def test_progress_counts_every_row_once_and_the_result_equals_the_serial_one(dat
 def test_an_error_in_the_callers_runs_stops_the_workers_and_names_the_row(dataset: se.CachedDataset) -> None:
     with pytest.raises(StableExploreError, match="row 5120 is bad"):
         map_images(dataset, "image", _fails_at_the_end, 2)
+
+
+def test_an_error_in_a_workers_run_reaches_the_caller_and_names_the_row(dataset: se.CachedDataset) -> None:
+    with pytest.raises(StableExploreError, match="row 0 is bad"):
+        map_images(dataset, "image", _fails_at_the_start, 2)
+    again = map_images(dataset, "image", _pid_of_each, 2)  # the pool still serves
+    assert again["row"].tolist() == list(range(len(dataset)))
+
+
+def test_the_next_call_reuses_the_workers_and_they_end_once_idle(
+    dataset: se.CachedDataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _workers(map_images(dataset, "image", _pid_of_each, 2))
+    second = _workers(map_images(dataset, "image", _pid_of_each, 2))
+    assert len(first) == 1
+    assert second == first  # no new worker started
+    monkeypatch.setattr(kept_pool, "KEEP_SECONDS", 0.2)
+    third = _workers(map_images(dataset, "image", _pid_of_each, 2))
+    assert third == first
+    deadline = time.monotonic() + 30
+    while not all(_gone(pid) for pid in third) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(pid) for pid in third), "an idle kept pool's worker still runs"
+    fourth = _workers(map_images(dataset, "image", _pid_of_each, 2))
+    assert fourth
+    assert fourth.isdisjoint(third)  # a new pool
+
+
+def test_a_worker_killed_mid_call_fails_that_call_and_the_next_gets_a_new_pool(dataset: se.CachedDataset) -> None:
+    before = _workers(map_images(dataset, "image", _pid_of_each, 2))
+    with pytest.raises(BrokenExecutor):
+        map_images(dataset, "image", functools.partial(_kills_its_worker, os.getpid()), 2)
+    after = map_images(dataset, "image", _pid_of_each, 2)
+    assert after["row"].tolist() == list(range(len(dataset)))
+    assert _workers(after)
+    assert _workers(after).isdisjoint(before)
