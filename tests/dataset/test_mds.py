@@ -4,6 +4,8 @@ mosaicml-streaming pins numpy and huggingface_hub below what our environment has
 side environment: ``$STABLE_EXPLORE_MDS_PYTHON`` names its interpreter (``.ci/run`` builds it). A
 script run there reads every sample through ``StreamingDataset`` and prints it as JSON (bytes as
 base64, images as their pixels' digest and format); this test compares each row field by field.
+One such process serves the module, a folder per request: importing streaming and torch there
+takes seconds, paid once.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ import hashlib
 import io
 import json
 import os
+import select
 import subprocess
 import textwrap
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +32,7 @@ from tests.conftest import NAMES
 
 READER = textwrap.dedent(
     """
-    import base64, hashlib, importlib.util, json, sys, types
+    import base64, hashlib, importlib.util, json, sys, traceback, types
     import numpy as np
     from PIL import Image
 
@@ -39,6 +44,8 @@ READER = textwrap.dedent(
     package.__path__ = list(found.submodule_search_locations)
     sys.modules["streaming"] = package
     from streaming.base import StreamingDataset
+
+    MARK = sys.argv[1]
 
     def plain(value):
         if isinstance(value, Image.Image):
@@ -52,11 +59,17 @@ READER = textwrap.dedent(
             return value.item()
         return value
 
-    dataset = StreamingDataset(local=sys.argv[1], shuffle=False, batch_size=1)
-    rows = [{name: plain(value) for name, value in dataset[i].items()} for i in range(len(dataset))]
-    print(json.dumps({"len": len(dataset), "rows": rows}))
+    for line in sys.stdin:  # a folder per line; a JSON line back for each
+        try:
+            dataset = StreamingDataset(local=line.strip(), shuffle=False, batch_size=1)
+            rows = [{name: plain(value) for name, value in dataset[i].items()} for i in range(len(dataset))]
+            answer = {"len": len(dataset), "rows": rows}
+        except Exception:
+            answer = {"error": traceback.format_exc()}
+        print(MARK + json.dumps(answer), flush=True)
     """
 )
+MARK = "stable-explore-mds-test: "  # what begins our answers, among whatever else streaming prints
 
 
 def _streaming_python() -> str:
@@ -66,15 +79,53 @@ def _streaming_python() -> str:
     return python
 
 
-def _read_with_streaming(folder: Path, tmp_path: Path) -> dict:
-    script = tmp_path / "read_mds.py"
-    script.write_text(READER)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    done = subprocess.run(
-        [_streaming_python(), str(script), str(folder)], capture_output=True, text=True, env=env, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+class StreamingReader:
+    """The side environment's reader process: ``read(folder)`` is every sample StreamingDataset gives for it."""
+
+    def __init__(self, python: str, folder: Path) -> None:
+        script = folder / "read_mds.py"
+        script.write_text(READER)
+        self.log = folder / "reader-stderr.txt"
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [python, "-u", str(script), MARK], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                text=True, env=env,
+            )  # fmt: skip
+
+    def read(self, folder: Path) -> dict:
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(f"{folder}\n")
+        self.process.stdin.flush()
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            line = self.process.stdout.readline() if ready else ""
+            if not line:
+                break  # the reader ended, or the time is up
+            if line.startswith(MARK):
+                answer = json.loads(line[len(MARK) :])
+                assert "error" not in answer, answer.get("error")
+                return answer
+        pytest.fail(f"the streaming reader gave no answer for {folder}: {self.log.read_text()[-3000:]}")
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def streaming(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StreamingReader]:
+    """One reader for the module, started first: it imports streaming while the tests build their data."""
+    reader = StreamingReader(_streaming_python(), tmp_path_factory.mktemp("streaming-reader"))
+    yield reader
+    reader.close()
 
 
 def _png(i: int) -> bytes:
@@ -137,31 +188,35 @@ def _compare(ds: CachedDataset, read: dict, *, images_as: str) -> None:
         assert row["patch"] == {"array": np.full((2, 2, 3), i, np.uint8).tolist(), "dtype": "uint8"}, f"{where}: patch"
 
 
-def test_streaming_reads_every_row_with_jpeg_images_kept(home: Path, tmp_path: Path, jpegs: list[bytes]) -> None:
+def test_streaming_reads_every_row_with_jpeg_images_kept(
+    home: Path, tmp_path: Path, streaming: StreamingReader, jpegs: list[bytes]
+) -> None:
     ds = _rich(home, jpegs[:40])
     out = ds.to_mds(tmp_path / "mds", size_limit=8 * 1024)  # several shards
     index = json.loads((out / "index.json").read_text())
     assert len(index["shards"]) > 1
     assert {s["column_encodings"][s["column_names"].index("image")] for s in index["shards"]} == {"jpeg"}
-    _compare(ds, _read_with_streaming(out, tmp_path), images_as="JPEG")
+    _compare(ds, streaming.read(out), images_as="JPEG")
     sidecar = json.loads((out / "stable-explore.json").read_text())
     assert Features.from_dict(sidecar["features"]) == ds.features  # class names kept beside the index
     assert sidecar["version"] == ds.version
 
 
-def test_mixed_image_formats_go_as_bytes_byte_for_byte(home: Path, tmp_path: Path, jpegs: list[bytes]) -> None:
+def test_mixed_image_formats_go_as_bytes_byte_for_byte(
+    home: Path, tmp_path: Path, streaming: StreamingReader, jpegs: list[bytes]
+) -> None:
     images = [jpegs[i] if i % 2 else _png(i) for i in range(12)]
     ds = _rich(home, images)
     out = ds.to_mds(tmp_path / "mds")
     index = json.loads((out / "index.json").read_text())
     assert [s["column_encodings"][s["column_names"].index("image")] for s in index["shards"]] == ["bytes"]
-    _compare(ds, _read_with_streaming(out, tmp_path), images_as="bytes")
+    _compare(ds, streaming.read(out), images_as="bytes")
 
 
-def test_a_view_and_png_images(home: Path, tmp_path: Path) -> None:
+def test_a_view_and_png_images(home: Path, tmp_path: Path, streaming: StreamingReader) -> None:
     ds = _rich(home, [_png(i) for i in range(20)])
     view = ds.filter(label="bird")
-    read = _read_with_streaming(view.to_mds(tmp_path / "mds"), tmp_path)
+    read = streaming.read(view.to_mds(tmp_path / "mds"))
     assert [row["label"] for row in read["rows"]] == [2] * len(view)
     assert [row["count"] for row in read["rows"]] == [1000 + i for i in view.base_rows().tolist()]
     assert all(row["image"]["format"] == "PNG" for row in read["rows"])
