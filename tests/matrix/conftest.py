@@ -6,6 +6,7 @@ save the same edit share it); cells that delete (gc) build a dataset of their ow
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ import pytest
 
 import stable_explore as se
 from stable_explore.storage.backends.read_cache import CACHE_ENV
+from tests.conftest import local_dask_executor
 from tests.matrix.model import FEATURE_SETS, ROWS, FeatureSet, model, rows
 
 if TYPE_CHECKING:
@@ -110,24 +112,17 @@ def cell(request: pytest.FixtureRequest, homes: Homes) -> Cell:
 @pytest.fixture(scope="session")
 def dask_executor(s3: S3Server) -> Iterator[Executor]:
     """Two Dask worker processes on loopback, for the whole session (they inherit the bucket's environment)."""
-    distributed = pytest.importorskip("distributed")
     import os
 
-    saved = {name: os.environ.get(name) for name in s3.env}
-    os.environ.update(s3.env)  # the workers start now and keep this environment
-    try:
-        cluster = distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",  # None still serves it, on 8787 or the next free port
-        )
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-    with cluster, distributed.Client(cluster) as client:
-        yield client.get_executor()
+    with contextlib.ExitStack() as stack:
+        saved = {name: os.environ.get(name) for name in s3.env}
+        os.environ.update(s3.env)  # the workers start now and keep this environment
+        try:
+            executor = stack.enter_context(local_dask_executor())
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        yield executor
