@@ -233,10 +233,11 @@ class _SharedRuns:
     the two ends then finished up to two runs apart). This process takes runs from the end
     meanwhile, and both stop where they meet, so they end within about a run of each other.
     Waiting for the workers would leave a core idle while they start. With two cores, serial over
-    ``num_proc=2`` went from 1.1-1.4x to 1.3-1.6x on 8,000 small JPEGs when this process took
-    part, and from 1.4-1.6x to 1.5-1.8x on 40,000. Progress and errors are reported in this
-    process's thread, in row order; on an error or an interrupt, no new run starts and the
-    call returns once the runs under way are done (a batch each).
+    ``num_proc=2`` on 8,000 small JPEGs (``bench_signals.py --only paired``) went from 1.1-1.4x to
+    1.3-1.6x when this process took part, and to 1.6-1.96x (medians of three signals, two runs; the
+    previous code 1.19-1.27x in the same session) with runs handed out one at a time from a kept
+    pool. Progress and errors are reported in this process's thread, in row order; on an error or an
+    interrupt, no new run starts and the call returns once the runs under way are done (a batch each).
     """
 
     def __init__(
