@@ -222,8 +222,8 @@ def _converted(frame: Any, **options: Any) -> np.ndarray:
     """
     try:
         return np.asarray(frame.to_ndarray(**options, **_ONE_THREAD), dtype=np.uint8)
-    except TypeError:
-        if not _ONE_THREAD:
+    except TypeError as exc:
+        if not _ONE_THREAD or "threads" not in str(exc):
             raise
         _ONE_THREAD.clear()  # an older PyAV: no threads option (and a scaler on one thread)
         return np.asarray(frame.to_ndarray(**options), dtype=np.uint8)

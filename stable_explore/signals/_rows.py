@@ -210,9 +210,10 @@ def _in_workers(
     if executor is None:
         from stable_explore.catalog.parallel.kept_pool import kept_pool
 
+        others = max(1, workers - 1)  # this process is the other one
         # never forks the kernel itself (its threads make fork unsafe), and its workers end when this process is killed
-        with kept_pool(max(1, workers - 1)) as pool:
-            return _SharedRuns(pool, max(1, workers - 1), ds, column, fn, bounds, on_batch).run()
+        with kept_pool(others) as pool:
+            return _SharedRuns(pool, others, ds, column, fn, bounds, on_batch).run()
     futures = [executor.submit(_run_part, ds, column, a, b, fn) for a, b in bounds]
     parts = []
     try:

@@ -76,9 +76,9 @@ def kept_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     finally:
         with _lock:
             kept.users -= 1
-            if broken and _pools.get(workers) is kept:
-                del _pools[workers]
             if broken:
+                if _pools.get(workers) is kept:
+                    del _pools[workers]
                 kept.pool.shutdown(wait=False, cancel_futures=True)
             elif kept.users == 0 and _pools.get(workers) is kept:
                 kept.timer = threading.Timer(KEEP_SECONDS, _retire, (workers, kept))
