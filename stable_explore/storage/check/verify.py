@@ -33,6 +33,8 @@ from stable_explore.storage.format.hashing import (
 from stable_explore.storage.format.sidecars import BatchDigestList
 from stable_explore.storage.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.batches import BATCH_HASH_ALGORITHM, bad_columns, split_matches
+from stable_explore.storage.read.file_batches import FileBatches
+from stable_explore.storage.read.open_files import kept_as
 from stable_explore.storage.read.open_meta import read_sharded_cache_meta
 from stable_explore.storage.read.shard_file import open_shard
 from stable_explore.storage.read.small_files import SMALL_FILES
@@ -110,19 +112,31 @@ def content_digest_of_files(
 _OPENED: Kept[FileIdentity, pa.Table] = kept("verify row columns", max_entries=64, holds_files=True)
 
 
-def _row_columns(path: Path) -> pa.Table:
+def _row_columns(path: Path) -> pa.Table | FileBatches:
     """The key and row-hash columns of a shard, memory-mapped; kept for the file's inode.
 
     Shards never change once written, and saves link them into each new version, so a chain of
     saves reopens the same inodes: the table (a map, no copy) is kept per (device, inode, size,
-    mtime) for the next save instead of reading a footer of thousands of batches again.
+    mtime) for the next save instead of reading a footer of thousands of batches again. A shard
+    a reader of this process has open (a save's parent, whose rows the save took) gives its
+    record batches instead: a save that hashes a few runs again reads only the batches they span.
     """
     key = identity_of(path.stat())
+    read = kept_as(key, "")
+    if read is not None and isinstance(read.batches, FileBatches):
+        return read.batches
     table = _OPENED.get(key)
     if table is None:
         table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
         _OPENED.put(key, table)
     return table
+
+
+def _row_slice(source: pa.Table | FileBatches, start: int, length: int) -> pa.Table:
+    """Rows [start, start + length) of a shard's key and row-hash columns (of a table, or of its batches)."""
+    if isinstance(source, FileBatches):
+        return source.rows(start, length, [KEY_COLUMN, HASH_COLUMN])
+    return source.slice(start, length)
 
 
 def feed_rows(
@@ -131,7 +145,7 @@ def feed_rows(
     segments: Iterable[Iterable[int]],
     start: int = 0,
     stop: int | None = None,
-    tables: dict[int, pa.Table] | None = None,
+    tables: dict[int, pa.Table | FileBatches] | None = None,
     *,
     open_columns: Callable[[int], pa.Table | None] | None = None,
     patches: CellPatches | None = None,
@@ -158,7 +172,7 @@ def feed_rows(
             tables[shard] = found if found is not None else _row_columns(paths[shard])
         table = tables[shard]
         offset = first + lo - (position - count)
-        piece = table.slice(offset, hi - lo)
+        piece = _row_slice(table, offset, hi - lo)
         piece.validate(full=True)  # only the two small columns, of the rows fed
         # fed a few large slices at a time (the digest does not depend on how rows are cut), not one call per
         # record batch; memory stays bounded however large the shard
@@ -166,7 +180,7 @@ def feed_rows(
             part = piece.slice(at, _FEED_ROWS)
             hashes = part.column(1).to_numpy()
             if patches is not None and shard_digests is not None:  # only the rows fed are patched, not the shard
-                hashes = patches.patched_row_hashes(shard_digests[shard], offset + at, hashes, len(table))
+                hashes = patches.patched_row_hashes(shard_digests[shard], offset + at, hashes, table.num_rows)
             digest.update(part.column(0).combine_chunks(), hashes)
 
 

@@ -34,6 +34,7 @@ from stable_explore.storage.format.batch_digests import (
 )
 from stable_explore.storage.format.hashing import cell_hashes, mixed_row_hashes
 from stable_explore.storage.kept import Kept, kept
+from stable_explore.storage.read.file_batches import FileBatches
 
 __all__ = [
     "BATCH_HASH_ALGORITHM",
@@ -86,15 +87,20 @@ class ShardCheck:
         self.digests = digests
         self.batches = batches
         self.rows_of = rows_of
-        # a remote shard's batches are read lazily: their row counts are checked as part of each digest
-        found = [b.num_rows for b in batches] if identity is None else list(digests.rows)
+        # a remote shard's batches, and a local one's FileBatches, are read lazily: each checks its row count
+        # as it is read (a remote one's as part of its digest)
+        lazy = identity is not None or isinstance(batches, FileBatches)
+        found = list(digests.rows) if lazy else [b.num_rows for b in batches]
         if found != list(digests.rows):
             msg = (
                 f"shard holds record batches of {found[:8]}{'...' if len(found) > 8 else ''} rows, but "
                 f"{list(digests.rows[:8])}{'...' if len(digests.rows) > 8 else ''} were written: the file is damaged"
             )
             raise CacheCorruptionError(path, msg)
-        names = batches[0].schema.names if batches and identity is None else list(digests.columns)
+        if isinstance(batches, FileBatches):
+            names = batches.schema.names
+        else:
+            names = batches[0].schema.names if batches and identity is None else list(digests.columns)
         if names != list(digests.columns):
             msg = f"shard holds columns {names}, but {list(digests.columns)} were written: the file is damaged"
             raise CacheCorruptionError(path, msg)

@@ -1,7 +1,8 @@
 """The reader of shards on a local disk: each file memory-mapped (a small one read), zero-copy.
 
-A shard with record batch digests is not validated whole when opened: each batch's bytes are
-checked against their digests before any of its rows is handed out, and bytes equal to those
+A shard with record batch digests is not read whole when opened: only its footer is, and each
+record batch when a read first reaches it (:class:`~.file_batches.FileBatches`). Each batch's bytes
+are checked against their digests before any of its rows is handed out, and bytes equal to those
 written are valid Arrow (validating whole 64 MB shards cost a save of 10 rows at 10M rows 350 MB
 of RSS). An older shard, without digests, is validated in full when opened (once per process and
 file). Routing, takes, slices and patches are :class:`~.sharded.ShardedReader`'s.
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from stable_explore.storage.kept import file_identity
 from stable_explore.storage.read.batches import ShardCheck
+from stable_explore.storage.read.file_batches import FileBatches
 from stable_explore.storage.read.open_files import opened
 from stable_explore.storage.read.open_shard import OpenShard
 from stable_explore.storage.read.shard_file import open_shard
@@ -46,10 +48,18 @@ class MappedReader(ShardedReader):
         if digests is None:  # an older shard: validated in full when opened (once per process and file)
             table = open_shard(path, validate=self.validate)
             return OpenShard(table, table.to_batches(), None, identity=file_identity(path))
-        found = opened(path, lambda: open_shard(path, validate=False))
-        self._check_schema(path, found.table.schema)  # written by this format revision: exactly the features' types
-        check = ShardCheck(path, digests, found.batches, self.layout.rows_of(file_id))
-        return OpenShard(found.table, found.batches, check, identity=found.identity)
+        found = opened(path, lambda: FileBatches.open(path, digests.rows))
+        self._check_schema(path, found.schema)  # written by this format revision: exactly the features' types
+        check = ShardCheck(path, digests, found, self.layout.rows_of(file_id), schema=found.schema)
+        return OpenShard(
+            None,
+            found,
+            check,
+            schema=found.schema,
+            row_counts=found.row_counts,
+            identity=found.identity,
+            make_table=found.table,
+        )
 
     def file_columns(self, file_id: int, columns: Sequence[str]) -> pa.Table:
         """Some columns of one whole shard file, as stored: unpatched, unchecked."""

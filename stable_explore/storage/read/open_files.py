@@ -3,8 +3,8 @@
 Every ``se.load`` makes a new reader, and a notebook loads the same versions again and again
 (a browser paging through versions, a compare, a loop over a chain of saves). Shards never
 change once written and saves hard-link them, so an opened shard is kept per file identity
-(device, inode, size, modification time): a reader finds it mapped, with its record batches
-cut, instead of reading its footer again. Only shards whose record batches have digests come
+(device, inode, size, modification time): a reader finds it mapped, with the record batches
+read before, instead of reading its footer again. Only shards whose record batches have digests come
 here: each reader still checks each batch against them before handing out its rows (once per
 process). A shard patched by a version's cell patches is kept here too, beside the file as
 written, by the patches' digest (:mod:`.patching` applies them).
@@ -18,19 +18,20 @@ Examples
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "shard-00000.arrow"
 >>> with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, pa.schema([("x", pa.int64())])) as writer:
 ...     writer.write_table(pa.table({"x": [1, 2]}))
->>> first = opened(path, lambda: pa.table({"x": [1, 2]}))
+>>> first = opened(path, lambda: FileBatches.open(path, [2]))
 >>> opened(path, lambda: None) is first  # the second reader: kept, not reopened
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stable_explore.storage.kept import FileIdentity, Kept, file_identity, kept
+from stable_explore.storage.read.file_batches import FileBatches
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,10 +44,14 @@ MAX_PATCHED_BYTES = 256 * 1024 * 1024
 
 @dataclass(frozen=True)
 class OpenedFile:
-    """One shard as opened (or patched): its table, record batches, the file's identity and bytes copied to patch it."""
+    """One shard as opened (or patched): its table, record batches, the file's identity and bytes copied to patch it.
 
-    table: pa.Table
-    batches: list[pa.RecordBatch]
+    ``table`` is None for a shard as written: its batches are a :class:`.file_batches.FileBatches`,
+    read as asked for.
+    """
+
+    table: pa.Table | None
+    batches: Sequence[pa.RecordBatch]
     identity: Hashable | None
     patched_bytes: int = 0
 
@@ -71,17 +76,15 @@ def keep(patch_key: str, entry: OpenedFile) -> None:
         _KEPT.put((entry.identity, patch_key), entry)
 
 
-def opened(path: Path, open_table: Callable[[], pa.Table | None]) -> OpenedFile:
-    """The shard at ``path``: kept from before, or opened now and kept.
+def opened(path: Path, open_batches: Callable[[], FileBatches]) -> FileBatches:
+    """The record batches of the shard at ``path``: kept from before, or opened now and kept.
 
-    ``open_table`` opens the file (and raises, naming it, when it is missing or damaged).
+    ``open_batches`` opens the file (and raises, naming it, when it is missing or damaged).
     """
-    identity: FileIdentity | None = file_identity(path)  # None: open_table says what is wrong
+    identity: FileIdentity | None = file_identity(path)  # None: open_batches says what is wrong
     found = kept_as(identity, "") if identity is not None else None
-    if found is not None:
-        return found
-    table = open_table()
-    assert table is not None
-    entry = OpenedFile(table, table.to_batches(), identity)
-    keep("", entry)
-    return entry
+    if found is not None and isinstance(found.batches, FileBatches):
+        return found.batches
+    batches = open_batches()
+    keep("", OpenedFile(None, batches, batches.identity))
+    return batches

@@ -16,7 +16,8 @@ import pyarrow as pa
 from stable_explore.errors import CacheCorruptionError, CacheNotFoundError, RemoteStoreError
 from stable_explore.storage.read.batches import ShardCheck
 from stable_explore.storage.read.open_shard import OpenShard
-from stable_explore.storage.read.remote_shards import LazyBatches, RemoteShards, widened_schema
+from stable_explore.storage.read.remote_shards import LazyBatches, RemoteShards
+from stable_explore.storage.read.shard_file import widened_schema
 from stable_explore.storage.read.sharded import DEFAULT_MAX_OPEN_SHARDS, ShardedReader
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from stable_explore.storage.backends.remote_file import (
 from stable_explore.storage.backends.remote_ranges import BatchRanges, cached_fetch, merged_fetch
 from stable_explore.storage.format.ipc_layout import UnsupportedLayout, is_flat
 from stable_explore.storage.kept import Kept, kept, kept_each
-from stable_explore.storage.read.shard_file import widened
+from stable_explore.storage.read.shard_file import widened, widened_array, widened_schema
 
 if TYPE_CHECKING:
     import numpy as np
@@ -154,14 +154,6 @@ class RemoteShards:
         return pa.Table.from_batches([b for part in parts for b in part], schema=widened_schema(first_reader.schema))
 
 
-def _widened_array(array: pa.Array) -> pa.Array:
-    """A ``binary`` array as a reader hands it out (``large_binary``), the way its digest was taken."""
-    if array.type != pa.binary():
-        return array
-    column: pa.Array = widened(pa.record_batch([array], names=["cells"])).column(0)
-    return column
-
-
 def _compact(batch: pa.RecordBatch) -> pa.RecordBatch:
     """The batch's columns copied into buffers of their own size.
 
@@ -174,14 +166,6 @@ def _compact(batch: pa.RecordBatch) -> pa.RecordBatch:
     """
     batch = widened(batch)
     return pa.RecordBatch.from_arrays([pa.concat_arrays([column]) for column in batch.columns], schema=batch.schema)
-
-
-def widened_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema of :func:`~stable_explore.storage.read.shard_file.widened` batches."""
-    for index, found in enumerate(schema):
-        if found.type == pa.binary():
-            schema = schema.set(index, pa.field(found.name, pa.large_binary(), found.nullable, found.metadata))
-    return schema
 
 
 _COLUMN_THREADS = 8  # concurrent fetches of one shard's batches (each thread waits on the network)
@@ -320,7 +304,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
             return
         with self._lock:
             for pair, array in zip(missing, arrays, strict=True):
-                _CUT.put(self._cut_key(*pair), _widened_array(array))
+                _CUT.put(self._cut_key(*pair), widened_array(array))
 
     def column(self, index: int, column: int) -> pa.Array:
         """Column ``column`` of batch ``index``: of the batch when it is read already, else only its own bytes."""
@@ -375,7 +359,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
                 if whole is not None:
                     arrays.append(whole.take(pa.array(positions)))
                 else:
-                    arrays.append(_widened_array(cells[b][cut.index(c)]))
+                    arrays.append(widened_array(cells[b][cut.index(c)]))
             out[b] = pa.RecordBatch.from_arrays(arrays, schema=schema)
         return out
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -30,7 +31,17 @@ from stable_explore.storage.backends.fsutil import version_gone
 from stable_explore.storage.kept import FileIdentity, Kept, identity_of, kept
 from stable_explore.storage.read.resident import map_file
 
-__all__ = ["open_shard", "read_shard", "read_shard_batches"]
+__all__ = [
+    "check_schema_metadata",
+    "open_shard",
+    "opening",
+    "read_shard",
+    "read_shard_batches",
+    "shard_buffer",
+    "widened",
+    "widened_array",
+    "widened_schema",
+]
 
 
 def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
@@ -63,16 +74,30 @@ def widened(batch: pa.RecordBatch) -> pa.RecordBatch:
     """A record batch as every reader hands it out (and its digests are taken): ``binary`` as ``large_binary``."""
     if not any(f.type == pa.binary() for f in batch.schema):
         return batch
-    table = _upgrade_binary(pa.Table.from_batches([batch]))
-    if not batch.num_rows:  # an empty table has no batches to give
-        return pa.RecordBatch.from_arrays([column.combine_chunks() for column in table.columns], schema=table.schema)
-    return table.combine_chunks().to_batches()[0]
+    arrays = [widened_array(column) for column in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, schema=widened_schema(batch.schema))
+
+
+def widened_array(array: pa.Array) -> pa.Array:
+    """One column of a batch as :func:`widened` gives it (a ``binary`` one cast, its data buffer shared)."""
+    if array.type != pa.binary():
+        return array
+    cast: pa.Array = array.cast(pa.large_binary())
+    return cast
+
+
+def widened_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema of :func:`widened` batches: ``binary`` fields as ``large_binary``, metadata kept."""
+    for index, found in enumerate(schema):
+        if found.type == pa.binary():
+            schema = schema.set(index, pa.field(found.name, pa.large_binary(), found.nullable, found.metadata))
+    return schema
 
 
 _READ_WHOLE_BYTES = 1 << 20  # a shard up to this size is read into memory; larger ones are memory-mapped
 
 
-def _shard_buffer(path: Path) -> tuple[pa.Buffer, tuple[int, int, int, int]]:
+def shard_buffer(path: Path) -> tuple[pa.Buffer, tuple[int, int, int, int]]:
     """The whole file as one buffer: read (a small shard) or memory-mapped, zero-copy (any other).
 
     The IPC reader then slices one buffer: reading from the memory-mapped file instead cost a
@@ -104,7 +129,7 @@ def _read_table(path: Path) -> tuple[pa.Table, tuple[int, int, int, int]]:
     table = _MAPPED.get(identity)
     if table is not None:
         return table, identity
-    buffer, identity = _shard_buffer(path)
+    buffer, identity = shard_buffer(path)
     table = ipc.open_file(pa.BufferReader(buffer)).read_all()
     if identity[2] > _READ_WHOLE_BYTES:  # mapped, not read: keeping it holds no copy of its bytes
         _MAPPED.put(identity, table)
@@ -123,6 +148,20 @@ def _validated_before(identity: FileIdentity, columns: list[str] | None) -> bool
     return (*identity, None) in _VALIDATED or (columns is not None and (*identity, tuple(columns)) in _VALIDATED)
 
 
+@contextmanager
+def opening(path: Path) -> Iterator[None]:
+    """Errors while a shard file is opened, as users read them: a missing file, or one that is not Arrow, named."""
+    try:
+        yield
+    except FileNotFoundError:
+        gone = version_gone(path.parent)
+        if gone:
+            raise CacheNotFoundError(gone) from None
+        raise _corrupt(path, "shard file is missing") from None
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
+
+
 def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None = None) -> pa.Table:
     """Open one shard and return its table: memory-mapped and zero-copy (a shard of up to 1 MiB is read).
 
@@ -137,7 +176,7 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
         The file is not a readable Arrow IPC file; the message names it.
     """
     path = Path(path)
-    try:
+    with opening(path):
         table, identity = _read_table(path)
         if columns is not None:  # only these are checked and upgraded: the others' pages are never touched
             table = table.select(columns)
@@ -147,21 +186,14 @@ def open_shard(path: Path, *, validate: bool = True, columns: list[str] | None =
         else:  # lengths and buffer counts only (no data read), and names as text: a damaged footer raises here
             table.validate()
             _ = table.schema.names
-    except FileNotFoundError:
-        gone = version_gone(path.parent)
-        if gone:
-            raise CacheNotFoundError(gone) from None
-        raise _corrupt(path, "shard file is missing") from None
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise _corrupt(path, f"not a readable Arrow shard: {exc}") from exc
-    _check_schema_metadata(table.schema, path)
+    check_schema_metadata(table.schema, path)
     return _upgrade_binary(table)
 
 
 _JSON_SCHEMA_KEYS = (b"pandas", b"stable_explore.features", b"huggingface")
 
 
-def _check_schema_metadata(schema: pa.Schema, path: Path) -> None:
+def check_schema_metadata(schema: pa.Schema, path: Path) -> None:
     """The JSON that pandas, we and Hugging Face keep in a shard's schema must be UTF-8 JSON (they parse it later)."""
     for key, value in (schema.metadata or {}).items():
         if key not in _JSON_SCHEMA_KEYS:
