@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import socket
 import subprocess
 import sys
 import textwrap
@@ -237,18 +236,18 @@ def test_without_torch_the_error_names_the_install(pets: CachedDataset) -> None:
     ]
 
 
-def test_rank_and_world_size_default_to_an_initialised_process_group(pets: CachedDataset) -> None:
+def test_rank_and_world_size_default_to_an_initialised_process_group(pets: CachedDataset, tmp_path: Path) -> None:
     """Two real processes in a gloo group on loopback: to_iterable() with no rank reads the process's part."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    # they meet through a file, not a port picked ahead: another process could take that port before rank 0
+    # listens on it (EADDRINUSE, seen in CI); gloo's own connections then take ports the system hands out
+    rendezvous = (tmp_path / "rendezvous").as_uri()
     script = textwrap.dedent(
         f"""
         import json, sys
         import torch.distributed as dist
         import stable_explore as se
         rank = int(sys.argv[1])
-        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+        dist.init_process_group("gloo", init_method={rendezvous!r}, rank=rank, world_size=2)
         try:
             view = se.load("pets", home={str(pets.home)!r}).with_format("python").to_iterable(shuffle=True, seed=5)
             print(json.dumps([view.rank, view.world_size, len(view), [row["name"] for row in view]]))

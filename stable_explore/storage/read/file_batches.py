@@ -131,7 +131,11 @@ class FileBatches(Sequence[pa.RecordBatch]):
 
         A digest check reads its columns one by one: the small ones need no widened copy of the batch.
         """
-        return widened_array(self._stored(self._index(index)).column(column))
+        index = self._index(index)
+        handed_out = self._widened[index]
+        if handed_out is not None:
+            return handed_out.column(column)
+        return widened_array(self._stored(index).column(column))
 
     @property
     def num_rows(self) -> int:
