@@ -37,7 +37,6 @@ from stable_explore.storage.read.shard_file import (
     opening,
     shard_buffer,
     widened,
-    widened_array,
     widened_schema,
 )
 
@@ -53,8 +52,8 @@ class FileBatches(Sequence[pa.RecordBatch]):
     Each batch is checked as it is read: its structure (lengths and buffers, not its data: the
     digests are the authority on that) and its row count against the one written. A digest check
     reads a batch's columns one at a time (:meth:`column`), a content digest a few rows of its key
-    and row-hash columns (:meth:`rows`): neither widens the batch's ``binary`` columns, only a read
-    of its rows does. ``table()`` gives the whole shard, made from every batch once.
+    and row-hash columns (:meth:`rows`): the batch's ``binary`` columns are widened only for a read
+    of its rows or a check of one of them. ``table()`` gives the whole shard, made from every batch once.
     """
 
     def __init__(
@@ -132,10 +131,11 @@ class FileBatches(Sequence[pa.RecordBatch]):
         A digest check reads its columns one by one: the small ones need no widened copy of the batch.
         """
         index = self._index(index)
-        handed_out = self._widened[index]
-        if handed_out is not None:
-            return handed_out.column(column)
-        return widened_array(self._stored(index).column(column))
+        stored = self._stored(index).column(column)
+        if stored.type == pa.binary():  # widened with its batch, once: a read of the rows hands that batch out next
+            found: pa.Array = self[index].column(column)
+            return found
+        return stored
 
     @property
     def num_rows(self) -> int:
