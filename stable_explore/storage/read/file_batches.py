@@ -23,15 +23,16 @@ Examples
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from stable_explore.errors import CacheCorruptionError, RowIndexError
+from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.read.batch_sequence import BatchSequence
 from stable_explore.storage.read.shard_file import (
     check_schema_metadata,
     opening,
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["FileBatches"]
 
 
-class FileBatches(Sequence[pa.RecordBatch]):
+class FileBatches(BatchSequence):
     """One local shard's record batches, read (and kept) one by one as they are first indexed.
 
     Each batch is checked as it is read: its structure (lengths and buffers, not its data: the
@@ -63,7 +64,7 @@ class FileBatches(Sequence[pa.RecordBatch]):
         row_counts: Sequence[int],
         identity: FileIdentity,
     ) -> None:
-        self.path = path
+        self.path = self.where = path
         self.identity = identity
         self.row_counts = tuple(row_counts)
         self._reader = reader
@@ -103,16 +104,7 @@ class FileBatches(Sequence[pa.RecordBatch]):
     def __len__(self) -> int:
         return len(self.row_counts)
 
-    @overload
-    def __getitem__(self, index: int) -> pa.RecordBatch: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[pa.RecordBatch]: ...
-
-    def __getitem__(self, index: int | slice) -> pa.RecordBatch | list[pa.RecordBatch]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        index = self._index(index)
+    def _batch(self, index: int) -> pa.RecordBatch:
         found = self._widened[index]
         if found is None:
             stored = self._stored(index)
@@ -122,15 +114,11 @@ class FileBatches(Sequence[pa.RecordBatch]):
                     found = self._widened[index] = widened(stored)
         return found
 
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return (self[i] for i in range(len(self)))
-
     def column(self, index: int, column: int) -> pa.Array:
         """One column of batch ``index``, as :meth:`__getitem__` hands it out (without widening the others).
 
         A digest check reads its columns one by one: the small ones need no widened copy of the batch.
         """
-        index = self._index(index)
         stored = self._stored(index).column(column)
         if stored.type == pa.binary():  # widened with its batch, once: a read of the rows hands that batch out next
             found: pa.Array = self[index].column(column)
@@ -169,14 +157,6 @@ class FileBatches(Sequence[pa.RecordBatch]):
         if self._table is None:
             self._table = pa.Table.from_batches(list(self), schema=self.schema)
         return self._table
-
-    def _index(self, index: int) -> int:
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            msg = f"record batch {index} of {len(self)} in {self.path}"
-            raise RowIndexError(msg)
-        return index
 
     def _stored(self, index: int) -> pa.RecordBatch:
         """Batch ``index`` as stored (``binary`` not widened): read and checked once."""

@@ -22,7 +22,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,7 @@ import pyarrow as pa
 from stable_explore.errors import InvalidOptionError
 from stable_explore.schema import HASH_COLUMN
 from stable_explore.storage.format.cell_patches import patched_array
+from stable_explore.storage.read.batch_sequence import BatchSequence
 from stable_explore.storage.read.open_files import OpenedFile, keep, kept_as
 from stable_explore.storage.read.open_shard import OpenShard
 from stable_explore.storage.read.remote_shards import LazyBatches
@@ -108,7 +109,7 @@ class ShardPatches:
         return found
 
 
-class PatchedBatches(Sequence[pa.RecordBatch]):
+class PatchedBatches(BatchSequence):
     """A local shard's record batches, each with its patched cells replaced when a read first reaches it.
 
     Once the whole shard was patched (:meth:`use`), its batches are served from that table.
@@ -126,6 +127,7 @@ class PatchedBatches(Sequence[pa.RecordBatch]):
 
     def __init__(self, batches: Sequence[pa.RecordBatch], offsets: np.ndarray, patch: FilePatch) -> None:
         self._file = batches
+        self.where = getattr(batches, "where", self.where)  # the shard's name in errors
         self._offsets = offsets
         self._patch = patch
         self._patched: dict[int, pa.RecordBatch] = {}
@@ -133,17 +135,6 @@ class PatchedBatches(Sequence[pa.RecordBatch]):
 
     def __len__(self) -> int:
         return len(self._file)
-
-    @overload
-    def __getitem__(self, index: int) -> pa.RecordBatch: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[pa.RecordBatch]: ...
-
-    def __getitem__(self, index: int | slice) -> pa.RecordBatch | list[pa.RecordBatch]:
-        if isinstance(index, slice):
-            return [self._batch(i) for i in range(*index.indices(len(self._file)))]
-        return self._batch(index if index >= 0 else index + len(self._file))
 
     def use(self, table: pa.Table) -> None:
         """The whole shard, patched: its batches are served from it from now on (they cut the file's rows alike)."""

@@ -9,14 +9,14 @@ range requests through the read cache) the first time it is indexed, and kept in
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from stable_explore.errors import CacheCorruptionError, RemoteStoreError, RowIndexError
+from stable_explore.errors import CacheCorruptionError, RemoteStoreError
 from stable_explore.storage.backends.read_cache import default_read_cache
 from stable_explore.storage.backends.remote_file import (
     FETCHED,
@@ -30,6 +30,7 @@ from stable_explore.storage.backends.remote_file import (
 from stable_explore.storage.backends.remote_ranges import BatchRanges, cached_fetch, merged_fetch
 from stable_explore.storage.format.ipc_layout import UnsupportedLayout, is_flat
 from stable_explore.storage.kept import Kept, kept, kept_each
+from stable_explore.storage.read.batch_sequence import BatchSequence
 from stable_explore.storage.read.shard_file import widened, widened_array, widened_schema
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ def _column_pool() -> ThreadPoolExecutor:
         return _pool
 
 
-class LazyBatches(Sequence[pa.RecordBatch]):
+class LazyBatches(BatchSequence):
     """A remote shard's record batches, each read when first indexed (a damaged one raises, naming the URL).
 
     ``shards`` and ``file_id`` let :meth:`prefetch` fetch many batches at once on several threads.
@@ -199,7 +200,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
         self._shards = shards
         self._file_id = file_id
         self._reader = reader
-        self._where = where
+        self._where = self.where = where
         self._validate = validate
         self._kept: Kept[int, pa.RecordBatch] = kept_each(
             "remote decoded batches", _KEPT_BATCHES, weight=lambda batch: int(batch.nbytes)
@@ -210,20 +211,7 @@ class LazyBatches(Sequence[pa.RecordBatch]):
     def __len__(self) -> int:
         return int(self._reader.num_record_batches)
 
-    @overload
-    def __getitem__(self, index: int) -> pa.RecordBatch: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[pa.RecordBatch]: ...
-
-    def __getitem__(self, index: int | slice) -> pa.RecordBatch | Sequence[pa.RecordBatch]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            msg = f"record batch {index} of {len(self)} in {self._where}"
-            raise RowIndexError(msg)
+    def _batch(self, index: int) -> pa.RecordBatch:
         with self._lock:
             batch = self._kept.get(index)
             if batch is not None:
@@ -265,9 +253,6 @@ class LazyBatches(Sequence[pa.RecordBatch]):
                 return
 
         list(_column_pool().map(fetch, [rest[i : i + step] for i in range(0, len(rest), step)]))
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        return (self[i] for i in range(len(self)))
 
     # -- columns and rows by exact ranges (see remote_ranges) --------------------
 
