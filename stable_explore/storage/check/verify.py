@@ -124,7 +124,7 @@ def _row_columns(path: Path) -> pa.Table | FileBatches:
     key = identity_of(path.stat())
     read = kept_as(key, "")
     if read is not None and isinstance(read.batches, FileBatches):
-        return read.batches
+        return read.batches.seen_from(path)
     table = _OPENED.get(key)
     if table is None:
         table = open_shard(path, validate=False, columns=[KEY_COLUMN, HASH_COLUMN])
@@ -153,8 +153,9 @@ def feed_rows(
 ) -> None:
     """Feed ``digest`` the keys and row hashes of rows ``start:stop`` of the version that ``segments`` describe.
 
-    ``tables`` caches the opened shards across calls (only the two row columns are read,
-    and only the rows fed are validated). ``open_columns`` may give a shard's two row
+    ``tables`` caches the opened shards across calls (only the two row columns are read, and
+    only the rows fed are validated in full; a shard a reader has open gives the batches that hold
+    them, each of whose structure is checked whole as it is read). ``open_columns`` may give a shard's two row
     columns from elsewhere (a shard in a bucket); when it returns None, ``paths`` is read.
     ``patches`` replace the row hashes of the rows they patch (shards named by ``shard_digests``).
     """

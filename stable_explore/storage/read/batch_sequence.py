@@ -49,15 +49,18 @@ class BatchSequence(Sequence[pa.RecordBatch]):
     def __getitem__(self, index: slice) -> list[pa.RecordBatch]: ...
 
     def __getitem__(self, index: int | slice) -> pa.RecordBatch | list[pa.RecordBatch]:
-        count = len(self)
         if isinstance(index, slice):
-            return [self._batch(i) for i in range(*index.indices(count))]
-        if index < 0:
-            index += count
-        if not 0 <= index < count:
+            return [self._batch(i) for i in range(*index.indices(len(self)))]
+        return self._batch(self.index_of(index))
+
+    def index_of(self, index: int) -> int:
+        """``index`` as a batch number (a negative one counts from the end); out of range, a clear error."""
+        count = len(self)
+        found = index + count if index < 0 else index
+        if not 0 <= found < count:
             msg = f"record batch {index} of {count} in {self.where}"
             raise RowIndexError(msg)
-        return self._batch(index)
+        return found
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
         return (self._batch(i) for i in range(len(self)))

@@ -65,12 +65,14 @@ class ShardCheck:
     ``rows_of`` turns shard rows into the words an error uses to name them.
 
     ``schema`` (the shard's, as read) lets takes of a few rows check their binary and text cells
-    by row hash (:meth:`ensure_taken`); a mapped shard's is read from its first batch.
+    by row hash (:meth:`ensure_taken`); without it, a list of batches' is read from its first batch.
 
     Raises
     ------
     CacheCorruptionError
-        Already when made, if the shard's batches, row counts or columns differ from what was written.
+        Already when made, if the shard's batches, row counts or columns differ from what was written
+        (the row counts of batches read lazily -- a bucket's, a local :class:`FileBatches` -- are
+        checked as each batch is read).
     """
 
     def __init__(
@@ -87,10 +89,13 @@ class ShardCheck:
         self.digests = digests
         self.batches = batches
         self.rows_of = rows_of
-        # a remote shard's batches, and a local one's FileBatches, are read lazily: each checks its row count
-        # as it is read (a remote one's as part of its digest)
-        lazy = identity is not None or isinstance(batches, FileBatches)
-        found = list(digests.rows) if lazy else [b.num_rows for b in batches]
+        # a remote shard's batches, and a local one's FileBatches, are read lazily: each batch's row count is
+        # checked as it is read (a remote one's as part of its digest; a FileBatches' against the counts it was
+        # opened with, compared here)
+        if isinstance(batches, FileBatches):
+            found = list(batches.row_counts)
+        else:
+            found = list(digests.rows) if identity is not None else [b.num_rows for b in batches]
         if found != list(digests.rows):
             msg = (
                 f"shard holds record batches of {found[:8]}{'...' if len(found) > 8 else ''} rows, but "

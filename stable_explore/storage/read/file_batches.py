@@ -47,6 +47,22 @@ if TYPE_CHECKING:
 __all__ = ["FileBatches"]
 
 
+class _ShardFile:
+    """What every reader of one shard file shares: its IPC reader over the map, and the batches read so far."""
+
+    def __init__(self, reader: ipc.RecordBatchFileReader, row_counts: Sequence[int], identity: FileIdentity) -> None:
+        self.reader = reader
+        self.identity = identity
+        self.row_counts = tuple(row_counts)
+        self.offsets = np.cumsum([0, *self.row_counts], dtype=np.int64)
+        self.schema = widened_schema(reader.schema)
+        self.stored: list[pa.RecordBatch | None] = [None] * len(self.row_counts)  # as in the file
+        self.widened: list[pa.RecordBatch | None] = [None] * len(self.row_counts)  # as handed out
+        self.parts: dict[tuple[str, ...], dict[int, pa.RecordBatch]] = {}  # some columns of batches (rows())
+        self.table: pa.Table | None = None
+        self.lock = threading.Lock()
+
+
 class FileBatches(BatchSequence):
     """One local shard's record batches, read (and kept) one by one as they are first indexed.
 
@@ -55,26 +71,17 @@ class FileBatches(BatchSequence):
     reads a batch's columns one at a time (:meth:`column`), a content digest a few rows of its key
     and row-hash columns (:meth:`rows`): the batch's ``binary`` columns are widened only for a read
     of its rows or a check of one of them. ``table()`` gives the whole shard, made from every batch once.
+
+    The versions a save links the same file into share what was read of it (:meth:`seen_from`);
+    each names its own path in errors.
     """
 
-    def __init__(
-        self,
-        path: Path,
-        reader: ipc.RecordBatchFileReader,
-        row_counts: Sequence[int],
-        identity: FileIdentity,
-    ) -> None:
+    def __init__(self, path: Path, shared: _ShardFile) -> None:
         self.path = self.where = path
-        self.identity = identity
-        self.row_counts = tuple(row_counts)
-        self._reader = reader
-        self.schema = widened_schema(reader.schema)
-        self._offsets = np.cumsum([0, *self.row_counts], dtype=np.int64)
-        self._stored_batches: list[pa.RecordBatch | None] = [None] * len(self.row_counts)  # as in the file
-        self._widened: list[pa.RecordBatch | None] = [None] * len(self.row_counts)  # as handed out
-        self._parts: dict[tuple[str, ...], dict[int, pa.RecordBatch]] = {}  # some columns of batches (rows())
-        self._table: pa.Table | None = None
-        self._lock = threading.Lock()
+        self._shared = shared
+        self.identity = shared.identity
+        self.row_counts = shared.row_counts
+        self.schema = shared.schema
 
     @classmethod
     def open(cls, path: Path, row_counts: Sequence[int]) -> FileBatches:
@@ -99,19 +106,24 @@ class FileBatches(BatchSequence):
                 "the file is damaged"
             )
             raise CacheCorruptionError(path, msg)
-        return cls(path, reader, row_counts, identity)
+        return cls(path, _ShardFile(reader, row_counts, identity))
+
+    def seen_from(self, path: Path) -> FileBatches:
+        """The same file's batches (what was read of them shared) as read through ``path``: its errors name it."""
+        return self if path == self.path else FileBatches(path, self._shared)
 
     def __len__(self) -> int:
         return len(self.row_counts)
 
     def _batch(self, index: int) -> pa.RecordBatch:
-        found = self._widened[index]
+        shared = self._shared
+        found = shared.widened[index]
         if found is None:
             stored = self._stored(index)
-            with self._lock:  # one batch object for every reader of it
-                found = self._widened[index]
+            with shared.lock:  # one batch object for every reader of it
+                found = shared.widened[index]
                 if found is None:
-                    found = self._widened[index] = widened(stored)
+                    found = shared.widened[index] = widened(stored)
         return found
 
     def column(self, index: int, column: int) -> pa.Array:
@@ -119,66 +131,71 @@ class FileBatches(BatchSequence):
 
         A digest check reads its columns one by one: the small ones need no widened copy of the batch.
         """
+        index = self.index_of(index)
         stored = self._stored(index).column(column)
         if stored.type == pa.binary():  # widened with its batch, once: a read of the rows hands that batch out next
-            found: pa.Array = self[index].column(column)
+            found: pa.Array = self._batch(index).column(column)
             return found
         return stored
 
     @property
     def num_rows(self) -> int:
         """Rows in the shard (as written)."""
-        return int(self._offsets[-1])
+        return int(self._shared.offsets[-1])
 
     def rows(self, start: int, length: int, columns: Sequence[str]) -> pa.Table:
-        """Shard rows [start, start + length) of ``columns`` (unchecked), reading only the batches they span."""
+        """Shard rows [start, start + length) of ``columns``, reading only the batches they span.
+
+        Unchecked against the digests (the batches' structure and row counts are checked as they are read).
+        """
         names = list(columns)
         stop = min(start + length, self.num_rows)
         if stop <= start:
             return self.schema.empty_table().select(names)
-        first = int(np.searchsorted(self._offsets, start, side="right")) - 1
-        last = int(np.searchsorted(self._offsets, stop - 1, side="right")) - 1
-        parts = self._parts.setdefault(tuple(names), {})
+        offsets = self._shared.offsets
+        first = int(np.searchsorted(offsets, start, side="right")) - 1
+        last = int(np.searchsorted(offsets, stop - 1, side="right")) - 1
+        parts = self._shared.parts.setdefault(tuple(names), {})
         picked = []
         for i in range(first, last + 1):
             part = parts.get(i)
             if part is None:
                 part = parts[i] = widened(self._stored(i).select(names))
             picked.append(part)
-        return pa.Table.from_batches(picked).slice(start - int(self._offsets[first]), stop - start)
+        return pa.Table.from_batches(picked).slice(start - int(offsets[first]), stop - start)
 
     @property
     def batches_read(self) -> int:
         """How many of the shard's batches were read so far (what the reads until now cost)."""
-        return sum(batch is not None for batch in self._stored_batches)
+        return sum(batch is not None for batch in self._shared.stored)
 
     def table(self) -> pa.Table:
         """The whole shard as one table (every batch read), made once."""
-        if self._table is None:
-            self._table = pa.Table.from_batches(list(self), schema=self.schema)
-        return self._table
+        shared = self._shared
+        if shared.table is None:
+            shared.table = pa.Table.from_batches(list(self), schema=self.schema)
+        return shared.table
 
     def _stored(self, index: int) -> pa.RecordBatch:
         """Batch ``index`` as stored (``binary`` not widened): read and checked once."""
-        found = self._stored_batches[index]
+        shared = self._shared
+        found = shared.stored[index]
         if found is None:
-            with self._lock:
-                found = self._stored_batches[index]
+            with shared.lock:
+                found = shared.stored[index]
                 if found is None:
-                    found = self._stored_batches[index] = self._read_batch(index)
+                    found = shared.stored[index] = self._read_batch(index)
         return found
 
     def _read_batch(self, index: int) -> pa.RecordBatch:
         try:
-            batch = self._reader.get_batch(index)
+            batch = self._shared.reader.get_batch(index)
             batch.validate()  # lengths and buffer counts, no data read: the digests check the bytes
         except (pa.ArrowException, OSError, ValueError) as exc:
             msg = f"record batch {index} cannot be read: {exc} (the file is damaged or truncated)"
             raise CacheCorruptionError(self.path, msg) from exc
-        if batch.num_rows != self.row_counts[index]:
-            msg = (
-                f"record batch {index} holds {batch.num_rows} rows, but {self.row_counts[index]} were written: "
-                "the file is damaged"
-            )
+        written = self.row_counts[index]
+        if batch.num_rows != written:
+            msg = f"record batch {index} holds {batch.num_rows} rows, but {written} were written: the file is damaged"
             raise CacheCorruptionError(self.path, msg)
         return batch

@@ -84,7 +84,7 @@ def opened(path: Path, open_batches: Callable[[], FileBatches]) -> FileBatches:
     identity: FileIdentity | None = file_identity(path)  # None: open_batches says what is wrong
     found = kept_as(identity, "") if identity is not None else None
     if found is not None and isinstance(found.batches, FileBatches):
-        return found.batches
+        return found.batches.seen_from(path)  # another version's link to the file: its own path in errors
     batches = open_batches()
     keep("", OpenedFile(None, batches, batches.identity))
     return batches

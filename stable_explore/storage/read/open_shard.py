@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from stable_explore._arrays import distinct
 from stable_explore.errors import CacheCorruptionError
+from stable_explore.storage.read.file_batches import FileBatches
 from stable_explore.storage.read.remote_shards import LazyBatches
 
 if TYPE_CHECKING:
@@ -84,8 +85,12 @@ class OpenShard:
         return self._table
 
     def all_batches(self) -> Sequence[pa.RecordBatch]:
-        """Every record batch (a remote shard is read whole here, as for ``table``; a patched one is patched whole)."""
-        if isinstance(self.batches, LazyBatches) or (self._make_table is not None and self._table is None):
+        """Every record batch (a remote shard is read whole here, as for ``table``; a patched one is patched whole).
+
+        A local shard's batches are read one by one as they are iterated.
+        """
+        whole_first = self._make_table is not None and not isinstance(self.batches, FileBatches)
+        if isinstance(self.batches, LazyBatches) or (whole_first and self._table is None):
             batches: list[pa.RecordBatch] = self.table.to_batches()
             return batches
         return self.batches

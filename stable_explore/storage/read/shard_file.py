@@ -74,6 +74,11 @@ def widened(batch: pa.RecordBatch) -> pa.RecordBatch:
     """A record batch as every reader hands it out (and its digests are taken): ``binary`` as ``large_binary``."""
     if not any(f.type == pa.binary() for f in batch.schema):
         return batch
+    if not batch.num_rows:
+        # as the first readers widened an empty batch (through a table: every column made anew), so that its
+        # digests, taken that way, still match: a cast keeps an 8-byte data buffer where that made an empty one
+        table = _upgrade_binary(pa.Table.from_batches([batch]))
+        return pa.RecordBatch.from_arrays([column.combine_chunks() for column in table.columns], schema=table.schema)
     arrays = [widened_array(column) for column in batch.columns]
     return pa.RecordBatch.from_arrays(arrays, schema=widened_schema(batch.schema))
 
@@ -82,6 +87,9 @@ def widened_array(array: pa.Array) -> pa.Array:
     """One column of a batch as :func:`widened` gives it (a ``binary`` one cast, its data buffer shared)."""
     if array.type != pa.binary():
         return array
+    if not len(array):  # made anew, as an empty batch's column (see widened)
+        empty: pa.Array = widened(pa.record_batch([array], names=["cells"])).column(0)
+        return empty
     cast: pa.Array = array.cast(pa.large_binary())
     return cast
 
