@@ -285,8 +285,8 @@ def bomb_trials(root: Path, full: bool) -> tuple[int, int, list[str]]:
 def strip_batch_digests(cache_dir: Path, target: Path) -> Path:
     """A copy of a version (shards hard-linked) whose metadata is revision 1: no batch digests, no metadata digest."""
     target.mkdir(parents=True)
-    for path in cache_dir.iterdir():
-        if path.suffix == ".arrow":
+    for path in cache_dir.iterdir():  # shards and the small files the metadata lists (content runs...)
+        if path.is_file() and path.name != "_metadata.json":
             os.link(path, target / path.name)
     raw = json.loads((cache_dir / "_metadata.json").read_text())
     for key in ("batch_digests", "metadata_digest", "version_id", "name"):
