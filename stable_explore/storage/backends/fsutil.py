@@ -177,10 +177,11 @@ class PreparedFile:
         self.path = path
         self.tmp = temp_path_beside(path)
         self._flushed = False
+        self._placed = False
         try:
             self.tmp.write_text(text, encoding="utf-8")
         except BaseException:
-            self.tmp.unlink(missing_ok=True)
+            self.discard()
             raise
 
     def flushed(self) -> None:
@@ -196,11 +197,20 @@ class PreparedFile:
         except BaseException:
             self.discard()
             raise
+        self._placed = True
         fsync_path(self.path.parent)
 
     def discard(self) -> None:
-        """Remove the temp file (nothing happens to the file itself)."""
-        self.tmp.unlink(missing_ok=True)
+        """Remove the temp file, unless it was put in place (nothing happens to the file itself).
+
+        Best effort: a temp file that cannot be removed now (a failing disk) is left behind, never
+        raised over what the caller is doing (a publish that succeeded, or the error that stopped it).
+        Its name carries its owner's host and process, so gc's sweep removes it once that process is gone.
+        """
+        if self._placed:
+            return
+        with contextlib.suppress(OSError):
+            self.tmp.unlink(missing_ok=True)
 
 
 def write_text_durably(path: Path, text: str) -> None:
