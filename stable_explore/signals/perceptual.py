@@ -324,7 +324,8 @@ def phash_stack(stack: np.ndarray, extent: Extent | None = None) -> np.ndarray:
     for start in range(0, len(stack), step):
         part = stack[start : start + step].astype(np.float64)
         low = np.matmul(np.matmul(rows, part), columns.T).reshape(len(part), 64)
-        median = np.median(low[:, 1:], axis=1)
+        # the median of the 63 terms is the 32nd smallest: a partition finds it, ~1.3 us an image under np.median's
+        median = np.partition(low[:, 1:], 31, axis=1)[:, 31]
         out[start : start + len(part)] = _pack_rows(low > median[:, None])
     return out
 
