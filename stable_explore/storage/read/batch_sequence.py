@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import overload
 
 import pyarrow as pa
@@ -33,7 +34,7 @@ __all__ = ["BatchSequence"]
 class BatchSequence(Sequence[pa.RecordBatch]):
     """Record batches made by :meth:`_batch` when indexed (``where`` names the shard in errors)."""
 
-    where: object = "this shard"
+    where: str | Path = "this shard"
 
     @abstractmethod
     def __len__(self) -> int: ...

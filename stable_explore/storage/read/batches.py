@@ -89,23 +89,21 @@ class ShardCheck:
         self.digests = digests
         self.batches = batches
         self.rows_of = rows_of
-        # a remote shard's batches, and a local one's FileBatches, are read lazily: each batch's row count is
-        # checked as it is read (a remote one's as part of its digest; a FileBatches' against the counts it was
-        # opened with, compared here)
+        # batches read lazily check each batch's row count as it is read: a local FileBatches' against the counts
+        # it was opened with (compared here), a remote shard's as part of each batch's digest
         if isinstance(batches, FileBatches):
-            found = list(batches.row_counts)
+            found, names = list(batches.row_counts), batches.schema.names
+        elif identity is not None:
+            found, names = list(digests.rows), list(digests.columns)
         else:
-            found = list(digests.rows) if identity is not None else [b.num_rows for b in batches]
+            found = [b.num_rows for b in batches]
+            names = batches[0].schema.names if batches else list(digests.columns)
         if found != list(digests.rows):
             msg = (
                 f"shard holds record batches of {found[:8]}{'...' if len(found) > 8 else ''} rows, but "
                 f"{list(digests.rows[:8])}{'...' if len(digests.rows) > 8 else ''} were written: the file is damaged"
             )
             raise CacheCorruptionError(path, msg)
-        if isinstance(batches, FileBatches):
-            names = batches.schema.names
-        else:
-            names = batches[0].schema.names if batches and identity is None else list(digests.columns)
         if names != list(digests.columns):
             msg = f"shard holds columns {names}, but {list(digests.columns)} were written: the file is damaged"
             raise CacheCorruptionError(path, msg)

@@ -77,7 +77,7 @@ class FileBatches(BatchSequence):
     """
 
     def __init__(self, path: Path, shared: _ShardFile) -> None:
-        self.path = self.where = path
+        self.path = path
         self._shared = shared
         self.identity = shared.identity
         self.row_counts = shared.row_counts
@@ -107,6 +107,11 @@ class FileBatches(BatchSequence):
             )
             raise CacheCorruptionError(path, msg)
         return cls(path, _ShardFile(reader, row_counts, identity))
+
+    @property
+    def where(self) -> Path:  # type: ignore[override]
+        """The path this shard is read through, for errors."""
+        return self.path
 
     def seen_from(self, path: Path) -> FileBatches:
         """The same file's batches (what was read of them shared) as read through ``path``: its errors name it."""

@@ -200,7 +200,7 @@ class LazyBatches(BatchSequence):
         self._shards = shards
         self._file_id = file_id
         self._reader = reader
-        self._where = self.where = where
+        self.where: str = where  # the shard's URL
         self._validate = validate
         self._kept: Kept[int, pa.RecordBatch] = kept_each(
             "remote decoded batches", _KEPT_BATCHES, weight=lambda batch: int(batch.nbytes)
@@ -349,7 +349,7 @@ class LazyBatches(BatchSequence):
         return out
 
     def _cut_key(self, batch: int, column: int) -> tuple[str, int, int]:
-        digest = self._shards.digest(self._file_id) if self._shards is not None else self._where
+        digest = self._shards.digest(self._file_id) if self._shards is not None else self.where
         return digest, batch, column
 
     def _drop_cuts(self) -> None:
@@ -398,5 +398,5 @@ class LazyBatches(BatchSequence):
             raise
         except (pa.ArrowException, OSError, ValueError) as exc:
             msg = f"record batch {index} cannot be read: {exc} (the file is damaged or truncated)"
-            raise CacheCorruptionError(self._where, msg) from exc
+            raise CacheCorruptionError(self.where, msg) from exc
         return batch

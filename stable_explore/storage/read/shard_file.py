@@ -51,10 +51,10 @@ def _corrupt(path: Path, reason: str) -> CacheCorruptionError:
 def _upgrade_binary(table: pa.Table) -> pa.Table:
     """Cast ``binary`` columns to ``large_binary`` so gathers past 2 GB cannot overflow 32-bit offsets."""
     # only those columns are cast: a cast of the whole table runs a kernel per column and record batch
+    wide = widened_schema(table.schema)
     for index, found in enumerate(table.schema):
         if found.type == pa.binary():
-            wide = pa.field(found.name, pa.large_binary(), found.nullable, found.metadata)
-            table = table.set_column(index, wide, table.column(index).cast(pa.large_binary()))
+            table = table.set_column(index, wide.field(index), table.column(index).cast(pa.large_binary()))
     return table
 
 
