@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import stable_explore as se
-from stable_explore.catalog import StoreCatalog, copy_version
+from stable_explore.catalog import StoreCatalog, copy_version, transfer
 from stable_explore.catalog.transfer import COPY_THREADS
 from stable_explore.storage.backends.object import ObjectStore
 from stable_explore.storage.format.version_files import version_files
@@ -72,10 +73,24 @@ def test_pushing_a_relabel_uploads_only_the_changed_shard(tmp_path: Path, bucket
     assert pulled.label_counts() == clean.label_counts()
 
 
-def test_an_interrupted_push_resumes_and_sends_only_the_rest(tmp_path: Path, bucket: str, jpegs: list[bytes]) -> None:
+def test_an_interrupted_push_resumes_and_sends_only_the_rest(
+    tmp_path: Path, bucket: str, jpegs: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     mine = _pets(tmp_path / "mine", jpegs)
     assert mine.num_shards >= 3
     sent: list[int] = []
+    started = itertools.count(1)
+    real_send = transfer._send
+
+    def slow_after_two(*args: Any, **kwargs: Any) -> None:
+        # Files past the second wait a moment before they upload, so the interrupt that follows the
+        # second is sure to come while they run: on a busy machine the workers had otherwise sent all
+        # 25 before the main thread heard the second had landed.
+        if next(started) > 2:
+            time.sleep(1.0)
+        real_send(*args, **kwargs)
+
+    monkeypatch.setattr(transfer, "_send", slow_after_two)
 
     def stop_after_two(nbytes: int) -> None:
         sent.append(nbytes)
@@ -88,8 +103,9 @@ def test_an_interrupted_push_resumes_and_sends_only_the_rest(tmp_path: Path, buc
         copy_version(source, "pets", mine.version, target, on_file=stop_after_two)
     assert target.version_ids("pets") == [], "no version is visible before its metadata"
     report = se.push(mine, bucket, progress=False)
-    # files already uploading when the interrupt came finish (each lands whole) and are kept too
-    assert 2 <= report.files_kept < _files(mine)
+    # files already uploading when the interrupt came finish (each lands whole) and are kept too;
+    # the ones not started were cancelled
+    assert 2 <= report.files_kept <= 2 + COPY_THREADS < _files(mine)
     assert report.files_sent == _files(mine) - report.files_kept
     assert se.pull(f"{bucket}/pets", home=tmp_path / "theirs", progress=False).version == mine.version
 
