@@ -2,7 +2,9 @@
 
 Every ``fsync`` and rename of a real save on real files is recorded (the real calls run); a slow
 disk is stood in for by a pause before each real ``fsync``, so flushes that wait one after another
-and flushes that wait side by side can be told apart.
+and flushes that wait side by side can be told apart. The flushes meant to wait together are held
+until all of them are under way (not for a fixed pause): on a loaded machine a flushing thread
+could start after the pause of the others had ended, and count as a wait of its own.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="name
 
 FEATURES = se.Features(label=se.ClassLabel(names=["a", "b", "c"]), x=se.Value("int64"))
 _PAUSE = 0.2  # seconds a flush takes on the stand-in slow disk
+_TOGETHER = 5  # a save's first flushes, meant to wait side by side: its new files, _metadata.json, staging, latest's
 
 
 def _build(home: Path, n: int = 3000) -> se.CachedDataset:
@@ -34,14 +37,24 @@ def _build(home: Path, n: int = 3000) -> se.CachedDataset:
 class _Recorder:
     """Records (what, path, start, end) of every fsync and rename, in the order they end."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, pause: float = 0.0) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, pause: float = 0.0, together: int = 0) -> None:
+        """``together``: the first that many flushes each wait (at most 10 s) until all of them have started."""
         self.events: list[tuple[str, str, float, float]] = []
         self._lock = threading.Lock()
+        self._started = 0
+        self._all_started = threading.Event()
         real_fsync, real_rename, real_replace = os.fsync, os.rename, os.replace
 
         def fsync(fd: int) -> None:
             start = time.perf_counter()
             path = str(Path(f"/proc/self/fd/{fd}").readlink())
+            with self._lock:
+                self._started += 1
+                held = self._started <= together
+                if self._started == together:
+                    self._all_started.set()
+            if held:  # side by side, they all wait: none ends before the last has started, however late it starts
+                self._all_started.wait(10)  # one after another: each waits 10 s in vain, and the test fails
             time.sleep(pause)
             real_fsync(fd)
             self._add("fsync", path, start)
@@ -110,7 +123,7 @@ def test_a_save_flushes_its_new_files_and_folder_before_the_rename_and_its_refs_
 def test_a_save_on_a_slow_disk_waits_for_its_flushes_side_by_side(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ds = _build(home)
     draft = ds.relabel({5: "c", 700: "a", 2999: "b"})
-    recorded = _Recorder(monkeypatch, pause=_PAUSE)
+    recorded = _Recorder(monkeypatch, pause=_PAUSE, together=_TOGETHER)
     saved = draft.save(progress=False)
     monkeypatch.undo()
     flushes = sum(1 for what, *_ in recorded.events if what == "fsync")
@@ -209,7 +222,7 @@ def test_a_save_reads_its_version_back_before_latest_moves_and_its_flush_still_c
             opened.append((str(args[0]), time.perf_counter()))
 
     sys.addaudithook(audit)  # cannot be removed: it stops recording below
-    recorded = _Recorder(monkeypatch, pause=_PAUSE)
+    recorded = _Recorder(monkeypatch, pause=_PAUSE, together=_TOGETHER)
     try:
         saved = draft.save(progress=False)
     finally:
