@@ -48,13 +48,15 @@ def test_the_server_honours_if_none_match_and_if_match(store: ObjectStore) -> No
 
 
 def test_a_lease_records_its_holder_and_is_renewed_while_held(store: ObjectStore) -> None:
-    with hold_lease(store, "d/.refs.lock", seconds=0.6):
+    # 1 s, renewed every third of it: the waiter below takes the lease over only if no renewal lands for a whole
+    # second (with 0.6 s, a heartbeat whose put took 0.4 s on a loaded machine, server included, was enough)
+    with hold_lease(store, "d/.refs.lock", seconds=1.0):
         found = store.read_tagged("d/.refs.lock")
         assert found is not None
         first = LeaseRecord.parse(found[0])
         assert first is not None
         assert (first.pid, first.host) == (os.getpid(), os.uname().nodename)
-        time.sleep(1.2)  # two lease periods: only the heartbeat keeps it alive
+        time.sleep(2.0)  # two lease periods: only the heartbeat keeps it alive
         found = store.read_tagged("d/.refs.lock")
         assert found is not None
         renewed = LeaseRecord.parse(found[0])
@@ -63,7 +65,7 @@ def test_a_lease_records_its_holder_and_is_renewed_while_held(store: ObjectStore
         assert renewed.expires > first.expires
         with (
             pytest.raises(LockTimeoutError, match=r"held by process \d+ on .*lease until"),
-            hold_lease(store, "d/.refs.lock", seconds=0.6, timeout=1.5),
+            hold_lease(store, "d/.refs.lock", seconds=1.0, timeout=2.5),
         ):
             pass  # a renewed lease is never taken over, however long one waits
     assert store.read_text("d/.refs.lock") is None, "let go: the lease object is deleted"
