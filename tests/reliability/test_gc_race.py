@@ -142,6 +142,15 @@ def _read_until(stop: threading.Event, seen: _Reads, home: str, opened: se.Cache
             seen.count += 1
 
 
+def _wait_for_reads(seen: _Reads, more: int) -> None:
+    """Until the reader threads have made ``more`` reads from now (a minute at most)."""
+    with seen.lock:
+        until = seen.count + more
+    deadline = time.monotonic() + 60
+    while seen.count < until and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("where", ["local", "bucket"])
 def test_reads_while_gc_deletes_their_version_fail_only_as_not_found_naming_gc(
     where: str, tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
@@ -160,9 +169,10 @@ def test_reads_while_gc_deletes_their_version_fail_only_as_not_found_naming_gc(
         ]
         for thread in threads:
             thread.start()
-        time.sleep(0.3)
+        _wait_for_reads(seen, 3)  # the readers are reading when gc comes
         assert f"t@{old.version}" in se.gc("t", keep=0, home=home).removed
-        time.sleep(0.5)
+        # reads made after gc (not a fixed 0.5 s: on a loaded machine the readers may make none in that time)
+        _wait_for_reads(seen, 30)
         stop.set()
         for thread in threads:
             thread.join(60)
