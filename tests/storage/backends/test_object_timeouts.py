@@ -170,19 +170,21 @@ def test_reads_and_uploads_to_a_stopped_server_fail_as_remote_errors_within_the_
 
 
 def test_a_home_whose_port_nothing_listens_on_fails_fast_naming_the_endpoint(tmp_path: Path) -> None:
+    # the port stays bound, never listened on, until the load is done: a connection to it is refused, and no other
+    # process (a test server picking a free port) can take it meanwhile, as it could once a probe was closed
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    options = {
-        "endpoint": f"http://127.0.0.1:{port}",
-        "allow_http": True,
-        "aws_access_key_id": "key",
-        "aws_secret_access_key": "secret",
-    }
-    started = time.monotonic()
-    with pytest.raises(se.RemoteStoreError) as caught:
-        se.load("t", home="s3://nowhere/home", storage_options=options)
-    assert time.monotonic() - started < 10
+        options = {
+            "endpoint": f"http://127.0.0.1:{port}",
+            "allow_http": True,
+            "aws_access_key_id": "key",
+            "aws_secret_access_key": "secret",
+        }
+        started = time.monotonic()
+        with pytest.raises(se.RemoteStoreError) as caught:
+            se.load("t", home="s3://nowhere/home", storage_options=options)
+        assert time.monotonic() - started < 10
     said = str(caught.value)
     assert f"http://127.0.0.1:{port}" in said
     assert "nothing accepts connections" in said, said
