@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -112,7 +111,7 @@ def test_thumbnails_of_a_page_of_bombs_decode_in_bounded_memory_and_time() -> No
     assert float(grown_mb) < 200, f"thumbnails grew the RSS by {grown_mb} MB"
 
 
-def test_a_big_but_legitimate_jpeg_thumbnail_is_drafted_not_fully_decoded() -> None:
+def test_a_big_but_legitimate_jpeg_thumbnail_is_drafted_not_fully_decoded(decodes: list[int]) -> None:
     import io
 
     from PIL import Image as PILImage
@@ -121,10 +120,12 @@ def test_a_big_but_legitimate_jpeg_thumbnail_is_drafted_not_fully_decoded() -> N
 
     buffer = io.BytesIO()
     PILImage.new("RGB", (6000, 5000), "red").save(buffer, format="JPEG")
-    started = time.perf_counter()
+    decodes.clear()
     thumb = open_thumbnail(buffer.getvalue(), 64)
     assert max(thumb.size) <= 64
-    assert time.perf_counter() - started < 2.0
+    # the pixels decoded, not the time taken (under 2 s: a loaded machine could miss it, a full decode could meet it)
+    assert decodes, "the thumbnail was decoded"
+    assert max(decodes) <= 750 * 625, f"decoded {max(decodes):,} px: drafted at 1/8 it is 750x625"
 
 
 BIG = (9000, 9000)  # 81 MP: under PIL's bomb limit, so accepted at build; over the thumbnail budget
