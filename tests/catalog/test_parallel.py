@@ -81,6 +81,17 @@ def slow(items: list[int]) -> Iterator[dict[str, Any]]:
         yield {"x": item, "s": str(item)}
 
 
+def slow_then_gated(items: list[int], gate: str) -> Iterator[dict[str, Any]]:
+    """``slow``'s rows, the last of them only once the file ``gate`` exists (a minute at most)."""
+    for n, item in enumerate(items):
+        if n == len(items) - 1:
+            deadline = time.monotonic() + 60
+            while not Path(gate).exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        time.sleep(0.05)
+        yield {"x": item, "s": str(item)}
+
+
 def repeated(items: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     for item in items:
         yield item, {"x": len(item), "s": item}
@@ -326,23 +337,38 @@ def test_arguments_that_cannot_be_split_are_refused_before_anything_runs(home: P
     assert len(se.build(no_lists, NUM, name="n", kwargs={"root": "d"}, home=home, progress=False, num_proc=1)) == 1
 
 
-def test_one_progress_bar_counts_every_tasks_rows(home: Path) -> None:
+def test_one_progress_bar_counts_every_tasks_rows(home: Path, tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     from contextlib import contextmanager
 
     from stable_explore.catalog import Catalog, build_version
 
+    # each task holds back its last row until the bar has moved: on a loaded machine the tasks (half a second
+    # each) could otherwise end before the driver's first look at their progress, and the bar moved only at the end
+    gate = tmp_path / "the bar moved"
+
+    def moved(rows: int, nbytes: int) -> None:
+        seen.append((rows, nbytes))
+        gate.touch()
+
     @contextmanager
     def recording(name: str, total: int | None) -> Iterator[Any]:
-        yield lambda rows, nbytes: seen.append((rows, nbytes))
+        yield moved
 
     options = BuildOptions(num_proc=2, batch_size=3)
     result = build_version(
-        Catalog(home), "bar", slow, NUM, options, kwargs={"items": list(range(20))}, progress=recording
+        Catalog(home),
+        "bar",
+        slow_then_gated,
+        NUM,
+        options,
+        kwargs={"items": list(range(20)), "gate": str(gate)},
+        progress=recording,
     )
     assert sum(rows for rows, _ in seen) == 20
     assert seen[-1][1] == se.load("bar", home=home).nbytes  # the last call reports the bytes written in all
     assert len(seen) > 2  # the bar moved while the tasks ran, not only at the end
+    assert seen[0][0] < 20, "the first move came before every row was read"
     assert not result.reused
 
 
