@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,21 +62,46 @@ def test_a_reader_whose_version_gc_deleted_is_told_so(home: Path) -> None:
     assert "shard file is missing" not in message
 
 
-def test_gc_and_publish_share_the_refs_lock(home: Path) -> None:
-    """While gc holds the dataset's refs lock, a publish waits for it (and gc never sees a half-moved ref)."""
-    import threading
+def test_gc_and_publish_share_the_refs_lock(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While gc holds the dataset's refs lock, a publish waits for it (and gc never sees a half-moved ref).
 
-    se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": 3}, home=home, progress=False)
+    Gated, not slept: the lock is taken once the build has reached its publish (the build's cache lookup takes
+    the refs lock too, and holding it from the start tested that one), and gc's part ends once the publish
+    has been refused the lock (after a fixed 0.5 s, a loaded machine could leave the build short of it).
+    """
+    from stable_explore.storage.backends import locks
+
+    first = se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": 3}, home=home, progress=False)
     catalog = Catalog(home)
     order: list[str] = []
-    with catalog.refs_lock("t"):
-        worker = threading.Thread(
-            target=lambda: order.append(
-                se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": 6}, home=home, progress=False).version
-            )
+    publishing, held, refused = threading.Event(), threading.Event(), threading.Event()
+    real_prepare, real_try = Catalog.prepare_ref, locks._try_once
+
+    def prepare_ref(self: Catalog, *args: Any, **kwargs: Any) -> Any:  # the publish's first step, before its lock
+        if threading.current_thread() is worker:
+            publishing.set()
+            held.wait(60)
+        return real_prepare(self, *args, **kwargs)
+
+    def try_once(path: Path) -> int | None:
+        fd = real_try(path)
+        if fd is None and path.name == ".refs.lock" and threading.current_thread() is worker:
+            refused.set()
+        return fd
+
+    monkeypatch.setattr(Catalog, "prepare_ref", prepare_ref)
+    monkeypatch.setattr(locks, "_try_once", try_once)
+    worker = threading.Thread(
+        target=lambda: order.append(
+            se.build(numbers, NUM_FEATURES, name="t", kwargs={"n": 6}, home=home, progress=False).version
         )
-        worker.start()
-        time.sleep(0.5)
+    )
+    worker.start()
+    assert publishing.wait(60), "the build never reached its publish"
+    with catalog.refs_lock("t"):
+        held.set()
+        assert refused.wait(60), "the publish never waited for the refs lock gc holds"
+        assert catalog.version_ids("t") == [first.version], "gc sees no version put in place without its ref"
         order.append("gc done")
         assert worker.is_alive()  # the publish waits for the lock
     worker.join(30)
