@@ -135,23 +135,25 @@ def test_reads_and_uploads_to_a_stopped_server_fail_as_remote_errors_within_the_
 
     store = shared_store(url)
     stopped_at: list[float] = []
+    stopping = threading.Lock()
+    before, real_count = store.requests, store._count
 
-    def stop_when_uploading(before: int) -> None:
-        deadline = time.monotonic() + 60
-        while store.requests < before + 12 and time.monotonic() < deadline:  # the upload's files are going out
-            time.sleep(0.005)
-        os.killpg(own_server.pid, signal.SIGSTOP)
-        stopped_at.append(time.monotonic())
+    def stop_at_the_twelfth() -> None:
+        # the server is stopped by the upload's 12th request itself, just before it goes out (the upload's files
+        # are going out): a thread polling the count could be left without the GIL until the build had ended
+        real_count()
+        with stopping:
+            if not stopped_at and store.requests >= before + 12:
+                os.killpg(own_server.pid, signal.SIGSTOP)
+                stopped_at.append(time.monotonic())
 
-    stopper = threading.Thread(target=stop_when_uploading, args=(store.requests,))
-    stopper.start()
     try:
-        with pytest.raises(se.RemoteStoreError) as wrote:
-            se.build(_rows(3000, 1), _BLOBS, name="u", home=url, progress=False, batch_size=100, shard_size="40KB")
-        failed_at = time.monotonic()
-        stopper.join()
+        with monkeypatch.context() as patched:  # not monkeypatch.undo(): the test's environment stays
+            patched.setattr(store, "_count", stop_at_the_twelfth)
+            with pytest.raises(se.RemoteStoreError) as wrote:
+                se.build(_rows(3000, 1), _BLOBS, name="u", home=url, progress=False, batch_size=100, shard_size="40KB")
+            failed_at = time.monotonic()
     finally:
-        stopper.join()
         os.killpg(own_server.pid, signal.SIGCONT)
     # the requests in flight end within the timeout; none is started after a failure (no cleanup, no lease
     # release against a server that does not answer): it was 110 s with a 10 s timeout
