@@ -250,7 +250,24 @@ def test_gc_between_a_saves_reads_and_its_copy_names_gc_and_leaves_nothing_behin
 
 
 _INTERRUPTED_SAVE = """
-import sys, stable_explore as se
+import sys, threading, time, obstore, stable_explore as se
+# after three files of the version are up, the others wait (until this process is killed): the save cannot end
+# before the test, however slow its look at the bucket on a loaded machine, sees the three and kills it
+real_put, uploaded, lock = obstore.put, [], threading.Lock()
+
+def put(store, path, *args, **kwargs):
+    if "/versions/" in str(path):
+        with lock:
+            enough = len(uploaded) >= 3
+        if enough:
+            time.sleep(600)
+    result = real_put(store, path, *args, **kwargs)
+    if "/versions/" in str(path):
+        with lock:
+            uploaded.append(path)
+    return result
+
+obstore.put = put
 ds = se.load(sys.argv[1] + "/d")
 rows = range(0, len(ds), 40)  # a row in every shard: every shard is written again, and uploaded
 ds.relabel({i: "b" if ds[i]["label"] == 0 else "a" for i in rows}).save(message="killed", progress=False)
