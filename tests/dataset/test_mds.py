@@ -15,9 +15,10 @@ import hashlib
 import io
 import json
 import os
-import select
+import queue
 import subprocess
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -92,18 +93,31 @@ class StreamingReader:
                 [python, "-u", str(script), MARK], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 text=True, env=env,
             )  # fmt: skip
+        # its lines come through a thread, not select() then readline(): readline takes in all the pipe holds, so
+        # an answer that arrived in one read with a line streaming printed just before it sat in the file's buffer
+        # while select() waited on the empty pipe for the full 600 s (and the test failed)
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+        self.lines.put("")  # the reader ended
 
     def read(self, folder: Path) -> dict:
         assert self.process.stdin is not None
-        assert self.process.stdout is not None
         self.process.stdin.write(f"{folder}\n")
         self.process.stdin.flush()
         deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.process.stdout], [], [], max(0.0, deadline - time.monotonic()))
-            line = self.process.stdout.readline() if ready else ""
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break  # the time is up
             if not line:
-                break  # the reader ended, or the time is up
+                self.lines.put("")  # still ended for a later read
+                break
             if line.startswith(MARK):
                 answer = json.loads(line[len(MARK) :])
                 assert "error" not in answer, answer.get("error")
