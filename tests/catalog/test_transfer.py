@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import time
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -81,16 +82,20 @@ def test_an_interrupted_push_resumes_and_sends_only_the_rest(
     sent: list[int] = []
     started = itertools.count(1)
     real_send = transfer._send
+    cancelled = threading.Event()
 
-    def slow_after_two(*args: Any, **kwargs: Any) -> None:
-        # Files past the second wait a moment before they upload, so the interrupt that follows the
-        # second is sure to come while they run: on a busy machine the workers had otherwise sent all
-        # 25 before the main thread heard the second had landed.
+    class PoolSayingWhenItCancelled(ThreadPoolExecutor):
+        def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+            super().shutdown(wait=False, cancel_futures=cancel_futures)
+            cancelled.set()
+            super().shutdown(wait=wait)
+
+    def held_after_two(*args: Any, **kwargs: Any) -> None:
+        # Files past the second wait until the interrupt has cancelled the files not started: on a busy
+        # machine the workers had otherwise sent all 25 before the main thread heard the second had landed.
         if next(started) > 2:
-            time.sleep(1.0)
+            cancelled.wait(60)
         real_send(*args, **kwargs)
-
-    monkeypatch.setattr(transfer, "_send", slow_after_two)
 
     def stop_after_two(nbytes: int) -> None:
         sent.append(nbytes)
@@ -99,8 +104,11 @@ def test_an_interrupted_push_resumes_and_sends_only_the_rest(
 
     source = se.catalog.Catalog(tmp_path / "mine")
     target = StoreCatalog(ObjectStore(bucket))
-    with pytest.raises(KeyboardInterrupt):
-        copy_version(source, "pets", mine.version, target, on_file=stop_after_two)
+    with monkeypatch.context() as patched:
+        patched.setattr(transfer, "ThreadPoolExecutor", PoolSayingWhenItCancelled)
+        patched.setattr(transfer, "_send", held_after_two)
+        with pytest.raises(KeyboardInterrupt):
+            copy_version(source, "pets", mine.version, target, on_file=stop_after_two)
     assert target.version_ids("pets") == [], "no version is visible before its metadata"
     report = se.push(mine, bucket, progress=False)
     # files already uploading when the interrupt came finish (each lands whole) and are kept too;
