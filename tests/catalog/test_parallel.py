@@ -229,6 +229,41 @@ def test_a_failing_task_on_dask_publishes_nothing_and_names_the_task(home: Path,
     assert not (home / "f" / "versions").exists() or not any((home / "f" / "versions").iterdir())
 
 
+def slow_rows_or_failing(items: list[int], bad: int, log: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Rows of 0.3 s, each logged once read; ``bad`` fails as soon as some other task has logged a row."""
+    for item in items:
+        if item == bad:
+            deadline = time.monotonic() + 60
+            while not (Path(log).exists() and Path(log).read_text()) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            raise ValueError(f"cannot read item {item}")
+        time.sleep(0.3)
+        with open(log, "a") as out:
+            out.write(f"{item}\n")
+        yield f"k{item}", {"x": item, "s": str(item)}
+
+
+def test_a_failed_build_on_dask_returns_once_its_running_tasks_have_stopped(
+    home: Path, tmp_path: Path, dask_executor: Executor
+) -> None:
+    """Dask's executor calls a running task cancelled (its cancel cannot stop it): the build waits for it to end.
+
+    Seen in CI: the build removed its staging folder while the other task still wrote shards into it, and
+    the folder stayed, with the task's files, until the process ended.
+    """
+    log = tmp_path / "rows.log"
+    with pytest.raises(ValueError, match="cannot read item 20"):
+        se.build(
+            slow_rows_or_failing, NUM, name="f", kwargs={"items": list(range(40)), "bad": 20, "log": str(log)},
+            home=home, progress=False, executor=dask_executor, num_proc=2,
+        )  # fmt: skip
+    read_when_it_failed = log.read_text().split()
+    assert read_when_it_failed, "the first task was running when the second failed"
+    time.sleep(1.0)  # three rows' time: a task still running would read another
+    assert log.read_text().split() == read_when_it_failed, "a task read on after the build had returned"
+    assert staged(home, "f") == []
+
+
 def test_a_task_error_publishes_nothing_and_names_the_task_row_and_users_code(home: Path) -> None:
     kept = se.build(keyed, NUM, name="f", kwargs={"items": [1]}, home=home, progress=False)
     with pytest.raises(ValueError, match="cannot read item 13") as caught:

@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import shutil
 import sys
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
@@ -38,8 +39,10 @@ from stable_explore.catalog.parallel.tasks import (
     Task,
     TaskFailure,
     WriteSpec,
+    job_state,
     prepare_worker,
     read_progress,
+    run_job,
     run_task,
     ship,
     split_arguments,
@@ -59,6 +62,7 @@ DEFAULT_EXECUTOR_TASKS = 32
 """Tasks an ``executor=`` build splits into when ``num_proc`` does not say (fewer if the lists are shorter)."""
 _POLL_SECONDS = 0.2
 _CANCEL_WAIT_SECONDS = 10.0  # how long a failed build waits for running tasks to notice the cancel file
+_MARK_POLL_SECONDS = 0.02  # how often it looks for the end marks of jobs an executor called cancelled
 _LOST_WORKER = ("BrokenProcessPool", "KilledWorker", "WorkerCrashedError", "RayActorError")
 
 
@@ -154,7 +158,8 @@ class ParallelBuild:
         pending: set[Future[Any]] = set()
         try:
             for task in self.tasks:
-                future = executor.submit(run_task, shipped, task, spec)
+                job = _job("run", task.index)
+                future = executor.submit(run_job, str(tasks_dir), job, run_task, shipped, task, spec)
                 roles[future] = ("run", task.index)
                 pending.add(future)
             outputs: list[TaskShards | None] = [None] * count
@@ -173,14 +178,17 @@ class ParallelBuild:
                     assert finished is not None
                     if offset and finished.default_keys:
                         compression = self.options.compression
-                        rekey = executor.submit(rekey_task_shards, finished, offset, compression=compression)
+                        rekey = executor.submit(
+                            run_job, str(tasks_dir), _job("rekey", placed), rekey_task_shards, finished, offset,
+                            compression=compression,
+                        )  # fmt: skip
                         roles[rekey] = ("rekey", placed)
                         pending.add(rekey)
                     offset += finished.num_rows
                     placed += 1
         except BaseException:
             self._report(tasks_dir, None)
-            _cancel(pending, tasks_dir)
+            _cancel(pending, roles, tasks_dir)
             raise
         return [output for output in outputs if output is not None]
 
@@ -336,15 +344,31 @@ def _format_frames(frames: list[tuple[str, int, str, str]], places: list[CodePla
     return "".join(["Traceback (most recent call last):\n", *summary.format()]).rstrip("\n")
 
 
-def _cancel(pending: set[Future[object]], tasks_dir: Path) -> None:
-    """Stop a failed build's tasks: cancel the queued, tell the running to stop, and wait a little for them."""
+def _job(role: str, index: int) -> str:
+    """The name a job's marks in the tasks folder have (:func:`~stable_explore.catalog.parallel.tasks.run_job`)."""
+    return f"{'task' if role == 'run' else role}-{index:05d}"
+
+
+def _cancel(pending: set[Future[Any]], roles: Mapping[Future[Any], tuple[str, int]], tasks_dir: Path) -> None:
+    """Stop a failed build's jobs: cancel the queued, tell the running to stop, and wait a little for them.
+
+    A job's future may say cancelled while the job runs on (a Dask or Ray executor's cancel cannot stop
+    it): those are waited for by the marks they leave, so that none writes into the staging folder as
+    it is removed, nor goes on reading the user's data after the build has returned.
+    """
     with contextlib.suppress(OSError):
         (tasks_dir / CANCEL_FILE).touch()
     for future in pending:
         future.cancel()
+    deadline = time.monotonic() + _CANCEL_WAIT_SECONDS
     running = [future for future in pending if not future.done()]
     if running:
         wait(running, timeout=_CANCEL_WAIT_SECONDS)
+    unsure = [_job(*roles[future]) for future in pending if future.cancelled()]
+    while unsure and time.monotonic() < deadline:
+        unsure = [job for job in unsure if job_state(tasks_dir, job) == "running"]
+        if unsure:
+            time.sleep(_MARK_POLL_SECONDS)
 
 
 def _stop_pool(pool: Executor) -> None:

@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import inspect
 import os
@@ -47,8 +48,10 @@ __all__ = [
     "Task",
     "TaskFailure",
     "WriteSpec",
+    "job_state",
     "prepare_worker",
     "read_progress",
+    "run_job",
     "run_task",
     "ship",
     "split_arguments",
@@ -295,6 +298,33 @@ class _Rows:
             if time.monotonic() >= progress.next_report:
                 progress.rows = self.count
                 progress.report()
+
+
+def run_job(tasks_dir: str, job: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run one job of a parallel build in a worker (a task, a rewrite of its keys), with marks of its start and end.
+
+    The marks are files in the tasks folder; the end is marked whatever happens. A failed build waits on
+    them for the jobs it cancelled: an executor whose cancel cannot stop a job already running (Dask's,
+    Ray's) calls it cancelled all the same, and the job would go on writing into the staging folder the
+    build is removing. A worker that cannot see the folder marks nothing.
+    """
+    _mark(Path(tasks_dir) / f"{job}.started")
+    try:
+        return function(*args, **kwargs)
+    finally:
+        _mark(Path(tasks_dir) / f"{job}.ended")
+
+
+def job_state(tasks_dir: Path, job: str) -> str:
+    """``"waiting"`` (not started in a worker that sees ``tasks_dir``), ``"running"`` or ``"ended"``."""
+    if (tasks_dir / f"{job}.ended").exists():
+        return "ended"
+    return "running" if (tasks_dir / f"{job}.started").exists() else "waiting"
+
+
+def _mark(path: Path) -> None:
+    with contextlib.suppress(OSError):  # the staging folder is gone (the build stopped), or this worker cannot see it
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
 
 
 def run_task(shipped: bytes, task: Task, spec: WriteSpec) -> TaskShards | TaskFailure:

@@ -359,11 +359,24 @@ def temp_dir_beside(target: Path) -> Iterator[Path]:
     try:
         yield tmp
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         raise
     if tmp.exists():
         # The caller did not publish it (for example, identical content already existed).
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
+
+
+def remove_tree(path: Path, attempts: int = 5) -> None:
+    """Remove a folder and all in it, best effort, going over it again while it is still there.
+
+    ``shutil.rmtree`` leaves a folder whose last entry appeared after it listed the folder (a worker
+    of a stopped build finishing its file): a few passes remove what came late.
+    """
+    for _ in range(attempts):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            return
+        time.sleep(0.01)
 
 
 _RENAME_EXCHANGE = 2  # from <linux/fs.h>: swap two paths atomically

@@ -80,3 +80,31 @@ def _flush_in_child(folder: Path) -> None:
     for path in paths:
         path.write_text("c")
     fsync_together([*paths, folder])
+
+
+def test_a_temp_dir_is_removed_even_when_a_late_file_stops_the_first_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A stopped parallel build's worker may finish a file in the staging folder as it is removed: rmtree then
+    # fails to remove the folder (not empty) and, ignoring errors, leaves it with the late file.
+    real_rmtree = _fsutil.shutil.rmtree
+    passes: list[Path] = []
+
+    def a_file_comes_late(path: Path, ignore_errors: bool = False) -> None:
+        passes.append(Path(path))
+        real_rmtree(path, ignore_errors=ignore_errors)
+        if len(passes) == 1:  # as if written between the pass's listing and its rmdir
+            (Path(path) / "tasks").mkdir(parents=True)
+            (Path(path) / "tasks" / "shard-00000.arrow").write_bytes(b"late")
+
+    monkeypatch.setattr(_fsutil.shutil, "rmtree", a_file_comes_late)
+
+    def stopped_while_staging() -> None:
+        with _fsutil.temp_dir_beside(tmp_path / "versions" / "staging") as staging:
+            (staging / "tasks").mkdir()
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        stopped_while_staging()
+    assert len(passes) == 2
+    assert list((tmp_path / "versions").iterdir()) == [], "nothing of the staging folder is left"
