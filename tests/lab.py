@@ -204,16 +204,24 @@ def open_notebook(page: Any, url: str, name: str, *, app: str = "lab", workspace
 
 
 def wait_for_kernel(page: Any) -> None:
-    """Wait until the current notebook's kernel is connected, idle and has answered its info request."""
-    page.wait_for_function(
-        """() => {
-            const widget = window.jupyterapp.shell.currentWidget;
-            const ctx = widget && widget.sessionContext;
-            const kernel = ctx && ctx.session && ctx.session.kernel;
-            return kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
-        }""",
-        timeout=90_000,
-    )
+    """Wait until the current notebook's kernel is connected, idle and has answered its info request.
+
+    If it does not within 90 s, the error says what the page showed: the document, the kernel's state and
+    any dialog (a wait that timed out said nothing more, and a rare failure could not be told from another).
+    """
+    try:
+        page.wait_for_function(
+            """() => {
+                const widget = window.jupyterapp.shell.currentWidget;
+                const ctx = widget && widget.sessionContext;
+                const kernel = ctx && ctx.session && ctx.session.kernel;
+                return kernel && kernel.connectionStatus === 'connected' && kernel.status === 'idle';
+            }""",
+            timeout=90_000,
+        )
+    except Exception as exc:
+        msg = f"the notebook's kernel was not connected and idle within 90 s; the page showed: {_page_state(page)}"
+        raise RuntimeError(msg) from exc
     page.evaluate(
         """async () => {
             const ctx = window.jupyterapp.shell.currentWidget.sessionContext;
@@ -221,6 +229,30 @@ def wait_for_kernel(page: Any) -> None:
             await ctx.session.kernel.info;
         }"""
     )
+
+
+def _page_state(page: Any) -> str:
+    """What a JupyterLab page shows, in a line: its URL, the current document, its kernel, any dialog's text."""
+    try:
+        state = page.evaluate(
+            """() => {
+                const app = window.jupyterapp;
+                const widget = app && app.shell.currentWidget;
+                const ctx = widget && widget.sessionContext;
+                const kernel = ctx && ctx.session && ctx.session.kernel;
+                const dialog = document.querySelector('.jp-Dialog');
+                return {
+                    app: app !== undefined,
+                    document: widget ? widget.title.label : null,
+                    kernel: kernel ? `${kernel.name}: ${kernel.status}, ${kernel.connectionStatus}` : null,
+                    session: ctx ? ctx.kernelDisplayStatus : null,
+                    dialog: dialog ? dialog.innerText.slice(0, 300) : null,
+                };
+            }"""
+        )
+    except Exception as exc:  # a page that crashed or was closed
+        return f"{page.url} ({type(exc).__name__}: {exc})"
+    return f"{page.url} {state}"
 
 
 def run_all(page: Any) -> None:
