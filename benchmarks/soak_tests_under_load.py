@@ -43,7 +43,7 @@ def _run_pytest(paths: list[str], ignore: list[str], workers: int) -> tuple[int,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("paths", nargs="*", default=["tests"], help="what pytest runs (default: tests)")
+    parser.add_argument("paths", nargs="*", default=[], help="what pytest runs (default: its testpaths, as CI)")
     parser.add_argument("--hogs", type=int, default=2, help="busy loops beside pytest (default 2)")
     parser.add_argument("--runs", type=int, default=3, help="runs of pytest (default 3)")
     parser.add_argument("--workers", type=int, default=2, help="pytest-xdist workers, as CI (default 2)")
@@ -56,7 +56,9 @@ def main() -> int:
     try:
         for run in range(1, args.runs + 1):
             print(f"run {run} of {args.runs}, {args.hogs} busy loops, load {os.getloadavg()[0]:.1f}", flush=True)
-            _, failed, took = _run_pytest(args.paths, args.ignore, args.workers)
+            status, failed, took = _run_pytest(args.paths, args.ignore, args.workers)
+            if status != 0 and not failed:  # a crash, an interrupt, nothing collected (5): a failed run all the same
+                failed = [f"(pytest exited with {status}, naming no test)"]
             failures.update(failed)
             seconds.append(took)
             runs += 1

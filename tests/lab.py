@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.ports import PORT_ATTEMPTS, free_port, lost_its_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -46,16 +47,6 @@ def write_notebook(path: Path, sources: list[str], *, kernel: str = "python3") -
     }
     path.write_text(json.dumps(notebook))
     return path
-
-
-PORT_ATTEMPTS = 3
-"""Starts of a server tried, each on a port found free just before."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _settings(root: Path) -> Path:
@@ -132,12 +123,12 @@ class JupyterServer:
         self._answered = False
 
     def _lost_its_port(self) -> bool:
-        """Whether the server exited because its port was taken after :func:`free_port` found it free (an
-        outgoing connection of any process may draw it): then it is started again on another, twice at most."""
-        if self._launches >= PORT_ATTEMPTS or self.process.poll() is None:
+        """The server exited: whether because its port was taken after :func:`free_port` found it free (then it
+        is started again on another, twice at most)."""
+        if self._launches >= PORT_ATTEMPTS:
             return False
         self.log.close()
-        if "already in use" not in (self.root / "lab.log").read_text(errors="replace"):
+        if not lost_its_port((self.root / "lab.log").read_text(errors="replace")):
             return False
         self._launch()
         return True
@@ -157,9 +148,10 @@ class JupyterServer:
         returns its base URL."""
         deadline = time.monotonic() + timeout
         while not self.answers(timeout=2):
-            if self._lost_its_port():
+            exited = self.process.poll() is not None
+            if exited and self._lost_its_port():
                 continue
-            if self.process.poll() is not None or time.monotonic() > deadline:
+            if exited or time.monotonic() > deadline:
                 msg = f"JupyterLab did not start; log:\n{(self.root / 'lab.log').read_text()[-3000:]}"
                 raise RuntimeError(msg)
             time.sleep(0.3)

@@ -14,6 +14,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.ports import PORT_ATTEMPTS, lost_its_port
+from tests.ports import free_ports as _free_ports
+
 ACCESS_KEY = "stable-explore-test"
 SECRET_KEY = "stable-explore-test-secret"
 
@@ -50,23 +53,6 @@ class S3Server:
             check=False,
         )
         assert f"created bucket {name}" in result.stdout + result.stderr, result.stdout + result.stderr
-
-
-def _free_ports(count: int) -> list[int]:
-    sockets = []
-    for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
-PORT_ATTEMPTS = 3
-"""Starts tried with fresh ports: a port found free may be taken (by any process's outgoing connection, which
-draws from the same range) before weed binds it, and weed then exits at once."""
 
 
 class _PortTaken(RuntimeError):
@@ -149,7 +135,7 @@ def _exited(process: subprocess.Popen[bytes], root: Path) -> None:
     if process.poll() is None:
         return
     log = (root / "weed.log").read_text(errors="replace")
-    if "address already in use" in log:
+    if lost_its_port(log):
         raise _PortTaken(log[-2000:])
     msg = f"weed exited with {process.returncode}: {log[-2000:]}"
     raise RuntimeError(msg)

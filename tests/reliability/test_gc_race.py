@@ -97,14 +97,17 @@ def test_gc_and_publish_share_the_refs_lock(home: Path, monkeypatch: pytest.Monk
         )
     )
     worker.start()
-    assert publishing.wait(60), "the build never reached its publish"
-    with catalog.refs_lock("t"):
-        held.set()
-        assert refused.wait(60), "the publish never waited for the refs lock gc holds"
-        assert catalog.version_ids("t") == [first.version], "gc sees no version put in place without its ref"
-        order.append("gc done")
-        assert worker.is_alive()  # the publish waits for the lock
-    worker.join(30)
+    try:
+        assert publishing.wait(60), "the build never reached its publish"
+        with catalog.refs_lock("t"):
+            held.set()
+            assert refused.wait(60), "the publish never waited for the refs lock gc holds"
+            assert catalog.version_ids("t") == [first.version], "gc sees no version put in place without its ref"
+            order.append("gc done")
+            assert worker.is_alive()  # the publish waits for the lock
+    finally:
+        held.set()  # a failed assertion above lets the build go on at once, not after its minute
+        worker.join(30)
     assert order[0] == "gc done"
     assert catalog.read_ref("t", "latest") == order[1]
 

@@ -39,6 +39,7 @@ from stable_explore.catalog.parallel.tasks import (
     Task,
     TaskFailure,
     WriteSpec,
+    job_name,
     job_state,
     prepare_worker,
     read_progress,
@@ -158,7 +159,7 @@ class ParallelBuild:
         pending: set[Future[Any]] = set()
         try:
             for task in self.tasks:
-                job = _job("run", task.index)
+                job = job_name("run", task.index)
                 future = executor.submit(run_job, str(tasks_dir), job, run_task, shipped, task, spec)
                 roles[future] = ("run", task.index)
                 pending.add(future)
@@ -179,8 +180,8 @@ class ParallelBuild:
                     if offset and finished.default_keys:
                         compression = self.options.compression
                         rekey = executor.submit(
-                            run_job, str(tasks_dir), _job("rekey", placed), rekey_task_shards, finished, offset,
-                            compression=compression,
+                            run_job, str(tasks_dir), job_name("rekey", placed), rekey_task_shards, finished, offset,
+                            compression=compression, stop_file=str(tasks_dir / CANCEL_FILE),
                         )  # fmt: skip
                         roles[rekey] = ("rekey", placed)
                         pending.add(rekey)
@@ -344,11 +345,6 @@ def _format_frames(frames: list[tuple[str, int, str, str]], places: list[CodePla
     return "".join(["Traceback (most recent call last):\n", *summary.format()]).rstrip("\n")
 
 
-def _job(role: str, index: int) -> str:
-    """The name a job's marks in the tasks folder have (:func:`~stable_explore.catalog.parallel.tasks.run_job`)."""
-    return f"{'task' if role == 'run' else role}-{index:05d}"
-
-
 def _cancel(pending: set[Future[Any]], roles: Mapping[Future[Any], tuple[str, int]], tasks_dir: Path) -> None:
     """Stop a failed build's jobs: cancel the queued, tell the running to stop, and wait a little for them.
 
@@ -364,7 +360,7 @@ def _cancel(pending: set[Future[Any]], roles: Mapping[Future[Any], tuple[str, in
     running = [future for future in pending if not future.done()]
     if running:
         wait(running, timeout=_CANCEL_WAIT_SECONDS)
-    unsure = [_job(*roles[future]) for future in pending if future.cancelled()]
+    unsure = [job_name(*roles[future]) for future in pending if future.cancelled()]
     while unsure and time.monotonic() < deadline:
         unsure = [job for job in unsure if job_state(tasks_dir, job) == "running"]
         if unsure:

@@ -24,6 +24,7 @@ import inspect
 import os
 import pickle
 import platform
+import socket
 import sys
 import time
 import uuid
@@ -36,6 +37,7 @@ from stable_explore._frames import user_frames
 from stable_explore._optional import require
 from stable_explore.catalog.parallel.owner_watch import watch_owner
 from stable_explore.errors import EncodingError, InvalidArgumentTypeError, InvalidOptionError, ParallelBuildError
+from stable_explore.storage.backends.fsutil import process_alive
 from stable_explore.storage.write.column_batches import is_column_batch
 from stable_explore.storage.write.merge import TaskShards
 from stable_explore.storage.write.writer import write_shards
@@ -48,6 +50,7 @@ __all__ = [
     "Task",
     "TaskFailure",
     "WriteSpec",
+    "job_name",
     "job_state",
     "prepare_worker",
     "read_progress",
@@ -300,31 +303,56 @@ class _Rows:
                 progress.report()
 
 
-def run_job(tasks_dir: str, job: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def job_name(role: str, index: int) -> str:
+    """The name of a job's marks in the tasks folder (:func:`run_job`): ``task-00003``, ``rekey-00003``."""
+    return f"{'task' if role == 'run' else role}-{index:05d}"
+
+
+def run_job(tasks_dir: str, job: str, function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """Run one job of a parallel build in a worker (a task, a rewrite of its keys), with marks of its start and end.
 
-    The marks are files in the tasks folder; the end is marked whatever happens. A failed build waits on
-    them for the jobs it cancelled: an executor whose cancel cannot stop a job already running (Dask's,
-    Ray's) calls it cancelled all the same, and the job would go on writing into the staging folder the
-    build is removing. A worker that cannot see the folder marks nothing.
+    The marks are files in the tasks folder, one pair per run (a job an executor retries runs again):
+    the start names the worker's host and process, the end is marked whatever happens. A failed build
+    waits on them for the jobs it cancelled: an executor whose cancel cannot stop a job (Dask's, Ray's)
+    calls it cancelled all the same, and the job would go on writing into the staging folder the build
+    is removing. A job that starts once the build has stopped (its cancel file is there) does nothing:
+    the build touches that file before it looks at the marks, so a job either is seen and waited for,
+    or sees the file. A worker that cannot see the folder marks nothing.
     """
-    _mark(Path(tasks_dir) / f"{job}.started")
+    folder = Path(tasks_dir)
+    run = f"{job}.{uuid.uuid4().hex[:8]}"
+    _mark(folder / f"{run}.started", f"{socket.gethostname()} {os.getpid()}")
     try:
+        if (folder / CANCEL_FILE).exists():
+            return None  # the build stopped before this job began, and no longer reads what it returns
         return function(*args, **kwargs)
     finally:
-        _mark(Path(tasks_dir) / f"{job}.ended")
+        _mark(folder / f"{run}.ended")
 
 
 def job_state(tasks_dir: Path, job: str) -> str:
-    """``"waiting"`` (not started in a worker that sees ``tasks_dir``), ``"running"`` or ``"ended"``."""
-    if (tasks_dir / f"{job}.ended").exists():
-        return "ended"
-    return "running" if (tasks_dir / f"{job}.started").exists() else "waiting"
+    """``"waiting"`` (no run of it started in a worker that sees ``tasks_dir``), ``"running"`` or ``"ended"``.
+
+    A run whose worker process is gone (a worker of this machine that died) counts as ended.
+    """
+    runs = [mark for mark in tasks_dir.glob(f"{job}.*.started") if mark.name.count(".") == 2]
+    if not runs:
+        return "waiting"
+    for started in runs:
+        if started.with_suffix(".ended").exists():
+            continue
+        try:
+            host, pid = started.read_text().split()
+        except (OSError, ValueError):
+            return "running"  # being written, or unreadable: assume it runs
+        if process_alive(host, int(pid)):
+            return "running"
+    return "ended"
 
 
-def _mark(path: Path) -> None:
+def _mark(path: Path, text: str = "") -> None:
     with contextlib.suppress(OSError):  # the staging folder is gone (the build stopped), or this worker cannot see it
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644))
+        path.write_text(text)
 
 
 def run_task(shipped: bytes, task: Task, spec: WriteSpec) -> TaskShards | TaskFailure:

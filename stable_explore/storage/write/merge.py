@@ -105,12 +105,15 @@ class TaskShards:
         return sum(self.rows)
 
 
-def rekey_task_shards(task: TaskShards, offset: int, *, compression: str | None = None) -> TaskShards:
+def rekey_task_shards(
+    task: TaskShards, offset: int, *, compression: str | None = None, stop_file: str | None = None
+) -> TaskShards:
     """Rewrite a task's shards so that its rows without a key are keyed by their index in the whole build.
 
     ``offset`` is how many rows the tasks before this one wrote. The shards are rewritten beside
     the task's folder (a new folder; the old one is removed), one output shard per input shard.
     A task whose rows all had keys, or the first task, needs no rewrite and is returned as it is.
+    Once ``stop_file`` exists (the build stopped), the rewrite stops at its next batch, leaving nothing.
     """
     if offset == 0 or not task.default_keys:
         return task
@@ -128,6 +131,8 @@ def rekey_task_shards(task: TaskShards, offset: int, *, compression: str | None 
                         out_dir, reader.schema, shard_size_bytes=_NEVER_ROTATE, compression=compression
                     )
                 for position in range(reader.num_record_batches):
+                    if stop_file is not None and Path(stop_file).exists():
+                        raise KeyboardInterrupt  # the build stopped: nothing this rewrite writes will be used
                     batch = reader.get_batch(position)
                     writer.write(_shifted_keys(batch, task.default_keys, first, offset))
                     first += batch.num_rows

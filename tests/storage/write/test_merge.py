@@ -68,3 +68,15 @@ def test_tasks_never_rekeyed_are_checked_and_refused(tmp_path: Path, checks: lis
     with pytest.raises(se.DuplicateKeyError):
         merge_task_shards(tmp_path, parts, F)
     assert checks == [1]
+
+
+def test_a_rewrite_of_keys_stops_when_its_build_has_stopped_and_leaves_nothing(tmp_path: Path) -> None:
+    task = task_shards(tmp_path, 1, [3, 4, 5])
+    stop = tmp_path / "CANCEL"
+    stop.touch()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(KeyboardInterrupt):
+        rekey_task_shards(task, offset=2, stop_file=str(stop))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "no rewritten folder is left"
+    stop.unlink()
+    assert rekey_task_shards(task, offset=2, stop_file=str(stop)).key_offset == 2  # not stopped: rewritten
