@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import CHROMIUM, SharedLab, run_cell
+from tests.lab import CHROMIUM, SharedLab, run_cell, wait_grid_rows
 
 pytestmark = pytest.mark.browser
 
@@ -221,6 +221,9 @@ def test_value_filters_sort_and_histograms(lab: tuple[Any, Path]) -> None:
         )
     page.select_option("[data-testid=se-sort]", "")
     wait_rows(page, 1797)
+    # the status read 1,797 rows and the grid page-0 before the sort was undone (a sort keeps the count): wait for
+    # the kernel's page in row order, or the next test's double-click lands on the page sorted by ink
+    wait_grid_rows(page, list(range(24)))
     page.wait_for_selector("[data-testid=se-grid][data-ready='page-0']", timeout=60_000)
 
 
