@@ -128,6 +128,7 @@ def test_search_covers_keys_and_an_empty_result_says_so(lab: tuple[Any, Path]) -
     search.fill("")
     search.press("Enter")
     wait_rows(page, 1797)
+    wait_grid_rows(page, list(range(24)))  # the empty page was page-0 too: the kernel's page of every row
     wait_ready(page)
 
 
@@ -169,6 +170,9 @@ def test_a_histogram_slot_is_clickable_and_its_count_is_the_filters(lab: tuple[A
         page.locator("[data-testid=se-field-filters] .se-x").first.click()
         wait_rows(page, 1797)
     assert checked >= 3
+    # the count comes a moment before the page, and the filtered page was page-0 too: wait for the kernel's
+    # unfiltered page, or the next test's cursor moves over the filtered page's cells
+    wait_grid_rows(page, list(range(24)))
     wait_ready(page)
 
 
@@ -230,6 +234,8 @@ def test_cursor_detail_pane_and_controls(lab: tuple[Any, Path]) -> None:
     assert height < 2 * line
     chip.locator(".se-x").click()
     wait_rows(page, 1797)
+    # the filtered page was page-0 too: wait for the kernel's unfiltered page, whose badges the next test reads
+    wait_grid_rows(page, list(range(24)))
     wait_ready(page)
 
 
