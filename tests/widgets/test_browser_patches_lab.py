@@ -121,6 +121,10 @@ def test_filter_relabel_delete_and_save_boxes_from_crop_tiles(page: Any) -> None
     widget.press("x")
     page.click("[data-testid=se-drop-flagged]")
     page.wait_for_function("() => document.querySelectorAll('.se-cell.se-dropped').length === 1", timeout=30_000)
+    # the kernel sends the dropped tiles before the pending line: wait for the line the drop makes too
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=se-pending]').textContent.includes('3 row(s)')", timeout=30_000
+    )
     pending = page.locator("[data-testid=se-pending]").inner_text()
     assert pending == "pending: edit the boxes of 3 row(s)"
     pending_label = page.locator(f"[data-testid=se-thumb][data-row='{persons[0]}'] [data-testid=se-pending-label]")
