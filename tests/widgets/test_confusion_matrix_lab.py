@@ -98,6 +98,16 @@ def test_a_cell_click_filters_the_grid_to_the_rows_numpy_finds(page: Any) -> Non
         arg=count,
         timeout=60_000,
     )
+    # the title comes a moment before the page: wait for the diagonal's rows in the grid, or the click back below
+    # finds the mistakes still shown, its wait passes at once and the diagonal's page is drawn after it
+    page.wait_for_function(
+        """(rows) => {
+            const thumbs = [...document.querySelectorAll('[data-testid=se-browser] [data-testid=se-thumb]')];
+            return thumbs.length > 0 && thumbs.every(e => !rows.includes(Number(e.dataset.row)));
+        }""",
+        arg=rows,
+        timeout=60_000,
+    )
     cell.click()  # back to the mistakes, for the screenshot
     wait_grid_rows(page, rows)
 
