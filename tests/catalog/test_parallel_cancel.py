@@ -6,6 +6,7 @@ leaves in the tasks folder (``run_job``), and a job that starts once the build h
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -24,6 +25,7 @@ from stable_explore.catalog.parallel import executor as executor_module
 from stable_explore.catalog.parallel.tasks import job_state, run_job
 
 NUM = se.Features(x=se.Value("int64"), s=se.Value("string"))
+_settled = contextlib.suppress(InvalidStateError)  # a future the build let go of (cancelled) takes no result
 
 
 def _dead_pid() -> int:
@@ -89,10 +91,10 @@ class _CancelCannotStop(Executor):
             try:
                 result = fn(*args, **kwargs)
             except BaseException as exc:  # handed to the future, as an executor does
-                with _settled():
+                with _settled:
                     future.set_exception(exc)
             else:
-                with _settled():
+                with _settled:
                     future.set_result(result)
             finally:
                 self.returned[job].set()
@@ -105,16 +107,6 @@ class _CancelCannotStop(Executor):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         for thread in self._threads:
             thread.join(30)
-
-
-class _settled:
-    """Ignore a future already cancelled (the build let go of it)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: object, error: object, trace: object) -> bool:
-        return isinstance(error, InvalidStateError)
 
 
 def first_fails_others_read(items: list[int], log: str) -> Iterator[dict[str, Any]]:
